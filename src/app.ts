@@ -1,0 +1,70 @@
+/** Builds the hub's HTTP app: middleware, error handling and the routers of each surface. */
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { HTTPException } from "hono/http-exception";
+import { createDb } from "./db/client";
+import type { HubEnv } from "./http/context";
+import { allowedMethodsFinder } from "./http/method-not-allowed";
+import { Problem } from "./http/problem";
+import { agentSessionRoutes } from "./routes/agent-sessions";
+import { authRoutes } from "./routes/auth";
+import { healthRoutes } from "./routes/health";
+import { projectRoutes } from "./routes/projects";
+import { registrationRoutes } from "./routes/registration";
+import { serverRoutes } from "./routes/servers";
+import { userRoutes } from "./routes/users";
+
+const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+export function buildApp() {
+  const app = new Hono<HubEnv>({ strict: false });
+
+  app.use("*", async (c, next) => {
+    c.set("db", createDb(c.env.DB));
+    await next();
+  });
+
+  app.use("*", (c, next) => {
+    const maxSize = Number(c.env.MAX_BODY_BYTES) || DEFAULT_MAX_BODY_BYTES;
+    return bodyLimit({
+      maxSize,
+      onError: () => {
+        throw new Problem(413, "PAYLOAD_TOO_LARGE", `The request body is larger than the ${maxSize}-byte limit`);
+      },
+    })(c, next);
+  });
+
+  const api = new Hono<HubEnv>({ strict: false });
+  api.route("/health", healthRoutes);
+  api.route("/auth", authRoutes);
+  api.route("/users", userRoutes);
+  api.route("/projects", projectRoutes);
+  api.route("/servers", registrationRoutes);
+  api.route("/servers", serverRoutes);
+  api.route("/server", agentSessionRoutes);
+  app.route("/api/v1", api);
+
+  const allowedMethods = allowedMethodsFinder(app);
+
+  app.notFound((c) => {
+    const allowed = allowedMethods(c.req.path);
+    if (allowed.length > 0) {
+      return new Problem(405, "METHOD_NOT_ALLOWED", `${c.req.method} is not allowed here; use ${allowed.join(", ")}`, undefined, {
+        Allow: allowed.join(", "),
+      }).toResponse();
+    }
+    return new Problem(404, "NOT_FOUND", `No endpoint at ${c.req.path}`).toResponse();
+  });
+
+  app.onError((err, c) => {
+    if (err instanceof Problem) return err.toResponse();
+    if (err instanceof HTTPException && err.status < 500) {
+      return new Problem(err.status as 400, "HTTP_ERROR", err.message || "The request was refused").toResponse();
+    }
+    // Log for operators; the client learns nothing about internals.
+    console.error(`${c.req.method} ${c.req.path} failed:`, err);
+    return new Problem(500, "INTERNAL_ERROR", "Something went wrong on the hub; the error has been logged").toResponse();
+  });
+
+  return app;
+}

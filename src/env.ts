@@ -1,0 +1,20 @@
+import type { ProjectRoom } from "./room/project-room";
+
+/** Bindings, vars and secrets the Worker runs with (wrangler.toml, .dev.vars, `wrangler secret put`). */
+export interface Env {
+  DB: D1Database;
+  BLOBS: R2Bucket;
+  PROJECT_ROOM: DurableObjectNamespace<ProjectRoom>;
+  LOGIN_LIMITER: RateLimit;
+
+  JWT_SECRET: string;
+  BOOTSTRAP_TOKEN: string;
+
+  PUBLIC_URL: string;
+  JWT_ISSUER: string;
+  JWT_AUDIENCE: string;
+  JWT_JWKS_URL: string;
+  JWT_JWKS_ISSUER: string;
+  JWT_JWKS_AUDIENCE: string;
+  MAX_BODY_BYTES: string;
+}

@@ -1,0 +1,13 @@
+import type { Context } from "hono";
+import type { Db, ServerRow, UserRow } from "../db/client";
+import type { Env } from "../env";
+
+/** Who is calling: a person (JWT) or an agent's server (API key). */
+export type Principal = { kind: "user"; user: UserRow } | { kind: "server"; server: ServerRow };
+
+export interface HubEnv {
+  Bindings: Env;
+  Variables: { db: Db; principal?: Principal };
+}
+
+export type HubContext = Context<HubEnv>;

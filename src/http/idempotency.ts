@@ -1,0 +1,69 @@
+/**
+ * `Idempotency-Key` on POSTs (API.md): the same key and body from the same
+ * caller replays the first response; the same key with another body is 422;
+ * a request still being handled under that key is 409. Keys live 24 hours.
+ *
+ * The key is claimed with one atomic upsert, so of any number of concurrent
+ * requests exactly one runs the handler.
+ */
+import { createMiddleware } from "hono/factory";
+import { callerKey } from "../auth/middleware";
+import { sha256Hex } from "../auth/secrets";
+import type { HubEnv } from "./context";
+import { conflict, fieldError, Problem } from "./problem";
+
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+export const idempotent = createMiddleware<HubEnv>(async (c, next) => {
+  const key = c.req.header("Idempotency-Key");
+  const principal = c.var.principal;
+  if (c.req.method !== "POST" || key === undefined || !principal) return next();
+  if (!KEY_PATTERN.test(key)) {
+    throw fieldError("header.Idempotency-Key", "must be 1 to 255 visible ASCII characters");
+  }
+
+  const caller = callerKey(principal);
+  const requestHash = await sha256Hex(`${c.req.method} ${c.req.path}\n${await c.req.text()}`);
+  const now = Date.now();
+  const claim = await c.env.DB.prepare(
+    `INSERT INTO idempotency_keys (caller, key, request_hash, created_at) VALUES (?1, ?2, ?3, ?4)
+     ON CONFLICT (caller, key) DO UPDATE SET request_hash = excluded.request_hash, response_status = NULL,
+       response_body = NULL, response_content_type = NULL, created_at = excluded.created_at
+     WHERE idempotency_keys.created_at < ?5`,
+  )
+    .bind(caller, key, requestHash, new Date(now).toISOString(), new Date(now - IDEMPOTENCY_TTL_MS).toISOString())
+    .run();
+
+  if (claim.meta.changes === 0) {
+    const prior = await c.env.DB.prepare(
+      "SELECT request_hash, response_status, response_body, response_content_type FROM idempotency_keys WHERE caller = ?1 AND key = ?2",
+    )
+      .bind(caller, key)
+      .first<{ request_hash: string; response_status: number | null; response_body: string; response_content_type: string }>();
+    if (!prior) return next(); // expired and swept between the two statements
+    if (prior.request_hash !== requestHash) {
+      throw new Problem(422, "IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was already used with a different request body");
+    }
+    if (prior.response_status === null) {
+      throw conflict("A request with this Idempotency-Key is still being handled; retry shortly", "IDEMPOTENCY_KEY_IN_FLIGHT");
+    }
+    return new Response(prior.response_body, {
+      status: prior.response_status,
+      headers: { "Content-Type": prior.response_content_type, "Idempotent-Replayed": "true" },
+    });
+  }
+
+  await next();
+
+  if (c.res.status >= 500) {
+    // Nothing was done that must not be done twice: let the client retry with the same key.
+    await c.env.DB.prepare("DELETE FROM idempotency_keys WHERE caller = ?1 AND key = ?2").bind(caller, key).run();
+    return;
+  }
+  await c.env.DB.prepare(
+    "UPDATE idempotency_keys SET response_status = ?3, response_body = ?4, response_content_type = ?5 WHERE caller = ?1 AND key = ?2",
+  )
+    .bind(caller, key, c.res.status, await c.res.clone().text(), c.res.headers.get("Content-Type") ?? "application/json")
+    .run();
+});

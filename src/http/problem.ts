@@ -1,0 +1,86 @@
+/**
+ * RFC 9457 problem documents. Every error the hub answers is a `Problem`,
+ * thrown from wherever it is found and rendered once by the app's error handler.
+ */
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+const TITLES: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  409: "Conflict",
+  413: "Content Too Large",
+  415: "Unsupported Media Type",
+  422: "Unprocessable Content",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  503: "Service Unavailable",
+};
+
+export class Problem extends Error {
+  constructor(
+    readonly status: ContentfulStatusCode,
+    readonly code: string,
+    readonly detail: string,
+    readonly errors?: FieldError[],
+    readonly headers: Record<string, string> = {},
+    /** Extra members for the problem document (RFC 9457 extensions). */
+    readonly extensions: Record<string, unknown> = {},
+  ) {
+    super(detail);
+    this.name = "Problem";
+  }
+
+  toJSON() {
+    return {
+      type: `/problems/${this.code.toLowerCase().replaceAll("_", "-")}`,
+      title: TITLES[this.status] ?? "Error",
+      status: this.status,
+      detail: this.detail,
+      code: this.code,
+      ...(this.errors ? { errors: this.errors } : {}),
+      ...this.extensions,
+    };
+  }
+
+  toResponse(): Response {
+    return new Response(JSON.stringify(this.toJSON()), {
+      status: this.status,
+      headers: { "Content-Type": "application/problem+json", ...this.headers },
+    });
+  }
+}
+
+export const badRequest = (detail: string, code = "MALFORMED_REQUEST") => new Problem(400, code, detail);
+
+export const unauthorized = (detail: string, code = "UNAUTHORIZED") =>
+  new Problem(401, code, detail, undefined, { "WWW-Authenticate": 'Bearer realm="orchestratia"' });
+
+export const forbidden = (detail: string, code = "FORBIDDEN") => new Problem(403, code, detail);
+
+export const notFound = (what: string) => new Problem(404, "NOT_FOUND", `${what} not found`);
+
+export const conflict = (detail: string, code = "CONFLICT", extensions: Record<string, unknown> = {}) =>
+  new Problem(409, code, detail, undefined, {}, extensions);
+
+export const validationFailed = (errors: FieldError[]) =>
+  new Problem(
+    422,
+    "VALIDATION_FAILED",
+    errors.length === 1
+      ? `${errors[0]!.path}: ${errors[0]!.message}`
+      : `${errors.length} fields are invalid: ${errors.map((e) => e.path).join(", ")}`,
+    errors,
+  );
+
+export const fieldError = (path: string, message: string) => validationFailed([{ path, message }]);
+
+export const tooManyRequests = (detail: string, retryAfterSeconds: number) =>
+  new Problem(429, "RATE_LIMITED", detail, undefined, { "Retry-After": String(retryAfterSeconds) });

@@ -1,0 +1,15 @@
+/** Worker entry: the HTTP app, the housekeeping cron, and the Durable Object classes. */
+import { buildApp } from "./app";
+import type { Env } from "./env";
+import { sweepExpired } from "./maintenance";
+
+export { ProjectRoom } from "./room/project-room";
+
+const app = buildApp();
+
+export default {
+  fetch: app.fetch,
+  async scheduled(_controller, env, ctx) {
+    ctx.waitUntil(sweepExpired(env));
+  },
+} satisfies ExportedHandler<Env>;

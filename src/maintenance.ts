@@ -1,0 +1,15 @@
+/** Hourly housekeeping (cron trigger): forgets what has expired. */
+import type { Env } from "./env";
+import { IDEMPOTENCY_TTL_MS } from "./http/idempotency";
+
+const KEEP_EXPIRED_MS = 7 * 24 * 60 * 60 * 1000;
+
+export async function sweepExpired(env: Env, now = Date.now()) {
+  const idempotencyCutoff = new Date(now - IDEMPOTENCY_TTL_MS).toISOString();
+  const expiredCutoff = new Date(now - KEEP_EXPIRED_MS).toISOString();
+  await env.DB.batch([
+    env.DB.prepare("DELETE FROM idempotency_keys WHERE created_at < ?1").bind(idempotencyCutoff),
+    env.DB.prepare("DELETE FROM refresh_tokens WHERE expires_at < ?1").bind(expiredCutoff),
+    env.DB.prepare("DELETE FROM registration_tokens WHERE expires_at < ?1").bind(expiredCutoff),
+  ]);
+}

@@ -1,0 +1,92 @@
+/** The agent surface's view of servers and sessions (`/api/v1/server/...`, API key). */
+import { and, desc, eq, inArray } from "drizzle-orm";
+import { Hono } from "hono";
+import { z } from "zod";
+import { projectFor, scopesOverlap } from "../auth/access";
+import { agent, currentServer } from "../auth/middleware";
+import { nowIso } from "../db/client";
+import { servers, sessions } from "../db/schema";
+import { isUniqueViolation } from "../db/errors";
+import { readJson, readQuery } from "../http/body";
+import type { HubEnv } from "../http/context";
+import { label, text, uuid } from "../http/fields";
+import { conflict, forbidden, notFound } from "../http/problem";
+import { serverView, sessionView } from "../views/agents";
+
+export const agentSessionRoutes = new Hono<HubEnv>();
+agentSessionRoutes.use("*", agent);
+
+agentSessionRoutes.get("/servers", async (c) => {
+  const me = currentServer(c);
+  const rows = await c.var.db.select().from(servers).orderBy(servers.name);
+  const now = Date.now();
+  const visible = rows.filter((s) => !s.revokedAt && scopesOverlap(me.projectIds ?? null, s.projectIds ?? null));
+  return c.json({ servers: visible.map((s) => serverView(s, now)) });
+});
+
+agentSessionRoutes.post("/sessions", async (c) => {
+  const me = currentServer(c);
+  const body = await readJson(
+    c,
+    z.object({
+      name: label(),
+      project_id: uuid,
+      working_directory: text(4096).nullish(),
+      agent_type: text(100).nullish(),
+    }),
+  );
+  await projectFor(c, body.project_id, "write");
+  const now = nowIso();
+  const row = {
+    id: crypto.randomUUID(),
+    serverId: me.id,
+    projectId: body.project_id,
+    name: body.name,
+    workingDirectory: body.working_directory ?? null,
+    agentType: body.agent_type ?? null,
+    status: "active" as const,
+    createdAt: now,
+    updatedAt: now,
+    closedAt: null,
+  };
+  try {
+    await c.var.db.insert(sessions).values(row);
+  } catch (e) {
+    if (isUniqueViolation(e)) throw conflict(`This server already has an open session named "${body.name}"`, "SESSION_NAME_TAKEN");
+    throw e;
+  }
+  return c.json(sessionView(row, me.name), 201);
+});
+
+agentSessionRoutes.get("/sessions", async (c) => {
+  const me = currentServer(c);
+  const query = readQuery(c, z.object({ project_id: uuid.optional(), status: z.enum(["active", "closed", "all"]).default("active") }));
+  const projectIds = query.project_id ? [(await projectFor(c, query.project_id)).id] : me.projectIds;
+  if (projectIds?.length === 0) return c.json({ sessions: [] });
+  const rows = await c.var.db
+    .select({ session: sessions, serverName: servers.name })
+    .from(sessions)
+    .innerJoin(servers, eq(servers.id, sessions.serverId))
+    .where(
+      and(
+        projectIds ? inArray(sessions.projectId, projectIds) : undefined,
+        query.status === "all" ? undefined : eq(sessions.status, query.status),
+      ),
+    )
+    .orderBy(desc(sessions.createdAt));
+  return c.json({ sessions: rows.map((r) => sessionView(r.session, r.serverName)) });
+});
+
+agentSessionRoutes.delete("/sessions/:id", async (c) => {
+  const me = currentServer(c);
+  const session = await c.var.db.query.sessions.findFirst({ where: eq(sessions.id, c.req.param("id")) });
+  if (!session || !scopesOverlap(me.projectIds ?? null, [session.projectId])) throw notFound("Session");
+  if (session.serverId !== me.id) throw forbidden("Only the server that hosts a session can close it");
+  const now = nowIso();
+  const [closed] = await c.var.db
+    .update(sessions)
+    .set({ status: "closed", closedAt: session.closedAt ?? now, updatedAt: now })
+    .where(eq(sessions.id, session.id))
+    .returning();
+  return c.json(sessionView(closed!, me.name));
+});

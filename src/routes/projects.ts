@@ -1,0 +1,126 @@
+/** Projects and their members. */
+import { and, asc, desc, eq, inArray, like, or } from "drizzle-orm";
+import { Hono } from "hono";
+import { z } from "zod";
+import { projectFor, visibleProjectIds } from "../auth/access";
+import { currentUser, person } from "../auth/middleware";
+import type { Db } from "../db/client";
+import { nowIso } from "../db/client";
+import { projectMembers, projects, users } from "../db/schema";
+import { slugify } from "../domain/slug";
+import { readJson } from "../http/body";
+import type { HubEnv } from "../http/context";
+import { label, text, uuid } from "../http/fields";
+import { notFound } from "../http/problem";
+import { isUniqueViolation } from "../db/errors";
+import { projectView, userView } from "../views/people";
+
+export const projectRoutes = new Hono<HubEnv>();
+
+/** The name's slug, with -2, -3, ... appended while it is taken. */
+async function freeSlug(db: Db, name: string): Promise<string> {
+  const base = slugify(name);
+  const rows = await db
+    .select({ slug: projects.slug })
+    .from(projects)
+    .where(or(eq(projects.slug, base), like(projects.slug, `${base}-%`)));
+  const taken = new Set(rows.map((p) => p.slug));
+  let slug = base;
+  for (let n = 2; taken.has(slug); n++) slug = `${base}-${n}`;
+  return slug;
+}
+
+projectRoutes.post("/", person("member"), async (c) => {
+  const body = await readJson(c, z.object({ name: label(), description: text().nullable().optional() }));
+  const user = currentUser(c);
+  const now = nowIso();
+  const id = crypto.randomUUID();
+  // A concurrent create can take the slug between the check and the insert: then look again.
+  for (let attempt = 1; ; attempt++) {
+    const project = {
+      id,
+      name: body.name,
+      slug: await freeSlug(c.var.db, body.name),
+      description: body.description ?? null,
+      createdBy: user.id,
+      createdAt: now,
+      updatedAt: now,
+    };
+    try {
+      // The creator becomes a member, so a member who creates a project can see it.
+      await c.var.db.batch([
+        c.var.db.insert(projects).values(project),
+        c.var.db.insert(projectMembers).values({ projectId: id, userId: user.id, createdAt: now }),
+      ]);
+      return c.json(projectView(project), 201);
+    } catch (e) {
+      if (attempt >= 5 || !isUniqueViolation(e)) throw e;
+    }
+  }
+});
+
+projectRoutes.get("/", person(), async (c) => {
+  const visible = await visibleProjectIds(c);
+  const rows =
+    visible === null
+      ? await c.var.db.select().from(projects).orderBy(desc(projects.createdAt))
+      : visible.length === 0
+        ? []
+        : await c.var.db.select().from(projects).where(inArray(projects.id, visible)).orderBy(desc(projects.createdAt));
+  return c.json({ projects: rows.map(projectView) });
+});
+
+projectRoutes.get("/:id", person(), async (c) => c.json(projectView(await projectFor(c, c.req.param("id")))));
+
+projectRoutes.put("/:id", person("member"), async (c) => {
+  const project = await projectFor(c, c.req.param("id"), "write");
+  const body = await readJson(c, z.object({ name: label().optional(), description: text().nullable().optional() }));
+  const [updated] = await c.var.db
+    .update(projects)
+    .set({
+      // The slug stays as it was: links and scripts keep working after a rename.
+      ...(body.name !== undefined ? { name: body.name } : {}),
+      ...(body.description !== undefined ? { description: body.description } : {}),
+      updatedAt: nowIso(),
+    })
+    .where(eq(projects.id, project.id))
+    .returning();
+  return c.json(projectView(updated!));
+});
+
+projectRoutes.delete("/:id", person("admin"), async (c) => {
+  const project = await projectFor(c, c.req.param("id"), "write");
+  await c.var.db.delete(projects).where(eq(projects.id, project.id));
+  return c.json({ deleted: true, id: project.id });
+});
+
+projectRoutes.get("/:id/members", person(), async (c) => {
+  const project = await projectFor(c, c.req.param("id"));
+  const rows = await c.var.db
+    .select({ user: users, since: projectMembers.createdAt })
+    .from(projectMembers)
+    .innerJoin(users, eq(users.id, projectMembers.userId))
+    .where(eq(projectMembers.projectId, project.id))
+    .orderBy(asc(projectMembers.createdAt));
+  return c.json({ members: rows.map((r) => ({ ...userView(r.user), member_since: r.since })) });
+});
+
+projectRoutes.post("/:id/members", person("admin"), async (c) => {
+  const project = await projectFor(c, c.req.param("id"), "write");
+  const body = await readJson(c, z.object({ user_id: uuid }));
+  const user = await c.var.db.query.users.findFirst({ where: eq(users.id, body.user_id) });
+  if (!user) throw notFound("User");
+  const now = nowIso();
+  await c.var.db.insert(projectMembers).values({ projectId: project.id, userId: user.id, createdAt: now }).onConflictDoNothing();
+  return c.json({ project_id: project.id, user: userView(user) }, 201);
+});
+
+projectRoutes.delete("/:id/members/:userId", person("admin"), async (c) => {
+  const project = await projectFor(c, c.req.param("id"), "write");
+  const [gone] = await c.var.db
+    .delete(projectMembers)
+    .where(and(eq(projectMembers.projectId, project.id), eq(projectMembers.userId, c.req.param("userId"))))
+    .returning();
+  if (!gone) throw notFound("Member");
+  return c.json({ removed: true, project_id: project.id, user_id: gone.userId });
+});

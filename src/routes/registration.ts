@@ -1,0 +1,161 @@
+/** Registration tokens (issued by admins) and agent registration with them. */
+import { desc, eq, inArray } from "drizzle-orm";
+import { Hono } from "hono";
+import { z } from "zod";
+import { API_KEY_PREFIX, currentUser, person } from "../auth/middleware";
+import { formatRegistrationToken, parseRegistrationToken } from "../auth/registration-token";
+import { randomSecret, sha256Hex } from "../auth/secrets";
+import { nowIso } from "../db/client";
+import { projects, registrationTokens, servers } from "../db/schema";
+import { negotiateProtocol, HUB_PROTOCOL_VERSIONS } from "../domain/protocol-version";
+import { readJson } from "../http/body";
+import type { HubEnv } from "../http/context";
+import { label, uuid } from "../http/fields";
+import { fieldError, notFound, Problem, unauthorized } from "../http/problem";
+import { capabilitiesSchema } from "../protocol/orchestratia-v1";
+
+export const registrationRoutes = new Hono<HubEnv>();
+
+type TokenRow = typeof registrationTokens.$inferSelect;
+
+function tokenStatus(t: TokenRow, now = Date.now()) {
+  if (t.revokedAt) return "revoked" as const;
+  if (Date.parse(t.expiresAt) <= now) return "expired" as const;
+  if (t.uses >= t.maxUses) return "used_up" as const;
+  return "active" as const;
+}
+
+const tokenView = (t: TokenRow) => ({
+  id: t.id,
+  name: t.name,
+  expires_at: t.expiresAt,
+  max_uses: t.maxUses,
+  uses: t.uses,
+  project_ids: t.projectIds ?? null,
+  status: tokenStatus(t),
+  created_at: t.createdAt,
+});
+
+registrationRoutes.post("/tokens", person("admin"), async (c) => {
+  const body = await readJson(
+    c,
+    z.object({
+      name: label().optional(),
+      expires_in_seconds: z.int("must be an integer").min(60, "must be at least 60").max(365 * 86400, "must be at most a year").default(86400),
+      max_uses: z.int("must be an integer").min(1, "must be at least 1").max(10_000).default(1),
+      project_ids: z.array(uuid).min(1, "give at least one project, or leave it out for all").max(50).optional(),
+    }),
+  );
+  if (body.project_ids) {
+    const found = await c.var.db.select({ id: projects.id }).from(projects).where(inArray(projects.id, body.project_ids));
+    const missing = body.project_ids.filter((id) => !found.some((p) => p.id === id));
+    if (missing.length) throw fieldError("project_ids", `no such project: ${missing.join(", ")}`);
+  }
+  const hubUrl = (c.env.PUBLIC_URL || new URL(c.req.url).origin).replace(/\/+$/, "");
+  const token = formatRegistrationToken(hubUrl);
+  const now = Date.now();
+  const row: TokenRow = {
+    id: crypto.randomUUID(),
+    name: body.name ?? null,
+    tokenHash: await sha256Hex(token),
+    expiresAt: new Date(now + body.expires_in_seconds * 1000).toISOString(),
+    maxUses: body.max_uses,
+    uses: 0,
+    projectIds: body.project_ids ? [...new Set(body.project_ids)] : null,
+    createdBy: currentUser(c).id,
+    createdAt: new Date(now).toISOString(),
+    revokedAt: null,
+  };
+  await c.var.db.insert(registrationTokens).values(row);
+  return c.json({ ...tokenView(row), token, hub_url: hubUrl }, 201);
+});
+
+registrationRoutes.get("/tokens", person("admin"), async (c) => {
+  const rows = await c.var.db.select().from(registrationTokens).orderBy(desc(registrationTokens.createdAt));
+  return c.json({ tokens: rows.map(tokenView) });
+});
+
+registrationRoutes.delete("/tokens/:id", person("admin"), async (c) => {
+  const [row] = await c.var.db
+    .update(registrationTokens)
+    .set({ revokedAt: nowIso() })
+    .where(eq(registrationTokens.id, c.req.param("id")))
+    .returning();
+  if (!row) throw notFound("Registration token");
+  return c.json(tokenView(row));
+});
+
+const text = (max: number) => z.string().max(max, `must be at most ${max} characters`);
+
+/** Exactly what the official daemon sends, plus capabilities and protocol_versions. */
+const registerBody = z.looseObject({
+  name: label(),
+  hostname: label(255),
+  ip: text(64).nullish(),
+  os: text(64).nullish(),
+  repos: z.union([z.record(z.string().max(200), z.unknown()), z.array(z.string().max(200))]).nullish(),
+  system_info: z.record(z.string(), z.unknown()).nullish(),
+  capabilities: capabilitiesSchema.nullish(),
+  registration_token: z.string().min(1, "must not be empty").max(1024),
+  machine_id: text(255).nullish(),
+  mac_address: text(64).nullish(),
+  protocol_versions: z.array(text(64)).max(20).nullish(),
+});
+
+registrationRoutes.post("/register", async (c) => {
+  const body = await readJson(c, registerBody);
+  const protocolVersions = body.protocol_versions ?? undefined;
+  if (!negotiateProtocol(protocolVersions)) {
+    throw new Problem(422, "INCOMPATIBLE_PROTOCOL", `None of the protocol versions ${JSON.stringify(protocolVersions)} is spoken here; the hub speaks ${HUB_PROTOCOL_VERSIONS.join(", ")}`, [
+      { path: "protocol_versions", message: `must include one of ${HUB_PROTOCOL_VERSIONS.join(", ")}` },
+    ]);
+  }
+  if (!parseRegistrationToken(body.registration_token)) {
+    throw unauthorized("The registration token is malformed: expected orcreg_<hub>.<secret>", "INVALID_REGISTRATION_TOKEN");
+  }
+
+  // Spend one use atomically: concurrent registrations cannot exceed max_uses.
+  const tokenHash = await sha256Hex(body.registration_token);
+  const now = nowIso();
+  const spent = await c.env.DB.prepare(
+    `UPDATE registration_tokens SET uses = uses + 1
+     WHERE token_hash = ?1 AND revoked_at IS NULL AND expires_at > ?2 AND uses < max_uses
+     RETURNING id, project_ids`,
+  )
+    .bind(tokenHash, now)
+    .first<{ id: string; project_ids: string | null }>();
+  if (!spent) {
+    const token = await c.var.db.query.registrationTokens.findFirst({ where: eq(registrationTokens.tokenHash, tokenHash) });
+    const why = token
+      ? { revoked: "has been revoked", expired: "has expired", used_up: "has been used up", active: "could not be used" }[tokenStatus(token)]
+      : "is not recognised";
+    throw unauthorized(`The registration token ${why}; ask an admin for a new one`, "INVALID_REGISTRATION_TOKEN");
+  }
+
+  const apiKey = randomSecret(API_KEY_PREFIX);
+  const fields = {
+    hostname: body.hostname,
+    ip: body.ip ?? null,
+    os: body.os ?? null,
+    repos: body.repos ?? {},
+    systemInfo: body.system_info ?? null,
+    capabilities: body.capabilities ?? null,
+    protocolVersions: protocolVersions ?? null,
+    machineId: body.machine_id || null,
+    macAddress: body.mac_address || null,
+    apiKeyHash: await sha256Hex(apiKey),
+    apiKeyPrefix: apiKey.slice(0, API_KEY_PREFIX.length + 6),
+    projectIds: spent.project_ids ? (JSON.parse(spent.project_ids) as string[]) : null,
+    registrationTokenId: spent.id,
+    lastHeartbeat: now,
+    updatedAt: now,
+    revokedAt: null,
+  };
+  // Registering a name that exists re-keys that server: the old key stops working.
+  const [server] = await c.var.db
+    .insert(servers)
+    .values({ id: crypto.randomUUID(), name: body.name, createdAt: now, ...fields })
+    .onConflictDoUpdate({ target: servers.name, set: fields })
+    .returning();
+  return c.json({ id: server!.id, server_id: server!.id, name: server!.name, api_key: apiKey }, 201);
+});

@@ -1,0 +1,73 @@
+/** Agents' servers: the daemon's heartbeat, and the people's view and revocation of servers. */
+import { and, eq } from "drizzle-orm";
+import { Hono } from "hono";
+import { z } from "zod";
+import { scopesOverlap, visibleProjectIds } from "../auth/access";
+import { agent, currentServer, person } from "../auth/middleware";
+import { nowIso } from "../db/client";
+import { servers, sessions } from "../db/schema";
+import { HUB_PROTOCOL_VERSIONS, negotiateProtocol } from "../domain/protocol-version";
+import { readJson } from "../http/body";
+import type { HubContext, HubEnv } from "../http/context";
+import { notFound, Problem } from "../http/problem";
+import { capabilitiesSchema } from "../protocol/orchestratia-v1";
+import { serverView } from "../views/agents";
+
+export const serverRoutes = new Hono<HubEnv>();
+
+const heartbeatBody = z.looseObject({
+  system_info: z.record(z.string(), z.unknown()).nullish(),
+  capabilities: capabilitiesSchema.nullish(),
+  protocol_versions: z.array(z.string().max(64)).max(20).nullish(),
+});
+
+serverRoutes.post("/heartbeat", agent, async (c) => {
+  const server = currentServer(c);
+  const body = await readJson(c, heartbeatBody);
+  if (body.protocol_versions && !negotiateProtocol(body.protocol_versions)) {
+    throw new Problem(422, "INCOMPATIBLE_PROTOCOL", `The hub speaks ${HUB_PROTOCOL_VERSIONS.join(", ")}`, [
+      { path: "protocol_versions", message: `must include one of ${HUB_PROTOCOL_VERSIONS.join(", ")}` },
+    ]);
+  }
+  const now = nowIso();
+  await c.var.db
+    .update(servers)
+    .set({
+      lastHeartbeat: now,
+      ...(body.system_info ? { systemInfo: body.system_info } : {}),
+      ...(body.capabilities ? { capabilities: body.capabilities } : {}),
+      ...(body.protocol_versions ? { protocolVersions: body.protocol_versions } : {}),
+    })
+    .where(eq(servers.id, server.id));
+  return c.json({ status: "ok", server_time: now });
+});
+
+/** Servers a person may see: all for admins, otherwise those serving one of their projects. */
+async function serversVisibleToPerson(c: HubContext) {
+  const visible = await visibleProjectIds(c);
+  const rows = await c.var.db.select().from(servers).orderBy(servers.name);
+  return rows.filter((s) => scopesOverlap(visible, s.projectIds ?? null));
+}
+
+serverRoutes.get("/", person(), async (c) => {
+  const now = Date.now();
+  return c.json({ servers: (await serversVisibleToPerson(c)).map((s) => serverView(s, now)) });
+});
+
+serverRoutes.get("/:id", person(), async (c) => {
+  const server = (await serversVisibleToPerson(c)).find((s) => s.id === c.req.param("id"));
+  if (!server) throw notFound("Server");
+  return c.json(serverView(server));
+});
+
+/** Revokes the server's API key and closes its sessions; it can register again with a new token. */
+serverRoutes.delete("/:id", person("admin"), async (c) => {
+  const id = c.req.param("id");
+  const now = nowIso();
+  const [updated] = await c.var.db.batch([
+    c.var.db.update(servers).set({ apiKeyHash: null, revokedAt: now, updatedAt: now }).where(eq(servers.id, id)).returning(),
+    c.var.db.update(sessions).set({ status: "closed", closedAt: now, updatedAt: now }).where(and(eq(sessions.serverId, id), eq(sessions.status, "active"))),
+  ]);
+  if (!updated[0]) throw notFound("Server");
+  return c.json(serverView(updated[0]));
+});

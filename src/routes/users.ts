@@ -1,0 +1,69 @@
+/** Accounts, managed by admins. */
+import { asc, eq } from "drizzle-orm";
+import { Hono } from "hono";
+import { z } from "zod";
+import { currentUser, person } from "../auth/middleware";
+import { hashPassword } from "../auth/password";
+import { nowIso } from "../db/client";
+import { users } from "../db/schema";
+import { readJson } from "../http/body";
+import type { HubEnv } from "../http/context";
+import { email, label, password, role } from "../http/fields";
+import { conflict, notFound } from "../http/problem";
+import { userView } from "../views/people";
+
+export const userRoutes = new Hono<HubEnv>();
+
+userRoutes.post("/", person("admin"), async (c) => {
+  const body = await readJson(c, z.object({ email, password, name: label().optional(), role }));
+  const now = nowIso();
+  const [user] = await c.var.db
+    .insert(users)
+    .values({
+      id: crypto.randomUUID(),
+      email: body.email,
+      name: body.name ?? null,
+      role: body.role,
+      passwordHash: await hashPassword(body.password),
+      createdAt: now,
+      updatedAt: now,
+    })
+    .onConflictDoNothing({ target: users.email })
+    .returning();
+  if (!user) throw conflict(`A user with email ${body.email} already exists`, "EMAIL_TAKEN");
+  return c.json(userView(user), 201);
+});
+
+userRoutes.get("/", person("admin"), async (c) => {
+  const rows = await c.var.db.select().from(users).orderBy(asc(users.createdAt));
+  return c.json({ users: rows.map(userView) });
+});
+
+userRoutes.patch("/:id", person("admin"), async (c) => {
+  const body = await readJson(
+    c,
+    z
+      .object({ name: label().nullable().optional(), role: role.optional(), password: password.optional() })
+      .refine((b) => Object.keys(b).length > 0, "give at least one of name, role, password"),
+  );
+  const [user] = await c.var.db
+    .update(users)
+    .set({
+      ...(body.name !== undefined ? { name: body.name } : {}),
+      ...(body.role ? { role: body.role } : {}),
+      ...(body.password ? { passwordHash: await hashPassword(body.password) } : {}),
+      updatedAt: nowIso(),
+    })
+    .where(eq(users.id, c.req.param("id")))
+    .returning();
+  if (!user) throw notFound("User");
+  return c.json(userView(user));
+});
+
+userRoutes.delete("/:id", person("admin"), async (c) => {
+  const id = c.req.param("id");
+  if (id === currentUser(c).id) throw conflict("Admins cannot delete their own account", "CANNOT_DELETE_SELF");
+  const [gone] = await c.var.db.delete(users).where(eq(users.id, id)).returning({ id: users.id });
+  if (!gone) throw notFound("User");
+  return c.json({ deleted: true, id });
+});

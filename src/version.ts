@@ -1,0 +1,1 @@
+export const HUB_VERSION = "0.1.0";

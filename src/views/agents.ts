@@ -1,0 +1,32 @@
+import type { ServerRow, SessionRow } from "../db/client";
+import { isOnline } from "../domain/presence";
+
+export const serverView = (s: ServerRow, now = Date.now()) => ({
+  id: s.id,
+  name: s.name,
+  hostname: s.hostname,
+  ip: s.ip,
+  os: s.os,
+  status: isOnline(s.lastHeartbeat, now) ? ("online" as const) : ("offline" as const),
+  last_heartbeat: s.lastHeartbeat,
+  repos: s.repos ?? {},
+  capabilities: s.capabilities ?? null,
+  system_info: s.systemInfo ?? null,
+  protocol_versions: s.protocolVersions ?? [],
+  project_ids: s.projectIds ?? null,
+  revoked: s.revokedAt !== null,
+  created_at: s.createdAt,
+});
+
+export const sessionView = (s: SessionRow, serverName: string) => ({
+  id: s.id,
+  name: s.name,
+  server_id: s.serverId,
+  server_name: serverName,
+  project_id: s.projectId,
+  status: s.status,
+  working_directory: s.workingDirectory,
+  agent_type: s.agentType,
+  created_at: s.createdAt,
+  closed_at: s.closedAt,
+});

@@ -1,0 +1,13 @@
+import type { Env as HubBindings } from "../src/env";
+
+declare global {
+  namespace Cloudflare {
+    interface Env extends HubBindings {
+      TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
+    }
+    interface GlobalProps {
+      mainModule: typeof import("../src/index");
+      durableNamespaces: "ProjectRoom";
+    }
+  }
+}

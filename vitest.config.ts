@@ -1,0 +1,28 @@
+import path from "node:path";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
+  return {
+    plugins: [
+      cloudflareTest({
+        wrangler: { configPath: "./wrangler.toml" },
+        miniflare: {
+          // Secrets come from .dev.vars or `wrangler secret put` elsewhere; tests use fixed ones.
+          bindings: {
+            TEST_MIGRATIONS: migrations,
+            JWT_SECRET: "test-jwt-secret-that-is-long-enough-for-hs256",
+            BOOTSTRAP_TOKEN: "test-bootstrap-token",
+            PUBLIC_URL: "https://hub.test",
+          },
+        },
+      }),
+    ],
+    test: {
+      include: ["test/**/*.test.ts"],
+      setupFiles: ["./test/setup.ts"],
+      testTimeout: 30_000,
+    },
+  };
+});
