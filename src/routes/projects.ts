@@ -35,12 +35,13 @@ projectRoutes.post("/", person("member"), async (c) => {
   const user = currentUser(c);
   const now = nowIso();
   const id = crypto.randomUUID();
-  // A concurrent create can take the slug between the check and the insert: then look again.
+  // A concurrent create can take the slug between the check and the insert: then add a random suffix.
   for (let attempt = 1; ; attempt++) {
+    const free = await freeSlug(c.var.db, body.name);
     const project = {
       id,
       name: body.name,
-      slug: await freeSlug(c.var.db, body.name),
+      slug: attempt === 1 ? free : `${free}-${crypto.randomUUID().slice(0, 4)}`,
       description: body.description ?? null,
       createdBy: user.id,
       createdAt: now,
