@@ -8,6 +8,9 @@ import { allowedMethodsFinder } from "./http/method-not-allowed";
 import { Problem } from "./http/problem";
 import { agentSessionRoutes } from "./routes/agent-sessions";
 import { authRoutes } from "./routes/auth";
+import { daemonTaskRoutes } from "./routes/daemon-tasks";
+import { interventionRoutes } from "./routes/interventions";
+import { taskRoutes } from "./routes/tasks";
 import { healthRoutes } from "./routes/health";
 import { projectRoutes } from "./routes/projects";
 import { registrationRoutes } from "./routes/registration";
@@ -41,7 +44,12 @@ export function buildApp() {
   api.route("/projects", projectRoutes);
   api.route("/servers", registrationRoutes);
   api.route("/servers", serverRoutes);
+  api.route("/servers/tasks", daemonTaskRoutes);
   api.route("/server", agentSessionRoutes);
+  api.route("/tasks", taskRoutes("people"));
+  api.route("/server/tasks", taskRoutes("agents"));
+  api.route("/interventions", interventionRoutes("people"));
+  api.route("/server/interventions", interventionRoutes("agents"));
   app.route("/api/v1", api);
 
   const allowedMethods = allowedMethodsFinder(app);

@@ -131,3 +131,121 @@ export const idempotencyKeys = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.caller, t.key] }), index("idempotency_keys_created").on(t.createdAt)],
 );
+
+export const TASK_STATUS_VALUES = ["pending", "assigned", "planning", "plan_review", "running", "done", "failed", "needs_human", "cancelled"] as const;
+export const PRIORITIES = ["low", "normal", "high", "critical"] as const;
+export type Priority = (typeof PRIORITIES)[number];
+
+export const tasks = sqliteTable(
+  "tasks",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id").notNull().references(() => projects.id, { onDelete: "cascade" }),
+    title: text("title").notNull(),
+    spec: text("spec").notNull(),
+    type: text("type").notNull(),
+    priority: text("priority", { enum: PRIORITIES }).notNull(),
+    status: text("status", { enum: TASK_STATUS_VALUES }).notNull(),
+    targetRepo: text("target_repo"),
+    targetBranch: text("target_branch"),
+    acceptanceCriteria: text("acceptance_criteria", { mode: "json" }).$type<string[]>().notNull(),
+    structuredSpec: text("structured_spec", { mode: "json" }).$type<Record<string, unknown> | null>(),
+    requirements: text("requirements", { mode: "json" }).$type<Record<string, unknown> | null>(),
+    result: text("result", { mode: "json" }).$type<Record<string, unknown> | null>(),
+    /** Whether `result` is a task-result/v1 object (contracts flow downstream) rather than a legacy one. */
+    resultStructured: integer("result_structured", { mode: "boolean" }).notNull().default(false),
+    errorCode: text("error_code"),
+    plan: text("plan", { mode: "json" }).$type<unknown>(),
+    planFeedback: text("plan_feedback"),
+    requirePlan: integer("require_plan", { mode: "boolean" }).notNull().default(false),
+    assignedServerId: text("assigned_server_id").references(() => servers.id, { onDelete: "set null" }),
+    targetSessionId: text("target_session_id").references(() => sessions.id, { onDelete: "set null" }),
+    sourceSessionId: text("source_session_id").references(() => sessions.id, { onDelete: "set null" }),
+    createdBy: text("created_by").notNull(),
+    timeoutSeconds: integer("timeout_seconds"),
+    /** When a running task with a timeout is failed with TIMEOUT by the room's alarm. */
+    deadlineAt: text("deadline_at"),
+    warnings: text("warnings", { mode: "json" }).$type<string[]>().notNull(),
+    /** Bumped by every write; each write is guarded by the version it read. */
+    version: integer("version").notNull().default(1),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+    startedAt: text("started_at"),
+    completedAt: text("completed_at"),
+  },
+  (t) => [
+    index("tasks_project_created").on(t.projectId, t.createdAt, t.id),
+    index("tasks_server_status").on(t.assignedServerId, t.status),
+    index("tasks_session_status").on(t.targetSessionId, t.status),
+    index("tasks_deadline").on(t.projectId, t.deadlineAt).where(sql`deadline_at IS NOT NULL`),
+  ],
+);
+
+export const taskDependencies = sqliteTable(
+  "task_dependencies",
+  {
+    taskId: text("task_id").notNull().references(() => tasks.id, { onDelete: "cascade" }),
+    dependsOnTaskId: text("depends_on_task_id").notNull().references(() => tasks.id, { onDelete: "cascade" }),
+    projectId: text("project_id").notNull(),
+    dependencyType: text("dependency_type", { enum: ["blocks", "input", "related"] }).notNull(),
+    contractKey: text("contract_key"),
+    resolved: integer("resolved", { mode: "boolean" }).notNull().default(false),
+    resolvedAt: text("resolved_at"),
+    /** For input dependencies: the upstream contract's data, captured when it resolved. */
+    data: text("data", { mode: "json" }).$type<unknown>(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.taskId, t.dependsOnTaskId] }), index("task_dependencies_upstream").on(t.dependsOnTaskId)],
+);
+
+export const taskNotes = sqliteTable(
+  "task_notes",
+  {
+    id: text("id").primaryKey(),
+    taskId: text("task_id").notNull().references(() => tasks.id, { onDelete: "cascade" }),
+    projectId: text("project_id").notNull(),
+    author: text("author").notNull(),
+    content: text("content").notNull(),
+    urgent: integer("urgent", { mode: "boolean" }).notNull().default(false),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [index("task_notes_task").on(t.taskId, t.createdAt)],
+);
+
+export const INTERVENTION_TYPES = ["help", "question", "approval"] as const;
+export const INTERVENTION_STATUSES = ["pending", "responded", "cancelled", "timed_out"] as const;
+
+export const interventions = sqliteTable(
+  "interventions",
+  {
+    id: text("id").primaryKey(),
+    taskId: text("task_id").notNull().references(() => tasks.id, { onDelete: "cascade" }),
+    projectId: text("project_id").notNull(),
+    interventionType: text("intervention_type", { enum: INTERVENTION_TYPES }).notNull(),
+    question: text("question").notNull(),
+    context: text("context", { mode: "json" }).$type<unknown>(),
+    status: text("status", { enum: INTERVENTION_STATUSES }).notNull(),
+    response: text("response"),
+    respondedBy: text("responded_by"),
+    respondedAt: text("responded_at"),
+    askedBy: text("asked_by").notNull(),
+    targetSessionId: text("target_session_id"),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [index("interventions_task").on(t.taskId, t.status), index("interventions_project").on(t.projectId, t.status, t.createdAt)],
+);
+
+export const events = sqliteTable(
+  "events",
+  {
+    projectId: text("project_id").notNull().references(() => projects.id, { onDelete: "cascade" }),
+    /** Strictly increasing per project; assigned inside the writing transaction. */
+    seq: integer("seq").notNull(),
+    type: text("type").notNull(),
+    taskId: text("task_id"),
+    actor: text("actor").notNull(),
+    data: text("data", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.seq] }), index("events_task").on(t.taskId)],
+);

@@ -1,9 +1,91 @@
 /**
  * One Durable Object per project: the single writer of that project's tasks.
- * Its operations (task transitions, completion cascades) arrive over RPC and
- * run one at a time.
+ * Operations arrive over RPC and run strictly one at a time through a promise
+ * chain, because awaiting D1 lets other requests interleave (input gates only
+ * cover the object's own storage). Each operation is one db.batch.
  */
 import { DurableObject } from "cloudflare:workers";
+import { and, eq, isNotNull, lte, min } from "drizzle-orm";
+import { createDb, type Db } from "../db/client";
+import { tasks } from "../db/schema";
 import type { Env } from "../env";
+import type { RoomActor, RoomCommand, RoomResult } from "./commands";
+import { fail, isProblem, planOperation } from "./task-operations";
 
-export class ProjectRoom extends DurableObject<Env> {}
+const ROOM_ACTOR: RoomActor = { kind: "person", userId: "hub", label: "hub" };
+
+export class ProjectRoom extends DurableObject<Env> {
+  private readonly db: Db;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.db = createDb(env.DB);
+  }
+
+  /** Runs `work` after every operation queued before it; a failure does not stop the queue. */
+  private serialise<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work, work);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async execute(projectId: string, actor: RoomActor, command: RoomCommand): Promise<RoomResult> {
+    return this.serialise(() => this.apply(projectId, actor, command));
+  }
+
+  private async apply(projectId: string, actor: RoomActor, command: RoomCommand): Promise<RoomResult> {
+    await this.rememberProject(projectId);
+    const outcome = await planOperation(this.opContext(projectId, actor), command);
+    if (isProblem(outcome)) return { ok: false, problem: outcome };
+    if (outcome.statements.length > 0) {
+      const results = await this.env.DB.batch(outcome.statements);
+      if (outcome.guardedUpdate !== undefined && results[outcome.guardedUpdate]!.results.length !== 1) {
+        // Only this room writes the project's tasks, so this means the task was deleted or changed underneath.
+        return { ok: false, problem: { status: 409, code: "CONCURRENT_CHANGE", detail: "The task changed while this request was being handled; retry" } };
+      }
+    }
+    if (outcome.deadline) await this.scheduleAlarm(Date.parse(outcome.deadline));
+    return { ok: true, taskId: outcome.taskId, ...(outcome.data ? { data: outcome.data } : {}) };
+  }
+
+  private opContext(projectId: string, actor: RoomActor) {
+    return { db: this.db, d1: this.env.DB, projectId, actor, now: new Date().toISOString() };
+  }
+
+  private async rememberProject(projectId: string) {
+    if ((await this.ctx.storage.get<string>("projectId")) !== projectId) await this.ctx.storage.put("projectId", projectId);
+  }
+
+  private async scheduleAlarm(at: number) {
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || at < current) await this.ctx.storage.setAlarm(at);
+  }
+
+  /** Fails running tasks whose timeout has passed (code TIMEOUT; never retried implicitly), then waits for the next deadline. */
+  override async alarm() {
+    const projectId = await this.ctx.storage.get<string>("projectId");
+    if (!projectId) return;
+    await this.serialise(async () => {
+      const now = new Date().toISOString();
+      const overdue = await this.db
+        .select({ id: tasks.id, timeoutSeconds: tasks.timeoutSeconds })
+        .from(tasks)
+        .where(and(eq(tasks.projectId, projectId), eq(tasks.status, "running"), isNotNull(tasks.deadlineAt), lte(tasks.deadlineAt, now)));
+      for (const task of overdue) {
+        const outcome = await fail(this.opContext(projectId, ROOM_ACTOR), {
+          op: "fail",
+          taskId: task.id,
+          error: `Timed out after ${task.timeoutSeconds} s`,
+          code: "TIMEOUT",
+        });
+        if (!isProblem(outcome)) await this.env.DB.batch(outcome.statements);
+      }
+      const [next] = await this.db
+        .select({ at: min(tasks.deadlineAt) })
+        .from(tasks)
+        .where(and(eq(tasks.projectId, projectId), eq(tasks.status, "running"), isNotNull(tasks.deadlineAt)));
+      if (next?.at) await this.ctx.storage.setAlarm(Math.max(Date.parse(next.at), Date.now() + 1000));
+    });
+  }
+}

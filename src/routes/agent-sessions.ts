@@ -5,7 +5,9 @@ import { z } from "zod";
 import { projectFor, scopesOverlap } from "../auth/access";
 import { agent, currentServer } from "../auth/middleware";
 import { nowIso } from "../db/client";
-import { servers, sessions } from "../db/schema";
+import { projects, servers, sessions } from "../db/schema";
+import { listTasks } from "../db/task-queries";
+import { UNFINISHED } from "./tasks";
 import { isUniqueViolation } from "../db/errors";
 import { readJson, readQuery } from "../http/body";
 import type { HubEnv } from "../http/context";
@@ -14,9 +16,8 @@ import { conflict, forbidden, notFound } from "../http/problem";
 import { serverView, sessionView } from "../views/agents";
 
 export const agentSessionRoutes = new Hono<HubEnv>();
-agentSessionRoutes.use("*", agent);
 
-agentSessionRoutes.get("/servers", async (c) => {
+agentSessionRoutes.get("/servers", agent, async (c) => {
   const me = currentServer(c);
   const rows = await c.var.db.select().from(servers).orderBy(servers.name);
   const now = Date.now();
@@ -24,7 +25,7 @@ agentSessionRoutes.get("/servers", async (c) => {
   return c.json({ servers: visible.map((s) => serverView(s, now)) });
 });
 
-agentSessionRoutes.post("/sessions", async (c) => {
+agentSessionRoutes.post("/sessions", agent, async (c) => {
   const me = currentServer(c);
   const body = await readJson(
     c,
@@ -58,7 +59,7 @@ agentSessionRoutes.post("/sessions", async (c) => {
   return c.json(sessionView(row, me.name), 201);
 });
 
-agentSessionRoutes.get("/sessions", async (c) => {
+agentSessionRoutes.get("/sessions", agent, async (c) => {
   const me = currentServer(c);
   const query = readQuery(c, z.object({ project_id: uuid.optional(), status: z.enum(["active", "closed", "all"]).default("active") }));
   const projectIds = query.project_id ? [(await projectFor(c, query.project_id)).id] : me.projectIds;
@@ -77,7 +78,7 @@ agentSessionRoutes.get("/sessions", async (c) => {
   return c.json({ sessions: rows.map((r) => sessionView(r.session, r.serverName)) });
 });
 
-agentSessionRoutes.delete("/sessions/:id", async (c) => {
+agentSessionRoutes.delete("/sessions/:id", agent, async (c) => {
   const me = currentServer(c);
   const session = await c.var.db.query.sessions.findFirst({ where: eq(sessions.id, c.req.param("id")) });
   if (!session || !scopesOverlap(me.projectIds ?? null, [session.projectId])) throw notFound("Session");
@@ -89,4 +90,35 @@ agentSessionRoutes.delete("/sessions/:id", async (c) => {
     .where(eq(sessions.id, session.id))
     .returning();
   return c.json(sessionView(closed!, me.name));
+});
+
+/** What `orchestratia status` shows: who the caller is and the work assigned to its session (or server). */
+agentSessionRoutes.get("/status", agent, async (c) => {
+  const me = currentServer(c);
+  const { session_id } = readQuery(c, z.object({ session_id: uuid.optional() }));
+  const session = session_id ? await c.var.db.query.sessions.findFirst({ where: eq(sessions.id, session_id) }) : undefined;
+  if (session_id && (!session || !scopesOverlap(me.projectIds ?? null, [session.projectId]))) throw notFound("Session");
+  const project = session ? await c.var.db.query.projects.findFirst({ where: eq(projects.id, session.projectId) }) : undefined;
+  const { tasks } = await listTasks(c.var.db, {
+    projectIds: me.projectIds ?? null,
+    statuses: UNFINISHED,
+    ...(session ? { targetSessionId: session.id } : { assignedServerId: me.id }),
+    limit: 200,
+  });
+  const count = (statuses: string[]) => tasks.filter((t) => statuses.includes(t.status)).length;
+  return c.json({
+    connected: true,
+    server_id: me.id,
+    server_name: me.name,
+    session_id: session?.id ?? null,
+    session_name: session?.name ?? null,
+    project_id: project?.id ?? null,
+    project_name: project?.name ?? null,
+    tasks,
+    task_summary: {
+      pending: count(["pending", "assigned", "planning", "plan_review"]),
+      running: count(["running", "needs_human"]),
+      total: tasks.length,
+    },
+  });
 });

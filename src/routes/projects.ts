@@ -1,14 +1,15 @@
 /** Projects and their members. */
-import { and, asc, desc, eq, inArray, like, or } from "drizzle-orm";
+import { and, asc, desc, eq, gt, inArray, like, or } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { projectFor, visibleProjectIds } from "../auth/access";
 import { currentUser, person } from "../auth/middleware";
 import type { Db } from "../db/client";
 import { nowIso } from "../db/client";
-import { projectMembers, projects, users } from "../db/schema";
+import { events, projectMembers, projects, users } from "../db/schema";
 import { slugify } from "../domain/slug";
-import { readJson } from "../http/body";
+import { readJson, readQuery } from "../http/body";
+import { eventView } from "../views/events";
 import type { HubEnv } from "../http/context";
 import { label, text, uuid } from "../http/fields";
 import { notFound } from "../http/problem";
@@ -124,4 +125,22 @@ projectRoutes.delete("/:id/members/:userId", person("admin"), async (c) => {
     .returning();
   if (!gone) throw notFound("Member");
   return c.json({ removed: true, project_id: project.id, user_id: gone.userId });
+});
+
+const eventsQuery = z.object({
+  since: z.coerce.number().int().min(0, "must not be negative").default(0),
+  limit: z.coerce.number().int().min(1, "must be at least 1").max(1000, "must be at most 1000").default(100),
+});
+
+/** The project's event log after `since`, in seq order. */
+projectRoutes.get("/:id/events", person(), async (c) => {
+  const project = await projectFor(c, c.req.param("id"));
+  const q = readQuery(c, eventsQuery);
+  const rows = await c.var.db
+    .select()
+    .from(events)
+    .where(and(eq(events.projectId, project.id), gt(events.seq, q.since)))
+    .orderBy(asc(events.seq))
+    .limit(q.limit);
+  return c.json({ events: rows.map(eventView), next_since: rows.at(-1)?.seq ?? q.since });
 });

@@ -1,0 +1,112 @@
+/**
+ * Request bodies of the hub's task API (API.md "Tasks", seed §6), accepting
+ * exactly what the official CLI sends. Protocol objects inside them
+ * (structured_spec, requirements, results) are checked by parseTaskProtocol.
+ */
+import { z } from "zod";
+import { zodFieldErrors } from "../http/body";
+import type { FieldError } from "../http/problem";
+import { dependencySchema, requirementsSchema, taskSpecSchema } from "./orchestratia-v1";
+import { checkSchemaId } from "./schema-id";
+
+/** `urgent` (task-format.md) is accepted as `critical`. */
+export const priority = z
+  .enum(["low", "normal", "high", "critical", "urgent"], { error: "must be one of low, normal, high, critical" })
+  .transform((p) => (p === "urgent" ? "critical" : p));
+
+const short = (max: number) => z.string().max(max, `must be at most ${max} characters`);
+const object = z.record(z.string(), z.unknown(), { error: "must be an object" });
+
+const taskFields = {
+  title: z.string().trim().min(1, "must not be empty").max(500, "must be at most 500 characters"),
+  spec: short(200_000),
+  type: z.string().trim().min(1, "must not be empty").max(100),
+  priority,
+  target_repo: short(500).nullish(),
+  target_branch: short(500).nullish(),
+  acceptance_criteria: z.array(short(5000)).max(200),
+  structured_spec: object.nullish(),
+  requirements: object.nullish(),
+  require_plan: z.boolean(),
+  timeout_seconds: z.int("must be an integer").min(1, "must be at least 1").max(30 * 86400).nullish(),
+};
+
+export const createTaskBody = z.looseObject({
+  ...taskFields,
+  spec: taskFields.spec.default(""),
+  type: taskFields.type.default("feature"),
+  priority: taskFields.priority.default("normal"),
+  acceptance_criteria: taskFields.acceptance_criteria.default([]),
+  require_plan: taskFields.require_plan.default(false),
+  project_id: z.uuid("must be a UUID").optional(),
+  session_id: z.uuid("must be a UUID").nullish(),
+  dependencies: z.array(dependencySchema).max(100).optional(),
+  dependency_ids: z.array(z.uuid("must be a task UUID")).max(100).optional(),
+});
+
+export const updateTaskBody = z
+  .looseObject({
+    title: taskFields.title.optional(),
+    spec: taskFields.spec.optional(),
+    type: taskFields.type.optional(),
+    priority: taskFields.priority.optional(),
+    target_repo: taskFields.target_repo,
+    target_branch: taskFields.target_branch,
+    acceptance_criteria: taskFields.acceptance_criteria.optional(),
+    structured_spec: taskFields.structured_spec,
+    requirements: taskFields.requirements,
+    require_plan: taskFields.require_plan.optional(),
+    timeout_seconds: taskFields.timeout_seconds,
+  })
+  .refine((b) => Object.keys(b).some((k) => k in taskFields), "give at least one field to change");
+
+export const assignBody = z
+  .object({
+    session_name: short(200).optional(),
+    server_name: short(200).optional(),
+    session_id: z.uuid("must be a UUID").optional(),
+    require_plan: z.boolean().default(false),
+  })
+  .refine((b) => b.session_name || b.server_name || b.session_id, "give session_name, server_name or session_id");
+
+export const completeBody = z.object({ result: z.unknown().refine((v) => v !== undefined, "is required") });
+export const failBody = z.object({ error: z.string().min(1, "must not be empty").max(20_000).default("Failed without a reason") });
+export const helpBody = z.looseObject({
+  question: z.string().trim().min(1, "must not be empty").max(20_000),
+  context: z.unknown().optional(),
+  intervention_type: z.enum(["help", "question", "approval"], { error: "must be one of help, question, approval" }).default("help"),
+  target_session_id: z.uuid().nullish(),
+});
+export const planBody = z.object({ plan: z.unknown().refine((v) => v !== undefined && v !== null, "is required") });
+export const reviseBody = z.object({ feedback: z.string().trim().min(1, "must not be empty").max(20_000) });
+export const noteBody = z.object({ content: z.string().trim().min(1, "must not be empty").max(20_000), urgent: z.boolean().default(false) });
+export const respondBody = z.object({ response: z.string().trim().min(1, "must not be empty").max(20_000) });
+export const cancelBody = z.object({ reason: z.string().max(2000).nullish() });
+
+export type ProtocolCheck = { ok: true; warnings: string[] } | { ok: false; errors: FieldError[] };
+
+/**
+ * structured_spec must be a task-spec (any version; other versions are
+ * accepted with a warning); requirements are checked as requirements/v1.
+ */
+export function checkTaskProtocol(body: { structured_spec?: Record<string, unknown> | null; requirements?: Record<string, unknown> | null }): ProtocolCheck {
+  const warnings: string[] = [];
+  const errors: FieldError[] = [];
+  if (body.structured_spec) {
+    const id = checkSchemaId("task-spec", body.structured_spec.$schema);
+    if (id.kind === "absent" || id.kind === "foreign") {
+      errors.push({ path: "structured_spec.$schema", message: "must be orchestratia/task-spec/v1" });
+    } else {
+      if (id.kind === "other-version") warnings.push(id.warning);
+      const parsed = taskSpecSchema.safeParse(body.structured_spec);
+      if (!parsed.success) errors.push(...zodFieldErrors(parsed.error, "structured_spec"));
+    }
+  }
+  if (body.requirements) {
+    const id = checkSchemaId("requirements", body.requirements.$schema);
+    if (id.kind === "other-version" || id.kind === "foreign") warnings.push(id.warning);
+    const parsed = requirementsSchema.safeParse(body.requirements);
+    if (!parsed.success) errors.push(...zodFieldErrors(parsed.error, "requirements"));
+  }
+  return errors.length ? { ok: false, errors } : { ok: true, warnings };
+}

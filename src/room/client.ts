@@ -1,0 +1,25 @@
+/** How the Worker talks to a project's room: every write to a project's tasks goes through here. */
+import type { Env } from "../env";
+import { Problem } from "../http/problem";
+import type { HubContext } from "../http/context";
+import type { RoomActor, RoomCommand, RoomResult } from "./commands";
+
+export function roomActor(c: HubContext): RoomActor {
+  const p = c.var.principal!;
+  return p.kind === "user"
+    ? { kind: "person", userId: p.user.id, label: p.user.email }
+    : { kind: "agent", serverId: p.server.id, serverName: p.server.name, label: `agent:${p.server.name}` };
+}
+
+export const roomStub = (env: Env, projectId: string) => env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(projectId));
+
+/** Runs a command in the project's room; a refusal becomes the problem the client sees. */
+export async function runInRoom(c: HubContext, projectId: string, command: RoomCommand) {
+  // RPC's type mapping cannot express `unknown` payloads; the value is exactly a RoomResult.
+  const result = (await roomStub(c.env, projectId).execute(projectId, roomActor(c), command)) as unknown as RoomResult;
+  if (!result.ok) {
+    const { status, code, detail, errors, extensions } = result.problem;
+    throw new Problem(status, code, detail, errors, {}, extensions);
+  }
+  return result;
+}

@@ -1,0 +1,58 @@
+/** What the Worker asks a ProjectRoom to do, and what it answers. Plain data: it crosses the RPC boundary. */
+import type { DependencyInput } from "../protocol/orchestratia-v1";
+import type { Priority } from "../db/schema";
+
+export type RoomActor =
+  | { kind: "person"; userId: string; label: string }
+  | { kind: "agent"; serverId: string; serverName: string; label: string };
+
+export interface NewTask {
+  title: string;
+  spec: string;
+  type: string;
+  priority: Priority;
+  targetRepo: string | null;
+  targetBranch: string | null;
+  acceptanceCriteria: string[];
+  structuredSpec: Record<string, unknown> | null;
+  requirements: Record<string, unknown> | null;
+  requirePlan: boolean;
+  timeoutSeconds: number | null;
+  sourceSessionId: string | null;
+  warnings: string[];
+}
+
+export type TaskChanges = Partial<Omit<NewTask, "sourceSessionId" | "warnings">> & { warnings?: string[] };
+
+export interface AssignTarget {
+  serverId: string;
+  serverName: string;
+  sessionId: string | null;
+  sessionName: string | null;
+}
+
+export type RoomCommand =
+  | { op: "create"; task: NewTask; dependencies: DependencyInput[] }
+  | { op: "update"; taskId: string; changes: TaskChanges }
+  | { op: "assign"; taskId: string; target: AssignTarget; requirePlan: boolean }
+  | { op: "start"; taskId: string }
+  | { op: "plan"; taskId: string; plan: unknown }
+  | { op: "approve_plan"; taskId: string }
+  | { op: "revise_plan"; taskId: string; feedback: string }
+  | { op: "complete"; taskId: string; result: Record<string, unknown>; structured: boolean; warnings: string[] }
+  | { op: "fail"; taskId: string; error: string; code: string | null }
+  | { op: "help"; taskId: string; question: string; context: unknown; interventionType: "help" | "question" | "approval"; targetSessionId: string | null }
+  | { op: "respond"; interventionId: string; response: string }
+  | { op: "retry"; taskId: string }
+  | { op: "cancel"; taskId: string; reason: string | null }
+  | { op: "note"; taskId: string; content: string; urgent: boolean };
+
+export interface ProblemData {
+  status: 400 | 403 | 404 | 409 | 422;
+  code: string;
+  detail: string;
+  errors?: { path: string; message: string }[];
+  extensions?: Record<string, unknown>;
+}
+
+export type RoomResult = { ok: true; taskId: string; data?: Record<string, unknown> } | { ok: false; problem: ProblemData };

@@ -1,0 +1,64 @@
+/**
+ * The writes a room operation is made of. Every statement of one operation
+ * goes into one db.batch (one D1 transaction); statements that follow a task
+ * update only take effect if that update did, i.e. if the task still had the
+ * version the operation read.
+ */
+import { and, eq, sql, type SQL } from "drizzle-orm";
+import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
+import type { Db } from "../db/client";
+import { tasks } from "../db/schema";
+
+const dialect = new SQLiteAsyncDialect();
+
+/** A drizzle query builder or raw SQL, as a D1 statement for `D1Database.batch`. */
+export function statement(d1: D1Database, query: SQL | { toSQL(): { sql: string; params: unknown[] } }): D1PreparedStatement {
+  const { sql: text, params } = "toSQL" in query ? query.toSQL() : dialect.sqlToQuery(query);
+  return d1.prepare(text).bind(...params);
+}
+
+export type TaskRow = typeof tasks.$inferSelect;
+
+export interface EventDraft {
+  type: string;
+  taskId: string | null;
+  data: Record<string, unknown>;
+}
+
+/** Condition under which dependent statements apply: the task was updated to this version in this batch. */
+export type VersionGuard = { taskId: string; version: number } | null;
+
+/** SQL condition true when the guard holds (always true without a guard). */
+export const guardHolds = (guard: VersionGuard): SQL =>
+  guard ? sql`EXISTS (SELECT 1 FROM tasks WHERE id = ${guard.taskId} AND version = ${guard.version})` : sql`1`;
+
+export function updateTask(db: Db, d1: D1Database, task: TaskRow, set: Partial<TaskRow>, now: string) {
+  return statement(
+    d1,
+    db
+      .update(tasks)
+      .set({ ...set, version: task.version + 1, updatedAt: now })
+      .where(and(eq(tasks.id, task.id), eq(tasks.version, task.version)))
+      .returning({ id: tasks.id }),
+  );
+}
+
+export const guardAfter = (task: TaskRow): VersionGuard => ({ taskId: task.id, version: task.version + 1 });
+
+/** Appends an event with the project's next seq, computed inside the transaction. */
+export function appendEvent(d1: D1Database, projectId: string, actor: string, event: EventDraft, now: string, guard: VersionGuard) {
+  return statement(d1, sql`
+    INSERT INTO events (project_id, seq, type, task_id, actor, data, created_at)
+    SELECT ${projectId}, next, ${event.type}, ${event.taskId}, ${actor}, ${JSON.stringify(event.data)}, ${now}
+    FROM (SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM events WHERE project_id = ${projectId})
+    WHERE ${guardHolds(guard)}
+    RETURNING seq`);
+}
+
+/** Splits rows so one INSERT stays under D1's 100 bound parameters. */
+export function chunkRows<T>(rows: T[], columns: number): T[][] {
+  const size = Math.max(1, Math.floor(99 / columns));
+  const chunks: T[][] = [];
+  for (let i = 0; i < rows.length; i += size) chunks.push(rows.slice(i, i + size));
+  return chunks;
+}

@@ -1,0 +1,410 @@
+/**
+ * Each room operation reads what it needs, checks the lifecycle, and returns
+ * either a refusal or the statements of one batch. Nothing here writes: the
+ * room runs the batch, so an operation lands whole or not at all.
+ */
+import { and, eq, inArray, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { interventions, taskDependencies, taskNotes, tasks } from "../db/schema";
+import { canonicalJson } from "../domain/canonical-json";
+import { isBlocked, resolveDependency } from "../domain/dependencies";
+import { checkTransition, type TaskAction, type TaskStatus } from "../domain/lifecycle";
+import type { ProblemData, RoomActor, RoomCommand } from "./commands";
+import { appendEvent, chunkRows, guardAfter, guardHolds, statement, updateTask, type EventDraft, type TaskRow, type VersionGuard } from "./statements";
+
+export interface OpContext {
+  db: Db;
+  d1: D1Database;
+  projectId: string;
+  actor: RoomActor;
+  now: string;
+}
+
+export interface WritePlan {
+  taskId: string;
+  statements: D1PreparedStatement[];
+  /** Index of the guarded task update in `statements`, if any: it must have changed one row. */
+  guardedUpdate?: number;
+  data?: Record<string, unknown>;
+  /** A deadline this operation set, for the room's alarm. */
+  deadline?: string;
+}
+
+export type OpOutcome = WritePlan | ProblemData;
+
+export const isProblem = (o: OpOutcome): o is ProblemData => "code" in o && "status" in o;
+
+const notFound = (what: string): ProblemData => ({ status: 404, code: "NOT_FOUND", detail: `${what} not found` });
+
+async function loadTask(ctx: OpContext, taskId: string): Promise<TaskRow | undefined> {
+  return ctx.db.query.tasks.findFirst({ where: and(eq(tasks.id, taskId), eq(tasks.projectId, ctx.projectId)) });
+}
+
+function partyOf(actor: RoomActor, task: TaskRow) {
+  return actor.kind === "person" ? ({ kind: "person" } as const) : ({ kind: "agent", isAssignee: task.assignedServerId === actor.serverId } as const);
+}
+
+/** Checks the lifecycle table; a refusal names the current status and what is allowed. */
+function transition(ctx: OpContext, task: TaskRow, action: TaskAction): TaskStatus | ProblemData {
+  const check = checkTransition(task.status, action, partyOf(ctx.actor, task));
+  if (check.ok) return check.next;
+  return check.reason === "invalid_transition"
+    ? { status: 409, code: "INVALID_TRANSITION", detail: check.detail, extensions: { current_status: task.status, allowed_actions: check.allowed } }
+    : { status: 403, code: "NOT_ALLOWED", detail: check.detail };
+}
+
+/** A task change plus its events, all applying only if the task still has the version read. */
+function taskWrite(ctx: OpContext, task: TaskRow, set: Partial<TaskRow>, events: EventDraft[], extra: (guard: VersionGuard) => D1PreparedStatement[] = () => []): WritePlan {
+  const guard = guardAfter(task);
+  return {
+    taskId: task.id,
+    guardedUpdate: 0,
+    statements: [
+      updateTask(ctx.db, ctx.d1, task, set, ctx.now),
+      ...extra(guard),
+      ...events.map((e) => appendEvent(ctx.d1, ctx.projectId, ctx.actor.label, e, ctx.now, guard)),
+    ],
+  };
+}
+
+const statusEvent = (type: string, task: TaskRow, next: TaskStatus, data: Record<string, unknown> = {}): EventDraft => ({
+  type,
+  taskId: task.id,
+  data: { status: next, previous_status: task.status, ...data },
+});
+
+const cancelPendingInterventions = (ctx: OpContext, task: TaskRow, guard: VersionGuard) => [
+  statement(ctx.d1, sql`UPDATE interventions SET status = 'cancelled' WHERE task_id = ${task.id} AND status = 'pending' AND ${guardHolds(guard)}`),
+];
+
+async function unresolvedBlockers(ctx: OpContext, task: TaskRow) {
+  const deps = await ctx.db.select().from(taskDependencies).where(eq(taskDependencies.taskId, task.id));
+  return isBlocked(deps) ? deps.filter((d) => d.dependencyType !== "related" && !d.resolved) : [];
+}
+
+function blockedProblem(blockers: { dependsOnTaskId: string; dependencyType: string }[]): ProblemData {
+  return {
+    status: 409,
+    code: "UNRESOLVED_DEPENDENCIES",
+    detail: `The task is blocked by ${blockers.length} unresolved ${blockers.length === 1 ? "dependency" : "dependencies"}: ${blockers.map((b) => b.dependsOnTaskId).join(", ")}`,
+    extensions: { unresolved: blockers.map((b) => ({ depends_on_task_id: b.dependsOnTaskId, dependency_type: b.dependencyType })) },
+  };
+}
+
+const deadlineFrom = (task: TaskRow, now: string) =>
+  task.timeoutSeconds ? new Date(Date.parse(now) + task.timeoutSeconds * 1000).toISOString() : null;
+
+async function create(ctx: OpContext, cmd: Extract<RoomCommand, { op: "create" }>): Promise<OpOutcome> {
+  const { db, projectId, now } = ctx;
+  const id = crypto.randomUUID();
+  const depIds = [...new Set(cmd.dependencies.map((d) => d.depends_on_task_id))];
+  if (depIds.length !== cmd.dependencies.length) {
+    return { status: 422, code: "VALIDATION_FAILED", detail: "dependencies: a task is listed twice", errors: [{ path: "dependencies", message: "must not list a task twice" }] };
+  }
+  const upstreams = new Map<string, TaskRow>();
+  for (const ids of chunkRows(depIds, 1)) {
+    const rows = await db.select().from(tasks).where(and(eq(tasks.projectId, projectId), inArray(tasks.id, ids)));
+    for (const row of rows) upstreams.set(row.id, row);
+  }
+  const missing = depIds.filter((d) => !upstreams.has(d));
+  if (missing.length) {
+    return {
+      status: 422,
+      code: "VALIDATION_FAILED",
+      detail: `dependencies: no task ${missing.join(", ")} in this project`,
+      errors: missing.map((m) => ({ path: "dependencies", message: `no task ${m} in this project` })),
+    };
+  }
+
+  const deps = cmd.dependencies.map((d) => {
+    const up = upstreams.get(d.depends_on_task_id)!;
+    const resolution = resolveDependency(d.dependency_type, d.contract_key ?? null, up);
+    return {
+      taskId: id,
+      dependsOnTaskId: d.depends_on_task_id,
+      projectId,
+      dependencyType: d.dependency_type,
+      contractKey: d.contract_key ?? null,
+      resolved: resolution.resolved,
+      resolvedAt: resolution.resolved ? now : null,
+      data: resolution.resolved ? resolution.data : null,
+      createdAt: now,
+    };
+  });
+  const t = cmd.task;
+  const row = {
+    id,
+    projectId,
+    title: t.title,
+    spec: t.spec,
+    type: t.type,
+    priority: t.priority,
+    status: "pending" as const,
+    targetRepo: t.targetRepo,
+    targetBranch: t.targetBranch,
+    acceptanceCriteria: t.acceptanceCriteria,
+    structuredSpec: t.structuredSpec,
+    requirements: t.requirements,
+    requirePlan: t.requirePlan,
+    timeoutSeconds: t.timeoutSeconds,
+    sourceSessionId: t.sourceSessionId,
+    createdBy: ctx.actor.label,
+    warnings: t.warnings,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const events: EventDraft[] = [
+    { type: "task_created", taskId: id, data: { title: t.title, status: "pending", priority: t.priority, blocked: isBlocked(deps) } },
+    ...t.warnings.map((warning) => ({ type: "schema_warning", taskId: id, data: { warning } })),
+  ];
+  return {
+    taskId: id,
+    statements: [
+      statement(ctx.d1, db.insert(tasks).values(row)),
+      ...chunkRows(deps, 9).map((chunk) => statement(ctx.d1, db.insert(taskDependencies).values(chunk))),
+      ...events.map((e) => appendEvent(ctx.d1, projectId, ctx.actor.label, e, now, null)),
+    ],
+  };
+}
+
+async function update(ctx: OpContext, cmd: Extract<RoomCommand, { op: "update" }>): Promise<OpOutcome> {
+  const task = await loadTask(ctx, cmd.taskId);
+  if (!task) return notFound("Task");
+  const next = transition(ctx, task, "update");
+  if (typeof next !== "string") return next;
+  const { warnings, ...changes } = cmd.changes;
+  const fields = Object.keys(cmd.changes).filter((k) => k !== "warnings");
+  const events: EventDraft[] = [
+    { type: "task_updated", taskId: task.id, data: { fields } },
+    ...(warnings ?? []).map((warning) => ({ type: "schema_warning", taskId: task.id, data: { warning } })),
+  ];
+  return taskWrite(ctx, task, { ...changes, ...(warnings?.length ? { warnings: [...task.warnings, ...warnings] } : {}) }, events);
+}
+
+async function assign(ctx: OpContext, cmd: Extract<RoomCommand, { op: "assign" }>): Promise<OpOutcome> {
+  const task = await loadTask(ctx, cmd.taskId);
+  if (!task) return notFound("Task");
+  const next = transition(ctx, task, "assign");
+  if (typeof next !== "string") return next;
+  const requirePlan = cmd.requirePlan || task.requirePlan;
+  const status: TaskStatus = requirePlan ? "planning" : "assigned";
+  const { target } = cmd;
+  return taskWrite(
+    ctx,
+    task,
+    { status, assignedServerId: target.serverId, targetSessionId: target.sessionId, requirePlan },
+    [
+      statusEvent("task_assigned", task, status, {
+        server_id: target.serverId,
+        server_name: target.serverName,
+        session_id: target.sessionId,
+        session_name: target.sessionName,
+        require_plan: requirePlan,
+      }),
+    ],
+  );
+}
+
+/** start and approve-plan both put the task to work: refused while it is blocked, and its clock starts. */
+async function beginWork(ctx: OpContext, taskId: string, action: "start" | "approve_plan"): Promise<OpOutcome> {
+  const task = await loadTask(ctx, taskId);
+  if (!task) return notFound("Task");
+  const next = transition(ctx, task, action);
+  if (typeof next !== "string") return next;
+  const blockers = await unresolvedBlockers(ctx, task);
+  if (blockers.length) return blockedProblem(blockers);
+  const deadline = deadlineFrom(task, ctx.now);
+  const plan = taskWrite(ctx, task, { status: next, startedAt: task.startedAt ?? ctx.now, deadlineAt: deadline }, [
+    statusEvent(action === "start" ? "task_started" : "plan_approved", task, next),
+  ]);
+  return deadline ? { ...plan, deadline } : plan;
+}
+
+async function submitPlan(ctx: OpContext, cmd: Extract<RoomCommand, { op: "plan" }>): Promise<OpOutcome> {
+  const task = await loadTask(ctx, cmd.taskId);
+  if (!task) return notFound("Task");
+  const next = transition(ctx, task, "plan");
+  if (typeof next !== "string") return next;
+  return taskWrite(ctx, task, { status: next, plan: cmd.plan }, [statusEvent("plan_submitted", task, next)]);
+}
+
+async function revisePlan(ctx: OpContext, cmd: Extract<RoomCommand, { op: "revise_plan" }>): Promise<OpOutcome> {
+  const task = await loadTask(ctx, cmd.taskId);
+  if (!task) return notFound("Task");
+  const next = transition(ctx, task, "revise_plan");
+  if (typeof next !== "string") return next;
+  return taskWrite(ctx, task, { status: next, planFeedback: cmd.feedback }, [statusEvent("plan_revision_requested", task, next, { feedback: cmd.feedback })]);
+}
+
+async function complete(ctx: OpContext, cmd: Extract<RoomCommand, { op: "complete" }>): Promise<OpOutcome> {
+  const task = await loadTask(ctx, cmd.taskId);
+  if (!task) return notFound("Task");
+  if (task.status === "done" && partyOf(ctx.actor, task).kind === "agent") {
+    // Completing again is a no-op when the result is the same, a conflict when it is not.
+    if (canonicalJson(task.result) === canonicalJson(cmd.result)) return { taskId: task.id, statements: [], data: { noop: true } };
+    return { status: 409, code: "RESULT_CONFLICT", detail: "The task is already done with a different result" };
+  }
+  const next = transition(ctx, task, "complete");
+  if (typeof next !== "string") return next;
+  const events: EventDraft[] = [
+    statusEvent("task_completed", task, next, { summary: typeof cmd.result.summary === "string" ? cmd.result.summary : null, structured: cmd.structured }),
+    ...cmd.warnings.map((warning) => ({ type: "schema_warning", taskId: task.id, data: { warning } })),
+  ];
+  return taskWrite(
+    ctx,
+    task,
+    { status: next, result: cmd.result, resultStructured: cmd.structured, completedAt: ctx.now, deadlineAt: null, warnings: [...task.warnings, ...cmd.warnings] },
+    events,
+    (guard) => cancelPendingInterventions(ctx, task, guard),
+  );
+}
+
+/** Fails a task: by its agent, or by the room when its timeout passes (code TIMEOUT). */
+export async function fail(ctx: OpContext, cmd: Extract<RoomCommand, { op: "fail" }>): Promise<OpOutcome> {
+  const task = await loadTask(ctx, cmd.taskId);
+  if (!task) return notFound("Task");
+  const next = cmd.code === "TIMEOUT" && task.status === "running" ? "failed" : transition(ctx, task, "fail");
+  if (typeof next !== "string") return next;
+  const result = { error: cmd.error, ...(cmd.code ? { code: cmd.code } : {}) };
+  return taskWrite(
+    ctx,
+    task,
+    { status: next, result, resultStructured: false, errorCode: cmd.code, completedAt: ctx.now, deadlineAt: null },
+    [statusEvent("task_failed", task, next, result)],
+    (guard) => cancelPendingInterventions(ctx, task, guard),
+  );
+}
+
+async function help(ctx: OpContext, cmd: Extract<RoomCommand, { op: "help" }>): Promise<OpOutcome> {
+  const task = await loadTask(ctx, cmd.taskId);
+  if (!task) return notFound("Task");
+  const next = transition(ctx, task, "help");
+  if (typeof next !== "string") return next;
+  const interventionId = crypto.randomUUID();
+  const plan = taskWrite(
+    ctx,
+    task,
+    { status: next },
+    [statusEvent("intervention_requested", task, next, { intervention_id: interventionId, intervention_type: cmd.interventionType, question: cmd.question })],
+    (guard) => [
+      statement(ctx.d1, 
+        sql`INSERT INTO interventions (id, task_id, project_id, intervention_type, question, context, status, asked_by, target_session_id, created_at)
+            SELECT ${interventionId}, ${task.id}, ${ctx.projectId}, ${cmd.interventionType}, ${cmd.question},
+                   ${cmd.context === undefined ? null : JSON.stringify(cmd.context)}, 'pending', ${ctx.actor.label}, ${cmd.targetSessionId}, ${ctx.now}
+            WHERE ${guardHolds(guard)}`,
+      ),
+    ],
+  );
+  return { ...plan, data: { intervention_id: interventionId } };
+}
+
+async function respond(ctx: OpContext, cmd: Extract<RoomCommand, { op: "respond" }>): Promise<OpOutcome> {
+  const intervention = await ctx.db.query.interventions.findFirst({
+    where: and(eq(interventions.id, cmd.interventionId), eq(interventions.projectId, ctx.projectId)),
+  });
+  if (!intervention) return notFound("Intervention");
+  if (ctx.actor.kind === "agent" && intervention.interventionType !== "question") {
+    return { status: 403, code: "NOT_ALLOWED", detail: `Agents can answer only question interventions; this one is ${intervention.interventionType}` };
+  }
+  if (intervention.status !== "pending") {
+    return { status: 409, code: "INTERVENTION_CLOSED", detail: `The intervention is already ${intervention.status}`, extensions: { current_status: intervention.status } };
+  }
+  const task = (await loadTask(ctx, intervention.taskId))!;
+  const next = transition(ctx, task, "respond");
+  if (typeof next !== "string") return next;
+  const stillPending = await ctx.db
+    .select({ id: interventions.id })
+    .from(interventions)
+    .where(and(eq(interventions.taskId, task.id), eq(interventions.status, "pending")));
+  // The task resumes when its last open question is answered.
+  const status: TaskStatus = stillPending.length > 1 ? task.status : next;
+  return {
+    ...taskWrite(
+      ctx,
+      task,
+      { status },
+      [statusEvent("intervention_responded", task, status, { intervention_id: intervention.id, response: cmd.response })],
+      (guard) => [
+        statement(ctx.d1, 
+          sql`UPDATE interventions SET status = 'responded', response = ${cmd.response}, responded_by = ${ctx.actor.label}, responded_at = ${ctx.now}
+              WHERE id = ${intervention.id} AND status = 'pending' AND ${guardHolds(guard)}`,
+        ),
+      ],
+    ),
+    data: { intervention_id: intervention.id },
+  };
+}
+
+async function retry(ctx: OpContext, cmd: Extract<RoomCommand, { op: "retry" }>): Promise<OpOutcome> {
+  const task = await loadTask(ctx, cmd.taskId);
+  if (!task) return notFound("Task");
+  const next = transition(ctx, task, "retry");
+  if (typeof next !== "string") return next;
+  return taskWrite(
+    ctx,
+    task,
+    { status: next, result: null, resultStructured: false, errorCode: null, assignedServerId: null, targetSessionId: null, startedAt: null, completedAt: null, deadlineAt: null },
+    [statusEvent("task_retried", task, next, { previous_error: task.result?.error ?? null })],
+  );
+}
+
+async function cancel(ctx: OpContext, cmd: Extract<RoomCommand, { op: "cancel" }>): Promise<OpOutcome> {
+  const task = await loadTask(ctx, cmd.taskId);
+  if (!task) return notFound("Task");
+  const next = transition(ctx, task, "cancel");
+  if (typeof next !== "string") return next;
+  return taskWrite(
+    ctx,
+    task,
+    { status: next, completedAt: ctx.now, deadlineAt: null },
+    [statusEvent("task_cancelled", task, next, { reason: cmd.reason })],
+    (guard) => cancelPendingInterventions(ctx, task, guard),
+  );
+}
+
+async function note(ctx: OpContext, cmd: Extract<RoomCommand, { op: "note" }>): Promise<OpOutcome> {
+  const task = await loadTask(ctx, cmd.taskId);
+  if (!task) return notFound("Task");
+  const noteId = crypto.randomUUID();
+  return {
+    taskId: task.id,
+    data: { note_id: noteId },
+    statements: [
+      statement(ctx.d1, ctx.db.insert(taskNotes).values({ id: noteId, taskId: task.id, projectId: ctx.projectId, author: ctx.actor.label, content: cmd.content, urgent: cmd.urgent, createdAt: ctx.now })),
+      appendEvent(ctx.d1, ctx.projectId, ctx.actor.label, { type: "note_added", taskId: task.id, data: { note_id: noteId, urgent: cmd.urgent, content: cmd.content } }, ctx.now, null),
+    ],
+  };
+}
+
+export function planOperation(ctx: OpContext, cmd: RoomCommand): Promise<OpOutcome> {
+  switch (cmd.op) {
+    case "create":
+      return create(ctx, cmd);
+    case "update":
+      return update(ctx, cmd);
+    case "assign":
+      return assign(ctx, cmd);
+    case "start":
+      return beginWork(ctx, cmd.taskId, "start");
+    case "approve_plan":
+      return beginWork(ctx, cmd.taskId, "approve_plan");
+    case "plan":
+      return submitPlan(ctx, cmd);
+    case "revise_plan":
+      return revisePlan(ctx, cmd);
+    case "complete":
+      return complete(ctx, cmd);
+    case "fail":
+      return fail(ctx, cmd);
+    case "help":
+      return help(ctx, cmd);
+    case "respond":
+      return respond(ctx, cmd);
+    case "retry":
+      return retry(ctx, cmd);
+    case "cancel":
+      return cancel(ctx, cmd);
+    case "note":
+      return note(ctx, cmd);
+  }
+}

@@ -1,0 +1,64 @@
+/** Interventions (questions from agents to people or orchestrators), on both surfaces. */
+import { and, desc, eq, inArray } from "drizzle-orm";
+import { Hono } from "hono";
+import { z } from "zod";
+import { projectFor, visibleProjectIds } from "../auth/access";
+import { agent, person } from "../auth/middleware";
+import { interventions, INTERVENTION_STATUSES } from "../db/schema";
+import { readJson, readQuery } from "../http/body";
+import type { HubContext, HubEnv } from "../http/context";
+import { notFound } from "../http/problem";
+import { respondBody } from "../protocol/hub-api";
+import { runInRoom } from "../room/client";
+import { interventionView } from "../views/tasks";
+import { taskFor } from "./tasks";
+
+const listQuery = z.object({
+  task_id: z.uuid("must be a UUID").optional(),
+  project_id: z.uuid("must be a UUID").optional(),
+  status: z.enum(INTERVENTION_STATUSES, { error: `must be one of ${INTERVENTION_STATUSES.join(", ")}` }).optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+});
+
+async function listInterventions(c: HubContext) {
+  const q = readQuery(c, listQuery);
+  const projectIds = q.task_id
+    ? [(await taskFor(c, q.task_id)).projectId]
+    : q.project_id
+      ? [(await projectFor(c, q.project_id)).id]
+      : await visibleProjectIds(c);
+  if (projectIds?.length === 0) return [];
+  const rows = await c.var.db
+    .select()
+    .from(interventions)
+    .where(
+      and(
+        projectIds ? inArray(interventions.projectId, projectIds) : undefined,
+        q.task_id ? eq(interventions.taskId, q.task_id) : undefined,
+        q.status ? eq(interventions.status, q.status) : undefined,
+      ),
+    )
+    .orderBy(desc(interventions.createdAt))
+    .limit(q.limit);
+  return rows.map(interventionView);
+}
+
+async function respond(c: HubContext) {
+  const id = c.req.param("id")!;
+  const row = z.uuid().safeParse(id).success
+    ? await c.var.db.query.interventions.findFirst({ where: eq(interventions.id, id), columns: { taskId: true } })
+    : undefined;
+  if (!row) throw notFound("Intervention");
+  const task = await taskFor(c, row.taskId, "write");
+  const body = await readJson(c, respondBody);
+  await runInRoom(c, task.projectId, { op: "respond", interventionId: id, response: body.response });
+  const updated = await c.var.db.query.interventions.findFirst({ where: eq(interventions.id, id) });
+  return interventionView(updated!);
+}
+
+export function interventionRoutes(surface: "people" | "agents") {
+  const r = new Hono<HubEnv>();
+  r.get("/", surface === "people" ? person() : agent, async (c) => c.json(await listInterventions(c)));
+  r.post("/:id/respond", surface === "people" ? person("member") : agent, async (c) => c.json(await respond(c)));
+  return r;
+}

@@ -1,0 +1,282 @@
+/**
+ * Tasks, on both surfaces with the same shapes: people at /api/v1/tasks (JWT),
+ * agents at /api/v1/server/tasks (API key). Reads go straight to D1; every
+ * write goes through the project's room, whose lifecycle table decides who
+ * may do what.
+ */
+import { and, eq } from "drizzle-orm";
+import { Hono } from "hono";
+import { z } from "zod";
+import { projectFor, scopesOverlap, visibleProjectIds, type Access } from "../auth/access";
+import { agent, currentServer, person } from "../auth/middleware";
+import { listTasks, notesOf, taskView1 } from "../db/task-queries";
+import { servers, sessions, tasks } from "../db/schema";
+import { FINISHED, TASK_STATUSES } from "../domain/lifecycle";
+import { normaliseResult } from "../domain/results";
+import { readJson, readQuery } from "../http/body";
+import type { HubContext, HubEnv } from "../http/context";
+import { conflict, fieldError, notFound, Problem, validationFailed } from "../http/problem";
+import {
+  assignBody,
+  cancelBody,
+  checkTaskProtocol,
+  completeBody,
+  createTaskBody,
+  failBody,
+  helpBody,
+  noteBody,
+  planBody,
+  reviseBody,
+  updateTaskBody,
+} from "../protocol/hub-api";
+import type { AssignTarget, TaskChanges } from "../room/commands";
+import { runInRoom } from "../room/client";
+import { noteView } from "../views/tasks";
+
+/** The task, if the caller can see its project (404 otherwise, like a missing one). */
+export async function taskFor(c: HubContext, taskId: string, access: Access = "read") {
+  if (!z.uuid().safeParse(taskId).success) throw notFound("Task");
+  const task = await c.var.db.query.tasks.findFirst({ where: eq(tasks.id, taskId), columns: { id: true, projectId: true } });
+  if (!task) throw notFound("Task");
+  try {
+    await projectFor(c, task.projectId, access);
+  } catch (e) {
+    if (e instanceof Problem && e.status === 404) throw notFound("Task");
+    throw e;
+  }
+  return task;
+}
+
+function protocolWarnings(body: { structured_spec?: Record<string, unknown> | null; requirements?: Record<string, unknown> | null }) {
+  const check = checkTaskProtocol(body);
+  if (!check.ok) throw validationFailed(check.errors);
+  return check.warnings;
+}
+
+/** The project a new task goes in: `project_id`, or the project of the creating session. */
+async function projectOfNewTask(c: HubContext, body: { project_id?: string; session_id?: string | null }) {
+  let sessionProject: string | undefined;
+  if (body.session_id) {
+    const session = await c.var.db.query.sessions.findFirst({ where: eq(sessions.id, body.session_id) });
+    if (!session) throw fieldError("session_id", "no such session");
+    sessionProject = session.projectId;
+  }
+  const projectId = body.project_id ?? sessionProject;
+  if (!projectId) throw fieldError("project_id", "is required (or send session_id of a session in the project)");
+  if (sessionProject && sessionProject !== projectId) throw fieldError("session_id", "belongs to another project than project_id");
+  try {
+    return await projectFor(c, projectId, "write");
+  } catch (e) {
+    if (e instanceof Problem && e.status === 404) throw fieldError(body.project_id ? "project_id" : "session_id", "no such project");
+    throw e;
+  }
+}
+
+export async function createTask(c: HubContext) {
+  const body = await readJson(c, createTaskBody);
+  const warnings = protocolWarnings(body);
+  const project = await projectOfNewTask(c, body);
+  const dependencies = [
+    ...(body.dependencies ?? []),
+    // Legacy dependency_ids are blocks dependencies without contracts (seed §3).
+    ...(body.dependency_ids ?? []).map((id) => ({ depends_on_task_id: id, dependency_type: "blocks" as const, contract_key: null })),
+  ];
+  const { taskId } = await runInRoom(c, project.id, {
+    op: "create",
+    task: {
+      title: body.title,
+      spec: body.spec,
+      type: body.type,
+      priority: body.priority,
+      targetRepo: body.target_repo ?? null,
+      targetBranch: body.target_branch ?? null,
+      acceptanceCriteria: body.acceptance_criteria,
+      structuredSpec: body.structured_spec ?? null,
+      requirements: body.requirements ?? null,
+      requirePlan: body.require_plan,
+      timeoutSeconds: body.timeout_seconds ?? null,
+      sourceSessionId: body.session_id ?? null,
+      warnings,
+    },
+    dependencies,
+  });
+  return taskView1(c.var.db, taskId);
+}
+
+const listQuery = z.object({
+  project_id: z.uuid("must be a UUID").optional(),
+  status: z
+    .string()
+    .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(TASK_STATUSES, { error: `must be one of ${TASK_STATUSES.join(", ")}` })))
+    .optional(),
+  limit: z.coerce.number().int().min(1, "must be at least 1").max(200, "must be at most 200").default(50),
+  cursor: z.string().max(500).optional(),
+});
+
+async function listVisibleTasks(c: HubContext) {
+  const q = readQuery(c, listQuery);
+  const projectIds = q.project_id ? [(await projectFor(c, q.project_id)).id] : await visibleProjectIds(c);
+  const page = await listTasks(c.var.db, { projectIds, statuses: q.status, limit: q.limit, cursor: q.cursor });
+  return { tasks: page.tasks, count: page.tasks.length, next_cursor: page.next_cursor };
+}
+
+async function updateTask(c: HubContext, taskId: string) {
+  const task = await taskFor(c, taskId, "write");
+  const body = await readJson(c, updateTaskBody);
+  const warnings = protocolWarnings(body);
+  const changes: TaskChanges = {
+    ...(body.title !== undefined ? { title: body.title } : {}),
+    ...(body.spec !== undefined ? { spec: body.spec } : {}),
+    ...(body.type !== undefined ? { type: body.type } : {}),
+    ...(body.priority !== undefined ? { priority: body.priority } : {}),
+    ...(body.target_repo !== undefined ? { targetRepo: body.target_repo } : {}),
+    ...(body.target_branch !== undefined ? { targetBranch: body.target_branch } : {}),
+    ...(body.acceptance_criteria !== undefined ? { acceptanceCriteria: body.acceptance_criteria } : {}),
+    ...(body.structured_spec !== undefined ? { structuredSpec: body.structured_spec } : {}),
+    ...(body.requirements !== undefined ? { requirements: body.requirements } : {}),
+    ...(body.require_plan !== undefined ? { requirePlan: body.require_plan } : {}),
+    ...(body.timeout_seconds !== undefined ? { timeoutSeconds: body.timeout_seconds } : {}),
+    ...(warnings.length ? { warnings } : {}),
+  };
+  await runInRoom(c, task.projectId, { op: "update", taskId: task.id, changes });
+  return taskView1(c.var.db, task.id);
+}
+
+/** Finds who a task goes to: an open session by name (optionally on a named server), a session id, or a server by name. */
+async function assignTarget(c: HubContext, projectId: string, body: z.output<typeof assignBody>): Promise<AssignTarget> {
+  const { db } = c.var;
+  if (body.session_name || body.session_id) {
+    const rows = await db
+      .select({ session: sessions, server: servers })
+      .from(sessions)
+      .innerJoin(servers, eq(servers.id, sessions.serverId))
+      .where(
+        and(
+          eq(sessions.projectId, projectId),
+          eq(sessions.status, "active"),
+          body.session_id ? eq(sessions.id, body.session_id) : eq(sessions.name, body.session_name!),
+          body.server_name ? eq(servers.name, body.server_name) : undefined,
+        ),
+      );
+    const live = rows.filter((r) => !r.server.revokedAt);
+    const named = body.session_name ? `named "${body.session_name}"` : body.session_id!;
+    if (live.length === 0) throw notFound(`Open session ${named} in this project`);
+    if (live.length > 1) {
+      throw conflict(`${live.length} open sessions are ${named}; add server_name to choose one`, "AMBIGUOUS_SESSION", {
+        servers: live.map((r) => r.server.name),
+      });
+    }
+    const { session, server } = live[0]!;
+    return { serverId: server.id, serverName: server.name, sessionId: session.id, sessionName: session.name };
+  }
+  const server = await db.query.servers.findFirst({ where: eq(servers.name, body.server_name!) });
+  if (!server || server.revokedAt || !scopesOverlap(server.projectIds ?? null, [projectId])) {
+    throw notFound(`Server "${body.server_name}" serving this project`);
+  }
+  return { serverId: server.id, serverName: server.name, sessionId: null, sessionName: null };
+}
+
+async function assignTask(c: HubContext, taskId: string) {
+  const task = await taskFor(c, taskId, "write");
+  const body = await readJson(c, assignBody);
+  const target = await assignTarget(c, task.projectId, body);
+  await runInRoom(c, task.projectId, { op: "assign", taskId: task.id, target, requirePlan: body.require_plan });
+  return taskView1(c.var.db, task.id);
+}
+
+/** Runs a body-less or simple transition and answers the task as it is afterwards. */
+async function transition(c: HubContext, taskId: string, command: (id: string) => Promise<Parameters<typeof runInRoom>[2]>) {
+  const task = await taskFor(c, taskId, "write");
+  await runInRoom(c, task.projectId, await command(task.id));
+  return taskView1(c.var.db, task.id);
+}
+
+export const startTask = (c: HubContext, id: string) => transition(c, id, async (taskId) => ({ op: "start", taskId }));
+
+export const completeTask = (c: HubContext, id: string) =>
+  transition(c, id, async (taskId) => {
+    const body = await readJson(c, completeBody);
+    const p = c.var.principal!;
+    const normalised = normaliseResult(body.result, p.kind === "server" ? p.server.name : p.user.email);
+    if (!normalised.ok) throw validationFailed(normalised.errors);
+    return { op: "complete", taskId, result: normalised.result, structured: normalised.structured, warnings: normalised.warnings };
+  });
+
+export const failTask = (c: HubContext, id: string) =>
+  transition(c, id, async (taskId) => ({ op: "fail", taskId, error: (await readJson(c, failBody)).error, code: null }));
+
+export async function askForHelp(c: HubContext, taskId: string) {
+  const task = await taskFor(c, taskId, "write");
+  const body = await readJson(c, helpBody);
+  const { data } = await runInRoom(c, task.projectId, {
+    op: "help",
+    taskId: task.id,
+    question: body.question,
+    context: body.context,
+    interventionType: body.intervention_type,
+    targetSessionId: body.target_session_id ?? null,
+  });
+  return { intervention_id: data!.intervention_id as string, status: "pending" as const, task_id: task.id };
+}
+
+export const UNFINISHED = TASK_STATUSES.filter((s) => !FINISHED.includes(s));
+
+/** Tasks assigned to the calling agent's session (or, without session_id, its server) that are not finished. */
+async function checkAssigned(c: HubContext) {
+  const server = currentServer(c);
+  const { session_id } = readQuery(c, z.object({ session_id: z.uuid("must be a UUID").optional() }));
+  if (session_id) {
+    const session = await c.var.db.query.sessions.findFirst({ where: eq(sessions.id, session_id) });
+    if (!session || !scopesOverlap(server.projectIds ?? null, [session.projectId])) throw notFound("Session");
+  }
+  const page = await listTasks(c.var.db, {
+    projectIds: server.projectIds ?? null,
+    statuses: UNFINISHED,
+    ...(session_id ? { targetSessionId: session_id } : { assignedServerId: server.id }),
+    limit: 200,
+  });
+  return { count: page.tasks.length, tasks: page.tasks };
+}
+
+/** The task routes of one surface. */
+export function taskRoutes(surface: "people" | "agents") {
+  const r = new Hono<HubEnv>();
+  const read = surface === "people" ? person() : agent;
+  const write = surface === "people" ? person("member") : agent;
+  const id = (c: HubContext) => c.req.param("id")!;
+
+  if (surface === "agents") r.get("/check", read, async (c) => c.json(await checkAssigned(c)));
+  r.post("/", write, async (c) => c.json(await createTask(c), 201));
+  r.get("/", read, async (c) => c.json(await listVisibleTasks(c)));
+  r.get("/:id", read, async (c) => c.json(await taskView1(c.var.db, (await taskFor(c, id(c))).id)));
+  r.put("/:id", write, async (c) => c.json(await updateTask(c, id(c))));
+  r.delete("/:id", write, async (c) =>
+    c.json(await transition(c, id(c), async (taskId) => ({ op: "cancel", taskId, reason: (await readJson(c, cancelBody)).reason ?? null }))),
+  );
+  r.post("/:id/assign", write, async (c) => c.json(await assignTask(c, id(c))));
+  r.post("/:id/start", write, async (c) => c.json(await startTask(c, id(c))));
+  r.post("/:id/complete", write, async (c) => c.json(await completeTask(c, id(c))));
+  r.post("/:id/fail", write, async (c) => c.json(await failTask(c, id(c))));
+  r.post("/:id/help", write, async (c) => c.json(await askForHelp(c, id(c))));
+  r.post("/:id/plan", write, async (c) =>
+    c.json(await transition(c, id(c), async (taskId) => ({ op: "plan", taskId, plan: (await readJson(c, planBody)).plan }))),
+  );
+  r.post("/:id/approve-plan", write, async (c) => c.json(await transition(c, id(c), async (taskId) => ({ op: "approve_plan", taskId }))));
+  r.post("/:id/revise-plan", write, async (c) =>
+    c.json(await transition(c, id(c), async (taskId) => ({ op: "revise_plan", taskId, feedback: (await readJson(c, reviseBody)).feedback }))),
+  );
+  r.post("/:id/retry", write, async (c) => c.json(await transition(c, id(c), async (taskId) => ({ op: "retry", taskId }))));
+  r.post("/:id/notes", write, async (c) => {
+    const task = await taskFor(c, id(c), "write");
+    const body = await readJson(c, noteBody);
+    const { data } = await runInRoom(c, task.projectId, { op: "note", taskId: task.id, content: body.content, urgent: body.urgent });
+    const note = (await notesOf(c.var.db, task.id)).find((n) => n.id === data!.note_id)!;
+    return c.json(noteView(note), 201);
+  });
+  r.get("/:id/notes", read, async (c) => {
+    const task = await taskFor(c, id(c));
+    return c.json((await notesOf(c.var.db, task.id)).map(noteView));
+  });
+  return r;
+}

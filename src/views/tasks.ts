@@ -1,0 +1,93 @@
+/** The task object both surfaces return (API.md "Tasks"; fields the official CLI reads included). */
+import type { InferSelectModel } from "drizzle-orm";
+import type { interventions, taskDependencies, taskNotes, tasks } from "../db/schema";
+import { isBlocked } from "../domain/dependencies";
+
+export type TaskRow = InferSelectModel<typeof tasks>;
+export type DependencyRow = InferSelectModel<typeof taskDependencies>;
+export type NoteRow = InferSelectModel<typeof taskNotes>;
+export type InterventionRow = InferSelectModel<typeof interventions>;
+
+export interface TaskNames {
+  assignedServerName: string | null;
+  targetSessionName: string | null;
+  sourceSessionName: string | null;
+}
+
+export const dependencyView = (d: DependencyRow) => ({
+  depends_on_task_id: d.dependsOnTaskId,
+  dependency_type: d.dependencyType,
+  contract_key: d.contractKey,
+  resolved: d.resolved,
+  resolved_at: d.resolvedAt,
+});
+
+export const noteView = (n: NoteRow) => ({
+  id: n.id,
+  task_id: n.taskId,
+  author: n.author,
+  content: n.content,
+  urgent: n.urgent,
+  created_at: n.createdAt,
+});
+
+/** Contract data delivered by resolved input dependencies, by contract key. */
+export function resolvedInputs(deps: DependencyRow[]): Record<string, unknown> {
+  return Object.fromEntries(deps.filter((d) => d.dependencyType === "input" && d.resolved && d.contractKey).map((d) => [d.contractKey!, d.data ?? null]));
+}
+
+export function taskView(t: TaskRow, names: TaskNames, deps: DependencyRow[], notes: NoteRow[]) {
+  return {
+    id: t.id,
+    project_id: t.projectId,
+    title: t.title,
+    spec: t.spec,
+    type: t.type,
+    priority: t.priority,
+    status: t.status,
+    target_repo: t.targetRepo,
+    target_branch: t.targetBranch,
+    acceptance_criteria: t.acceptanceCriteria,
+    structured_spec: t.structuredSpec,
+    requirements: t.requirements,
+    result: t.result,
+    error_code: t.errorCode,
+    plan: t.plan ?? null,
+    plan_feedback: t.planFeedback,
+    require_plan: t.requirePlan,
+    timeout_seconds: t.timeoutSeconds,
+    assigned_server_id: t.assignedServerId,
+    assigned_server_name: names.assignedServerName,
+    target_session_id: t.targetSessionId,
+    target_session_name: names.targetSessionName,
+    source_session_id: t.sourceSessionId,
+    source_session_name: names.sourceSessionName,
+    created_by: t.createdBy,
+    created_at: t.createdAt,
+    updated_at: t.updatedAt,
+    started_at: t.startedAt,
+    completed_at: t.completedAt,
+    blocked: isBlocked(deps),
+    dependencies: deps.map(dependencyView),
+    resolved_inputs: resolvedInputs(deps),
+    recent_notes: notes.map(noteView),
+    warnings: t.warnings,
+  };
+}
+export type TaskView = ReturnType<typeof taskView>;
+
+export const interventionView = (i: InterventionRow) => ({
+  id: i.id,
+  task_id: i.taskId,
+  project_id: i.projectId,
+  intervention_type: i.interventionType,
+  question: i.question,
+  context: i.context ?? null,
+  status: i.status,
+  response: i.response,
+  responded_by: i.respondedBy,
+  responded_at: i.respondedAt,
+  asked_by: i.askedBy,
+  target_session_id: i.targetSessionId,
+  created_at: i.createdAt,
+});
