@@ -3,7 +3,7 @@
  * take the action. Every pair not in the table is an illegal transition.
  *
  *   pending ─assign→ assigned ─start→ running ─complete→ done
- *              └─assign(require_plan)→ planning ─plan→ plan_review ─approve_plan→ running
+ *              └─assign (plan required)→ planning ─plan→ plan_review ─approve_plan→ running
  *                                                        └─revise_plan→ planning
  *   running ─help→ needs_human ─respond→ running;  running ─fail→ failed ─retry→ pending
  *   any unfinished status ─cancel→ cancelled
@@ -34,13 +34,15 @@ interface Rule {
   from: readonly TaskStatus[];
   /** The next status; `same` keeps the current one. */
   to: TaskStatus | "same";
+  /** The next status instead when the task requires a plan before work. */
+  toWithPlan?: TaskStatus;
   by: Actor;
 }
 
 const UNFINISHED: readonly TaskStatus[] = ["pending", "assigned", "planning", "plan_review", "running", "needs_human"];
 
 export const LIFECYCLE: Record<TaskAction, Rule> = {
-  assign: { from: ["pending", "assigned", "planning"], to: "assigned", by: "anyone" },
+  assign: { from: ["pending", "assigned", "planning"], to: "assigned", toWithPlan: "planning", by: "anyone" },
   start: { from: ["assigned"], to: "running", by: "assignee" },
   plan: { from: ["planning"], to: "plan_review", by: "assignee" },
   approve_plan: { from: ["plan_review"], to: "running", by: "people" },
@@ -70,7 +72,7 @@ export type TransitionCheck =
 const describe = (action: TaskAction) => action.replaceAll("_", "-");
 
 /** Whether `party` may take `action` on a task in `status`, and the status it leads to. */
-export function checkTransition(status: TaskStatus, action: TaskAction, party: ActingParty): TransitionCheck {
+export function checkTransition(status: TaskStatus, action: TaskAction, party: ActingParty, requirePlan = false): TransitionCheck {
   const rule = LIFECYCLE[action];
   const allowed = allowedActions(status);
   if (!rule.from.includes(status)) {
@@ -88,5 +90,6 @@ export function checkTransition(status: TaskStatus, action: TaskAction, party: A
   if (rule.by === "assignee" && !(party.kind === "agent" && party.isAssignee)) {
     return { ok: false, reason: "not_allowed", detail: `Only the agent the task is assigned to can ${describe(action)} it`, allowed };
   }
+  if (requirePlan && rule.toWithPlan) return { ok: true, next: rule.toWithPlan };
   return { ok: true, next: rule.to === "same" ? status : rule.to };
 }

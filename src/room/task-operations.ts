@@ -45,8 +45,8 @@ function partyOf(actor: RoomActor, task: TaskRow) {
 }
 
 /** Checks the lifecycle table; a refusal names the current status and what is allowed. */
-function transition(ctx: OpContext, task: TaskRow, action: TaskAction): TaskStatus | ProblemData {
-  const check = checkTransition(task.status, action, partyOf(ctx.actor, task));
+function transition(ctx: OpContext, task: TaskRow, action: TaskAction, requirePlan = false): TaskStatus | ProblemData {
+  const check = checkTransition(task.status, action, partyOf(ctx.actor, task), requirePlan);
   if (check.ok) return check.next;
   return check.reason === "invalid_transition"
     ? { status: 409, code: "INVALID_TRANSITION", detail: check.detail, extensions: { current_status: task.status, allowed_actions: check.allowed } }
@@ -184,10 +184,9 @@ async function update(ctx: OpContext, cmd: Extract<RoomCommand, { op: "update" }
 async function assign(ctx: OpContext, cmd: Extract<RoomCommand, { op: "assign" }>): Promise<OpOutcome> {
   const task = await loadTask(ctx, cmd.taskId);
   if (!task) return notFound("Task");
-  const next = transition(ctx, task, "assign");
-  if (typeof next !== "string") return next;
   const requirePlan = cmd.requirePlan || task.requirePlan;
-  const status: TaskStatus = requirePlan ? "planning" : "assigned";
+  const status = transition(ctx, task, "assign", requirePlan);
+  if (typeof status !== "string") return status;
   const { target } = cmd;
   return taskWrite(
     ctx,
