@@ -38,7 +38,6 @@ CREATE TABLE `task_dependencies` (
 	`contract_key` text,
 	`resolved` integer DEFAULT false NOT NULL,
 	`resolved_at` text,
-	`data` text,
 	`created_at` text NOT NULL,
 	PRIMARY KEY(`task_id`, `depends_on_task_id`),
 	FOREIGN KEY (`task_id`) REFERENCES `tasks`(`id`) ON UPDATE no action ON DELETE cascade,

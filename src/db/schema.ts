@@ -191,8 +191,6 @@ export const taskDependencies = sqliteTable(
     contractKey: text("contract_key"),
     resolved: integer("resolved", { mode: "boolean" }).notNull().default(false),
     resolvedAt: text("resolved_at"),
-    /** For input dependencies: the upstream contract's data, captured when it resolved. */
-    data: text("data", { mode: "json" }).$type<unknown>(),
     createdAt: text("created_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.taskId, t.dependsOnTaskId] }), index("task_dependencies_upstream").on(t.dependsOnTaskId)],

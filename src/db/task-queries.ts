@@ -2,7 +2,7 @@
 import { and, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { badRequest } from "../http/problem";
-import { taskView, type NoteRow, type TaskView } from "../views/tasks";
+import { taskView, type DependencyRow, type NoteRow, type TaskView } from "../views/tasks";
 import type { Db } from "./client";
 import { servers, sessions, taskDependencies, taskNotes, tasks } from "./schema";
 
@@ -30,7 +30,7 @@ export async function taskViews(db: Db, ids: string[]): Promise<TaskView[]> {
       .leftJoin(sourceSession, eq(sourceSession.id, tasks.sourceSessionId))
       .where(inArray(tasks.id, chunk)),
   );
-  const deps = await inChunks(ids, (chunk) => db.select().from(taskDependencies).where(inArray(taskDependencies.taskId, chunk)));
+  const deps = await inChunks(ids, (chunk) => dependenciesOf(db, chunk));
   const notes = await inChunks(ids, (chunk) =>
     db.all<Record<string, unknown>>(sql`
       SELECT id, task_id, project_id, author, content, urgent, created_at FROM (
@@ -64,6 +64,28 @@ export async function taskViews(db: Db, ids: string[]): Promise<TaskView[]> {
   });
 }
 
+const upstream = alias(tasks, "upstream");
+
+/**
+ * Dependencies of these tasks, with the upstream's status and, for resolved
+ * input dependencies on a structured result, the contract's data — read from
+ * the upstream's result, which never changes once it is done.
+ */
+export async function dependenciesOf(db: Db, taskIds: string[]): Promise<DependencyRow[]> {
+  const rows = await db
+    .select({
+      dep: taskDependencies,
+      upstreamStatus: upstream.status,
+      data: sql<string | null>`CASE WHEN ${taskDependencies.dependencyType} = 'input' AND ${taskDependencies.resolved} AND ${upstream.resultStructured}
+        THEN ${upstream.result} -> ('$.contracts.' || ${taskDependencies.contractKey} || '.data') END`,
+    })
+    .from(taskDependencies)
+    .innerJoin(upstream, eq(upstream.id, taskDependencies.dependsOnTaskId))
+    .where(inArray(taskDependencies.taskId, taskIds))
+    .orderBy(taskDependencies.createdAt, taskDependencies.dependsOnTaskId);
+  return rows.map((r) => ({ ...r.dep, upstreamStatus: r.upstreamStatus, data: r.data === null ? null : JSON.parse(r.data) }));
+}
+
 export async function taskView1(db: Db, id: string): Promise<TaskView> {
   const [view] = await taskViews(db, [id]);
   return view!;
@@ -75,6 +97,8 @@ export interface TaskFilter {
   statuses?: string[];
   assignedServerId?: string;
   targetSessionId?: string;
+  /** Tasks for this session: assigned to it, or to its server without naming a session. */
+  forSession?: string;
   limit: number;
   cursor?: string;
 }
@@ -99,6 +123,9 @@ export async function listTasks(db: Db, f: TaskFilter): Promise<{ tasks: TaskVie
     f.statuses?.length ? inArray(tasks.status, f.statuses as (typeof tasks.status.enumValues)[number][]) : undefined,
     f.assignedServerId ? eq(tasks.assignedServerId, f.assignedServerId) : undefined,
     f.targetSessionId ? eq(tasks.targetSessionId, f.targetSessionId) : undefined,
+    f.forSession
+      ? sql`(${tasks.targetSessionId} = ${f.forSession} OR (${tasks.targetSessionId} IS NULL AND ${tasks.assignedServerId} = (SELECT server_id FROM sessions WHERE id = ${f.forSession})))`
+      : undefined,
   ];
   if (f.cursor) {
     const [createdAt, id] = decodeCursor(f.cursor);

@@ -2,7 +2,7 @@
 import type { Env } from "../env";
 import { Problem } from "../http/problem";
 import type { HubContext } from "../http/context";
-import type { RoomActor, RoomCommand, RoomResult } from "./commands";
+import { HUB_ACTOR, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 
 export function roomActor(c: HubContext): RoomActor {
   const p = c.var.principal!;
@@ -22,4 +22,17 @@ export async function runInRoom(c: HubContext, projectId: string, command: RoomC
     throw new Problem(status, code, detail, errors, {}, extensions);
   }
   return result;
+}
+
+/**
+ * Offers waiting tasks (pending, unblocked, with requirements) in the
+ * server's projects to auto-assignment: run when a server comes online or
+ * gains capacity.
+ */
+export async function offerWaitingTasks(env: Env, projectIds: string[] | null) {
+  const { results } = await env.DB.prepare(
+    "SELECT DISTINCT project_id FROM tasks WHERE status = 'pending' AND requirements IS NOT NULL",
+  ).all<{ project_id: string }>();
+  const projects = results.map((r) => r.project_id).filter((id) => projectIds === null || projectIds.includes(id));
+  await Promise.all(projects.map((projectId) => roomStub(env, projectId).execute(projectId, HUB_ACTOR, { op: "sweep" })));
 }

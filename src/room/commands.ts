@@ -6,6 +6,9 @@ export type RoomActor =
   | { kind: "person"; userId: string; label: string }
   | { kind: "agent"; serverId: string; serverName: string; label: string };
 
+/** The hub itself, acting on a timer or a trigger (timeouts, auto-assignment after a heartbeat). */
+export const HUB_ACTOR: RoomActor = { kind: "person", userId: "hub", label: "hub" };
+
 export interface NewTask {
   title: string;
   spec: string;
@@ -45,7 +48,11 @@ export type RoomCommand =
   | { op: "respond"; interventionId: string; response: string }
   | { op: "retry"; taskId: string }
   | { op: "cancel"; taskId: string; reason: string | null }
-  | { op: "note"; taskId: string; content: string; urgent: boolean };
+  | { op: "note"; taskId: string; content: string; urgent: boolean }
+  | { op: "auto_assign"; taskId: string }
+  | { op: "sweep" }
+  | { op: "add_dependency"; taskId: string; dependency: DependencyInput }
+  | { op: "remove_dependency"; taskId: string; dependsOnTaskId: string };
 
 export interface ProblemData {
   status: 400 | 403 | 404 | 409 | 422;

@@ -9,10 +9,8 @@ import { and, eq, isNotNull, lte, min } from "drizzle-orm";
 import { createDb, type Db } from "../db/client";
 import { tasks } from "../db/schema";
 import type { Env } from "../env";
-import type { RoomActor, RoomCommand, RoomResult } from "./commands";
+import { HUB_ACTOR, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 import { fail, isProblem, planOperation } from "./task-operations";
-
-const ROOM_ACTOR: RoomActor = { kind: "person", userId: "hub", label: "hub" };
 
 export class ProjectRoom extends DurableObject<Env> {
   private readonly db: Db;
@@ -73,7 +71,7 @@ export class ProjectRoom extends DurableObject<Env> {
         .from(tasks)
         .where(and(eq(tasks.projectId, projectId), eq(tasks.status, "running"), isNotNull(tasks.deadlineAt), lte(tasks.deadlineAt, now)));
       for (const task of overdue) {
-        const outcome = await fail(this.opContext(projectId, ROOM_ACTOR), {
+        const outcome = await fail(this.opContext(projectId, HUB_ACTOR), {
           op: "fail",
           taskId: task.id,
           error: `Timed out after ${task.timeoutSeconds} s`,

@@ -45,14 +45,18 @@ export function updateTask(db: Db, d1: D1Database, task: TaskRow, set: Partial<T
 
 export const guardAfter = (task: TaskRow): VersionGuard => ({ taskId: task.id, version: task.version + 1 });
 
-/** Appends an event with the project's next seq, computed inside the transaction. */
-export function appendEvent(d1: D1Database, projectId: string, actor: string, event: EventDraft, now: string, guard: VersionGuard) {
+/**
+ * Appends events with the project's next seqs, in order, computed inside the
+ * transaction: one statement however many events there are.
+ */
+export function appendEvents(d1: D1Database, projectId: string, actor: string, events: EventDraft[], now: string, guard: VersionGuard) {
+  const rows = JSON.stringify(events.map((e) => ({ type: e.type, task_id: e.taskId, data: e.data })));
   return statement(d1, sql`
     INSERT INTO events (project_id, seq, type, task_id, actor, data, created_at)
-    SELECT ${projectId}, next, ${event.type}, ${event.taskId}, ${actor}, ${JSON.stringify(event.data)}, ${now}
-    FROM (SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM events WHERE project_id = ${projectId})
+    SELECT ${projectId}, base.next + e.key, e.value ->> 'type', e.value ->> 'task_id', ${actor}, e.value -> 'data', ${now}
+    FROM (SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM events WHERE project_id = ${projectId}) AS base, json_each(${rows}) AS e
     WHERE ${guardHolds(guard)}
-    RETURNING seq`);
+    ORDER BY e.key`);
 }
 
 /** Splits rows so one INSERT stays under D1's 100 bound parameters. */

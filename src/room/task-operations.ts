@@ -7,10 +7,18 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { interventions, taskDependencies, taskNotes, tasks } from "../db/schema";
 import { canonicalJson } from "../domain/canonical-json";
+import { checkContracts, planAssignments, resolveDownstream, type Assignment, type DownstreamLink } from "../domain/cascade";
 import { isBlocked, resolveDependency } from "../domain/dependencies";
-import { checkTransition, type TaskAction, type TaskStatus } from "../domain/lifecycle";
+import { cycleThrough } from "../domain/dependency-graph";
+import { checkTransition, FINISHED, type TaskAction, type TaskStatus } from "../domain/lifecycle";
+import { rankServers } from "../domain/matching";
+import type { Requirements } from "../protocol/orchestratia-v1";
+import { assignmentCandidates, assignmentEvents, assignStatement, waitingTasks } from "./assignment";
 import type { ProblemData, RoomActor, RoomCommand } from "./commands";
-import { appendEvent, chunkRows, guardAfter, guardHolds, statement, updateTask, type EventDraft, type TaskRow, type VersionGuard } from "./statements";
+import { appendEvents, chunkRows, guardAfter, guardHolds, statement, updateTask, type EventDraft, type TaskRow, type VersionGuard } from "./statements";
+
+/** How many waiting tasks one operation considers for auto-assignment. */
+const ASSIGN_BATCH = 100;
 
 export interface OpContext {
   db: Db;
@@ -62,7 +70,7 @@ function taskWrite(ctx: OpContext, task: TaskRow, set: Partial<TaskRow>, events:
     statements: [
       updateTask(ctx.db, ctx.d1, task, set, ctx.now),
       ...extra(guard),
-      ...events.map((e) => appendEvent(ctx.d1, ctx.projectId, ctx.actor.label, e, ctx.now, guard)),
+      appendEvents(ctx.d1, ctx.projectId, ctx.actor.label, events, ctx.now, guard),
     ],
   };
 }
@@ -127,7 +135,6 @@ async function create(ctx: OpContext, cmd: Extract<RoomCommand, { op: "create" }
       contractKey: d.contract_key ?? null,
       resolved: resolution.resolved,
       resolvedAt: resolution.resolved ? now : null,
-      data: resolution.resolved ? resolution.data : null,
       createdAt: now,
     };
   });
@@ -161,8 +168,8 @@ async function create(ctx: OpContext, cmd: Extract<RoomCommand, { op: "create" }
     taskId: id,
     statements: [
       statement(ctx.d1, db.insert(tasks).values(row)),
-      ...chunkRows(deps, 9).map((chunk) => statement(ctx.d1, db.insert(taskDependencies).values(chunk))),
-      ...events.map((e) => appendEvent(ctx.d1, projectId, ctx.actor.label, e, now, null)),
+      ...chunkRows(deps, 8).map((chunk) => statement(ctx.d1, db.insert(taskDependencies).values(chunk))),
+      appendEvents(ctx.d1, projectId, ctx.actor.label, events, now, null),
     ],
   };
 }
@@ -235,6 +242,36 @@ async function revisePlan(ctx: OpContext, cmd: Extract<RoomCommand, { op: "revis
   return taskWrite(ctx, task, { status: next, planFeedback: cmd.feedback }, [statusEvent("plan_revision_requested", task, next, { feedback: cmd.feedback })]);
 }
 
+/** Downstream dependencies on `upstreamId` that are not resolved yet, with what decides their tasks' unblocking. One query. */
+async function downstreamLinks(ctx: OpContext, upstreamId: string): Promise<DownstreamLink[]> {
+  const rows = await ctx.db.all<{ task_id: string; status: TaskStatus; dependency_type: DownstreamLink["dependencyType"]; contract_key: string | null; other_unresolved: number }>(sql`
+    SELECT d.task_id, t.status, d.dependency_type, d.contract_key,
+      (SELECT COUNT(*) FROM task_dependencies o
+        WHERE o.task_id = d.task_id AND o.depends_on_task_id != d.depends_on_task_id AND o.dependency_type != 'related' AND o.resolved = 0) AS other_unresolved
+    FROM task_dependencies d JOIN tasks t ON t.id = d.task_id
+    WHERE d.depends_on_task_id = ${upstreamId} AND d.resolved = 0`);
+  return rows.map((r) => ({ taskId: r.task_id, taskStatus: r.status, dependencyType: r.dependency_type, contractKey: r.contract_key, otherUnresolved: r.other_unresolved }));
+}
+
+/**
+ * Auto-assignment for this operation: the waiting tasks (those it unblocks
+ * included) go to the best servers. `freedServer` no longer counts the task
+ * this operation finishes. Two queries, whatever the number of tasks.
+ */
+async function planAutoAssign(ctx: OpContext, unblocked: string[], freedServer: string | null): Promise<Assignment[]> {
+  const waiting = await waitingTasks(ctx, ASSIGN_BATCH, unblocked);
+  if (waiting.length === 0) return [];
+  const candidates = (await assignmentCandidates(ctx)).map((c) => (c.id === freedServer ? { ...c, activeTasks: Math.max(0, c.activeTasks - 1) } : c));
+  return planAssignments(waiting, candidates);
+}
+
+const assignmentStatements = (ctx: OpContext, plan: Assignment[], guard: VersionGuard) => (plan.length ? [assignStatement(ctx, plan, guard)] : []);
+
+/**
+ * Completion and its cascade, in one batch: the contract check, resolution of
+ * downstream dependencies, unblocking, auto-assignment. A fixed number of
+ * queries whatever the fan-out.
+ */
 async function complete(ctx: OpContext, cmd: Extract<RoomCommand, { op: "complete" }>): Promise<OpOutcome> {
   const task = await loadTask(ctx, cmd.taskId);
   if (!task) return notFound("Task");
@@ -245,16 +282,54 @@ async function complete(ctx: OpContext, cmd: Extract<RoomCommand, { op: "complet
   }
   const next = transition(ctx, task, "complete");
   if (typeof next !== "string") return next;
+
+  const links = await downstreamLinks(ctx, task.id);
+  const resolution = resolveDownstream(cmd.result, cmd.structured, links);
+  const assignments = await planAutoAssign(ctx, resolution.unblocked, task.assignedServerId);
   const events: EventDraft[] = [
     statusEvent("task_completed", task, next, { summary: typeof cmd.result.summary === "string" ? cmd.result.summary : null, structured: cmd.structured }),
     ...cmd.warnings.map((warning) => ({ type: "schema_warning", taskId: task.id, data: { warning } })),
+    ...checkContracts(cmd.result, cmd.structured, task.structuredSpec).map((f) => ({ type: f.type, taskId: task.id, data: f.data })),
+    ...resolution.missingInputs.map((m) => ({
+      type: "contract_missing",
+      taskId: m.taskId,
+      data: { contract_key: m.contractKey, upstream_task_id: task.id, detail: "the upstream result has no such contract; the input dependency resolved without data" },
+    })),
+    ...resolution.unblocked.map((id) => ({ type: "task_unblocked", taskId: id, data: { resolved_by: task.id } })),
+    ...assignmentEvents(assignments),
   ];
   return taskWrite(
     ctx,
     task,
     { status: next, result: cmd.result, resultStructured: cmd.structured, completedAt: ctx.now, deadlineAt: null, warnings: [...task.warnings, ...cmd.warnings] },
     events,
-    (guard) => cancelPendingInterventions(ctx, task, guard),
+    (guard) => [
+      ...cancelPendingInterventions(ctx, task, guard),
+      statement(ctx.d1, sql`UPDATE task_dependencies SET resolved = 1, resolved_at = ${ctx.now} WHERE depends_on_task_id = ${task.id} AND resolved = 0 AND ${guardHolds(guard)}`),
+      ...assignmentStatements(ctx, assignments, guard),
+    ],
+  );
+}
+
+/**
+ * A task that ends without completing (failed, cancelled) leaves its
+ * downstream tasks pending and blocked — no implicit retry — and tells each
+ * of them; the capacity it held goes to waiting tasks.
+ */
+async function endWithoutCompleting(ctx: OpContext, task: TaskRow, next: TaskStatus, event: EventDraft, set: Partial<TaskRow>): Promise<WritePlan> {
+  const links = await downstreamLinks(ctx, task.id);
+  const affected = [...new Set(links.filter((l) => l.dependencyType !== "related" && !FINISHED.includes(l.taskStatus)).map((l) => l.taskId))];
+  const assignments = task.assignedServerId && !FINISHED.includes(task.status) ? await planAutoAssign(ctx, [], task.assignedServerId) : [];
+  return taskWrite(
+    ctx,
+    task,
+    { status: next, completedAt: ctx.now, deadlineAt: null, ...set },
+    [
+      event,
+      ...affected.map((id) => ({ type: "dependency_failed", taskId: id, data: { upstream_task_id: task.id, upstream_status: next } })),
+      ...assignmentEvents(assignments),
+    ],
+    (guard) => [...cancelPendingInterventions(ctx, task, guard), ...assignmentStatements(ctx, assignments, guard)],
   );
 }
 
@@ -265,13 +340,7 @@ export async function fail(ctx: OpContext, cmd: Extract<RoomCommand, { op: "fail
   const next = cmd.code === "TIMEOUT" && task.status === "running" ? "failed" : transition(ctx, task, "fail");
   if (typeof next !== "string") return next;
   const result = { error: cmd.error, ...(cmd.code ? { code: cmd.code } : {}) };
-  return taskWrite(
-    ctx,
-    task,
-    { status: next, result, resultStructured: false, errorCode: cmd.code, completedAt: ctx.now, deadlineAt: null },
-    [statusEvent("task_failed", task, next, result)],
-    (guard) => cancelPendingInterventions(ctx, task, guard),
-  );
+  return endWithoutCompleting(ctx, task, next, statusEvent("task_failed", task, next, result), { result, resultStructured: false, errorCode: cmd.code });
 }
 
 async function help(ctx: OpContext, cmd: Extract<RoomCommand, { op: "help" }>): Promise<OpOutcome> {
@@ -352,13 +421,7 @@ async function cancel(ctx: OpContext, cmd: Extract<RoomCommand, { op: "cancel" }
   if (!task) return notFound("Task");
   const next = transition(ctx, task, "cancel");
   if (typeof next !== "string") return next;
-  return taskWrite(
-    ctx,
-    task,
-    { status: next, completedAt: ctx.now, deadlineAt: null },
-    [statusEvent("task_cancelled", task, next, { reason: cmd.reason })],
-    (guard) => cancelPendingInterventions(ctx, task, guard),
-  );
+  return endWithoutCompleting(ctx, task, next, statusEvent("task_cancelled", task, next, { reason: cmd.reason }), {});
 }
 
 async function note(ctx: OpContext, cmd: Extract<RoomCommand, { op: "note" }>): Promise<OpOutcome> {
@@ -370,7 +433,109 @@ async function note(ctx: OpContext, cmd: Extract<RoomCommand, { op: "note" }>): 
     data: { note_id: noteId },
     statements: [
       statement(ctx.d1, ctx.db.insert(taskNotes).values({ id: noteId, taskId: task.id, projectId: ctx.projectId, author: ctx.actor.label, content: cmd.content, urgent: cmd.urgent, createdAt: ctx.now })),
-      appendEvent(ctx.d1, ctx.projectId, ctx.actor.label, { type: "note_added", taskId: task.id, data: { note_id: noteId, urgent: cmd.urgent, content: cmd.content } }, ctx.now, null),
+      appendEvents(ctx.d1, ctx.projectId, ctx.actor.label, [{ type: "note_added", taskId: task.id, data: { note_id: noteId, urgent: cmd.urgent, content: cmd.content } }], ctx.now, null),
+    ],
+  };
+}
+
+/** The seed's auto-assign: a pending task with requirements goes to the best-scoring server, if any qualifies. */
+async function autoAssign(ctx: OpContext, cmd: Extract<RoomCommand, { op: "auto_assign" }>): Promise<OpOutcome> {
+  const task = await loadTask(ctx, cmd.taskId);
+  if (!task) return notFound("Task");
+  if (task.status !== "pending") {
+    return { status: 409, code: "INVALID_TRANSITION", detail: `Auto-assign needs a pending task; this one is ${task.status}`, extensions: { current_status: task.status } };
+  }
+  if (!task.requirements) return { status: 422, code: "NO_REQUIREMENTS", detail: "The task has no requirements to match servers against; assign it by hand" };
+  const [best] = rankServers(task.requirements as Requirements, await assignmentCandidates(ctx));
+  if (!best || best.score < 0) return { taskId: task.id, statements: [], data: { status: "no_match" } };
+  const assignment = { taskId: task.id, match: best, requirePlan: task.requirePlan };
+  return {
+    ...taskWrite(ctx, task, { status: task.requirePlan ? "planning" : "assigned", assignedServerId: best.server_id, targetSessionId: null }, assignmentEvents([assignment])),
+    data: { status: "assigned", server_id: best.server_id, server_name: best.server_name, match_score: best.score },
+  };
+}
+
+/** Auto-assigns waiting tasks, e.g. when a server comes online or gains capacity. */
+async function sweep(ctx: OpContext): Promise<OpOutcome> {
+  const assignments = await planAutoAssign(ctx, [], null);
+  if (assignments.length === 0) return { taskId: "", statements: [], data: { assigned: 0 } };
+  return {
+    taskId: "",
+    statements: [assignStatement(ctx, assignments, null), appendEvents(ctx.d1, ctx.projectId, ctx.actor.label, assignmentEvents(assignments), ctx.now, null)],
+    data: { assigned: assignments.length },
+  };
+}
+
+async function addDependency(ctx: OpContext, cmd: Extract<RoomCommand, { op: "add_dependency" }>): Promise<OpOutcome> {
+  const task = await loadTask(ctx, cmd.taskId);
+  if (!task) return notFound("Task");
+  const upstream = await loadTask(ctx, cmd.dependency.depends_on_task_id);
+  if (!upstream) {
+    return { status: 422, code: "VALIDATION_FAILED", detail: "depends_on_task_id: no such task in this project", errors: [{ path: "depends_on_task_id", message: "no such task in this project" }] };
+  }
+  const edges = await ctx.db
+    .select({ taskId: taskDependencies.taskId, dependsOnTaskId: taskDependencies.dependsOnTaskId })
+    .from(taskDependencies)
+    .where(eq(taskDependencies.projectId, ctx.projectId));
+  const cycle = cycleThrough(edges, task.id, upstream.id);
+  if (cycle) {
+    return { status: 409, code: "DEPENDENCY_CYCLE", detail: `This dependency would close a cycle: ${cycle.join(" → ")}`, extensions: { cycle } };
+  }
+  const { dependency_type: type, contract_key } = cmd.dependency;
+  const resolution = resolveDependency(type, contract_key ?? null, upstream);
+  const row = {
+    taskId: task.id,
+    dependsOnTaskId: upstream.id,
+    projectId: ctx.projectId,
+    dependencyType: type,
+    contractKey: contract_key ?? null,
+    resolved: resolution.resolved,
+    resolvedAt: resolution.resolved ? ctx.now : null,
+    createdAt: ctx.now,
+  };
+  const { projectId: _p, taskId: _t, dependsOnTaskId: _d, createdAt: _c, ...changes } = row;
+  return {
+    taskId: task.id,
+    statements: [
+      statement(ctx.d1, ctx.db.insert(taskDependencies).values(row).onConflictDoUpdate({ target: [taskDependencies.taskId, taskDependencies.dependsOnTaskId], set: changes })),
+      appendEvents(
+        ctx.d1,
+        ctx.projectId,
+        ctx.actor.label,
+        [{ type: "dependency_added", taskId: task.id, data: { depends_on_task_id: upstream.id, dependency_type: type, contract_key: contract_key ?? null, resolved: resolution.resolved } }],
+        ctx.now,
+        null,
+      ),
+    ],
+  };
+}
+
+async function removeDependency(ctx: OpContext, cmd: Extract<RoomCommand, { op: "remove_dependency" }>): Promise<OpOutcome> {
+  const task = await loadTask(ctx, cmd.taskId);
+  if (!task) return notFound("Task");
+  const deps = await ctx.db.select().from(taskDependencies).where(eq(taskDependencies.taskId, task.id));
+  const removed = deps.find((d) => d.dependsOnTaskId === cmd.dependsOnTaskId);
+  if (!removed) return notFound("Dependency");
+  const rest = deps.filter((d) => d !== removed);
+  const unblocks = isBlocked(deps) && !isBlocked(rest) && !FINISHED.includes(task.status);
+  const assignments = unblocks ? await planAutoAssign(ctx, [task.id], null) : [];
+  return {
+    taskId: task.id,
+    statements: [
+      statement(ctx.d1, ctx.db.delete(taskDependencies).where(and(eq(taskDependencies.taskId, task.id), eq(taskDependencies.dependsOnTaskId, removed.dependsOnTaskId)))),
+      ...assignmentStatements(ctx, assignments, null),
+      appendEvents(
+        ctx.d1,
+        ctx.projectId,
+        ctx.actor.label,
+        [
+          { type: "dependency_removed", taskId: task.id, data: { depends_on_task_id: removed.dependsOnTaskId, dependency_type: removed.dependencyType } },
+          ...(unblocks ? [{ type: "task_unblocked", taskId: task.id, data: { resolved_by: null } }] : []),
+          ...assignmentEvents(assignments),
+        ],
+        ctx.now,
+        null,
+      ),
     ],
   };
 }
@@ -405,5 +570,13 @@ export function planOperation(ctx: OpContext, cmd: RoomCommand): Promise<OpOutco
       return cancel(ctx, cmd);
     case "note":
       return note(ctx, cmd);
+    case "auto_assign":
+      return autoAssign(ctx, cmd);
+    case "sweep":
+      return sweep(ctx);
+    case "add_dependency":
+      return addDependency(ctx, cmd);
+    case "remove_dependency":
+      return removeDependency(ctx, cmd);
   }
 }

@@ -102,7 +102,7 @@ agentSessionRoutes.get("/status", agent, async (c) => {
   const { tasks } = await listTasks(c.var.db, {
     projectIds: me.projectIds ?? null,
     statuses: UNFINISHED,
-    ...(session ? { targetSessionId: session.id } : { assignedServerId: me.id }),
+    ...(session ? { forSession: session.id } : { assignedServerId: me.id }),
     limit: 200,
   });
   const count = (statuses: string[]) => tasks.filter((t) => statuses.includes(t.status)).length;

@@ -10,7 +10,10 @@ import { HUB_PROTOCOL_VERSIONS, negotiateProtocol } from "../domain/protocol-ver
 import { readJson } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
 import { notFound, Problem } from "../http/problem";
-import { capabilitiesSchema } from "../protocol/orchestratia-v1";
+import { capabilitiesSchema, type Capabilities } from "../protocol/orchestratia-v1";
+import { DEFAULT_MAX_CONCURRENT_TASKS } from "../domain/matching";
+import { isOnline } from "../domain/presence";
+import { offerWaitingTasks } from "../room/client";
 import { serverView } from "../views/agents";
 
 export const serverRoutes = new Hono<HubEnv>();
@@ -30,6 +33,10 @@ serverRoutes.post("/heartbeat", agent, async (c) => {
     ]);
   }
   const now = nowIso();
+  // Coming online, or declaring more capacity, makes the server a candidate for waiting tasks.
+  const maxBefore = (server.capabilities as Capabilities | null)?.max_concurrent_tasks ?? DEFAULT_MAX_CONCURRENT_TASKS;
+  const maxNow = body.capabilities ? (body.capabilities.max_concurrent_tasks ?? DEFAULT_MAX_CONCURRENT_TASKS) : maxBefore;
+  const offer = !isOnline(server.lastHeartbeat) || maxNow > maxBefore || (body.capabilities && !server.capabilities);
   await c.var.db
     .update(servers)
     .set({
@@ -39,6 +46,7 @@ serverRoutes.post("/heartbeat", agent, async (c) => {
       ...(body.protocol_versions ? { protocolVersions: body.protocol_versions } : {}),
     })
     .where(eq(servers.id, server.id));
+  if (offer) c.executionCtx.waitUntil(offerWaitingTasks(c.env, server.projectIds ?? null));
   return c.json({ status: "ok", server_time: now });
 });
 

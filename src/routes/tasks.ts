@@ -9,7 +9,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { projectFor, scopesOverlap, visibleProjectIds, type Access } from "../auth/access";
 import { agent, currentServer, person } from "../auth/middleware";
-import { listTasks, notesOf, taskView1 } from "../db/task-queries";
+import { dependenciesOf, listTasks, notesOf, taskView1 } from "../db/task-queries";
 import { servers, sessions, tasks } from "../db/schema";
 import { FINISHED, TASK_STATUSES } from "../domain/lifecycle";
 import { normaliseResult } from "../domain/results";
@@ -31,7 +31,10 @@ import {
 } from "../protocol/hub-api";
 import type { AssignTarget, TaskChanges } from "../room/commands";
 import { runInRoom } from "../room/client";
-import { noteView } from "../views/tasks";
+import { dependencyView, noteView } from "../views/tasks";
+import { rankServers } from "../domain/matching";
+import { dependencySchema, type Requirements } from "../protocol/orchestratia-v1";
+import { serverCandidates } from "../db/server-candidates";
 
 /** The task, if the caller can see its project (404 otherwise, like a missing one). */
 export async function taskFor(c: HubContext, taskId: string, access: Access = "read") {
@@ -222,6 +225,15 @@ export async function askForHelp(c: HubContext, taskId: string) {
 
 export const UNFINISHED = TASK_STATUSES.filter((s) => !FINISHED.includes(s));
 
+/** Every server that could take the task, scored as seed §5 says, best first. */
+async function matchingAgents(c: HubContext, taskId: string) {
+  const task = await taskFor(c, taskId);
+  const row = await c.var.db.query.tasks.findFirst({ where: eq(tasks.id, task.id), columns: { requirements: true } });
+  const candidates = await serverCandidates(c.var.db, task.projectId);
+  const servers = rankServers((row!.requirements ?? {}) as Requirements, candidates).map(({ active_tasks: _, ...match }) => match);
+  return { servers, total: servers.length };
+}
+
 /** Tasks assigned to the calling agent's session (or, without session_id, its server) that are not finished. */
 async function checkAssigned(c: HubContext) {
   const server = currentServer(c);
@@ -233,7 +245,7 @@ async function checkAssigned(c: HubContext) {
   const page = await listTasks(c.var.db, {
     projectIds: server.projectIds ?? null,
     statuses: UNFINISHED,
-    ...(session_id ? { targetSessionId: session_id } : { assignedServerId: server.id }),
+    ...(session_id ? { forSession: session_id } : { assignedServerId: server.id }),
     limit: 200,
   });
   return { count: page.tasks.length, tasks: page.tasks };
@@ -267,6 +279,25 @@ export function taskRoutes(surface: "people" | "agents") {
     c.json(await transition(c, id(c), async (taskId) => ({ op: "revise_plan", taskId, feedback: (await readJson(c, reviseBody)).feedback }))),
   );
   r.post("/:id/retry", write, async (c) => c.json(await transition(c, id(c), async (taskId) => ({ op: "retry", taskId }))));
+  r.post("/:id/dependencies", write, async (c) => {
+    const task = await taskFor(c, id(c), "write");
+    const body = await readJson(c, dependencySchema);
+    await runInRoom(c, task.projectId, { op: "add_dependency", taskId: task.id, dependency: body });
+    const dep = (await dependenciesOf(c.var.db, [task.id])).find((d) => d.dependsOnTaskId === body.depends_on_task_id)!;
+    return c.json(dependencyView(dep), 201);
+  });
+  r.delete("/:id/dependencies/:upstreamId", write, async (c) => {
+    const task = await taskFor(c, id(c), "write");
+    const upstreamId = c.req.param("upstreamId");
+    await runInRoom(c, task.projectId, { op: "remove_dependency", taskId: task.id, dependsOnTaskId: upstreamId });
+    return c.json({ removed: true, task_id: task.id, depends_on_task_id: upstreamId });
+  });
+  r.get("/:id/matching-agents", read, async (c) => c.json(await matchingAgents(c, id(c))));
+  r.post("/:id/auto-assign", write, async (c) => {
+    const task = await taskFor(c, id(c), "write");
+    const { data } = await runInRoom(c, task.projectId, { op: "auto_assign", taskId: task.id });
+    return c.json(data);
+  });
   r.post("/:id/notes", write, async (c) => {
     const task = await taskFor(c, id(c), "write");
     const body = await readJson(c, noteBody);

@@ -4,7 +4,8 @@ import type { interventions, taskDependencies, taskNotes, tasks } from "../db/sc
 import { isBlocked } from "../domain/dependencies";
 
 export type TaskRow = InferSelectModel<typeof tasks>;
-export type DependencyRow = InferSelectModel<typeof taskDependencies>;
+/** A dependency with what the view shows of its upstream: its status, and for a resolved input the contract's data. */
+export type DependencyRow = InferSelectModel<typeof taskDependencies> & { upstreamStatus: string; data: unknown };
 export type NoteRow = InferSelectModel<typeof taskNotes>;
 export type InterventionRow = InferSelectModel<typeof interventions>;
 
@@ -20,6 +21,7 @@ export const dependencyView = (d: DependencyRow) => ({
   contract_key: d.contractKey,
   resolved: d.resolved,
   resolved_at: d.resolvedAt,
+  depends_on_status: d.upstreamStatus,
 });
 
 export const noteView = (n: NoteRow) => ({
@@ -31,7 +33,7 @@ export const noteView = (n: NoteRow) => ({
   created_at: n.createdAt,
 });
 
-/** Contract data delivered by resolved input dependencies, by contract key. */
+/** Contract data delivered by resolved input dependencies, by contract key (null when the upstream did not deliver it). */
 export function resolvedInputs(deps: DependencyRow[]): Record<string, unknown> {
   return Object.fromEntries(deps.filter((d) => d.dependencyType === "input" && d.resolved && d.contractKey).map((d) => [d.contractKey!, d.data ?? null]));
 }

@@ -1,0 +1,109 @@
+/**
+ * Capability matching (seed §5): how well a server fits a task's
+ * requirements. Hard requirements disqualify (score -1) when missing; soft
+ * ones only add. The reasons are the seed's strings.
+ */
+import type { Capabilities, Requirements } from "../protocol/orchestratia-v1";
+
+export interface Candidate {
+  id: string;
+  name: string;
+  /** The capabilities object the agent declared; null when it declared none. */
+  capabilities: Capabilities | null;
+  /** Repos the daemon registered (`{name: path}` or a list of names), counted with capabilities.repos. */
+  repos: unknown;
+  os: string | null;
+  online: boolean;
+  /** Tasks assigned, planning or running on this server. */
+  activeTasks: number;
+}
+
+export interface Match {
+  server_id: string;
+  server_name: string;
+  score: number;
+  status: "online" | "offline";
+  reasons: string[];
+  active_tasks: number;
+}
+
+export const SCORES = { repo: 100, languages: 50, environment: 30, tool: 10, tag: 5, preferred: 200, online: 25, capacity: 50 } as const;
+export const DEFAULT_MAX_CONCURRENT_TASKS = 1;
+
+const lower = (xs: readonly string[] | undefined) => (xs ?? []).map((x) => x.toLowerCase());
+
+function repoNames(c: Candidate): string[] {
+  const declared = Object.keys(c.capabilities?.repos ?? {});
+  const registered = Array.isArray(c.repos) ? c.repos.map(String) : c.repos && typeof c.repos === "object" ? Object.keys(c.repos) : [];
+  return [...new Set([...declared, ...registered])];
+}
+
+export function scoreServer(req: Requirements, c: Candidate): Match {
+  const base = { server_id: c.id, server_name: c.name, status: c.online ? ("online" as const) : ("offline" as const), active_tasks: c.activeTasks };
+  const disqualified = (reason: string): Match => ({ ...base, score: -1, reasons: [`${reason} (disqualified)`] });
+  const caps = c.capabilities;
+  if (!caps) return disqualified("no capabilities defined");
+
+  const reasons: string[] = [];
+  let score = 0;
+  const repo = req.repo ? caps.repos?.[req.repo] : undefined;
+
+  if (req.repo) {
+    if (!repoNames(c).includes(req.repo)) return disqualified(`missing repo: ${req.repo}`);
+    score += SCORES.repo;
+    reasons.push(`repo match: ${req.repo} (+${SCORES.repo})`);
+  }
+  if (req.languages?.length) {
+    const known = new Set([...lower(caps.languages), ...lower(repo?.languages)]);
+    const missing = req.languages.filter((l) => !known.has(l.toLowerCase()));
+    if (missing.length) return disqualified(`missing languages: ${missing.join(", ")}`);
+    score += SCORES.languages;
+    reasons.push(`language match: ${req.languages.join(", ")} (+${SCORES.languages})`);
+  }
+  if (req.environments?.length) {
+    const known = new Set([...lower(caps.environments), ...(c.os ? [c.os.toLowerCase() === "darwin" ? "macos" : c.os.toLowerCase()] : [])]);
+    const matched = req.environments.filter((e) => known.has(e.toLowerCase()));
+    if (matched.length === 0) return disqualified(`missing environment: ${req.environments.join(", ")}`);
+    score += SCORES.environment;
+    reasons.push(`environment match: ${matched.join(", ")} (+${SCORES.environment})`);
+  }
+
+  const max = caps.max_concurrent_tasks ?? DEFAULT_MAX_CONCURRENT_TASKS;
+  if (c.activeTasks >= max) return disqualified(`at capacity: ${c.activeTasks}/${max} tasks`);
+
+  const tools = new Set([...lower(caps.tools), ...lower(repo?.tools)]);
+  const matchedTools = (req.tools ?? []).filter((t) => tools.has(t.toLowerCase()));
+  if (matchedTools.length) {
+    score += SCORES.tool * matchedTools.length;
+    reasons.push(`tools match: ${matchedTools.join(", ")} (+${SCORES.tool * matchedTools.length})`);
+  }
+  const tags = new Set(lower(caps.tags));
+  const matchedTags = (req.tags ?? []).filter((t) => tags.has(t.toLowerCase()));
+  if (matchedTags.length) {
+    score += SCORES.tag * matchedTags.length;
+    reasons.push(`tags match: ${matchedTags.join(", ")} (+${SCORES.tag * matchedTags.length})`);
+  }
+  if (req.prefer_server && req.prefer_server === c.name) {
+    score += SCORES.preferred;
+    reasons.push(`preferred server (+${SCORES.preferred})`);
+  }
+  if (c.online) {
+    score += SCORES.online;
+    reasons.push(`online (+${SCORES.online})`);
+  }
+  score += SCORES.capacity;
+  reasons.push(`has capacity (+${SCORES.capacity})`);
+  return { ...base, score, reasons };
+}
+
+/** Best first: score, then fewer active tasks, then name; disqualified servers last. */
+export function rankServers(req: Requirements, candidates: readonly Candidate[]): Match[] {
+  return candidates
+    .map((c) => scoreServer(req, c))
+    .sort((a, b) => b.score - a.score || a.active_tasks - b.active_tasks || a.server_name.localeCompare(b.server_name));
+}
+
+export const bestMatch = (req: Requirements, candidates: readonly Candidate[]): Match | null => {
+  const [best] = rankServers(req, candidates);
+  return best && best.score >= 0 ? best : null;
+};
