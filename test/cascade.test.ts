@@ -1,0 +1,292 @@
+/** Dependencies, contract exchange and the completion cascade over HTTP (seed §2–§5). */
+import { beforeAll, describe, expect, it } from "vitest";
+import { call, createProject, expectProblem, registerAgent } from "./helpers";
+import { cli, createWorld, expectOk, newTask, openSession, T, type World } from "./task-world";
+
+let w: World;
+beforeAll(async () => {
+  w = await createWorld("Cascade");
+});
+
+const get = async (id: string) => (await expectOk(cli(w.orchestrator.apiKey, "GET", `${T}/${id}`))).json;
+const events = async (projectId = w.project.id) => (await call(`/api/v1/projects/${projectId}/events?limit=1000`, { token: w.admin })).json.events as any[];
+
+/** Assign, start and complete a task as the worker. */
+async function finish(id: string, result: unknown) {
+  await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { session_name: "worker" }));
+  await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/start`));
+  return expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result }));
+}
+
+const schemaResult = (contracts: Record<string, unknown>) => ({ $schema: "orchestratia/task-result/v1", summary: "done", contracts });
+
+describe("the resolution table", () => {
+  it("blocks: resolved when the upstream is done, with nothing delivered", async () => {
+    const up = await newTask(w);
+    const down = await newTask(w, { dependencies: [{ depends_on_task_id: up, dependency_type: "blocks" }] });
+    expect(await get(down)).toMatchObject({ blocked: true, dependencies: [{ resolved: false, resolved_at: null, depends_on_status: "pending" }] });
+    await finish(up, "ok");
+    const after = await get(down);
+    expect(after).toMatchObject({ blocked: false, resolved_inputs: {}, dependencies: [{ dependency_type: "blocks", resolved: true, depends_on_status: "done" }] });
+    expect(Date.parse(after.dependencies[0].resolved_at)).not.toBeNaN();
+  });
+
+  it("input: resolved when done, delivering result.contracts[key].data as resolved_inputs[key]", async () => {
+    const up = await newTask(w, {
+      structured_spec: {
+        $schema: "orchestratia/task-spec/v1",
+        requirements: [{ description: "schema", priority: "must" }],
+        output_expectations: { contracts: { api_schema: { description: "the API", required: true } } },
+      },
+    });
+    const down = await newTask(w, { dependencies: [{ depends_on_task_id: up, dependency_type: "input", contract_key: "api_schema" }] });
+    const data = { endpoints: [{ path: "/users", method: "GET", response: "User[]" }], types: { User: { id: "uuid" } } };
+    await finish(up, schemaResult({ api_schema: { status: "fulfilled", data } }));
+    expect(await get(down)).toMatchObject({ blocked: false, resolved_inputs: { api_schema: data }, dependencies: [{ dependency_type: "input", contract_key: "api_schema", resolved: true }] });
+    const logged = (await events()).filter((e) => e.task_id === up && e.type.startsWith("contract_"));
+    expect(logged.map((e) => [e.type, e.data.contract_key, e.data.declared])).toEqual([["contract_fulfilled", "api_schema", true]]);
+  });
+
+  it("input with the contract missing: still resolved, with a contract_missing warning (no deadlock)", async () => {
+    const up = await newTask(w, {
+      structured_spec: {
+        $schema: "orchestratia/task-spec/v1",
+        requirements: [{ description: "x", priority: "must" }],
+        output_expectations: { contracts: { promised: { description: "p", required: true }, optional: { description: "o" } } },
+      },
+    });
+    const down = await newTask(w, { dependencies: [{ depends_on_task_id: up, dependency_type: "input", contract_key: "promised" }] });
+    await finish(up, schemaResult({ extra: { data: 1 } }));
+    expect(await get(down)).toMatchObject({ blocked: false, resolved_inputs: { promised: null }, dependencies: [{ resolved: true }] });
+    const logged = (await events()).filter((e) => (e.task_id === up || e.task_id === down) && e.type.startsWith("contract_"));
+    expect(logged.map((e) => [e.type, e.task_id, e.data.contract_key])).toEqual([
+      ["contract_fulfilled", up, "extra"],
+      ["contract_missing", up, "promised"],
+      ["contract_missing", down, "promised"],
+    ]);
+  });
+
+  it("input on a legacy result: resolved without data flow", async () => {
+    const up = await newTask(w);
+    const down = await newTask(w, { dependencies: [{ depends_on_task_id: up, dependency_type: "input", contract_key: "k" }] });
+    await finish(up, { contracts: { k: { data: "legacy results carry no contracts" } } });
+    expect(await get(down)).toMatchObject({ blocked: false, resolved_inputs: { k: null } });
+  });
+
+  it("related: resolved at once, never blocking", async () => {
+    const up = await newTask(w);
+    const down = await newTask(w, { dependencies: [{ depends_on_task_id: up, dependency_type: "related" }] });
+    expect(await get(down)).toMatchObject({ blocked: false, dependencies: [{ dependency_type: "related", resolved: true }] });
+    await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${down}/assign`, { session_name: "worker" }));
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${down}/start`));
+  });
+
+  it("unblocks only when the last blocking dependency resolves, with one task_unblocked event", async () => {
+    const a = await newTask(w);
+    const b = await newTask(w);
+    const down = await newTask(w, { dependency_ids: [a, b] });
+    await finish(a, "a");
+    expect((await get(down)).blocked).toBe(true);
+    await finish(b, "b");
+    expect((await get(down)).blocked).toBe(false);
+    expect((await events()).filter((e) => e.task_id === down && e.type === "task_unblocked")).toEqual([expect.objectContaining({ data: { resolved_by: b } })]);
+  });
+
+  it("resolves at creation against an upstream that is already done", async () => {
+    const up = await newTask(w);
+    await finish(up, schemaResult({ k: { data: { v: 1 } } }));
+    const down = await newTask(w, { dependencies: [{ depends_on_task_id: up, dependency_type: "input", contract_key: "k" }] });
+    expect(await get(down)).toMatchObject({ blocked: false, resolved_inputs: { k: { v: 1 } } });
+  });
+});
+
+describe("resolved_inputs reach the agent", () => {
+  it("on detail, check and poll", async () => {
+    const up = await newTask(w);
+    const down = await newTask(w, { dependencies: [{ depends_on_task_id: up, dependency_type: "input", contract_key: "config" }] });
+    await finish(up, schemaResult({ config: { data: { port: 8080 } } }));
+    await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${down}/assign`, { session_name: "worker" }));
+    const detail = await expectOk(cli(w.worker.apiKey, "GET", `${T}/${down}`));
+    const check = await expectOk(cli(w.worker.apiKey, "GET", `${T}/check?session_id=${w.workerSession}`));
+    const poll = await expectOk(cli(w.worker.apiKey, "GET", "/api/v1/servers/tasks/poll"));
+    for (const task of [detail.json, check.json.tasks.find((t: { id: string }) => t.id === down), poll.json.find((t: { id: string }) => t.id === down)]) {
+      expect(task.resolved_inputs).toEqual({ config: { port: 8080 } });
+    }
+  });
+});
+
+describe("adding and removing dependencies", () => {
+  it("adds typed dependencies and answers what the CLI reads", async () => {
+    const up = await newTask(w);
+    const down = await newTask(w);
+    const added = await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${down}/dependencies`, { depends_on_task_id: up, dependency_type: "input", contract_key: "spec" }), 201);
+    expect(added.json).toEqual({ depends_on_task_id: up, dependency_type: "input", contract_key: "spec", resolved: false, resolved_at: null, depends_on_status: "pending" });
+    const noKey = await cli(w.orchestrator.apiKey, "POST", `${T}/${down}/dependencies`, { depends_on_task_id: up, dependency_type: "input" });
+    expect(noKey.json.errors).toEqual([{ path: "contract_key", message: "is required for an input dependency" }]);
+    const defaulted = await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${down}/dependencies`, { depends_on_task_id: up }), 201);
+    expect(defaulted.json.dependency_type).toBe("blocks");
+  });
+
+  it("refuses a cycle with 409 naming it", async () => {
+    const a = await newTask(w);
+    const b = await newTask(w, { dependency_ids: [a] });
+    const c = await newTask(w, { dependency_ids: [b] });
+    const cycle = await cli(w.orchestrator.apiKey, "POST", `${T}/${a}/dependencies`, { depends_on_task_id: c, dependency_type: "blocks" });
+    expectProblem(cycle, 409, "DEPENDENCY_CYCLE");
+    expect(cycle.json.cycle).toEqual([a, c, b, a]);
+    expect(cycle.json.detail).toContain(`${a} → ${c} → ${b} → ${a}`);
+    expectProblem(await cli(w.orchestrator.apiKey, "POST", `${T}/${a}/dependencies`, { depends_on_task_id: a }), 409, "DEPENDENCY_CYCLE");
+    // related edges count too: a cycle of any kind is refused.
+    expectProblem(await cli(w.orchestrator.apiKey, "POST", `${T}/${a}/dependencies`, { depends_on_task_id: b, dependency_type: "related" }), 409, "DEPENDENCY_CYCLE");
+  });
+
+  it("refuses a dependency on another project's task, at creation and when adding", async () => {
+    const other = await createProject(w.admin, "Other");
+    const foreign = await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title: "foreign", project_id: other.id }), 201);
+    const mine = await newTask(w);
+    const add = await cli(w.orchestrator.apiKey, "POST", `${T}/${mine}/dependencies`, { depends_on_task_id: foreign.json.id });
+    expectProblem(add, 422, "VALIDATION_FAILED");
+    expect(add.json.errors[0].path).toBe("depends_on_task_id");
+    const create = await cli(w.orchestrator.apiKey, "POST", T, { title: "x", project_id: w.project.id, dependency_ids: [foreign.json.id] });
+    expectProblem(create, 422, "VALIDATION_FAILED");
+  });
+
+  it("removing the last blocker unblocks the task", async () => {
+    const up = await newTask(w);
+    const down = await newTask(w, { dependency_ids: [up] });
+    const removed = await expectOk(cli(w.orchestrator.apiKey, "DELETE", `${T}/${down}/dependencies/${up}`));
+    expect(removed.json).toEqual({ removed: true, task_id: down, depends_on_task_id: up });
+    expect(await get(down)).toMatchObject({ blocked: false, dependencies: [] });
+    expect((await events()).filter((e) => e.task_id === down).map((e) => e.type)).toEqual(["task_created", "dependency_removed", "task_unblocked"]);
+    expectProblem(await cli(w.orchestrator.apiKey, "DELETE", `${T}/${down}/dependencies/${up}`), 404, "NOT_FOUND");
+  });
+});
+
+describe("failure", () => {
+  it("leaves downstream tasks pending and blocked, tells them, and unblocks them when a retried upstream completes", async () => {
+    const up = await newTask(w);
+    const down1 = await newTask(w, { dependency_ids: [up] });
+    const down2 = await newTask(w, { dependencies: [{ depends_on_task_id: up, dependency_type: "input", contract_key: "x" }] });
+    await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${up}/assign`, { session_name: "worker" }));
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${up}/start`));
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${up}/fail`, { error: "broke" }));
+    for (const id of [down1, down2]) {
+      expect(await get(id)).toMatchObject({ status: "pending", blocked: true, dependencies: [{ depends_on_task_id: up, depends_on_status: "failed", resolved: false }] });
+      expect((await events()).filter((e) => e.task_id === id && e.type === "dependency_failed")).toEqual([
+        expect.objectContaining({ data: { upstream_task_id: up, upstream_status: "failed" } }),
+      ]);
+    }
+    await expectOk(call(`/api/v1/tasks/${up}/retry`, { token: w.member.token, method: "POST" }));
+    await finish(up, schemaResult({ x: { data: "second time lucky" } }));
+    expect(await get(down1)).toMatchObject({ blocked: false });
+    expect(await get(down2)).toMatchObject({ blocked: false, resolved_inputs: { x: "second time lucky" } });
+  });
+
+  it("tells downstream tasks when an upstream is cancelled", async () => {
+    const up = await newTask(w);
+    const down = await newTask(w, { dependency_ids: [up] });
+    await expectOk(cli(w.orchestrator.apiKey, "DELETE", `${T}/${up}`));
+    expect((await events()).filter((e) => e.task_id === down && e.type === "dependency_failed")[0].data).toEqual({ upstream_task_id: up, upstream_status: "cancelled" });
+    expect(await get(down)).toMatchObject({ status: "pending", blocked: true });
+  });
+});
+
+describe("matching and auto-assignment", () => {
+  let pw: { project: { id: string }; rust: { id: string; apiKey: string; name: string }; web: { id: string; apiKey: string; name: string } };
+  const capable = (languages: string[], max = 2) => ({ languages, environments: ["linux"], max_concurrent_tasks: max });
+
+  beforeAll(async () => {
+    const project = await createProject(w.admin, "Matching");
+    const rust = await registerAgent(w.admin, "rust-box", { project_ids: [project.id] });
+    const web = await registerAgent(w.admin, "web-box", { project_ids: [project.id] });
+    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: rust.apiKey, body: { capabilities: capable(["rust"]) } }));
+    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: web.apiKey, body: { capabilities: capable(["typescript"]) } }));
+    pw = { project, rust, web };
+  });
+
+  const task = (body: Record<string, unknown>) => expectOk(call("/api/v1/tasks", { token: w.admin, body: { title: "m", project_id: pw.project.id, ...body } }), 201);
+
+  it("previews scores and reasons", async () => {
+    const t = await task({ requirements: { languages: ["rust"], tools: ["cargo"] } });
+    const preview = await expectOk(call(`/api/v1/tasks/${t.json.id}/matching-agents`, { token: w.admin }));
+    expect(preview.json.total).toBe(preview.json.servers.length);
+    expect(preview.json.servers[0]).toEqual({ server_id: pw.rust.id, server_name: "rust-box", score: 125, status: "online", reasons: ["language match: rust (+50)", "online (+25)", "has capacity (+50)"] });
+    expect(preview.json.servers.find((s: { server_name: string }) => s.server_name === "web-box")).toMatchObject({ score: -1, reasons: ["missing languages: rust (disqualified)"] });
+  });
+
+  it("auto-assigns to the best server, or answers no_match", async () => {
+    const t = await task({ requirements: { languages: ["typescript"] } });
+    const assigned = await expectOk(call(`/api/v1/tasks/${t.json.id}/auto-assign`, { token: w.admin, method: "POST" }));
+    expect(assigned.json).toEqual({ status: "assigned", server_id: pw.web.id, server_name: "web-box", match_score: 125 });
+    expect((await call(`/api/v1/tasks/${t.json.id}`, { token: w.admin })).json).toMatchObject({ status: "assigned", assigned_server_name: "web-box" });
+    const nobody = await task({ requirements: { languages: ["cobol"] } });
+    expect((await expectOk(call(`/api/v1/tasks/${nobody.json.id}/auto-assign`, { token: w.admin, method: "POST" }))).json).toEqual({ status: "no_match" });
+    const manual = await task({});
+    expectProblem(await call(`/api/v1/tasks/${manual.json.id}/auto-assign`, { token: w.admin, method: "POST" }), 422, "NO_REQUIREMENTS");
+    expectProblem(await call(`/api/v1/tasks/${t.json.id}/auto-assign`, { token: w.admin, method: "POST" }), 409, "INVALID_TRANSITION");
+  });
+
+  it("auto-assigns an unblocked task with requirements in the cascade, and leaves one without requirements alone", async () => {
+    const up = await task({});
+    const withReq = await task({ requirements: { languages: ["rust"] }, dependency_ids: [up.json.id] });
+    const without = await task({ dependency_ids: [up.json.id] });
+    await expectOk(call(`/api/v1/tasks/${up.json.id}/assign`, { token: w.admin, body: { server_name: "web-box" } }));
+    await expectOk(cli(pw.web.apiKey, "POST", `${T}/${up.json.id}/start`));
+    await expectOk(cli(pw.web.apiKey, "POST", `${T}/${up.json.id}/complete`, { result: "up" }));
+    expect((await call(`/api/v1/tasks/${withReq.json.id}`, { token: w.admin })).json).toMatchObject({ status: "assigned", assigned_server_name: "rust-box", blocked: false });
+    expect((await call(`/api/v1/tasks/${without.json.id}`, { token: w.admin })).json).toMatchObject({ status: "pending", assigned_server_id: null, blocked: false });
+    const assignedEvent = (await events(pw.project.id)).find((e) => e.task_id === withReq.json.id && e.type === "task_assigned");
+    expect(assignedEvent.data).toMatchObject({ auto: true, server_name: "rust-box", match_score: 125 });
+  });
+
+  it("offers waiting tasks to a server that comes online or gains capacity", async () => {
+    const project = await createProject(w.admin, "Heartbeats");
+    const late = await registerAgent(w.admin, "late-box", { project_ids: [project.id] });
+    const waiting = await expectOk(call("/api/v1/tasks", { token: w.admin, body: { title: "wait", project_id: project.id, requirements: { languages: ["elixir"] } } }), 201);
+    const second = await expectOk(call("/api/v1/tasks", { token: w.admin, body: { title: "wait 2", project_id: project.id, requirements: { languages: ["elixir"] } } }), 201);
+    // Registered without capabilities: nothing can be matched yet.
+    expect((await call(`/api/v1/tasks/${waiting.json.id}`, { token: w.admin })).json.status).toBe("pending");
+    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: late.apiKey, body: { capabilities: capable(["elixir"], 1) } }));
+    const statusOf = async (id: string) => (await call(`/api/v1/tasks/${id}`, { token: w.admin })).json.status;
+    await expect.poll(() => statusOf(waiting.json.id), { timeout: 5000 }).toBe("assigned");
+    expect(await statusOf(second.json.id)).toBe("pending");
+    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: late.apiKey, body: { capabilities: capable(["elixir"], 2) } }));
+    await expect.poll(() => statusOf(second.json.id), { timeout: 5000 }).toBe("assigned");
+  });
+
+  it("gives freed capacity to waiting tasks when a task completes", async () => {
+    const project = await createProject(w.admin, "Capacity");
+    const solo = await registerAgent(w.admin, "solo-box", { project_ids: [project.id] });
+    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: solo.apiKey, body: { capabilities: capable(["go"], 1) } }));
+    const make = () => expectOk(call("/api/v1/tasks", { token: w.admin, body: { title: "go", project_id: project.id, requirements: { languages: ["go"] } } }), 201);
+    const first = await make();
+    const queued = await make();
+    await expectOk(call(`/api/v1/tasks/${first.json.id}/auto-assign`, { token: w.admin, method: "POST" }));
+    expect((await call(`/api/v1/tasks/${queued.json.id}/auto-assign`, { token: w.admin, method: "POST" })).json).toEqual({ status: "no_match" });
+    await expectOk(cli(solo.apiKey, "POST", `${T}/${first.json.id}/start`));
+    await expectOk(cli(solo.apiKey, "POST", `${T}/${first.json.id}/complete`, { result: "ok" }));
+    expect((await call(`/api/v1/tasks/${queued.json.id}`, { token: w.admin })).json).toMatchObject({ status: "assigned", assigned_server_name: "solo-box" });
+  });
+});
+
+describe("fan-in under concurrency", () => {
+  it("completes 50 upstream tasks concurrently: the downstream is unblocked once and auto-assigned once", async () => {
+    const project = await createProject(w.admin, "Fan-in");
+    const agent = await registerAgent(w.admin, "fan-in-box", { project_ids: [project.id] });
+    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: agent.apiKey, body: { capabilities: { languages: ["rust"], max_concurrent_tasks: 100 } } }));
+    await openSession(agent.apiKey, project.id, "fan-in-worker");
+    const ups: string[] = [];
+    for (let i = 0; i < 50; i++) ups.push((await expectOk(cli(agent.apiKey, "POST", T, { title: `up ${i}`, project_id: project.id }), 201)).json.id);
+    const down = await expectOk(cli(agent.apiKey, "POST", T, { title: "down", project_id: project.id, dependency_ids: ups, requirements: { languages: ["rust"] } }), 201);
+    for (const id of ups) {
+      await expectOk(cli(agent.apiKey, "POST", `${T}/${id}/assign`, { session_name: "fan-in-worker" }));
+      await expectOk(cli(agent.apiKey, "POST", `${T}/${id}/start`));
+    }
+    const replies = await Promise.all(ups.map((id) => cli(agent.apiKey, "POST", `${T}/${id}/complete`, { result: `done ${id}` })));
+    expect(replies.map((r) => r.status)).toEqual(Array(50).fill(200));
+    const log = (await events(project.id)).filter((e) => e.task_id === down.json.id);
+    expect(log.filter((e) => e.type === "task_unblocked")).toHaveLength(1);
+    expect(log.filter((e) => e.type === "task_assigned")).toHaveLength(1);
+    expect((await expectOk(cli(agent.apiKey, "GET", `${T}/${down.json.id}`))).json).toMatchObject({ status: "assigned", blocked: false });
+  });
+});

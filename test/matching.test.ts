@@ -1,0 +1,135 @@
+/** Capability matching exactly as seed §5, rule by rule. */
+import { describe, expect, it } from "vitest";
+import { planAssignments } from "../src/domain/cascade";
+import { rankServers, scoreServer, type Candidate } from "../src/domain/matching";
+
+const devBackend: Candidate = {
+  id: "uuid-of-dev-backend",
+  name: "dev-backend",
+  capabilities: {
+    $schema: "orchestratia/capabilities/v1",
+    repos: { "api-gateway": { path: "/home/dev/api-gateway", languages: ["rust"], tools: ["cargo"] } },
+    languages: ["rust", "typescript", "python"],
+    tools: ["docker", "git", "cargo", "npm"],
+    environments: ["linux"],
+    tags: ["backend", "systems"],
+    max_concurrent_tasks: 2,
+  },
+  repos: {},
+  os: "linux",
+  online: true,
+  activeTasks: 0,
+};
+const devDesktop: Candidate = {
+  id: "uuid-of-dev-desktop",
+  name: "dev-desktop",
+  capabilities: { repos: { "web-dashboard": { path: "/home/dev/web" } }, languages: ["typescript"], environments: ["macos"] },
+  repos: {},
+  os: "darwin",
+  online: false,
+  activeTasks: 0,
+};
+const seedTask = { repo: "api-gateway", languages: ["rust"], tools: ["cargo", "docker"], environments: ["linux"], prefer_server: "dev-backend" };
+
+describe("the seed's worked example", () => {
+  it("scores dev-backend 475 with exactly the seven reasons, and disqualifies dev-desktop", () => {
+    const ranked = rankServers(seedTask, [devDesktop, devBackend]).map(({ active_tasks: _, ...m }) => m);
+    expect({ servers: ranked, total: ranked.length }).toEqual({
+      servers: [
+        {
+          server_id: "uuid-of-dev-backend",
+          server_name: "dev-backend",
+          score: 475,
+          status: "online",
+          reasons: [
+            "repo match: api-gateway (+100)",
+            "language match: rust (+50)",
+            "environment match: linux (+30)",
+            "tools match: cargo, docker (+20)",
+            "preferred server (+200)",
+            "online (+25)",
+            "has capacity (+50)",
+          ],
+        },
+        { server_id: "uuid-of-dev-desktop", server_name: "dev-desktop", score: -1, status: "offline", reasons: ["missing repo: api-gateway (disqualified)"] },
+      ],
+      total: 2,
+    });
+  });
+});
+
+const score = (req: Parameters<typeof scoreServer>[0], c: Partial<Candidate> = {}) => scoreServer(req, { ...devBackend, ...c });
+const bare = { online: false, capabilities: { max_concurrent_tasks: 1 } } as const;
+
+describe("hard requirements", () => {
+  it("repo: +100 when in capabilities.repos or the registered repos, else disqualified", () => {
+    expect(score({ repo: "api-gateway" }, bare)).toMatchObject({ score: -1, reasons: ["missing repo: api-gateway (disqualified)"] });
+    expect(score({ repo: "api-gateway" }, { ...bare, capabilities: { repos: { "api-gateway": {} } } })).toMatchObject({ score: 150, reasons: ["repo match: api-gateway (+100)", "has capacity (+50)"] });
+    expect(score({ repo: "api-gateway" }, { ...bare, repos: { "api-gateway": "/srv/gw" } }).score).toBe(150);
+    expect(score({ repo: "api-gateway" }, { ...bare, repos: ["api-gateway"] }).score).toBe(150);
+  });
+
+  it("languages: +50 once when every language is known, else disqualified naming the missing ones", () => {
+    expect(score({ languages: ["rust", "python"] }, { online: false }).reasons[0]).toBe("language match: rust, python (+50)");
+    expect(score({ languages: ["rust", "python"] }, { online: false }).score).toBe(100);
+    expect(score({ languages: ["rust", "go", "zig"] })).toMatchObject({ score: -1, reasons: ["missing languages: go, zig (disqualified)"] });
+    // A repo's own languages count for a task on that repo.
+    expect(score({ repo: "api-gateway", languages: ["rust"] }, { capabilities: { repos: { "api-gateway": { languages: ["rust"] } } } }).score).toBeGreaterThan(0);
+  });
+
+  it("environments: +30 when at least one matches, else disqualified; the registered os counts", () => {
+    expect(score({ environments: ["windows", "linux"] }, { online: false })).toMatchObject({ score: 80, reasons: ["environment match: linux (+30)", "has capacity (+50)"] });
+    expect(score({ environments: ["windows"] })).toMatchObject({ score: -1, reasons: ["missing environment: windows (disqualified)"] });
+    expect(score({ environments: ["macos"] }, { capabilities: {}, os: "darwin", online: false }).score).toBe(80);
+  });
+});
+
+describe("soft requirements", () => {
+  it("tools: +10 for each match, never disqualifying", () => {
+    expect(score({ tools: ["cargo", "docker", "bazel"] }, { online: false })).toMatchObject({ score: 70, reasons: ["tools match: cargo, docker (+20)", "has capacity (+50)"] });
+    expect(score({ tools: ["bazel"] }, { online: false }).score).toBe(50);
+  });
+
+  it("tags: +5 for each match", () => {
+    expect(score({ tags: ["backend", "systems", "gpu"] }, { online: false })).toMatchObject({ score: 60, reasons: ["tags match: backend, systems (+10)", "has capacity (+50)"] });
+  });
+
+  it("prefer_server: +200 for the named server only", () => {
+    expect(score({ prefer_server: "dev-backend" }, { online: false }).score).toBe(250);
+    expect(score({ prefer_server: "someone-else" }, { online: false }).score).toBe(50);
+  });
+
+  it("online: +25", () => {
+    expect(score({}, { online: true }).reasons).toEqual(["online (+25)", "has capacity (+50)"]);
+    expect(score({}, { online: false }).score).toBe(50);
+  });
+});
+
+describe("disqualification", () => {
+  it("at capacity: active tasks at max_concurrent_tasks (default 1)", () => {
+    expect(score({}, { activeTasks: 2 })).toMatchObject({ score: -1, reasons: ["at capacity: 2/2 tasks (disqualified)"] });
+    expect(score({}, { activeTasks: 1 }).reasons).toContain("has capacity (+50)");
+    expect(score({}, { capabilities: {}, activeTasks: 1 })).toMatchObject({ score: -1, reasons: ["at capacity: 1/1 tasks (disqualified)"] });
+  });
+
+  it("no capabilities defined", () => {
+    expect(score({}, { capabilities: null })).toMatchObject({ score: -1, reasons: ["no capabilities defined (disqualified)"] });
+  });
+});
+
+describe("ranking and planning", () => {
+  it("breaks ties by fewer active tasks, then by name", () => {
+    const twin = (name: string, activeTasks: number): Candidate => ({ ...devBackend, id: name, name, activeTasks, capabilities: { max_concurrent_tasks: 5 } });
+    const ranked = rankServers({}, [twin("b", 1), twin("c", 0), twin("a", 1), { ...devBackend, capabilities: null }]);
+    expect(ranked.map((m) => m.server_name)).toEqual(["c", "a", "b", "dev-backend"]);
+  });
+
+  it("plans assignments in turn, counting capacity as it goes", () => {
+    const one = (name: string): Candidate => ({ ...devBackend, id: name, name, capabilities: { max_concurrent_tasks: 1, languages: ["rust"] } });
+    const plan = planAssignments(
+      ["t1", "t2", "t3"].map((id) => ({ id, requirements: { languages: ["rust"] }, requirePlan: false })),
+      [one("x"), one("y")],
+    );
+    expect(plan.map((p) => [p.taskId, p.match.server_name])).toEqual([["t1", "x"], ["t2", "y"]]);
+  });
+});
