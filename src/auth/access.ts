@@ -4,15 +4,16 @@
  * the projects its registration token allowed, or all when it was unscoped.
  * A project the caller cannot see answers 404, exactly like a missing one.
  */
-import { and, eq } from "drizzle-orm";
+import { eq, sql, type AnyColumn } from "drizzle-orm";
 import type { ProjectRow } from "../db/client";
+import { qualified } from "../db/sql";
 import { projectMembers, projects } from "../db/schema";
 import type { HubContext, Principal } from "../http/context";
 import { forbidden, notFound, unauthorized } from "../http/problem";
 
 export type Access = "read" | "write";
 
-function principalOf(c: HubContext): Principal {
+export function principalOf(c: HubContext): Principal {
   const p = c.var.principal;
   if (!p) throw unauthorized("Authentication required");
   return p;
@@ -30,22 +31,34 @@ export async function visibleProjectIds(c: HubContext): Promise<string[] | null>
   return rows.map((r) => r.id);
 }
 
+/**
+ * Whether the caller may see (and, for `write`, change) a project, given
+ * whether a person is a member of it. `what` names the thing looked up, so a
+ * refusal reads like "Task not found" — never revealing that it exists.
+ */
+export function assertAccess(p: Principal, projectId: string, isMember: boolean, access: Access, what: string) {
+  if (p.kind === "server") {
+    if (p.server.projectIds && !p.server.projectIds.includes(projectId)) throw notFound(what);
+    return;
+  }
+  if (p.user.role === "admin") return;
+  if (!isMember) throw notFound(what);
+  if (access === "write" && p.user.role === "viewer") throw forbidden("Viewers can only read this project");
+}
+
+/** The caller's membership of the project as one SQL value (1 or NULL), to fold the check into the query that loads a row. */
+export const membershipOf = (p: Principal, projectIdColumn: AnyColumn) =>
+  sql<number | null>`(SELECT 1 FROM project_members pm WHERE pm.project_id = ${qualified(projectIdColumn)} AND pm.user_id = ${p.kind === "user" ? p.user.id : null})`;
+
 export async function projectFor(c: HubContext, projectId: string, access: Access = "read"): Promise<ProjectRow> {
   const p = principalOf(c);
-  const project = await c.var.db.query.projects.findFirst({ where: eq(projects.id, projectId) });
-  if (!project) throw notFound("Project");
-  if (p.kind === "server") {
-    if (p.server.projectIds && !p.server.projectIds.includes(projectId)) throw notFound("Project");
-    return project;
-  }
-  if (p.user.role !== "admin") {
-    const member = await c.var.db.query.projectMembers.findFirst({
-      where: and(eq(projectMembers.projectId, projectId), eq(projectMembers.userId, p.user.id)),
-    });
-    if (!member) throw notFound("Project");
-    if (access === "write" && p.user.role === "viewer") throw forbidden("Viewers can only read this project");
-  }
-  return project;
+  const [row] = await c.var.db
+    .select({ project: projects, member: membershipOf(p, projects.id) })
+    .from(projects)
+    .where(eq(projects.id, projectId));
+  if (!row) throw notFound("Project");
+  assertAccess(p, projectId, row.member !== null, access, "Project");
+  return row.project;
 }
 
 /** Whether two project scopes share a project (null = every project). */

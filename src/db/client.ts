@@ -1,7 +1,9 @@
 import { drizzle } from "drizzle-orm/d1";
 import * as schema from "./schema";
 
-export const createDb = (d1: D1Database) => drizzle(d1, { schema });
+/** `onQuery` hears of every statement drizzle sends to D1 (one round trip each). */
+export const createDb = (d1: D1Database, onQuery?: () => void) =>
+  drizzle(d1, { schema, ...(onQuery ? { logger: { logQuery: onQuery } } : {}) });
 export type Db = ReturnType<typeof createDb>;
 
 export type UserRow = typeof schema.users.$inferSelect;

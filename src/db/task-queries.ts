@@ -4,6 +4,7 @@ import { alias } from "drizzle-orm/sqlite-core";
 import { badRequest } from "../http/problem";
 import { taskView, type DependencyRow, type NoteRow, type TaskView } from "../views/tasks";
 import type { Db } from "./client";
+import { qualified } from "./sql";
 import { servers, sessions, taskDependencies, taskNotes, tasks } from "./schema";
 
 export const RECENT_NOTES = 20;
@@ -18,49 +19,92 @@ async function inChunks<T>(ids: string[], load: (chunk: string[]) => Promise<T[]
 const targetSession = alias(sessions, "target_session");
 const sourceSession = alias(sessions, "source_session");
 
-/** Task views for these ids, in the same order; ids that do not exist are skipped. */
+/** A resolved input dependency's contract data, read from the upstream's result (immutable once done). */
+const contractData = (dep: string, up: string) =>
+  sql.raw(`CASE WHEN ${dep}.dependency_type = 'input' AND ${dep}.resolved AND ${up}.result_structured
+    THEN json(${up}.result -> ('$.contracts.' || ${dep}.contract_key || '.data')) END`);
+
+interface DependencyJson {
+  task_id: string;
+  depends_on_task_id: string;
+  project_id: string;
+  dependency_type: DependencyRow["dependencyType"];
+  contract_key: string | null;
+  resolved: number;
+  resolved_at: string | null;
+  created_at: string;
+  depends_on_status: string;
+  data: unknown;
+}
+interface NoteJson {
+  id: string;
+  task_id: string;
+  project_id: string;
+  author: string;
+  content: string;
+  urgent: number;
+  created_at: string;
+}
+
+/**
+ * Task views for these ids, in the same order; ids that do not exist are
+ * skipped. One query per 90 tasks: dependencies and recent notes come along
+ * as JSON.
+ */
 export async function taskViews(db: Db, ids: string[]): Promise<TaskView[]> {
   if (ids.length === 0) return [];
   const rows = await inChunks(ids, (chunk) =>
     db
-      .select({ task: tasks, serverName: servers.name, targetSessionName: targetSession.name, sourceSessionName: sourceSession.name })
+      .select({
+        task: tasks,
+        serverName: servers.name,
+        targetSessionName: targetSession.name,
+        sourceSessionName: sourceSession.name,
+        dependencies: sql<string>`(SELECT json_group_array(json_object(
+            'task_id', d.task_id, 'depends_on_task_id', d.depends_on_task_id, 'project_id', d.project_id,
+            'dependency_type', d.dependency_type, 'contract_key', d.contract_key, 'resolved', d.resolved,
+            'resolved_at', d.resolved_at, 'created_at', d.created_at, 'depends_on_status', u.status, 'data', ${contractData("d", "u")}))
+          FROM (SELECT * FROM task_dependencies WHERE task_id = ${qualified(tasks.id)} ORDER BY created_at, depends_on_task_id) d
+          JOIN tasks u ON u.id = d.depends_on_task_id)`,
+        notes: sql<string>`(SELECT json_group_array(json_object(
+            'id', n.id, 'task_id', n.task_id, 'project_id', n.project_id, 'author', n.author, 'content', n.content,
+            'urgent', n.urgent, 'created_at', n.created_at))
+          FROM (SELECT * FROM (SELECT * FROM task_notes WHERE task_id = ${qualified(tasks.id)} ORDER BY created_at DESC, id DESC LIMIT ${RECENT_NOTES})
+                ORDER BY created_at, id) n)`,
+      })
       .from(tasks)
       .leftJoin(servers, eq(servers.id, tasks.assignedServerId))
       .leftJoin(targetSession, eq(targetSession.id, tasks.targetSessionId))
       .leftJoin(sourceSession, eq(sourceSession.id, tasks.sourceSessionId))
       .where(inArray(tasks.id, chunk)),
   );
-  const deps = await inChunks(ids, (chunk) => dependenciesOf(db, chunk));
-  const notes = await inChunks(ids, (chunk) =>
-    db.all<Record<string, unknown>>(sql`
-      SELECT id, task_id, project_id, author, content, urgent, created_at FROM (
-        SELECT *, ROW_NUMBER() OVER (PARTITION BY task_id ORDER BY created_at DESC, id DESC) AS n
-        FROM task_notes WHERE task_id IN ${chunk}
-      ) WHERE n <= ${RECENT_NOTES} ORDER BY created_at ASC, id ASC`),
-  );
   const byId = new Map(rows.map((r) => [r.task.id, r]));
   return ids.flatMap((id) => {
     const r = byId.get(id);
     if (!r) return [];
-    const taskNotesOf: NoteRow[] = notes
-      .filter((n) => n.task_id === id)
-      .map((n) => ({
-        id: n.id as string,
-        taskId: id,
-        projectId: n.project_id as string,
-        author: n.author as string,
-        content: n.content as string,
-        urgent: Boolean(n.urgent),
-        createdAt: n.created_at as string,
-      }));
-    return [
-      taskView(
-        r.task,
-        { assignedServerName: r.serverName, targetSessionName: r.targetSessionName, sourceSessionName: r.sourceSessionName },
-        deps.filter((d) => d.taskId === id),
-        taskNotesOf,
-      ),
-    ];
+    const deps: DependencyRow[] = (JSON.parse(r.dependencies) as DependencyJson[]).map((d) => ({
+      taskId: d.task_id,
+      dependsOnTaskId: d.depends_on_task_id,
+      projectId: d.project_id,
+      dependencyType: d.dependency_type,
+      contractKey: d.contract_key,
+      resolved: Boolean(d.resolved),
+      resolvedAt: d.resolved_at,
+      createdAt: d.created_at,
+      upstreamStatus: d.depends_on_status,
+      data: d.data ?? null,
+    }));
+    const notes: NoteRow[] = (JSON.parse(r.notes) as NoteJson[]).map((n) => ({
+      id: n.id,
+      taskId: n.task_id,
+      projectId: n.project_id,
+      author: n.author,
+      content: n.content,
+      urgent: Boolean(n.urgent),
+      createdAt: n.created_at,
+    }));
+    const names = { assignedServerName: r.serverName, targetSessionName: r.targetSessionName, sourceSessionName: r.sourceSessionName };
+    return [taskView(r.task, names, deps, notes)];
   });
 }
 
@@ -76,8 +120,7 @@ export async function dependenciesOf(db: Db, taskIds: string[]): Promise<Depende
     .select({
       dep: taskDependencies,
       upstreamStatus: upstream.status,
-      data: sql<string | null>`CASE WHEN ${taskDependencies.dependencyType} = 'input' AND ${taskDependencies.resolved} AND ${upstream.resultStructured}
-        THEN ${upstream.result} -> ('$.contracts.' || ${taskDependencies.contractKey} || '.data') END`,
+      data: sql<string | null>`${contractData("task_dependencies", "upstream")}`,
     })
     .from(taskDependencies)
     .innerJoin(upstream, eq(upstream.id, taskDependencies.dependsOnTaskId))

@@ -62,4 +62,10 @@ export interface ProblemData {
   extensions?: Record<string, unknown>;
 }
 
-export type RoomResult = { ok: true; taskId: string; data?: Record<string, unknown> } | { ok: false; problem: ProblemData };
+/** What an operation cost inside the room: D1 round trips (reads plus the one batch) and time. */
+export interface RoomMetrics {
+  d1Queries: number;
+  ms: number;
+}
+
+export type RoomResult = ({ ok: true; taskId: string; data?: Record<string, unknown> } | { ok: false; problem: ProblemData }) & { metrics: RoomMetrics };

@@ -5,6 +5,7 @@
  */
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { qualified } from "../db/sql";
 import { interventions, taskDependencies, taskNotes, tasks } from "../db/schema";
 import { canonicalJson } from "../domain/canonical-json";
 import { checkContracts, planAssignments, resolveDownstream, type Assignment, type DownstreamLink } from "../domain/cascade";
@@ -13,7 +14,7 @@ import { cycleThrough } from "../domain/dependency-graph";
 import { checkTransition, FINISHED, type TaskAction, type TaskStatus } from "../domain/lifecycle";
 import { rankServers } from "../domain/matching";
 import type { Requirements } from "../protocol/orchestratia-v1";
-import { assignmentCandidates, assignmentEvents, assignStatement, waitingTasks } from "./assignment";
+import { assignmentContext, assignmentEvents, assignStatement } from "./assignment";
 import type { ProblemData, RoomActor, RoomCommand } from "./commands";
 import { appendEvents, chunkRows, guardAfter, guardHolds, statement, updateTask, type EventDraft, type TaskRow, type VersionGuard } from "./statements";
 
@@ -46,6 +47,44 @@ const notFound = (what: string): ProblemData => ({ status: 404, code: "NOT_FOUND
 
 async function loadTask(ctx: OpContext, taskId: string): Promise<TaskRow | undefined> {
   return ctx.db.query.tasks.findFirst({ where: and(eq(tasks.id, taskId), eq(tasks.projectId, ctx.projectId)) });
+}
+
+interface Blocker {
+  depends_on_task_id: string;
+  dependency_type: string;
+}
+
+/** The task and its unresolved blocks/input dependencies, in one query. */
+async function loadTaskWithBlockers(ctx: OpContext, taskId: string): Promise<{ task: TaskRow; blockers: Blocker[] } | undefined> {
+  const [row] = await ctx.db
+    .select({
+      task: tasks,
+      blockers: sql<string>`(SELECT json_group_array(json_object('depends_on_task_id', d.depends_on_task_id, 'dependency_type', d.dependency_type))
+        FROM task_dependencies d WHERE d.task_id = ${qualified(tasks.id)} AND d.dependency_type != 'related' AND d.resolved = 0)`,
+    })
+    .from(tasks)
+    .where(and(eq(tasks.id, taskId), eq(tasks.projectId, ctx.projectId)));
+  return row && { task: row.task, blockers: JSON.parse(row.blockers) as Blocker[] };
+}
+
+/**
+ * The task and the unresolved dependencies of other tasks on it, with what
+ * decides their unblocking — one query, whatever the fan-out.
+ */
+async function loadTaskWithDownstream(ctx: OpContext, taskId: string): Promise<{ task: TaskRow; links: DownstreamLink[] } | undefined> {
+  const [row] = await ctx.db
+    .select({
+      task: tasks,
+      links: sql<string>`(SELECT json_group_array(json_object(
+          'taskId', d.task_id, 'taskStatus', dt.status, 'dependencyType', d.dependency_type, 'contractKey', d.contract_key,
+          'otherUnresolved', (SELECT COUNT(*) FROM task_dependencies o
+            WHERE o.task_id = d.task_id AND o.depends_on_task_id != d.depends_on_task_id AND o.dependency_type != 'related' AND o.resolved = 0)))
+        FROM task_dependencies d JOIN tasks dt ON dt.id = d.task_id
+        WHERE d.depends_on_task_id = ${qualified(tasks.id)} AND d.resolved = 0)`,
+    })
+    .from(tasks)
+    .where(and(eq(tasks.id, taskId), eq(tasks.projectId, ctx.projectId)));
+  return row && { task: row.task, links: JSON.parse(row.links) as DownstreamLink[] };
 }
 
 function partyOf(actor: RoomActor, task: TaskRow) {
@@ -85,17 +124,12 @@ const cancelPendingInterventions = (ctx: OpContext, task: TaskRow, guard: Versio
   statement(ctx.d1, sql`UPDATE interventions SET status = 'cancelled' WHERE task_id = ${task.id} AND status = 'pending' AND ${guardHolds(guard)}`),
 ];
 
-async function unresolvedBlockers(ctx: OpContext, task: TaskRow) {
-  const deps = await ctx.db.select().from(taskDependencies).where(eq(taskDependencies.taskId, task.id));
-  return isBlocked(deps) ? deps.filter((d) => d.dependencyType !== "related" && !d.resolved) : [];
-}
-
-function blockedProblem(blockers: { dependsOnTaskId: string; dependencyType: string }[]): ProblemData {
+function blockedProblem(blockers: Blocker[]): ProblemData {
   return {
     status: 409,
     code: "UNRESOLVED_DEPENDENCIES",
-    detail: `The task is blocked by ${blockers.length} unresolved ${blockers.length === 1 ? "dependency" : "dependencies"}: ${blockers.map((b) => b.dependsOnTaskId).join(", ")}`,
-    extensions: { unresolved: blockers.map((b) => ({ depends_on_task_id: b.dependsOnTaskId, dependency_type: b.dependencyType })) },
+    detail: `The task is blocked by ${blockers.length} unresolved ${blockers.length === 1 ? "dependency" : "dependencies"}: ${blockers.map((b) => b.depends_on_task_id).join(", ")}`,
+    extensions: { unresolved: blockers },
   };
 }
 
@@ -213,11 +247,11 @@ async function assign(ctx: OpContext, cmd: Extract<RoomCommand, { op: "assign" }
 
 /** start and approve-plan both put the task to work: refused while it is blocked, and its clock starts. */
 async function beginWork(ctx: OpContext, taskId: string, action: "start" | "approve_plan"): Promise<OpOutcome> {
-  const task = await loadTask(ctx, taskId);
-  if (!task) return notFound("Task");
+  const loaded = await loadTaskWithBlockers(ctx, taskId);
+  if (!loaded) return notFound("Task");
+  const { task, blockers } = loaded;
   const next = transition(ctx, task, action);
   if (typeof next !== "string") return next;
-  const blockers = await unresolvedBlockers(ctx, task);
   if (blockers.length) return blockedProblem(blockers);
   const deadline = deadlineFrom(task, ctx.now);
   const plan = taskWrite(ctx, task, { status: next, startedAt: task.startedAt ?? ctx.now, deadlineAt: deadline }, [
@@ -242,27 +276,18 @@ async function revisePlan(ctx: OpContext, cmd: Extract<RoomCommand, { op: "revis
   return taskWrite(ctx, task, { status: next, planFeedback: cmd.feedback }, [statusEvent("plan_revision_requested", task, next, { feedback: cmd.feedback })]);
 }
 
-/** Downstream dependencies on `upstreamId` that are not resolved yet, with what decides their tasks' unblocking. One query. */
-async function downstreamLinks(ctx: OpContext, upstreamId: string): Promise<DownstreamLink[]> {
-  const rows = await ctx.db.all<{ task_id: string; status: TaskStatus; dependency_type: DownstreamLink["dependencyType"]; contract_key: string | null; other_unresolved: number }>(sql`
-    SELECT d.task_id, t.status, d.dependency_type, d.contract_key,
-      (SELECT COUNT(*) FROM task_dependencies o
-        WHERE o.task_id = d.task_id AND o.depends_on_task_id != d.depends_on_task_id AND o.dependency_type != 'related' AND o.resolved = 0) AS other_unresolved
-    FROM task_dependencies d JOIN tasks t ON t.id = d.task_id
-    WHERE d.depends_on_task_id = ${upstreamId} AND d.resolved = 0`);
-  return rows.map((r) => ({ taskId: r.task_id, taskStatus: r.status, dependencyType: r.dependency_type, contractKey: r.contract_key, otherUnresolved: r.other_unresolved }));
-}
-
 /**
  * Auto-assignment for this operation: the waiting tasks (those it unblocks
  * included) go to the best servers. `freedServer` no longer counts the task
- * this operation finishes. Two queries, whatever the number of tasks.
+ * this operation finishes. One query, whatever the number of tasks.
  */
 async function planAutoAssign(ctx: OpContext, unblocked: string[], freedServer: string | null): Promise<Assignment[]> {
-  const waiting = await waitingTasks(ctx, ASSIGN_BATCH, unblocked);
+  const { waiting, candidates } = await assignmentContext(ctx, ASSIGN_BATCH, unblocked);
   if (waiting.length === 0) return [];
-  const candidates = (await assignmentCandidates(ctx)).map((c) => (c.id === freedServer ? { ...c, activeTasks: Math.max(0, c.activeTasks - 1) } : c));
-  return planAssignments(waiting, candidates);
+  return planAssignments(
+    waiting,
+    candidates.map((c) => (c.id === freedServer ? { ...c, activeTasks: Math.max(0, c.activeTasks - 1) } : c)),
+  );
 }
 
 const assignmentStatements = (ctx: OpContext, plan: Assignment[], guard: VersionGuard) => (plan.length ? [assignStatement(ctx, plan, guard)] : []);
@@ -273,8 +298,9 @@ const assignmentStatements = (ctx: OpContext, plan: Assignment[], guard: Version
  * queries whatever the fan-out.
  */
 async function complete(ctx: OpContext, cmd: Extract<RoomCommand, { op: "complete" }>): Promise<OpOutcome> {
-  const task = await loadTask(ctx, cmd.taskId);
-  if (!task) return notFound("Task");
+  const loaded = await loadTaskWithDownstream(ctx, cmd.taskId);
+  if (!loaded) return notFound("Task");
+  const { task, links } = loaded;
   if (task.status === "done" && partyOf(ctx.actor, task).kind === "agent") {
     // Completing again is a no-op when the result is the same, a conflict when it is not.
     if (canonicalJson(task.result) === canonicalJson(cmd.result)) return { taskId: task.id, statements: [], data: { noop: true } };
@@ -283,7 +309,6 @@ async function complete(ctx: OpContext, cmd: Extract<RoomCommand, { op: "complet
   const next = transition(ctx, task, "complete");
   if (typeof next !== "string") return next;
 
-  const links = await downstreamLinks(ctx, task.id);
   const resolution = resolveDownstream(cmd.result, cmd.structured, links);
   const assignments = await planAutoAssign(ctx, resolution.unblocked, task.assignedServerId);
   const events: EventDraft[] = [
@@ -316,8 +341,7 @@ async function complete(ctx: OpContext, cmd: Extract<RoomCommand, { op: "complet
  * downstream tasks pending and blocked — no implicit retry — and tells each
  * of them; the capacity it held goes to waiting tasks.
  */
-async function endWithoutCompleting(ctx: OpContext, task: TaskRow, next: TaskStatus, event: EventDraft, set: Partial<TaskRow>): Promise<WritePlan> {
-  const links = await downstreamLinks(ctx, task.id);
+async function endWithoutCompleting(ctx: OpContext, task: TaskRow, links: DownstreamLink[], next: TaskStatus, event: EventDraft, set: Partial<TaskRow>): Promise<WritePlan> {
   const affected = [...new Set(links.filter((l) => l.dependencyType !== "related" && !FINISHED.includes(l.taskStatus)).map((l) => l.taskId))];
   const assignments = task.assignedServerId && !FINISHED.includes(task.status) ? await planAutoAssign(ctx, [], task.assignedServerId) : [];
   return taskWrite(
@@ -335,12 +359,13 @@ async function endWithoutCompleting(ctx: OpContext, task: TaskRow, next: TaskSta
 
 /** Fails a task: by its agent, or by the room when its timeout passes (code TIMEOUT). */
 export async function fail(ctx: OpContext, cmd: Extract<RoomCommand, { op: "fail" }>): Promise<OpOutcome> {
-  const task = await loadTask(ctx, cmd.taskId);
-  if (!task) return notFound("Task");
+  const loaded = await loadTaskWithDownstream(ctx, cmd.taskId);
+  if (!loaded) return notFound("Task");
+  const { task, links } = loaded;
   const next = cmd.code === "TIMEOUT" && task.status === "running" ? "failed" : transition(ctx, task, "fail");
   if (typeof next !== "string") return next;
   const result = { error: cmd.error, ...(cmd.code ? { code: cmd.code } : {}) };
-  return endWithoutCompleting(ctx, task, next, statusEvent("task_failed", task, next, result), { result, resultStructured: false, errorCode: cmd.code });
+  return endWithoutCompleting(ctx, task, links, next, statusEvent("task_failed", task, next, result), { result, resultStructured: false, errorCode: cmd.code });
 }
 
 async function help(ctx: OpContext, cmd: Extract<RoomCommand, { op: "help" }>): Promise<OpOutcome> {
@@ -417,11 +442,12 @@ async function retry(ctx: OpContext, cmd: Extract<RoomCommand, { op: "retry" }>)
 }
 
 async function cancel(ctx: OpContext, cmd: Extract<RoomCommand, { op: "cancel" }>): Promise<OpOutcome> {
-  const task = await loadTask(ctx, cmd.taskId);
-  if (!task) return notFound("Task");
+  const loaded = await loadTaskWithDownstream(ctx, cmd.taskId);
+  if (!loaded) return notFound("Task");
+  const { task, links } = loaded;
   const next = transition(ctx, task, "cancel");
   if (typeof next !== "string") return next;
-  return endWithoutCompleting(ctx, task, next, statusEvent("task_cancelled", task, next, { reason: cmd.reason }), {});
+  return endWithoutCompleting(ctx, task, links, next, statusEvent("task_cancelled", task, next, { reason: cmd.reason }), {});
 }
 
 async function note(ctx: OpContext, cmd: Extract<RoomCommand, { op: "note" }>): Promise<OpOutcome> {
@@ -446,7 +472,8 @@ async function autoAssign(ctx: OpContext, cmd: Extract<RoomCommand, { op: "auto_
     return { status: 409, code: "INVALID_TRANSITION", detail: `Auto-assign needs a pending task; this one is ${task.status}`, extensions: { current_status: task.status } };
   }
   if (!task.requirements) return { status: 422, code: "NO_REQUIREMENTS", detail: "The task has no requirements to match servers against; assign it by hand" };
-  const [best] = rankServers(task.requirements as Requirements, await assignmentCandidates(ctx));
+  const { candidates } = await assignmentContext(ctx, 0);
+  const [best] = rankServers(task.requirements as Requirements, candidates);
   if (!best || best.score < 0) return { taskId: task.id, statements: [], data: { status: "no_match" } };
   const assignment = { taskId: task.id, match: best, requirePlan: task.requirePlan };
   return {

@@ -7,7 +7,7 @@
 import { and, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
-import { projectFor, scopesOverlap, visibleProjectIds, type Access } from "../auth/access";
+import { assertAccess, membershipOf, principalOf, projectFor, scopesOverlap, visibleProjectIds, type Access } from "../auth/access";
 import { agent, currentServer, person } from "../auth/middleware";
 import { dependenciesOf, listTasks, notesOf, taskView1 } from "../db/task-queries";
 import { servers, sessions, tasks } from "../db/schema";
@@ -36,17 +36,16 @@ import { rankServers } from "../domain/matching";
 import { dependencySchema, type Requirements } from "../protocol/orchestratia-v1";
 import { serverCandidates } from "../db/server-candidates";
 
-/** The task, if the caller can see its project (404 otherwise, like a missing one). */
+/** The task, if the caller can see its project (404 otherwise, like a missing one). One query. */
 export async function taskFor(c: HubContext, taskId: string, access: Access = "read") {
   if (!z.uuid().safeParse(taskId).success) throw notFound("Task");
-  const task = await c.var.db.query.tasks.findFirst({ where: eq(tasks.id, taskId), columns: { id: true, projectId: true } });
+  const p = principalOf(c);
+  const [task] = await c.var.db
+    .select({ id: tasks.id, projectId: tasks.projectId, member: membershipOf(p, tasks.projectId) })
+    .from(tasks)
+    .where(eq(tasks.id, taskId));
   if (!task) throw notFound("Task");
-  try {
-    await projectFor(c, task.projectId, access);
-  } catch (e) {
-    if (e instanceof Problem && e.status === 404) throw notFound("Task");
-    throw e;
-  }
+  assertAccess(p, task.projectId, task.member !== null, access, "Task");
   return task;
 }
 

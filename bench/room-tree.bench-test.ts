@@ -1,0 +1,114 @@
+/**
+ * The tree scenario without HTTP: 1,000 leaves → 100 → 10 → 1 root, created
+ * and driven to done through ProjectRoom RPC calls, beside the same runtime
+ * doing one D1 insert per call. Prints one `BENCH {...}` line.
+ */
+import { env } from "cloudflare:workers";
+import { expect, it } from "vitest";
+import type { RoomActor, RoomCommand, RoomResult } from "../src/room/commands";
+
+const LEVELS = [1000, 100, 10, 1];
+const AGENTS = 8;
+const CAPACITY = 25;
+const BASELINE_CALLS = 2000;
+
+async function baselineInsertsPerSecond() {
+  await env.DB.prepare("CREATE TABLE IF NOT EXISTS bench_items (id TEXT PRIMARY KEY, body TEXT NOT NULL, created_at TEXT NOT NULL)").run();
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next++ < BASELINE_CALLS) {
+        await env.DB.prepare("INSERT INTO bench_items (id, body, created_at) VALUES (?1, ?2, ?3)").bind(crypto.randomUUID(), "{}", new Date().toISOString()).run();
+      }
+    }),
+  );
+  return BASELINE_CALLS / ((performance.now() - started) / 1000);
+}
+
+it("drives the tree through the room", async () => {
+  const now = new Date().toISOString();
+  const projectId = crypto.randomUUID();
+  await env.DB.prepare("INSERT INTO projects (id, name, slug, created_at, updated_at) VALUES (?1, 'bench', ?1, ?2, ?2)").bind(projectId, now).run();
+  const agents = Array.from({ length: AGENTS }, (_, i) => ({ id: crypto.randomUUID(), name: `room-agent-${i}` }));
+  for (const a of agents) {
+    await env.DB.prepare(
+      "INSERT INTO servers (id, name, hostname, capabilities, last_heartbeat, created_at, updated_at) VALUES (?1, ?2, ?2, ?3, ?4, ?4, ?4)",
+    )
+      .bind(a.id, a.name, JSON.stringify({ languages: ["bench"], max_concurrent_tasks: CAPACITY }), now)
+      .run();
+  }
+  const room = env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(projectId));
+  const person: RoomActor = { kind: "person", userId: "bench", label: "bench" };
+  const perOp: Record<string, { n: number; ms: number; q: number }> = {};
+  const run = async (actor: RoomActor, command: RoomCommand) => {
+    const result = (await room.execute(projectId, actor, command)) as unknown as RoomResult;
+    const o = (perOp[command.op] ??= { n: 0, ms: 0, q: 0 });
+    o.n++;
+    o.ms += result.metrics.ms;
+    o.q += result.metrics.d1Queries;
+    if (!result.ok) throw new Error(`${command.op}: ${result.problem.detail}`);
+    return result;
+  };
+  const task = (dependencyIds: string[]) => ({
+    op: "create" as const,
+    task: {
+      title: "t",
+      spec: "",
+      type: "feature",
+      priority: "normal" as const,
+      targetRepo: null,
+      targetBranch: null,
+      acceptanceCriteria: [],
+      structuredSpec: null,
+      requirements: { languages: ["bench"] },
+      requirePlan: false,
+      timeoutSeconds: null,
+      sourceSessionId: null,
+      warnings: [],
+    },
+    dependencies: dependencyIds.map((id) => ({ depends_on_task_id: id, dependency_type: "blocks" as const, contract_key: null })),
+  });
+
+  // Build the tree bottom-up; each parent depends on its 10 children.
+  let level: string[] = [];
+  const setupStarted = performance.now();
+  for (const [depth, count] of LEVELS.entries()) {
+    const children = level;
+    level = [];
+    for (let i = 0; i < count; i++) level.push((await run(person, task(depth === 0 ? [] : children.slice(i * 10, i * 10 + 10)))).taskId);
+  }
+  const rootId = level[0]!;
+  const setupSeconds = (performance.now() - setupStarted) / 1000;
+
+  // Simulated agents: each works on whatever is assigned to it until the root is done.
+  const started = performance.now();
+  await run(person, { op: "sweep" });
+  let rootDone = false;
+  await Promise.all(
+    agents.map(async (agent) => {
+      const actor: RoomActor = { kind: "agent", serverId: agent.id, serverName: agent.name, label: `agent:${agent.name}` };
+      while (!rootDone) {
+        const { results } = await env.DB.prepare("SELECT id FROM tasks WHERE assigned_server_id = ?1 AND status = 'assigned'").bind(agent.id).all<{ id: string }>();
+        if (results.length === 0) {
+          await new Promise((r) => setTimeout(r, 1));
+          continue;
+        }
+        await Promise.all(
+          results.map(async ({ id }) => {
+            await run(actor, { op: "start", taskId: id });
+            await run(actor, { op: "complete", taskId: id, result: { summary: "ok" }, structured: false, warnings: [] });
+            if (id === rootId) rootDone = true;
+          }),
+        );
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const tasks = LEVELS.reduce((a, b) => a + b, 0);
+  const { done } = (await env.DB.prepare("SELECT count(*) AS done FROM tasks WHERE project_id = ?1 AND status = 'done'").bind(projectId).first<{ done: number }>())!;
+  expect(done).toBe(tasks);
+  const baseline = await baselineInsertsPerSecond();
+  console.log(`OPS ${JSON.stringify(Object.fromEntries(Object.entries(perOp).map(([k, v]) => [k, { n: v.n, msPerOp: v.ms / v.n, queriesPerOp: v.q / v.n }])))}`);
+  console.log(`BENCH ${JSON.stringify({ scenario: "room-tree", tasks, seconds, tasksPerSecond: tasks / seconds, setupSeconds, baselineInsertsPerSecond: baseline })}`);
+});

@@ -1,0 +1,242 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench`: starts the hub and a baseline Worker (one D1 insert per
+ * request) locally with wrangler, runs each scenario over HTTP, runs the
+ * in-runtime room scenario with vitest, and prints every figure beside the
+ * baseline measured in the same run.
+ */
+import { execFileSync, spawn } from "node:child_process";
+import { rmSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const wrangler = `${root}node_modules/.bin/wrangler`;
+const state = `${root}.wrangler/bench`;
+const HUB_PORT = Number(process.env.BENCH_HUB_PORT || 8890);
+const BASELINE_PORT = Number(process.env.BENCH_BASELINE_PORT || 8891);
+const hub = `http://127.0.0.1:${HUB_PORT}`;
+const baselineUrl = `http://127.0.0.1:${BASELINE_PORT}`;
+const BOOTSTRAP = "bench-bootstrap-token";
+
+const children = [];
+process.on("exit", () => children.forEach((c) => c.kill("SIGTERM")));
+for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => process.exit(130));
+
+function startWorker(args, port) {
+  const child = spawn(wrangler, ["dev", "--port", String(port), "--inspector-port", String(port + 1000), "--ip", "127.0.0.1", "--local", "--log-level", "error", ...args], {
+    cwd: root,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  children.push(child);
+  return child;
+}
+
+async function waitFor(url) {
+  for (let i = 0; i < 240; i++) {
+    try {
+      const res = await fetch(url);
+      if (res.status < 500) return;
+    } catch {
+      // not yet listening
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+async function api(method, path, { token, apiKey, body } = {}) {
+  const res = await fetch(`${hub}${path}`, {
+    method,
+    headers: {
+      "Content-Type": "application/json",
+      ...(token ? { Authorization: `Bearer ${token}` } : {}),
+      ...(apiKey ? { "X-API-Key": apiKey } : {}),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  const json = text ? JSON.parse(text) : undefined;
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
+  return { json, timing: res.headers.get("Server-Timing") };
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight. */
+async function pool(items, limit, fn) {
+  const out = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i], i);
+      }
+    }),
+  );
+  return out;
+}
+
+const roomCost = (timing) => {
+  const m = timing?.match(/room;dur=([\d.]+);desc="d1 queries=(\d+)"/);
+  return m ? { roomMs: Number(m[1]), d1Queries: Number(m[2]) } : { roomMs: NaN, d1Queries: NaN };
+};
+const secondsSince = (t) => (performance.now() - t) / 1000;
+const fmt = (n, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
+
+async function baselineRate(requests, concurrency) {
+  const started = performance.now();
+  await pool(Array.from({ length: requests }), concurrency, async () => {
+    const res = await fetch(`${baselineUrl}/`, { method: "POST", body: "{}" });
+    if (res.status !== 201) throw new Error(`baseline answered ${res.status}`);
+    await res.arrayBuffer();
+  });
+  const seconds = secondsSince(started);
+  return { seconds, perSecond: requests / seconds };
+}
+
+// ── setup ────────────────────────────────────────────────────────────────
+rmSync(state, { recursive: true, force: true });
+console.log("• starting the hub and the baseline Worker");
+execFileSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", `${state}/hub`], { cwd: root, stdio: "ignore", env: { ...process.env, CI: "true" } });
+startWorker(["--persist-to", `${state}/hub`, "--var", `JWT_SECRET:bench-${Date.now()}-secret-long-enough`, "--var", `BOOTSTRAP_TOKEN:${BOOTSTRAP}`], HUB_PORT);
+startWorker(["-c", "bench/baseline/wrangler.toml", "--persist-to", `${state}/baseline`], BASELINE_PORT);
+await Promise.all([waitFor(`${hub}/api/v1/health`), waitFor(baselineUrl)]);
+
+const admin = (await api("POST", "/api/v1/auth/bootstrap", { token: BOOTSTRAP, body: { email: "bench@example.com", password: "bench-password" } })).json.access_token;
+const newProject = async (name) => (await api("POST", "/api/v1/projects", { token: admin, body: { name } })).json.id;
+const newAgent = async (name, capabilities) => {
+  const token = (await api("POST", "/api/v1/servers/tokens", { token: admin, body: {} })).json.token;
+  const agent = (await api("POST", "/api/v1/servers/register", { body: { name, hostname: name, registration_token: token } })).json;
+  if (capabilities) await api("POST", "/api/v1/servers/heartbeat", { apiKey: agent.api_key, body: { capabilities } });
+  return { id: agent.id, name, apiKey: agent.api_key };
+};
+const createTask = async (apiKey, body) => (await api("POST", "/api/v1/server/tasks", { apiKey, body })).json.id;
+
+// Warm both up, then take the baseline.
+await baselineRate(200, 16);
+const baseline = await baselineRate(3000, 32);
+const results = [];
+const report = (line) => {
+  results.push(line);
+  console.log(line);
+};
+report(`baseline: one D1 insert per request over HTTP: ${fmt(baseline.perSecond, 0)} requests/s (3000 requests, 32 at once)`);
+
+// ── (1) fan-out ─────────────────────────────────────────────────────────
+console.log("\n(1) fan-out: one completion unblocking K downstream tasks");
+const fanAgent = await newAgent("fan-out-agent", { max_concurrent_tasks: 1000 });
+const fanOut = [];
+for (const k of [1, 10, 100, 1000]) {
+  const project = await newProject(`fan-out ${k}`);
+  const upstream = await createTask(fanAgent.apiKey, { title: "upstream", project_id: project });
+  await api("POST", `/api/v1/server/tasks/${upstream}/assign`, { apiKey: fanAgent.apiKey, body: { server_name: fanAgent.name } });
+  await api("POST", `/api/v1/server/tasks/${upstream}/start`, { apiKey: fanAgent.apiKey });
+  await pool(Array.from({ length: k }), 16, () => createTask(fanAgent.apiKey, { title: "downstream", project_id: project, dependency_ids: [upstream] }));
+  const started = performance.now();
+  const done = await api("POST", `/api/v1/server/tasks/${upstream}/complete`, { apiKey: fanAgent.apiKey, body: { result: "done" } });
+  const ms = performance.now() - started;
+  const events = (await api("GET", `/api/v1/projects/${project}/events?limit=1000&since=${k + 2}`, { token: admin })).json.events;
+  const unblocked = events.filter((e) => e.type === "task_unblocked").length;
+  fanOut.push({ k, ms, unblocked, ...roomCost(done.timing) });
+}
+const k1 = fanOut[0];
+for (const f of fanOut) {
+  report(
+    `  K=${String(f.k).padStart(4)}: ${fmt(f.ms)} ms end to end (room ${fmt(f.roomMs)} ms), ${f.d1Queries} D1 queries, ${f.unblocked} unblocked` +
+      `   | K=1: ${fmt(k1.ms)} ms, ${k1.d1Queries} queries; one insert: ${fmt(1000 / baseline.perSecond, 2)} ms`,
+  );
+}
+const k1000 = fanOut.at(-1);
+report(`  → D1 queries per completion: K=1 ${k1.d1Queries}, K=1000 ${k1000.d1Queries} (${k1.d1Queries === k1000.d1Queries ? "same" : "DIFFERENT"}); K=1000 cascade ${fmt(k1000.ms)} ms (target < 2000 ms)`);
+
+// ── (2) fan-in race ─────────────────────────────────────────────────────
+console.log("\n(2) fan-in race: 100 upstream tasks completed at once, one downstream");
+{
+  const project = await newProject("fan-in");
+  const agent = await newAgent("fan-in-agent", { languages: ["rust"], max_concurrent_tasks: 1000 });
+  const ups = await pool(Array.from({ length: 100 }), 16, () => createTask(agent.apiKey, { title: "up", project_id: project }));
+  const down = await createTask(agent.apiKey, { title: "down", project_id: project, dependency_ids: ups, requirements: { languages: ["rust"] } });
+  await pool(ups, 16, async (id) => {
+    await api("POST", `/api/v1/server/tasks/${id}/assign`, { apiKey: agent.apiKey, body: { server_name: agent.name } });
+    await api("POST", `/api/v1/server/tasks/${id}/start`, { apiKey: agent.apiKey });
+  });
+  const started = performance.now();
+  await Promise.all(ups.map((id) => api("POST", `/api/v1/server/tasks/${id}/complete`, { apiKey: agent.apiKey, body: { result: "up" } })));
+  const seconds = secondsSince(started);
+  const events = (await api("GET", `/api/v1/projects/${project}/events?limit=1000`, { token: admin })).json.events.filter((e) => e.task_id === down);
+  const assigned = events.filter((e) => e.type === "task_assigned").length;
+  const unblocked = events.filter((e) => e.type === "task_unblocked").length;
+  const inserts = await baselineRate(100, 100);
+  report(
+    `  100 concurrent completions: ${fmt(seconds * 1000)} ms; downstream unblocked ${unblocked}×, assigned ${assigned}× (${assigned === 1 && unblocked === 1 ? "exactly once" : "WRONG"})` +
+      `   | 100 concurrent one-insert requests: ${fmt(inserts.seconds * 1000)} ms`,
+  );
+}
+
+// ── (3) tree over HTTP ──────────────────────────────────────────────────
+console.log("\n(3) tree: 1,000 leaves → 100 → 10 → 1, driven to done by simulated agents");
+{
+  const project = await newProject("tree");
+  const AGENTS = 8;
+  const CAPACITY = 25;
+  const agents = await Promise.all(Array.from({ length: AGENTS }, (_, i) => newAgent(`tree-agent-${i}`)));
+  const requirements = { languages: ["tree"] };
+  const setupStarted = performance.now();
+  let level = await pool(Array.from({ length: 1000 }), 16, () => createTask(agents[0].apiKey, { title: "leaf", project_id: project, requirements }));
+  for (const count of [100, 10, 1]) {
+    const children = level;
+    level = await pool(Array.from({ length: count }), 16, (_, i) =>
+      createTask(agents[0].apiKey, { title: "node", project_id: project, requirements, dependency_ids: children.slice(i * 10, i * 10 + 10) }),
+    );
+  }
+  const rootId = level[0];
+  const setupSeconds = secondsSince(setupStarted);
+
+  let rootDone = false;
+  let requests = 0;
+  const started = performance.now();
+  // Declaring capabilities brings the agents' capacity online: waiting tasks are offered to them.
+  await Promise.all(agents.map((a) => api("POST", "/api/v1/servers/heartbeat", { apiKey: a.apiKey, body: { capabilities: { languages: ["tree"], max_concurrent_tasks: CAPACITY } } })));
+  await Promise.all(
+    agents.map(async (a) => {
+      while (!rootDone) {
+        requests++;
+        const { tasks } = (await api("GET", "/api/v1/server/tasks/check", { apiKey: a.apiKey })).json;
+        const ready = tasks.filter((t) => t.status === "assigned");
+        if (ready.length === 0) {
+          await new Promise((r) => setTimeout(r, 2));
+          continue;
+        }
+        await Promise.all(
+          ready.map(async (t) => {
+            requests += 2;
+            await api("POST", `/api/v1/server/tasks/${t.id}/start`, { apiKey: a.apiKey });
+            await api("POST", `/api/v1/server/tasks/${t.id}/complete`, { apiKey: a.apiKey, body: { result: "ok" } });
+            if (t.id === rootId) rootDone = true;
+          }),
+        );
+      }
+    }),
+  );
+  const seconds = secondsSince(started);
+  const tps = 1111 / seconds;
+  report(
+    `  HTTP: 1,111 tasks in ${fmt(seconds, 2)} s = ${fmt(tps)} tasks/s (${requests} requests, ${fmt(requests / seconds, 0)} requests/s; setup ${fmt(setupSeconds, 1)} s)` +
+      `   | baseline ${fmt(baseline.perSecond, 0)} requests/s → ratio ${fmt(tps / baseline.perSecond, 2)} (target ≥ 0.5)`,
+  );
+}
+
+// ── (3b) tree inside the runtime ────────────────────────────────────────
+console.log("\n(3b) the same tree through the ProjectRoom directly, inside workerd (no HTTP)");
+{
+  const out = execFileSync(`${root}node_modules/.bin/vitest`, ["run", "--config", "vitest.bench.config.ts"], { cwd: root, encoding: "utf8", env: { ...process.env, FORCE_COLOR: "0" } });
+  const bench = JSON.parse(out.match(/BENCH (\{.*\})/)[1]);
+  report(
+    `  room: ${bench.tasks} tasks in ${fmt(bench.seconds, 2)} s = ${fmt(bench.tasksPerSecond)} tasks/s` +
+      `   | same runtime, one D1 insert per call: ${fmt(bench.baselineInsertsPerSecond, 0)} inserts/s`,
+  );
+  const ops = out.match(/OPS (\{.*\})/);
+  if (ops) console.log(`  per operation: ${ops[1]}`);
+}
+
+console.log("\nSummary\n" + results.map((r) => `  ${r.trim()}`).join("\n"));
+process.exit(0);
