@@ -75,6 +75,17 @@ async function pool(items, limit, fn) {
   return out;
 }
 
+/** Every event of a project after `since`, paging through the log. */
+async function eventsOf(project, since = 0) {
+  const all = [];
+  for (;;) {
+    const page = (await api("GET", `/api/v1/projects/${project}/events?limit=1000&since=${since}`, { token: admin })).json;
+    all.push(...page.events);
+    if (page.events.length < 1000) return all;
+    since = page.next_since;
+  }
+}
+
 const roomCost = (timing) => {
   const m = timing?.match(/room;dur=([\d.]+);desc="d1 queries=(\d+)"/);
   return m ? { roomMs: Number(m[1]), d1Queries: Number(m[2]) } : { roomMs: NaN, d1Queries: NaN };
@@ -134,8 +145,7 @@ for (const k of [1, 10, 100, 1000]) {
   const started = performance.now();
   const done = await api("POST", `/api/v1/server/tasks/${upstream}/complete`, { apiKey: fanAgent.apiKey, body: { result: "done" } });
   const ms = performance.now() - started;
-  const events = (await api("GET", `/api/v1/projects/${project}/events?limit=1000&since=${k + 2}`, { token: admin })).json.events;
-  const unblocked = events.filter((e) => e.type === "task_unblocked").length;
+  const unblocked = (await eventsOf(project)).filter((e) => e.type === "task_unblocked").length;
   fanOut.push({ k, ms, unblocked, ...roomCost(done.timing) });
 }
 const k1 = fanOut[0];
@@ -162,7 +172,7 @@ console.log("\n(2) fan-in race: 100 upstream tasks completed at once, one downst
   const started = performance.now();
   await Promise.all(ups.map((id) => api("POST", `/api/v1/server/tasks/${id}/complete`, { apiKey: agent.apiKey, body: { result: "up" } })));
   const seconds = secondsSince(started);
-  const events = (await api("GET", `/api/v1/projects/${project}/events?limit=1000`, { token: admin })).json.events.filter((e) => e.task_id === down);
+  const events = (await eventsOf(project)).filter((e) => e.task_id === down);
   const assigned = events.filter((e) => e.type === "task_assigned").length;
   const unblocked = events.filter((e) => e.type === "task_unblocked").length;
   const inserts = await baselineRate(100, 100);

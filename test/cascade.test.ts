@@ -269,6 +269,21 @@ describe("matching and auto-assignment", () => {
   });
 });
 
+describe("constant cost", () => {
+  it("spends the same number of D1 round trips on a completion whatever its fan-out", async () => {
+    const queriesFor = async (k: number) => {
+      const up = await newTask(w);
+      for (let i = 0; i < k; i++) await newTask(w, { dependencies: [{ depends_on_task_id: up, dependency_type: i % 2 ? "blocks" : "input", contract_key: "c" }] });
+      const done = await finish(up, schemaResult({ c: { data: 1 } }));
+      const timing = done.headers.get("Server-Timing") ?? "";
+      return Number(timing.match(/d1 queries=(\d+)/)?.[1]);
+    };
+    const one = await queriesFor(1);
+    expect(one).toBeGreaterThan(0);
+    expect(await queriesFor(60)).toBe(one);
+  });
+});
+
 describe("fan-in under concurrency", () => {
   it("completes 50 upstream tasks concurrently: the downstream is unblocked once and auto-assigned once", async () => {
     const project = await createProject(w.admin, "Fan-in");
