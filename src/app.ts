@@ -10,6 +10,7 @@ import { agentSessionRoutes } from "./routes/agent-sessions";
 import { authRoutes } from "./routes/auth";
 import { daemonTaskRoutes } from "./routes/daemon-tasks";
 import { interventionRoutes } from "./routes/interventions";
+import { liveRoutes } from "./routes/live";
 import { taskRoutes } from "./routes/tasks";
 import { healthRoutes } from "./routes/health";
 import { projectRoutes } from "./routes/projects";
@@ -42,6 +43,7 @@ export function buildApp() {
   api.route("/auth", authRoutes);
   api.route("/users", userRoutes);
   api.route("/projects", projectRoutes);
+  api.route("/projects", liveRoutes);
   api.route("/servers", registrationRoutes);
   api.route("/servers", serverRoutes);
   api.route("/servers/tasks", daemonTaskRoutes);

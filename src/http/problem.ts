@@ -19,6 +19,7 @@ const TITLES: Record<number, string> = {
   413: "Content Too Large",
   415: "Unsupported Media Type",
   422: "Unprocessable Content",
+  426: "Upgrade Required",
   429: "Too Many Requests",
   500: "Internal Server Error",
   503: "Service Unavailable",

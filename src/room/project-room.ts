@@ -1,16 +1,27 @@
 /**
- * One Durable Object per project: the single writer of that project's tasks.
+ * One Durable Object per project: the single writer of that project's tasks
+ * and the fan-out of its events to WebSockets.
+ *
  * Operations arrive over RPC and run strictly one at a time through a promise
  * chain, because awaiting D1 lets other requests interleave (input gates only
- * cover the object's own storage). Each operation is one db.batch.
+ * cover the object's own storage). Each operation is one db.batch; its events
+ * are published to sockets after the batch commits, still inside the queue,
+ * so a dashboard's replay (also queued) meets live events with no gap and no
+ * duplicate.
  */
 import { DurableObject } from "cloudflare:workers";
-import { and, eq, isNotNull, lte, min } from "drizzle-orm";
+import { and, asc, eq, gt, isNotNull, lte, min } from "drizzle-orm";
+import { InvalidToken, verifyAccessToken } from "../auth/jwt";
 import { createDb, type Db } from "../db/client";
-import { tasks } from "../db/schema";
+import { events, tasks } from "../db/schema";
 import type { Env } from "../env";
+import { eventView } from "../views/events";
 import { HUB_ACTOR, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
+import { attachmentOf, CLOSE, DASHBOARD_TAG, eventFrame, sendJson, type DashboardAttachment } from "./sockets";
+import { committedEvents, type CommittedEvent } from "./statements";
 import { fail, isProblem, planOperation } from "./task-operations";
+
+const REPLAY_PAGE = 500;
 
 export class ProjectRoom extends DurableObject<Env> {
   private readonly db: Db;
@@ -18,10 +29,16 @@ export class ProjectRoom extends DurableObject<Env> {
   /** D1 round trips of the operation running now (operations never overlap). */
   private d1Queries = 0;
   private projectId: string | undefined;
+  /** Dashboards replaying missed events: live events reach them through the replay instead. */
+  private readonly replaying = new Set<WebSocket>();
+  /** The seq range each dashboard has received live, so a later resume sends none of it twice. */
+  private readonly delivered = new Map<WebSocket, { first: number; last: number }>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.db = createDb(env.DB, () => this.d1Queries++);
+    // Answered by the runtime without waking the object.
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair('{"type":"ping"}', '{"type":"pong"}'));
   }
 
   /** Runs `work` after every operation queued before it; a failure does not stop the queue. */
@@ -50,6 +67,7 @@ export class ProjectRoom extends DurableObject<Env> {
         // Only this room writes the project's tasks, so this means the task was deleted or changed underneath.
         return { ok: false as const, problem: { status: 409 as const, code: "CONCURRENT_CHANGE", detail: "The task changed while this request was being handled; retry" } };
       }
+      this.publish(committedEvents(results));
     }
     if (outcome.deadline) await this.scheduleAlarm(Date.parse(outcome.deadline));
     return { ok: true as const, taskId: outcome.taskId, ...(outcome.data ? { data: outcome.data } : {}) };
@@ -77,10 +95,147 @@ export class ProjectRoom extends DurableObject<Env> {
     if (current === null || at < current) await this.ctx.storage.setAlarm(at);
   }
 
-  /** Fails running tasks whose timeout has passed (code TIMEOUT; never retried implicitly), then waits for the next deadline. */
+  // ── sockets ──────────────────────────────────────────────────────────────
+
+  /** Committed events go to every live dashboard, in seq order. */
+  private publish(committed: CommittedEvent[]) {
+    if (committed.length === 0) return;
+    const frames = committed.map(eventFrame);
+    const first = committed[0]!.seq;
+    const last = committed.at(-1)!.seq;
+    for (const ws of this.ctx.getWebSockets(DASHBOARD_TAG)) {
+      if (this.replaying.has(ws)) continue;
+      try {
+        for (const frame of frames) ws.send(frame);
+        const range = this.delivered.get(ws);
+        this.delivered.set(ws, { first: range?.first ?? first, last });
+      } catch {
+        // Closed: its close handler cleans up.
+      }
+    }
+  }
+
+  /**
+   * Accepts a socket the Worker has already authenticated (it forwards only
+   * upgrades it checked, with the caller's identity in headers).
+   */
+  override async fetch(request: Request): Promise<Response> {
+    const projectId = request.headers.get("X-Project-Id");
+    if (!projectId || request.headers.get("Upgrade") !== "websocket") return new Response("expected a WebSocket upgrade", { status: 426 });
+    await this.rememberProject(projectId);
+    const { 0: client, 1: server } = new WebSocketPair();
+    const expiresAt = Number(request.headers.get("X-Token-Expires")) * 1000;
+    this.ctx.acceptWebSocket(server, [DASHBOARD_TAG]);
+    server.serializeAttachment({ kind: "dashboard", userId: request.headers.get("X-User-Id")!, expiresAt } satisfies DashboardAttachment);
+    await this.scheduleAlarm(expiresAt);
+    // Connecting with ?since=N replays before the socket goes live: the gap-free way in.
+    const since = request.headers.get("X-Resume-Since");
+    if (since !== null) this.startReplay(server, Number(since));
+    const protocol = request.headers.get("X-Subprotocol");
+    return new Response(null, { status: 101, webSocket: client, headers: protocol ? { "Sec-WebSocket-Protocol": protocol } : {} });
+  }
+
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer) {
+    const attachment = attachmentOf(ws);
+    if (attachment?.kind !== "dashboard") return;
+    let frame: { type?: unknown; since?: unknown; access_token?: unknown };
+    try {
+      frame = JSON.parse(typeof message === "string" ? message : new TextDecoder().decode(message));
+    } catch {
+      return sendJson(ws, { type: "error", code: "INVALID_REQUEST", message: "frames are JSON objects" });
+    }
+    if (frame.type === "resume") {
+      const since = Number(frame.since);
+      if (!Number.isInteger(since) || since < 0) return sendJson(ws, { type: "error", code: "INVALID_REQUEST", message: "resume needs since: a non-negative integer" });
+      await this.startReplay(ws, since);
+      return;
+    }
+    if (frame.type === "auth" && typeof frame.access_token === "string") return this.renewToken(ws, attachment, frame.access_token);
+    sendJson(ws, { type: "error", code: "INVALID_MESSAGE_TYPE", message: `unknown message type ${JSON.stringify(frame.type)}` });
+  }
+
+  /** From now until the replay has caught up, live events reach this socket through the replay. */
+  private startReplay(ws: WebSocket, since: number) {
+    this.replaying.add(ws);
+    return this.serialise(() => this.replay(ws, since));
+  }
+
+  /**
+   * Sends every event after `since` that this socket has not had live, then
+   * hands it back to live publishing. Runs in the queue, so no event commits
+   * in between.
+   */
+  private async replay(ws: WebSocket, since: number) {
+    const live = this.delivered.get(ws);
+    try {
+      let after = since;
+      for (;;) {
+        const page = await this.db
+          .select()
+          .from(events)
+          .where(and(eq(events.projectId, this.projectId!), gt(events.seq, after)))
+          .orderBy(asc(events.seq))
+          .limit(REPLAY_PAGE);
+        for (const e of page) {
+          if (!live || e.seq < live.first || e.seq > live.last) ws.send(eventFrame({ ...eventView(e), data: e.data }));
+        }
+        after = page.at(-1)?.seq ?? after;
+        if (page.length < REPLAY_PAGE) break;
+      }
+      if (after > since) this.delivered.set(ws, { first: Math.min(live?.first ?? since + 1, since + 1), last: after });
+      sendJson(ws, { type: "resumed", last_seq: after });
+    } catch {
+      // The socket closed while replaying.
+    } finally {
+      this.replaying.delete(ws);
+    }
+  }
+
+  /** A dashboard may present a fresh access token to keep its socket past the old token's expiry. */
+  private async renewToken(ws: WebSocket, attachment: DashboardAttachment, token: string) {
+    try {
+      const identity = await verifyAccessToken(this.env, token);
+      if (!("userId" in identity) || identity.userId !== attachment.userId) throw new InvalidToken("the token is for someone else");
+      ws.serializeAttachment({ ...attachment, expiresAt: identity.expiresAt * 1000 } satisfies DashboardAttachment);
+      await this.scheduleAlarm(identity.expiresAt * 1000);
+      sendJson(ws, { type: "auth_ok", expires_at: new Date(identity.expiresAt * 1000).toISOString() });
+    } catch (e) {
+      sendJson(ws, { type: "error", code: "UNAUTHORIZED", message: e instanceof InvalidToken ? e.message : "the token could not be checked" });
+    }
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number, reason: string) {
+    this.replaying.delete(ws);
+    this.delivered.delete(ws);
+    try {
+      ws.close(code, reason);
+    } catch {
+      // Already closed.
+    }
+  }
+
+  /** Closes dashboards whose access token has expired; returns when the next one expires. */
+  private closeExpiredDashboards(now: number): number | null {
+    let next: number | null = null;
+    for (const ws of this.ctx.getWebSockets(DASHBOARD_TAG)) {
+      const a = attachmentOf(ws) as DashboardAttachment;
+      if (a.expiresAt <= now) ws.close(CLOSE.tokenExpired, "access token expired; reconnect with a fresh one");
+      else next = next === null ? a.expiresAt : Math.min(next, a.expiresAt);
+    }
+    return next;
+  }
+
+  // ── alarm ────────────────────────────────────────────────────────────────
+
+  /**
+   * Fails running tasks whose timeout has passed (code TIMEOUT; never retried
+   * implicitly) and closes sockets whose token expired, then sleeps until the
+   * next of either.
+   */
   override async alarm() {
-    const projectId = await this.ctx.storage.get<string>("projectId");
+    const projectId = this.projectId ?? (await this.ctx.storage.get<string>("projectId"));
     if (!projectId) return;
+    this.projectId = projectId;
     await this.serialise(async () => {
       const now = new Date().toISOString();
       const overdue = await this.db
@@ -94,13 +249,15 @@ export class ProjectRoom extends DurableObject<Env> {
           error: `Timed out after ${task.timeoutSeconds} s`,
           code: "TIMEOUT",
         });
-        if (!isProblem(outcome)) await this.batch(outcome.statements);
+        if (!isProblem(outcome)) this.publish(committedEvents(await this.batch(outcome.statements)));
       }
-      const [next] = await this.db
+      const [nextDeadline] = await this.db
         .select({ at: min(tasks.deadlineAt) })
         .from(tasks)
         .where(and(eq(tasks.projectId, projectId), eq(tasks.status, "running"), isNotNull(tasks.deadlineAt)));
-      if (next?.at) await this.ctx.storage.setAlarm(Math.max(Date.parse(next.at), Date.now() + 1000));
+      const nextExpiry = this.closeExpiredDashboards(Date.now());
+      const wakeAt = [nextDeadline?.at ? Date.parse(nextDeadline.at) : null, nextExpiry].filter((t): t is number => t !== null);
+      if (wakeAt.length) await this.ctx.storage.setAlarm(Math.max(Math.min(...wakeAt), Date.now() + 1000));
     });
   }
 }

@@ -56,7 +56,27 @@ export function appendEvents(d1: D1Database, projectId: string, actor: string, e
     SELECT ${projectId}, base.next + e.key, e.value ->> 'type', e.value ->> 'task_id', ${actor}, e.value -> 'data', ${now}
     FROM (SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM events WHERE project_id = ${projectId}) AS base, json_each(${rows}) AS e
     WHERE ${guardHolds(guard)}
-    ORDER BY e.key`);
+    ORDER BY e.key
+    RETURNING project_id, seq, type, task_id, actor, data, created_at`);
+}
+
+/** An event as committed: what appendEvents returns and the room publishes. */
+export interface CommittedEvent {
+  project_id: string;
+  seq: number;
+  type: string;
+  task_id: string | null;
+  actor: string;
+  data: Record<string, unknown>;
+  created_at: string;
+}
+
+/** The events a batch committed: the rows its appendEvents statements returned (only they return a seq). */
+export function committedEvents(results: D1Result[]): CommittedEvent[] {
+  return results
+    .flatMap((r) => r.results as Record<string, unknown>[])
+    .filter((row) => typeof row.seq === "number" && typeof row.type === "string")
+    .map((row) => ({ ...(row as unknown as CommittedEvent), data: JSON.parse(row.data as string) }));
 }
 
 /** Splits rows so one INSERT stays under D1's 100 bound parameters. */

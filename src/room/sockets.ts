@@ -1,0 +1,43 @@
+/** WebSockets held by a ProjectRoom (hibernation API): who is on each, and how frames are sent. */
+import type { CommittedEvent } from "./statements";
+
+export const DASHBOARD_TAG = "dashboard";
+export const agentTag = (serverId: string) => `agent:${serverId}`;
+
+/** Close codes the hub uses (4000–4999 are the application's). */
+export const CLOSE = {
+  tokenExpired: 4001,
+  unauthorized: 4003,
+  revoked: 4004,
+} as const;
+
+export interface DashboardAttachment {
+  kind: "dashboard";
+  userId: string;
+  /** When the access token that opened the socket expires (ms since epoch). */
+  expiresAt: number;
+}
+
+export interface AgentAttachment {
+  kind: "agent";
+  /** Null until the agent has sent its API key. */
+  serverId: string | null;
+  serverName: string | null;
+  subscriptions: string[];
+}
+
+export type SocketAttachment = DashboardAttachment | AgentAttachment;
+
+export const attachmentOf = (ws: WebSocket) => ws.deserializeAttachment() as SocketAttachment | null;
+
+/** Sends, ignoring sockets that closed in the meantime (their close handler cleans up). */
+export function sendJson(ws: WebSocket, message: unknown) {
+  try {
+    ws.send(JSON.stringify(message));
+  } catch {
+    // The peer is gone.
+  }
+}
+
+/** The dashboard frame of an event (API.md: `{"type": "event", ...event}`; the event's own type is `event_type`). */
+export const eventFrame = (e: CommittedEvent) => JSON.stringify({ ...e, type: "event", event_type: e.type });

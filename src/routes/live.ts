@@ -1,0 +1,55 @@
+/**
+ * Live connections: dashboards' WebSockets on a project's room. The Worker
+ * checks the JWT and the project's visibility before the room is touched.
+ */
+import { eq } from "drizzle-orm";
+import { Hono } from "hono";
+import { projectFor } from "../auth/access";
+import { InvalidToken, verifyAccessToken } from "../auth/jwt";
+import { users } from "../db/schema";
+import type { HubEnv } from "../http/context";
+import { fieldError, Problem, unauthorized } from "../http/problem";
+import { roomStub } from "../room/client";
+
+export const liveRoutes = new Hono<HubEnv>();
+
+/** The JWT of a WebSocket upgrade: subprotocols ["bearer", "<jwt>"] (browsers cannot set headers) or ?access_token=. */
+function upgradeToken(request: Request): { token: string | null; subprotocol: string | null } {
+  const offered = (request.headers.get("Sec-WebSocket-Protocol") ?? "").split(",").map((p) => p.trim());
+  const i = offered.indexOf("bearer");
+  if (i >= 0 && offered[i + 1]) return { token: offered[i + 1]!, subprotocol: "bearer" };
+  return { token: new URL(request.url).searchParams.get("access_token"), subprotocol: null };
+}
+
+liveRoutes.get("/:id/ws", async (c) => {
+  if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
+    throw new Problem(426, "UPGRADE_REQUIRED", "This endpoint speaks WebSocket: send an Upgrade request", undefined, { Upgrade: "websocket" });
+  }
+  const { token, subprotocol } = upgradeToken(c.req.raw);
+  if (!token) throw unauthorized('Send the access token as subprotocols ["bearer", "<jwt>"] or ?access_token=');
+  let identity;
+  try {
+    identity = await verifyAccessToken(c.env, token);
+  } catch (e) {
+    if (e instanceof InvalidToken) throw unauthorized(e.message, "INVALID_TOKEN");
+    throw e;
+  }
+  const user = await c.var.db.query.users.findFirst({
+    where: "userId" in identity ? eq(users.id, identity.userId) : eq(users.email, identity.email),
+  });
+  if (!user) throw unauthorized("No account matches this token", "INVALID_TOKEN");
+  c.set("principal", { kind: "user", user });
+  const project = await projectFor(c, c.req.param("id"));
+  const since = c.req.query("since");
+  if (since !== undefined && !/^\d+$/.test(since)) throw fieldError("query.since", "must be a non-negative integer");
+  return roomStub(c.env, project.id).fetch("https://room/dashboard", {
+    headers: {
+      Upgrade: "websocket",
+      "X-Project-Id": project.id,
+      "X-User-Id": user.id,
+      "X-Token-Expires": String(identity.expiresAt),
+      ...(subprotocol ? { "X-Subprotocol": subprotocol } : {}),
+      ...(since !== undefined ? { "X-Resume-Since": since } : {}),
+    },
+  });
+});
