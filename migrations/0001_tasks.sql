@@ -1,3 +1,16 @@
+CREATE TABLE `agent_logs` (
+	`id` text PRIMARY KEY NOT NULL,
+	`project_id` text NOT NULL,
+	`server_id` text NOT NULL,
+	`task_id` text,
+	`level` text NOT NULL,
+	`message` text NOT NULL,
+	`context` text,
+	`created_at` text NOT NULL,
+	FOREIGN KEY (`project_id`) REFERENCES `projects`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `agent_logs_project` ON `agent_logs` (`project_id`,`created_at`);--> statement-breakpoint
 CREATE TABLE `events` (
 	`project_id` text NOT NULL,
 	`seq` integer NOT NULL,
@@ -13,7 +26,7 @@ CREATE TABLE `events` (
 CREATE INDEX `events_task` ON `events` (`task_id`);--> statement-breakpoint
 CREATE TABLE `interventions` (
 	`id` text PRIMARY KEY NOT NULL,
-	`task_id` text NOT NULL,
+	`task_id` text,
 	`project_id` text NOT NULL,
 	`intervention_type` text NOT NULL,
 	`question` text NOT NULL,
@@ -24,12 +37,18 @@ CREATE TABLE `interventions` (
 	`responded_at` text,
 	`asked_by` text NOT NULL,
 	`target_session_id` text,
+	`server_id` text,
+	`correlation_id` text,
+	`options` text,
+	`expires_at` text,
 	`created_at` text NOT NULL,
-	FOREIGN KEY (`task_id`) REFERENCES `tasks`(`id`) ON UPDATE no action ON DELETE cascade
+	FOREIGN KEY (`task_id`) REFERENCES `tasks`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`project_id`) REFERENCES `projects`(`id`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
 CREATE INDEX `interventions_task` ON `interventions` (`task_id`,`status`);--> statement-breakpoint
 CREATE INDEX `interventions_project` ON `interventions` (`project_id`,`status`,`created_at`);--> statement-breakpoint
+CREATE INDEX `interventions_expiry` ON `interventions` (`project_id`,`expires_at`) WHERE expires_at IS NOT NULL AND status = 'pending';--> statement-breakpoint
 CREATE TABLE `task_dependencies` (
 	`task_id` text NOT NULL,
 	`depends_on_task_id` text NOT NULL,
@@ -73,6 +92,8 @@ CREATE TABLE `tasks` (
 	`result` text,
 	`result_structured` integer DEFAULT false NOT NULL,
 	`error_code` text,
+	`progress` real,
+	`progress_message` text,
 	`plan` text,
 	`plan_feedback` text,
 	`require_plan` integer DEFAULT false NOT NULL,

@@ -61,8 +61,9 @@ export async function projectFor(c: HubContext, projectId: string, access: Acces
   return row.project;
 }
 
-/** Whether two project scopes share a project (null = every project). */
+/** Whether two project scopes share a project (null = every project; an empty scope shares none). */
 export function scopesOverlap(a: readonly string[] | null, b: readonly string[] | null): boolean {
+  if (a?.length === 0 || b?.length === 0) return false;
   if (a === null || b === null) return true;
   return a.some((id) => b.includes(id));
 }

@@ -68,3 +68,10 @@ export async function revokeRefreshToken(db: Db, presented: string) {
   const row = await db.query.refreshTokens.findFirst({ where: eq(refreshTokens.tokenHash, await sha256Hex(presented)) });
   if (row) await revokeFamily(db, row.familyId);
 }
+
+/** Signs the user out everywhere: after a password change no earlier refresh token works. */
+export const revokeAllRefreshTokens = (db: Db, userId: string) =>
+  db
+    .update(refreshTokens)
+    .set({ revokedAt: nowIso() })
+    .where(and(eq(refreshTokens.userId, userId), isNull(refreshTokens.revokedAt)));

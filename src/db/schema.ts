@@ -4,7 +4,7 @@
  * objects exactly as accepted.
  */
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 export const ROLES = ["admin", "member", "viewer"] as const;
 export type Role = (typeof ROLES)[number];
@@ -155,6 +155,9 @@ export const tasks = sqliteTable(
     /** Whether `result` is a task-result/v1 object (contracts flow downstream) rather than a legacy one. */
     resultStructured: integer("result_structured", { mode: "boolean" }).notNull().default(false),
     errorCode: text("error_code"),
+    /** The assigned agent's last progress report (event:progress): a fraction from 0 to 1, and what it said. */
+    progress: real("progress"),
+    progressMessage: text("progress_message"),
     plan: text("plan", { mode: "json" }).$type<unknown>(),
     planFeedback: text("plan_feedback"),
     requirePlan: integer("require_plan", { mode: "boolean" }).notNull().default(false),
@@ -217,8 +220,9 @@ export const interventions = sqliteTable(
   "interventions",
   {
     id: text("id").primaryKey(),
-    taskId: text("task_id").notNull().references(() => tasks.id, { onDelete: "cascade" }),
-    projectId: text("project_id").notNull(),
+    /** Null for a question an agent asks outside any task (request:ask-user, event:question). */
+    taskId: text("task_id").references(() => tasks.id, { onDelete: "cascade" }),
+    projectId: text("project_id").notNull().references(() => projects.id, { onDelete: "cascade" }),
     interventionType: text("intervention_type", { enum: INTERVENTION_TYPES }).notNull(),
     question: text("question").notNull(),
     context: text("context", { mode: "json" }).$type<unknown>(),
@@ -228,9 +232,34 @@ export const interventions = sqliteTable(
     respondedAt: text("responded_at"),
     askedBy: text("asked_by").notNull(),
     targetSessionId: text("target_session_id"),
+    /** For request:ask-user: who waits for the answer, under which request id, offering which options, until when. */
+    serverId: text("server_id"),
+    correlationId: text("correlation_id"),
+    options: text("options", { mode: "json" }).$type<unknown>(),
+    expiresAt: text("expires_at"),
     createdAt: text("created_at").notNull(),
   },
-  (t) => [index("interventions_task").on(t.taskId, t.status), index("interventions_project").on(t.projectId, t.status, t.createdAt)],
+  (t) => [
+    index("interventions_task").on(t.taskId, t.status),
+    index("interventions_project").on(t.projectId, t.status, t.createdAt),
+    index("interventions_expiry").on(t.projectId, t.expiresAt).where(sql`expires_at IS NOT NULL AND status = 'pending'`),
+  ],
+);
+
+/** What agents said on their sockets that is not a request: event:log, event:error, and non-JSON lines. */
+export const agentLogs = sqliteTable(
+  "agent_logs",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id").notNull().references(() => projects.id, { onDelete: "cascade" }),
+    serverId: text("server_id").notNull(),
+    taskId: text("task_id"),
+    level: text("level").notNull(),
+    message: text("message").notNull(),
+    context: text("context", { mode: "json" }).$type<unknown>(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [index("agent_logs_project").on(t.projectId, t.createdAt)],
 );
 
 export const events = sqliteTable(

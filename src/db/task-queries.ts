@@ -4,7 +4,7 @@ import { alias } from "drizzle-orm/sqlite-core";
 import { badRequest } from "../http/problem";
 import { taskView, type DependencyRow, type NoteRow, type TaskView } from "../views/tasks";
 import type { Db } from "./client";
-import { qualified } from "./sql";
+import { inJsonList, qualified } from "./sql";
 import { servers, sessions, taskDependencies, taskNotes, tasks } from "./schema";
 
 export const RECENT_NOTES = 20;
@@ -140,7 +140,7 @@ export interface TaskFilter {
   statuses?: string[];
   assignedServerId?: string;
   targetSessionId?: string;
-  /** Tasks for this session: assigned to it, or to its server without naming a session. */
+  /** Tasks for this session: in its project, assigned to it or to its server without naming a session. */
   forSession?: string;
   limit: number;
   cursor?: string;
@@ -162,12 +162,13 @@ function decodeCursor(cursor: string): [string, string] {
 export async function listTasks(db: Db, f: TaskFilter): Promise<{ tasks: TaskView[]; next_cursor: string | null }> {
   if (f.projectIds?.length === 0) return { tasks: [], next_cursor: null };
   const conditions: (SQL | undefined)[] = [
-    f.projectIds ? inArray(tasks.projectId, f.projectIds) : undefined,
+    f.projectIds ? inJsonList(tasks.projectId, f.projectIds) : undefined,
     f.statuses?.length ? inArray(tasks.status, f.statuses as (typeof tasks.status.enumValues)[number][]) : undefined,
     f.assignedServerId ? eq(tasks.assignedServerId, f.assignedServerId) : undefined,
     f.targetSessionId ? eq(tasks.targetSessionId, f.targetSessionId) : undefined,
     f.forSession
-      ? sql`(${tasks.targetSessionId} = ${f.forSession} OR (${tasks.targetSessionId} IS NULL AND ${tasks.assignedServerId} = (SELECT server_id FROM sessions WHERE id = ${f.forSession})))`
+      ? sql`${tasks.projectId} = (SELECT project_id FROM sessions WHERE id = ${f.forSession})
+          AND (${tasks.targetSessionId} = ${f.forSession} OR (${tasks.targetSessionId} IS NULL AND ${tasks.assignedServerId} = (SELECT server_id FROM sessions WHERE id = ${f.forSession})))`
       : undefined,
   ];
   if (f.cursor) {

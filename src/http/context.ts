@@ -7,7 +7,12 @@ export type Principal = { kind: "user"; user: UserRow } | { kind: "server"; serv
 
 export interface HubEnv {
   Bindings: Env;
-  Variables: { db: Db; principal?: Principal };
+  Variables: {
+    db: Db;
+    principal?: Principal;
+    /** Set by handlers whose response carries a secret shown once: it is never stored for idempotent replay. */
+    secretResponse?: boolean;
+  };
 }
 
 export type HubContext = Context<HubEnv>;

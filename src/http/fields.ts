@@ -9,3 +9,14 @@ export const uuid = z.uuid("must be a UUID");
 /** A short human label: trimmed, non-empty. */
 export const label = (max = 200) => z.string().trim().min(1, "must not be empty").max(max, `must be at most ${max} characters`);
 export const text = (max = 10_000) => z.string().max(max, `must be at most ${max} characters`);
+
+/** Largest JSON object stored inline in a D1 row (D1 rows hold at most 2 MB). */
+export const INLINE_JSON_BYTES = 512 * 1024;
+
+/** Refines a JSON-valued field so that it stays storable: at most `max` bytes once serialised. */
+export const withinJsonLimit = <T extends z.ZodType>(schema: T, max = INLINE_JSON_BYTES) =>
+  schema.superRefine((value, ctx) => {
+    if (value !== undefined && new TextEncoder().encode(JSON.stringify(value) ?? "").byteLength > max) {
+      ctx.addIssue({ code: "custom", message: `must be at most ${max} bytes of JSON` });
+    }
+  });

@@ -40,13 +40,16 @@ export const idempotent = createMiddleware<HubEnv>(async (c, next) => {
       "SELECT request_hash, response_status, response_body, response_content_type FROM idempotency_keys WHERE caller = ?1 AND key = ?2",
     )
       .bind(caller, key)
-      .first<{ request_hash: string; response_status: number | null; response_body: string; response_content_type: string }>();
+      .first<{ request_hash: string; response_status: number | null; response_body: string | null; response_content_type: string }>();
     if (!prior) return next(); // expired and swept between the two statements
     if (prior.request_hash !== requestHash) {
       throw new Problem(422, "IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was already used with a different request body");
     }
     if (prior.response_status === null) {
       throw conflict("A request with this Idempotency-Key is still being handled; retry shortly", "IDEMPOTENCY_KEY_IN_FLIGHT");
+    }
+    if (prior.response_body === null) {
+      throw conflict("The request with this Idempotency-Key succeeded, but its answer held a secret that is shown only once", "IDEMPOTENT_SECRET_NOT_REPLAYED");
     }
     return new Response(prior.response_body, {
       status: prior.response_status,
@@ -64,6 +67,6 @@ export const idempotent = createMiddleware<HubEnv>(async (c, next) => {
   await c.env.DB.prepare(
     "UPDATE idempotency_keys SET response_status = ?3, response_body = ?4, response_content_type = ?5 WHERE caller = ?1 AND key = ?2",
   )
-    .bind(caller, key, c.res.status, await c.res.clone().text(), c.res.headers.get("Content-Type") ?? "application/json")
+    .bind(caller, key, c.res.status, c.var.secretResponse ? null : await c.res.clone().text(), c.res.headers.get("Content-Type") ?? "application/json")
     .run();
 });

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { zodFieldErrors } from "../http/body";
+import { withinJsonLimit } from "../http/fields";
 import type { FieldError } from "../http/problem";
 import { dependencySchema, requirementsSchema, taskSpecSchema } from "./orchestratia-v1";
 import { checkSchemaId } from "./schema-id";
@@ -15,7 +16,7 @@ export const priority = z
   .transform((p) => (p === "urgent" ? "critical" : p));
 
 const short = (max: number) => z.string().max(max, `must be at most ${max} characters`);
-const object = z.record(z.string(), z.unknown(), { error: "must be an object" });
+const object = withinJsonLimit(z.record(z.string(), z.unknown(), { error: "must be an object" }));
 
 const taskFields = {
   title: z.string().trim().min(1, "must not be empty").max(500, "must be at most 500 characters"),
@@ -24,7 +25,7 @@ const taskFields = {
   priority,
   target_repo: short(500).nullish(),
   target_branch: short(500).nullish(),
-  acceptance_criteria: z.array(short(5000)).max(200),
+  acceptance_criteria: z.array(short(2000)).max(100),
   structured_spec: object.nullish(),
   requirements: object.nullish(),
   require_plan: z.boolean(),
@@ -69,15 +70,15 @@ export const assignBody = z
   })
   .refine((b) => b.session_name || b.server_name || b.session_id, "give session_name, server_name or session_id");
 
-export const completeBody = z.object({ result: z.unknown().refine((v) => v !== undefined, "is required") });
+export const completeBody = z.object({ result: withinJsonLimit(z.unknown().refine((v) => v !== undefined, "is required")) });
 export const failBody = z.object({ error: z.string().min(1, "must not be empty").max(20_000).default("Failed without a reason") });
 export const helpBody = z.looseObject({
   question: z.string().trim().min(1, "must not be empty").max(20_000),
-  context: z.unknown().optional(),
+  context: withinJsonLimit(z.unknown()).optional(),
   intervention_type: z.enum(["help", "question", "approval"], { error: "must be one of help, question, approval" }).default("help"),
   target_session_id: z.uuid().nullish(),
 });
-export const planBody = z.object({ plan: z.unknown().refine((v) => v !== undefined && v !== null, "is required") });
+export const planBody = z.object({ plan: withinJsonLimit(z.unknown().refine((v) => v !== undefined && v !== null, "is required")) });
 export const reviseBody = z.object({ feedback: z.string().trim().min(1, "must not be empty").max(20_000) });
 export const noteBody = z.object({ content: z.string().trim().min(1, "must not be empty").max(20_000), urgent: z.boolean().default(false) });
 export const respondBody = z.object({ response: z.string().trim().min(1, "must not be empty").max(20_000) });

@@ -38,3 +38,9 @@ export async function offerWaitingTasks(env: Env, projectIds: string[] | null) {
   const projects = results.map((r) => r.project_id).filter((id) => projectIds === null || projectIds.includes(id));
   await Promise.all(projects.map((projectId) => roomStub(env, projectId).execute(projectId, HUB_ACTOR, { op: "sweep" })));
 }
+
+/** Closes a person's dashboards in these projects (null: every project), after their access changed. */
+export async function disconnectUser(env: Env, userId: string, projectIds: string[] | null) {
+  const ids = projectIds ?? (await env.DB.prepare("SELECT id FROM projects").all<{ id: string }>()).results.map((r) => r.id);
+  await Promise.all(ids.map((id) => roomStub(env, id).disconnectUser(userId)));
+}

@@ -191,11 +191,30 @@ export class ProjectRoom extends DurableObject<Env> {
     }
   }
 
-  /** A dashboard may present a fresh access token to keep its socket past the old token's expiry. */
+  /** Closes a person's dashboards here: their access to the project ended (removed, demoted, deleted). */
+  async disconnectUser(userId: string) {
+    for (const ws of this.ctx.getWebSockets(DASHBOARD_TAG)) {
+      if ((attachmentOf(ws) as DashboardAttachment).userId === userId) ws.close(CLOSE.unauthorized, "access to this project was revoked");
+    }
+  }
+
+  /**
+   * A dashboard may present a fresh access token to keep its socket past the
+   * old token's expiry — if the person may still see the project.
+   */
   private async renewToken(ws: WebSocket, attachment: DashboardAttachment, token: string) {
     try {
       const identity = await verifyAccessToken(this.env, token);
       if (!("userId" in identity) || identity.userId !== attachment.userId) throw new InvalidToken("the token is for someone else");
+      const access = await this.env.DB.prepare(
+        "SELECT u.role, (SELECT 1 FROM project_members pm WHERE pm.project_id = ?1 AND pm.user_id = u.id) AS member FROM users u WHERE u.id = ?2",
+      )
+        .bind(this.projectId, identity.userId)
+        .first<{ role: string; member: number | null }>();
+      if (!access || (access.role !== "admin" && access.member === null)) {
+        ws.close(CLOSE.unauthorized, "access to this project was revoked");
+        return;
+      }
       ws.serializeAttachment({ ...attachment, expiresAt: identity.expiresAt * 1000 } satisfies DashboardAttachment);
       await this.scheduleAlarm(identity.expiresAt * 1000);
       sendJson(ws, { type: "auth_ok", expires_at: new Date(identity.expiresAt * 1000).toISOString() });

@@ -11,7 +11,7 @@ import { canonicalJson } from "../domain/canonical-json";
 import { checkContracts, planAssignments, resolveDownstream, type Assignment, type DownstreamLink } from "../domain/cascade";
 import { isBlocked, resolveDependency } from "../domain/dependencies";
 import { cycleThrough } from "../domain/dependency-graph";
-import { checkTransition, FINISHED, type TaskAction, type TaskStatus } from "../domain/lifecycle";
+import { ACTIVE, checkTransition, FINISHED, type TaskAction, type TaskStatus } from "../domain/lifecycle";
 import { rankServers } from "../domain/matching";
 import type { Requirements } from "../protocol/orchestratia-v1";
 import { assignmentContext, assignmentEvents, assignStatement } from "./assignment";
@@ -215,11 +215,25 @@ async function update(ctx: OpContext, cmd: Extract<RoomCommand, { op: "update" }
   if (typeof next !== "string") return next;
   const { warnings, ...changes } = cmd.changes;
   const fields = Object.keys(cmd.changes).filter((k) => k !== "warnings");
+  // A new timeout on work already under way counts from when it started.
+  const working = task.startedAt && (task.status === "running" || task.status === "needs_human");
+  const deadline =
+    changes.timeoutSeconds !== undefined && working
+      ? changes.timeoutSeconds
+        ? new Date(Date.parse(task.startedAt!) + changes.timeoutSeconds * 1000).toISOString()
+        : null
+      : undefined;
   const events: EventDraft[] = [
     { type: "task_updated", taskId: task.id, data: { fields } },
     ...(warnings ?? []).map((warning) => ({ type: "schema_warning", taskId: task.id, data: { warning } })),
   ];
-  return taskWrite(ctx, task, { ...changes, ...(warnings?.length ? { warnings: [...task.warnings, ...warnings] } : {}) }, events);
+  const plan = taskWrite(
+    ctx,
+    task,
+    { ...changes, ...(warnings?.length ? { warnings: [...task.warnings, ...warnings] } : {}), ...(deadline !== undefined ? { deadlineAt: deadline } : {}) },
+    events,
+  );
+  return deadline ? { ...plan, deadline } : plan;
 }
 
 async function assign(ctx: OpContext, cmd: Extract<RoomCommand, { op: "assign" }>): Promise<OpOutcome> {
@@ -343,7 +357,8 @@ async function complete(ctx: OpContext, cmd: Extract<RoomCommand, { op: "complet
  */
 async function endWithoutCompleting(ctx: OpContext, task: TaskRow, links: DownstreamLink[], next: TaskStatus, event: EventDraft, set: Partial<TaskRow>): Promise<WritePlan> {
   const affected = [...new Set(links.filter((l) => l.dependencyType !== "related" && !FINISHED.includes(l.taskStatus)).map((l) => l.taskId))];
-  const assignments = task.assignedServerId && !FINISHED.includes(task.status) ? await planAutoAssign(ctx, [], task.assignedServerId) : [];
+  // Only a task counted against its server's capacity frees some when it ends.
+  const assignments = task.assignedServerId && ACTIVE.includes(task.status) ? await planAutoAssign(ctx, [], task.assignedServerId) : [];
   return taskWrite(
     ctx,
     task,
@@ -402,6 +417,23 @@ async function respond(ctx: OpContext, cmd: Extract<RoomCommand, { op: "respond"
   if (intervention.status !== "pending") {
     return { status: 409, code: "INTERVENTION_CLOSED", detail: `The intervention is already ${intervention.status}`, extensions: { current_status: intervention.status } };
   }
+  const answer = (guard: VersionGuard) =>
+    statement(
+      ctx.d1,
+      sql`UPDATE interventions SET status = 'responded', response = ${cmd.response}, responded_by = ${ctx.actor.label}, responded_at = ${ctx.now}
+          WHERE id = ${intervention.id} AND status = 'pending' AND ${guardHolds(guard)}`,
+    );
+  // An agent waiting on request:ask-user gets the answer on its socket once this commits.
+  const data = {
+    intervention_id: intervention.id,
+    ...(intervention.correlationId && intervention.serverId
+      ? { deliver: { serverId: intervention.serverId, correlationId: intervention.correlationId, answer: cmd.response, answeredAt: ctx.now } }
+      : {}),
+  };
+  if (!intervention.taskId) {
+    const event = { type: "intervention_responded", taskId: null, data: { intervention_id: intervention.id, response: cmd.response } };
+    return { taskId: "", statements: [answer(null), appendEvents(ctx.d1, ctx.projectId, ctx.actor.label, [event], ctx.now, null)], data };
+  }
   const task = (await loadTask(ctx, intervention.taskId))!;
   const next = transition(ctx, task, "respond");
   if (typeof next !== "string") return next;
@@ -412,19 +444,10 @@ async function respond(ctx: OpContext, cmd: Extract<RoomCommand, { op: "respond"
   // The task resumes when its last open question is answered.
   const status: TaskStatus = stillPending.length > 1 ? task.status : next;
   return {
-    ...taskWrite(
-      ctx,
-      task,
-      { status },
-      [statusEvent("intervention_responded", task, status, { intervention_id: intervention.id, response: cmd.response })],
-      (guard) => [
-        statement(ctx.d1, 
-          sql`UPDATE interventions SET status = 'responded', response = ${cmd.response}, responded_by = ${ctx.actor.label}, responded_at = ${ctx.now}
-              WHERE id = ${intervention.id} AND status = 'pending' AND ${guardHolds(guard)}`,
-        ),
-      ],
-    ),
-    data: { intervention_id: intervention.id },
+    ...taskWrite(ctx, task, { status }, [statusEvent("intervention_responded", task, status, { intervention_id: intervention.id, response: cmd.response })], (guard) => [answer(guard)]),
+    data,
+    // Back at work: its timeout clock (which kept running while it waited) must be watched again.
+    ...(status === "running" && task.deadlineAt ? { deadline: task.deadlineAt } : {}),
   };
 }
 

@@ -9,6 +9,7 @@ import { projects, servers, sessions } from "../db/schema";
 import { listTasks } from "../db/task-queries";
 import { UNFINISHED } from "./tasks";
 import { isUniqueViolation } from "../db/errors";
+import { inJsonList } from "../db/sql";
 import { readJson, readQuery } from "../http/body";
 import type { HubEnv } from "../http/context";
 import { label, text, uuid } from "../http/fields";
@@ -70,7 +71,7 @@ agentSessionRoutes.get("/sessions", agent, async (c) => {
     .innerJoin(servers, eq(servers.id, sessions.serverId))
     .where(
       and(
-        projectIds ? inArray(sessions.projectId, projectIds) : undefined,
+        projectIds ? inJsonList(sessions.projectId, projectIds) : undefined,
         query.status === "all" ? undefined : eq(sessions.status, query.status),
       ),
     )

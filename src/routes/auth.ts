@@ -5,7 +5,7 @@ import { z } from "zod";
 import { currentUser, person } from "../auth/middleware";
 import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from "../auth/password";
 import { sha256Hex } from "../auth/secrets";
-import { issueTokenPair, revokeRefreshToken, rotateRefreshToken } from "../auth/token-pair";
+import { issueTokenPair, revokeAllRefreshTokens, revokeRefreshToken, rotateRefreshToken } from "../auth/token-pair";
 import { nowIso } from "../db/client";
 import { users } from "../db/schema";
 import { readJson } from "../http/body";
@@ -79,9 +79,12 @@ authRoutes.post("/password", person(), async (c) => {
   if (!user.passwordHash || !(await verifyPassword(body.current_password, user.passwordHash))) {
     throw forbidden("The current password is wrong", "INVALID_CREDENTIALS");
   }
-  await c.var.db
-    .update(users)
-    .set({ passwordHash: await hashPassword(body.new_password), updatedAt: nowIso() })
-    .where(eq(users.id, user.id));
+  await c.var.db.batch([
+    c.var.db
+      .update(users)
+      .set({ passwordHash: await hashPassword(body.new_password), updatedAt: nowIso() })
+      .where(eq(users.id, user.id)),
+    revokeAllRefreshTokens(c.var.db, user.id),
+  ]);
   return c.json({ status: "ok" });
 });

@@ -5,9 +5,10 @@ import { z } from "zod";
 import { projectFor, visibleProjectIds } from "../auth/access";
 import { agent, person } from "../auth/middleware";
 import { interventions, INTERVENTION_STATUSES } from "../db/schema";
+import { inJsonList } from "../db/sql";
 import { readJson, readQuery } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
-import { notFound } from "../http/problem";
+import { notFound, Problem } from "../http/problem";
 import { respondBody } from "../protocol/hub-api";
 import { runInRoom } from "../room/client";
 import { interventionView } from "../views/tasks";
@@ -33,7 +34,7 @@ async function listInterventions(c: HubContext) {
     .from(interventions)
     .where(
       and(
-        projectIds ? inArray(interventions.projectId, projectIds) : undefined,
+        projectIds ? inJsonList(interventions.projectId, projectIds) : undefined,
         q.task_id ? eq(interventions.taskId, q.task_id) : undefined,
         q.status ? eq(interventions.status, q.status) : undefined,
       ),
@@ -46,12 +47,16 @@ async function listInterventions(c: HubContext) {
 async function respond(c: HubContext) {
   const id = c.req.param("id")!;
   const row = z.uuid().safeParse(id).success
-    ? await c.var.db.query.interventions.findFirst({ where: eq(interventions.id, id), columns: { taskId: true } })
+    ? await c.var.db.query.interventions.findFirst({ where: eq(interventions.id, id), columns: { projectId: true } })
     : undefined;
   if (!row) throw notFound("Intervention");
-  const task = await taskFor(c, row.taskId, "write");
+  try {
+    await projectFor(c, row.projectId, "write");
+  } catch (e) {
+    throw e instanceof Problem && e.status === 404 ? notFound("Intervention") : e;
+  }
   const body = await readJson(c, respondBody);
-  await runInRoom(c, task.projectId, { op: "respond", interventionId: id, response: body.response });
+  await runInRoom(c, row.projectId, { op: "respond", interventionId: id, response: body.response });
   const updated = await c.var.db.query.interventions.findFirst({ where: eq(interventions.id, id) });
   return interventionView(updated!);
 }

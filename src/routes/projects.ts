@@ -10,10 +10,12 @@ import { events, projectMembers, projects, users } from "../db/schema";
 import { slugify } from "../domain/slug";
 import { readJson, readQuery } from "../http/body";
 import { eventView } from "../views/events";
+import { disconnectUser } from "../room/client";
 import type { HubEnv } from "../http/context";
 import { label, text, uuid } from "../http/fields";
 import { notFound } from "../http/problem";
 import { isUniqueViolation } from "../db/errors";
+import { inJsonList } from "../db/sql";
 import { projectView, userView } from "../views/people";
 
 export const projectRoutes = new Hono<HubEnv>();
@@ -68,7 +70,7 @@ projectRoutes.get("/", person(), async (c) => {
       ? await c.var.db.select().from(projects).orderBy(desc(projects.createdAt))
       : visible.length === 0
         ? []
-        : await c.var.db.select().from(projects).where(inArray(projects.id, visible)).orderBy(desc(projects.createdAt));
+        : await c.var.db.select().from(projects).where(inJsonList(projects.id, visible)).orderBy(desc(projects.createdAt));
   return c.json({ projects: rows.map(projectView) });
 });
 
@@ -124,6 +126,7 @@ projectRoutes.delete("/:id/members/:userId", person("admin"), async (c) => {
     .where(and(eq(projectMembers.projectId, project.id), eq(projectMembers.userId, c.req.param("userId"))))
     .returning();
   if (!gone) throw notFound("Member");
+  c.executionCtx.waitUntil(disconnectUser(c.env, gone.userId, [project.id]));
   return c.json({ removed: true, project_id: project.id, user_id: gone.userId });
 });
 

@@ -10,8 +10,8 @@ import { projects, registrationTokens, servers } from "../db/schema";
 import { negotiateProtocol, HUB_PROTOCOL_VERSIONS } from "../domain/protocol-version";
 import { readJson } from "../http/body";
 import type { HubEnv } from "../http/context";
-import { label, uuid } from "../http/fields";
-import { fieldError, notFound, Problem, unauthorized } from "../http/problem";
+import { label, uuid, withinJsonLimit } from "../http/fields";
+import { conflict, fieldError, notFound, Problem, unauthorized } from "../http/problem";
 import { capabilitiesSchema } from "../protocol/orchestratia-v1";
 
 export const registrationRoutes = new Hono<HubEnv>();
@@ -67,6 +67,8 @@ registrationRoutes.post("/tokens", person("admin"), async (c) => {
     revokedAt: null,
   };
   await c.var.db.insert(registrationTokens).values(row);
+  // The token is shown once: a replay under the same Idempotency-Key must not hand it out again.
+  c.set("secretResponse", true);
   return c.json({ ...tokenView(row), token, hub_url: hubUrl }, 201);
 });
 
@@ -93,9 +95,9 @@ const registerBody = z.looseObject({
   hostname: label(255),
   ip: text(64).nullish(),
   os: text(64).nullish(),
-  repos: z.union([z.record(z.string().max(200), z.unknown()), z.array(z.string().max(200))]).nullish(),
-  system_info: z.record(z.string(), z.unknown()).nullish(),
-  capabilities: capabilitiesSchema.nullish(),
+  repos: withinJsonLimit(z.union([z.record(z.string().max(200), z.unknown()), z.array(z.string().max(200))]), 64 * 1024).nullish(),
+  system_info: withinJsonLimit(z.record(z.string(), z.unknown()), 64 * 1024).nullish(),
+  capabilities: withinJsonLimit(capabilitiesSchema, 64 * 1024).nullish(),
   registration_token: z.string().min(1, "must not be empty").max(1024),
   machine_id: text(255).nullish(),
   mac_address: text(64).nullish(),
@@ -114,21 +116,32 @@ registrationRoutes.post("/register", async (c) => {
     throw unauthorized("The registration token is malformed: expected orcreg_<hub>.<secret>", "INVALID_REGISTRATION_TOKEN");
   }
 
-  // Spend one use atomically: concurrent registrations cannot exceed max_uses.
   const tokenHash = await sha256Hex(body.registration_token);
+  const token = await c.var.db.query.registrationTokens.findFirst({ where: eq(registrationTokens.tokenHash, tokenHash) });
+  if (!token) throw unauthorized("The registration token is not recognised; ask an admin for a new one", "INVALID_REGISTRATION_TOKEN");
+
+  // Re-keying an existing server needs a token whose scope covers it, from the same machine when both say which.
+  const existing = await c.var.db.query.servers.findFirst({ where: eq(servers.name, body.name) });
+  if (existing) {
+    const scope = token.projectIds ?? null;
+    const covers = scope === null || (existing.projectIds != null && existing.projectIds.every((id) => scope.includes(id)));
+    const otherMachine = Boolean(existing.machineId && body.machine_id && existing.machineId !== body.machine_id);
+    if (!covers || otherMachine) {
+      throw conflict(`A server named "${body.name}" is already registered${otherMachine ? " from another machine" : ""}; choose another name or ask an admin`, "SERVER_NAME_TAKEN");
+    }
+  }
+
+  // Spend one use atomically: concurrent registrations cannot exceed max_uses.
   const now = nowIso();
   const spent = await c.env.DB.prepare(
     `UPDATE registration_tokens SET uses = uses + 1
-     WHERE token_hash = ?1 AND revoked_at IS NULL AND expires_at > ?2 AND uses < max_uses
+     WHERE id = ?1 AND revoked_at IS NULL AND expires_at > ?2 AND uses < max_uses
      RETURNING id, project_ids`,
   )
-    .bind(tokenHash, now)
+    .bind(token.id, now)
     .first<{ id: string; project_ids: string | null }>();
   if (!spent) {
-    const token = await c.var.db.query.registrationTokens.findFirst({ where: eq(registrationTokens.tokenHash, tokenHash) });
-    const why = token
-      ? { revoked: "has been revoked", expired: "has expired", used_up: "has been used up", active: "could not be used" }[tokenStatus(token)]
-      : "is not recognised";
+    const why = { revoked: "has been revoked", expired: "has expired", used_up: "has been used up", active: "could not be used" }[tokenStatus(token)];
     throw unauthorized(`The registration token ${why}; ask an admin for a new one`, "INVALID_REGISTRATION_TOKEN");
   }
 

@@ -8,6 +8,7 @@ import { nowIso } from "../db/client";
 import { servers, sessions } from "../db/schema";
 import { HUB_PROTOCOL_VERSIONS, negotiateProtocol } from "../domain/protocol-version";
 import { readJson } from "../http/body";
+import { withinJsonLimit } from "../http/fields";
 import type { HubContext, HubEnv } from "../http/context";
 import { notFound, Problem } from "../http/problem";
 import { capabilitiesSchema, type Capabilities } from "../protocol/orchestratia-v1";
@@ -19,8 +20,8 @@ import { serverView } from "../views/agents";
 export const serverRoutes = new Hono<HubEnv>();
 
 const heartbeatBody = z.looseObject({
-  system_info: z.record(z.string(), z.unknown()).nullish(),
-  capabilities: capabilitiesSchema.nullish(),
+  system_info: withinJsonLimit(z.record(z.string(), z.unknown()), 64 * 1024).nullish(),
+  capabilities: withinJsonLimit(capabilitiesSchema, 64 * 1024).nullish(),
   protocol_versions: z.array(z.string().max(64)).max(20).nullish(),
 });
 
@@ -57,15 +58,17 @@ async function serversVisibleToPerson(c: HubContext) {
   return rows.filter((s) => scopesOverlap(visible, s.projectIds ?? null));
 }
 
+const isAdmin = (c: HubContext) => c.var.principal?.kind === "user" && c.var.principal.user.role === "admin";
+
 serverRoutes.get("/", person(), async (c) => {
   const now = Date.now();
-  return c.json({ servers: (await serversVisibleToPerson(c)).map((s) => serverView(s, now)) });
+  return c.json({ servers: (await serversVisibleToPerson(c)).map((s) => serverView(s, now, isAdmin(c))) });
 });
 
 serverRoutes.get("/:id", person(), async (c) => {
   const server = (await serversVisibleToPerson(c)).find((s) => s.id === c.req.param("id"));
   if (!server) throw notFound("Server");
-  return c.json(serverView(server));
+  return c.json(serverView(server, Date.now(), isAdmin(c)));
 });
 
 /** Revokes the server's API key and closes its sessions; it can register again with a new token. */
@@ -77,5 +80,5 @@ serverRoutes.delete("/:id", person("admin"), async (c) => {
     c.var.db.update(sessions).set({ status: "closed", closedAt: now, updatedAt: now }).where(and(eq(sessions.serverId, id), eq(sessions.status, "active"))),
   ]);
   if (!updated[0]) throw notFound("Server");
-  return c.json(serverView(updated[0]));
+  return c.json(serverView(updated[0], Date.now(), true));
 });

@@ -60,12 +60,13 @@ async function projectOfNewTask(c: HubContext, body: { project_id?: string; sess
   let sessionProject: string | undefined;
   if (body.session_id) {
     const session = await c.var.db.query.sessions.findFirst({ where: eq(sessions.id, body.session_id) });
-    if (!session) throw fieldError("session_id", "no such session");
+    // A session in another project than project_id cannot be where the task comes from.
+    const usable = session && (!body.project_id || session.projectId === body.project_id);
+    if (!usable) throw fieldError("session_id", "no such session in the project");
     sessionProject = session.projectId;
   }
   const projectId = body.project_id ?? sessionProject;
   if (!projectId) throw fieldError("project_id", "is required (or send session_id of a session in the project)");
-  if (sessionProject && sessionProject !== projectId) throw fieldError("session_id", "belongs to another project than project_id");
   try {
     return await projectFor(c, projectId, "write");
   } catch (e) {

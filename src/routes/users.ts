@@ -4,10 +4,12 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { currentUser, person } from "../auth/middleware";
 import { hashPassword } from "../auth/password";
+import { revokeAllRefreshTokens } from "../auth/token-pair";
 import { nowIso } from "../db/client";
-import { users } from "../db/schema";
+import { projectMembers, users } from "../db/schema";
+import { disconnectUser } from "../room/client";
 import { readJson } from "../http/body";
-import type { HubEnv } from "../http/context";
+import type { HubContext, HubEnv } from "../http/context";
 import { email, label, password, role } from "../http/fields";
 import { conflict, notFound } from "../http/problem";
 import { userView } from "../views/people";
@@ -39,6 +41,14 @@ userRoutes.get("/", person("admin"), async (c) => {
   return c.json({ users: rows.map(userView) });
 });
 
+/** The projects a person could see, to close their live feeds there when that changes. */
+async function reachableProjects(c: HubContext, userId: string): Promise<string[] | null> {
+  const user = await c.var.db.query.users.findFirst({ where: eq(users.id, userId) });
+  if (!user) return [];
+  if (user.role === "admin") return null;
+  return (await c.var.db.select({ id: projectMembers.projectId }).from(projectMembers).where(eq(projectMembers.userId, userId))).map((r) => r.id);
+}
+
 userRoutes.patch("/:id", person("admin"), async (c) => {
   const body = await readJson(
     c,
@@ -46,6 +56,7 @@ userRoutes.patch("/:id", person("admin"), async (c) => {
       .object({ name: label().nullable().optional(), role: role.optional(), password: password.optional() })
       .refine((b) => Object.keys(b).length > 0, "give at least one of name, role, password"),
   );
+  const before = body.role ? await reachableProjects(c, c.req.param("id")) : [];
   const [user] = await c.var.db
     .update(users)
     .set({
@@ -57,13 +68,18 @@ userRoutes.patch("/:id", person("admin"), async (c) => {
     .where(eq(users.id, c.req.param("id")))
     .returning();
   if (!user) throw notFound("User");
+  if (body.password) await revokeAllRefreshTokens(c.var.db, user.id);
+  // A new role may reach fewer projects: open feeds reconnect under the new rules.
+  if (body.role) c.executionCtx.waitUntil(disconnectUser(c.env, user.id, before));
   return c.json(userView(user));
 });
 
 userRoutes.delete("/:id", person("admin"), async (c) => {
   const id = c.req.param("id");
   if (id === currentUser(c).id) throw conflict("Admins cannot delete their own account", "CANNOT_DELETE_SELF");
+  const reachable = await reachableProjects(c, id);
   const [gone] = await c.var.db.delete(users).where(eq(users.id, id)).returning({ id: users.id });
   if (!gone) throw notFound("User");
+  c.executionCtx.waitUntil(disconnectUser(c.env, id, reachable));
   return c.json({ deleted: true, id });
 });

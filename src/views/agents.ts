@@ -1,21 +1,20 @@
 import type { ServerRow, SessionRow } from "../db/client";
 import { isOnline } from "../domain/presence";
 
-export const serverView = (s: ServerRow, now = Date.now()) => ({
+/** A server as others see it; `full` (admins) adds its address, machine details and scope. */
+export const serverView = (s: ServerRow, now = Date.now(), full = false) => ({
   id: s.id,
   name: s.name,
   hostname: s.hostname,
-  ip: s.ip,
   os: s.os,
   status: isOnline(s.lastHeartbeat, now) ? ("online" as const) : ("offline" as const),
   last_heartbeat: s.lastHeartbeat,
   repos: s.repos ?? {},
   capabilities: s.capabilities ?? null,
-  system_info: s.systemInfo ?? null,
   protocol_versions: s.protocolVersions ?? [],
-  project_ids: s.projectIds ?? null,
   revoked: s.revokedAt !== null,
   created_at: s.createdAt,
+  ...(full ? { ip: s.ip, system_info: s.systemInfo ?? null, project_ids: s.projectIds ?? null } : {}),
 });
 
 export const sessionView = (s: SessionRow, serverName: string) => ({

@@ -54,6 +54,8 @@ export function taskView(t: TaskRow, names: TaskNames, deps: DependencyRow[], no
     requirements: t.requirements,
     result: t.result,
     error_code: t.errorCode,
+    progress: t.progress,
+    progress_message: t.progressMessage,
     plan: t.plan ?? null,
     plan_feedback: t.planFeedback,
     require_plan: t.requirePlan,
@@ -91,5 +93,7 @@ export const interventionView = (i: InterventionRow) => ({
   responded_at: i.respondedAt,
   asked_by: i.askedBy,
   target_session_id: i.targetSessionId,
+  options: i.options ?? null,
+  expires_at: i.expiresAt,
   created_at: i.createdAt,
 });
