@@ -44,3 +44,9 @@ export async function disconnectUser(env: Env, userId: string, projectIds: strin
   const ids = projectIds ?? (await env.DB.prepare("SELECT id FROM projects").all<{ id: string }>()).results.map((r) => r.id);
   await Promise.all(ids.map((id) => roomStub(env, id).disconnectUser(userId)));
 }
+
+/** Tells a server's connected agents to shut down (key revoked or replaced), in every project it could be in. */
+export async function shutdownServer(env: Env, serverId: string, projectIds: string[] | null, reason: string) {
+  const ids = projectIds ?? (await env.DB.prepare("SELECT id FROM projects").all<{ id: string }>()).results.map((r) => r.id);
+  await Promise.all(ids.map((id) => roomStub(env, id).shutdownServer(serverId, reason)));
+}

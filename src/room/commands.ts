@@ -49,6 +49,19 @@ export type RoomCommand =
   | { op: "retry"; taskId: string }
   | { op: "cancel"; taskId: string; reason: string | null }
   | { op: "note"; taskId: string; content: string; urgent: boolean }
+  | { op: "progress"; taskId: string; progress: number; message: string | null }
+  | {
+      op: "ask";
+      question: string;
+      context: unknown;
+      options: unknown;
+      taskId: string | null;
+      /** Set for request:ask-user: the agent waits for the answer under this request id until expiresAt. */
+      waiting: { serverId: string; correlationId: string; expiresAt: string } | null;
+    }
+  | { op: "agent_log"; level: string; message: string; context: unknown; taskId: string | null }
+  | { op: "expire_questions" }
+  | { op: "presence"; serverId: string; serverName: string; online: boolean }
   | { op: "auto_assign"; taskId: string }
   | { op: "sweep" }
   | { op: "add_dependency"; taskId: string; dependency: DependencyInput }

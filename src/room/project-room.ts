@@ -17,7 +17,8 @@ import { events, tasks } from "../db/schema";
 import type { Env } from "../env";
 import { eventView } from "../views/events";
 import { HUB_ACTOR, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
-import { attachmentOf, CLOSE, DASHBOARD_TAG, eventFrame, sendJson, type DashboardAttachment } from "./sockets";
+import { AgentProtocol, AUTH_GRACE_MS, notify, respond, respondError } from "./agent-socket";
+import { AGENT_TAG, attachmentOf, CLOSE, DASHBOARD_TAG, eventFrame, sendJson, type AgentAttachment, type DashboardAttachment } from "./sockets";
 import { committedEvents, type CommittedEvent } from "./statements";
 import { fail, isProblem, planOperation } from "./task-operations";
 
@@ -33,12 +34,30 @@ export class ProjectRoom extends DurableObject<Env> {
   private readonly replaying = new Set<WebSocket>();
   /** The seq range each dashboard has received live, so a later resume sends none of it twice. */
   private readonly delivered = new Map<WebSocket, { first: number; last: number }>();
+  private readonly agents: AgentProtocol;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.db = createDb(env.DB, () => this.d1Queries++);
     // Answered by the runtime without waking the object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair('{"type":"ping"}', '{"type":"pong"}'));
+    const room = this;
+    this.agents = new AgentProtocol({
+      get projectId() {
+        return room.projectId!;
+      },
+      db: this.db,
+      run: (actor, command) => this.execute(this.projectId!, actor, command),
+      serverConnected: (serverId, except) => this.agentSockets(serverId).some((ws) => ws !== except),
+    });
+  }
+
+  /** Authenticated agent sockets, of one server or all. */
+  private agentSockets(serverId?: string): WebSocket[] {
+    return this.ctx.getWebSockets(AGENT_TAG).filter((ws) => {
+      const a = attachmentOf(ws) as AgentAttachment | null;
+      return a?.serverId && (serverId === undefined || a.serverId === serverId);
+    });
   }
 
   /** Runs `work` after every operation queued before it; a failure does not stop the queue. */
@@ -68,6 +87,10 @@ export class ProjectRoom extends DurableObject<Env> {
         return { ok: false as const, problem: { status: 409 as const, code: "CONCURRENT_CHANGE", detail: "The task changed while this request was being handled; retry" } };
       }
       this.publish(committedEvents(results));
+    }
+    const deliver = outcome.data?.deliver as { serverId: string; correlationId: string; answer: string; answeredAt: string } | undefined;
+    if (deliver) {
+      for (const ws of this.agentSockets(deliver.serverId)) respond(ws, deliver.correlationId, { answer: deliver.answer, metadata: { answeredAt: deliver.answeredAt } });
     }
     if (outcome.deadline) await this.scheduleAlarm(Date.parse(outcome.deadline));
     return { ok: true as const, taskId: outcome.taskId, ...(outcome.data ? { data: outcome.data } : {}) };
@@ -113,6 +136,33 @@ export class ProjectRoom extends DurableObject<Env> {
         // Closed: its close handler cleans up.
       }
     }
+    this.notifyAgents(committed);
+  }
+
+  /** What agents hear of committed events: their assignments and cancellations, and the tasks they subscribed to. */
+  private notifyAgents(committed: CommittedEvent[]) {
+    const sockets = this.agentSockets();
+    if (sockets.length === 0) return;
+    for (const ws of sockets) {
+      const a = attachmentOf(ws) as AgentAttachment;
+      for (const e of committed) {
+        if (e.type === "task_assigned" && e.data.server_id === a.serverId) {
+          notify(ws, "notify:task-assigned", { taskId: e.task_id, message: "Task assigned. Use request:get-task to view details." });
+        }
+        if (e.type === "task_cancelled" && e.data.assigned_server_id === a.serverId) {
+          notify(ws, "notify:task-cancelled", { taskId: e.task_id, reason: e.data.reason ?? "Cancelled" });
+        }
+        if (e.task_id && a.subscriptions.includes(e.task_id)) notify(ws, "notify:task-event", { taskId: e.task_id, event: e });
+      }
+    }
+  }
+
+  /** Tells the server's agents to stop (its key was revoked or re-keyed) and closes their sockets. */
+  async shutdownServer(serverId: string, reason: string) {
+    for (const ws of this.agentSockets(serverId)) {
+      notify(ws, "notify:shutdown", { gracePeriod: 0, reason });
+      ws.close(CLOSE.revoked, reason);
+    }
   }
 
   /**
@@ -124,6 +174,15 @@ export class ProjectRoom extends DurableObject<Env> {
     if (!projectId || request.headers.get("Upgrade") !== "websocket") return new Response("expected a WebSocket upgrade", { status: 426 });
     await this.rememberProject(projectId);
     const { 0: client, 1: server } = new WebSocketPair();
+    if (new URL(request.url).pathname === "/agent") {
+      const serverId = request.headers.get("X-Server-Id");
+      const serverName = request.headers.get("X-Server-Name");
+      this.ctx.acceptWebSocket(server, [AGENT_TAG]);
+      server.serializeAttachment({ kind: "agent", serverId, serverName, subscriptions: [], connectedAt: Date.now() } satisfies AgentAttachment);
+      if (serverId && serverName) await this.agents.connected(server, serverId, serverName);
+      else await this.scheduleAlarm(Date.now() + AUTH_GRACE_MS);
+      return new Response(null, { status: 101, webSocket: client });
+    }
     const expiresAt = Number(request.headers.get("X-Token-Expires")) * 1000;
     this.ctx.acceptWebSocket(server, [DASHBOARD_TAG]);
     server.serializeAttachment({ kind: "dashboard", userId: request.headers.get("X-User-Id")!, expiresAt } satisfies DashboardAttachment);
@@ -137,6 +196,10 @@ export class ProjectRoom extends DurableObject<Env> {
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer) {
     const attachment = attachmentOf(ws);
+    if (attachment?.kind === "agent") {
+      await this.agents.onMessage(ws, message);
+      return;
+    }
     if (attachment?.kind !== "dashboard") return;
     let frame: { type?: unknown; since?: unknown; access_token?: unknown };
     try {
@@ -226,6 +289,7 @@ export class ProjectRoom extends DurableObject<Env> {
   override async webSocketClose(ws: WebSocket, code: number, reason: string) {
     this.replaying.delete(ws);
     this.delivered.delete(ws);
+    if (attachmentOf(ws)?.kind === "agent") await this.agents.disconnected(ws);
     try {
       ws.close(code, reason);
     } catch {
@@ -242,6 +306,34 @@ export class ProjectRoom extends DurableObject<Env> {
       else next = next === null ? a.expiresAt : Math.min(next, a.expiresAt);
     }
     return next;
+  }
+
+  /** Closes agent sockets that never sent their API key; returns when the next one's grace ends. */
+  private closeUnauthenticatedAgents(now: number): number | null {
+    let next: number | null = null;
+    for (const ws of this.ctx.getWebSockets(AGENT_TAG)) {
+      const a = attachmentOf(ws) as AgentAttachment;
+      if (a.serverId) continue;
+      if (a.connectedAt + AUTH_GRACE_MS <= now) ws.close(CLOSE.unauthorized, "no API key within 10 s");
+      else next = next === null ? a.connectedAt + AUTH_GRACE_MS : Math.min(next, a.connectedAt + AUTH_GRACE_MS);
+    }
+    return next;
+  }
+
+  /** request:ask-user questions nobody answered in time: TIMEOUT to the asker. Returns when the next one expires. */
+  private async expireQuestions(projectId: string): Promise<number | null> {
+    const outcome = await planOperation(this.opContext(projectId, HUB_ACTOR), { op: "expire_questions" });
+    if (!isProblem(outcome) && outcome.statements.length) {
+      this.publish(committedEvents(await this.batch(outcome.statements)));
+      for (const q of outcome.data!.expired as { serverId: string | null; correlationId: string | null }[]) {
+        if (!q.serverId || !q.correlationId) continue;
+        for (const ws of this.agentSockets(q.serverId)) respondError(ws, q.correlationId, "TIMEOUT", "Nobody answered in time");
+      }
+    }
+    const next = await this.env.DB.prepare("SELECT MIN(expires_at) AS at FROM interventions WHERE project_id = ?1 AND status = 'pending' AND expires_at IS NOT NULL")
+      .bind(projectId)
+      .first<{ at: string | null }>();
+    return next?.at ? Date.parse(next.at) : null;
   }
 
   // ── alarm ────────────────────────────────────────────────────────────────
@@ -275,7 +367,9 @@ export class ProjectRoom extends DurableObject<Env> {
         .from(tasks)
         .where(and(eq(tasks.projectId, projectId), eq(tasks.status, "running"), isNotNull(tasks.deadlineAt)));
       const nextExpiry = this.closeExpiredDashboards(Date.now());
-      const wakeAt = [nextDeadline?.at ? Date.parse(nextDeadline.at) : null, nextExpiry].filter((t): t is number => t !== null);
+      const nextQuestion = await this.expireQuestions(projectId);
+      const nextAuth = this.closeUnauthenticatedAgents(Date.now());
+      const wakeAt = [nextDeadline?.at ? Date.parse(nextDeadline.at) : null, nextExpiry, nextQuestion, nextAuth].filter((t): t is number => t !== null);
       if (wakeAt.length) await this.ctx.storage.setAlarm(Math.max(Math.min(...wakeAt), Date.now() + 1000));
     });
   }

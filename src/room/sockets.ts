@@ -2,7 +2,7 @@
 import type { CommittedEvent } from "./statements";
 
 export const DASHBOARD_TAG = "dashboard";
-export const agentTag = (serverId: string) => `agent:${serverId}`;
+export const AGENT_TAG = "agent";
 
 /** Close codes the hub uses (4000–4999 are the application's). */
 export const CLOSE = {
@@ -23,7 +23,9 @@ export interface AgentAttachment {
   /** Null until the agent has sent its API key. */
   serverId: string | null;
   serverName: string | null;
+  /** Tasks whose events this agent asked to receive (request:subscribe-task). */
   subscriptions: string[];
+  connectedAt: number;
 }
 
 export type SocketAttachment = DashboardAttachment | AgentAttachment;

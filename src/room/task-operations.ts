@@ -3,10 +3,11 @@
  * either a refusal or the statements of one batch. Nothing here writes: the
  * room runs the batch, so an operation lands whole or not at all.
  */
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, lte, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { qualified } from "../db/sql";
-import { interventions, taskDependencies, taskNotes, tasks } from "../db/schema";
+import { agentLogs, interventions, taskDependencies, taskNotes, tasks } from "../db/schema";
+import { inJsonList } from "../db/sql";
 import { canonicalJson } from "../domain/canonical-json";
 import { checkContracts, planAssignments, resolveDownstream, type Assignment, type DownstreamLink } from "../domain/cascade";
 import { isBlocked, resolveDependency } from "../domain/dependencies";
@@ -470,7 +471,7 @@ async function cancel(ctx: OpContext, cmd: Extract<RoomCommand, { op: "cancel" }
   const { task, links } = loaded;
   const next = transition(ctx, task, "cancel");
   if (typeof next !== "string") return next;
-  return endWithoutCompleting(ctx, task, links, next, statusEvent("task_cancelled", task, next, { reason: cmd.reason }), {});
+  return endWithoutCompleting(ctx, task, links, next, statusEvent("task_cancelled", task, next, { reason: cmd.reason, assigned_server_id: task.assignedServerId }), {});
 }
 
 async function note(ctx: OpContext, cmd: Extract<RoomCommand, { op: "note" }>): Promise<OpOutcome> {
@@ -590,6 +591,105 @@ async function removeDependency(ctx: OpContext, cmd: Extract<RoomCommand, { op: 
   };
 }
 
+/** event:progress from the task's agent: stored on the task and published. */
+async function progress(ctx: OpContext, cmd: Extract<RoomCommand, { op: "progress" }>): Promise<OpOutcome> {
+  const task = await loadTask(ctx, cmd.taskId);
+  if (!task) return notFound("Task");
+  if (ctx.actor.kind !== "agent" || task.assignedServerId !== ctx.actor.serverId) {
+    return { status: 403, code: "NOT_ALLOWED", detail: "Only the agent the task is assigned to reports its progress" };
+  }
+  return taskWrite(ctx, task, { progress: cmd.progress, progressMessage: cmd.message }, [
+    { type: "task_progress", taskId: task.id, data: { progress: cmd.progress, message: cmd.message } },
+  ]);
+}
+
+/** A question from an agent, about a task or not; with `waiting`, the agent expects the answer on its socket. */
+async function ask(ctx: OpContext, cmd: Extract<RoomCommand, { op: "ask" }>): Promise<OpOutcome> {
+  if (cmd.taskId && !(await loadTask(ctx, cmd.taskId))) return notFound("Task");
+  const id = crypto.randomUUID();
+  return {
+    taskId: cmd.taskId ?? "",
+    data: { intervention_id: id },
+    ...(cmd.waiting ? { deadline: cmd.waiting.expiresAt } : {}),
+    statements: [
+      statement(
+        ctx.d1,
+        ctx.db.insert(interventions).values({
+          id,
+          taskId: cmd.taskId,
+          projectId: ctx.projectId,
+          interventionType: "question",
+          question: cmd.question,
+          context: cmd.context ?? null,
+          options: cmd.options ?? null,
+          status: "pending",
+          askedBy: ctx.actor.label,
+          serverId: cmd.waiting?.serverId ?? null,
+          correlationId: cmd.waiting?.correlationId ?? null,
+          expiresAt: cmd.waiting?.expiresAt ?? null,
+          createdAt: ctx.now,
+        }),
+      ),
+      appendEvents(
+        ctx.d1,
+        ctx.projectId,
+        ctx.actor.label,
+        [{ type: "intervention_requested", taskId: cmd.taskId, data: { intervention_id: id, intervention_type: "question", question: cmd.question, blocking: false } }],
+        ctx.now,
+        null,
+      ),
+    ],
+  };
+}
+
+/** What an agent logged (event:log, event:error, non-JSON output); errors about a task also go in the event log. */
+async function agentLog(ctx: OpContext, cmd: Extract<RoomCommand, { op: "agent_log" }>): Promise<OpOutcome> {
+  if (ctx.actor.kind !== "agent") return { status: 403, code: "NOT_ALLOWED", detail: "Only agents log here" };
+  const statements = [
+    statement(
+      ctx.d1,
+      ctx.db.insert(agentLogs).values({
+        id: crypto.randomUUID(),
+        projectId: ctx.projectId,
+        serverId: ctx.actor.serverId,
+        taskId: cmd.taskId,
+        level: cmd.level,
+        message: cmd.message,
+        context: cmd.context ?? null,
+        createdAt: ctx.now,
+      }),
+    ),
+  ];
+  if (cmd.level === "error" && cmd.taskId) {
+    statements.push(appendEvents(ctx.d1, ctx.projectId, ctx.actor.label, [{ type: "agent_error", taskId: cmd.taskId, data: { error: cmd.message, context: cmd.context ?? null } }], ctx.now, null));
+  }
+  return { taskId: cmd.taskId ?? "", statements };
+}
+
+/** Questions whose asker stopped waiting: timed out, and the agents told. */
+async function expireQuestions(ctx: OpContext): Promise<OpOutcome> {
+  const expired = await ctx.db
+    .select({ id: interventions.id, serverId: interventions.serverId, correlationId: interventions.correlationId, taskId: interventions.taskId })
+    .from(interventions)
+    .where(and(eq(interventions.projectId, ctx.projectId), eq(interventions.status, "pending"), isNotNull(interventions.expiresAt), lte(interventions.expiresAt, ctx.now)));
+  if (expired.length === 0) return { taskId: "", statements: [], data: { expired: [] } };
+  return {
+    taskId: "",
+    data: { expired },
+    statements: [
+      statement(ctx.d1, sql`UPDATE interventions SET status = 'timed_out' WHERE ${inJsonList(interventions.id, expired.map((e) => e.id))} AND status = 'pending'`),
+      appendEvents(ctx.d1, ctx.projectId, ctx.actor.label, expired.map((e) => ({ type: "intervention_timed_out", taskId: e.taskId, data: { intervention_id: e.id } })), ctx.now, null),
+    ],
+  };
+}
+
+const presence = (ctx: OpContext, cmd: Extract<RoomCommand, { op: "presence" }>): OpOutcome => ({
+  taskId: "",
+  statements: [
+    appendEvents(ctx.d1, ctx.projectId, ctx.actor.label, [{ type: cmd.online ? "server_online" : "server_offline", taskId: null, data: { server_id: cmd.serverId, server_name: cmd.serverName } }], ctx.now, null),
+  ],
+});
+
 export function planOperation(ctx: OpContext, cmd: RoomCommand): Promise<OpOutcome> {
   switch (cmd.op) {
     case "create":
@@ -628,5 +728,15 @@ export function planOperation(ctx: OpContext, cmd: RoomCommand): Promise<OpOutco
       return addDependency(ctx, cmd);
     case "remove_dependency":
       return removeDependency(ctx, cmd);
+    case "progress":
+      return progress(ctx, cmd);
+    case "ask":
+      return ask(ctx, cmd);
+    case "agent_log":
+      return agentLog(ctx, cmd);
+    case "expire_questions":
+      return expireQuestions(ctx);
+    case "presence":
+      return Promise.resolve(presence(ctx, cmd));
   }
 }

@@ -8,7 +8,9 @@ import { projectFor } from "../auth/access";
 import { InvalidToken, verifyAccessToken } from "../auth/jwt";
 import { users } from "../db/schema";
 import type { HubEnv } from "../http/context";
-import { fieldError, Problem, unauthorized } from "../http/problem";
+import { fieldError, notFound, Problem, unauthorized } from "../http/problem";
+import { apiKeyOf, serverForApiKey } from "../auth/middleware";
+import { z } from "zod";
 import { roomStub } from "../room/client";
 
 export const liveRoutes = new Hono<HubEnv>();
@@ -52,4 +54,27 @@ liveRoutes.get("/:id/ws", async (c) => {
       ...(since !== undefined ? { "X-Resume-Since": since } : {}),
     },
   });
+});
+
+/**
+ * Agents' sockets: the API key in X-API-Key (or Authorization: Bearer orc_...)
+ * is checked here; without one, the room expects {"type":"auth","api_key"}
+ * as the first message.
+ */
+liveRoutes.get("/:id/agent-ws", async (c) => {
+  if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
+    throw new Problem(426, "UPGRADE_REQUIRED", "This endpoint speaks WebSocket: send an Upgrade request", undefined, { Upgrade: "websocket" });
+  }
+  const projectId = c.req.param("id");
+  if (!z.uuid().safeParse(projectId).success) throw notFound("Project");
+  const apiKey = apiKeyOf(c);
+  const headers: Record<string, string> = { Upgrade: "websocket", "X-Project-Id": projectId };
+  if (apiKey) {
+    const server = await serverForApiKey(c, apiKey);
+    if (!server) throw unauthorized("The API key is invalid or has been revoked", "INVALID_API_KEY");
+    c.set("principal", { kind: "server", server });
+    await projectFor(c, projectId);
+    Object.assign(headers, { "X-Server-Id": server.id, "X-Server-Name": server.name });
+  }
+  return roomStub(c.env, projectId).fetch("https://room/agent", { headers });
 });

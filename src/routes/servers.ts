@@ -14,7 +14,7 @@ import { notFound, Problem } from "../http/problem";
 import { capabilitiesSchema, type Capabilities } from "../protocol/orchestratia-v1";
 import { DEFAULT_MAX_CONCURRENT_TASKS } from "../domain/matching";
 import { isOnline } from "../domain/presence";
-import { offerWaitingTasks } from "../room/client";
+import { offerWaitingTasks, shutdownServer } from "../room/client";
 import { serverView } from "../views/agents";
 
 export const serverRoutes = new Hono<HubEnv>();
@@ -80,5 +80,6 @@ serverRoutes.delete("/:id", person("admin"), async (c) => {
     c.var.db.update(sessions).set({ status: "closed", closedAt: now, updatedAt: now }).where(and(eq(sessions.serverId, id), eq(sessions.status, "active"))),
   ]);
   if (!updated[0]) throw notFound("Server");
+  c.executionCtx.waitUntil(shutdownServer(c.env, id, updated[0].projectIds ?? null, "the server's API key was revoked"));
   return c.json(serverView(updated[0], Date.now(), true));
 });
