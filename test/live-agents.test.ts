@@ -202,16 +202,39 @@ describe("notifications", () => {
 });
 
 describe("presence", () => {
-  it("announces server_online when a server's first socket connects and server_offline when its last leaves", async () => {
+  it("announces server_online when a heartbeat brings a server back, and server_offline once its heartbeats stop", async () => {
+    const agent = await registerAgent(w.admin, "beating-agent");
+    const board = await dashboard(w.project.id, w.member.token);
+    const lapse = () => env.DB.prepare("UPDATE servers SET last_heartbeat = ?1 WHERE id = ?2").bind(new Date(Date.now() - 120_000).toISOString(), agent.id).run();
+    await lapse();
+    await runDurableObjectAlarm(room());
+    expect(await board.next((f) => isEvent(f) && f.event_type === "server_offline" && f.data.server_id === agent.id)).toBeTruthy();
+    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: agent.apiKey, body: {} }));
+    expect(await board.next((f) => isEvent(f) && f.event_type === "server_online" && f.data.server_id === agent.id)).toBeTruthy();
+    // Fresh heartbeats keep it present.
+    await runDurableObjectAlarm(room());
+    await lapse();
+    await runDurableObjectAlarm(room());
+    expect(await board.next((f) => isEvent(f) && f.event_type === "server_offline" && f.data.server_id === agent.id)).toBeTruthy();
+    const log = (await call(`/api/v1/projects/${w.project.id}/events?limit=1000`, { token: w.admin })).json.events.filter((e: any) => e.data.server_id === agent.id);
+    expect(log.map((e: any) => e.type)).toEqual(["server_online", "server_offline", "server_online", "server_offline"]);
+  });
+
+  it("counts agent sockets too: online with the first socket, offline when the last leaves without heartbeats", async () => {
     const board = await dashboard(w.project.id, w.member.token);
     const agent = await registerAgent(w.admin, "present-agent");
+    await env.DB.prepare("UPDATE servers SET last_heartbeat = ?1 WHERE id = ?2").bind(new Date(Date.now() - 120_000).toISOString(), agent.id).run();
+    await runDurableObjectAlarm(room());
+    const gone = (f: any) => isEvent(f) && f.event_type === "server_offline" && f.data.server_id === agent.id;
+    await board.next(gone);
     const first = await agentSocket(agent.apiKey);
     expect(await board.next((f) => isEvent(f) && f.event_type === "server_online")).toMatchObject({ data: { server_id: agent.id, server_name: "present-agent" } });
     const second = await agentSocket(agent.apiKey);
     first.ws.close(1000, "bye");
     await new Promise((r) => setTimeout(r, 100));
-    expect(board.frames.filter((f) => isEvent(f) && f.event_type === "server_offline")).toHaveLength(0);
+    expect(board.frames.filter(gone)).toHaveLength(1);
     second.ws.close(1000, "bye");
-    expect(await board.next((f) => isEvent(f) && f.event_type === "server_offline")).toMatchObject({ data: { server_id: agent.id } });
+    await board.next(gone);
+    expect(board.frames.filter(gone)).toHaveLength(2);
   });
 });

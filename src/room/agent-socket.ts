@@ -37,8 +37,10 @@ export interface AgentRoomPort {
   db: Db;
   /** Runs a write through the room's queue, as this agent. */
   run(actor: RoomActor, command: RoomCommand): Promise<RoomResult>;
-  /** Another socket of this server is connected here (for presence). */
-  serverConnected(serverId: string, except: WebSocket): boolean;
+  /** Presence: the server is here (a socket connected). */
+  arrived(serverId: string, serverName: string): Promise<void>;
+  /** Presence: a socket of the server left; it may have gone. */
+  left(serverId: string, except: WebSocket): Promise<void>;
 }
 
 interface Message {
@@ -155,20 +157,14 @@ export class AgentProtocol {
     await this.connected(ws, server.id, server.name);
   }
 
-  /** Presence: the first socket of a server here brings it online in this project. */
-  async connected(ws: WebSocket, serverId: string, serverName: string) {
-    if (!this.room.serverConnected(serverId, ws)) {
-      await this.room.run({ kind: "agent", serverId, serverName, label: `agent:${serverName}` }, { op: "presence", serverId, serverName, online: true });
-    }
+  connected(_ws: WebSocket, serverId: string, serverName: string) {
+    return this.room.arrived(serverId, serverName);
   }
 
-  /** Presence: the last socket of a server leaving takes it offline here. */
   async disconnected(ws: WebSocket) {
     this.forget(ws);
     const a = attachmentOf(ws) as AgentAttachment | null;
-    if (a?.serverId && !this.room.serverConnected(a.serverId, ws)) {
-      await this.room.run(actorOf(a), { op: "presence", serverId: a.serverId, serverName: a.serverName!, online: false });
-    }
+    if (a?.serverId) await this.room.left(a.serverId, ws);
   }
 
   private payload<T extends RequestType | EventType>(ws: WebSocket, m: Message, type: T) {

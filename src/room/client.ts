@@ -50,3 +50,9 @@ export async function shutdownServer(env: Env, serverId: string, projectIds: str
   const ids = projectIds ?? (await env.DB.prepare("SELECT id FROM projects").all<{ id: string }>()).results.map((r) => r.id);
   await Promise.all(ids.map((id) => roomStub(env, id).shutdownServer(serverId, reason)));
 }
+
+/** A heartbeat brought a server online: it becomes present in every project it serves. */
+export async function announceOnline(env: Env, server: { id: string; name: string; projectIds: string[] | null }) {
+  const ids = server.projectIds ?? (await env.DB.prepare("SELECT id FROM projects").all<{ id: string }>()).results.map((r) => r.id);
+  await Promise.all(ids.map((id) => roomStub(env, id).serverHeartbeat(id, server.id, server.name)));
+}

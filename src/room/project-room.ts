@@ -16,6 +16,7 @@ import { createDb, type Db } from "../db/client";
 import { events, tasks } from "../db/schema";
 import type { Env } from "../env";
 import { eventView } from "../views/events";
+import { isOnline, ONLINE_WINDOW_MS } from "../domain/presence";
 import { HUB_ACTOR, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 import { AgentProtocol, AUTH_GRACE_MS, notify, respond, respondError } from "./agent-socket";
 import { AGENT_TAG, attachmentOf, CLOSE, DASHBOARD_TAG, eventFrame, sendJson, type AgentAttachment, type DashboardAttachment } from "./sockets";
@@ -48,8 +49,48 @@ export class ProjectRoom extends DurableObject<Env> {
       },
       db: this.db,
       run: (actor, command) => this.execute(this.projectId!, actor, command),
-      serverConnected: (serverId, except) => this.agentSockets(serverId).some((ws) => ws !== except),
+      arrived: (serverId, serverName) => this.markPresent(serverId, serverName),
+      left: async (serverId, except) => {
+        await this.checkAbsent(serverId, except);
+      },
     });
+  }
+
+  // ── presence ─────────────────────────────────────────────────────────────
+  // A server is present in this project while its heartbeat is fresh (API.md: within 90 s) or one of its
+  // agent sockets is connected here. Crossing that line either way appends server_online / server_offline.
+
+  private async markPresent(serverId: string, serverName: string) {
+    if (await this.ctx.storage.get(`present:${serverId}`)) return;
+    await this.ctx.storage.put(`present:${serverId}`, serverName);
+    await this.execute(this.projectId!, HUB_ACTOR, { op: "presence", serverId, serverName, online: true });
+  }
+
+  private async checkAbsent(serverId: string, except?: WebSocket): Promise<number | null> {
+    const name = await this.ctx.storage.get<string>(`present:${serverId}`);
+    if (!name || this.agentSockets(serverId).some((ws) => ws !== except)) return null;
+    const row = await this.env.DB.prepare("SELECT last_heartbeat FROM servers WHERE id = ?1").bind(serverId).first<{ last_heartbeat: string | null }>();
+    if (row && isOnline(row.last_heartbeat)) return Date.parse(row.last_heartbeat!) + ONLINE_WINDOW_MS;
+    await this.ctx.storage.delete(`present:${serverId}`);
+    await this.execute(this.projectId!, HUB_ACTOR, { op: "presence", serverId, serverName: name, online: false });
+    return null;
+  }
+
+  /** A heartbeat brought the server online: present here, and watched until its heartbeats stop. */
+  async serverHeartbeat(projectId: string, serverId: string, serverName: string) {
+    await this.rememberProject(projectId);
+    await this.markPresent(serverId, serverName);
+    await this.scheduleAlarm(Date.now() + ONLINE_WINDOW_MS + 1000);
+  }
+
+  /** Present servers whose heartbeat lapsed with no socket connected go offline; returns when to look again. */
+  private async sweepPresence(): Promise<number | null> {
+    let next: number | null = null;
+    for (const key of (await this.ctx.storage.list<string>({ prefix: "present:" })).keys()) {
+      const recheck = await this.checkAbsent(key.slice("present:".length));
+      if (recheck !== null) next = next === null ? recheck : Math.min(next, recheck);
+    }
+    return next;
   }
 
   /** Authenticated agent sockets, of one server or all. */
@@ -372,5 +413,8 @@ export class ProjectRoom extends DurableObject<Env> {
       const wakeAt = [nextDeadline?.at ? Date.parse(nextDeadline.at) : null, nextExpiry, nextQuestion, nextAuth].filter((t): t is number => t !== null);
       if (wakeAt.length) await this.ctx.storage.setAlarm(Math.max(Math.min(...wakeAt), Date.now() + 1000));
     });
+    // Presence writes its events through the queue itself, so it runs after the queued work above.
+    const next = await this.sweepPresence();
+    if (next !== null) await this.scheduleAlarm(next + 1000);
   }
 }

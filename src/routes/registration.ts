@@ -13,7 +13,7 @@ import type { HubEnv } from "../http/context";
 import { label, uuid, withinJsonLimit } from "../http/fields";
 import { conflict, fieldError, notFound, Problem, unauthorized } from "../http/problem";
 import { capabilitiesSchema } from "../protocol/orchestratia-v1";
-import { shutdownServer } from "../room/client";
+import { announceOnline, shutdownServer } from "../room/client";
 
 export const registrationRoutes = new Hono<HubEnv>();
 
@@ -171,6 +171,7 @@ registrationRoutes.post("/register", async (c) => {
     .values({ id: crypto.randomUUID(), name: body.name, createdAt: now, ...fields })
     .onConflictDoUpdate({ target: servers.name, set: fields })
     .returning();
+  c.executionCtx.waitUntil(announceOnline(c.env, { id: server!.id, name: server!.name, projectIds: server!.projectIds ?? null }));
   // Agents still connected with the replaced key are told to stop.
   if (existing) c.executionCtx.waitUntil(shutdownServer(c.env, existing.id, existing.projectIds ?? null, "the server registered again; its old API key no longer works"));
   return c.json({ id: server!.id, server_id: server!.id, name: server!.name, api_key: apiKey }, 201);

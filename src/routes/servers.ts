@@ -14,7 +14,7 @@ import { notFound, Problem } from "../http/problem";
 import { capabilitiesSchema, type Capabilities } from "../protocol/orchestratia-v1";
 import { DEFAULT_MAX_CONCURRENT_TASKS } from "../domain/matching";
 import { isOnline } from "../domain/presence";
-import { offerWaitingTasks, shutdownServer } from "../room/client";
+import { announceOnline, offerWaitingTasks, shutdownServer } from "../room/client";
 import { serverView } from "../views/agents";
 
 export const serverRoutes = new Hono<HubEnv>();
@@ -48,6 +48,7 @@ serverRoutes.post("/heartbeat", agent, async (c) => {
     })
     .where(eq(servers.id, server.id));
   if (offer) c.executionCtx.waitUntil(offerWaitingTasks(c.env, server.projectIds ?? null));
+  if (!isOnline(server.lastHeartbeat)) c.executionCtx.waitUntil(announceOnline(c.env, { id: server.id, name: server.name, projectIds: server.projectIds ?? null }));
   return c.json({ status: "ok", server_time: now });
 });
 
