@@ -235,6 +235,128 @@ console.log("\n(3) tree: 1,000 leaves → 100 → 10 → 1, driven to done by si
   );
 }
 
+// ── (4)–(6) live sockets ────────────────────────────────────────────────
+const wsBase = hub.replace("http", "ws");
+const percentile = (xs, p) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+};
+/** Opens a socket and resolves once it is open; frames go to `onFrame`. */
+function openWs(url, protocols, onFrame) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, protocols);
+    ws.onopen = () => resolve(ws);
+    ws.onerror = (e) => reject(new Error(`socket failed: ${e.message ?? e.type}`));
+    ws.onmessage = (m) => onFrame(JSON.parse(m.data));
+  });
+}
+async function oneInsertLatencies(n) {
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await (await fetch(`${baselineUrl}/`, { method: "POST", body: "{}" })).arrayBuffer();
+    out.push(performance.now() - t);
+  }
+  return out;
+}
+const insertLatency = await oneInsertLatencies(100);
+const insertP50 = percentile(insertLatency, 50);
+const insertP99 = percentile(insertLatency, 99);
+
+console.log("\n(4) one event fanned out to 1,000 dashboard sockets");
+{
+  const project = await newProject("fan-out sockets");
+  const agent = await newAgent("socket-agent");
+  const task = await createTask(agent.apiKey, { title: "noisy", project_id: project });
+  const pending = new Map(); // note content → send time
+  const latencies = [];
+  const afterCommit = [];
+  const sockets = await pool(Array.from({ length: 1000 }), 50, () =>
+    openWs(`${wsBase}/api/v1/projects/${project}/ws`, ["bearer", admin], (f) => {
+      if (f.type !== "event" || f.event_type !== "note_added") return;
+      latencies.push(performance.now() - pending.get(f.data.content));
+      // Same machine, same clock: the event's created_at is its commit time.
+      afterCommit.push(Date.now() - Date.parse(f.created_at));
+    }),
+  );
+  const ROUNDS = 10;
+  for (let i = 0; i < ROUNDS; i++) {
+    const content = `n${i}`;
+    pending.set(content, performance.now());
+    await api("POST", `/api/v1/server/tasks/${task}/notes`, { apiKey: agent.apiKey, body: { content } });
+    const expected = (i + 1) * sockets.length;
+    for (let t = 0; latencies.length < expected && t < 1000; t++) await new Promise((r) => setTimeout(r, 5));
+  }
+  report(
+    `  ${ROUNDS} events × ${sockets.length} sockets: ${latencies.length} deliveries, from the request p50 ${fmt(percentile(latencies, 50))} ms, p99 ${fmt(percentile(latencies, 99))} ms;` +
+      ` from the commit p50 ${fmt(percentile(afterCommit, 50))} ms, p99 ${fmt(percentile(afterCommit, 99))} ms (target p99 ≤ 100 ms)` +
+      `   | one-insert request: p50 ${fmt(insertP50)} ms, p99 ${fmt(insertP99)} ms`,
+  );
+  sockets.forEach((ws) => ws.close());
+}
+
+console.log("\n(5) completion of an upstream → notify:task-assigned for its auto-assigned downstream");
+{
+  const project = await newProject("notify");
+  const producer = await newAgent("notify-producer", { languages: ["none"], max_concurrent_tasks: 1000 });
+  const consumer = await newAgent("notify-consumer", { languages: ["notify"], max_concurrent_tasks: 1000 });
+  const waiting = new Map();
+  const latencies = [];
+  const ws = await openWs(`${wsBase}/api/v1/projects/${project}/agent-ws`, [], (f) => {
+    if (f.type === "auth_ok") return;
+    if (f.type === "notify:task-assigned" && waiting.has(f.payload.taskId)) latencies.push(performance.now() - waiting.get(f.payload.taskId));
+  });
+  ws.send(JSON.stringify({ type: "auth", api_key: consumer.apiKey }));
+  await new Promise((r) => setTimeout(r, 200));
+  const ROUNDS = 100;
+  for (let i = 0; i < ROUNDS; i++) {
+    const up = await createTask(producer.apiKey, { title: "up", project_id: project });
+    const down = await createTask(producer.apiKey, { title: "down", project_id: project, dependency_ids: [up], requirements: { languages: ["notify"] } });
+    await api("POST", `/api/v1/server/tasks/${up}/assign`, { apiKey: producer.apiKey, body: { server_name: producer.name } });
+    await api("POST", `/api/v1/server/tasks/${up}/start`, { apiKey: producer.apiKey });
+    waiting.set(down, performance.now());
+    await api("POST", `/api/v1/server/tasks/${up}/complete`, { apiKey: producer.apiKey, body: { result: "done" } });
+    for (let t = 0; latencies.length <= i && t < 400; t++) await new Promise((r) => setTimeout(r, 2));
+  }
+  report(
+    `  ${latencies.length}/${ROUNDS} notifications: p50 ${fmt(percentile(latencies, 50))} ms, p99 ${fmt(percentile(latencies, 99))} ms from the completion request (target p99 ≤ 25 ms)` +
+      `   | one-insert request: p50 ${fmt(insertP50)} ms, p99 ${fmt(insertP99)} ms`,
+  );
+  ws.close();
+}
+
+console.log("\n(6) sustained events to 100 dashboard sockets");
+{
+  const project = await newProject("sustained");
+  const agent = await newAgent("sustained-agent");
+  const task = await createTask(agent.apiKey, { title: "stream", project_id: project });
+  let delivered = 0;
+  const sockets = await pool(Array.from({ length: 100 }), 25, () =>
+    openWs(`${wsBase}/api/v1/projects/${project}/ws`, ["bearer", admin], (f) => {
+      if (f.type === "event") delivered++;
+    }),
+  );
+  const SECONDS = 5;
+  let sent = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (performance.now() - started < SECONDS * 1000) {
+        await api("POST", `/api/v1/server/tasks/${task}/notes`, { apiKey: agent.apiKey, body: { content: "tick" } });
+        sent++;
+      }
+    }),
+  );
+  for (let t = 0; delivered < sent * sockets.length && t < 500; t++) await new Promise((r) => setTimeout(r, 10));
+  const seconds = secondsSince(started);
+  const inserts = await baselineRate(1000, 8);
+  report(
+    `  ${fmt(sent / SECONDS, 0)} events/s for ${SECONDS} s, ${fmt(delivered / seconds, 0)} frames/s delivered to ${sockets.length} sockets (${delivered}/${sent * sockets.length} delivered)` +
+      `   | one-insert requests at the same concurrency: ${fmt(inserts.perSecond, 0)}/s`,
+  );
+  sockets.forEach((ws) => ws.close());
+}
+
 // ── (3b) tree inside the runtime ────────────────────────────────────────
 console.log("\n(3b) the same tree through the ProjectRoom directly, inside workerd (no HTTP)");
 {
