@@ -31,10 +31,12 @@ it("fans events out to sockets", async () => {
 
   const sent = new Map<string, number>();
   const latencies: number[] = [];
+  const dashboards: WebSocket[] = [];
   for (let i = 0; i < SOCKETS; i++) {
     const res = await exports.default.fetch(`https://hub.test/api/v1/projects/${projectId}/ws`, { headers: { Upgrade: "websocket", "Sec-WebSocket-Protocol": `bearer, ${token}` } });
     const ws = res.webSocket!;
     ws.accept();
+    dashboards.push(ws);
     ws.addEventListener("message", (e) => {
       const f = JSON.parse(e.data as string);
       if (f.event_type === "note_added") latencies.push(performance.now() - sent.get(f.data.content)!);
@@ -55,5 +57,63 @@ it("fans events out to sockets", async () => {
     for (let t = 0; latencies.length < (i + 1) * SOCKETS && t < 2000; t++) await new Promise((r) => setTimeout(r, 1));
   }
   expect(latencies).toHaveLength(SOCKETS * ROUNDS);
-  console.log(`BENCH ${JSON.stringify({ scenario: "socket-fanout", sockets: SOCKETS, rounds: ROUNDS, p50: percentile(latencies, 50), p99: percentile(latencies, 99) })}`);
+  for (const ws of dashboards) ws.close(1000, "done");
+  await new Promise((r) => setTimeout(r, 200));
+
+  // Completion of an upstream → notify:task-assigned for its auto-assigned downstream, on the consumer's agent socket.
+  const apiKey = `orc_bench_${crypto.randomUUID()}`;
+  const keyHash = [...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(apiKey)))].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const producer = { id: crypto.randomUUID(), name: "producer" };
+  const consumer = { id: crypto.randomUUID(), name: "consumer" };
+  for (const [server, caps, hash] of [
+    [producer, { max_concurrent_tasks: 1000 }, null],
+    [consumer, { languages: ["notify"], max_concurrent_tasks: 1000 }, keyHash],
+  ] as const) {
+    await env.DB.prepare("INSERT INTO servers (id, name, hostname, capabilities, api_key_hash, last_heartbeat, created_at, updated_at) VALUES (?1, ?2, ?2, ?3, ?4, ?5, ?5, ?5)")
+      .bind(server.id, server.name, JSON.stringify(caps), hash, now)
+      .run();
+  }
+  const waiting = new Map<string, number>();
+  const notifyLatencies: number[] = [];
+  const res = await exports.default.fetch(`https://hub.test/api/v1/projects/${projectId}/agent-ws`, { headers: { Upgrade: "websocket", "X-API-Key": apiKey } });
+  const agentWs = res.webSocket!;
+  agentWs.accept();
+  agentWs.addEventListener("message", (e) => {
+    const f = JSON.parse(e.data as string);
+    if (f.type === "notify:task-assigned" && waiting.has(f.payload.taskId)) notifyLatencies.push(performance.now() - waiting.get(f.payload.taskId)!);
+  });
+  const asProducer: RoomActor = { kind: "agent", serverId: producer.id, serverName: producer.name, label: "agent:producer" };
+  const task = (requirements: Record<string, unknown> | null, dependsOn: string[]) => ({
+    op: "create" as const,
+    task: { title: "t", spec: "", type: "feature", priority: "normal" as const, targetRepo: null, targetBranch: null, acceptanceCriteria: [], structuredSpec: null, requirements, requirePlan: false, timeoutSeconds: null, sourceSessionId: null, warnings: [] },
+    dependencies: dependsOn.map((id) => ({ depends_on_task_id: id, dependency_type: "blocks" as const, contract_key: null })),
+  });
+  const run = async (actor: RoomActor, command: Parameters<typeof room.execute>[2]) => {
+    const r = (await room.execute(projectId, actor, command)) as unknown as RoomResult;
+    if (!r.ok) throw new Error(`${command.op}: ${r.problem.detail}`);
+    return r;
+  };
+  const NOTIFY_ROUNDS = 100;
+  for (let i = 0; i < NOTIFY_ROUNDS; i++) {
+    const up = (await run(person, task(null, []))).taskId;
+    const down = (await run(person, task({ languages: ["notify"] }, [up]))).taskId;
+    await run(person, { op: "assign", taskId: up, target: { serverId: producer.id, serverName: producer.name, sessionId: null, sessionName: null }, requirePlan: false });
+    await run(asProducer, { op: "start", taskId: up });
+    waiting.set(down, performance.now());
+    await run(asProducer, { op: "complete", taskId: up, result: { summary: "ok" }, structured: false, warnings: [] });
+    for (let t = 0; notifyLatencies.length <= i && t < 1000; t++) await new Promise((r) => setTimeout(r, 1));
+  }
+  expect(notifyLatencies).toHaveLength(NOTIFY_ROUNDS);
+  console.log(
+    `BENCH ${JSON.stringify({
+      scenario: "socket-fanout",
+      sockets: SOCKETS,
+      rounds: ROUNDS,
+      p50: percentile(latencies, 50),
+      p99: percentile(latencies, 99),
+      notifyRounds: NOTIFY_ROUNDS,
+      notifyP50: percentile(notifyLatencies, 50),
+      notifyP99: percentile(notifyLatencies, 99),
+    })}`,
+  );
 });

@@ -373,6 +373,10 @@ console.log("\n(3b) inside workerd, without HTTP: the tree through the ProjectRo
       `  sockets in workerd (no dev proxy, no Node client): one event to ${fanout.sockets} dashboards, ${fanout.rounds} rounds: p50 ${fmt(fanout.p50)} ms, p99 ${fmt(fanout.p99)} ms from the room call (target p99 ≤ 100 ms)` +
         `   | one-insert request over HTTP: p50 ${fmt(insertP50)} ms`,
     );
+    report(
+      `  completion → notify:task-assigned in workerd, ${fanout.notifyRounds} rounds: p50 ${fmt(fanout.notifyP50)} ms, p99 ${fmt(fanout.notifyP99)} ms from the room call (target p99 ≤ 25 ms)` +
+        `   | one-insert request over HTTP: p50 ${fmt(insertP50)} ms`,
+    );
   }
   const ops = out.match(/OPS (\{.*\})/);
   if (ops) console.log(`  per operation: ${ops[1]}`);
