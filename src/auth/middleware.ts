@@ -7,6 +7,7 @@ import { eq } from "drizzle-orm";
 import { every } from "hono/combine";
 import { createMiddleware } from "hono/factory";
 import { servers, users, type Role } from "../db/schema";
+import type { UserRow } from "../db/client";
 import type { HubContext, HubEnv, Principal } from "../http/context";
 import { idempotent } from "../http/idempotency";
 import { forbidden, unauthorized } from "../http/problem";
@@ -22,10 +23,8 @@ function bearer(c: HubContext): string | undefined {
   return match?.[1]?.trim();
 }
 
-const authenticatePerson = createMiddleware<HubEnv>(async (c, next) => {
-  const token = bearer(c);
-  if (!token) throw unauthorized("Sign in: send `Authorization: Bearer <access token>`");
-  if (token.startsWith(API_KEY_PREFIX)) throw unauthorized("This endpoint is for people; an agent API key is not accepted here");
+/** Checks a person's access token and makes its user the caller; the expiry of the token is returned. */
+export async function signInWithToken(c: HubContext, token: string): Promise<{ user: UserRow; expiresAt: number }> {
   let identity;
   try {
     identity = await verifyAccessToken(c.env, token);
@@ -41,6 +40,14 @@ const authenticatePerson = createMiddleware<HubEnv>(async (c, next) => {
     throw unauthorized("The account behind this token no longer exists", "INVALID_TOKEN");
   }
   c.set("principal", { kind: "user", user });
+  return { user, expiresAt: identity.expiresAt };
+}
+
+const authenticatePerson = createMiddleware<HubEnv>(async (c, next) => {
+  const token = bearer(c);
+  if (!token) throw unauthorized("Sign in: send `Authorization: Bearer <access token>`");
+  if (token.startsWith(API_KEY_PREFIX)) throw unauthorized("This endpoint is for people; an agent API key is not accepted here");
+  await signInWithToken(c, token);
   await next();
 });
 

@@ -1,5 +1,5 @@
 /** The agent surface's view of servers and sessions (`/api/v1/server/...`, API key). */
-import { and, desc, eq, inArray } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { projectFor, scopesOverlap } from "../auth/access";

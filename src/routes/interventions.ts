@@ -1,5 +1,5 @@
 /** Interventions (questions from agents to people or orchestrators), on both surfaces. */
-import { and, desc, eq, inArray } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { projectFor, visibleProjectIds } from "../auth/access";

@@ -2,14 +2,11 @@
  * Live connections: dashboards' WebSockets on a project's room. The Worker
  * checks the JWT and the project's visibility before the room is touched.
  */
-import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { projectFor } from "../auth/access";
-import { InvalidToken, verifyAccessToken } from "../auth/jwt";
-import { users } from "../db/schema";
-import type { HubEnv } from "../http/context";
+import type { HubContext, HubEnv } from "../http/context";
 import { fieldError, notFound, Problem, unauthorized } from "../http/problem";
-import { apiKeyOf, serverForApiKey } from "../auth/middleware";
+import { apiKeyOf, serverForApiKey, signInWithToken } from "../auth/middleware";
 import { z } from "zod";
 import { roomStub } from "../room/client";
 
@@ -23,24 +20,17 @@ function upgradeToken(request: Request): { token: string | null; subprotocol: st
   return { token: new URL(request.url).searchParams.get("access_token"), subprotocol: null };
 }
 
-liveRoutes.get("/:id/ws", async (c) => {
+function requireUpgrade(c: HubContext) {
   if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
     throw new Problem(426, "UPGRADE_REQUIRED", "This endpoint speaks WebSocket: send an Upgrade request", undefined, { Upgrade: "websocket" });
   }
+}
+
+liveRoutes.get("/:id/ws", async (c) => {
+  requireUpgrade(c);
   const { token, subprotocol } = upgradeToken(c.req.raw);
   if (!token) throw unauthorized('Send the access token as subprotocols ["bearer", "<jwt>"] or ?access_token=');
-  let identity;
-  try {
-    identity = await verifyAccessToken(c.env, token);
-  } catch (e) {
-    if (e instanceof InvalidToken) throw unauthorized(e.message, "INVALID_TOKEN");
-    throw e;
-  }
-  const user = await c.var.db.query.users.findFirst({
-    where: "userId" in identity ? eq(users.id, identity.userId) : eq(users.email, identity.email),
-  });
-  if (!user) throw unauthorized("No account matches this token", "INVALID_TOKEN");
-  c.set("principal", { kind: "user", user });
+  const { user, expiresAt } = await signInWithToken(c, token);
   const project = await projectFor(c, c.req.param("id"));
   const since = c.req.query("since");
   if (since !== undefined && !/^\d+$/.test(since)) throw fieldError("query.since", "must be a non-negative integer");
@@ -49,7 +39,7 @@ liveRoutes.get("/:id/ws", async (c) => {
       Upgrade: "websocket",
       "X-Project-Id": project.id,
       "X-User-Id": user.id,
-      "X-Token-Expires": String(identity.expiresAt),
+      "X-Token-Expires": String(expiresAt),
       ...(subprotocol ? { "X-Subprotocol": subprotocol } : {}),
       ...(since !== undefined ? { "X-Resume-Since": since } : {}),
     },
@@ -62,9 +52,7 @@ liveRoutes.get("/:id/ws", async (c) => {
  * as the first message.
  */
 liveRoutes.get("/:id/agent-ws", async (c) => {
-  if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
-    throw new Problem(426, "UPGRADE_REQUIRED", "This endpoint speaks WebSocket: send an Upgrade request", undefined, { Upgrade: "websocket" });
-  }
+  requireUpgrade(c);
   const projectId = c.req.param("id");
   if (!z.uuid().safeParse(projectId).success) throw notFound("Project");
   const apiKey = apiKeyOf(c);

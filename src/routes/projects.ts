@@ -1,5 +1,5 @@
 /** Projects and their members. */
-import { and, asc, desc, eq, gt, inArray, like, or } from "drizzle-orm";
+import { and, asc, desc, eq, gt, like, or } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { projectFor, visibleProjectIds } from "../auth/access";
