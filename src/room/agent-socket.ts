@@ -37,6 +37,8 @@ export interface AgentRoomPort {
   db: Db;
   /** Runs a write through the room's queue, as this agent. */
   run(actor: RoomActor, command: RoomCommand): Promise<RoomResult>;
+  /** Whether this key was revoked or replaced while the socket was authenticating. */
+  keyRevoked(keyHash: string): Promise<boolean>;
   /** Presence: the server is here (a socket connected). */
   arrived(serverId: string, serverName: string): Promise<void>;
   /** Presence: a socket of the server left; it may have gone. */
@@ -146,15 +148,18 @@ export class AgentProtocol {
   }
 
   private async authenticate(ws: WebSocket, attachment: AgentAttachment, apiKey: unknown) {
-    const server = typeof apiKey === "string" ? await this.room.db.query.servers.findFirst({ where: eq(servers.apiKeyHash, await sha256Hex(apiKey)) }) : undefined;
+    const keyHash = typeof apiKey === "string" ? await sha256Hex(apiKey) : null;
+    const server = keyHash ? await this.room.db.query.servers.findFirst({ where: eq(servers.apiKeyHash, keyHash) }) : undefined;
     const project = await this.room.db.query.projects.findFirst({ where: (p, { eq }) => eq(p.id, this.room.projectId), columns: { id: true } });
-    if (!server || server.revokedAt || !project || (server.projectIds && !server.projectIds.includes(this.room.projectId))) {
+    const allowed = server && !server.revokedAt && project && (!server.projectIds || server.projectIds.includes(this.room.projectId));
+    // Checked last: a revocation that reached the room while the lookups ran is seen here.
+    if (!allowed || (await this.room.keyRevoked(keyHash!))) {
       respondError(ws, null, "UNAUTHORIZED", "The API key is invalid, revoked, or not allowed in this project");
       return ws.close(CLOSE.unauthorized, "authentication failed");
     }
-    ws.serializeAttachment({ ...attachment, serverId: server.id, serverName: server.name } satisfies AgentAttachment);
+    ws.serializeAttachment({ ...attachment, serverId: server!.id, serverName: server!.name, keyHash } satisfies AgentAttachment);
     sendJson(ws, { type: "auth_ok" });
-    await this.connected(ws, server.id, server.name);
+    await this.connected(ws, server!.id, server!.name);
   }
 
   connected(_ws: WebSocket, serverId: string, serverName: string) {

@@ -45,10 +45,11 @@ export async function disconnectUser(env: Env, userId: string, projectIds: strin
   await Promise.all(ids.map((id) => roomStub(env, id).disconnectUser(userId)));
 }
 
-/** Tells a server's connected agents to shut down (key revoked or replaced), in every project it could be in. */
-export async function shutdownServer(env: Env, serverId: string, projectIds: string[] | null, reason: string) {
-  const ids = projectIds ?? (await env.DB.prepare("SELECT id FROM projects").all<{ id: string }>()).results.map((r) => r.id);
-  await Promise.all(ids.map((id) => roomStub(env, id).shutdownServer(serverId, reason)));
+/** Tells the agents using a server's old key to shut down (revoked or replaced), in every project it could be in. */
+export async function shutdownServer(env: Env, server: { id: string; projectIds: string[] | null; keyHash: string | null }, reason: string) {
+  if (!server.keyHash) return;
+  const ids = server.projectIds ?? (await env.DB.prepare("SELECT id FROM projects").all<{ id: string }>()).results.map((r) => r.id);
+  await Promise.all(ids.map((id) => roomStub(env, id).shutdownServer(server.id, server.keyHash!, reason)));
 }
 
 /** A heartbeat brought a server online: it becomes present in every project it serves. */

@@ -24,6 +24,9 @@ import { committedEvents, type CommittedEvent } from "./statements";
 import { fail, isProblem, planOperation } from "./task-operations";
 
 const REPLAY_PAGE = 500;
+/** The longest backlog a socket replays inside the room's queue. */
+const MAX_REPLAY = 5000;
+const DASHBOARD_FRAMES_PER_SECOND = 20;
 
 export class ProjectRoom extends DurableObject<Env> {
   private readonly db: Db;
@@ -33,6 +36,8 @@ export class ProjectRoom extends DurableObject<Env> {
   private projectId: string | undefined;
   /** Dashboards replaying missed events: live events reach them through the replay instead. */
   private readonly replaying = new Set<WebSocket>();
+  /** Frames per dashboard in the current one-second window. */
+  private readonly dashboardWindows = new Map<WebSocket, { start: number; count: number }>();
   /** The seq range each dashboard has received live, so a later resume sends none of it twice. */
   private readonly delivered = new Map<WebSocket, { first: number; last: number }>();
   private readonly agents: AgentProtocol;
@@ -49,9 +54,11 @@ export class ProjectRoom extends DurableObject<Env> {
       },
       db: this.db,
       run: (actor, command) => this.execute(this.projectId!, actor, command),
+      keyRevoked: (keyHash) => this.keyRevoked(keyHash),
       arrived: (serverId, serverName) => this.markPresent(serverId, serverName),
       left: async (serverId, except) => {
-        await this.checkAbsent(serverId, except);
+        const recheck = await this.checkAbsent(serverId, except);
+        if (recheck !== null) await this.scheduleAlarm(recheck + 1000);
       },
     });
   }
@@ -60,20 +67,27 @@ export class ProjectRoom extends DurableObject<Env> {
   // A server is present in this project while its heartbeat is fresh (API.md: within 90 s) or one of its
   // agent sockets is connected here. Crossing that line either way appends server_online / server_offline.
 
-  private async markPresent(serverId: string, serverName: string) {
-    if (await this.ctx.storage.get(`present:${serverId}`)) return;
-    await this.ctx.storage.put(`present:${serverId}`, serverName);
-    await this.execute(this.projectId!, HUB_ACTOR, { op: "presence", serverId, serverName, online: true });
+  // Both checks run in the queue, so a connect and a disconnect of the same server cannot interleave.
+
+  private markPresent(serverId: string, serverName: string) {
+    return this.serialise(async () => {
+      if (await this.ctx.storage.get(`present:${serverId}`)) return;
+      await this.ctx.storage.put(`present:${serverId}`, serverName);
+      await this.apply(this.projectId!, HUB_ACTOR, { op: "presence", serverId, serverName, online: true });
+    });
   }
 
-  private async checkAbsent(serverId: string, except?: WebSocket): Promise<number | null> {
-    const name = await this.ctx.storage.get<string>(`present:${serverId}`);
-    if (!name || this.agentSockets(serverId).some((ws) => ws !== except)) return null;
-    const row = await this.env.DB.prepare("SELECT last_heartbeat FROM servers WHERE id = ?1").bind(serverId).first<{ last_heartbeat: string | null }>();
-    if (row && isOnline(row.last_heartbeat)) return Date.parse(row.last_heartbeat!) + ONLINE_WINDOW_MS;
-    await this.ctx.storage.delete(`present:${serverId}`);
-    await this.execute(this.projectId!, HUB_ACTOR, { op: "presence", serverId, serverName: name, online: false });
-    return null;
+  /** Takes the server offline here if it is neither connected nor beating; otherwise says when to look again. */
+  private checkAbsent(serverId: string, except?: WebSocket): Promise<number | null> {
+    return this.serialise(async () => {
+      const name = await this.ctx.storage.get<string>(`present:${serverId}`);
+      if (!name || this.agentSockets(serverId).some((ws) => ws !== except)) return null;
+      const row = await this.env.DB.prepare("SELECT last_heartbeat FROM servers WHERE id = ?1").bind(serverId).first<{ last_heartbeat: string | null }>();
+      if (row && isOnline(row.last_heartbeat)) return Date.parse(row.last_heartbeat!) + ONLINE_WINDOW_MS;
+      await this.ctx.storage.delete(`present:${serverId}`);
+      await this.apply(this.projectId!, HUB_ACTOR, { op: "presence", serverId, serverName: name, online: false });
+      return null;
+    });
   }
 
   /** A heartbeat brought the server online: present here, and watched until its heartbeats stop. */
@@ -128,6 +142,7 @@ export class ProjectRoom extends DurableObject<Env> {
         return { ok: false as const, problem: { status: 409 as const, code: "CONCURRENT_CHANGE", detail: "The task changed while this request was being handled; retry" } };
       }
       this.publish(committedEvents(results));
+      this.tellAbandonedAskers(results);
     }
     const deliver = outcome.data?.deliver as { serverId: string; correlationId: string; answer: string; answeredAt: string } | undefined;
     if (deliver) {
@@ -135,6 +150,14 @@ export class ProjectRoom extends DurableObject<Env> {
     }
     if (outcome.deadline) await this.scheduleAlarm(Date.parse(outcome.deadline));
     return { ok: true as const, taskId: outcome.taskId, ...(outcome.data ? { data: outcome.data } : {}) };
+  }
+
+  /** Agents waiting on a question whose task just ended hear that no answer will come. */
+  private tellAbandonedAskers(results: D1Result[]) {
+    for (const row of results.flatMap((r) => r.results as { waiting_server_id?: string | null; waiting_correlation_id?: string | null }[])) {
+      if (!row.waiting_server_id || !row.waiting_correlation_id) continue;
+      for (const ws of this.agentSockets(row.waiting_server_id)) respondError(ws, row.waiting_correlation_id, "TIMEOUT", "Closed unanswered: its task ended");
+    }
   }
 
   /** One operation's writes: one D1 transaction, one round trip. */
@@ -198,13 +221,29 @@ export class ProjectRoom extends DurableObject<Env> {
     }
   }
 
-  /** Tells the server's agents to stop (its key was revoked or re-keyed) and closes their sockets. */
-  async shutdownServer(serverId: string, reason: string) {
+  /**
+   * Tells the agents using a server's old key to stop (the key was revoked or
+   * replaced) and closes their sockets; sockets on a new key stay. The key is
+   * remembered so that a socket still authenticating with it is refused.
+   */
+  async shutdownServer(serverId: string, keyHash: string, reason: string) {
+    await this.ctx.storage.put(`revoked-key:${keyHash}`, Date.now());
     for (const ws of this.agentSockets(serverId)) {
+      if ((attachmentOf(ws) as AgentAttachment).keyHash !== keyHash) continue;
       notify(ws, "notify:shutdown", { gracePeriod: 0, reason });
       ws.close(CLOSE.revoked, reason);
     }
   }
+
+  /** A project deleted: everyone connected to it is told and disconnected. */
+  async closeAll(reason: string) {
+    for (const ws of this.ctx.getWebSockets()) {
+      if (attachmentOf(ws)?.kind === "agent") notify(ws, "notify:shutdown", { gracePeriod: 0, reason });
+      ws.close(CLOSE.revoked, reason);
+    }
+  }
+
+  private keyRevoked = async (keyHash: string) => (await this.ctx.storage.get(`revoked-key:${keyHash}`)) !== undefined;
 
   /**
    * Accepts a socket the Worker has already authenticated (it forwards only
@@ -218,19 +257,22 @@ export class ProjectRoom extends DurableObject<Env> {
     if (new URL(request.url).pathname === "/agent") {
       const serverId = request.headers.get("X-Server-Id");
       const serverName = request.headers.get("X-Server-Name");
+      const keyHash = request.headers.get("X-Key-Hash");
+      if (keyHash && (await this.keyRevoked(keyHash))) return new Response("the API key has been revoked", { status: 401 });
       this.ctx.acceptWebSocket(server, [AGENT_TAG]);
-      server.serializeAttachment({ kind: "agent", serverId, serverName, subscriptions: [], connectedAt: Date.now() } satisfies AgentAttachment);
+      server.serializeAttachment({ kind: "agent", serverId, serverName, keyHash, subscriptions: [], connectedAt: Date.now() } satisfies AgentAttachment);
       if (serverId && serverName) await this.agents.connected(server, serverId, serverName);
       else await this.scheduleAlarm(Date.now() + AUTH_GRACE_MS);
       return new Response(null, { status: 101, webSocket: client });
     }
     const expiresAt = Number(request.headers.get("X-Token-Expires")) * 1000;
-    this.ctx.acceptWebSocket(server, [DASHBOARD_TAG]);
-    server.serializeAttachment({ kind: "dashboard", userId: request.headers.get("X-User-Id")!, expiresAt } satisfies DashboardAttachment);
-    await this.scheduleAlarm(expiresAt);
     // Connecting with ?since=N replays before the socket goes live: the gap-free way in.
     const since = request.headers.get("X-Resume-Since");
+    if (since !== null) this.replaying.add(server);
+    this.ctx.acceptWebSocket(server, [DASHBOARD_TAG]);
+    server.serializeAttachment({ kind: "dashboard", userId: request.headers.get("X-User-Id")!, expiresAt } satisfies DashboardAttachment);
     if (since !== null) this.startReplay(server, Number(since));
+    await this.scheduleAlarm(expiresAt);
     const protocol = request.headers.get("X-Subprotocol");
     return new Response(null, { status: 101, webSocket: client, headers: protocol ? { "Sec-WebSocket-Protocol": protocol } : {} });
   }
@@ -242,15 +284,20 @@ export class ProjectRoom extends DurableObject<Env> {
       return;
     }
     if (attachment?.kind !== "dashboard") return;
+    if (this.dashboardOverLimit(ws)) return sendJson(ws, { type: "error", code: "INVALID_REQUEST", message: `at most ${DASHBOARD_FRAMES_PER_SECOND} frames per second` });
     let frame: { type?: unknown; since?: unknown; access_token?: unknown };
     try {
       frame = JSON.parse(typeof message === "string" ? message : new TextDecoder().decode(message));
     } catch {
+      frame = null as never;
+    }
+    if (typeof frame !== "object" || frame === null || Array.isArray(frame)) {
       return sendJson(ws, { type: "error", code: "INVALID_REQUEST", message: "frames are JSON objects" });
     }
     if (frame.type === "resume") {
       const since = Number(frame.since);
       if (!Number.isInteger(since) || since < 0) return sendJson(ws, { type: "error", code: "INVALID_REQUEST", message: "resume needs since: a non-negative integer" });
+      if (this.replaying.has(ws)) return sendJson(ws, { type: "error", code: "INVALID_REQUEST", message: "a resume is already running on this socket" });
       await this.startReplay(ws, since);
       return;
     }
@@ -272,6 +319,14 @@ export class ProjectRoom extends DurableObject<Env> {
   private async replay(ws: WebSocket, since: number) {
     const live = this.delivered.get(ws);
     try {
+      // A replay runs between writes: a backlog too long for that is read from GET /events instead.
+      const backlog = await this.env.DB.prepare("SELECT COUNT(*) AS n, MAX(seq) AS head FROM events WHERE project_id = ?1 AND seq > ?2")
+        .bind(this.projectId, since)
+        .first<{ n: number; head: number | null }>();
+      if (backlog && backlog.n > MAX_REPLAY) {
+        sendJson(ws, { type: "resync_required", since, head: backlog.head, detail: `more than ${MAX_REPLAY} events behind: page GET /events from since, then resume from the last seq read` });
+        return;
+      }
       let after = since;
       for (;;) {
         const page = await this.db
@@ -293,6 +348,16 @@ export class ProjectRoom extends DurableObject<Env> {
     } finally {
       this.replaying.delete(ws);
     }
+  }
+
+  private dashboardOverLimit(ws: WebSocket): boolean {
+    const now = Date.now();
+    const w = this.dashboardWindows.get(ws);
+    if (!w || now - w.start >= 1000) {
+      this.dashboardWindows.set(ws, { start: now, count: 1 });
+      return false;
+    }
+    return ++w.count > DASHBOARD_FRAMES_PER_SECOND;
   }
 
   /** Closes a person's dashboards here: their access to the project ended (removed, demoted, deleted). */
@@ -327,9 +392,14 @@ export class ProjectRoom extends DurableObject<Env> {
     }
   }
 
+  override async webSocketError(ws: WebSocket) {
+    await this.webSocketClose(ws, 1011, "socket error");
+  }
+
   override async webSocketClose(ws: WebSocket, code: number, reason: string) {
     this.replaying.delete(ws);
     this.delivered.delete(ws);
+    this.dashboardWindows.delete(ws);
     if (attachmentOf(ws)?.kind === "agent") await this.agents.disconnected(ws);
     try {
       ws.close(code, reason);
@@ -411,7 +481,8 @@ export class ProjectRoom extends DurableObject<Env> {
       const nextQuestion = await this.expireQuestions(projectId);
       const nextAuth = this.closeUnauthenticatedAgents(Date.now());
       const wakeAt = [nextDeadline?.at ? Date.parse(nextDeadline.at) : null, nextExpiry, nextQuestion, nextAuth].filter((t): t is number => t !== null);
-      if (wakeAt.length) await this.ctx.storage.setAlarm(Math.max(Math.min(...wakeAt), Date.now() + 1000));
+      // scheduleAlarm keeps an earlier alarm set meanwhile (a new socket, a heartbeat).
+      if (wakeAt.length) await this.scheduleAlarm(Math.max(Math.min(...wakeAt), Date.now() + 1000));
     });
     // Presence writes its events through the queue itself, so it runs after the queued work above.
     const next = await this.sweepPresence();

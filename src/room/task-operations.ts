@@ -121,8 +121,13 @@ const statusEvent = (type: string, task: TaskRow, next: TaskStatus, data: Record
   data: { status: next, previous_status: task.status, ...data },
 });
 
+/** Open questions of a task that ends are cancelled; those an agent waits on (ask-user) come back so it can be told. */
 const cancelPendingInterventions = (ctx: OpContext, task: TaskRow, guard: VersionGuard) => [
-  statement(ctx.d1, sql`UPDATE interventions SET status = 'cancelled' WHERE task_id = ${task.id} AND status = 'pending' AND ${guardHolds(guard)}`),
+  statement(
+    ctx.d1,
+    sql`UPDATE interventions SET status = 'cancelled' WHERE task_id = ${task.id} AND status = 'pending' AND ${guardHolds(guard)}
+        RETURNING server_id AS waiting_server_id, correlation_id AS waiting_correlation_id`,
+  ),
 ];
 
 function blockedProblem(blockers: Blocker[]): ProblemData {
@@ -645,6 +650,7 @@ async function ask(ctx: OpContext, cmd: Extract<RoomCommand, { op: "ask" }>): Pr
 /** What an agent logged (event:log, event:error, non-JSON output); errors about a task also go in the event log. */
 async function agentLog(ctx: OpContext, cmd: Extract<RoomCommand, { op: "agent_log" }>): Promise<OpOutcome> {
   if (ctx.actor.kind !== "agent") return { status: 403, code: "NOT_ALLOWED", detail: "Only agents log here" };
+  if (cmd.taskId && !(await loadTask(ctx, cmd.taskId))) return notFound("Task");
   const statements = [
     statement(
       ctx.d1,

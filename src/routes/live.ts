@@ -62,7 +62,7 @@ liveRoutes.get("/:id/agent-ws", async (c) => {
     if (!server) throw unauthorized("The API key is invalid or has been revoked", "INVALID_API_KEY");
     c.set("principal", { kind: "server", server });
     await projectFor(c, projectId);
-    Object.assign(headers, { "X-Server-Id": server.id, "X-Server-Name": server.name });
+    Object.assign(headers, { "X-Server-Id": server.id, "X-Server-Name": server.name, "X-Key-Hash": server.apiKeyHash! });
   }
   return roomStub(c.env, projectId).fetch("https://room/agent", { headers });
 });

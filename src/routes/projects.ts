@@ -10,7 +10,7 @@ import { events, projectMembers, projects, users } from "../db/schema";
 import { slugify } from "../domain/slug";
 import { readJson, readQuery } from "../http/body";
 import { eventView } from "../views/events";
-import { disconnectUser } from "../room/client";
+import { disconnectUser, roomStub } from "../room/client";
 import type { HubEnv } from "../http/context";
 import { label, text, uuid } from "../http/fields";
 import { notFound } from "../http/problem";
@@ -95,6 +95,7 @@ projectRoutes.put("/:id", person("member"), async (c) => {
 projectRoutes.delete("/:id", person("admin"), async (c) => {
   const project = await projectFor(c, c.req.param("id"), "write");
   await c.var.db.delete(projects).where(eq(projects.id, project.id));
+  c.executionCtx.waitUntil(roomStub(c.env, project.id).closeAll("the project was deleted"));
   return c.json({ deleted: true, id: project.id });
 });
 

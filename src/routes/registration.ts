@@ -173,6 +173,9 @@ registrationRoutes.post("/register", async (c) => {
     .returning();
   c.executionCtx.waitUntil(announceOnline(c.env, { id: server!.id, name: server!.name, projectIds: server!.projectIds ?? null }));
   // Agents still connected with the replaced key are told to stop.
-  if (existing) c.executionCtx.waitUntil(shutdownServer(c.env, existing.id, existing.projectIds ?? null, "the server registered again; its old API key no longer works"));
+  if (existing) {
+    const old = { id: existing.id, projectIds: existing.projectIds ?? null, keyHash: existing.apiKeyHash };
+    c.executionCtx.waitUntil(shutdownServer(c.env, old, "the server registered again; its old API key no longer works"));
+  }
   return c.json({ id: server!.id, server_id: server!.id, name: server!.name, api_key: apiKey }, 201);
 });

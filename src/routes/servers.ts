@@ -76,11 +76,13 @@ serverRoutes.get("/:id", person(), async (c) => {
 serverRoutes.delete("/:id", person("admin"), async (c) => {
   const id = c.req.param("id");
   const now = nowIso();
+  const before = await c.var.db.query.servers.findFirst({ where: eq(servers.id, id) });
   const [updated] = await c.var.db.batch([
     c.var.db.update(servers).set({ apiKeyHash: null, revokedAt: now, updatedAt: now }).where(eq(servers.id, id)).returning(),
     c.var.db.update(sessions).set({ status: "closed", closedAt: now, updatedAt: now }).where(and(eq(sessions.serverId, id), eq(sessions.status, "active"))),
   ]);
   if (!updated[0]) throw notFound("Server");
-  c.executionCtx.waitUntil(shutdownServer(c.env, id, updated[0].projectIds ?? null, "the server's API key was revoked"));
+  const old = { id, projectIds: updated[0].projectIds ?? null, keyHash: before?.apiKeyHash ?? null };
+  c.executionCtx.waitUntil(shutdownServer(c.env, old, "the server's API key was revoked"));
   return c.json(serverView(updated[0], Date.now(), true));
 });
