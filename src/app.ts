@@ -9,6 +9,7 @@ import { Problem } from "./http/problem";
 import { agentSessionRoutes } from "./routes/agent-sessions";
 import { authRoutes } from "./routes/auth";
 import { daemonTaskRoutes } from "./routes/daemon-tasks";
+import { blobRoutes, datarefRoutes } from "./routes/datarefs";
 import { interventionRoutes } from "./routes/interventions";
 import { liveRoutes } from "./routes/live";
 import { taskRoutes } from "./routes/tasks";
@@ -29,6 +30,8 @@ export function buildApp() {
   });
 
   app.use("*", (c, next) => {
+    // Blob uploads are held to their DataRef's declared size instead.
+    if (c.req.path.startsWith("/api/v1/blobs/")) return next();
     const maxSize = Number(c.env.MAX_BODY_BYTES) || DEFAULT_MAX_BODY_BYTES;
     return bodyLimit({
       maxSize,
@@ -44,6 +47,9 @@ export function buildApp() {
   api.route("/users", userRoutes);
   api.route("/projects", projectRoutes);
   api.route("/projects", liveRoutes);
+  api.route("/projects", datarefRoutes.people);
+  api.route("/server", datarefRoutes.agents);
+  api.route("/blobs", blobRoutes);
   api.route("/servers", registrationRoutes);
   api.route("/servers", serverRoutes);
   api.route("/servers/tasks", daemonTaskRoutes);

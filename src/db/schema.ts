@@ -276,3 +276,26 @@ export const events = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.projectId, t.seq] }), index("events_task").on(t.taskId)],
 );
+
+export const DATAREF_STATUSES = ["pending", "uploading", "complete"] as const;
+
+/** Large payloads held in R2 (compute-protocol "Data References"); immutable once complete. */
+export const datarefs = sqliteTable(
+  "datarefs",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id").notNull().references(() => projects.id, { onDelete: "cascade" }),
+    status: text("status", { enum: DATAREF_STATUSES }).notNull(),
+    contentType: text("content_type").notNull(),
+    size: integer("size").notNull(),
+    /** Declared by the uploader (R2 verifies it) or computed while the bytes streamed in. */
+    sha256: text("sha256"),
+    filename: text("filename"),
+    createdBy: text("created_by").notNull(),
+    createdAt: text("created_at").notNull(),
+    /** A pending upload not completed by then is cleaned up. */
+    uploadExpiresAt: text("upload_expires_at").notNull(),
+    completedAt: text("completed_at"),
+  },
+  (t) => [index("datarefs_project").on(t.projectId, t.status)],
+);

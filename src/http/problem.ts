@@ -18,6 +18,7 @@ const TITLES: Record<number, string> = {
   409: "Conflict",
   413: "Content Too Large",
   415: "Unsupported Media Type",
+  416: "Range Not Satisfiable",
   422: "Unprocessable Content",
   426: "Upgrade Required",
   429: "Too Many Requests",

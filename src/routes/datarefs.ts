@@ -1,0 +1,175 @@
+/**
+ * DataRefs: large payloads in R2 behind signed, short-lived URLs (API.md
+ * "DataRefs"). Creating one and minting its URLs needs access to its project;
+ * moving the bytes needs only the URL.
+ */
+import { and, eq } from "drizzle-orm";
+import { Hono } from "hono";
+import { z } from "zod";
+import { projectFor } from "../auth/access";
+import { agent, currentServer, person } from "../auth/middleware";
+import { BlobUrlRefused, signBlobUrl, UPLOAD_URL_TTL_SECONDS, verifyBlobUrl } from "../auth/signed-url";
+import { nowIso } from "../db/client";
+import { datarefs } from "../db/schema";
+import { parseByteRange } from "../domain/byte-range";
+import { readJson } from "../http/body";
+import type { HubContext, HubEnv } from "../http/context";
+import { conflict, fieldError, notFound, Problem } from "../http/problem";
+import { roomActor } from "../room/client";
+
+type DatarefRow = typeof datarefs.$inferSelect;
+
+/** Largest object one PUT may carry (R2's single-upload limit). */
+export const MAX_DATAREF_BYTES = 5 * 1024 ** 3;
+
+const objectKey = (d: Pick<DatarefRow, "projectId" | "id">) => `projects/${d.projectId}/datarefs/${d.id}`;
+const hubBase = (c: HubContext) => (c.env.PUBLIC_URL || new URL(c.req.url).origin).replace(/\/+$/, "");
+
+const datarefView = (d: DatarefRow) => ({
+  id: d.id,
+  uri: `dataref:${d.id}`,
+  project_id: d.projectId,
+  size: d.size,
+  sha256: d.sha256,
+  content_type: d.contentType,
+  filename: d.filename,
+  status: d.status === "complete" ? ("complete" as const) : ("pending" as const),
+  created_at: d.createdAt,
+  completed_at: d.completedAt,
+});
+
+const createBody = z.object({
+  project_id: z.uuid("must be a UUID").optional(),
+  content_type: z.string().trim().min(1, "must not be empty").max(255).default("application/octet-stream"),
+  size: z.int("must be an integer").min(0, "must not be negative").max(MAX_DATAREF_BYTES, `must be at most ${MAX_DATAREF_BYTES} bytes`),
+  sha256: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, "must be 64 hex digits")
+    .transform((h) => h.toLowerCase())
+    .optional(),
+  filename: z.string().max(500).optional(),
+});
+
+async function createDataref(c: HubContext, projectIdFromPath?: string) {
+  const body = await readJson(c, createBody);
+  const projectId = projectIdFromPath ?? body.project_id;
+  if (!projectId) throw fieldError("project_id", "is required");
+  const project = await projectFor(c, projectId, "write");
+  const now = Date.now();
+  const row: DatarefRow = {
+    id: crypto.randomUUID(),
+    projectId: project.id,
+    status: "pending",
+    contentType: body.content_type,
+    size: body.size,
+    sha256: body.sha256 ?? null,
+    filename: body.filename ?? null,
+    createdBy: roomActor(c).label,
+    createdAt: new Date(now).toISOString(),
+    uploadExpiresAt: new Date(now + UPLOAD_URL_TTL_SECONDS * 1000).toISOString(),
+    completedAt: null,
+  };
+  await c.var.db.insert(datarefs).values(row);
+  const upload = await signBlobUrl(c.env, hubBase(c), { datarefId: row.id, method: "PUT", size: row.size });
+  return c.json({ dataref: datarefView(row), upload: { method: "PUT" as const, ...upload } }, 201);
+}
+
+/** A DataRef's metadata, with a fresh download URL once its bytes are in. */
+async function describeDataref(c: HubContext, id: string, projectIdFromPath?: string) {
+  const row = z.uuid().safeParse(id).success ? await c.var.db.query.datarefs.findFirst({ where: eq(datarefs.id, id) }) : undefined;
+  if (!row || (projectIdFromPath && row.projectId !== projectIdFromPath)) throw notFound("DataRef");
+  try {
+    await projectFor(c, row.projectId);
+  } catch (e) {
+    throw e instanceof Problem && e.status === 404 ? notFound("DataRef") : e;
+  }
+  const download = row.status === "complete" ? await signBlobUrl(c.env, hubBase(c), { datarefId: row.id, method: "GET", size: row.size }) : null;
+  return c.json({ ...datarefView(row), ...(download ? { download } : {}) });
+}
+
+export const datarefRoutes = {
+  /** /api/v1/projects/{id}/datarefs — people. */
+  people: new Hono<HubEnv>()
+    .post("/:projectId/datarefs", person("member"), (c) => createDataref(c, c.req.param("projectId")))
+    .get("/:projectId/datarefs/:id", person(), (c) => describeDataref(c, c.req.param("id"), c.req.param("projectId"))),
+  /** /api/v1/server/datarefs — agents. */
+  agents: new Hono<HubEnv>()
+    .post("/datarefs", agent, (c) => {
+      currentServer(c);
+      return createDataref(c);
+    })
+    .get("/datarefs/:id", agent, (c) => describeDataref(c, c.req.param("id"))),
+};
+
+function refused(e: unknown): never {
+  if (e instanceof BlobUrlRefused) throw new Problem(e.status, e.status === 401 ? "INVALID_URL" : "URL_NOT_FOR_THIS", e.message);
+  throw e;
+}
+
+/** Moving the bytes: /api/v1/blobs/{id}?token=… — the signed URL is the only credential. */
+export const blobRoutes = new Hono<HubEnv>();
+
+blobRoutes.put("/:id", async (c) => {
+  const id = c.req.param("id");
+  const grant = await verifyBlobUrl(c.env, c.req.query("token"), id, "PUT").catch(refused);
+  const row = await c.var.db.query.datarefs.findFirst({ where: eq(datarefs.id, id) });
+  if (!row) throw notFound("DataRef");
+  if (row.status === "complete") throw conflict("This DataRef is complete and immutable; create a new one", "DATAREF_IMMUTABLE");
+  const declared = Number(c.req.header("Content-Length"));
+  if (c.req.header("Content-Length") !== undefined && declared !== grant.size) {
+    throw new Problem(422, "SIZE_MISMATCH", `The body is ${declared} bytes; this DataRef was declared as ${grant.size}`);
+  }
+  // One upload at a time: the first to claim the object wins.
+  const claimed = await c.var.db
+    .update(datarefs)
+    .set({ status: "uploading" })
+    .where(and(eq(datarefs.id, id), eq(datarefs.status, "pending")))
+    .returning({ id: datarefs.id });
+  if (claimed.length === 0) throw conflict("Another upload of this DataRef is in progress or done", "DATAREF_IMMUTABLE");
+
+  const body = c.req.raw.body ?? new Blob([]).stream();
+  // Streams straight to R2, held to the declared size; the sha256 is R2's own check when declared, computed otherwise.
+  const sized = new FixedLengthStream(grant.size);
+  const digest = row.sha256 ? null : new crypto.DigestStream("SHA-256");
+  const [toR2, toDigest] = digest ? body.tee() : [body, null];
+  const piping = toR2.pipeTo(sized.writable).catch(() => undefined);
+  const hashing = toDigest && digest ? toDigest.pipeTo(digest) : Promise.resolve();
+  try {
+    await c.env.BLOBS.put(objectKey(row), sized.readable, {
+      httpMetadata: { contentType: row.contentType },
+      ...(row.sha256 ? { sha256: row.sha256 } : {}),
+    });
+    await Promise.all([piping, hashing]);
+  } catch (e) {
+    await c.var.db.update(datarefs).set({ status: "pending" }).where(eq(datarefs.id, id));
+    const message = String((e as Error).message ?? e);
+    if (/sha-?256|checksum|digest/i.test(message)) throw new Problem(422, "SHA256_MISMATCH", "The bytes do not match the declared sha256");
+    throw new Problem(422, "SIZE_MISMATCH", `The body is not the declared ${grant.size} bytes`);
+  }
+  const sha256 = row.sha256 ?? [...new Uint8Array(await digest!.digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const [done] = await c.var.db.update(datarefs).set({ status: "complete", sha256, completedAt: nowIso() }).where(eq(datarefs.id, id)).returning();
+  return c.json(datarefView(done!));
+});
+
+blobRoutes.get("/:id", async (c) => {
+  const id = c.req.param("id");
+  await verifyBlobUrl(c.env, c.req.query("token"), id, "GET").catch(refused);
+  const row = await c.var.db.query.datarefs.findFirst({ where: eq(datarefs.id, id) });
+  if (!row) throw notFound("DataRef");
+  if (row.status !== "complete") throw conflict("This DataRef has no bytes yet", "DATAREF_PENDING");
+  const range = parseByteRange(c.req.header("Range") ?? null, row.size);
+  if (range === "unsatisfiable") {
+    throw new Problem(416, "RANGE_NOT_SATISFIABLE", `The object is ${row.size} bytes`, undefined, { "Content-Range": `bytes */${row.size}` });
+  }
+  const object = await c.env.BLOBS.get(objectKey(row), range ? { range } : {});
+  if (!object) throw notFound("DataRef bytes");
+  const headers: Record<string, string> = {
+    "Content-Type": row.contentType,
+    "Accept-Ranges": "bytes",
+    ETag: `"${row.sha256}"`,
+    "Content-Length": String(range ? range.length : row.size),
+    ...(row.filename ? { "Content-Disposition": `attachment; filename="${row.filename.replaceAll('"', "")}"` } : {}),
+    ...(range ? { "Content-Range": `bytes ${range.offset}-${range.offset + range.length - 1}/${row.size}` } : {}),
+  };
+  return new Response(object.body, { status: range ? 206 : 200, headers });
+});

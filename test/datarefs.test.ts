@@ -1,0 +1,125 @@
+/** DataRefs: bytes in R2 behind signed, short-lived URLs. */
+import { env, exports } from "cloudflare:workers";
+import { SignJWT } from "jose";
+import { beforeAll, describe, expect, it } from "vitest";
+import { call, createProject, createUser, expectProblem } from "./helpers";
+import { createWorld, type World } from "./task-world";
+
+let w: World;
+beforeAll(async () => {
+  w = await createWorld("DataRefs");
+});
+
+const sha256 = async (bytes: Uint8Array) => [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
+const bytesOf = (n: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + 7) % 251);
+const fetchUrl = (url: string, init?: RequestInit) => exports.default.fetch(new Request(url, init));
+
+async function create(body: Record<string, unknown>, apiKey = w.worker.apiKey) {
+  const reply = await call("/api/v1/server/datarefs", { apiKey, body: { project_id: w.project.id, ...body } });
+  expect(reply.status, reply.text).toBe(201);
+  return reply.json as { dataref: { id: string; uri: string; status: string }; upload: { method: string; url: string; expires_at: string } };
+}
+
+describe("round trip", () => {
+  it("uploads 5 MiB with its sha256 and downloads it back, whole and by range", async () => {
+    const data = bytesOf(5 * 1024 * 1024);
+    const digest = await sha256(data);
+    const { dataref, upload } = await create({ content_type: "application/octet-stream", size: data.byteLength, sha256: digest, filename: "blob.bin" });
+    expect(dataref).toMatchObject({ uri: `dataref:${dataref.id}`, status: "pending" });
+    expect(upload.method).toBe("PUT");
+    expect(Date.parse(upload.expires_at) - Date.now()).toBeLessThanOrEqual(15 * 60_000);
+
+    const put = await fetchUrl(upload.url, { method: "PUT", body: data, headers: { "Content-Length": String(data.byteLength) } });
+    expect(put.status, await put.clone().text()).toBe(200);
+    expect(await put.json()).toMatchObject({ status: "complete", sha256: digest, size: data.byteLength });
+
+    const meta = await call(`/api/v1/server/datarefs/${dataref.id}`, { apiKey: w.orchestrator.apiKey });
+    expect(meta.json).toMatchObject({ status: "complete", sha256: digest, download: { url: expect.any(String), expires_at: expect.any(String) } });
+    const whole = await fetchUrl(meta.json.download.url);
+    expect(whole.status).toBe(200);
+    expect(await sha256(new Uint8Array(await whole.arrayBuffer()))).toBe(digest);
+
+    const part = await fetchUrl(meta.json.download.url, { headers: { Range: "bytes=100-199" } });
+    expect(part.status).toBe(206);
+    expect(part.headers.get("Content-Range")).toBe(`bytes 100-199/${data.byteLength}`);
+    expect(new Uint8Array(await part.arrayBuffer())).toEqual(data.slice(100, 200));
+    const tail = await fetchUrl(meta.json.download.url, { headers: { Range: "bytes=-10" } });
+    expect(new Uint8Array(await tail.arrayBuffer())).toEqual(data.slice(-10));
+    const bad = await fetchUrl(meta.json.download.url, { headers: { Range: `bytes=${data.byteLength}-` } });
+    expect(bad.status).toBe(416);
+    expect(bad.headers.get("Content-Range")).toBe(`bytes */${data.byteLength}`);
+  });
+
+  it("computes the sha256 when none was declared, and keeps a complete DataRef immutable", async () => {
+    const data = bytesOf(1000);
+    const { dataref, upload } = await create({ size: data.byteLength });
+    expect((await fetchUrl(upload.url, { method: "PUT", body: data })).status).toBe(200);
+    const meta = await call(`/api/v1/server/datarefs/${dataref.id}`, { apiKey: w.worker.apiKey });
+    expect(meta.json.sha256).toBe(await sha256(data));
+    const again = await fetchUrl(upload.url, { method: "PUT", body: data });
+    expect(again.status).toBe(409);
+    expect((await again.json()).code).toBe("DATAREF_IMMUTABLE");
+  });
+});
+
+describe("refusals", () => {
+  it("refuses a wrong size and a wrong sha256, leaving the DataRef pending", async () => {
+    const data = bytesOf(2048);
+    const sized = await create({ size: 1000 });
+    const tooBig = await fetchUrl(sized.upload.url, { method: "PUT", body: data });
+    expect(tooBig.status).toBe(422);
+    expect((await tooBig.json()).code).toBe("SIZE_MISMATCH");
+
+    const wrongHash = await create({ size: data.byteLength, sha256: "0".repeat(64) });
+    const put = await fetchUrl(wrongHash.upload.url, { method: "PUT", body: data });
+    expect(put.status).toBe(422);
+    expect((await put.json()).code).toBe("SHA256_MISMATCH");
+    expect((await call(`/api/v1/server/datarefs/${wrongHash.dataref.id}`, { apiKey: w.worker.apiKey })).json.status).toBe("pending");
+    // A correct upload afterwards still works.
+    const right = await create({ size: data.byteLength, sha256: await sha256(data) });
+    expect((await fetchUrl(right.upload.url, { method: "PUT", body: data })).status).toBe(200);
+  });
+
+  it("refuses an expired URL, a tampered signature, another object's URL, and the wrong method", async () => {
+    const data = bytesOf(64);
+    const a = await create({ size: data.byteLength });
+    const b = await create({ size: data.byteLength });
+    const token = new URL(a.upload.url).searchParams.get("token")!;
+    const base = a.upload.url.split("?")[0]!;
+    const status = async (res: Response) => [res.status, ((await res.json()) as { code: string }).code];
+
+    const expired = await new SignJWT({ m: "PUT", s: data.byteLength })
+      .setProtectedHeader({ alg: "HS256" })
+      .setSubject(a.dataref.id)
+      .setAudience("orchestratia-dataref")
+      .setIssuer(env.JWT_ISSUER)
+      .setExpirationTime(Math.floor(Date.now() / 1000) - 5)
+      .sign(new TextEncoder().encode(env.JWT_SECRET));
+    expect(await status(await fetchUrl(`${base}?token=${expired}`, { method: "PUT", body: data }))).toEqual([401, "INVALID_URL"]);
+    const tampered = token.slice(0, -3) + (token.endsWith("AAA") ? "BBB" : "AAA");
+    expect(await status(await fetchUrl(`${base}?token=${tampered}`, { method: "PUT", body: data }))).toEqual([401, "INVALID_URL"]);
+    expect(await status(await fetchUrl(b.upload.url.replace(b.dataref.id, a.dataref.id).replace(/token=.*/, `token=${new URL(b.upload.url).searchParams.get("token")}`), { method: "PUT", body: data }))).toEqual([403, "URL_NOT_FOR_THIS"]);
+    expect(await status(await fetchUrl(a.upload.url))).toEqual([403, "URL_NOT_FOR_THIS"]);
+    expect(await status(await fetchUrl(base, { method: "PUT", body: data }))).toEqual([401, "INVALID_URL"]);
+
+    expect((await fetchUrl(a.upload.url, { method: "PUT", body: data })).status).toBe(200);
+    const download = (await call(`/api/v1/server/datarefs/${a.dataref.id}`, { apiKey: w.worker.apiKey })).json.download.url;
+    expect(await status(await fetchUrl(download, { method: "PUT", body: data }))).toEqual([403, "URL_NOT_FOR_THIS"]);
+  });
+
+  it("keeps DataRefs to those who can see their project", async () => {
+    const other = await createProject(w.admin, "Private bytes");
+    const outsider = await createUser(w.admin, "member");
+    expectProblem(await call(`/api/v1/projects/${other.id}/datarefs`, { token: outsider.token, body: { size: 1 } }), 404, "NOT_FOUND");
+    const mine = await call(`/api/v1/projects/${w.project.id}/datarefs`, { token: w.member.token, body: { size: 3 } });
+    expect(mine.status).toBe(201);
+    expect((await call(`/api/v1/projects/${w.project.id}/datarefs/${mine.json.dataref.id}`, { token: w.member.token })).status).toBe(200);
+    expectProblem(await call(`/api/v1/projects/${w.project.id}/datarefs/${mine.json.dataref.id}`, { token: outsider.token }), 404, "NOT_FOUND");
+    expectProblem(await call(`/api/v1/projects/${other.id}/datarefs/${mine.json.dataref.id}`, { token: w.admin }), 404, "NOT_FOUND");
+    const viewer = await createUser(w.admin, "viewer");
+    await call(`/api/v1/projects/${w.project.id}/members`, { token: w.admin, body: { user_id: viewer.id } });
+    expectProblem(await call(`/api/v1/projects/${w.project.id}/datarefs`, { token: viewer.token, body: { size: 1 } }), 403, "FORBIDDEN");
+    const invalid = await call("/api/v1/server/datarefs", { apiKey: w.worker.apiKey, body: { project_id: w.project.id, size: -1, sha256: "xyz" } });
+    expect(invalid.json.errors.map((e: { path: string }) => e.path).sort()).toEqual(["sha256", "size"]);
+  });
+});
