@@ -58,7 +58,7 @@ describe("round trip", () => {
     expect(meta.json.sha256).toBe(await sha256(data));
     const again = await fetchUrl(upload.url, { method: "PUT", body: data });
     expect(again.status).toBe(409);
-    expect((await again.json()).code).toBe("DATAREF_IMMUTABLE");
+    expect(((await again.json()) as { code: string }).code).toBe("DATAREF_IMMUTABLE");
   });
 });
 
@@ -68,12 +68,12 @@ describe("refusals", () => {
     const sized = await create({ size: 1000 });
     const tooBig = await fetchUrl(sized.upload.url, { method: "PUT", body: data });
     expect(tooBig.status).toBe(422);
-    expect((await tooBig.json()).code).toBe("SIZE_MISMATCH");
+    expect(((await tooBig.json()) as { code: string }).code).toBe("SIZE_MISMATCH");
 
     const wrongHash = await create({ size: data.byteLength, sha256: "0".repeat(64) });
     const put = await fetchUrl(wrongHash.upload.url, { method: "PUT", body: data });
     expect(put.status).toBe(422);
-    expect((await put.json()).code).toBe("SHA256_MISMATCH");
+    expect(((await put.json()) as { code: string }).code).toBe("SHA256_MISMATCH");
     expect((await call(`/api/v1/server/datarefs/${wrongHash.dataref.id}`, { apiKey: w.worker.apiKey })).json.status).toBe("pending");
     // A correct upload afterwards still works.
     const right = await create({ size: data.byteLength, sha256: await sha256(data) });
