@@ -123,3 +123,26 @@ describe("refusals", () => {
     expect(invalid.json.errors.map((e: { path: string }) => e.path).sort()).toEqual(["sha256", "size"]);
   });
 });
+
+describe("lifetime", () => {
+  it("cleans up uploads that never complete, from the room's alarm", async () => {
+    const { runDurableObjectAlarm } = await import("cloudflare:test");
+    const stale = await create({ size: 10 });
+    const fresh = await create({ size: 10 });
+    await env.DB.prepare("UPDATE datarefs SET upload_expires_at = ?1 WHERE id = ?2").bind(new Date(Date.now() - 1000).toISOString(), stale.dataref.id).run();
+    await runDurableObjectAlarm(env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(w.project.id)));
+    expectProblem(await call(`/api/v1/server/datarefs/${stale.dataref.id}`, { apiKey: w.worker.apiKey }), 404, "NOT_FOUND");
+    expect((await call(`/api/v1/server/datarefs/${fresh.dataref.id}`, { apiKey: w.worker.apiKey })).json.status).toBe("pending");
+    const late = await fetchUrl(stale.upload.url, { method: "PUT", body: bytesOf(10) });
+    expect(late.status).toBe(404);
+  });
+
+  it("removes a project's objects with the project", async () => {
+    const project = await createProject(w.admin, "Ephemeral bytes");
+    const created = await call(`/api/v1/projects/${project.id}/datarefs`, { token: w.admin, body: { size: 4 } });
+    expect((await fetchUrl(created.json.upload.url, { method: "PUT", body: bytesOf(4) })).status).toBe(200);
+    expect((await env.BLOBS.list({ prefix: `projects/${project.id}/` })).objects).toHaveLength(1);
+    expect((await call(`/api/v1/projects/${project.id}`, { method: "DELETE", token: w.admin })).status).toBe(200);
+    await expect.poll(async () => (await env.BLOBS.list({ prefix: `projects/${project.id}/` })).objects.length).toBe(0);
+  });
+});

@@ -17,6 +17,7 @@ import { events, tasks } from "../db/schema";
 import type { Env } from "../env";
 import { eventView } from "../views/events";
 import { isOnline, ONLINE_WINDOW_MS } from "../domain/presence";
+import { blobKey } from "../blobs";
 import { HUB_ACTOR, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 import { AgentProtocol, AUTH_GRACE_MS, notify, respond, respondError } from "./agent-socket";
 import { AGENT_TAG, attachmentOf, CLOSE, DASHBOARD_TAG, eventFrame, sendJson, type AgentAttachment, type DashboardAttachment } from "./sockets";
@@ -27,6 +28,8 @@ const REPLAY_PAGE = 500;
 /** The longest backlog a socket replays inside the room's queue. */
 const MAX_REPLAY = 5000;
 const DASHBOARD_FRAMES_PER_SECOND = 20;
+/** How long past its URL's expiry an upload that started in time may still be streaming. */
+const UPLOAD_GRACE_MS = 60 * 60 * 1000;
 
 export class ProjectRoom extends DurableObject<Env> {
   private readonly db: Db;
@@ -233,6 +236,33 @@ export class ProjectRoom extends DurableObject<Env> {
       notify(ws, "notify:shutdown", { gracePeriod: 0, reason });
       ws.close(CLOSE.revoked, reason);
     }
+  }
+
+  /** A DataRef upload was offered: clean it up if it never completes. */
+  async watchUpload(projectId: string, expiresAt: string) {
+    await this.rememberProject(projectId);
+    await this.scheduleAlarm(Date.parse(expiresAt) + 1000);
+  }
+
+  /**
+   * Forgets DataRefs whose upload never completed (and any bytes a broken
+   * upload left). Uploads still streaming get an hour past their URL's expiry.
+   * Returns when the next one is due.
+   */
+  private async cleanUpUploads(projectId: string): Promise<number | null> {
+    const now = Date.now();
+    const { results } = await this.env.DB.prepare(
+      `DELETE FROM datarefs WHERE project_id = ?1 AND status != 'complete'
+         AND ((status = 'pending' AND upload_expires_at <= ?2) OR (status = 'uploading' AND upload_expires_at <= ?3))
+       RETURNING id`,
+    )
+      .bind(projectId, new Date(now).toISOString(), new Date(now - UPLOAD_GRACE_MS).toISOString())
+      .all<{ id: string }>();
+    if (results.length) await this.env.BLOBS.delete(results.map((r) => blobKey(projectId, r.id)));
+    const next = await this.env.DB.prepare("SELECT MIN(upload_expires_at) AS at FROM datarefs WHERE project_id = ?1 AND status != 'complete'")
+      .bind(projectId)
+      .first<{ at: string | null }>();
+    return next?.at ? Math.max(Date.parse(next.at), now) + 1000 : null;
   }
 
   /** A project deleted: everyone connected to it is told and disconnected. */
@@ -480,7 +510,8 @@ export class ProjectRoom extends DurableObject<Env> {
       const nextExpiry = this.closeExpiredDashboards(Date.now());
       const nextQuestion = await this.expireQuestions(projectId);
       const nextAuth = this.closeUnauthenticatedAgents(Date.now());
-      const wakeAt = [nextDeadline?.at ? Date.parse(nextDeadline.at) : null, nextExpiry, nextQuestion, nextAuth].filter((t): t is number => t !== null);
+      const nextUpload = await this.cleanUpUploads(projectId);
+      const wakeAt = [nextDeadline?.at ? Date.parse(nextDeadline.at) : null, nextExpiry, nextQuestion, nextAuth, nextUpload].filter((t): t is number => t !== null);
       // scheduleAlarm keeps an earlier alarm set meanwhile (a new socket, a heartbeat).
       if (wakeAt.length) await this.scheduleAlarm(Math.max(Math.min(...wakeAt), Date.now() + 1000));
     });

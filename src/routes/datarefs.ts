@@ -7,6 +7,7 @@ import { and, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { projectFor } from "../auth/access";
+import { blobKey } from "../blobs";
 import { agent, currentServer, person } from "../auth/middleware";
 import { BlobUrlRefused, signBlobUrl, UPLOAD_URL_TTL_SECONDS, verifyBlobUrl } from "../auth/signed-url";
 import { nowIso } from "../db/client";
@@ -15,14 +16,14 @@ import { parseByteRange } from "../domain/byte-range";
 import { readJson } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
 import { conflict, fieldError, notFound, Problem } from "../http/problem";
-import { roomActor } from "../room/client";
+import { roomActor, roomStub } from "../room/client";
 
 type DatarefRow = typeof datarefs.$inferSelect;
 
 /** Largest object one PUT may carry (R2's single-upload limit). */
 export const MAX_DATAREF_BYTES = 5 * 1024 ** 3;
 
-const objectKey = (d: Pick<DatarefRow, "projectId" | "id">) => `projects/${d.projectId}/datarefs/${d.id}`;
+const objectKey = (d: Pick<DatarefRow, "projectId" | "id">) => blobKey(d.projectId, d.id);
 const hubBase = (c: HubContext) => (c.env.PUBLIC_URL || new URL(c.req.url).origin).replace(/\/+$/, "");
 
 const datarefView = (d: DatarefRow) => ({
@@ -70,6 +71,7 @@ async function createDataref(c: HubContext, projectIdFromPath?: string) {
     completedAt: null,
   };
   await c.var.db.insert(datarefs).values(row);
+  c.executionCtx.waitUntil(roomStub(c.env, project.id).watchUpload(project.id, row.uploadExpiresAt));
   const upload = await signBlobUrl(c.env, hubBase(c), { datarefId: row.id, method: "PUT", size: row.size });
   return c.json({ dataref: datarefView(row), upload: { method: "PUT" as const, ...upload } }, 201);
 }
@@ -173,3 +175,4 @@ blobRoutes.get("/:id", async (c) => {
   };
   return new Response(object.body, { status: range ? 206 : 200, headers });
 });
+

@@ -11,6 +11,7 @@ import { slugify } from "../domain/slug";
 import { readJson, readQuery } from "../http/body";
 import { eventView } from "../views/events";
 import { disconnectUser, roomStub } from "../room/client";
+import { deleteProjectBlobs } from "../blobs";
 import type { HubEnv } from "../http/context";
 import { label, text, uuid } from "../http/fields";
 import { notFound } from "../http/problem";
@@ -96,6 +97,7 @@ projectRoutes.delete("/:id", person("admin"), async (c) => {
   const project = await projectFor(c, c.req.param("id"), "write");
   await c.var.db.delete(projects).where(eq(projects.id, project.id));
   c.executionCtx.waitUntil(roomStub(c.env, project.id).closeAll("the project was deleted"));
+  c.executionCtx.waitUntil(deleteProjectBlobs(c.env.BLOBS, project.id));
   return c.json({ deleted: true, id: project.id });
 });
 
