@@ -5,6 +5,7 @@ import { HTTPException } from "hono/http-exception";
 import { createDb } from "./db/client";
 import type { HubEnv } from "./http/context";
 import { allowedMethodsFinder } from "./http/method-not-allowed";
+import { datarefLinks } from "./http/dataref-links";
 import { Problem } from "./http/problem";
 import { agentSessionRoutes } from "./routes/agent-sessions";
 import { authRoutes } from "./routes/auth";
@@ -40,6 +41,8 @@ export function buildApp() {
       },
     })(c, next);
   });
+
+  app.use("/api/v1/*", datarefLinks);
 
   const api = new Hono<HubEnv>({ strict: false });
   api.route("/health", healthRoutes);

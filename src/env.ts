@@ -17,4 +17,6 @@ export interface Env {
   JWT_JWKS_ISSUER: string;
   JWT_JWKS_AUDIENCE: string;
   MAX_BODY_BYTES: string;
+  /** JSON larger than this (bytes) in results, contract data, specs and plans is moved to R2. */
+  INLINE_JSON_BYTES: string;
 }

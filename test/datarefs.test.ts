@@ -146,3 +146,49 @@ describe("lifetime", () => {
     await expect.poll(async () => (await env.BLOBS.list({ prefix: `projects/${project.id}/` })).objects.length).toBe(0);
   });
 });
+
+describe("automatic offload", () => {
+  it("moves a 1 MiB contract to R2 and delivers it downstream as a DataRef whose URL returns the original data", async () => {
+    const { cli, expectOk, newTask, T } = await import("./task-world");
+    const big = { rows: Array.from({ length: 20_000 }, (_, i) => ({ i, name: `row-${i}`, payload: "x".repeat(30) })) };
+    expect(new TextEncoder().encode(JSON.stringify(big)).byteLength).toBeGreaterThan(1024 * 1024);
+    const up = await newTask(w);
+    const down = await newTask(w, { dependencies: [{ depends_on_task_id: up, dependency_type: "input", contract_key: "dataset" }] });
+    await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${up}/assign`, { session_name: "worker" }));
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${up}/start`));
+    const result = { $schema: "orchestratia/task-result/v1", summary: "made the dataset", contracts: { dataset: { status: "fulfilled", data: big } } };
+    const done = await expectOk(cli(w.worker.apiKey, "POST", `${T}/${up}/complete`, { result }));
+    const pointer = done.json.result.contracts.dataset.data;
+    expect(done.json.result.summary).toBe("made the dataset");
+    expect(pointer).toMatchObject({ $dataref: expect.any(String), size: expect.any(Number), sha256: expect.stringMatching(/^[0-9a-f]{64}$/), content_type: "application/json", url: expect.any(String) });
+    // D1 holds the pointer, not the data.
+    const row = await env.DB.prepare("SELECT length(result) AS n FROM tasks WHERE id = ?1").bind(up).first<{ n: number }>();
+    expect(row!.n).toBeLessThan(64 * 1024);
+
+    for (const path of [`${T}/${down}`, `${T}/check?session_id=${w.workerSession}`]) {
+      if (path.includes("check")) await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${down}/assign`, { session_name: "worker" }));
+      const reply = await expectOk(cli(w.worker.apiKey, "GET", path));
+      const task = reply.json.tasks ? reply.json.tasks.find((t: { id: string }) => t.id === down) : reply.json;
+      const delivered = task.resolved_inputs.dataset;
+      expect(delivered).toMatchObject({ $dataref: pointer.$dataref, url: expect.stringContaining("/api/v1/blobs/") });
+      const bytes = await fetchUrl(delivered.url);
+      expect(bytes.status).toBe(200);
+      expect(await bytes.json()).toEqual(big);
+    }
+    // Completing again with the same large result is still a no-op, not a conflict.
+    expect((await cli(w.worker.apiKey, "POST", `${T}/${up}/complete`, { result })).status).toBe(200);
+  });
+
+  it("moves a large structured spec to R2 and keeps small ones inline", async () => {
+    const { cli, expectOk, T } = await import("./task-world");
+    const requirements = Array.from({ length: 400 }, (_, i) => ({ description: `requirement ${i} ${"y".repeat(200)}`, priority: "should" }));
+    const spec = { $schema: "orchestratia/task-spec/v1", requirements };
+    const created = await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title: "big spec", project_id: w.project.id, structured_spec: spec }), 201);
+    expect(created.json.structured_spec.$schema).toBe("orchestratia/task-spec/v1");
+    const moved = created.json.structured_spec.requirements;
+    expect(moved).toMatchObject({ $dataref: expect.any(String), url: expect.any(String) });
+    expect(await (await fetchUrl(moved.url)).json()).toEqual(requirements);
+    const small = await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title: "small", project_id: w.project.id, structured_spec: { $schema: "orchestratia/task-spec/v1", requirements: [requirements[0]] } }), 201);
+    expect(small.json.structured_spec.requirements).toEqual([requirements[0]]);
+  });
+});

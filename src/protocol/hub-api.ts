@@ -16,7 +16,7 @@ export const priority = z
   .transform((p) => (p === "urgent" ? "critical" : p));
 
 const short = (max: number) => z.string().max(max, `must be at most ${max} characters`);
-const object = withinJsonLimit(z.record(z.string(), z.unknown(), { error: "must be an object" }));
+const object = z.record(z.string(), z.unknown(), { error: "must be an object" });
 
 const taskFields = {
   title: z.string().trim().min(1, "must not be empty").max(500, "must be at most 500 characters"),
@@ -26,8 +26,10 @@ const taskFields = {
   target_repo: short(500).nullish(),
   target_branch: short(500).nullish(),
   acceptance_criteria: z.array(short(2000)).max(100),
+  /** Large specs go to R2 as DataRefs. */
   structured_spec: object.nullish(),
-  requirements: object.nullish(),
+  /** Requirements are matched inline on every assignment: they stay small. */
+  requirements: withinJsonLimit(object, 64 * 1024).nullish(),
   require_plan: z.boolean(),
   timeout_seconds: z.int("must be an integer").min(1, "must be at least 1").max(30 * 86400).nullish(),
 };
@@ -70,15 +72,15 @@ export const assignBody = z
   })
   .refine((b) => b.session_name || b.server_name || b.session_id, "give session_name, server_name or session_id");
 
-export const completeBody = z.object({ result: withinJsonLimit(z.unknown().refine((v) => v !== undefined, "is required")) });
+export const completeBody = z.object({ result: z.unknown().refine((v) => v !== undefined, "is required") });
 export const failBody = z.object({ error: z.string().min(1, "must not be empty").max(20_000).default("Failed without a reason") });
 export const helpBody = z.looseObject({
   question: z.string().trim().min(1, "must not be empty").max(20_000),
-  context: withinJsonLimit(z.unknown()).optional(),
+  context: z.unknown().optional(),
   intervention_type: z.enum(["help", "question", "approval"], { error: "must be one of help, question, approval" }).default("help"),
   target_session_id: z.uuid().nullish(),
 });
-export const planBody = z.object({ plan: withinJsonLimit(z.unknown().refine((v) => v !== undefined && v !== null, "is required")) });
+export const planBody = z.object({ plan: z.unknown().refine((v) => v !== undefined && v !== null, "is required") });
 export const reviseBody = z.object({ feedback: z.string().trim().min(1, "must not be empty").max(20_000) });
 export const noteBody = z.object({ content: z.string().trim().min(1, "must not be empty").max(20_000), urgent: z.boolean().default(false) });
 export const respondBody = z.object({ response: z.string().trim().min(1, "must not be empty").max(20_000) });

@@ -58,7 +58,7 @@ export const taskSpecSchema = z.looseObject({
       { error: "must be a list of requirements" },
     )
     .min(1, "must have at least one requirement")
-    .max(500),
+    .max(500, "must have at most 500 requirements"),
   input_context: z.looseObject({ references: z.array(taskReference).max(200).optional() }).optional(),
   constraints: z
     .looseObject({

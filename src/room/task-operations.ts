@@ -8,7 +8,7 @@ import type { Db } from "../db/client";
 import { qualified } from "../db/sql";
 import { agentLogs, interventions, taskDependencies, taskNotes, tasks } from "../db/schema";
 import { inJsonList } from "../db/sql";
-import { canonicalJson } from "../domain/canonical-json";
+import { canonicalJson, contentOfPointers } from "../domain/canonical-json";
 import { checkContracts, planAssignments, resolveDownstream, type Assignment, type DownstreamLink } from "../domain/cascade";
 import { isBlocked, resolveDependency } from "../domain/dependencies";
 import { cycleThrough } from "../domain/dependency-graph";
@@ -323,7 +323,8 @@ async function complete(ctx: OpContext, cmd: Extract<RoomCommand, { op: "complet
   const { task, links } = loaded;
   if (task.status === "done" && partyOf(ctx.actor, task).kind === "agent") {
     // Completing again is a no-op when the result is the same, a conflict when it is not.
-    if (canonicalJson(task.result) === canonicalJson(cmd.result)) return { taskId: task.id, statements: [], data: { noop: true } };
+    // DataRef pointers compare by content: each completion stores its large parts anew.
+    if (canonicalJson(task.result, contentOfPointers) === canonicalJson(cmd.result, contentOfPointers)) return { taskId: task.id, statements: [], data: { noop: true } };
     return { status: 409, code: "RESULT_CONFLICT", detail: "The task is already done with a different result" };
   }
   const next = transition(ctx, task, "complete");

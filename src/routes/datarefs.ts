@@ -14,6 +14,7 @@ import { nowIso } from "../db/client";
 import { datarefs } from "../db/schema";
 import { parseByteRange } from "../domain/byte-range";
 import { readJson } from "../http/body";
+import { hubBaseUrl } from "../http/base-url";
 import type { HubContext, HubEnv } from "../http/context";
 import { conflict, fieldError, notFound, Problem } from "../http/problem";
 import { roomActor, roomStub } from "../room/client";
@@ -24,7 +25,6 @@ type DatarefRow = typeof datarefs.$inferSelect;
 export const MAX_DATAREF_BYTES = 5 * 1024 ** 3;
 
 const objectKey = (d: Pick<DatarefRow, "projectId" | "id">) => blobKey(d.projectId, d.id);
-const hubBase = (c: HubContext) => (c.env.PUBLIC_URL || new URL(c.req.url).origin).replace(/\/+$/, "");
 
 const datarefView = (d: DatarefRow) => ({
   id: d.id,
@@ -72,7 +72,7 @@ async function createDataref(c: HubContext, projectIdFromPath?: string) {
   };
   await c.var.db.insert(datarefs).values(row);
   c.executionCtx.waitUntil(roomStub(c.env, project.id).watchUpload(project.id, row.uploadExpiresAt));
-  const upload = await signBlobUrl(c.env, hubBase(c), { datarefId: row.id, method: "PUT", size: row.size });
+  const upload = await signBlobUrl(c.env, hubBaseUrl(c), { datarefId: row.id, method: "PUT", size: row.size });
   return c.json({ dataref: datarefView(row), upload: { method: "PUT" as const, ...upload } }, 201);
 }
 
@@ -85,7 +85,7 @@ async function describeDataref(c: HubContext, id: string, projectIdFromPath?: st
   } catch (e) {
     throw e instanceof Problem && e.status === 404 ? notFound("DataRef") : e;
   }
-  const download = row.status === "complete" ? await signBlobUrl(c.env, hubBase(c), { datarefId: row.id, method: "GET", size: row.size }) : null;
+  const download = row.status === "complete" ? await signBlobUrl(c.env, hubBaseUrl(c), { datarefId: row.id, method: "GET", size: row.size }) : null;
   return c.json({ ...datarefView(row), ...(download ? { download } : {}) });
 }
 

@@ -9,6 +9,7 @@ import { nowIso } from "../db/client";
 import { projects, registrationTokens, servers } from "../db/schema";
 import { negotiateProtocol, HUB_PROTOCOL_VERSIONS } from "../domain/protocol-version";
 import { readJson } from "../http/body";
+import { hubBaseUrl } from "../http/base-url";
 import type { HubEnv } from "../http/context";
 import { label, uuid, withinJsonLimit } from "../http/fields";
 import { conflict, fieldError, notFound, Problem, unauthorized } from "../http/problem";
@@ -52,7 +53,7 @@ registrationRoutes.post("/tokens", person("admin"), async (c) => {
     const missing = body.project_ids.filter((id) => !found.some((p) => p.id === id));
     if (missing.length) throw fieldError("project_ids", `no such project: ${missing.join(", ")}`);
   }
-  const hubUrl = (c.env.PUBLIC_URL || new URL(c.req.url).origin).replace(/\/+$/, "");
+  const hubUrl = hubBaseUrl(c);
   const token = formatRegistrationToken(hubUrl);
   const now = Date.now();
   const row: TokenRow = {

@@ -30,11 +30,16 @@ import {
   updateTaskBody,
 } from "../protocol/hub-api";
 import type { AssignTarget, TaskChanges } from "../room/commands";
-import { runInRoom } from "../room/client";
+import { roomActor, runInRoom } from "../room/client";
+import { OFFLOAD_DEPTH, offloadLargeJson } from "../offload";
 import { dependencyView, noteView } from "../views/tasks";
 import { rankServers } from "../domain/matching";
 import { dependencySchema, type Requirements } from "../protocol/orchestratia-v1";
 import { serverCandidates } from "../db/server-candidates";
+
+/** Large JSON the caller sends for this project goes to R2 (see offload.ts). */
+const offloadFor = (c: HubContext, projectId: string) => (value: unknown, depth: number) =>
+  offloadLargeJson({ env: c.env, db: c.var.db, projectId, createdBy: roomActor(c).label }, value, depth);
 
 /** The task, if the caller can see its project (404 otherwise, like a missing one). One query. */
 export async function taskFor(c: HubContext, taskId: string, access: Access = "read") {
@@ -94,7 +99,7 @@ export async function createTask(c: HubContext) {
       targetRepo: body.target_repo ?? null,
       targetBranch: body.target_branch ?? null,
       acceptanceCriteria: body.acceptance_criteria,
-      structuredSpec: body.structured_spec ?? null,
+      structuredSpec: ((await offloadFor(c, project.id)(body.structured_spec, OFFLOAD_DEPTH.spec)) as Record<string, unknown> | undefined) ?? null,
       requirements: body.requirements ?? null,
       requirePlan: body.require_plan,
       timeoutSeconds: body.timeout_seconds ?? null,
@@ -136,7 +141,7 @@ async function updateTask(c: HubContext, taskId: string) {
     ...(body.target_repo !== undefined ? { targetRepo: body.target_repo } : {}),
     ...(body.target_branch !== undefined ? { targetBranch: body.target_branch } : {}),
     ...(body.acceptance_criteria !== undefined ? { acceptanceCriteria: body.acceptance_criteria } : {}),
-    ...(body.structured_spec !== undefined ? { structuredSpec: body.structured_spec } : {}),
+    ...(body.structured_spec !== undefined ? { structuredSpec: (await offloadFor(c, task.projectId)(body.structured_spec, OFFLOAD_DEPTH.spec)) as Record<string, unknown> | null } : {}),
     ...(body.requirements !== undefined ? { requirements: body.requirements } : {}),
     ...(body.require_plan !== undefined ? { requirePlan: body.require_plan } : {}),
     ...(body.timeout_seconds !== undefined ? { timeoutSeconds: body.timeout_seconds } : {}),
@@ -189,21 +194,22 @@ async function assignTask(c: HubContext, taskId: string) {
 }
 
 /** Runs a body-less or simple transition and answers the task as it is afterwards. */
-async function transition(c: HubContext, taskId: string, command: (id: string) => Promise<Parameters<typeof runInRoom>[2]>) {
+async function transition(c: HubContext, taskId: string, command: (id: string, projectId: string) => Promise<Parameters<typeof runInRoom>[2]>) {
   const task = await taskFor(c, taskId, "write");
-  await runInRoom(c, task.projectId, await command(task.id));
+  await runInRoom(c, task.projectId, await command(task.id, task.projectId));
   return taskView1(c.var.db, task.id);
 }
 
 export const startTask = (c: HubContext, id: string) => transition(c, id, async (taskId) => ({ op: "start", taskId }));
 
 export const completeTask = (c: HubContext, id: string) =>
-  transition(c, id, async (taskId) => {
+  transition(c, id, async (taskId, projectId) => {
     const body = await readJson(c, completeBody);
     const p = c.var.principal!;
     const normalised = normaliseResult(body.result, p.kind === "server" ? p.server.name : p.user.email);
     if (!normalised.ok) throw validationFailed(normalised.errors);
-    return { op: "complete", taskId, result: normalised.result, structured: normalised.structured, warnings: normalised.warnings };
+    const result = (await offloadFor(c, projectId)(normalised.result, OFFLOAD_DEPTH.result)) as Record<string, unknown>;
+    return { op: "complete", taskId, result, structured: normalised.structured, warnings: normalised.warnings };
   });
 
 export const failTask = (c: HubContext, id: string) =>
@@ -216,7 +222,7 @@ export async function askForHelp(c: HubContext, taskId: string) {
     op: "help",
     taskId: task.id,
     question: body.question,
-    context: body.context,
+    context: await offloadFor(c, task.projectId)(body.context, OFFLOAD_DEPTH.whole),
     interventionType: body.intervention_type,
     targetSessionId: body.target_session_id ?? null,
   });
@@ -272,7 +278,9 @@ export function taskRoutes(surface: "people" | "agents") {
   r.post("/:id/fail", write, async (c) => c.json(await failTask(c, id(c))));
   r.post("/:id/help", write, async (c) => c.json(await askForHelp(c, id(c))));
   r.post("/:id/plan", write, async (c) =>
-    c.json(await transition(c, id(c), async (taskId) => ({ op: "plan", taskId, plan: (await readJson(c, planBody)).plan }))),
+    c.json(
+      await transition(c, id(c), async (taskId, projectId) => ({ op: "plan", taskId, plan: await offloadFor(c, projectId)((await readJson(c, planBody)).plan, OFFLOAD_DEPTH.whole) })),
+    ),
   );
   r.post("/:id/approve-plan", write, async (c) => c.json(await transition(c, id(c), async (taskId) => ({ op: "approve_plan", taskId }))));
   r.post("/:id/revise-plan", write, async (c) =>

@@ -1,0 +1,101 @@
+/**
+ * Automatic offload (API.md "DataRefs"): JSON larger than the inline limit in
+ * results, contract data, specs and plans goes to R2 as a DataRef, and D1
+ * holds `{"$dataref": id, size, sha256, content_type}` instead. On the way
+ * out, every such reference gets a fresh short-lived download URL, so the
+ * agent that receives it needs no other credential.
+ */
+import { signBlobUrl } from "./auth/signed-url";
+import { sha256Hex } from "./auth/secrets";
+import { blobKey } from "./blobs";
+import type { Db } from "./db/client";
+import { datarefs } from "./db/schema";
+import type { Env } from "./env";
+
+export const DEFAULT_INLINE_JSON_BYTES = 64 * 1024;
+
+export interface DatarefPointer {
+  $dataref: string;
+  size: number;
+  sha256: string;
+  content_type: string;
+  url?: string;
+  expires_at?: string;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const byteLength = (text: string) => new TextEncoder().encode(text).byteLength;
+
+export const inlineLimit = (env: Env) => Number(env.INLINE_JSON_BYTES) || DEFAULT_INLINE_JSON_BYTES;
+
+export interface OffloadContext {
+  env: Env;
+  db: Db;
+  projectId: string;
+  createdBy: string;
+}
+
+async function store(ctx: OffloadContext, value: unknown): Promise<DatarefPointer> {
+  const text = JSON.stringify(value);
+  const id = crypto.randomUUID();
+  const sha256 = await sha256Hex(text);
+  const size = byteLength(text);
+  await ctx.env.BLOBS.put(blobKey(ctx.projectId, id), text, { httpMetadata: { contentType: "application/json" }, sha256 });
+  const now = new Date().toISOString();
+  await ctx.db.insert(datarefs).values({
+    id,
+    projectId: ctx.projectId,
+    status: "complete",
+    contentType: "application/json",
+    size,
+    sha256,
+    filename: null,
+    createdBy: ctx.createdBy,
+    createdAt: now,
+    uploadExpiresAt: now,
+    completedAt: now,
+  });
+  return { $dataref: id, size, sha256, content_type: "application/json" };
+}
+
+/** How far into a value offloading looks before moving a part as a whole. */
+export const OFFLOAD_DEPTH = {
+  /** result → contracts → entry → data: a contract's data moves as one DataRef. */
+  result: 3,
+  /** structured_spec → a top-level member (requirements, input_context, ...). */
+  spec: 1,
+  /** plans and intervention contexts move whole. */
+  whole: 0,
+} as const;
+
+/**
+ * Returns `value` with every part too large to keep inline moved to R2. Down
+ * to `depth` levels it moves the largest members first, so small fields (a
+ * result's summary) stay readable in place; below that, or when still too
+ * large, a part moves as a whole.
+ */
+export async function offloadLargeJson(ctx: OffloadContext, value: unknown, depth: number, limit = inlineLimit(ctx.env)): Promise<unknown> {
+  if (value === undefined || byteLength(JSON.stringify(value)) <= limit) return value;
+  if (depth > 0 && isPlainObject(value) && !("$dataref" in value)) {
+    const out: Record<string, unknown> = { ...value };
+    const bySize = Object.keys(out).sort((a, b) => byteLength(JSON.stringify(out[b]) ?? "") - byteLength(JSON.stringify(out[a]) ?? ""));
+    for (const key of bySize) {
+      if (byteLength(JSON.stringify(out)) <= limit) break;
+      out[key] = await offloadLargeJson(ctx, out[key], depth - 1, limit);
+    }
+    if (byteLength(JSON.stringify(out)) <= limit) return out;
+  }
+  return store(ctx, value);
+}
+
+/** A copy of `value` in which every DataRef pointer carries a fresh download URL. */
+export async function withDownloadUrls(env: Env, base: string, value: unknown): Promise<unknown> {
+  if (Array.isArray(value)) return Promise.all(value.map((v) => withDownloadUrls(env, base, v)));
+  if (!isPlainObject(value)) return value;
+  if (typeof value.$dataref === "string") {
+    const link = await signBlobUrl(env, base, { datarefId: value.$dataref, method: "GET", size: Number(value.size) });
+    return { ...value, url: link.url, expires_at: link.expires_at };
+  }
+  const entries = await Promise.all(Object.entries(value).map(async ([k, v]) => [k, await withDownloadUrls(env, base, v)] as const));
+  return Object.fromEntries(entries);
+}
