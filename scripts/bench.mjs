@@ -357,6 +357,56 @@ console.log("\n(6) sustained events to 100 dashboard sockets");
   sockets.forEach((ws) => ws.close());
 }
 
+// ── (7) DataRef bytes ───────────────────────────────────────────────────
+console.log("\n(7) a 50 MiB DataRef up and down through the hub, beside a plain Worker route doing R2 put/get");
+{
+  const { createHash } = await import("node:crypto");
+  const size = 50 * 1024 * 1024;
+  const data = new Uint8Array(size);
+  for (let i = 0; i < size; i += 4096) data[i] = i % 251;
+  const sha256 = createHash("sha256").update(data).digest("hex");
+  const project = await newProject("bytes");
+  const agent = await newAgent("bytes-agent");
+  const mibPerSecond = (ms) => size / 1024 / 1024 / (ms / 1000);
+  const timed = async (fn) => {
+    const t = performance.now();
+    await fn();
+    return performance.now() - t;
+  };
+  const ROUNDS = 3;
+  const hubUp = [];
+  const hubDown = [];
+  const plainUp = [];
+  const plainDown = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const { dataref, upload } = (await api("POST", "/api/v1/server/datarefs", { apiKey: agent.apiKey, body: { project_id: project, size, sha256 } })).json;
+    hubUp.push(
+      await timed(async () => {
+        const res = await fetch(upload.url, { method: "PUT", body: data });
+        if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
+      }),
+    );
+    const { download } = (await api("GET", `/api/v1/server/datarefs/${dataref.id}`, { apiKey: agent.apiKey })).json;
+    hubDown.push(
+      await timed(async () => {
+        const bytes = new Uint8Array(await (await fetch(download.url)).arrayBuffer());
+        if (bytes.byteLength !== size) throw new Error("short download");
+      }),
+    );
+    plainUp.push(await timed(async () => void (await fetch(`${baselineUrl}/r2/blob-${i}`, { method: "PUT", body: data })).arrayBuffer()));
+    plainDown.push(await timed(async () => void (await (await fetch(`${baselineUrl}/r2/blob-${i}`)).arrayBuffer())));
+  }
+  const best = (xs) => Math.min(...xs);
+  const up = mibPerSecond(best(hubUp));
+  const down = mibPerSecond(best(hubDown));
+  const baseUp = mibPerSecond(best(plainUp));
+  const baseDown = mibPerSecond(best(plainDown));
+  report(
+    `  upload ${fmt(up)} MiB/s, download ${fmt(down)} MiB/s (best of ${ROUNDS}, sha256 checked)` +
+      `   | plain R2 route: upload ${fmt(baseUp)} MiB/s, download ${fmt(baseDown)} MiB/s → ${fmt((100 * up) / baseUp, 0)} % and ${fmt((100 * down) / baseDown, 0)} % (target ≥ 80 %)`,
+  );
+}
+
 // ── (3b) tree inside the runtime ────────────────────────────────────────
 console.log("\n(3b) inside workerd, without HTTP: the tree through the ProjectRoom, and socket fan-out");
 {
