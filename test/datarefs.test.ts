@@ -175,6 +175,12 @@ describe("automatic offload", () => {
       expect(bytes.status).toBe(200);
       expect(await bytes.json()).toEqual(big);
     }
+    // Over the agent socket too.
+    const { openSocket } = await import("./sockets");
+    const socket = await openSocket(`/api/v1/projects/${w.project.id}/agent-ws`, { "X-API-Key": w.worker.apiKey });
+    socket.send({ type: "request:get-task", id: "get-down", payload: { taskId: down } });
+    const viaSocket = await socket.next((f) => f.correlationId === "get-down");
+    expect(viaSocket.payload.task.resolved_inputs.dataset).toMatchObject({ $dataref: pointer.$dataref, url: expect.stringContaining("/api/v1/blobs/") });
     // Completing again with the same large result is still a no-op, not a conflict.
     expect((await cli(w.worker.apiKey, "POST", `${T}/${up}/complete`, { result })).status).toBe(200);
   });

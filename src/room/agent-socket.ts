@@ -37,6 +37,8 @@ export interface AgentRoomPort {
   db: Db;
   /** Runs a write through the room's queue, as this agent. */
   run(actor: RoomActor, command: RoomCommand): Promise<RoomResult>;
+  /** Adds fresh download URLs to the DataRef pointers in a value. */
+  withDownloadUrls(base: string, value: unknown): Promise<unknown>;
   /** Whether this key was revoked or replaced while the socket was authenticating. */
   keyRevoked(keyHash: string): Promise<boolean>;
   /** Presence: the server is here (a socket connected). */
@@ -194,6 +196,12 @@ export class AgentProtocol {
     return result;
   }
 
+  /** Task data with DataRef download URLs, for the base URL the agent connected through. */
+  private linked(ws: WebSocket, payload: unknown) {
+    const base = (attachmentOf(ws) as AgentAttachment).hubBase;
+    return base ? this.room.withDownloadUrls(base, payload) : Promise.resolve(payload);
+  }
+
   private async taskHere(taskId: string) {
     const [view] = await taskViews(this.room.db, [taskId]);
     return view && view.project_id === this.room.projectId ? view : undefined;
@@ -232,7 +240,7 @@ export class AgentProtocol {
           limit: p.limit ?? 50,
         });
         const list = p.requiredRole && p.requiredRole !== "worker" ? [] : page.tasks.map(seedTask);
-        return respond(ws, m.id, { tasks: list });
+        return respond(ws, m.id, await this.linked(ws, { tasks: list }));
       }
       case "request:submit-task": {
         const p = this.payload(ws, m, type) as
@@ -271,7 +279,7 @@ export class AgentProtocol {
         if (!p) return;
         const task = await this.taskHere(p.taskId);
         if (!task) return respondError(ws, m.id, "NOT_FOUND", `No task ${p.taskId} in this project`);
-        return respond(ws, m.id, { task: seedTask(task) });
+        return respond(ws, m.id, await this.linked(ws, { task: seedTask(task) }));
       }
       case "request:ask-user": {
         const p = this.payload(ws, m, type) as { question: string; options?: unknown[]; timeout?: number; taskId?: string } | undefined;

@@ -18,6 +18,7 @@ import type { Env } from "../env";
 import { eventView } from "../views/events";
 import { isOnline, ONLINE_WINDOW_MS } from "../domain/presence";
 import { blobKey } from "../blobs";
+import { withDownloadUrls } from "../offload";
 import { HUB_ACTOR, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 import { AgentProtocol, AUTH_GRACE_MS, notify, respond, respondError } from "./agent-socket";
 import { AGENT_TAG, attachmentOf, CLOSE, DASHBOARD_TAG, eventFrame, sendJson, type AgentAttachment, type DashboardAttachment } from "./sockets";
@@ -58,6 +59,7 @@ export class ProjectRoom extends DurableObject<Env> {
       db: this.db,
       run: (actor, command) => this.execute(this.projectId!, actor, command),
       keyRevoked: (keyHash) => this.keyRevoked(keyHash),
+      withDownloadUrls: (base, value) => withDownloadUrls(this.env, base, value),
       arrived: (serverId, serverName) => this.markPresent(serverId, serverName),
       left: async (serverId, except) => {
         const recheck = await this.checkAbsent(serverId, except);
@@ -290,7 +292,8 @@ export class ProjectRoom extends DurableObject<Env> {
       const keyHash = request.headers.get("X-Key-Hash");
       if (keyHash && (await this.keyRevoked(keyHash))) return new Response("the API key has been revoked", { status: 401 });
       this.ctx.acceptWebSocket(server, [AGENT_TAG]);
-      server.serializeAttachment({ kind: "agent", serverId, serverName, keyHash, subscriptions: [], connectedAt: Date.now() } satisfies AgentAttachment);
+      const hubBase = request.headers.get("X-Hub-Base");
+      server.serializeAttachment({ kind: "agent", serverId, serverName, keyHash, hubBase, subscriptions: [], connectedAt: Date.now() } satisfies AgentAttachment);
       if (serverId && serverName) await this.agents.connected(server, serverId, serverName);
       else await this.scheduleAlarm(Date.now() + AUTH_GRACE_MS);
       return new Response(null, { status: 101, webSocket: client });

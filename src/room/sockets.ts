@@ -23,6 +23,8 @@ export interface AgentAttachment {
   /** Null until the agent has sent its API key. */
   serverId: string | null;
   serverName: string | null;
+  /** The hub's public base URL as the agent reached it, for DataRef download links. */
+  hubBase: string | null;
   /** sha256 of the API key the socket authenticated with: a revoked or replaced key closes only its own sockets. */
   keyHash: string | null;
   /** Tasks whose events this agent asked to receive (request:subscribe-task). */

@@ -130,14 +130,15 @@ blobRoutes.put("/:id", async (c) => {
   if (claimed.length === 0) throw conflict("Another upload of this DataRef is in progress or done", "DATAREF_IMMUTABLE");
 
   const body = c.req.raw.body ?? new Blob([]).stream();
-  // Streams straight to R2, held to the declared size; the sha256 is R2's own check when declared, computed otherwise.
-  const sized = new FixedLengthStream(grant.size);
+  // Streams straight to R2. A body with a matching Content-Length already has a known length; otherwise it is held
+  // to the declared size. The sha256 is R2's own check when declared, computed on the way otherwise.
+  const sized = c.req.header("Content-Length") === undefined ? new FixedLengthStream(grant.size) : null;
   const digest = row.sha256 ? null : new crypto.DigestStream("SHA-256");
   const [toR2, toDigest] = digest ? body.tee() : [body, null];
-  const piping = toR2.pipeTo(sized.writable).catch(() => undefined);
+  const piping = sized ? toR2.pipeTo(sized.writable).catch(() => undefined) : Promise.resolve();
   const hashing = toDigest && digest ? toDigest.pipeTo(digest) : Promise.resolve();
   try {
-    await c.env.BLOBS.put(objectKey(row), sized.readable, {
+    await c.env.BLOBS.put(objectKey(row), sized ? sized.readable : toR2, {
       httpMetadata: { contentType: row.contentType },
       ...(row.sha256 ? { sha256: row.sha256 } : {}),
     });

@@ -5,6 +5,7 @@
 import { Hono } from "hono";
 import { projectFor } from "../auth/access";
 import type { HubContext, HubEnv } from "../http/context";
+import { hubBaseUrl } from "../http/base-url";
 import { fieldError, notFound, Problem, unauthorized } from "../http/problem";
 import { apiKeyOf, serverForApiKey, signInWithToken } from "../auth/middleware";
 import { z } from "zod";
@@ -56,7 +57,7 @@ liveRoutes.get("/:id/agent-ws", async (c) => {
   const projectId = c.req.param("id");
   if (!z.uuid().safeParse(projectId).success) throw notFound("Project");
   const apiKey = apiKeyOf(c);
-  const headers: Record<string, string> = { Upgrade: "websocket", "X-Project-Id": projectId };
+  const headers: Record<string, string> = { Upgrade: "websocket", "X-Project-Id": projectId, "X-Hub-Base": hubBaseUrl(c) };
   if (apiKey) {
     const server = await serverForApiKey(c, apiKey);
     if (!server) throw unauthorized("The API key is invalid or has been revoked", "INVALID_API_KEY");
