@@ -433,4 +433,16 @@ console.log("\n(3b) inside workerd, without HTTP: the tree through the ProjectRo
 }
 
 console.log("\nSummary\n" + results.map((r) => `  ${r.trim()}`).join("\n"));
+// Let the wrangler processes shut down cleanly rather than dying with their parent.
+await Promise.all(
+  children.map(
+    (child) =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once("exit", resolve);
+        child.kill("SIGINT");
+        setTimeout(resolve, 5000);
+      }),
+  ),
+);
 process.exit(0);
