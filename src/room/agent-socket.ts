@@ -24,7 +24,7 @@ import {
 } from "../protocol/agent-messages";
 import type { TaskView } from "../views/tasks";
 import type { RoomActor, RoomCommand, RoomResult } from "./commands";
-import { attachmentOf, CLOSE, sendJson, type AgentAttachment } from "./sockets";
+import { attachmentOf, CLOSE, FrameRate, sendJson, type AgentAttachment } from "./sockets";
 
 export const RATE_LIMIT_PER_SECOND = 100;
 export const DEFAULT_ASK_TIMEOUT_MS = 5 * 60_000;
@@ -91,23 +91,12 @@ const seedTask = (t: TaskView) => ({
 });
 
 export class AgentProtocol {
-  /** Messages per socket in the current one-second window; in memory: a restart forgives. */
-  private readonly windows = new Map<WebSocket, { start: number; count: number }>();
+  private readonly rate = new FrameRate(RATE_LIMIT_PER_SECOND);
 
   constructor(private readonly room: AgentRoomPort) {}
 
   forget(ws: WebSocket) {
-    this.windows.delete(ws);
-  }
-
-  private overLimit(ws: WebSocket): boolean {
-    const now = Date.now();
-    const w = this.windows.get(ws);
-    if (!w || now - w.start >= 1000) {
-      this.windows.set(ws, { start: now, count: 1 });
-      return false;
-    }
-    return ++w.count > RATE_LIMIT_PER_SECOND;
+    this.rate.forget(ws);
   }
 
   async onMessage(ws: WebSocket, raw: string | ArrayBuffer) {
@@ -126,7 +115,7 @@ export class AgentProtocol {
       respondError(ws, message.success ? message.data.id : null, "UNAUTHORIZED", 'Authenticate first: {"type":"auth","api_key":"orc_..."}');
       return ws.close(CLOSE.unauthorized, "authentication required");
     }
-    if (this.overLimit(ws)) {
+    if (this.rate.exceeded(ws)) {
       return respondError(ws, message.success ? message.data.id : null, "INVALID_REQUEST", `Rate limit: at most ${RATE_LIMIT_PER_SECOND} messages per second`, {
         limit: RATE_LIMIT_PER_SECOND,
       });

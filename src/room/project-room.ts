@@ -21,7 +21,7 @@ import { blobKey } from "../blobs";
 import { withDownloadUrls } from "../offload";
 import { HUB_ACTOR, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 import { AgentProtocol, AUTH_GRACE_MS, notify, respond, respondError } from "./agent-socket";
-import { AGENT_TAG, attachmentOf, CLOSE, DASHBOARD_TAG, eventFrame, sendJson, type AgentAttachment, type DashboardAttachment } from "./sockets";
+import { AGENT_TAG, attachmentOf, CLOSE, DASHBOARD_TAG, eventFrame, FrameRate, sendJson, type AgentAttachment, type DashboardAttachment } from "./sockets";
 import { committedEvents, type CommittedEvent } from "./statements";
 import { fail, isProblem, planOperation } from "./task-operations";
 
@@ -40,8 +40,7 @@ export class ProjectRoom extends DurableObject<Env> {
   private projectId: string | undefined;
   /** Dashboards replaying missed events: live events reach them through the replay instead. */
   private readonly replaying = new Set<WebSocket>();
-  /** Frames per dashboard in the current one-second window. */
-  private readonly dashboardWindows = new Map<WebSocket, { start: number; count: number }>();
+  private readonly dashboardRate = new FrameRate(DASHBOARD_FRAMES_PER_SECOND);
   /** The seq range each dashboard has received live, so a later resume sends none of it twice. */
   private readonly delivered = new Map<WebSocket, { first: number; last: number }>();
   private readonly agents: AgentProtocol;
@@ -317,7 +316,7 @@ export class ProjectRoom extends DurableObject<Env> {
       return;
     }
     if (attachment?.kind !== "dashboard") return;
-    if (this.dashboardOverLimit(ws)) return sendJson(ws, { type: "error", code: "INVALID_REQUEST", message: `at most ${DASHBOARD_FRAMES_PER_SECOND} frames per second` });
+    if (this.dashboardRate.exceeded(ws)) return sendJson(ws, { type: "error", code: "INVALID_REQUEST", message: `at most ${DASHBOARD_FRAMES_PER_SECOND} frames per second` });
     let frame: { type?: unknown; since?: unknown; access_token?: unknown };
     try {
       frame = JSON.parse(typeof message === "string" ? message : new TextDecoder().decode(message));
@@ -383,16 +382,6 @@ export class ProjectRoom extends DurableObject<Env> {
     }
   }
 
-  private dashboardOverLimit(ws: WebSocket): boolean {
-    const now = Date.now();
-    const w = this.dashboardWindows.get(ws);
-    if (!w || now - w.start >= 1000) {
-      this.dashboardWindows.set(ws, { start: now, count: 1 });
-      return false;
-    }
-    return ++w.count > DASHBOARD_FRAMES_PER_SECOND;
-  }
-
   /** Closes a person's dashboards here: their access to the project ended (removed, demoted, deleted). */
   async disconnectUser(userId: string) {
     for (const ws of this.ctx.getWebSockets(DASHBOARD_TAG)) {
@@ -432,7 +421,7 @@ export class ProjectRoom extends DurableObject<Env> {
   override async webSocketClose(ws: WebSocket, code: number, reason: string) {
     this.replaying.delete(ws);
     this.delivered.delete(ws);
-    this.dashboardWindows.delete(ws);
+    this.dashboardRate.forget(ws);
     if (attachmentOf(ws)?.kind === "agent") await this.agents.disconnected(ws);
     try {
       ws.close(code, reason);

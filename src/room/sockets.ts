@@ -47,3 +47,27 @@ export function sendJson(ws: WebSocket, message: unknown) {
 
 /** The dashboard frame of an event (API.md: `{"type": "event", ...event}`; the event's own type is `event_type`). */
 export const eventFrame = (e: CommittedEvent) => JSON.stringify({ ...e, type: "event", event_type: e.type });
+
+/**
+ * Frames per socket in one-second windows. Kept in memory: an evicted room
+ * forgets the counts, which only ever forgives.
+ */
+export class FrameRate {
+  private readonly windows = new Map<WebSocket, { start: number; count: number }>();
+
+  constructor(readonly perSecond: number) {}
+
+  /** Counts a frame; true when the socket is over its limit this second. */
+  exceeded(ws: WebSocket, now = Date.now()): boolean {
+    const w = this.windows.get(ws);
+    if (!w || now - w.start >= 1000) {
+      this.windows.set(ws, { start: now, count: 1 });
+      return false;
+    }
+    return ++w.count > this.perSecond;
+  }
+
+  forget(ws: WebSocket) {
+    this.windows.delete(ws);
+  }
+}
