@@ -408,12 +408,13 @@ console.log("\n(7) a 50 MiB DataRef up and down through the hub, beside a plain 
 }
 
 // ── (3b) tree inside the runtime ────────────────────────────────────────
-console.log("\n(3b) inside workerd, without HTTP: the tree through the ProjectRoom, and socket fan-out");
+console.log("\n(3b) inside workerd, without HTTP: the tree through the ProjectRoom, socket fan-out, a DataRef upload");
 {
   const out = execFileSync(`${root}node_modules/.bin/vitest`, ["run", "--config", "vitest.bench.config.ts"], { cwd: root, encoding: "utf8", env: { ...process.env, FORCE_COLOR: "0" } });
   const benches = [...out.matchAll(/BENCH (\{.*\})/g)].map((m) => JSON.parse(m[1]));
   const bench = benches.find((b) => b.scenario === "room-tree");
   const fanout = benches.find((b) => b.scenario === "socket-fanout");
+  const upload = benches.find((b) => b.scenario === "dataref-upload");
   report(
     `  room: ${bench.tasks} tasks in ${fmt(bench.seconds, 2)} s = ${fmt(bench.tasksPerSecond)} tasks/s` +
       `   | same runtime, one D1 insert per call: ${fmt(bench.baselineInsertsPerSecond, 0)} inserts/s`,
@@ -426,6 +427,12 @@ console.log("\n(3b) inside workerd, without HTTP: the tree through the ProjectRo
     report(
       `  completion → notify:task-assigned in workerd, ${fanout.notifyRounds} rounds: p50 ${fmt(fanout.notifyP50)} ms, p99 ${fmt(fanout.notifyP99)} ms from the room call (target p99 ≤ 25 ms)` +
         `   | one-insert request over HTTP: p50 ${fmt(insertP50)} ms`,
+    );
+  }
+  if (upload) {
+    report(
+      `  50 MiB DataRef upload in workerd: through the hub ${fmt(upload.hubMiBps)} MiB/s` +
+        `   | plain R2 put of the same body: ${fmt(upload.plainMiBps)} MiB/s → ${fmt((100 * upload.hubMiBps) / upload.plainMiBps, 0)} % (target ≥ 80 %)`,
     );
   }
   const ops = out.match(/OPS (\{.*\})/);
