@@ -1,5 +1,5 @@
 /** The in-runtime half of `npm run bench`: drives the ProjectRoom directly inside workerd, without HTTP. */
-import { defineConfig, type UserConfig } from "vitest/config";
+import { defineConfig, type ViteUserConfig as UserConfig } from "vitest/config";
 import base from "./vitest.config";
 
 export default defineConfig(async (env) => {
