@@ -5,6 +5,8 @@
  */
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { TASK_STATUSES } from "../domain/lifecycle";
+import { DEPENDENCY_TYPES } from "../protocol/orchestratia-v1";
 
 export const ROLES = ["admin", "member", "viewer"] as const;
 export type Role = (typeof ROLES)[number];
@@ -132,7 +134,6 @@ export const idempotencyKeys = sqliteTable(
   (t) => [primaryKey({ columns: [t.caller, t.key] }), index("idempotency_keys_created").on(t.createdAt)],
 );
 
-export const TASK_STATUS_VALUES = ["pending", "assigned", "planning", "plan_review", "running", "done", "failed", "needs_human", "cancelled"] as const;
 export const PRIORITIES = ["low", "normal", "high", "critical"] as const;
 export type Priority = (typeof PRIORITIES)[number];
 
@@ -145,7 +146,7 @@ export const tasks = sqliteTable(
     spec: text("spec").notNull(),
     type: text("type").notNull(),
     priority: text("priority", { enum: PRIORITIES }).notNull(),
-    status: text("status", { enum: TASK_STATUS_VALUES }).notNull(),
+    status: text("status", { enum: TASK_STATUSES }).notNull(),
     targetRepo: text("target_repo"),
     targetBranch: text("target_branch"),
     acceptanceCriteria: text("acceptance_criteria", { mode: "json" }).$type<string[]>().notNull(),
@@ -190,7 +191,7 @@ export const taskDependencies = sqliteTable(
     taskId: text("task_id").notNull().references(() => tasks.id, { onDelete: "cascade" }),
     dependsOnTaskId: text("depends_on_task_id").notNull().references(() => tasks.id, { onDelete: "cascade" }),
     projectId: text("project_id").notNull(),
-    dependencyType: text("dependency_type", { enum: ["blocks", "input", "related"] }).notNull(),
+    dependencyType: text("dependency_type", { enum: DEPENDENCY_TYPES }).notNull(),
     contractKey: text("contract_key"),
     resolved: integer("resolved", { mode: "boolean" }).notNull().default(false),
     resolvedAt: text("resolved_at"),

@@ -39,21 +39,26 @@ export async function offerWaitingTasks(env: Env, projectIds: string[] | null) {
   await Promise.all(projects.map((projectId) => roomStub(env, projectId).execute(projectId, HUB_ACTOR, { op: "sweep" })));
 }
 
+/** The projects of a scope: the listed ones, or every project for null. */
+async function projectsIn(env: Env, scope: string[] | null): Promise<string[]> {
+  return scope ?? (await env.DB.prepare("SELECT id FROM projects").all<{ id: string }>()).results.map((r) => r.id);
+}
+
 /** Closes a person's dashboards in these projects (null: every project), after their access changed. */
 export async function disconnectUser(env: Env, userId: string, projectIds: string[] | null) {
-  const ids = projectIds ?? (await env.DB.prepare("SELECT id FROM projects").all<{ id: string }>()).results.map((r) => r.id);
+  const ids = await projectsIn(env, projectIds);
   await Promise.all(ids.map((id) => roomStub(env, id).disconnectUser(userId)));
 }
 
 /** Tells the agents using a server's old key to shut down (revoked or replaced), in every project it could be in. */
 export async function shutdownServer(env: Env, server: { id: string; projectIds: string[] | null; keyHash: string | null }, reason: string) {
   if (!server.keyHash) return;
-  const ids = server.projectIds ?? (await env.DB.prepare("SELECT id FROM projects").all<{ id: string }>()).results.map((r) => r.id);
+  const ids = await projectsIn(env, server.projectIds);
   await Promise.all(ids.map((id) => roomStub(env, id).shutdownServer(server.id, server.keyHash!, reason)));
 }
 
 /** A heartbeat brought a server online: it becomes present in every project it serves. */
 export async function announceOnline(env: Env, server: { id: string; name: string; projectIds: string[] | null }) {
-  const ids = server.projectIds ?? (await env.DB.prepare("SELECT id FROM projects").all<{ id: string }>()).results.map((r) => r.id);
+  const ids = await projectsIn(env, server.projectIds);
   await Promise.all(ids.map((id) => roomStub(env, id).serverHeartbeat(id, server.id, server.name)));
 }

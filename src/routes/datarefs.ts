@@ -8,7 +8,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { projectFor } from "../auth/access";
 import { blobKey } from "../blobs";
-import { agent, currentServer, person } from "../auth/middleware";
+import { agent, person } from "../auth/middleware";
 import { BlobUrlRefused, signBlobUrl, UPLOAD_URL_TTL_SECONDS, verifyBlobUrl } from "../auth/signed-url";
 import { nowIso } from "../db/client";
 import { datarefs } from "../db/schema";
@@ -96,10 +96,7 @@ export const datarefRoutes = {
     .get("/:projectId/datarefs/:id", person(), (c) => describeDataref(c, c.req.param("id"), c.req.param("projectId"))),
   /** /api/v1/server/datarefs — agents. */
   agents: new Hono<HubEnv>()
-    .post("/datarefs", agent, (c) => {
-      currentServer(c);
-      return createDataref(c);
-    })
+    .post("/datarefs", agent, (c) => createDataref(c))
     .get("/datarefs/:id", agent, (c) => describeDataref(c, c.req.param("id"))),
 };
 

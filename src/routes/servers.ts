@@ -37,7 +37,8 @@ serverRoutes.post("/heartbeat", agent, async (c) => {
   // Coming online, or declaring more capacity, makes the server a candidate for waiting tasks.
   const maxBefore = (server.capabilities as Capabilities | null)?.max_concurrent_tasks ?? DEFAULT_MAX_CONCURRENT_TASKS;
   const maxNow = body.capabilities ? (body.capabilities.max_concurrent_tasks ?? DEFAULT_MAX_CONCURRENT_TASKS) : maxBefore;
-  const offer = !isOnline(server.lastHeartbeat) || maxNow > maxBefore || (body.capabilities && !server.capabilities);
+  const cameOnline = !isOnline(server.lastHeartbeat);
+  const offer = cameOnline || maxNow > maxBefore || (body.capabilities && !server.capabilities);
   await c.var.db
     .update(servers)
     .set({
@@ -48,7 +49,7 @@ serverRoutes.post("/heartbeat", agent, async (c) => {
     })
     .where(eq(servers.id, server.id));
   if (offer) c.executionCtx.waitUntil(offerWaitingTasks(c.env, server.projectIds ?? null));
-  if (!isOnline(server.lastHeartbeat)) c.executionCtx.waitUntil(announceOnline(c.env, { id: server.id, name: server.name, projectIds: server.projectIds ?? null }));
+  if (cameOnline) c.executionCtx.waitUntil(announceOnline(c.env, { id: server.id, name: server.name, projectIds: server.projectIds ?? null }));
   return c.json({ status: "ok", server_time: now });
 });
 

@@ -10,7 +10,7 @@ import { z } from "zod";
 import { assertAccess, membershipOf, principalOf, projectFor, scopesOverlap, visibleProjectIds, type Access } from "../auth/access";
 import { agent, currentServer, person } from "../auth/middleware";
 import { dependenciesOf, listTasks, notesOf, taskView1 } from "../db/task-queries";
-import { servers, sessions, tasks } from "../db/schema";
+import { servers, sessions, taskNotes, tasks } from "../db/schema";
 import { FINISHED, TASK_STATUSES } from "../domain/lifecycle";
 import { normaliseResult } from "../domain/results";
 import { readJson, readQuery } from "../http/body";
@@ -310,7 +310,7 @@ export function taskRoutes(surface: "people" | "agents") {
     const task = await taskFor(c, id(c), "write");
     const body = await readJson(c, noteBody);
     const { data } = await runInRoom(c, task.projectId, { op: "note", taskId: task.id, content: body.content, urgent: body.urgent });
-    const note = (await notesOf(c.var.db, task.id)).find((n) => n.id === data!.note_id)!;
+    const note = (await c.var.db.query.taskNotes.findFirst({ where: eq(taskNotes.id, data!.note_id as string) }))!;
     return c.json(noteView(note), 201);
   });
   r.get("/:id/notes", read, async (c) => {
