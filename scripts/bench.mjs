@@ -87,7 +87,7 @@ async function eventsOf(project, since = 0) {
 }
 
 const roomCost = (timing) => {
-  const m = timing?.match(/room;dur=([\d.]+);desc="d1 queries=(\d+)"/);
+  const m = timing?.match(/room;dur=([\d.]+);desc="d1 queries=(\d+)/);
   return m ? { roomMs: Number(m[1]), d1Queries: Number(m[2]) } : { roomMs: NaN, d1Queries: NaN };
 };
 const secondsSince = (t) => (performance.now() - t) / 1000;

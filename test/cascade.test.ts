@@ -1,6 +1,8 @@
 /** Dependencies, contract exchange and the completion cascade over HTTP (seed §2–§5). */
+import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, createProject, expectProblem, registerAgent } from "./helpers";
+import type { RoomActor, RoomResult } from "../src/room/commands";
+import { call, createProject, expectProblem, registerAgent, type Reply } from "./helpers";
 import { cli, createWorld, expectOk, newTask, openSession, T, type World } from "./task-world";
 
 let w: World;
@@ -299,9 +301,88 @@ describe("fan-in under concurrency", () => {
     }
     const replies = await Promise.all(ups.map((id) => cli(agent.apiKey, "POST", `${T}/${id}/complete`, { result: `done ${id}` })));
     expect(replies.map((r) => r.status)).toEqual(Array(50).fill(200));
+    // The room committed them in groups, not one by one.
+    expect(Math.max(...replies.map(committedWith))).toBeGreaterThan(1);
     const log = (await events(project.id)).filter((e) => e.task_id === down.json.id);
     expect(log.filter((e) => e.type === "task_unblocked")).toHaveLength(1);
     expect(log.filter((e) => e.type === "task_assigned")).toHaveLength(1);
     expect((await expectOk(cli(agent.apiKey, "GET", `${T}/${down.json.id}`))).json).toMatchObject({ status: "assigned", blocked: false });
   });
 });
+
+/** How many operations the room committed together with this request's (Server-Timing). */
+const committedWith = (reply: Reply) => Number(reply.headers.get("Server-Timing")?.match(/operations=(\d+)/)?.[1]);
+
+describe("operations committed together", () => {
+  it("lets each operation of a group see the ones before it: freed capacity is given out once per freed slot", async () => {
+    const project = await createProject(w.admin, "Group capacity");
+    const box = await registerAgent(w.admin, "group-box", { project_ids: [project.id] });
+    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: box.apiKey, body: { capabilities: { languages: ["zig"], max_concurrent_tasks: 8 } } }));
+    const make = async (title: string) =>
+      (await expectOk(call("/api/v1/tasks", { token: w.admin, body: { title, project_id: project.id, requirements: { languages: ["zig"] } } }), 201)).json.id as string;
+    const running: string[] = [];
+    for (let i = 0; i < 8; i++) running.push(await make(`running ${i}`));
+    for (const id of running) expect((await expectOk(call(`/api/v1/tasks/${id}/auto-assign`, { token: w.admin, method: "POST" }))).json.status).toBe("assigned");
+    const waiting: string[] = [];
+    for (let i = 0; i < 12; i++) waiting.push(await make(`waiting ${i}`));
+    await Promise.all(running.map((id) => expectOk(cli(box.apiKey, "POST", `${T}/${id}/start`))));
+
+    const replies = await Promise.all(running.map((id) => cli(box.apiKey, "POST", `${T}/${id}/complete`, { result: "ok" })));
+    expect(replies.map((r) => r.status)).toEqual(Array(8).fill(200));
+    expect(Math.max(...replies.map(committedWith))).toBeGreaterThan(1);
+    const statuses = await Promise.all(waiting.map(async (id) => (await call(`/api/v1/tasks/${id}`, { token: w.admin })).json.status));
+    // Eight slots freed, eight given out — the oldest waiting tasks first — and never more than the capacity.
+    expect(statuses).toEqual([...Array(8).fill("assigned"), ...Array(4).fill("pending")]);
+    const assignedEvents = (await events(project.id)).filter((e) => e.type === "task_assigned" && waiting.includes(e.task_id));
+    expect(assignedEvents).toHaveLength(8);
+  });
+
+  it("lets a start see the completion planned before it in the same group", async () => {
+    const up = await newTask(w);
+    const down = await newTask(w, { dependency_ids: [up] });
+    await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${up}/assign`, { session_name: "worker" }));
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${up}/start`));
+    // Assigned while still blocked: starting it must wait for the upstream.
+    await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${down}/assign`, { session_name: "worker" }));
+    expectProblem(await cli(w.worker.apiKey, "POST", `${T}/${down}/start`), 409, "UNRESOLVED_DEPENDENCIES");
+
+    // A note keeps the room busy while the completion and the start arrive, in this order, and gather into one group.
+    const [, completed, started] = (await Promise.all([
+      room().execute(w.project.id, { kind: "person", userId: "test", label: "test" }, { op: "note", taskId: up, content: "busy", urgent: false }),
+      room().execute(w.project.id, workerActor(), { op: "complete", taskId: up, result: { summary: "ok" }, structured: false, warnings: [] }),
+      room().execute(w.project.id, workerActor(), { op: "start", taskId: down }),
+    ])) as unknown as RoomResult[];
+    expect(completed).toMatchObject({ ok: true, metrics: { operations: 2 } });
+    expect(started).toMatchObject({ ok: true, metrics: { operations: 2 } });
+    expect(await get(down)).toMatchObject({ status: "running", blocked: false });
+    const log = (await events()).filter((e) => [up, down].includes(e.task_id)).map((e) => `${e.type}:${e.task_id === up ? "up" : "down"}`);
+    expect(log.slice(-3)).toEqual(["task_completed:up", "task_unblocked:down", "task_started:down"]);
+  });
+
+  it("answers each operation of a group on its own: a refusal does not stop the others", async () => {
+    const a = (await taskInRunning()).id;
+    const b = (await taskInRunning()).id;
+    const complete = (taskId: string, summary: string) => room().execute(w.project.id, workerActor(), { op: "complete", taskId, result: { summary }, structured: false, warnings: [] });
+    const [, ...answers] = (await Promise.all([
+      room().execute(w.project.id, { kind: "person", userId: "test", label: "test" }, { op: "note", taskId: a, content: "busy", urgent: false }),
+      complete(a, "a"),
+      complete(a, "a, but different"),
+      complete(b, "b"),
+      room().execute(w.project.id, workerActor(), { op: "start", taskId: b }),
+    ])) as unknown as RoomResult[];
+    expect(answers.map((r) => (r.ok ? "ok" : r.problem.code))).toEqual(["ok", "RESULT_CONFLICT", "ok", "INVALID_TRANSITION"]);
+    expect(answers.map((r) => r.metrics.operations)).toEqual([4, 4, 4, 4]);
+    expect(await get(a)).toMatchObject({ status: "done", result: { summary: "a" } });
+    expect(await get(b)).toMatchObject({ status: "done", result: { summary: "b" } });
+  });
+});
+
+const room = () => env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(w.project.id));
+const workerActor = (): RoomActor => ({ kind: "agent", serverId: w.worker.id, serverName: w.worker.name, label: `agent:${w.worker.name}` });
+
+async function taskInRunning() {
+  const id = await newTask(w);
+  await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { session_name: "worker" }));
+  await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/start`));
+  return { id };
+}

@@ -1,38 +1,9 @@
-/** Reads and writes for auto-assignment inside a room operation: candidates, waiting tasks, and the set-based assignment. */
+/** Writes of auto-assignment inside a room operation: the set-based assignment and its events. */
 import { sql } from "drizzle-orm";
-import type { Assignable, Assignment } from "../domain/cascade";
-import { candidatesJson, parseCandidates } from "../db/server-candidates";
-import type { Candidate } from "../domain/matching";
-import type { Requirements } from "../protocol/orchestratia-v1";
+import type { Assignment } from "../domain/cascade";
 import type { EventDraft, VersionGuard } from "./statements";
 import { guardHolds, statement } from "./statements";
 import type { OpContext } from "./task-operations";
-
-const PRIORITY_ORDER = sql`CASE priority WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END`;
-
-/**
- * What auto-assignment needs, in one query: pending, unblocked tasks with
- * requirements (most urgent and oldest first), and the servers serving the
- * project with their load. `alsoUnblocking` are tasks this very operation
- * unblocks: their last dependency is not resolved in D1 yet.
- */
-export async function assignmentContext(ctx: OpContext, limit: number, alsoUnblocking: string[] = []): Promise<{ waiting: Assignable[]; candidates: Candidate[] }> {
-  const [row] = await ctx.db.all<{ waiting: string; candidates: string }>(sql`
-    SELECT (SELECT json_group_array(json_object('id', w.id, 'requirements', json(w.requirements), 'require_plan', w.require_plan)) FROM (
-        SELECT id, requirements, require_plan FROM tasks t
-        WHERE project_id = ${ctx.projectId} AND status = 'pending' AND requirements IS NOT NULL
-          AND (t.id IN (SELECT value FROM json_each(${JSON.stringify(alsoUnblocking)}))
-            OR NOT EXISTS (SELECT 1 FROM task_dependencies d WHERE d.task_id = t.id AND d.dependency_type != 'related' AND d.resolved = 0))
-        ORDER BY ${PRIORITY_ORDER}, created_at, id
-        LIMIT ${limit}) w) AS waiting,
-      ${candidatesJson} AS candidates`);
-  const waiting = (JSON.parse(row!.waiting) as { id: string; requirements: Requirements; require_plan: number }[]).map((w) => ({
-    id: w.id,
-    requirements: w.requirements,
-    requirePlan: Boolean(w.require_plan),
-  }));
-  return { waiting, candidates: parseCandidates(row!.candidates, ctx.projectId) };
-}
 
 /** Assigns pending tasks to servers in one statement; tasks requiring a plan go to planning. */
 export function assignStatement(ctx: OpContext, plan: Assignment[], guard: VersionGuard) {

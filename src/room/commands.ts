@@ -75,10 +75,11 @@ export interface ProblemData {
   extensions?: Record<string, unknown>;
 }
 
-/** What an operation cost inside the room: D1 round trips (reads plus the one batch) and time. */
+/** What an operation cost inside the room: D1 round trips (reads plus the one batch) and time, shared by the operations committed together. */
 export interface RoomMetrics {
   d1Queries: number;
   ms: number;
+  operations: number;
 }
 
 export type RoomResult = ({ ok: true; taskId: string; data?: Record<string, unknown> } | { ok: false; problem: ProblemData }) & { metrics: RoomMetrics };

@@ -19,12 +19,17 @@ import { eventView } from "../views/events";
 import { isOnline, ONLINE_WINDOW_MS } from "../domain/presence";
 import { blobKey } from "../blobs";
 import { withDownloadUrls } from "../offload";
-import { HUB_ACTOR, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
+import { HUB_ACTOR, type ProblemData, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 import { AgentProtocol, AUTH_GRACE_MS, notify, respond, respondError } from "./agent-socket";
 import { AGENT_TAG, attachmentOf, CLOSE, DASHBOARD_TAG, eventFrame, FrameRate, sendJson, type AgentAttachment, type DashboardAttachment } from "./sockets";
 import { committedEvents, type CommittedEvent } from "./statements";
-import { fail, isProblem, planOperation } from "./task-operations";
+import { fail, isProblem, planOperation, type OpContext, type OpOutcome } from "./task-operations";
+import { d1Reads, GroupReads, type TaskReads } from "./task-reads";
 
+/** Operations the room plans together and commits in one batch: the hot path of agents at work. */
+const GROUPED: ReadonlySet<RoomCommand["op"]> = new Set(["start", "complete"]);
+/** The most operations one batch carries (D1 counts each statement against an invocation's queries). */
+const MAX_GROUP = 32;
 const REPLAY_PAGE = 500;
 /** The longest backlog a socket replays inside the room's queue. */
 const MAX_REPLAY = 5000;
@@ -32,9 +37,17 @@ const DASHBOARD_FRAMES_PER_SECOND = 20;
 /** How long past its URL's expiry an upload that started in time may still be streaming. */
 const UPLOAD_GRACE_MS = 60 * 60 * 1000;
 
+interface Operation {
+  actor: RoomActor;
+  command: RoomCommand;
+}
+type Answer = { ok: true; taskId: string; data?: Record<string, unknown> } | { ok: false; problem: ProblemData };
+
 export class ProjectRoom extends DurableObject<Env> {
   private readonly db: Db;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Operations waiting for the group that runs at the room's next turn. */
+  private readonly gathering: { operation: Operation; resolve: (r: RoomResult) => void; reject: (e: unknown) => void }[] = [];
   /** D1 round trips of the operation running now (operations never overlap). */
   private d1Queries = 0;
   private projectId: string | undefined;
@@ -127,33 +140,101 @@ export class ProjectRoom extends DurableObject<Env> {
   }
 
   async execute(projectId: string, actor: RoomActor, command: RoomCommand): Promise<RoomResult> {
-    return this.serialise(async () => {
-      const started = performance.now();
-      this.d1Queries = 0;
-      const result = await this.apply(projectId, actor, command);
-      return { ...result, metrics: { d1Queries: this.d1Queries, ms: performance.now() - started } };
+    if (GROUPED.has(command.op)) return this.joinGroup(projectId, { actor, command });
+    return this.serialise(() => this.measured(1, async () => [await this.apply(projectId, actor, command)]).then(([result]) => result!));
+  }
+
+  /** Runs operations, reporting what they cost together: D1 round trips and time. */
+  private async measured(operations: number, run: () => Promise<Answer[]>): Promise<RoomResult[]> {
+    const started = performance.now();
+    this.d1Queries = 0;
+    const answers = await run();
+    const metrics = { d1Queries: this.d1Queries, ms: performance.now() - started, operations };
+    return answers.map((answer) => ({ ...answer, metrics }));
+  }
+
+  /**
+   * Starts and completions wait for the room's next turn together: the first
+   * to arrive queues the turn, and those arriving before it comes ride along.
+   */
+  private joinGroup(projectId: string, operation: Operation): Promise<RoomResult> {
+    return new Promise((resolve, reject) => {
+      this.gathering.push({ operation, resolve, reject });
+      if (this.gathering.length === 1) void this.serialise(() => this.runGroup(projectId));
     });
   }
 
-  private async apply(projectId: string, actor: RoomActor, command: RoomCommand) {
+  private async runGroup(projectId: string) {
+    const members = this.gathering.splice(0, MAX_GROUP);
+    if (this.gathering.length > 0) void this.serialise(() => this.runGroup(projectId));
+    try {
+      const results = await this.measured(members.length, () => this.applyGroup(projectId, members.map((m) => m.operation)));
+      members.forEach((m, i) => m.resolve(results[i]!));
+    } catch (e) {
+      for (const m of members) m.reject(e);
+    }
+  }
+
+  /**
+   * Plans the operations one after another, each seeing what those before it
+   * change (GroupReads), and commits them in one batch: one read and one
+   * write for the whole group. Each answers exactly as it would alone.
+   */
+  private async applyGroup(projectId: string, operations: Operation[]): Promise<Answer[]> {
     await this.rememberProject(projectId);
-    const outcome = await planOperation(this.opContext(projectId, actor), command);
-    if (isProblem(outcome)) return { ok: false as const, problem: outcome };
-    if (outcome.statements.length > 0) {
-      const results = await this.batch(outcome.statements);
-      if (outcome.guardedUpdate !== undefined && results[outcome.guardedUpdate]!.results.length !== 1) {
+    this.d1Queries++;
+    const taskIds = operations.map((o) => (o.command as { taskId: string }).taskId);
+    const reads = await GroupReads.load(this.db, projectId, taskIds, operations.some((o) => o.command.op === "complete"));
+    const outcomes: OpOutcome[] = [];
+    for (const { actor, command } of operations) {
+      const outcome = await planOperation(this.opContext(projectId, actor, reads), command);
+      if (!isProblem(outcome)) reads.record(outcome.effects);
+      outcomes.push(outcome);
+    }
+    try {
+      return await this.commit(outcomes);
+    } catch (e) {
+      if (operations.length === 1) throw e;
+      // The batch rolled back whole: each runs alone, so a failure is only its own.
+      const answers: Answer[] = [];
+      for (const operation of operations) answers.push(...(await this.applyGroup(projectId, [operation])));
+      return answers;
+    }
+  }
+
+  private async apply(projectId: string, actor: RoomActor, command: RoomCommand): Promise<Answer> {
+    await this.rememberProject(projectId);
+    const [answer] = await this.commit([await planOperation(this.opContext(projectId, actor), command)]);
+    return answer!;
+  }
+
+  /** Commits planned operations in one batch, publishes what committed, and answers each. */
+  private async commit(outcomes: OpOutcome[]): Promise<Answer[]> {
+    const statements = outcomes.flatMap((o) => (isProblem(o) ? [] : o.statements));
+    const results = statements.length > 0 ? await this.batch(statements) : [];
+    let offset = 0;
+    const answers = outcomes.map((outcome): Answer => {
+      if (isProblem(outcome)) return { ok: false, problem: outcome };
+      const own = results.slice(offset, (offset += outcome.statements.length));
+      if (outcome.guardedUpdate !== undefined && own[outcome.guardedUpdate]!.results.length !== 1) {
         // Only this room writes the project's tasks, so this means the task was deleted or changed underneath.
-        return { ok: false as const, problem: { status: 409 as const, code: "CONCURRENT_CHANGE", detail: "The task changed while this request was being handled; retry" } };
+        return { ok: false, problem: { status: 409, code: "CONCURRENT_CHANGE", detail: "The task changed while this request was being handled; retry" } };
       }
+      return { ok: true, taskId: outcome.taskId, ...(outcome.data ? { data: outcome.data } : {}) };
+    });
+    if (results.length > 0) {
       this.publish(committedEvents(results));
       this.tellAbandonedAskers(results);
     }
-    const deliver = outcome.data?.deliver as { serverId: string; correlationId: string; answer: string; answeredAt: string } | undefined;
-    if (deliver) {
-      for (const ws of this.agentSockets(deliver.serverId)) respond(ws, deliver.correlationId, { answer: deliver.answer, metadata: { answeredAt: deliver.answeredAt } });
+    for (const [i, outcome] of outcomes.entries()) {
+      if (isProblem(outcome) || !answers[i]!.ok) continue;
+      const deliver = outcome.data?.deliver as { serverId: string; correlationId: string; answer: string; answeredAt: string } | undefined;
+      if (deliver) {
+        for (const ws of this.agentSockets(deliver.serverId)) respond(ws, deliver.correlationId, { answer: deliver.answer, metadata: { answeredAt: deliver.answeredAt } });
+      }
+      if (outcome.deadline) await this.scheduleAlarm(Date.parse(outcome.deadline));
     }
-    if (outcome.deadline) await this.scheduleAlarm(Date.parse(outcome.deadline));
-    return { ok: true as const, taskId: outcome.taskId, ...(outcome.data ? { data: outcome.data } : {}) };
+    return answers;
   }
 
   /** Agents waiting on a question whose task just ended hear that no answer will come. */
@@ -164,14 +245,14 @@ export class ProjectRoom extends DurableObject<Env> {
     }
   }
 
-  /** One operation's writes: one D1 transaction, one round trip. */
+  /** The writes of one operation (or group): one D1 transaction, one round trip. */
   private batch(statements: D1PreparedStatement[]) {
     this.d1Queries++;
     return this.env.DB.batch(statements);
   }
 
-  private opContext(projectId: string, actor: RoomActor) {
-    return { db: this.db, d1: this.env.DB, projectId, actor, now: new Date().toISOString() };
+  private opContext(projectId: string, actor: RoomActor, reads: TaskReads = d1Reads(this.db, projectId)): OpContext {
+    return { db: this.db, d1: this.env.DB, projectId, actor, now: new Date().toISOString(), reads };
   }
 
   /** The alarm needs to know the project; stored once, remembered in memory. */

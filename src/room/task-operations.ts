@@ -5,7 +5,6 @@
  */
 import { and, eq, inArray, isNotNull, lte, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { qualified } from "../db/sql";
 import { agentLogs, interventions, taskDependencies, taskNotes, tasks } from "../db/schema";
 import { inJsonList } from "../db/sql";
 import { canonicalJson, contentOfPointers } from "../domain/canonical-json";
@@ -15,8 +14,9 @@ import { cycleThrough } from "../domain/dependency-graph";
 import { ACTIVE, checkTransition, FINISHED, type TaskAction, type TaskStatus } from "../domain/lifecycle";
 import { rankServers } from "../domain/matching";
 import type { Requirements } from "../protocol/orchestratia-v1";
-import { assignmentContext, assignmentEvents, assignStatement } from "./assignment";
+import { assignmentEvents, assignStatement } from "./assignment";
 import type { ProblemData, RoomActor, RoomCommand } from "./commands";
+import type { Blocker, PlanEffects, TaskReads } from "./task-reads";
 import { appendEvents, chunkRows, guardAfter, guardHolds, statement, updateTask, type EventDraft, type TaskRow, type VersionGuard } from "./statements";
 
 /** How many waiting tasks one operation considers for auto-assignment. */
@@ -28,6 +28,7 @@ export interface OpContext {
   projectId: string;
   actor: RoomActor;
   now: string;
+  reads: TaskReads;
 }
 
 export interface WritePlan {
@@ -38,6 +39,8 @@ export interface WritePlan {
   data?: Record<string, unknown>;
   /** A deadline this operation set, for the room's alarm. */
   deadline?: string;
+  /** What later operations of the same group must see of this one. */
+  effects?: PlanEffects;
 }
 
 export type OpOutcome = WritePlan | ProblemData;
@@ -48,44 +51,6 @@ const notFound = (what: string): ProblemData => ({ status: 404, code: "NOT_FOUND
 
 async function loadTask(ctx: OpContext, taskId: string): Promise<TaskRow | undefined> {
   return ctx.db.query.tasks.findFirst({ where: and(eq(tasks.id, taskId), eq(tasks.projectId, ctx.projectId)) });
-}
-
-interface Blocker {
-  depends_on_task_id: string;
-  dependency_type: string;
-}
-
-/** The task and its unresolved blocks/input dependencies, in one query. */
-async function loadTaskWithBlockers(ctx: OpContext, taskId: string): Promise<{ task: TaskRow; blockers: Blocker[] } | undefined> {
-  const [row] = await ctx.db
-    .select({
-      task: tasks,
-      blockers: sql<string>`(SELECT json_group_array(json_object('depends_on_task_id', d.depends_on_task_id, 'dependency_type', d.dependency_type))
-        FROM task_dependencies d WHERE d.task_id = ${qualified(tasks.id)} AND d.dependency_type != 'related' AND d.resolved = 0)`,
-    })
-    .from(tasks)
-    .where(and(eq(tasks.id, taskId), eq(tasks.projectId, ctx.projectId)));
-  return row && { task: row.task, blockers: JSON.parse(row.blockers) as Blocker[] };
-}
-
-/**
- * The task and the unresolved dependencies of other tasks on it, with what
- * decides their unblocking — one query, whatever the fan-out.
- */
-async function loadTaskWithDownstream(ctx: OpContext, taskId: string): Promise<{ task: TaskRow; links: DownstreamLink[] } | undefined> {
-  const [row] = await ctx.db
-    .select({
-      task: tasks,
-      links: sql<string>`(SELECT json_group_array(json_object(
-          'taskId', d.task_id, 'taskStatus', dt.status, 'dependencyType', d.dependency_type, 'contractKey', d.contract_key,
-          'otherUnresolved', (SELECT COUNT(*) FROM task_dependencies o
-            WHERE o.task_id = d.task_id AND o.depends_on_task_id != d.depends_on_task_id AND o.dependency_type != 'related' AND o.resolved = 0)))
-        FROM task_dependencies d JOIN tasks dt ON dt.id = d.task_id
-        WHERE d.depends_on_task_id = ${qualified(tasks.id)} AND d.resolved = 0)`,
-    })
-    .from(tasks)
-    .where(and(eq(tasks.id, taskId), eq(tasks.projectId, ctx.projectId)));
-  return row && { task: row.task, links: JSON.parse(row.links) as DownstreamLink[] };
 }
 
 function partyOf(actor: RoomActor, task: TaskRow) {
@@ -107,6 +72,7 @@ function taskWrite(ctx: OpContext, task: TaskRow, set: Partial<TaskRow>, events:
   return {
     taskId: task.id,
     guardedUpdate: 0,
+    effects: { task: { before: task, after: { ...task, ...set, version: task.version + 1, updatedAt: ctx.now } } },
     statements: [
       updateTask(ctx.db, ctx.d1, task, set, ctx.now),
       ...extra(guard),
@@ -267,7 +233,7 @@ async function assign(ctx: OpContext, cmd: Extract<RoomCommand, { op: "assign" }
 
 /** start and approve-plan both put the task to work: refused while it is blocked, and its clock starts. */
 async function beginWork(ctx: OpContext, taskId: string, action: "start" | "approve_plan"): Promise<OpOutcome> {
-  const loaded = await loadTaskWithBlockers(ctx, taskId);
+  const loaded = await ctx.reads.taskWithBlockers(taskId);
   if (!loaded) return notFound("Task");
   const { task, blockers } = loaded;
   const next = transition(ctx, task, action);
@@ -302,7 +268,7 @@ async function revisePlan(ctx: OpContext, cmd: Extract<RoomCommand, { op: "revis
  * this operation finishes. One query, whatever the number of tasks.
  */
 async function planAutoAssign(ctx: OpContext, unblocked: string[], freedServer: string | null): Promise<Assignment[]> {
-  const { waiting, candidates } = await assignmentContext(ctx, ASSIGN_BATCH, unblocked);
+  const { waiting, candidates } = await ctx.reads.assignmentContext(ASSIGN_BATCH, unblocked);
   if (waiting.length === 0) return [];
   return planAssignments(
     waiting,
@@ -318,7 +284,7 @@ const assignmentStatements = (ctx: OpContext, plan: Assignment[], guard: Version
  * queries whatever the fan-out.
  */
 async function complete(ctx: OpContext, cmd: Extract<RoomCommand, { op: "complete" }>): Promise<OpOutcome> {
-  const loaded = await loadTaskWithDownstream(ctx, cmd.taskId);
+  const loaded = await ctx.reads.taskWithDownstream(cmd.taskId);
   if (!loaded) return notFound("Task");
   const { task, links } = loaded;
   if (task.status === "done" && partyOf(ctx.actor, task).kind === "agent") {
@@ -344,7 +310,7 @@ async function complete(ctx: OpContext, cmd: Extract<RoomCommand, { op: "complet
     ...resolution.unblocked.map((id) => ({ type: "task_unblocked", taskId: id, data: { resolved_by: task.id } })),
     ...assignmentEvents(assignments),
   ];
-  return taskWrite(
+  const plan = taskWrite(
     ctx,
     task,
     { status: next, result: cmd.result, resultStructured: cmd.structured, completedAt: ctx.now, deadlineAt: null, warnings: [...task.warnings, ...cmd.warnings] },
@@ -355,6 +321,7 @@ async function complete(ctx: OpContext, cmd: Extract<RoomCommand, { op: "complet
       ...assignmentStatements(ctx, assignments, guard),
     ],
   );
+  return { ...plan, effects: { ...plan.effects, resolved: task.id, unblocked: resolution.unblocked, assignments } };
 }
 
 /**
@@ -381,7 +348,7 @@ async function endWithoutCompleting(ctx: OpContext, task: TaskRow, links: Downst
 
 /** Fails a task: by its agent, or by the room when its timeout passes (code TIMEOUT). */
 export async function fail(ctx: OpContext, cmd: Extract<RoomCommand, { op: "fail" }>): Promise<OpOutcome> {
-  const loaded = await loadTaskWithDownstream(ctx, cmd.taskId);
+  const loaded = await ctx.reads.taskWithDownstream(cmd.taskId);
   if (!loaded) return notFound("Task");
   const { task, links } = loaded;
   const next = cmd.code === "TIMEOUT" && task.status === "running" ? "failed" : transition(ctx, task, "fail");
@@ -472,7 +439,7 @@ async function retry(ctx: OpContext, cmd: Extract<RoomCommand, { op: "retry" }>)
 }
 
 async function cancel(ctx: OpContext, cmd: Extract<RoomCommand, { op: "cancel" }>): Promise<OpOutcome> {
-  const loaded = await loadTaskWithDownstream(ctx, cmd.taskId);
+  const loaded = await ctx.reads.taskWithDownstream(cmd.taskId);
   if (!loaded) return notFound("Task");
   const { task, links } = loaded;
   const next = transition(ctx, task, "cancel");
@@ -502,7 +469,7 @@ async function autoAssign(ctx: OpContext, cmd: Extract<RoomCommand, { op: "auto_
     return { status: 409, code: "INVALID_TRANSITION", detail: `Auto-assign needs a pending task; this one is ${task.status}`, extensions: { current_status: task.status } };
   }
   if (!task.requirements) return { status: 422, code: "NO_REQUIREMENTS", detail: "The task has no requirements to match servers against; assign it by hand" };
-  const { candidates } = await assignmentContext(ctx, 0);
+  const { candidates } = await ctx.reads.assignmentContext(0);
   const [best] = rankServers(task.requirements as Requirements, candidates);
   if (!best || best.score < 0) return { taskId: task.id, statements: [], data: { status: "no_match" } };
   const assignment = { taskId: task.id, match: best, requirePlan: task.requirePlan };

@@ -1,0 +1,211 @@
+/**
+ * What room operations read before they plan: a task with what blocks it, a
+ * task with what depends on it, and the state of auto-assignment.
+ *
+ * `d1Reads` reads straight from D1 for one operation. `GroupReads` reads once
+ * for a group of operations that the room plans one after another and commits
+ * in one batch: each operation then sees the effects of those planned before
+ * it (the `PlanEffects` they record), exactly as if they had been committed.
+ */
+import { and, eq, sql, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { candidatesJson, parseCandidates } from "../db/server-candidates";
+import { projects, tasks } from "../db/schema";
+import { inJsonList, qualified } from "../db/sql";
+import type { Assignable, Assignment, DownstreamLink } from "../domain/cascade";
+import { ACTIVE } from "../domain/lifecycle";
+import type { Candidate } from "../domain/matching";
+import type { Requirements } from "../protocol/orchestratia-v1";
+import type { TaskRow } from "./statements";
+
+export interface Blocker {
+  depends_on_task_id: string;
+  dependency_type: string;
+}
+
+export interface AssignmentContext {
+  waiting: Assignable[];
+  candidates: Candidate[];
+}
+
+export interface TaskReads {
+  /** The task and its unresolved blocks/input dependencies. */
+  taskWithBlockers(taskId: string): Promise<{ task: TaskRow; blockers: Blocker[] } | undefined>;
+  /** The task and the unresolved dependencies of other tasks on it, with what decides their unblocking. */
+  taskWithDownstream(taskId: string): Promise<{ task: TaskRow; links: DownstreamLink[] } | undefined>;
+  /**
+   * Pending, unblocked tasks with requirements (most urgent and oldest first,
+   * at most `limit`) and the servers serving the project with their load.
+   * `alsoUnblocking` are tasks the operation itself unblocks.
+   */
+  assignmentContext(limit: number, alsoUnblocking?: readonly string[]): Promise<AssignmentContext>;
+}
+
+/** What an operation changes that a later operation of the same group must see. */
+export interface PlanEffects {
+  task?: { before: TaskRow; after: TaskRow };
+  /** The task completed: every dependency on it is resolved. */
+  resolved?: string;
+  unblocked?: readonly string[];
+  assignments?: readonly Assignment[];
+}
+
+const blockersJson = sql<string>`(SELECT json_group_array(json_object('depends_on_task_id', d.depends_on_task_id, 'dependency_type', d.dependency_type))
+  FROM task_dependencies d WHERE d.task_id = ${qualified(tasks.id)} AND d.dependency_type != 'related' AND d.resolved = 0)`;
+
+/** A downstream link as read: with the ids of the other upstreams still blocking that task. */
+type LinkRead = Omit<DownstreamLink, "otherUnresolved"> & { otherUnresolved: string[] };
+
+const downstreamJson = sql<string>`(SELECT json_group_array(json_object(
+    'taskId', d.task_id, 'taskStatus', dt.status, 'dependencyType', d.dependency_type, 'contractKey', d.contract_key,
+    'otherUnresolved', json((SELECT json_group_array(o.depends_on_task_id) FROM task_dependencies o
+      WHERE o.task_id = d.task_id AND o.depends_on_task_id != d.depends_on_task_id AND o.dependency_type != 'related' AND o.resolved = 0))))
+  FROM task_dependencies d JOIN tasks dt ON dt.id = d.task_id
+  WHERE d.depends_on_task_id = ${qualified(tasks.id)} AND d.resolved = 0)`;
+
+const PRIORITY_ORDER = sql`CASE priority WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END`;
+
+/**
+ * The waiting tasks as one JSON array: pending with requirements, and either
+ * unblocked or among `alsoEligible` (a subquery of task ids), each flagged
+ * with whether it is still blocked in D1.
+ */
+const waitingJson = (projectId: string, limit: number, alsoEligible: SQL) => sql<string>`(
+  SELECT json_group_array(json_object('id', w.id, 'requirements', json(w.requirements), 'require_plan', w.require_plan, 'blocked', w.blocked)) FROM (
+    SELECT id, requirements, require_plan,
+      EXISTS (SELECT 1 FROM task_dependencies d WHERE d.task_id = t.id AND d.dependency_type != 'related' AND d.resolved = 0) AS blocked
+    FROM tasks t
+    WHERE project_id = ${projectId} AND status = 'pending' AND requirements IS NOT NULL AND (NOT blocked OR t.id IN (${alsoEligible}))
+    ORDER BY ${PRIORITY_ORDER}, created_at, id
+    LIMIT ${limit}) w)`;
+
+type Waiting = Assignable & { blocked: boolean };
+
+const parseWaiting = (json: string): Waiting[] =>
+  (JSON.parse(json) as { id: string; requirements: Requirements; require_plan: number; blocked: number }[]).map((w) => ({
+    id: w.id,
+    requirements: w.requirements,
+    requirePlan: Boolean(w.require_plan),
+    blocked: Boolean(w.blocked),
+  }));
+
+const countLinks = (links: LinkRead[], resolved: (id: string) => boolean = () => false): DownstreamLink[] =>
+  links.map((l) => ({ ...l, otherUnresolved: l.otherUnresolved.filter((id) => !resolved(id)).length }));
+
+/** Reads for one operation, straight from D1: one query each. */
+export function d1Reads(db: Db, projectId: string): TaskReads {
+  const withExtra = async (taskId: string, extra: SQL<string>) => {
+    const [row] = await db
+      .select({ task: tasks, extra })
+      .from(tasks)
+      .where(and(eq(tasks.id, taskId), eq(tasks.projectId, projectId)));
+    return row;
+  };
+  return {
+    async taskWithBlockers(taskId) {
+      const row = await withExtra(taskId, blockersJson);
+      return row && { task: row.task, blockers: JSON.parse(row.extra) as Blocker[] };
+    },
+    async taskWithDownstream(taskId) {
+      const row = await withExtra(taskId, downstreamJson);
+      return row && { task: row.task, links: countLinks(JSON.parse(row.extra) as LinkRead[]) };
+    },
+    async assignmentContext(limit, alsoUnblocking = []) {
+      const [row] = await db.all<{ waiting: string; candidates: string }>(
+        sql`SELECT ${waitingJson(projectId, limit, sql`SELECT value FROM json_each(${JSON.stringify(alsoUnblocking)})`)} AS waiting, ${candidatesJson} AS candidates`,
+      );
+      return { waiting: parseWaiting(row!.waiting), candidates: parseCandidates(row!.candidates, projectId) };
+    },
+  };
+}
+
+/** How many waiting tasks a group reads, so that what earlier operations take leaves enough for later ones. */
+const GROUP_WAITING = 200;
+
+/** Reads for a group of operations on these tasks: one round trip for all of them, then the group's own effects. */
+export class GroupReads implements TaskReads {
+  private readonly tasks = new Map<string, TaskRow>();
+  private readonly blockers = new Map<string, Blocker[]>();
+  private readonly links = new Map<string, LinkRead[]>();
+  private readonly resolved = new Set<string>();
+  private readonly unblocked = new Set<string>();
+  private readonly assigned = new Set<string>();
+  /** Change in each server's active tasks since the read. */
+  private readonly load = new Map<string, number>();
+
+  private constructor(
+    rows: { task: TaskRow; blockers: string; links: string }[],
+    private readonly waiting: Waiting[],
+    private readonly candidates: Candidate[],
+  ) {
+    for (const r of rows) {
+      this.tasks.set(r.task.id, r.task);
+      this.blockers.set(r.task.id, JSON.parse(r.blockers) as Blocker[]);
+      this.links.set(r.task.id, JSON.parse(r.links) as LinkRead[]);
+    }
+  }
+
+  /** The tasks (of this project) with their blockers and downstream links, and, when asked, the assignment context: one round trip. */
+  static async load(db: Db, projectId: string, taskIds: readonly string[], withAssignment: boolean): Promise<GroupReads> {
+    const ids = [...new Set(taskIds)];
+    const taskQuery = db
+      .select({ task: tasks, blockers: blockersJson, links: downstreamJson })
+      .from(tasks)
+      .where(and(inJsonList(tasks.id, ids), eq(tasks.projectId, projectId)));
+    if (!withAssignment) return new GroupReads((await db.batch([taskQuery]))[0], [], []);
+    // Tasks these operations may unblock are read too, flagged as blocked until an operation unblocks them.
+    const downstream = sql`SELECT d.task_id FROM task_dependencies d WHERE d.resolved = 0 AND d.depends_on_task_id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
+    const [rows, [context]] = await db.batch([
+      taskQuery,
+      db.select({ waiting: waitingJson(projectId, GROUP_WAITING, downstream), candidates: candidatesJson }).from(projects).where(eq(projects.id, projectId)),
+    ]);
+    if (!context) return new GroupReads([], [], []);
+    return new GroupReads(rows, parseWaiting(context!.waiting), parseCandidates(context!.candidates, projectId));
+  }
+
+  async taskWithBlockers(taskId: string) {
+    const task = this.tasks.get(taskId);
+    return task && { task, blockers: this.blockers.get(taskId)!.filter((b) => !this.resolved.has(b.depends_on_task_id)) };
+  }
+
+  async taskWithDownstream(taskId: string) {
+    const task = this.tasks.get(taskId);
+    if (!task) return undefined;
+    const links = this.resolved.has(taskId) ? [] : countLinks(this.links.get(taskId)!, (id) => this.resolved.has(id));
+    return { task, links: links.map((l) => ({ ...l, taskStatus: this.tasks.get(l.taskId)?.status ?? (this.assigned.has(l.taskId) ? "assigned" : l.taskStatus) })) };
+  }
+
+  async assignmentContext(limit: number, alsoUnblocking: readonly string[] = []) {
+    const eligible = (w: Waiting) =>
+      (!w.blocked || this.unblocked.has(w.id) || alsoUnblocking.includes(w.id)) && !this.assigned.has(w.id) && (this.tasks.get(w.id)?.status ?? "pending") === "pending";
+    return {
+      waiting: this.waiting.filter(eligible).slice(0, limit),
+      candidates: this.candidates.map((c) => ({ ...c, activeTasks: c.activeTasks + (this.load.get(c.id) ?? 0) })),
+    };
+  }
+
+  /** What an operation planned in this group changes for the ones after it. */
+  record(effects: PlanEffects | undefined) {
+    if (!effects) return;
+    if (effects.task) {
+      const { before, after } = effects.task;
+      this.tasks.set(after.id, after);
+      if (before.assignedServerId && ACTIVE.includes(before.status)) this.addLoad(before.assignedServerId, -1);
+      if (after.assignedServerId && ACTIVE.includes(after.status)) this.addLoad(after.assignedServerId, 1);
+    }
+    if (effects.resolved) this.resolved.add(effects.resolved);
+    for (const id of effects.unblocked ?? []) this.unblocked.add(id);
+    for (const a of effects.assignments ?? []) {
+      this.assigned.add(a.taskId);
+      this.addLoad(a.match.server_id, 1);
+      const task = this.tasks.get(a.taskId);
+      if (task) {
+        this.tasks.set(a.taskId, { ...task, status: a.requirePlan ? "planning" : "assigned", assignedServerId: a.match.server_id, targetSessionId: null, version: task.version + 1 });
+      }
+    }
+  }
+
+  private addLoad(serverId: string, delta: number) {
+    this.load.set(serverId, (this.load.get(serverId) ?? 0) + delta);
+  }
+}
