@@ -18,6 +18,10 @@ const hub = `http://127.0.0.1:${HUB_PORT}`;
 const baselineUrl = `http://127.0.0.1:${BASELINE_PORT}`;
 const BOOTSTRAP = "bench-bootstrap-token";
 
+/** `npm run bench -- tree dataref` runs only the named scenarios: fan-out, fan-in, tree, sockets, dataref, workerd. */
+const only = new Set(process.argv.slice(2));
+const wanted = (scenario) => only.size === 0 || only.has(scenario);
+
 const children = [];
 process.on("exit", () => children.forEach((c) => c.kill("SIGTERM")));
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => process.exit(130));
@@ -133,106 +137,112 @@ const report = (line) => {
 report(`baseline: one D1 insert per request over HTTP: ${fmt(baseline.perSecond, 0)} requests/s (3000 requests, 32 at once)`);
 
 // ── (1) fan-out ─────────────────────────────────────────────────────────
-console.log("\n(1) fan-out: one completion unblocking K downstream tasks");
-const fanAgent = await newAgent("fan-out-agent", { max_concurrent_tasks: 1000 });
-const fanOut = [];
-for (const k of [1, 10, 100, 1000]) {
-  const project = await newProject(`fan-out ${k}`);
-  const upstream = await createTask(fanAgent.apiKey, { title: "upstream", project_id: project });
-  await api("POST", `/api/v1/server/tasks/${upstream}/assign`, { apiKey: fanAgent.apiKey, body: { server_name: fanAgent.name } });
-  await api("POST", `/api/v1/server/tasks/${upstream}/start`, { apiKey: fanAgent.apiKey });
-  await pool(Array.from({ length: k }), 16, () => createTask(fanAgent.apiKey, { title: "downstream", project_id: project, dependency_ids: [upstream] }));
-  const started = performance.now();
-  const done = await api("POST", `/api/v1/server/tasks/${upstream}/complete`, { apiKey: fanAgent.apiKey, body: { result: "done" } });
-  const ms = performance.now() - started;
-  const unblocked = (await eventsOf(project)).filter((e) => e.type === "task_unblocked").length;
-  fanOut.push({ k, ms, unblocked, ...roomCost(done.timing) });
+if (wanted("fan-out")) {
+  console.log("\n(1) fan-out: one completion unblocking K downstream tasks");
+  const fanAgent = await newAgent("fan-out-agent", { max_concurrent_tasks: 1000 });
+  const fanOut = [];
+  for (const k of [1, 10, 100, 1000]) {
+    const project = await newProject(`fan-out ${k}`);
+    const upstream = await createTask(fanAgent.apiKey, { title: "upstream", project_id: project });
+    await api("POST", `/api/v1/server/tasks/${upstream}/assign`, { apiKey: fanAgent.apiKey, body: { server_name: fanAgent.name } });
+    await api("POST", `/api/v1/server/tasks/${upstream}/start`, { apiKey: fanAgent.apiKey });
+    await pool(Array.from({ length: k }), 16, () => createTask(fanAgent.apiKey, { title: "downstream", project_id: project, dependency_ids: [upstream] }));
+    const started = performance.now();
+    const done = await api("POST", `/api/v1/server/tasks/${upstream}/complete`, { apiKey: fanAgent.apiKey, body: { result: "done" } });
+    const ms = performance.now() - started;
+    const unblocked = (await eventsOf(project)).filter((e) => e.type === "task_unblocked").length;
+    fanOut.push({ k, ms, unblocked, ...roomCost(done.timing) });
+  }
+  const k1 = fanOut[0];
+  for (const f of fanOut) {
+    report(
+      `  K=${String(f.k).padStart(4)}: ${fmt(f.ms)} ms end to end (room ${fmt(f.roomMs)} ms), ${f.d1Queries} D1 queries, ${f.unblocked} unblocked` +
+        `   | K=1: ${fmt(k1.ms)} ms, ${k1.d1Queries} queries; one insert: ${fmt(1000 / baseline.perSecond, 2)} ms`,
+    );
+  }
+  const k1000 = fanOut.at(-1);
+  report(`  → D1 queries per completion: K=1 ${k1.d1Queries}, K=1000 ${k1000.d1Queries} (${k1.d1Queries === k1000.d1Queries ? "same" : "DIFFERENT"}); K=1000 cascade ${fmt(k1000.ms)} ms (target < 2000 ms)`);
 }
-const k1 = fanOut[0];
-for (const f of fanOut) {
-  report(
-    `  K=${String(f.k).padStart(4)}: ${fmt(f.ms)} ms end to end (room ${fmt(f.roomMs)} ms), ${f.d1Queries} D1 queries, ${f.unblocked} unblocked` +
-      `   | K=1: ${fmt(k1.ms)} ms, ${k1.d1Queries} queries; one insert: ${fmt(1000 / baseline.perSecond, 2)} ms`,
-  );
-}
-const k1000 = fanOut.at(-1);
-report(`  → D1 queries per completion: K=1 ${k1.d1Queries}, K=1000 ${k1000.d1Queries} (${k1.d1Queries === k1000.d1Queries ? "same" : "DIFFERENT"}); K=1000 cascade ${fmt(k1000.ms)} ms (target < 2000 ms)`);
 
 // ── (2) fan-in race ─────────────────────────────────────────────────────
-console.log("\n(2) fan-in race: 100 upstream tasks completed at once, one downstream");
-{
-  const project = await newProject("fan-in");
-  const agent = await newAgent("fan-in-agent", { languages: ["rust"], max_concurrent_tasks: 1000 });
-  const ups = await pool(Array.from({ length: 100 }), 16, () => createTask(agent.apiKey, { title: "up", project_id: project }));
-  const down = await createTask(agent.apiKey, { title: "down", project_id: project, dependency_ids: ups, requirements: { languages: ["rust"] } });
-  await pool(ups, 16, async (id) => {
-    await api("POST", `/api/v1/server/tasks/${id}/assign`, { apiKey: agent.apiKey, body: { server_name: agent.name } });
-    await api("POST", `/api/v1/server/tasks/${id}/start`, { apiKey: agent.apiKey });
-  });
-  const started = performance.now();
-  await Promise.all(ups.map((id) => api("POST", `/api/v1/server/tasks/${id}/complete`, { apiKey: agent.apiKey, body: { result: "up" } })));
-  const seconds = secondsSince(started);
-  const events = (await eventsOf(project)).filter((e) => e.task_id === down);
-  const assigned = events.filter((e) => e.type === "task_assigned").length;
-  const unblocked = events.filter((e) => e.type === "task_unblocked").length;
-  const inserts = await baselineRate(100, 100);
-  report(
-    `  100 concurrent completions: ${fmt(seconds * 1000)} ms; downstream unblocked ${unblocked}×, assigned ${assigned}× (${assigned === 1 && unblocked === 1 ? "exactly once" : "WRONG"})` +
-      `   | 100 concurrent one-insert requests: ${fmt(inserts.seconds * 1000)} ms`,
-  );
+if (wanted("fan-in")) {
+  console.log("\n(2) fan-in race: 100 upstream tasks completed at once, one downstream");
+  {
+    const project = await newProject("fan-in");
+    const agent = await newAgent("fan-in-agent", { languages: ["rust"], max_concurrent_tasks: 1000 });
+    const ups = await pool(Array.from({ length: 100 }), 16, () => createTask(agent.apiKey, { title: "up", project_id: project }));
+    const down = await createTask(agent.apiKey, { title: "down", project_id: project, dependency_ids: ups, requirements: { languages: ["rust"] } });
+    await pool(ups, 16, async (id) => {
+      await api("POST", `/api/v1/server/tasks/${id}/assign`, { apiKey: agent.apiKey, body: { server_name: agent.name } });
+      await api("POST", `/api/v1/server/tasks/${id}/start`, { apiKey: agent.apiKey });
+    });
+    const started = performance.now();
+    await Promise.all(ups.map((id) => api("POST", `/api/v1/server/tasks/${id}/complete`, { apiKey: agent.apiKey, body: { result: "up" } })));
+    const seconds = secondsSince(started);
+    const events = (await eventsOf(project)).filter((e) => e.task_id === down);
+    const assigned = events.filter((e) => e.type === "task_assigned").length;
+    const unblocked = events.filter((e) => e.type === "task_unblocked").length;
+    const inserts = await baselineRate(100, 100);
+    report(
+      `  100 concurrent completions: ${fmt(seconds * 1000)} ms; downstream unblocked ${unblocked}×, assigned ${assigned}× (${assigned === 1 && unblocked === 1 ? "exactly once" : "WRONG"})` +
+        `   | 100 concurrent one-insert requests: ${fmt(inserts.seconds * 1000)} ms`,
+    );
+  }
 }
 
 // ── (3) tree over HTTP ──────────────────────────────────────────────────
-console.log("\n(3) tree: 1,000 leaves → 100 → 10 → 1, driven to done by simulated agents");
-{
-  const project = await newProject("tree");
-  const AGENTS = 8;
-  const CAPACITY = 25;
-  const agents = await Promise.all(Array.from({ length: AGENTS }, (_, i) => newAgent(`tree-agent-${i}`)));
-  const requirements = { languages: ["tree"] };
-  const setupStarted = performance.now();
-  let level = await pool(Array.from({ length: 1000 }), 16, () => createTask(agents[0].apiKey, { title: "leaf", project_id: project, requirements }));
-  for (const count of [100, 10, 1]) {
-    const children = level;
-    level = await pool(Array.from({ length: count }), 16, (_, i) =>
-      createTask(agents[0].apiKey, { title: "node", project_id: project, requirements, dependency_ids: children.slice(i * 10, i * 10 + 10) }),
+if (wanted("tree")) {
+  console.log("\n(3) tree: 1,000 leaves → 100 → 10 → 1, driven to done by simulated agents");
+  {
+    const project = await newProject("tree");
+    const AGENTS = 8;
+    const CAPACITY = 25;
+    const agents = await Promise.all(Array.from({ length: AGENTS }, (_, i) => newAgent(`tree-agent-${i}`)));
+    const requirements = { languages: ["tree"] };
+    const setupStarted = performance.now();
+    let level = await pool(Array.from({ length: 1000 }), 16, () => createTask(agents[0].apiKey, { title: "leaf", project_id: project, requirements }));
+    for (const count of [100, 10, 1]) {
+      const children = level;
+      level = await pool(Array.from({ length: count }), 16, (_, i) =>
+        createTask(agents[0].apiKey, { title: "node", project_id: project, requirements, dependency_ids: children.slice(i * 10, i * 10 + 10) }),
+      );
+    }
+    const rootId = level[0];
+    const setupSeconds = secondsSince(setupStarted);
+
+    let rootDone = false;
+    let requests = 0;
+    const started = performance.now();
+    // Declaring capabilities brings the agents' capacity online: waiting tasks are offered to them.
+    await Promise.all(agents.map((a) => api("POST", "/api/v1/servers/heartbeat", { apiKey: a.apiKey, body: { capabilities: { languages: ["tree"], max_concurrent_tasks: CAPACITY } } })));
+    await Promise.all(
+      agents.map(async (a) => {
+        while (!rootDone) {
+          requests++;
+          const { tasks } = (await api("GET", "/api/v1/server/tasks/check", { apiKey: a.apiKey })).json;
+          const ready = tasks.filter((t) => t.status === "assigned");
+          if (ready.length === 0) {
+            await new Promise((r) => setTimeout(r, 2));
+            continue;
+          }
+          await Promise.all(
+            ready.map(async (t) => {
+              requests += 2;
+              await api("POST", `/api/v1/server/tasks/${t.id}/start`, { apiKey: a.apiKey });
+              await api("POST", `/api/v1/server/tasks/${t.id}/complete`, { apiKey: a.apiKey, body: { result: "ok" } });
+              if (t.id === rootId) rootDone = true;
+            }),
+          );
+        }
+      }),
+    );
+    const seconds = secondsSince(started);
+    const tps = 1111 / seconds;
+    report(
+      `  HTTP: 1,111 tasks in ${fmt(seconds, 2)} s = ${fmt(tps)} tasks/s (${requests} requests, ${fmt(requests / seconds, 0)} requests/s; setup ${fmt(setupSeconds, 1)} s)` +
+        `   | baseline ${fmt(baseline.perSecond, 0)} requests/s → ratio ${fmt(tps / baseline.perSecond, 2)} (target ≥ 0.5)`,
     );
   }
-  const rootId = level[0];
-  const setupSeconds = secondsSince(setupStarted);
-
-  let rootDone = false;
-  let requests = 0;
-  const started = performance.now();
-  // Declaring capabilities brings the agents' capacity online: waiting tasks are offered to them.
-  await Promise.all(agents.map((a) => api("POST", "/api/v1/servers/heartbeat", { apiKey: a.apiKey, body: { capabilities: { languages: ["tree"], max_concurrent_tasks: CAPACITY } } })));
-  await Promise.all(
-    agents.map(async (a) => {
-      while (!rootDone) {
-        requests++;
-        const { tasks } = (await api("GET", "/api/v1/server/tasks/check", { apiKey: a.apiKey })).json;
-        const ready = tasks.filter((t) => t.status === "assigned");
-        if (ready.length === 0) {
-          await new Promise((r) => setTimeout(r, 2));
-          continue;
-        }
-        await Promise.all(
-          ready.map(async (t) => {
-            requests += 2;
-            await api("POST", `/api/v1/server/tasks/${t.id}/start`, { apiKey: a.apiKey });
-            await api("POST", `/api/v1/server/tasks/${t.id}/complete`, { apiKey: a.apiKey, body: { result: "ok" } });
-            if (t.id === rootId) rootDone = true;
-          }),
-        );
-      }
-    }),
-  );
-  const seconds = secondsSince(started);
-  const tps = 1111 / seconds;
-  report(
-    `  HTTP: 1,111 tasks in ${fmt(seconds, 2)} s = ${fmt(tps)} tasks/s (${requests} requests, ${fmt(requests / seconds, 0)} requests/s; setup ${fmt(setupSeconds, 1)} s)` +
-      `   | baseline ${fmt(baseline.perSecond, 0)} requests/s → ratio ${fmt(tps / baseline.perSecond, 2)} (target ≥ 0.5)`,
-  );
 }
 
 // ── (4)–(6) live sockets ────────────────────────────────────────────────
@@ -250,6 +260,7 @@ function openWs(url, protocols, onFrame) {
     ws.onmessage = (m) => onFrame(JSON.parse(m.data));
   });
 }
+/** Latency of one-insert requests, one at a time: the baseline of the latency scenarios. */
 async function oneInsertLatencies(n) {
   const out = [];
   for (let i = 0; i < n; i++) {
@@ -259,184 +270,189 @@ async function oneInsertLatencies(n) {
   }
   return out;
 }
-const insertLatency = await oneInsertLatencies(100);
+const insertLatency = wanted("sockets") || wanted("workerd") ? await oneInsertLatencies(100) : [];
 const insertP50 = percentile(insertLatency, 50);
 const insertP99 = percentile(insertLatency, 99);
-
-console.log("\n(4) one event fanned out to 1,000 dashboard sockets");
-{
-  const project = await newProject("fan-out sockets");
-  const agent = await newAgent("socket-agent");
-  const task = await createTask(agent.apiKey, { title: "noisy", project_id: project });
-  const pending = new Map(); // note content → send time
-  const latencies = [];
-  const afterCommit = [];
-  const sockets = await pool(Array.from({ length: 1000 }), 50, () =>
-    openWs(`${wsBase}/api/v1/projects/${project}/ws`, ["bearer", admin], (f) => {
-      if (f.type !== "event" || f.event_type !== "note_added") return;
-      latencies.push(performance.now() - pending.get(f.data.content));
-      // Same machine, same clock: the event's created_at is its commit time.
-      afterCommit.push(Date.now() - Date.parse(f.created_at));
-    }),
-  );
-  const ROUNDS = 10;
-  for (let i = 0; i < ROUNDS; i++) {
-    const content = `n${i}`;
-    pending.set(content, performance.now());
-    await api("POST", `/api/v1/server/tasks/${task}/notes`, { apiKey: agent.apiKey, body: { content } });
-    const expected = (i + 1) * sockets.length;
-    for (let t = 0; latencies.length < expected && t < 1000; t++) await new Promise((r) => setTimeout(r, 5));
+if (wanted("sockets")) {
+  console.log("\n(4) one event fanned out to 1,000 dashboard sockets");
+  {
+    const project = await newProject("fan-out sockets");
+    const agent = await newAgent("socket-agent");
+    const task = await createTask(agent.apiKey, { title: "noisy", project_id: project });
+    const pending = new Map(); // note content → send time
+    const latencies = [];
+    const afterCommit = [];
+    const sockets = await pool(Array.from({ length: 1000 }), 50, () =>
+      openWs(`${wsBase}/api/v1/projects/${project}/ws`, ["bearer", admin], (f) => {
+        if (f.type !== "event" || f.event_type !== "note_added") return;
+        latencies.push(performance.now() - pending.get(f.data.content));
+        // Same machine, same clock: the event's created_at is its commit time.
+        afterCommit.push(Date.now() - Date.parse(f.created_at));
+      }),
+    );
+    const ROUNDS = 10;
+    for (let i = 0; i < ROUNDS; i++) {
+      const content = `n${i}`;
+      pending.set(content, performance.now());
+      await api("POST", `/api/v1/server/tasks/${task}/notes`, { apiKey: agent.apiKey, body: { content } });
+      const expected = (i + 1) * sockets.length;
+      for (let t = 0; latencies.length < expected && t < 1000; t++) await new Promise((r) => setTimeout(r, 5));
+    }
+    report(
+      `  ${ROUNDS} events × ${sockets.length} sockets: ${latencies.length} deliveries, from the request p50 ${fmt(percentile(latencies, 50))} ms, p99 ${fmt(percentile(latencies, 99))} ms;` +
+        ` from the commit p50 ${fmt(percentile(afterCommit, 50))} ms, p99 ${fmt(percentile(afterCommit, 99))} ms (target p99 ≤ 100 ms)` +
+        `   | one-insert request: p50 ${fmt(insertP50)} ms, p99 ${fmt(insertP99)} ms`,
+    );
+    sockets.forEach((ws) => ws.close());
   }
-  report(
-    `  ${ROUNDS} events × ${sockets.length} sockets: ${latencies.length} deliveries, from the request p50 ${fmt(percentile(latencies, 50))} ms, p99 ${fmt(percentile(latencies, 99))} ms;` +
-      ` from the commit p50 ${fmt(percentile(afterCommit, 50))} ms, p99 ${fmt(percentile(afterCommit, 99))} ms (target p99 ≤ 100 ms)` +
-      `   | one-insert request: p50 ${fmt(insertP50)} ms, p99 ${fmt(insertP99)} ms`,
-  );
-  sockets.forEach((ws) => ws.close());
-}
 
-console.log("\n(5) completion of an upstream → notify:task-assigned for its auto-assigned downstream");
-{
-  const project = await newProject("notify");
-  const producer = await newAgent("notify-producer", { languages: ["none"], max_concurrent_tasks: 1000 });
-  const consumer = await newAgent("notify-consumer", { languages: ["notify"], max_concurrent_tasks: 1000 });
-  const waiting = new Map();
-  const latencies = [];
-  const ws = await openWs(`${wsBase}/api/v1/projects/${project}/agent-ws`, [], (f) => {
-    if (f.type === "auth_ok") return;
-    if (f.type === "notify:task-assigned" && waiting.has(f.payload.taskId)) latencies.push(performance.now() - waiting.get(f.payload.taskId));
-  });
-  ws.send(JSON.stringify({ type: "auth", api_key: consumer.apiKey }));
-  await new Promise((r) => setTimeout(r, 200));
-  const ROUNDS = 100;
-  for (let i = 0; i < ROUNDS; i++) {
-    const up = await createTask(producer.apiKey, { title: "up", project_id: project });
-    const down = await createTask(producer.apiKey, { title: "down", project_id: project, dependency_ids: [up], requirements: { languages: ["notify"] } });
-    await api("POST", `/api/v1/server/tasks/${up}/assign`, { apiKey: producer.apiKey, body: { server_name: producer.name } });
-    await api("POST", `/api/v1/server/tasks/${up}/start`, { apiKey: producer.apiKey });
-    waiting.set(down, performance.now());
-    await api("POST", `/api/v1/server/tasks/${up}/complete`, { apiKey: producer.apiKey, body: { result: "done" } });
-    for (let t = 0; latencies.length <= i && t < 400; t++) await new Promise((r) => setTimeout(r, 2));
+  console.log("\n(5) completion of an upstream → notify:task-assigned for its auto-assigned downstream");
+  {
+    const project = await newProject("notify");
+    const producer = await newAgent("notify-producer", { languages: ["none"], max_concurrent_tasks: 1000 });
+    const consumer = await newAgent("notify-consumer", { languages: ["notify"], max_concurrent_tasks: 1000 });
+    const waiting = new Map();
+    const latencies = [];
+    const ws = await openWs(`${wsBase}/api/v1/projects/${project}/agent-ws`, [], (f) => {
+      if (f.type === "auth_ok") return;
+      if (f.type === "notify:task-assigned" && waiting.has(f.payload.taskId)) latencies.push(performance.now() - waiting.get(f.payload.taskId));
+    });
+    ws.send(JSON.stringify({ type: "auth", api_key: consumer.apiKey }));
+    await new Promise((r) => setTimeout(r, 200));
+    const ROUNDS = 100;
+    for (let i = 0; i < ROUNDS; i++) {
+      const up = await createTask(producer.apiKey, { title: "up", project_id: project });
+      const down = await createTask(producer.apiKey, { title: "down", project_id: project, dependency_ids: [up], requirements: { languages: ["notify"] } });
+      await api("POST", `/api/v1/server/tasks/${up}/assign`, { apiKey: producer.apiKey, body: { server_name: producer.name } });
+      await api("POST", `/api/v1/server/tasks/${up}/start`, { apiKey: producer.apiKey });
+      waiting.set(down, performance.now());
+      await api("POST", `/api/v1/server/tasks/${up}/complete`, { apiKey: producer.apiKey, body: { result: "done" } });
+      for (let t = 0; latencies.length <= i && t < 400; t++) await new Promise((r) => setTimeout(r, 2));
+    }
+    report(
+      `  ${latencies.length}/${ROUNDS} notifications: p50 ${fmt(percentile(latencies, 50))} ms, p99 ${fmt(percentile(latencies, 99))} ms from the completion request (target p99 ≤ 25 ms)` +
+        `   | one-insert request: p50 ${fmt(insertP50)} ms, p99 ${fmt(insertP99)} ms`,
+    );
+    ws.close();
   }
-  report(
-    `  ${latencies.length}/${ROUNDS} notifications: p50 ${fmt(percentile(latencies, 50))} ms, p99 ${fmt(percentile(latencies, 99))} ms from the completion request (target p99 ≤ 25 ms)` +
-      `   | one-insert request: p50 ${fmt(insertP50)} ms, p99 ${fmt(insertP99)} ms`,
-  );
-  ws.close();
-}
 
-console.log("\n(6) sustained events to 100 dashboard sockets");
-{
-  const project = await newProject("sustained");
-  const agent = await newAgent("sustained-agent");
-  const task = await createTask(agent.apiKey, { title: "stream", project_id: project });
-  let delivered = 0;
-  const sockets = await pool(Array.from({ length: 100 }), 25, () =>
-    openWs(`${wsBase}/api/v1/projects/${project}/ws`, ["bearer", admin], (f) => {
-      if (f.type === "event") delivered++;
-    }),
-  );
-  const SECONDS = 5;
-  let sent = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: 8 }, async () => {
-      while (performance.now() - started < SECONDS * 1000) {
-        await api("POST", `/api/v1/server/tasks/${task}/notes`, { apiKey: agent.apiKey, body: { content: "tick" } });
-        sent++;
-      }
-    }),
-  );
-  for (let t = 0; delivered < sent * sockets.length && t < 500; t++) await new Promise((r) => setTimeout(r, 10));
-  const seconds = secondsSince(started);
-  const inserts = await baselineRate(1000, 8);
-  report(
-    `  ${fmt(sent / SECONDS, 0)} events/s for ${SECONDS} s, ${fmt(delivered / seconds, 0)} frames/s delivered to ${sockets.length} sockets (${delivered}/${sent * sockets.length} delivered)` +
-      `   | one-insert requests at the same concurrency: ${fmt(inserts.perSecond, 0)}/s`,
-  );
-  sockets.forEach((ws) => ws.close());
+  console.log("\n(6) sustained events to 100 dashboard sockets");
+  {
+    const project = await newProject("sustained");
+    const agent = await newAgent("sustained-agent");
+    const task = await createTask(agent.apiKey, { title: "stream", project_id: project });
+    let delivered = 0;
+    const sockets = await pool(Array.from({ length: 100 }), 25, () =>
+      openWs(`${wsBase}/api/v1/projects/${project}/ws`, ["bearer", admin], (f) => {
+        if (f.type === "event") delivered++;
+      }),
+    );
+    const SECONDS = 5;
+    let sent = 0;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (performance.now() - started < SECONDS * 1000) {
+          await api("POST", `/api/v1/server/tasks/${task}/notes`, { apiKey: agent.apiKey, body: { content: "tick" } });
+          sent++;
+        }
+      }),
+    );
+    for (let t = 0; delivered < sent * sockets.length && t < 500; t++) await new Promise((r) => setTimeout(r, 10));
+    const seconds = secondsSince(started);
+    const inserts = await baselineRate(1000, 8);
+    report(
+      `  ${fmt(sent / SECONDS, 0)} events/s for ${SECONDS} s, ${fmt(delivered / seconds, 0)} frames/s delivered to ${sockets.length} sockets (${delivered}/${sent * sockets.length} delivered)` +
+        `   | one-insert requests at the same concurrency: ${fmt(inserts.perSecond, 0)}/s`,
+    );
+    sockets.forEach((ws) => ws.close());
+  }
 }
 
 // ── (7) DataRef bytes ───────────────────────────────────────────────────
-console.log("\n(7) a 50 MiB DataRef up and down through the hub, beside a plain Worker route doing R2 put/get");
-{
-  const { createHash } = await import("node:crypto");
-  const size = 50 * 1024 * 1024;
-  const data = new Uint8Array(size);
-  for (let i = 0; i < size; i += 4096) data[i] = i % 251;
-  const sha256 = createHash("sha256").update(data).digest("hex");
-  const project = await newProject("bytes");
-  const agent = await newAgent("bytes-agent");
-  const mibPerSecond = (ms) => size / 1024 / 1024 / (ms / 1000);
-  const timed = async (fn) => {
-    const t = performance.now();
-    await fn();
-    return performance.now() - t;
-  };
-  const ROUNDS = 3;
-  const hubUp = [];
-  const hubDown = [];
-  const plainUp = [];
-  const plainDown = [];
-  for (let i = 0; i < ROUNDS; i++) {
-    const { dataref, upload } = (await api("POST", "/api/v1/server/datarefs", { apiKey: agent.apiKey, body: { project_id: project, size, sha256 } })).json;
-    hubUp.push(
-      await timed(async () => {
-        const res = await fetch(upload.url, { method: "PUT", body: data });
-        if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
-      }),
+if (wanted("dataref")) {
+  console.log("\n(7) a 50 MiB DataRef up and down through the hub, beside a plain Worker route doing R2 put/get");
+  {
+    const { createHash } = await import("node:crypto");
+    const size = 50 * 1024 * 1024;
+    const data = new Uint8Array(size);
+    for (let i = 0; i < size; i += 4096) data[i] = i % 251;
+    const sha256 = createHash("sha256").update(data).digest("hex");
+    const project = await newProject("bytes");
+    const agent = await newAgent("bytes-agent");
+    const mibPerSecond = (ms) => size / 1024 / 1024 / (ms / 1000);
+    const timed = async (fn) => {
+      const t = performance.now();
+      await fn();
+      return performance.now() - t;
+    };
+    const ROUNDS = 3;
+    const hubUp = [];
+    const hubDown = [];
+    const plainUp = [];
+    const plainDown = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const { dataref, upload } = (await api("POST", "/api/v1/server/datarefs", { apiKey: agent.apiKey, body: { project_id: project, size, sha256 } })).json;
+      hubUp.push(
+        await timed(async () => {
+          const res = await fetch(upload.url, { method: "PUT", body: data });
+          if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
+        }),
+      );
+      const { download } = (await api("GET", `/api/v1/server/datarefs/${dataref.id}`, { apiKey: agent.apiKey })).json;
+      hubDown.push(
+        await timed(async () => {
+          const bytes = new Uint8Array(await (await fetch(download.url)).arrayBuffer());
+          if (bytes.byteLength !== size) throw new Error("short download");
+        }),
+      );
+      plainUp.push(await timed(async () => void (await fetch(`${baselineUrl}/r2/blob-${i}`, { method: "PUT", body: data })).arrayBuffer()));
+      plainDown.push(await timed(async () => void (await (await fetch(`${baselineUrl}/r2/blob-${i}`)).arrayBuffer())));
+    }
+    const best = (xs) => Math.min(...xs);
+    const up = mibPerSecond(best(hubUp));
+    const down = mibPerSecond(best(hubDown));
+    const baseUp = mibPerSecond(best(plainUp));
+    const baseDown = mibPerSecond(best(plainDown));
+    report(
+      `  upload ${fmt(up)} MiB/s, download ${fmt(down)} MiB/s (best of ${ROUNDS}, sha256 checked)` +
+        `   | plain R2 route: upload ${fmt(baseUp)} MiB/s, download ${fmt(baseDown)} MiB/s → ${fmt((100 * up) / baseUp, 0)} % and ${fmt((100 * down) / baseDown, 0)} % (target ≥ 80 %)`,
     );
-    const { download } = (await api("GET", `/api/v1/server/datarefs/${dataref.id}`, { apiKey: agent.apiKey })).json;
-    hubDown.push(
-      await timed(async () => {
-        const bytes = new Uint8Array(await (await fetch(download.url)).arrayBuffer());
-        if (bytes.byteLength !== size) throw new Error("short download");
-      }),
-    );
-    plainUp.push(await timed(async () => void (await fetch(`${baselineUrl}/r2/blob-${i}`, { method: "PUT", body: data })).arrayBuffer()));
-    plainDown.push(await timed(async () => void (await (await fetch(`${baselineUrl}/r2/blob-${i}`)).arrayBuffer())));
   }
-  const best = (xs) => Math.min(...xs);
-  const up = mibPerSecond(best(hubUp));
-  const down = mibPerSecond(best(hubDown));
-  const baseUp = mibPerSecond(best(plainUp));
-  const baseDown = mibPerSecond(best(plainDown));
-  report(
-    `  upload ${fmt(up)} MiB/s, download ${fmt(down)} MiB/s (best of ${ROUNDS}, sha256 checked)` +
-      `   | plain R2 route: upload ${fmt(baseUp)} MiB/s, download ${fmt(baseDown)} MiB/s → ${fmt((100 * up) / baseUp, 0)} % and ${fmt((100 * down) / baseDown, 0)} % (target ≥ 80 %)`,
-  );
 }
 
 // ── (3b) tree inside the runtime ────────────────────────────────────────
-console.log("\n(3b) inside workerd, without HTTP: the tree through the ProjectRoom, socket fan-out, a DataRef upload");
-{
-  const out = execFileSync(`${root}node_modules/.bin/vitest`, ["run", "--config", "vitest.bench.config.ts"], { cwd: root, encoding: "utf8", env: { ...process.env, FORCE_COLOR: "0" } });
-  const benches = [...out.matchAll(/BENCH (\{.*\})/g)].map((m) => JSON.parse(m[1]));
-  const bench = benches.find((b) => b.scenario === "room-tree");
-  const fanout = benches.find((b) => b.scenario === "socket-fanout");
-  const upload = benches.find((b) => b.scenario === "dataref-upload");
-  report(
-    `  room: ${bench.tasks} tasks in ${fmt(bench.seconds, 2)} s = ${fmt(bench.tasksPerSecond)} tasks/s` +
-      `   | same runtime, one D1 insert per call: ${fmt(bench.baselineInsertsPerSecond, 0)} inserts/s`,
-  );
-  if (fanout) {
+if (wanted("workerd")) {
+  console.log("\n(3b) inside workerd, without HTTP: the tree through the ProjectRoom, socket fan-out, a DataRef upload");
+  {
+    const out = execFileSync(`${root}node_modules/.bin/vitest`, ["run", "--config", "vitest.bench.config.ts"], { cwd: root, encoding: "utf8", env: { ...process.env, FORCE_COLOR: "0" } });
+    const benches = [...out.matchAll(/BENCH (\{.*\})/g)].map((m) => JSON.parse(m[1]));
+    const bench = benches.find((b) => b.scenario === "room-tree");
+    const fanout = benches.find((b) => b.scenario === "socket-fanout");
+    const upload = benches.find((b) => b.scenario === "dataref-upload");
     report(
-      `  sockets in workerd (no dev proxy, no Node client): one event to ${fanout.sockets} dashboards, ${fanout.rounds} rounds: p50 ${fmt(fanout.p50)} ms, p99 ${fmt(fanout.p99)} ms from the room call (target p99 ≤ 100 ms)` +
-        `   | one-insert request over HTTP: p50 ${fmt(insertP50)} ms`,
+      `  room: ${bench.tasks} tasks in ${fmt(bench.seconds, 2)} s = ${fmt(bench.tasksPerSecond)} tasks/s` +
+        `   | same runtime, one D1 insert per call: ${fmt(bench.baselineInsertsPerSecond, 0)} inserts/s`,
     );
-    report(
-      `  completion → notify:task-assigned in workerd, ${fanout.notifyRounds} rounds: p50 ${fmt(fanout.notifyP50)} ms, p99 ${fmt(fanout.notifyP99)} ms from the room call (target p99 ≤ 25 ms)` +
-        `   | one-insert request over HTTP: p50 ${fmt(insertP50)} ms`,
-    );
+    if (fanout) {
+      report(
+        `  sockets in workerd (no dev proxy, no Node client): one event to ${fanout.sockets} dashboards, ${fanout.rounds} rounds: p50 ${fmt(fanout.p50)} ms, p99 ${fmt(fanout.p99)} ms from the room call (target p99 ≤ 100 ms)` +
+          `   | one-insert request over HTTP: p50 ${fmt(insertP50)} ms`,
+      );
+      report(
+        `  completion → notify:task-assigned in workerd, ${fanout.notifyRounds} rounds: p50 ${fmt(fanout.notifyP50)} ms, p99 ${fmt(fanout.notifyP99)} ms from the room call (target p99 ≤ 25 ms)` +
+          `   | one-insert request over HTTP: p50 ${fmt(insertP50)} ms`,
+      );
+    }
+    if (upload) {
+      report(
+        `  50 MiB DataRef upload in workerd: through the hub ${fmt(upload.hubMiBps)} MiB/s` +
+          `   | plain R2 put of the same body: ${fmt(upload.plainMiBps)} MiB/s → ${fmt((100 * upload.hubMiBps) / upload.plainMiBps, 0)} % (target ≥ 80 %)`,
+      );
+    }
+    const ops = out.match(/OPS (\{.*\})/);
+    if (ops) console.log(`  room, per operation (operations committed together share their cost): ${ops[1]}`);
   }
-  if (upload) {
-    report(
-      `  50 MiB DataRef upload in workerd: through the hub ${fmt(upload.hubMiBps)} MiB/s` +
-        `   | plain R2 put of the same body: ${fmt(upload.plainMiBps)} MiB/s → ${fmt((100 * upload.hubMiBps) / upload.plainMiBps, 0)} % (target ≥ 80 %)`,
-    );
-  }
-  const ops = out.match(/OPS (\{.*\})/);
-  if (ops) console.log(`  per operation: ${ops[1]}`);
 }
 
 console.log("\nSummary\n" + results.map((r) => `  ${r.trim()}`).join("\n"));

@@ -7,6 +7,7 @@ import type { HubEnv } from "./http/context";
 import { allowedMethodsFinder } from "./http/method-not-allowed";
 import { datarefLinks } from "./http/dataref-links";
 import { Problem } from "./http/problem";
+import { discardOffloadsOnError } from "./offload";
 import { agentSessionRoutes } from "./routes/agent-sessions";
 import { authRoutes } from "./routes/auth";
 import { daemonTaskRoutes } from "./routes/daemon-tasks";
@@ -43,6 +44,7 @@ export function buildApp() {
   });
 
   app.use("/api/v1/*", datarefLinks);
+  app.use("/api/v1/*", discardOffloadsOnError);
 
   const api = new Hono<HubEnv>({ strict: false });
   api.route("/health", healthRoutes);

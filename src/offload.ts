@@ -5,12 +5,15 @@
  * out, every such reference gets a fresh short-lived download URL, so the
  * agent that receives it needs no other credential.
  */
+import { createMiddleware } from "hono/factory";
+import { inArray } from "drizzle-orm";
 import { signBlobUrl } from "./auth/signed-url";
 import { sha256Hex } from "./auth/secrets";
 import { blobKey } from "./blobs";
 import type { Db } from "./db/client";
 import { datarefs } from "./db/schema";
 import type { Env } from "./env";
+import type { HubContext, HubEnv } from "./http/context";
 
 export const DEFAULT_INLINE_JSON_BYTES = 64 * 1024;
 
@@ -33,6 +36,8 @@ export interface OffloadContext {
   db: Db;
   projectId: string;
   createdBy: string;
+  /** Hears of each DataRef stored, so that a request refused afterwards can remove what it stored. */
+  stored?: (id: string) => void;
 }
 
 async function store(ctx: OffloadContext, value: unknown): Promise<DatarefPointer> {
@@ -55,6 +60,7 @@ async function store(ctx: OffloadContext, value: unknown): Promise<DatarefPointe
     uploadExpiresAt: now,
     completedAt: now,
   });
+  ctx.stored?.(id);
   return { $dataref: id, size, sha256, content_type: "application/json" };
 }
 
@@ -99,3 +105,22 @@ export async function withDownloadUrls(env: Env, base: string, value: unknown): 
   const entries = await Promise.all(Object.entries(value).map(async ([k, v]) => [k, await withDownloadUrls(env, base, v)] as const));
   return Object.fromEntries(entries);
 }
+
+/** Offloads for this request and project, remembering what was stored (see `discardOffloaded`). */
+export const offloaderFor = (c: HubContext, projectId: string, createdBy: string) => (value: unknown, depth: number) =>
+  offloadLargeJson({ env: c.env, db: c.var.db, projectId, createdBy, stored: (id) => c.set("offloaded", [...(c.var.offloaded ?? []), { projectId, id }]) }, value, depth);
+
+/** Removes the DataRefs this request stored: its operation was refused, or changed nothing. */
+export async function discardOffloaded(c: HubContext) {
+  const stored = c.var.offloaded ?? [];
+  if (stored.length === 0) return;
+  c.set("offloaded", []);
+  await c.var.db.delete(datarefs).where(inArray(datarefs.id, stored.map((s) => s.id)));
+  await c.env.BLOBS.delete(stored.map((s) => blobKey(s.projectId, s.id)));
+}
+
+/** A request that fails after offloading leaves no DataRef behind. */
+export const discardOffloadsOnError = createMiddleware<HubEnv>(async (c, next) => {
+  await next();
+  if (c.res.status >= 400) await discardOffloaded(c);
+});

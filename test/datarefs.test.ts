@@ -197,4 +197,29 @@ describe("automatic offload", () => {
     const small = await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title: "small", project_id: w.project.id, structured_spec: { $schema: "orchestratia/task-spec/v1", requirements: [requirements[0]] } }), 201);
     expect(small.json.structured_spec.requirements).toEqual([requirements[0]]);
   });
+
+  it("leaves nothing behind when the request that offloaded is refused or changes nothing", async () => {
+    const { cli, expectOk, newTask, T } = await import("./task-world");
+    const project = await createProject(w.admin, "Offload leftovers");
+    const stored = async () => {
+      const rows = await env.DB.prepare("SELECT count(*) AS n FROM datarefs WHERE project_id = ?1").bind(project.id).first<{ n: number }>();
+      const objects = await env.BLOBS.list({ prefix: `projects/${project.id}/` });
+      return { rows: rows!.n, objects: objects.objects.length };
+    };
+    const large = (tag: string) => ({ $schema: "orchestratia/task-result/v1", summary: tag, contracts: { blob: { status: "fulfilled", data: "z".repeat(100_000) + tag } } });
+    const id = await newTask({ ...w, project }, {});
+    await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { server_name: w.worker.name }));
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/start`));
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result: large("first") }));
+    expect(await stored()).toEqual({ rows: 1, objects: 1 });
+
+    // The same result again: a no-op, whose fresh copy is not kept.
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result: large("first") }));
+    // Another result: refused by the room after its large part was stored.
+    expectProblem(await cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result: large("second") }), 409, "RESULT_CONFLICT");
+    // A large spec on a task whose dependency does not exist: refused too.
+    const spec = { $schema: "orchestratia/task-spec/v1", requirements: Array.from({ length: 400 }, (_, i) => ({ description: `r${i} ${"y".repeat(200)}`, priority: "should" })) };
+    expectProblem(await cli(w.orchestrator.apiKey, "POST", T, { title: "t", project_id: project.id, structured_spec: spec, dependency_ids: [crypto.randomUUID()] }), 422, "VALIDATION_FAILED");
+    expect(await stored()).toEqual({ rows: 1, objects: 1 });
+  });
 });

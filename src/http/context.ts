@@ -12,6 +12,8 @@ export interface HubEnv {
     principal?: Principal;
     /** Set by handlers whose response carries a secret shown once: it is never stored for idempotent replay. */
     secretResponse?: boolean;
+    /** DataRefs this request stored by offloading large JSON: removed again if the request is refused. */
+    offloaded?: { projectId: string; id: string }[];
   };
 }
 

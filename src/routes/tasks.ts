@@ -31,15 +31,14 @@ import {
 } from "../protocol/hub-api";
 import type { AssignTarget, TaskChanges } from "../room/commands";
 import { roomActor, runInRoom } from "../room/client";
-import { OFFLOAD_DEPTH, offloadLargeJson } from "../offload";
+import { discardOffloaded, OFFLOAD_DEPTH, offloaderFor } from "../offload";
 import { dependencyView, noteView } from "../views/tasks";
 import { rankServers } from "../domain/matching";
 import { dependencySchema, type Requirements } from "../protocol/orchestratia-v1";
 import { serverCandidates } from "../db/server-candidates";
 
 /** Large JSON the caller sends for this project goes to R2 (see offload.ts). */
-const offloadFor = (c: HubContext, projectId: string) => (value: unknown, depth: number) =>
-  offloadLargeJson({ env: c.env, db: c.var.db, projectId, createdBy: roomActor(c).label }, value, depth);
+const offloadFor = (c: HubContext, projectId: string) => offloaderFor(c, projectId, roomActor(c).label);
 
 /** The task, if the caller can see its project (404 otherwise, like a missing one). One query. */
 export async function taskFor(c: HubContext, taskId: string, access: Access = "read") {
@@ -196,7 +195,9 @@ async function assignTask(c: HubContext, taskId: string) {
 /** Runs a body-less or simple transition and answers the task as it is afterwards. */
 async function transition(c: HubContext, taskId: string, command: (id: string, projectId: string) => Promise<Parameters<typeof runInRoom>[2]>) {
   const task = await taskFor(c, taskId, "write");
-  await runInRoom(c, task.projectId, await command(task.id, task.projectId));
+  const { data } = await runInRoom(c, task.projectId, await command(task.id, task.projectId));
+  // Completing again with the same result changes nothing: the copy of its large parts just stored is not needed.
+  if (data?.noop) await discardOffloaded(c);
   return taskView1(c.var.db, task.id);
 }
 
