@@ -47,7 +47,7 @@ async function store(ctx: OffloadContext, value: unknown): Promise<DatarefPointe
   const size = byteLength(text);
   await ctx.env.BLOBS.put(blobKey(ctx.projectId, id), text, { httpMetadata: { contentType: "application/json" }, sha256 });
   const now = new Date().toISOString();
-  await ctx.db.insert(datarefs).values({
+  const recorded = ctx.db.insert(datarefs).values({
     id,
     projectId: ctx.projectId,
     status: "complete",
@@ -59,6 +59,10 @@ async function store(ctx: OffloadContext, value: unknown): Promise<DatarefPointe
     createdAt: now,
     uploadExpiresAt: now,
     completedAt: now,
+  });
+  await recorded.catch(async (e: unknown) => {
+    await ctx.env.BLOBS.delete(blobKey(ctx.projectId, id));
+    throw e;
   });
   ctx.stored?.(id);
   return { $dataref: id, size, sha256, content_type: "application/json" };
@@ -110,17 +114,40 @@ export async function withDownloadUrls(env: Env, base: string, value: unknown): 
 export const offloaderFor = (c: HubContext, projectId: string, createdBy: string) => (value: unknown, depth: number) =>
   offloadLargeJson({ env: c.env, db: c.var.db, projectId, createdBy, stored: (id) => c.set("offloaded", [...(c.var.offloaded ?? []), { projectId, id }]) }, value, depth);
 
-/** Removes the DataRefs this request stored: its operation was refused, or changed nothing. */
-export async function discardOffloaded(c: HubContext) {
-  const stored = c.var.offloaded ?? [];
-  if (stored.length === 0) return;
+/**
+ * Removes the DataRefs this request stored, but those in `keep`: its
+ * operation was refused, or changed nothing. Best effort: a leftover costs
+ * storage, never correctness, so a failure here does not fail the request.
+ */
+export async function discardOffloaded(c: HubContext, keep: ReadonlySet<string> = new Set()) {
+  const stored = (c.var.offloaded ?? []).filter((s) => !keep.has(s.id));
   c.set("offloaded", []);
-  await c.var.db.delete(datarefs).where(inArray(datarefs.id, stored.map((s) => s.id)));
-  await c.env.BLOBS.delete(stored.map((s) => blobKey(s.projectId, s.id)));
+  if (stored.length === 0) return;
+  try {
+    await c.var.db.delete(datarefs).where(inArray(datarefs.id, stored.map((s) => s.id)));
+    await c.env.BLOBS.delete(stored.map((s) => blobKey(s.projectId, s.id)));
+  } catch (e) {
+    console.error("could not remove the DataRefs of a refused request", e);
+  }
 }
 
-/** A request that fails after offloading leaves no DataRef behind. */
+/** The DataRef ids a value points to. */
+export function pointedTo(value: unknown, into = new Set<string>()): Set<string> {
+  if (Array.isArray(value)) value.forEach((v) => pointedTo(v, into));
+  else if (isPlainObject(value)) {
+    if (typeof value.$dataref === "string") into.add(value.$dataref);
+    else Object.values(value).forEach((v) => pointedTo(v, into));
+  }
+  return into;
+}
+
+/**
+ * A request that fails after offloading leaves no DataRef behind — unless
+ * its room operation may have committed (the room answered, or never did),
+ * in which case what it stored may be referenced.
+ */
 export const discardOffloadsOnError = createMiddleware<HubEnv>(async (c, next) => {
   await next();
-  if (c.res.status >= 400) await discardOffloaded(c);
+  const outcome = c.var.roomOutcome;
+  if (c.res.status >= 400 && (outcome === undefined || outcome === "refused")) await discardOffloaded(c);
 });

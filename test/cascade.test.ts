@@ -359,6 +359,32 @@ describe("operations committed together", () => {
     expect(log.slice(-3)).toEqual(["task_completed:up", "task_unblocked:down", "task_started:down"]);
   });
 
+  it("still finds waiting tasks behind more than 200 that only the group could unblock", async () => {
+    const project = await createProject(w.admin, "Group waiting");
+    const box = await registerAgent(w.admin, "waiting-box", { project_ids: [project.id] });
+    await openSession(box.apiKey, project.id, "waiting-worker");
+    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: box.apiKey, body: { capabilities: { languages: ["ada"], max_concurrent_tasks: 1 } } }));
+    const make = async (body: Record<string, unknown>) => (await expectOk(cli(box.apiKey, "POST", T, { title: "t", project_id: project.id, ...body }), 201)).json.id as string;
+    const x = await make({});
+    const f = await make({});
+    for (let i = 0; i < 210; i++) await make({ priority: "critical", requirements: { languages: ["ada"] }, dependency_ids: [f] });
+    const waiting = await make({ requirements: { languages: ["ada"] } });
+    await expectOk(cli(box.apiKey, "POST", `${T}/${x}/assign`, { session_name: "waiting-worker" }));
+    await expectOk(cli(box.apiKey, "POST", `${T}/${x}/start`));
+    await expectOk(cli(box.apiKey, "POST", `${T}/${f}/assign`, { server_name: w.worker.name }));
+    const stub = env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(project.id));
+    const actor: RoomActor = { kind: "agent", serverId: box.id, serverName: box.name, label: `agent:${box.name}` };
+    const [, completed, started] = (await Promise.all([
+      stub.execute(project.id, { kind: "person", userId: "test", label: "test" }, { op: "note", taskId: x, content: "busy", urgent: false }),
+      stub.execute(project.id, actor, { op: "complete", taskId: x, result: { summary: "ok" }, structured: false, warnings: [] }),
+      stub.execute(project.id, workerActor(), { op: "start", taskId: f }),
+    ])) as unknown as RoomResult[];
+    expect(completed).toMatchObject({ ok: true, metrics: { operations: 2 } });
+    expect(started).toMatchObject({ ok: true });
+    // X's slot freed: the one unblocked waiting task takes it, as it would had the completion run alone.
+    expect((await call(`/api/v1/tasks/${waiting}`, { token: w.admin })).json).toMatchObject({ status: "assigned", assigned_server_name: box.name });
+  });
+
   it("answers each operation of a group on its own: a refusal does not stop the others", async () => {
     const a = (await taskInRunning()).id;
     const b = (await taskInRunning()).id;

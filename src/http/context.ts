@@ -14,6 +14,8 @@ export interface HubEnv {
     secretResponse?: boolean;
     /** DataRefs this request stored by offloading large JSON: removed again if the request is refused. */
     offloaded?: { projectId: string; id: string }[];
+    /** What became of this request's room operation: asked (no answer yet), committed, or refused. */
+    roomOutcome?: "asked" | "committed" | "refused";
   };
 }
 

@@ -15,8 +15,10 @@ export const roomStub = (env: Env, projectId: string) => env.PROJECT_ROOM.get(en
 
 /** Runs a command in the project's room; a refusal becomes the problem the client sees. */
 export async function runInRoom(c: HubContext, projectId: string, command: RoomCommand) {
+  c.set("roomOutcome", "asked");
   // RPC's type mapping cannot express `unknown` payloads; the value is exactly a RoomResult.
   const result = (await roomStub(c.env, projectId).execute(projectId, roomActor(c), command)) as unknown as RoomResult;
+  c.set("roomOutcome", result.ok ? "committed" : "refused");
   // Operators (and the benchmark) see what the write cost inside the room, with the operations it was committed with.
   const { ms, d1Queries, operations } = result.metrics;
   c.header("Server-Timing", `room;dur=${ms.toFixed(2)};desc="d1 queries=${d1Queries}, operations=${operations}"`);

@@ -42,6 +42,10 @@ interface Operation {
   command: RoomCommand;
 }
 type Answer = { ok: true; taskId: string; data?: Record<string, unknown> } | { ok: false; problem: ProblemData };
+/** An operation that threw: its caller gets the error, the others of its group their answers. */
+interface Failure {
+  failure: unknown;
+}
 
 export class ProjectRoom extends DurableObject<Env> {
   private readonly db: Db;
@@ -141,16 +145,19 @@ export class ProjectRoom extends DurableObject<Env> {
 
   async execute(projectId: string, actor: RoomActor, command: RoomCommand): Promise<RoomResult> {
     if (GROUPED.has(command.op)) return this.joinGroup(projectId, { actor, command });
-    return this.serialise(() => this.measured(1, async () => [await this.apply(projectId, actor, command)]).then(([result]) => result!));
+    return this.serialise(async () => {
+      const [result] = await this.measured(1, async () => [await this.apply(projectId, actor, command)]);
+      return result as RoomResult;
+    });
   }
 
   /** Runs operations, reporting what they cost together: D1 round trips and time. */
-  private async measured(operations: number, run: () => Promise<Answer[]>): Promise<RoomResult[]> {
+  private async measured(operations: number, run: () => Promise<(Answer | Failure)[]>): Promise<(RoomResult | Failure)[]> {
     const started = performance.now();
     this.d1Queries = 0;
     const answers = await run();
     const metrics = { d1Queries: this.d1Queries, ms: performance.now() - started, operations };
-    return answers.map((answer) => ({ ...answer, metrics }));
+    return answers.map((answer) => ("failure" in answer ? answer : { ...answer, metrics }));
   }
 
   /**
@@ -169,7 +176,11 @@ export class ProjectRoom extends DurableObject<Env> {
     if (this.gathering.length > 0) void this.serialise(() => this.runGroup(projectId));
     try {
       const results = await this.measured(members.length, () => this.applyGroup(projectId, members.map((m) => m.operation)));
-      members.forEach((m, i) => m.resolve(results[i]!));
+      members.forEach((m, i) => {
+        const result = results[i]!;
+        if ("failure" in result) m.reject(result.failure);
+        else m.resolve(result);
+      });
     } catch (e) {
       for (const m of members) m.reject(e);
     }
@@ -179,8 +190,12 @@ export class ProjectRoom extends DurableObject<Env> {
    * Plans the operations one after another, each seeing what those before it
    * change (GroupReads), and commits them in one batch: one read and one
    * write for the whole group. Each answers exactly as it would alone.
+   *
+   * Only this room writes the project's tasks, so a guarded update fails in
+   * a group only when its tasks were deleted with the project, and then the
+   * later operations' guards fail too.
    */
-  private async applyGroup(projectId: string, operations: Operation[]): Promise<Answer[]> {
+  private async applyGroup(projectId: string, operations: Operation[]): Promise<(Answer | Failure)[]> {
     await this.rememberProject(projectId);
     this.d1Queries++;
     const taskIds = operations.map((o) => (o.command as { taskId: string }).taskId);
@@ -194,10 +209,16 @@ export class ProjectRoom extends DurableObject<Env> {
     try {
       return await this.commit(outcomes);
     } catch (e) {
-      if (operations.length === 1) throw e;
+      if (operations.length === 1) return [{ failure: e }];
       // The batch rolled back whole: each runs alone, so a failure is only its own.
-      const answers: Answer[] = [];
-      for (const operation of operations) answers.push(...(await this.applyGroup(projectId, [operation])));
+      const answers: (Answer | Failure)[] = [];
+      for (const operation of operations) {
+        try {
+          answers.push(...(await this.applyGroup(projectId, [operation])));
+        } catch (failure) {
+          answers.push({ failure });
+        }
+      }
       return answers;
     }
   }

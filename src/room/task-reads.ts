@@ -64,30 +64,35 @@ const downstreamJson = sql<string>`(SELECT json_group_array(json_object(
   WHERE d.depends_on_task_id = ${qualified(tasks.id)} AND d.resolved = 0)`;
 
 const PRIORITY_ORDER = sql`CASE priority WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END`;
+const BLOCKED = sql`EXISTS (SELECT 1 FROM task_dependencies d WHERE d.task_id = t.id AND d.dependency_type != 'related' AND d.resolved = 0)`;
 
 /**
- * The waiting tasks as one JSON array: pending with requirements, and either
- * unblocked or among `alsoEligible` (a subquery of task ids), each flagged
- * with whether it is still blocked in D1.
+ * Pending tasks with requirements meeting `condition` (on `t`), most urgent
+ * and oldest first, as one JSON array; each says whether it is still blocked
+ * in D1 and carries its place in that order.
  */
-const waitingJson = (projectId: string, limit: number, alsoEligible: SQL) => sql<string>`(
-  SELECT json_group_array(json_object('id', w.id, 'requirements', json(w.requirements), 'require_plan', w.require_plan, 'blocked', w.blocked)) FROM (
-    SELECT id, requirements, require_plan,
-      EXISTS (SELECT 1 FROM task_dependencies d WHERE d.task_id = t.id AND d.dependency_type != 'related' AND d.resolved = 0) AS blocked
+const waitingJson = (projectId: string, limit: number, condition: SQL) => sql<string>`(
+  SELECT json_group_array(json_object('id', w.id, 'requirements', json(w.requirements), 'require_plan', w.require_plan, 'blocked', w.blocked,
+    'rank', w.rank, 'created_at', w.created_at)) FROM (
+    SELECT id, requirements, require_plan, ${BLOCKED} AS blocked, ${PRIORITY_ORDER} AS rank, created_at
     FROM tasks t
-    WHERE project_id = ${projectId} AND status = 'pending' AND requirements IS NOT NULL AND (NOT blocked OR t.id IN (${alsoEligible}))
-    ORDER BY ${PRIORITY_ORDER}, created_at, id
+    WHERE project_id = ${projectId} AND status = 'pending' AND requirements IS NOT NULL AND ${condition}
+    ORDER BY rank, created_at, id
     LIMIT ${limit}) w)`;
 
-type Waiting = Assignable & { blocked: boolean };
+type Waiting = Assignable & { blocked: boolean; rank: number; createdAt: string };
 
 const parseWaiting = (json: string): Waiting[] =>
-  (JSON.parse(json) as { id: string; requirements: Requirements; require_plan: number; blocked: number }[]).map((w) => ({
+  (JSON.parse(json) as { id: string; requirements: Requirements; require_plan: number; blocked: number; rank: number; created_at: string }[]).map((w) => ({
     id: w.id,
     requirements: w.requirements,
     requirePlan: Boolean(w.require_plan),
     blocked: Boolean(w.blocked),
+    rank: w.rank,
+    createdAt: w.created_at,
   }));
+
+const inWaitingOrder = (a: Waiting, b: Waiting) => a.rank - b.rank || a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id);
 
 const countLinks = (links: LinkRead[], resolved: (id: string) => boolean = () => false): DownstreamLink[] =>
   links.map((l) => ({ ...l, otherUnresolved: l.otherUnresolved.filter((id) => !resolved(id)).length }));
@@ -111,16 +116,36 @@ export function d1Reads(db: Db, projectId: string): TaskReads {
       return row && { task: row.task, links: countLinks(JSON.parse(row.extra) as LinkRead[]) };
     },
     async assignmentContext(limit, alsoUnblocking = []) {
+      const unblockedOrAlso = sql`(NOT ${BLOCKED} OR t.id IN (SELECT value FROM json_each(${JSON.stringify(alsoUnblocking)})))`;
       const [row] = await db.all<{ waiting: string; candidates: string }>(
-        sql`SELECT ${waitingJson(projectId, limit, sql`SELECT value FROM json_each(${JSON.stringify(alsoUnblocking)})`)} AS waiting, ${candidatesJson} AS candidates`,
+        sql`SELECT ${waitingJson(projectId, limit, unblockedOrAlso)} AS waiting, ${candidatesJson} AS candidates`,
       );
       return { waiting: parseWaiting(row!.waiting), candidates: parseCandidates(row!.candidates, projectId) };
     },
   };
 }
 
-/** How many waiting tasks a group reads, so that what earlier operations take leaves enough for later ones. */
+/** How many waiting tasks of each kind a group reads: enough for several operations' auto-assignment. */
 const GROUP_WAITING = 200;
+
+/**
+ * What a group reads of the waiting tasks: those unblocked in D1, and those
+ * blocked only by the group's own tasks (which its completions may unblock).
+ * `extra` reads further down each list, past tasks the group already assigned.
+ */
+function groupWaiting(db: Db, projectId: string, ids: readonly string[], extra: number) {
+  const inGroup = sql`(SELECT value FROM json_each(${JSON.stringify(ids)}))`;
+  const blockedOnlyByGroup = sql`${BLOCKED} AND NOT EXISTS (SELECT 1 FROM task_dependencies d
+    WHERE d.task_id = t.id AND d.dependency_type != 'related' AND d.resolved = 0 AND d.depends_on_task_id NOT IN ${inGroup})`;
+  return db
+    .select({
+      unblocked: waitingJson(projectId, GROUP_WAITING + extra, sql`NOT ${BLOCKED}`),
+      unblockable: waitingJson(projectId, GROUP_WAITING + extra, blockedOnlyByGroup),
+      candidates: candidatesJson,
+    })
+    .from(projects)
+    .where(eq(projects.id, projectId));
+}
 
 /** Reads for a group of operations on these tasks: one round trip for all of them, then the group's own effects. */
 export class GroupReads implements TaskReads {
@@ -132,11 +157,15 @@ export class GroupReads implements TaskReads {
   private readonly assigned = new Set<string>();
   /** Change in each server's active tasks since the read. */
   private readonly load = new Map<string, number>();
+  /** The waiting tasks read, in waiting order; `complete` unless a list was cut at its limit. */
+  private waiting: { tasks: Waiting[]; complete: boolean } = { tasks: [], complete: true };
+  private candidates: Candidate[] = [];
 
   private constructor(
+    private readonly db: Db,
+    private readonly projectId: string,
+    private readonly ids: readonly string[],
     rows: { task: TaskRow; blockers: string; links: string }[],
-    private readonly waiting: Waiting[],
-    private readonly candidates: Candidate[],
   ) {
     for (const r of rows) {
       this.tasks.set(r.task.id, r.task);
@@ -152,15 +181,22 @@ export class GroupReads implements TaskReads {
       .select({ task: tasks, blockers: blockersJson, links: downstreamJson })
       .from(tasks)
       .where(and(inJsonList(tasks.id, ids), eq(tasks.projectId, projectId)));
-    if (!withAssignment) return new GroupReads((await db.batch([taskQuery]))[0], [], []);
-    // Tasks these operations may unblock are read too, flagged as blocked until an operation unblocks them.
-    const downstream = sql`SELECT d.task_id FROM task_dependencies d WHERE d.resolved = 0 AND d.depends_on_task_id IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
-    const [rows, [context]] = await db.batch([
-      taskQuery,
-      db.select({ waiting: waitingJson(projectId, GROUP_WAITING, downstream), candidates: candidatesJson }).from(projects).where(eq(projects.id, projectId)),
-    ]);
-    if (!context) return new GroupReads([], [], []);
-    return new GroupReads(rows, parseWaiting(context!.waiting), parseCandidates(context!.candidates, projectId));
+    if (!withAssignment) return new GroupReads(db, projectId, ids, (await db.batch([taskQuery]))[0]);
+    const [rows, context] = await db.batch([taskQuery, groupWaiting(db, projectId, ids, 0)]);
+    const reads = new GroupReads(db, projectId, ids, rows);
+    reads.takeWaiting(context[0], 0);
+    return reads;
+  }
+
+  private takeWaiting(row: { unblocked: string; unblockable: string; candidates: string } | undefined, extra: number) {
+    if (!row) return;
+    const unblocked = parseWaiting(row.unblocked);
+    const unblockable = parseWaiting(row.unblockable);
+    this.waiting = {
+      tasks: [...unblocked, ...unblockable].sort(inWaitingOrder),
+      complete: unblocked.length < GROUP_WAITING + extra && unblockable.length < GROUP_WAITING + extra,
+    };
+    this.candidates = parseCandidates(row.candidates, this.projectId);
   }
 
   async taskWithBlockers(taskId: string) {
@@ -178,12 +214,20 @@ export class GroupReads implements TaskReads {
   async assignmentContext(limit: number, alsoUnblocking: readonly string[] = []) {
     const eligible = (w: Waiting) =>
       (!w.blocked || this.unblocked.has(w.id) || alsoUnblocking.includes(w.id)) && !this.assigned.has(w.id) && (this.tasks.get(w.id)?.status ?? "pending") === "pending";
+    let waiting = this.waiting.tasks.filter(eligible);
+    if (waiting.length < limit && !this.waiting.complete) {
+      // The group has taken so many that the lists read may hide more: read further, past what it assigned.
+      const [row] = await groupWaiting(this.db, this.projectId, this.ids, this.assigned.size);
+      const { candidates } = this;
+      this.takeWaiting(row, this.assigned.size);
+      this.candidates = candidates;
+      waiting = this.waiting.tasks.filter(eligible);
+    }
     return {
-      waiting: this.waiting.filter(eligible).slice(0, limit),
+      waiting: waiting.slice(0, limit),
       candidates: this.candidates.map((c) => ({ ...c, activeTasks: c.activeTasks + (this.load.get(c.id) ?? 0) })),
     };
   }
-
   /** What an operation planned in this group changes for the ones after it. */
   record(effects: PlanEffects | undefined) {
     if (!effects) return;

@@ -31,7 +31,7 @@ import {
 } from "../protocol/hub-api";
 import type { AssignTarget, TaskChanges } from "../room/commands";
 import { roomActor, runInRoom } from "../room/client";
-import { discardOffloaded, OFFLOAD_DEPTH, offloaderFor } from "../offload";
+import { discardOffloaded, OFFLOAD_DEPTH, offloaderFor, pointedTo } from "../offload";
 import { dependencyView, noteView } from "../views/tasks";
 import { rankServers } from "../domain/matching";
 import { dependencySchema, type Requirements } from "../protocol/orchestratia-v1";
@@ -196,9 +196,10 @@ async function assignTask(c: HubContext, taskId: string) {
 async function transition(c: HubContext, taskId: string, command: (id: string, projectId: string) => Promise<Parameters<typeof runInRoom>[2]>) {
   const task = await taskFor(c, taskId, "write");
   const { data } = await runInRoom(c, task.projectId, await command(task.id, task.projectId));
+  const view = await taskView1(c.var.db, task.id);
   // Completing again with the same result changes nothing: the copy of its large parts just stored is not needed.
-  if (data?.noop) await discardOffloaded(c);
-  return taskView1(c.var.db, task.id);
+  if (data?.noop) await discardOffloaded(c, pointedTo(view.result));
+  return view;
 }
 
 export const startTask = (c: HubContext, id: string) => transition(c, id, async (taskId) => ({ op: "start", taskId }));
