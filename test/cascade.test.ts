@@ -1,7 +1,7 @@
 /** Dependencies, contract exchange and the completion cascade over HTTP (seed §2–§5). */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { RoomActor, RoomResult } from "../src/room/commands";
+import type { RoomActor, RoomCommand, RoomResult } from "../src/room/commands";
 import { call, createProject, expectProblem, registerAgent, type Reply } from "./helpers";
 import { cli, createWorld, expectOk, newTask, openSession, T, type World } from "./task-world";
 
@@ -346,12 +346,10 @@ describe("operations committed together", () => {
     await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${down}/assign`, { session_name: "worker" }));
     expectProblem(await cli(w.worker.apiKey, "POST", `${T}/${down}/start`), 409, "UNRESOLVED_DEPENDENCIES");
 
-    // A note keeps the room busy while the completion and the start arrive, in this order, and gather into one group.
-    const [, completed, started] = (await Promise.all([
-      room().execute(w.project.id, { kind: "person", userId: "test", label: "test" }, { op: "note", taskId: up, content: "busy", urgent: false }),
-      room().execute(w.project.id, workerActor(), { op: "complete", taskId: up, result: { summary: "ok" }, structured: false, warnings: [] }),
-      room().execute(w.project.id, workerActor(), { op: "start", taskId: down }),
-    ])) as unknown as RoomResult[];
+    const [completed, started] = await inOneTurn(w.project.id, up, [
+      [worker(), completeOp(up)],
+      [worker(), { op: "start", taskId: down }],
+    ]);
     expect(completed).toMatchObject({ ok: true, metrics: { operations: 2 } });
     expect(started).toMatchObject({ ok: true, metrics: { operations: 2 } });
     expect(await get(down)).toMatchObject({ status: "running", blocked: false });
@@ -372,13 +370,10 @@ describe("operations committed together", () => {
     await expectOk(cli(box.apiKey, "POST", `${T}/${x}/assign`, { session_name: "waiting-worker" }));
     await expectOk(cli(box.apiKey, "POST", `${T}/${x}/start`));
     await expectOk(cli(box.apiKey, "POST", `${T}/${f}/assign`, { server_name: w.worker.name }));
-    const stub = env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(project.id));
-    const actor: RoomActor = { kind: "agent", serverId: box.id, serverName: box.name, label: `agent:${box.name}` };
-    const [, completed, started] = (await Promise.all([
-      stub.execute(project.id, { kind: "person", userId: "test", label: "test" }, { op: "note", taskId: x, content: "busy", urgent: false }),
-      stub.execute(project.id, actor, { op: "complete", taskId: x, result: { summary: "ok" }, structured: false, warnings: [] }),
-      stub.execute(project.id, workerActor(), { op: "start", taskId: f }),
-    ])) as unknown as RoomResult[];
+    const [completed, started] = await inOneTurn(project.id, x, [
+      [worker(box), completeOp(x)],
+      [worker(), { op: "start", taskId: f }],
+    ]);
     expect(completed).toMatchObject({ ok: true, metrics: { operations: 2 } });
     expect(started).toMatchObject({ ok: true });
     // X's slot freed: the one unblocked waiting task takes it, as it would had the completion run alone.
@@ -388,14 +383,12 @@ describe("operations committed together", () => {
   it("answers each operation of a group on its own: a refusal does not stop the others", async () => {
     const a = (await taskInRunning()).id;
     const b = (await taskInRunning()).id;
-    const complete = (taskId: string, summary: string) => room().execute(w.project.id, workerActor(), { op: "complete", taskId, result: { summary }, structured: false, warnings: [] });
-    const [, ...answers] = (await Promise.all([
-      room().execute(w.project.id, { kind: "person", userId: "test", label: "test" }, { op: "note", taskId: a, content: "busy", urgent: false }),
-      complete(a, "a"),
-      complete(a, "a, but different"),
-      complete(b, "b"),
-      room().execute(w.project.id, workerActor(), { op: "start", taskId: b }),
-    ])) as unknown as RoomResult[];
+    const answers = await inOneTurn(w.project.id, a, [
+      [worker(), completeOp(a, "a")],
+      [worker(), completeOp(a, "a, but different")],
+      [worker(), completeOp(b, "b")],
+      [worker(), { op: "start", taskId: b }],
+    ]);
     expect(answers.map((r) => (r.ok ? "ok" : r.problem.code))).toEqual(["ok", "RESULT_CONFLICT", "ok", "INVALID_TRANSITION"]);
     expect(answers.map((r) => r.metrics.operations)).toEqual([4, 4, 4, 4]);
     expect(await get(a)).toMatchObject({ status: "done", result: { summary: "a" } });
@@ -403,8 +396,22 @@ describe("operations committed together", () => {
   });
 });
 
-const room = () => env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(w.project.id));
-const workerActor = (): RoomActor => ({ kind: "agent", serverId: w.worker.id, serverName: w.worker.name, label: `agent:${w.worker.name}` });
+const worker = (server: { id: string; name: string } = w.worker): RoomActor => ({ kind: "agent", serverId: server.id, serverName: server.name, label: `agent:${server.name}` });
+const completeOp = (taskId: string, summary = "ok"): RoomCommand => ({ op: "complete", taskId, result: { summary }, structured: false, warnings: [] });
+
+/**
+ * Sends the operations to the project's room in this order while a note on
+ * `busyTask` keeps it busy, so they arrive before its next turn and gather
+ * into one group. Answers theirs, in order.
+ */
+async function inOneTurn(projectId: string, busyTask: string, operations: [RoomActor, RoomCommand][]): Promise<RoomResult[]> {
+  const room = env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(projectId));
+  const [, ...answers] = (await Promise.all([
+    room.execute(projectId, { kind: "person", userId: "test", label: "test" }, { op: "note", taskId: busyTask, content: "busy", urgent: false }),
+    ...operations.map(([actor, command]) => room.execute(projectId, actor, command)),
+  ])) as unknown as RoomResult[];
+  return answers;
+}
 
 async function taskInRunning() {
   const id = await newTask(w);

@@ -23,7 +23,7 @@ import { HUB_ACTOR, type ProblemData, type RoomActor, type RoomCommand, type Roo
 import { AgentProtocol, AUTH_GRACE_MS, notify, respond, respondError } from "./agent-socket";
 import { AGENT_TAG, attachmentOf, CLOSE, DASHBOARD_TAG, eventFrame, FrameRate, sendJson, type AgentAttachment, type DashboardAttachment } from "./sockets";
 import { committedEvents, type CommittedEvent } from "./statements";
-import { fail, isProblem, planOperation, type OpContext, type OpOutcome } from "./task-operations";
+import { isProblem, planOperation, type OpContext, type OpOutcome } from "./task-operations";
 import { d1Reads, GroupReads, type TaskReads } from "./task-reads";
 
 /** Operations the room plans together and commits in one batch: the hot path of agents at work. */
@@ -557,13 +557,11 @@ export class ProjectRoom extends DurableObject<Env> {
 
   /** request:ask-user questions nobody answered in time: TIMEOUT to the asker. Returns when the next one expires. */
   private async expireQuestions(projectId: string): Promise<number | null> {
-    const outcome = await planOperation(this.opContext(projectId, HUB_ACTOR), { op: "expire_questions" });
-    if (!isProblem(outcome) && outcome.statements.length) {
-      this.publish(committedEvents(await this.batch(outcome.statements)));
-      for (const q of outcome.data!.expired as { serverId: string | null; correlationId: string | null }[]) {
-        if (!q.serverId || !q.correlationId) continue;
-        for (const ws of this.agentSockets(q.serverId)) respondError(ws, q.correlationId, "TIMEOUT", "Nobody answered in time");
-      }
+    const answer = await this.apply(projectId, HUB_ACTOR, { op: "expire_questions" });
+    const expired = (answer.ok ? answer.data?.expired : []) as { serverId: string | null; correlationId: string | null }[];
+    for (const q of expired) {
+      if (!q.serverId || !q.correlationId) continue;
+      for (const ws of this.agentSockets(q.serverId)) respondError(ws, q.correlationId, "TIMEOUT", "Nobody answered in time");
     }
     const next = await this.env.DB.prepare("SELECT MIN(expires_at) AS at FROM interventions WHERE project_id = ?1 AND status = 'pending' AND expires_at IS NOT NULL")
       .bind(projectId)
@@ -589,13 +587,7 @@ export class ProjectRoom extends DurableObject<Env> {
         .from(tasks)
         .where(and(eq(tasks.projectId, projectId), eq(tasks.status, "running"), isNotNull(tasks.deadlineAt), lte(tasks.deadlineAt, now)));
       for (const task of overdue) {
-        const outcome = await fail(this.opContext(projectId, HUB_ACTOR), {
-          op: "fail",
-          taskId: task.id,
-          error: `Timed out after ${task.timeoutSeconds} s`,
-          code: "TIMEOUT",
-        });
-        if (!isProblem(outcome)) this.publish(committedEvents(await this.batch(outcome.statements)));
+        await this.apply(projectId, HUB_ACTOR, { op: "fail", taskId: task.id, error: `Timed out after ${task.timeoutSeconds} s`, code: "TIMEOUT" });
       }
       const [nextDeadline] = await this.db
         .select({ at: min(tasks.deadlineAt) })

@@ -347,7 +347,7 @@ async function endWithoutCompleting(ctx: OpContext, task: TaskRow, links: Downst
 }
 
 /** Fails a task: by its agent, or by the room when its timeout passes (code TIMEOUT). */
-export async function fail(ctx: OpContext, cmd: Extract<RoomCommand, { op: "fail" }>): Promise<OpOutcome> {
+async function fail(ctx: OpContext, cmd: Extract<RoomCommand, { op: "fail" }>): Promise<OpOutcome> {
   const loaded = await ctx.reads.taskWithDownstream(cmd.taskId);
   if (!loaded) return notFound("Task");
   const { task, links } = loaded;

@@ -13,7 +13,7 @@ import { candidatesJson, parseCandidates } from "../db/server-candidates";
 import { projects, tasks } from "../db/schema";
 import { inJsonList, qualified } from "../db/sql";
 import type { Assignable, Assignment, DownstreamLink } from "../domain/cascade";
-import { ACTIVE } from "../domain/lifecycle";
+import { ACTIVE, type TaskStatus } from "../domain/lifecycle";
 import type { Candidate } from "../domain/matching";
 import type { Requirements } from "../protocol/orchestratia-v1";
 import type { TaskRow } from "./statements";
@@ -92,7 +92,9 @@ const parseWaiting = (json: string): Waiting[] =>
     createdAt: w.created_at,
   }));
 
-const inWaitingOrder = (a: Waiting, b: Waiting) => a.rank - b.rank || a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id);
+/** SQLite's order for text (bytewise), not the locale's. */
+const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+const inWaitingOrder = (a: Waiting, b: Waiting) => a.rank - b.rank || compareText(a.createdAt, b.createdAt) || compareText(a.id, b.id);
 
 const countLinks = (links: LinkRead[], resolved: (id: string) => boolean = () => false): DownstreamLink[] =>
   links.map((l) => ({ ...l, otherUnresolved: l.otherUnresolved.filter((id) => !resolved(id)).length }));
@@ -154,7 +156,8 @@ export class GroupReads implements TaskReads {
   private readonly links = new Map<string, LinkRead[]>();
   private readonly resolved = new Set<string>();
   private readonly unblocked = new Set<string>();
-  private readonly assigned = new Set<string>();
+  /** Tasks auto-assigned in this group, with the status that gave them. */
+  private readonly assigned = new Map<string, TaskStatus>();
   /** Change in each server's active tasks since the read. */
   private readonly load = new Map<string, number>();
   /** The waiting tasks read, in waiting order; `complete` unless a list was cut at its limit. */
@@ -208,7 +211,7 @@ export class GroupReads implements TaskReads {
     const task = this.tasks.get(taskId);
     if (!task) return undefined;
     const links = this.resolved.has(taskId) ? [] : countLinks(this.links.get(taskId)!, (id) => this.resolved.has(id));
-    return { task, links: links.map((l) => ({ ...l, taskStatus: this.tasks.get(l.taskId)?.status ?? (this.assigned.has(l.taskId) ? "assigned" : l.taskStatus) })) };
+    return { task, links: links.map((l) => ({ ...l, taskStatus: this.tasks.get(l.taskId)?.status ?? this.assigned.get(l.taskId) ?? l.taskStatus })) };
   }
 
   async assignmentContext(limit: number, alsoUnblocking: readonly string[] = []) {
@@ -240,12 +243,11 @@ export class GroupReads implements TaskReads {
     if (effects.resolved) this.resolved.add(effects.resolved);
     for (const id of effects.unblocked ?? []) this.unblocked.add(id);
     for (const a of effects.assignments ?? []) {
-      this.assigned.add(a.taskId);
+      const status = a.requirePlan ? "planning" : "assigned";
+      this.assigned.set(a.taskId, status);
       this.addLoad(a.match.server_id, 1);
       const task = this.tasks.get(a.taskId);
-      if (task) {
-        this.tasks.set(a.taskId, { ...task, status: a.requirePlan ? "planning" : "assigned", assignedServerId: a.match.server_id, targetSessionId: null, version: task.version + 1 });
-      }
+      if (task) this.tasks.set(a.taskId, { ...task, status, assignedServerId: a.match.server_id, targetSessionId: null, version: task.version + 1 });
     }
   }
 
