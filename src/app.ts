@@ -2,7 +2,7 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
-import { createDb } from "./db/client";
+import { dbOf } from "./db/client";
 import type { HubEnv } from "./http/context";
 import { allowedMethodsFinder } from "./http/method-not-allowed";
 import { datarefLinks } from "./http/dataref-links";
@@ -27,7 +27,7 @@ export function buildApp() {
   const app = new Hono<HubEnv>({ strict: false });
 
   app.use("*", async (c, next) => {
-    c.set("db", createDb(c.env.DB));
+    c.set("db", dbOf(c.env.DB));
     await next();
   });
 

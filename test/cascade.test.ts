@@ -271,6 +271,30 @@ describe("matching and auto-assignment", () => {
   });
 });
 
+describe("answers", () => {
+  it("answers a completion with the task as its cascade left it, read in the same batch", async () => {
+    const up = await newTask(w);
+    const down = await newTask(w, { dependencies: [{ depends_on_task_id: up, dependency_type: "input", contract_key: "c" }] });
+    await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${up}/assign`, { session_name: "worker" }));
+    const started = await expectOk(cli(w.worker.apiKey, "POST", `${T}/${up}/start`));
+    expect(started.json).toEqual(await get(up));
+    const done = await expectOk(cli(w.worker.apiKey, "POST", `${T}/${up}/complete`, { result: schemaResult({ c: { data: { n: 1 } } }) }));
+    expect(done.json).toMatchObject({ id: up, status: "done" });
+    expect(done.json).toEqual(await get(up));
+    expect(await get(down)).toMatchObject({ blocked: false, resolved_inputs: { c: { n: 1 } } });
+  });
+
+  it("answers 404 for a task whose project was deleted, also where this Worker still remembers its project", async () => {
+    const project = await createProject(w.admin, "Short-lived");
+    const box = await registerAgent(w.admin, "short-lived-box", { project_ids: [project.id] });
+    const id = (await expectOk(cli(box.apiKey, "POST", T, { title: "gone soon", project_id: project.id }), 201)).json.id as string;
+    await expectOk(call(`/api/v1/projects/${project.id}`, { method: "DELETE", token: w.admin }));
+    expectProblem(await cli(box.apiKey, "POST", `${T}/${id}/start`), 404, "NOT_FOUND");
+    expectProblem(await cli(box.apiKey, "POST", `${T}/${id}/complete`, { result: "x" }), 404, "NOT_FOUND");
+    expectProblem(await cli(box.apiKey, "GET", `${T}/${id}`), 404, "NOT_FOUND");
+  });
+});
+
 describe("constant cost", () => {
   it("spends the same number of D1 round trips on a completion whatever its fan-out", async () => {
     const queriesFor = async (k: number) => {
@@ -357,7 +381,7 @@ describe("operations committed together", () => {
     expect(log.slice(-3)).toEqual(["task_completed:up", "task_unblocked:down", "task_started:down"]);
   });
 
-  it("still finds waiting tasks behind more than 200 that only the group could unblock", async () => {
+  it("still finds waiting tasks behind more than a group reads at once (210) that only the group could unblock", async () => {
     const project = await createProject(w.admin, "Group waiting");
     const box = await registerAgent(w.admin, "waiting-box", { project_ids: [project.id] });
     await openSession(box.apiKey, project.id, "waiting-worker");
@@ -378,6 +402,31 @@ describe("operations committed together", () => {
     expect(started).toMatchObject({ ok: true });
     // X's slot freed: the one unblocked waiting task takes it, as it would had the completion run alone.
     expect((await call(`/api/v1/tasks/${waiting}`, { token: w.admin })).json).toMatchObject({ status: "assigned", assigned_server_name: box.name });
+  });
+
+  it("answers each operation with its task as committed, read in the group's own batch", async () => {
+    const a = (await taskInRunning()).id;
+    const b = (await taskInRunning()).id;
+    const answers = await inOneTurn(
+      w.project.id,
+      a,
+      [
+        [worker(), completeOp(a, "a")],
+        [worker(), completeOp(b, "b")],
+      ],
+      true,
+    );
+    expect(answers.map((r) => r.metrics)).toMatchObject([
+      { operations: 2, d1Queries: 2 },
+      { operations: 2, d1Queries: 2 },
+    ]);
+    const views = answers.map((r) => (r.ok ? r.view : undefined));
+    expect(views).toMatchObject([
+      { id: a, status: "done", result: { summary: "a" } },
+      { id: b, status: "done", result: { summary: "b" } },
+    ]);
+    // Exactly what a fresh read shows.
+    expect(views).toEqual([await get(a), await get(b)]);
   });
 
   it("answers each operation of a group on its own: a refusal does not stop the others", async () => {
@@ -404,11 +453,11 @@ const completeOp = (taskId: string, summary = "ok"): RoomCommand => ({ op: "comp
  * `busyTask` keeps it busy, so they arrive before its next turn and gather
  * into one group. Answers theirs, in order.
  */
-async function inOneTurn(projectId: string, busyTask: string, operations: [RoomActor, RoomCommand][]): Promise<RoomResult[]> {
+async function inOneTurn(projectId: string, busyTask: string, operations: [RoomActor, RoomCommand][], withViews = false): Promise<RoomResult[]> {
   const room = env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(projectId));
   const [, ...answers] = (await Promise.all([
     room.execute(projectId, { kind: "person", userId: "test", label: "test" }, { op: "note", taskId: busyTask, content: "busy", urgent: false }),
-    ...operations.map(([actor, command]) => room.execute(projectId, actor, command)),
+    ...operations.map(([actor, command]) => room.execute(projectId, actor, command, withViews)),
   ])) as unknown as RoomResult[];
   return answers;
 }

@@ -137,6 +137,9 @@ export const idempotencyKeys = sqliteTable(
 export const PRIORITIES = ["low", "normal", "high", "critical"] as const;
 export type Priority = (typeof PRIORITIES)[number];
 
+/** Most urgent first: the order waiting tasks are offered in (indexed as written, so queries must use this very expression). */
+export const PRIORITY_RANK = sql`CASE priority WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END`;
+
 export const tasks = sqliteTable(
   "tasks",
   {
@@ -182,6 +185,8 @@ export const tasks = sqliteTable(
     index("tasks_server_status").on(t.assignedServerId, t.status),
     index("tasks_session_status").on(t.targetSessionId, t.status),
     index("tasks_deadline").on(t.projectId, t.deadlineAt).where(sql`deadline_at IS NOT NULL`),
+    // Tasks waiting for auto-assignment, in the order they are offered: read without sorting, and without passing finished tasks.
+    index("tasks_waiting").on(t.projectId, PRIORITY_RANK, t.createdAt, t.id).where(sql`status = 'pending' AND requirements IS NOT NULL`),
   ],
 );
 

@@ -1,7 +1,7 @@
 /** Reads of tasks for the API: straight from D1, assembled into task views. */
 import { and, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
-import { badRequest } from "../http/problem";
+import { badRequest, notFound } from "../http/problem";
 import { taskView, type DependencyRow, type NoteRow, type TaskView } from "../views/tasks";
 import type { Db } from "./client";
 import { inJsonList, qualified } from "./sql";
@@ -47,37 +47,39 @@ interface NoteJson {
 }
 
 /**
- * Task views for these ids, in the same order; ids that do not exist are
- * skipped. One query per 90 tasks: dependencies and recent notes come along
- * as JSON.
+ * The query behind task views: dependencies and recent notes come along as
+ * JSON. Every column has its own name, so the rows also map when the query
+ * runs inside a D1 batch (which answers rows as objects keyed by column name).
  */
-export async function taskViews(db: Db, ids: string[]): Promise<TaskView[]> {
-  if (ids.length === 0) return [];
-  const rows = await inChunks(ids, (chunk) =>
-    db
-      .select({
-        task: tasks,
-        serverName: servers.name,
-        targetSessionName: targetSession.name,
-        sourceSessionName: sourceSession.name,
-        dependencies: sql<string>`(SELECT json_group_array(json_object(
-            'task_id', d.task_id, 'depends_on_task_id', d.depends_on_task_id, 'project_id', d.project_id,
-            'dependency_type', d.dependency_type, 'contract_key', d.contract_key, 'resolved', d.resolved,
-            'resolved_at', d.resolved_at, 'created_at', d.created_at, 'depends_on_status', u.status, 'data', ${contractData("d", "u")}))
-          FROM (SELECT * FROM task_dependencies WHERE task_id = ${qualified(tasks.id)} ORDER BY created_at, depends_on_task_id) d
-          JOIN tasks u ON u.id = d.depends_on_task_id)`,
-        notes: sql<string>`(SELECT json_group_array(json_object(
-            'id', n.id, 'task_id', n.task_id, 'project_id', n.project_id, 'author', n.author, 'content', n.content,
-            'urgent', n.urgent, 'created_at', n.created_at))
-          FROM (SELECT * FROM (SELECT * FROM task_notes WHERE task_id = ${qualified(tasks.id)} ORDER BY created_at DESC, id DESC LIMIT ${RECENT_NOTES})
-                ORDER BY created_at, id) n)`,
-      })
-      .from(tasks)
-      .leftJoin(servers, eq(servers.id, tasks.assignedServerId))
-      .leftJoin(targetSession, eq(targetSession.id, tasks.targetSessionId))
-      .leftJoin(sourceSession, eq(sourceSession.id, tasks.sourceSessionId))
-      .where(inArray(tasks.id, chunk)),
-  );
+const taskViewQuery = (db: Db, ids: string[]) =>
+  db
+    .select({
+      task: tasks,
+      serverName: sql<string | null>`${servers.name}`.as("assigned_server_name"),
+      targetSessionName: sql<string | null>`${targetSession.name}`.as("target_session_name"),
+      sourceSessionName: sql<string | null>`${sourceSession.name}`.as("source_session_name"),
+      dependencies: sql<string>`(SELECT json_group_array(json_object(
+          'task_id', d.task_id, 'depends_on_task_id', d.depends_on_task_id, 'project_id', d.project_id,
+          'dependency_type', d.dependency_type, 'contract_key', d.contract_key, 'resolved', d.resolved,
+          'resolved_at', d.resolved_at, 'created_at', d.created_at, 'depends_on_status', u.status, 'data', ${contractData("d", "u")}))
+        FROM (SELECT * FROM task_dependencies WHERE task_id = ${qualified(tasks.id)} ORDER BY created_at, depends_on_task_id) d
+        JOIN tasks u ON u.id = d.depends_on_task_id)`.as("dependencies_json"),
+      notes: sql<string>`(SELECT json_group_array(json_object(
+          'id', n.id, 'task_id', n.task_id, 'project_id', n.project_id, 'author', n.author, 'content', n.content,
+          'urgent', n.urgent, 'created_at', n.created_at))
+        FROM (SELECT * FROM (SELECT * FROM task_notes WHERE task_id = ${qualified(tasks.id)} ORDER BY created_at DESC, id DESC LIMIT ${RECENT_NOTES})
+              ORDER BY created_at, id) n)`.as("notes_json"),
+    })
+    .from(tasks)
+    .leftJoin(servers, eq(servers.id, tasks.assignedServerId))
+    .leftJoin(targetSession, eq(targetSession.id, tasks.targetSessionId))
+    .leftJoin(sourceSession, eq(sourceSession.id, tasks.sourceSessionId))
+    .where(inArray(tasks.id, ids));
+
+type TaskViewRow = Awaited<ReturnType<typeof taskViewQuery>>[number];
+
+/** Views of the rows read, in the order of `ids`; ids without a row are skipped. */
+function viewsOf(ids: string[], rows: TaskViewRow[]): TaskView[] {
   const byId = new Map(rows.map((r) => [r.task.id, r]));
   return ids.flatMap((id) => {
     const r = byId.get(id);
@@ -108,6 +110,26 @@ export async function taskViews(db: Db, ids: string[]): Promise<TaskView[]> {
   });
 }
 
+/** Task views for these ids, in the same order; ids that do not exist are skipped. One query per 90 tasks. */
+export async function taskViews(db: Db, ids: string[]): Promise<TaskView[]> {
+  if (ids.length === 0) return [];
+  return viewsOf(ids, await inChunks(ids, (chunk) => taskViewQuery(db, chunk)));
+}
+
+/**
+ * Task views read at the end of a write batch, so they show exactly what it
+ * committed without another round trip: the statement to append, and how to
+ * read its result. At most 90 ids (D1's bound-parameter limit).
+ */
+export function taskViewsInBatch(db: Db, d1: D1Database, ids: string[]) {
+  const prepared = taskViewQuery(db, ids).prepare();
+  const { sql: text, params } = prepared.getQuery();
+  return {
+    statement: d1.prepare(text).bind(...params),
+    read: (result: D1Result) => viewsOf(ids, prepared.mapAllResult(result, true) as TaskViewRow[]),
+  };
+}
+
 const upstream = alias(tasks, "upstream");
 
 /**
@@ -129,9 +151,11 @@ export async function dependenciesOf(db: Db, taskIds: string[]): Promise<Depende
   return rows.map((r) => ({ ...r.dep, upstreamStatus: r.upstreamStatus, data: r.data === null ? null : JSON.parse(r.data) }));
 }
 
+/** The task's view; 404 when it is gone (its project was deleted meanwhile). */
 export async function taskView1(db: Db, id: string): Promise<TaskView> {
   const [view] = await taskViews(db, [id]);
-  return view!;
+  if (!view) throw notFound("Task");
+  return view;
 }
 
 export interface TaskFilter {

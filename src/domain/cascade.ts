@@ -6,7 +6,7 @@
 import type { Requirements } from "../protocol/orchestratia-v1";
 import type { TaskStatus } from "./lifecycle";
 import { FINISHED } from "./lifecycle";
-import { bestMatch, type Candidate, type Match } from "./matching";
+import { bestMatch, hasCapacity, type Candidate, type Match } from "./matching";
 
 export interface ContractFinding {
   type: "contract_fulfilled" | "contract_missing";
@@ -76,6 +76,8 @@ export function planAssignments(tasks: readonly Assignable[], candidates: readon
   const pool = candidates.map((c) => ({ ...c }));
   const plan: Assignment[] = [];
   for (const task of tasks) {
+    // Once every server is full, no later task can be placed either.
+    if (!pool.some(hasCapacity)) break;
     const match = bestMatch(task.requirements, pool);
     if (!match) continue;
     plan.push({ taskId: task.id, match, requirePlan: task.requirePlan });

@@ -38,6 +38,11 @@ function repoNames(c: Candidate): string[] {
   return [...new Set([...declared, ...registered])];
 }
 
+const maxTasks = (c: Candidate) => c.capabilities?.max_concurrent_tasks ?? DEFAULT_MAX_CONCURRENT_TASKS;
+
+/** Whether the server can take another task (one without declared capabilities can take none). */
+export const hasCapacity = (c: Candidate) => c.capabilities != null && c.activeTasks < maxTasks(c);
+
 export function scoreServer(req: Requirements, c: Candidate): Match {
   const base = { server_id: c.id, server_name: c.name, status: c.online ? ("online" as const) : ("offline" as const), active_tasks: c.activeTasks };
   const disqualified = (reason: string): Match => ({ ...base, score: -1, reasons: [`${reason} (disqualified)`] });
@@ -68,8 +73,7 @@ export function scoreServer(req: Requirements, c: Candidate): Match {
     reasons.push(`environment match: ${matched.join(", ")} (+${SCORES.environment})`);
   }
 
-  const max = caps.max_concurrent_tasks ?? DEFAULT_MAX_CONCURRENT_TASKS;
-  if (c.activeTasks >= max) return disqualified(`at capacity: ${c.activeTasks}/${max} tasks`);
+  if (!hasCapacity(c)) return disqualified(`at capacity: ${c.activeTasks}/${maxTasks(c)} tasks`);
 
   const tools = new Set([...lower(caps.tools), ...lower(repo?.tools)]);
   const matchedTools = (req.tools ?? []).filter((t) => tools.has(t.toLowerCase()));

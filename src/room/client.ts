@@ -1,6 +1,7 @@
 /** How the Worker talks to a project's room: every write to a project's tasks goes through here. */
 import type { Env } from "../env";
 import { Problem } from "../http/problem";
+import { taskView1 } from "../db/task-queries";
 import type { HubContext } from "../http/context";
 import { HUB_ACTOR, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 
@@ -14,10 +15,10 @@ export function roomActor(c: HubContext): RoomActor {
 export const roomStub = (env: Env, projectId: string) => env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(projectId));
 
 /** Runs a command in the project's room; a refusal becomes the problem the client sees. */
-export async function runInRoom(c: HubContext, projectId: string, command: RoomCommand) {
+export async function runInRoom(c: HubContext, projectId: string, command: RoomCommand, withView = false) {
   c.set("roomOutcome", "asked");
   // RPC's type mapping cannot express `unknown` payloads; the value is exactly a RoomResult.
-  const result = (await roomStub(c.env, projectId).execute(projectId, roomActor(c), command)) as unknown as RoomResult;
+  const result = (await roomStub(c.env, projectId).execute(projectId, roomActor(c), command, withView)) as unknown as RoomResult;
   c.set("roomOutcome", result.ok ? "committed" : "refused");
   // Operators (and the benchmark) see what the write cost inside the room, with the operations it was committed with.
   const { ms, d1Queries, operations } = result.metrics;
@@ -27,6 +28,15 @@ export async function runInRoom(c: HubContext, projectId: string, command: RoomC
     throw new Problem(status, code, detail, errors, {}, extensions);
   }
   return result;
+}
+
+/**
+ * Runs a command and answers the task as it is afterwards: read in the
+ * room's commit batch, or from D1 when the operation wrote nothing.
+ */
+export async function runInRoomForView(c: HubContext, projectId: string, command: RoomCommand) {
+  const result = await runInRoom(c, projectId, command, true);
+  return { result, view: result.view ?? (await taskView1(c.var.db, result.taskId)) };
 }
 
 /**

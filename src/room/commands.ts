@@ -1,6 +1,7 @@
 /** What the Worker asks a ProjectRoom to do, and what it answers. Plain data: it crosses the RPC boundary. */
 import type { DependencyInput } from "../protocol/orchestratia-v1";
 import type { Priority } from "../db/schema";
+import type { TaskView } from "../views/tasks";
 
 export type RoomActor =
   | { kind: "person"; userId: string; label: string }
@@ -82,4 +83,7 @@ export interface RoomMetrics {
   operations: number;
 }
 
-export type RoomResult = ({ ok: true; taskId: string; data?: Record<string, unknown> } | { ok: false; problem: ProblemData }) & { metrics: RoomMetrics };
+/** A successful operation's answer; `view` is the task as committed, when the caller asked for it and the operation wrote. */
+export type RoomAnswer = { ok: true; taskId: string; data?: Record<string, unknown>; view?: TaskView } | { ok: false; problem: ProblemData };
+
+export type RoomResult = RoomAnswer & { metrics: RoomMetrics };

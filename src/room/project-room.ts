@@ -13,13 +13,14 @@ import { DurableObject } from "cloudflare:workers";
 import { and, asc, eq, gt, isNotNull, lte, min } from "drizzle-orm";
 import { InvalidToken, verifyAccessToken } from "../auth/jwt";
 import { createDb, type Db } from "../db/client";
+import { taskViewsInBatch } from "../db/task-queries";
 import { events, tasks } from "../db/schema";
 import type { Env } from "../env";
 import { eventView } from "../views/events";
 import { isOnline, ONLINE_WINDOW_MS } from "../domain/presence";
 import { blobKey } from "../blobs";
 import { withDownloadUrls } from "../offload";
-import { HUB_ACTOR, type ProblemData, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
+import { HUB_ACTOR, type RoomActor, type RoomAnswer, type RoomCommand, type RoomResult } from "./commands";
 import { AgentProtocol, AUTH_GRACE_MS, notify, respond, respondError } from "./agent-socket";
 import { AGENT_TAG, attachmentOf, CLOSE, DASHBOARD_TAG, eventFrame, FrameRate, sendJson, type AgentAttachment, type DashboardAttachment } from "./sockets";
 import { committedEvents, type CommittedEvent } from "./statements";
@@ -40,8 +41,10 @@ const UPLOAD_GRACE_MS = 60 * 60 * 1000;
 interface Operation {
   actor: RoomActor;
   command: RoomCommand;
+  /** The caller answers with the task's view: read in the commit's batch. */
+  withView: boolean;
 }
-type Answer = { ok: true; taskId: string; data?: Record<string, unknown> } | { ok: false; problem: ProblemData };
+type Answer = RoomAnswer;
 /** An operation that threw: its caller gets the error, the others of its group their answers. */
 interface Failure {
   failure: unknown;
@@ -143,10 +146,11 @@ export class ProjectRoom extends DurableObject<Env> {
     return run;
   }
 
-  async execute(projectId: string, actor: RoomActor, command: RoomCommand): Promise<RoomResult> {
-    if (GROUPED.has(command.op)) return this.joinGroup(projectId, { actor, command });
+  /** Runs one operation; `withView` answers with the task as committed (read in the same batch). */
+  async execute(projectId: string, actor: RoomActor, command: RoomCommand, withView = false): Promise<RoomResult> {
+    if (GROUPED.has(command.op)) return this.joinGroup(projectId, { actor, command, withView });
     return this.serialise(async () => {
-      const [result] = await this.measured(1, async () => [await this.apply(projectId, actor, command)]);
+      const [result] = await this.measured(1, async () => [await this.apply(projectId, actor, command, withView)]);
       return result as RoomResult;
     });
   }
@@ -207,7 +211,7 @@ export class ProjectRoom extends DurableObject<Env> {
       outcomes.push(outcome);
     }
     try {
-      return await this.commit(outcomes);
+      return await this.commit(outcomes, operations.map((o) => o.withView));
     } catch (e) {
       if (operations.length === 1) return [{ failure: e }];
       // The batch rolled back whole: each runs alone, so a failure is only its own.
@@ -223,25 +227,34 @@ export class ProjectRoom extends DurableObject<Env> {
     }
   }
 
-  private async apply(projectId: string, actor: RoomActor, command: RoomCommand): Promise<Answer> {
+  private async apply(projectId: string, actor: RoomActor, command: RoomCommand, withView = false): Promise<Answer> {
     await this.rememberProject(projectId);
-    const [answer] = await this.commit([await planOperation(this.opContext(projectId, actor), command)]);
+    const [answer] = await this.commit([await planOperation(this.opContext(projectId, actor), command)], [withView]);
     return answer!;
   }
 
-  /** Commits planned operations in one batch, publishes what committed, and answers each. */
-  private async commit(outcomes: OpOutcome[]): Promise<Answer[]> {
-    const statements = outcomes.flatMap((o) => (isProblem(o) ? [] : o.statements));
-    const results = statements.length > 0 ? await this.batch(statements) : [];
+  /**
+   * Commits planned operations in one batch, publishes what committed, and
+   * answers each: with the task's view, read at the end of the same batch,
+   * where the caller asked for it.
+   */
+  private async commit(outcomes: OpOutcome[], withView: readonly boolean[] = []): Promise<Answer[]> {
+    const writes = outcomes.flatMap((o) => (isProblem(o) ? [] : o.statements));
+    const viewIds = [...new Set(outcomes.flatMap((o, i) => (withView[i] && !isProblem(o) && o.statements.length > 0 ? [o.taskId] : [])))];
+    const views = viewIds.length > 0 ? taskViewsInBatch(this.db, this.env.DB, viewIds) : undefined;
+    const batched = writes.length > 0 ? await this.batch(views ? [...writes, views.statement] : writes) : [];
+    const results = batched.slice(0, writes.length);
+    const viewOf = new Map((views ? views.read(batched.at(-1)!) : []).map((v) => [v.id, v]));
     let offset = 0;
-    const answers = outcomes.map((outcome): Answer => {
+    const answers = outcomes.map((outcome, i): Answer => {
       if (isProblem(outcome)) return { ok: false, problem: outcome };
       const own = results.slice(offset, (offset += outcome.statements.length));
       if (outcome.guardedUpdate !== undefined && own[outcome.guardedUpdate]!.results.length !== 1) {
         // Only this room writes the project's tasks, so this means the task was deleted or changed underneath.
         return { ok: false, problem: { status: 409, code: "CONCURRENT_CHANGE", detail: "The task changed while this request was being handled; retry" } };
       }
-      return { ok: true, taskId: outcome.taskId, ...(outcome.data ? { data: outcome.data } : {}) };
+      const view = withView[i] ? viewOf.get(outcome.taskId) : undefined;
+      return { ok: true, taskId: outcome.taskId, ...(outcome.data ? { data: outcome.data } : {}), ...(view ? { view } : {}) };
     });
     if (results.length > 0) {
       this.publish(committedEvents(results));

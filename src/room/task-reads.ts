@@ -10,7 +10,7 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { candidatesJson, parseCandidates } from "../db/server-candidates";
-import { projects, tasks } from "../db/schema";
+import { PRIORITY_RANK, projects, tasks } from "../db/schema";
 import { inJsonList, qualified } from "../db/sql";
 import type { Assignable, Assignment, DownstreamLink } from "../domain/cascade";
 import { ACTIVE, type TaskStatus } from "../domain/lifecycle";
@@ -63,7 +63,6 @@ const downstreamJson = sql<string>`(SELECT json_group_array(json_object(
   FROM task_dependencies d JOIN tasks dt ON dt.id = d.task_id
   WHERE d.depends_on_task_id = ${qualified(tasks.id)} AND d.resolved = 0)`;
 
-const PRIORITY_ORDER = sql`CASE priority WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END`;
 const BLOCKED = sql`EXISTS (SELECT 1 FROM task_dependencies d WHERE d.task_id = t.id AND d.dependency_type != 'related' AND d.resolved = 0)`;
 
 /**
@@ -74,7 +73,7 @@ const BLOCKED = sql`EXISTS (SELECT 1 FROM task_dependencies d WHERE d.task_id = 
 const waitingJson = (projectId: string, limit: number, condition: SQL) => sql<string>`(
   SELECT json_group_array(json_object('id', w.id, 'requirements', json(w.requirements), 'require_plan', w.require_plan, 'blocked', w.blocked,
     'rank', w.rank, 'created_at', w.created_at)) FROM (
-    SELECT id, requirements, require_plan, ${BLOCKED} AS blocked, ${PRIORITY_ORDER} AS rank, created_at
+    SELECT id, requirements, require_plan, ${BLOCKED} AS blocked, ${PRIORITY_RANK} AS rank, created_at
     FROM tasks t
     WHERE project_id = ${projectId} AND status = 'pending' AND requirements IS NOT NULL AND ${condition}
     ORDER BY rank, created_at, id
@@ -127,8 +126,12 @@ export function d1Reads(db: Db, projectId: string): TaskReads {
   };
 }
 
-/** How many waiting tasks of each kind a group reads: enough for several operations' auto-assignment. */
-const GROUP_WAITING = 200;
+/**
+ * How many waiting tasks of each kind a group reads: twice what a full group
+ * (32 operations, each freeing at most one slot) can usually place; a group
+ * that places more reads further.
+ */
+const GROUP_WAITING = 64;
 
 /**
  * What a group reads of the waiting tasks: those unblocked in D1, and those

@@ -30,25 +30,37 @@ import {
   updateTaskBody,
 } from "../protocol/hub-api";
 import type { AssignTarget, TaskChanges } from "../room/commands";
-import { roomActor, runInRoom } from "../room/client";
+import { roomActor, runInRoom, runInRoomForView } from "../room/client";
 import { discardOffloaded, OFFLOAD_DEPTH, offloaderFor, pointedTo } from "../offload";
 import { dependencyView, noteView } from "../views/tasks";
 import { rankServers } from "../domain/matching";
 import { dependencySchema, type Requirements } from "../protocol/orchestratia-v1";
 import { serverCandidates } from "../db/server-candidates";
+import { rememberedProjectOf, rememberProjectOf } from "../db/task-projects";
 
 /** Large JSON the caller sends for this project goes to R2 (see offload.ts). */
 const offloadFor = (c: HubContext, projectId: string) => offloaderFor(c, projectId, roomActor(c).label);
 
-/** The task, if the caller can see its project (404 otherwise, like a missing one). One query. */
+/**
+ * The task, if the caller can see its project (404 otherwise, like a missing
+ * one). One query; none for an agent's write to a task whose project this
+ * isolate already knows (the room then reads the task itself, and answers 404
+ * if it is gone).
+ */
 export async function taskFor(c: HubContext, taskId: string, access: Access = "read") {
   if (!z.uuid().safeParse(taskId).success) throw notFound("Task");
   const p = principalOf(c);
+  const known = access === "write" && p.kind === "server" ? rememberedProjectOf(taskId) : undefined;
+  if (known) {
+    assertAccess(p, known, false, access, "Task");
+    return { id: taskId, projectId: known };
+  }
   const [task] = await c.var.db
     .select({ id: tasks.id, projectId: tasks.projectId, member: membershipOf(p, tasks.projectId) })
     .from(tasks)
     .where(eq(tasks.id, taskId));
   if (!task) throw notFound("Task");
+  rememberProjectOf(task.id, task.projectId);
   assertAccess(p, task.projectId, task.member !== null, access, "Task");
   return task;
 }
@@ -88,7 +100,7 @@ export async function createTask(c: HubContext) {
     // Legacy dependency_ids are blocks dependencies without contracts (seed §3).
     ...(body.dependency_ids ?? []).map((id) => ({ depends_on_task_id: id, dependency_type: "blocks" as const, contract_key: null })),
   ];
-  const { taskId } = await runInRoom(c, project.id, {
+  const { view } = await runInRoomForView(c, project.id, {
     op: "create",
     task: {
       title: body.title,
@@ -107,7 +119,8 @@ export async function createTask(c: HubContext) {
     },
     dependencies,
   });
-  return taskView1(c.var.db, taskId);
+  rememberProjectOf(view.id, project.id);
+  return view;
 }
 
 const listQuery = z.object({
@@ -146,8 +159,7 @@ async function updateTask(c: HubContext, taskId: string) {
     ...(body.timeout_seconds !== undefined ? { timeoutSeconds: body.timeout_seconds } : {}),
     ...(warnings.length ? { warnings } : {}),
   };
-  await runInRoom(c, task.projectId, { op: "update", taskId: task.id, changes });
-  return taskView1(c.var.db, task.id);
+  return (await runInRoomForView(c, task.projectId, { op: "update", taskId: task.id, changes })).view;
 }
 
 /** Finds who a task goes to: an open session by name (optionally on a named server), a session id, or a server by name. */
@@ -188,15 +200,14 @@ async function assignTask(c: HubContext, taskId: string) {
   const task = await taskFor(c, taskId, "write");
   const body = await readJson(c, assignBody);
   const target = await assignTarget(c, task.projectId, body);
-  await runInRoom(c, task.projectId, { op: "assign", taskId: task.id, target, requirePlan: body.require_plan });
-  return taskView1(c.var.db, task.id);
+  return (await runInRoomForView(c, task.projectId, { op: "assign", taskId: task.id, target, requirePlan: body.require_plan })).view;
 }
 
 /** Runs a body-less or simple transition and answers the task as it is afterwards. */
 async function transition(c: HubContext, taskId: string, command: (id: string, projectId: string) => Promise<Parameters<typeof runInRoom>[2]>) {
   const task = await taskFor(c, taskId, "write");
-  const { data } = await runInRoom(c, task.projectId, await command(task.id, task.projectId));
-  const view = await taskView1(c.var.db, task.id);
+  const { result, view } = await runInRoomForView(c, task.projectId, await command(task.id, task.projectId));
+  const { data } = result;
   // Completing again with the same result changes nothing: the copy of its large parts just stored is not needed.
   if (data?.noop) await discardOffloaded(c, pointedTo(view.result));
   return view;

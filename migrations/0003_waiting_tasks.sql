@@ -1,0 +1,1 @@
+CREATE INDEX `tasks_waiting` ON `tasks` (`project_id`,CASE priority WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END,`created_at`,`id`) WHERE status = 'pending' AND requirements IS NOT NULL;
