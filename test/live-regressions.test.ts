@@ -61,6 +61,19 @@ describe("agents", () => {
     expect(await s.next((f) => f.correlationId === "ask-ended")).toMatchObject({ type: "response:error", error: { code: "TIMEOUT", message: "Closed unanswered: its task ended" } });
   });
 
+  it("tells an agent waiting on ask-user when the question's task times out", async () => {
+    const id = await newTask(w, { timeout_seconds: 60 });
+    await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { session_name: "worker" }));
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/start`));
+    const s = await agentSocket(w.worker.apiKey);
+    s.send({ type: "request:ask-user", id: "ask-timed-out", payload: { question: "Before the deadline?", taskId: id, timeout: 600000 } });
+    await expect.poll(async () => (await call("/api/v1/interventions?status=pending", { token: w.admin })).json.some((i: any) => i.question === "Before the deadline?")).toBe(true);
+    await env.DB.prepare("UPDATE tasks SET deadline_at = ?1 WHERE id = ?2").bind(new Date(Date.now() - 1000).toISOString(), id).run();
+    await runDurableObjectAlarm(room());
+    expect((await expectOk(cli(w.orchestrator.apiKey, "GET", `${T}/${id}`))).json).toMatchObject({ status: "failed" });
+    expect(await s.next((f) => f.correlationId === "ask-timed-out")).toMatchObject({ type: "response:error", error: { code: "TIMEOUT", message: "Closed unanswered: its task ended" } });
+  });
+
   it("refuses an event naming a task of another project", async () => {
     const other = await createProject(w.admin, "Other agents");
     const foreign = (await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title: "theirs", project_id: other.id }), 201)).json.id;
