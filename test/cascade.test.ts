@@ -404,6 +404,33 @@ describe("operations committed together", () => {
     expect((await call(`/api/v1/tasks/${waiting}`, { token: w.admin })).json).toMatchObject({ status: "assigned", assigned_server_name: box.name });
   });
 
+  it("places as many unblocked tasks in a group as the completions would one after another", async () => {
+    const project = await createProject(w.admin, "Group fan-out");
+    const box = await registerAgent(w.admin, "fan-out-box", { project_ids: [project.id] });
+    await openSession(box.apiKey, project.id, "fan-out-worker");
+    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: box.apiKey, body: { capabilities: { languages: ["ocaml"], max_concurrent_tasks: 200 } } }));
+    const make = async (body: Record<string, unknown>) => (await expectOk(cli(box.apiKey, "POST", T, { title: "t", project_id: project.id, ...body }), 201)).json.id as string;
+    const up = await make({});
+    const other = await make({});
+    const downstream: string[] = [];
+    for (let i = 0; i < 120; i++) downstream.push(await make({ requirements: { languages: ["ocaml"] }, dependency_ids: [up] }));
+    for (const id of [up, other]) {
+      await expectOk(cli(box.apiKey, "POST", `${T}/${id}/assign`, { session_name: "fan-out-worker" }));
+      await expectOk(cli(box.apiKey, "POST", `${T}/${id}/start`));
+    }
+    const [completed] = await inOneTurn(project.id, other, [
+      [worker(box), completeOp(up)],
+      [worker(box), completeOp(other)],
+    ]);
+    expect(completed).toMatchObject({ ok: true, metrics: { operations: 2 } });
+    // Alone, the first completion would offer 100 of the 120 it unblocks (one operation's most) and the second the other 20.
+    const log = await events(project.id);
+    const completedAt = (id: string) => log.findIndex((e) => e.type === "task_completed" && e.task_id === id);
+    const assignedBetween = (from: number, to: number) => log.slice(from, to).filter((e) => e.type === "task_assigned" && downstream.includes(e.task_id)).length;
+    expect(completedAt(up)).toBeLessThan(completedAt(other));
+    expect([assignedBetween(completedAt(up), completedAt(other)), assignedBetween(completedAt(other), log.length)]).toEqual([100, 20]);
+  });
+
   it("answers each operation with its task as committed, read in the group's own batch", async () => {
     const a = (await taskInRunning()).id;
     const b = (await taskInRunning()).id;

@@ -16,11 +16,8 @@ import { rankServers } from "../domain/matching";
 import type { Requirements } from "../protocol/orchestratia-v1";
 import { assignmentEvents, assignStatement } from "./assignment";
 import type { ProblemData, RoomActor, RoomCommand } from "./commands";
-import type { Blocker, PlanEffects, TaskReads } from "./task-reads";
+import { ASSIGN_BATCH, type Blocker, type PlanEffects, type TaskReads } from "./task-reads";
 import { appendEvents, chunkRows, guardAfter, guardHolds, statement, updateTask, type EventDraft, type TaskRow, type VersionGuard } from "./statements";
-
-/** How many waiting tasks one operation considers for auto-assignment. */
-const ASSIGN_BATCH = 100;
 
 export interface OpContext {
   db: Db;

@@ -14,7 +14,7 @@ import { PRIORITY_RANK, projects, tasks } from "../db/schema";
 import { inJsonList, qualified } from "../db/sql";
 import type { Assignable, Assignment, DownstreamLink } from "../domain/cascade";
 import { ACTIVE, type TaskStatus } from "../domain/lifecycle";
-import type { Candidate } from "../domain/matching";
+import { freeSlots, type Candidate } from "../domain/matching";
 import type { Requirements } from "../protocol/orchestratia-v1";
 import type { TaskRow } from "./statements";
 
@@ -126,12 +126,15 @@ export function d1Reads(db: Db, projectId: string): TaskReads {
   };
 }
 
+/** How many waiting tasks one operation considers for auto-assignment. */
+export const ASSIGN_BATCH = 100;
+
 /**
- * How many waiting tasks of each kind a group reads: twice what a full group
- * (32 operations, each freeing at most one slot) can usually place; a group
- * that places more reads further.
+ * How many waiting tasks of each kind a group reads: what one operation
+ * alone would consider. A group reads further only when its servers have
+ * more free slots than the tasks it has left to offer.
  */
-const GROUP_WAITING = 64;
+const GROUP_WAITING = ASSIGN_BATCH;
 
 /**
  * What a group reads of the waiting tasks: those unblocked in D1, and those
@@ -221,18 +224,18 @@ export class GroupReads implements TaskReads {
     const eligible = (w: Waiting) =>
       (!w.blocked || this.unblocked.has(w.id) || alsoUnblocking.includes(w.id)) && !this.assigned.has(w.id) && (this.tasks.get(w.id)?.status ?? "pending") === "pending";
     let waiting = this.waiting.tasks.filter(eligible);
-    if (waiting.length < limit && !this.waiting.complete) {
+    const candidates = this.candidates.map((c) => ({ ...c, activeTasks: c.activeTasks + (this.load.get(c.id) ?? 0) }));
+    // No more can be placed than the servers have free slots.
+    const placeable = Math.min(limit, freeSlots(candidates));
+    if (waiting.length < placeable && !this.waiting.complete) {
       // The group has taken so many that the lists read may hide more: read further, past what it assigned.
       const [row] = await groupWaiting(this.db, this.projectId, this.ids, this.assigned.size);
-      const { candidates } = this;
+      const read = this.candidates;
       this.takeWaiting(row, this.assigned.size);
-      this.candidates = candidates;
+      this.candidates = read;
       waiting = this.waiting.tasks.filter(eligible);
     }
-    return {
-      waiting: waiting.slice(0, limit),
-      candidates: this.candidates.map((c) => ({ ...c, activeTasks: c.activeTasks + (this.load.get(c.id) ?? 0) })),
-    };
+    return { waiting: waiting.slice(0, limit), candidates };
   }
   /** What an operation planned in this group changes for the ones after it. */
   record(effects: PlanEffects | undefined) {
