@@ -7,7 +7,8 @@ import { eq, sql } from "drizzle-orm";
 import { every } from "hono/combine";
 import { createMiddleware } from "hono/factory";
 import { servers, users, type Role } from "../db/schema";
-import type { Db, UserRow } from "../db/client";
+import type { UserRow } from "../db/client";
+import { builtOnce } from "../db/sql";
 import type { HubContext, HubEnv, Principal } from "../http/context";
 import { idempotent } from "../http/idempotency";
 import { forbidden, unauthorized } from "../http/problem";
@@ -71,15 +72,11 @@ export function apiKeyOf(c: HubContext): string | undefined {
   return token?.startsWith(API_KEY_PREFIX) ? token : undefined;
 }
 
-const selectByKeyHash = (db: Db) => db.select().from(servers).where(eq(servers.apiKeyHash, sql.placeholder("hash"))).limit(1).prepare();
-/** Every agent request looks its key up: the query is built once per drizzle instance, not per request. */
-const byKeyHash = new WeakMap<Db, ReturnType<typeof selectByKeyHash>>();
+/** Every agent request looks its key up. */
+const serverByKeyHash = builtOnce((db) => db.select().from(servers).where(eq(servers.apiKeyHash, sql.placeholder("hash"))).limit(1).prepare());
 
 export async function serverForApiKey(c: HubContext, apiKey: string) {
-  const { db } = c.var;
-  let lookup = byKeyHash.get(db);
-  if (!lookup) byKeyHash.set(db, (lookup = selectByKeyHash(db)));
-  const row = await lookup.get({ hash: await sha256Hex(apiKey) });
+  const row = await serverByKeyHash(c.var.db).get({ hash: await sha256Hex(apiKey) });
   return row && !row.revokedAt ? row : undefined;
 }
 

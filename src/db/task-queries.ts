@@ -1,21 +1,13 @@
 /** Reads of tasks for the API: straight from D1, assembled into task views. */
-import { and, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, fillPlaceholders, inArray, sql, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { badRequest, notFound } from "../http/problem";
 import { taskView, type DependencyRow, type NoteRow, type TaskView } from "../views/tasks";
 import type { Db } from "./client";
-import { inJsonList, qualified } from "./sql";
+import { builtOnce, inJsonList, qualified } from "./sql";
 import { servers, sessions, taskDependencies, taskNotes, tasks } from "./schema";
 
 export const RECENT_NOTES = 20;
-const ID_CHUNK = 90;
-
-async function inChunks<T>(ids: string[], load: (chunk: string[]) => Promise<T[]>): Promise<T[]> {
-  const out: T[] = [];
-  for (let i = 0; i < ids.length; i += ID_CHUNK) out.push(...(await load(ids.slice(i, i + ID_CHUNK))));
-  return out;
-}
-
 const targetSession = alias(sessions, "target_session");
 const sourceSession = alias(sessions, "source_session");
 
@@ -51,7 +43,7 @@ interface NoteJson {
  * JSON. Every column has its own name, so the rows also map when the query
  * runs inside a D1 batch (which answers rows as objects keyed by column name).
  */
-const taskViewQuery = (db: Db, ids: string[]) =>
+const viewQuery = builtOnce((db: Db) =>
   db
     .select({
       task: tasks,
@@ -74,9 +66,11 @@ const taskViewQuery = (db: Db, ids: string[]) =>
     .leftJoin(servers, eq(servers.id, tasks.assignedServerId))
     .leftJoin(targetSession, eq(targetSession.id, tasks.targetSessionId))
     .leftJoin(sourceSession, eq(sourceSession.id, tasks.sourceSessionId))
-    .where(inArray(tasks.id, ids));
+    .where(inJsonList(tasks.id, sql.placeholder("ids")))
+    .prepare(),
+);
 
-type TaskViewRow = Awaited<ReturnType<typeof taskViewQuery>>[number];
+type TaskViewRow = Awaited<ReturnType<ReturnType<typeof viewQuery>["all"]>>[number];
 
 /** Views of the rows read, in the order of `ids`; ids without a row are skipped. */
 function viewsOf(ids: string[], rows: TaskViewRow[]): TaskView[] {
@@ -110,22 +104,22 @@ function viewsOf(ids: string[], rows: TaskViewRow[]): TaskView[] {
   });
 }
 
-/** Task views for these ids, in the same order; ids that do not exist are skipped. One query per 90 tasks. */
+/** Task views for these ids, in the same order; ids that do not exist are skipped. One query. */
 export async function taskViews(db: Db, ids: string[]): Promise<TaskView[]> {
   if (ids.length === 0) return [];
-  return viewsOf(ids, await inChunks(ids, (chunk) => taskViewQuery(db, chunk)));
+  return viewsOf(ids, await viewQuery(db).all({ ids: JSON.stringify(ids) }));
 }
 
 /**
  * Task views read at the end of a write batch, so they show exactly what it
  * committed without another round trip: the statement to append, and how to
- * read its result. At most 90 ids (D1's bound-parameter limit).
+ * read its result.
  */
 export function taskViewsInBatch(db: Db, d1: D1Database, ids: string[]) {
-  const prepared = taskViewQuery(db, ids).prepare();
+  const prepared = viewQuery(db);
   const { sql: text, params } = prepared.getQuery();
   return {
-    statement: d1.prepare(text).bind(...params),
+    statement: d1.prepare(text).bind(...fillPlaceholders(params, { ids: JSON.stringify(ids) })),
     read: (result: D1Result) => viewsOf(ids, prepared.mapAllResult(result, true) as TaskViewRow[]),
   };
 }
