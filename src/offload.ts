@@ -14,6 +14,7 @@ import type { Db } from "./db/client";
 import { datarefs } from "./db/schema";
 import type { Env } from "./env";
 import type { HubContext, HubEnv } from "./http/context";
+import { notFound } from "./http/problem";
 
 export const DEFAULT_INLINE_JSON_BYTES = 64 * 1024;
 
@@ -62,6 +63,8 @@ async function store(ctx: OffloadContext, value: unknown): Promise<DatarefPointe
   });
   await recorded.catch(async (e: unknown) => {
     await ctx.env.BLOBS.delete(blobKey(ctx.projectId, id));
+    // The project was deleted while the request was on its way (a Worker may remember a task's project).
+    if (`${String(e)} ${String((e as Error).cause ?? "")}`.includes("FOREIGN KEY constraint failed")) throw notFound("Project");
     throw e;
   });
   ctx.stored?.(id);

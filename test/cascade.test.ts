@@ -272,7 +272,7 @@ describe("matching and auto-assignment", () => {
 });
 
 describe("answers", () => {
-  it("answers a completion with the task as its cascade left it, read in the same batch", async () => {
+  it("answers a start and a completion with the task as it is afterwards", async () => {
     const up = await newTask(w);
     const down = await newTask(w, { dependencies: [{ depends_on_task_id: up, dependency_type: "input", contract_key: "c" }] });
     await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${up}/assign`, { session_name: "worker" }));
@@ -291,6 +291,8 @@ describe("answers", () => {
     await expectOk(call(`/api/v1/projects/${project.id}`, { method: "DELETE", token: w.admin }));
     expectProblem(await cli(box.apiKey, "POST", `${T}/${id}/start`), 404, "NOT_FOUND");
     expectProblem(await cli(box.apiKey, "POST", `${T}/${id}/complete`, { result: "x" }), 404, "NOT_FOUND");
+    // Also when the answer would have been offloaded to R2 first.
+    expectProblem(await cli(box.apiKey, "POST", `${T}/${id}/complete`, { result: { summary: "big", detail: "x".repeat(100 * 1024) } }), 404, "NOT_FOUND");
     expectProblem(await cli(box.apiKey, "GET", `${T}/${id}`), 404, "NOT_FOUND");
   });
 });
@@ -381,7 +383,7 @@ describe("operations committed together", () => {
     expect(log.slice(-3)).toEqual(["task_completed:up", "task_unblocked:down", "task_started:down"]);
   });
 
-  it("still finds waiting tasks behind more than a group reads at once (210) that only the group could unblock", async () => {
+  it("still finds the task a completion unblocks behind more than a group reads at once (210) that the group could unblock", async () => {
     const project = await createProject(w.admin, "Group waiting");
     const box = await registerAgent(w.admin, "waiting-box", { project_ids: [project.id] });
     await openSession(box.apiKey, project.id, "waiting-worker");
@@ -390,7 +392,7 @@ describe("operations committed together", () => {
     const x = await make({});
     const f = await make({});
     for (let i = 0; i < 210; i++) await make({ priority: "critical", requirements: { languages: ["ada"] }, dependency_ids: [f] });
-    const waiting = await make({ requirements: { languages: ["ada"] } });
+    const waiting = await make({ requirements: { languages: ["ada"] }, dependency_ids: [x] });
     await expectOk(cli(box.apiKey, "POST", `${T}/${x}/assign`, { session_name: "waiting-worker" }));
     await expectOk(cli(box.apiKey, "POST", `${T}/${x}/start`));
     await expectOk(cli(box.apiKey, "POST", `${T}/${f}/assign`, { server_name: w.worker.name }));
@@ -400,7 +402,7 @@ describe("operations committed together", () => {
     ]);
     expect(completed).toMatchObject({ ok: true, metrics: { operations: 2 } });
     expect(started).toMatchObject({ ok: true });
-    // X's slot freed: the one unblocked waiting task takes it, as it would had the completion run alone.
+    // X's slot freed: the task X unblocks takes it, as it would had the completion run alone.
     expect((await call(`/api/v1/tasks/${waiting}`, { token: w.admin })).json).toMatchObject({ status: "assigned", assigned_server_name: box.name });
   });
 
@@ -408,12 +410,12 @@ describe("operations committed together", () => {
     const project = await createProject(w.admin, "Group fan-out");
     const box = await registerAgent(w.admin, "fan-out-box", { project_ids: [project.id] });
     await openSession(box.apiKey, project.id, "fan-out-worker");
-    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: box.apiKey, body: { capabilities: { languages: ["ocaml"], max_concurrent_tasks: 200 } } }));
+    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: box.apiKey, body: { capabilities: { languages: ["ocaml"], max_concurrent_tasks: 101 } } }));
     const make = async (body: Record<string, unknown>) => (await expectOk(cli(box.apiKey, "POST", T, { title: "t", project_id: project.id, ...body }), 201)).json.id as string;
     const up = await make({});
     const other = await make({});
     const downstream: string[] = [];
-    for (let i = 0; i < 120; i++) downstream.push(await make({ requirements: { languages: ["ocaml"] }, dependency_ids: [up] }));
+    for (let i = 0; i < 130; i++) downstream.push(await make({ requirements: { languages: ["ocaml"] }, dependency_ids: [up] }));
     for (const id of [up, other]) {
       await expectOk(cli(box.apiKey, "POST", `${T}/${id}/assign`, { session_name: "fan-out-worker" }));
       await expectOk(cli(box.apiKey, "POST", `${T}/${id}/start`));
@@ -423,12 +425,32 @@ describe("operations committed together", () => {
       [worker(box), completeOp(other)],
     ]);
     expect(completed).toMatchObject({ ok: true, metrics: { operations: 2 } });
-    // Alone, the first completion would offer 100 of the 120 it unblocks (one operation's most) and the second the other 20.
-    const log = await events(project.id);
-    const completedAt = (id: string) => log.findIndex((e) => e.type === "task_completed" && e.task_id === id);
-    const assignedBetween = (from: number, to: number) => log.slice(from, to).filter((e) => e.type === "task_assigned" && downstream.includes(e.task_id)).length;
-    expect(completedAt(up)).toBeLessThan(completedAt(other));
-    expect([assignedBetween(completedAt(up), completedAt(other)), assignedBetween(completedAt(other), log.length)]).toEqual([100, 20]);
+    // Alone, the first completion would offer 100 of the 130 it unblocks (one operation's most), filling the server
+    // (101 = 100 and the other running task); the second would free and fill one more slot.
+    expect(await assignedAfterEach(project.id, [up, other], downstream)).toEqual([100, 1]);
+  });
+
+  it("offers waiting tasks past those no server can take, as each completion would alone", async () => {
+    const project = await createProject(w.admin, "Group skipping");
+    const box = await registerAgent(w.admin, "skipping-box", { project_ids: [project.id] });
+    await openSession(box.apiKey, project.id, "skipping-worker");
+    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: box.apiKey, body: { capabilities: { languages: ["ocaml"], max_concurrent_tasks: 2 } } }));
+    const make = async (body: Record<string, unknown>) => (await expectOk(cli(box.apiKey, "POST", T, { title: "t", project_id: project.id, ...body }), 201)).json.id as string;
+    const [a, b] = [await make({}), await make({})];
+    for (const id of [a, b]) {
+      await expectOk(cli(box.apiKey, "POST", `${T}/${id}/assign`, { session_name: "skipping-worker" }));
+      await expectOk(cli(box.apiKey, "POST", `${T}/${id}/start`));
+    }
+    const x1 = await make({ priority: "critical", requirements: { languages: ["ocaml"] } });
+    for (let i = 0; i < 99; i++) await make({ priority: "high", requirements: { languages: ["cobol"] } });
+    const x2 = await make({ requirements: { languages: ["ocaml"] } });
+    await inOneTurn(project.id, a, [
+      [worker(box), completeOp(a)],
+      [worker(box), completeOp(b)],
+    ]);
+    // Alone, A's completion considers X1 and the 99 tasks nobody can take; B's the 99 and X2.
+    expect(await assignedAfterEach(project.id, [a, b], [x1, x2])).toEqual([1, 1]);
+    expect((await call(`/api/v1/tasks/${x2}`, { token: w.admin })).json).toMatchObject({ status: "assigned" });
   });
 
   it("answers each operation with its task as committed, read in the group's own batch", async () => {
@@ -471,6 +493,14 @@ describe("operations committed together", () => {
     expect(await get(b)).toMatchObject({ status: "done", result: { summary: "b" } });
   });
 });
+
+/** How many of `tasks` were assigned after each completion in `completed` (in order) and before the next one. */
+async function assignedAfterEach(projectId: string, completed: string[], tasks: string[]) {
+  const log = await events(projectId);
+  const at = completed.map((id) => log.findIndex((e) => e.type === "task_completed" && e.task_id === id));
+  expect(at.every((i, n) => i >= 0 && (n === 0 || i > at[n - 1]!))).toBe(true);
+  return at.map((from, n) => log.slice(from, at[n + 1] ?? log.length).filter((e) => e.type === "task_assigned" && tasks.includes(e.task_id)).length);
+}
 
 const worker = (server: { id: string; name: string } = w.worker): RoomActor => ({ kind: "agent", serverId: server.id, serverName: server.name, label: `agent:${server.name}` });
 const completeOp = (taskId: string, summary = "ok"): RoomCommand => ({ op: "complete", taskId, result: { summary }, structured: false, warnings: [] });

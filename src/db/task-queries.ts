@@ -1,5 +1,5 @@
 /** Reads of tasks for the API: straight from D1, assembled into task views. */
-import { and, desc, eq, fillPlaceholders, inArray, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, fillPlaceholders, getTableColumns, inArray, sql, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { badRequest, notFound } from "../http/problem";
 import { taskView, type DependencyRow, type NoteRow, type TaskView } from "../views/tasks";
@@ -70,6 +70,9 @@ const viewQuery = builtOnce((db: Db) =>
     .prepare(),
 );
 
+/** The task's own columns and the five named above. */
+const VIEW_COLUMNS = Object.keys(getTableColumns(tasks)).length + 5;
+
 type TaskViewRow = Awaited<ReturnType<ReturnType<typeof viewQuery>["all"]>>[number];
 
 /** Views of the rows read, in the order of `ids`; ids without a row are skipped. */
@@ -120,7 +123,12 @@ export function taskViewsInBatch(db: Db, d1: D1Database, ids: string[]) {
   const { sql: text, params } = prepared.getQuery();
   return {
     statement: d1.prepare(text).bind(...fillPlaceholders(params, { ids: JSON.stringify(ids) })),
-    read: (result: D1Result) => viewsOf(ids, prepared.mapAllResult(result, true) as TaskViewRow[]),
+    read: (result: D1Result) => {
+      // Batch rows come keyed by column name and are mapped by position: a repeated name would shift every value after it.
+      const [first] = result.results as Record<string, unknown>[];
+      if (first && Object.keys(first).length !== VIEW_COLUMNS) throw new Error("task view: two selected columns share a name");
+      return viewsOf(ids, prepared.mapAllResult(result, true) as TaskViewRow[]);
+    },
   };
 }
 

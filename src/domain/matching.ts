@@ -43,9 +43,6 @@ const maxTasks = (c: Candidate) => c.capabilities?.max_concurrent_tasks ?? DEFAU
 /** Whether the server can take another task (one without declared capabilities can take none). */
 export const hasCapacity = (c: Candidate) => c.capabilities != null && c.activeTasks < maxTasks(c);
 
-/** How many more tasks these servers can take together. */
-export const freeSlots = (candidates: readonly Candidate[]) => candidates.reduce((n, c) => n + (c.capabilities ? Math.max(0, maxTasks(c) - c.activeTasks) : 0), 0);
-
 export function scoreServer(req: Requirements, c: Candidate): Match {
   const base = { server_id: c.id, server_name: c.name, status: c.online ? ("online" as const) : ("offline" as const), active_tasks: c.activeTasks };
   const disqualified = (reason: string): Match => ({ ...base, score: -1, reasons: [`${reason} (disqualified)`] });

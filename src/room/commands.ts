@@ -83,7 +83,7 @@ export interface RoomMetrics {
   operations: number;
 }
 
-/** A successful operation's answer; `view` is the task as committed, when the caller asked for it and the operation wrote. */
+/** An operation's answer; `view` is the task as the batch that committed it left it, when the caller asked and the operation wrote. */
 export type RoomAnswer = { ok: true; taskId: string; data?: Record<string, unknown>; view?: TaskView } | { ok: false; problem: ProblemData };
 
 export type RoomResult = RoomAnswer & { metrics: RoomMetrics };

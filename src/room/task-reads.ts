@@ -14,7 +14,7 @@ import { PRIORITY_RANK, projects, tasks } from "../db/schema";
 import { inJsonList, qualified } from "../db/sql";
 import type { Assignable, Assignment, DownstreamLink } from "../domain/cascade";
 import { ACTIVE, type TaskStatus } from "../domain/lifecycle";
-import { freeSlots, type Candidate } from "../domain/matching";
+import type { Candidate } from "../domain/matching";
 import type { Requirements } from "../protocol/orchestratia-v1";
 import type { TaskRow } from "./statements";
 
@@ -117,9 +117,8 @@ export function d1Reads(db: Db, projectId: string): TaskReads {
       return row && { task: row.task, links: countLinks(JSON.parse(row.extra) as LinkRead[]) };
     },
     async assignmentContext(limit, alsoUnblocking = []) {
-      const unblockedOrAlso = sql`(NOT ${BLOCKED} OR t.id IN (SELECT value FROM json_each(${JSON.stringify(alsoUnblocking)})))`;
       const [row] = await db.all<{ waiting: string; candidates: string }>(
-        sql`SELECT ${waitingJson(projectId, limit, unblockedOrAlso)} AS waiting, ${candidatesJson} AS candidates`,
+        sql`SELECT ${waitingAlone(projectId, limit, alsoUnblocking)} AS waiting, ${candidatesJson} AS candidates`,
       );
       return { waiting: parseWaiting(row!.waiting), candidates: parseCandidates(row!.candidates, projectId) };
     },
@@ -129,26 +128,29 @@ export function d1Reads(db: Db, projectId: string): TaskReads {
 /** How many waiting tasks one operation considers for auto-assignment. */
 export const ASSIGN_BATCH = 100;
 
+/** The waiting tasks one operation considers: unblocked in D1, or unblocked by the operation itself. */
+const waitingAlone = (projectId: string, limit: number, alsoUnblocking: readonly string[]) =>
+  waitingJson(projectId, limit, sql`(NOT ${BLOCKED} OR t.id IN (SELECT value FROM json_each(${JSON.stringify(alsoUnblocking)})))`);
+
 /**
- * How many waiting tasks of each kind a group reads: what one operation
- * alone would consider. A group reads further only when its servers have
- * more free slots than the tasks it has left to offer.
+ * How many waiting tasks of each kind a group reads: twice what one
+ * operation considers, so that the operations of a group rarely have to
+ * read again.
  */
-const GROUP_WAITING = ASSIGN_BATCH;
+const GROUP_WAITING = 2 * ASSIGN_BATCH;
 
 /**
  * What a group reads of the waiting tasks: those unblocked in D1, and those
  * blocked only by the group's own tasks (which its completions may unblock).
- * `extra` reads further down each list, past tasks the group already assigned.
  */
-function groupWaiting(db: Db, projectId: string, ids: readonly string[], extra: number) {
+function groupWaiting(db: Db, projectId: string, ids: readonly string[]) {
   const inGroup = sql`(SELECT value FROM json_each(${JSON.stringify(ids)}))`;
   const blockedOnlyByGroup = sql`${BLOCKED} AND NOT EXISTS (SELECT 1 FROM task_dependencies d
     WHERE d.task_id = t.id AND d.dependency_type != 'related' AND d.resolved = 0 AND d.depends_on_task_id NOT IN ${inGroup})`;
   return db
     .select({
-      unblocked: waitingJson(projectId, GROUP_WAITING + extra, sql`NOT ${BLOCKED}`),
-      unblockable: waitingJson(projectId, GROUP_WAITING + extra, blockedOnlyByGroup),
+      unblocked: waitingJson(projectId, GROUP_WAITING, sql`NOT ${BLOCKED}`),
+      unblockable: waitingJson(projectId, GROUP_WAITING, blockedOnlyByGroup),
       candidates: candidatesJson,
     })
     .from(projects)
@@ -166,14 +168,17 @@ export class GroupReads implements TaskReads {
   private readonly assigned = new Map<string, TaskStatus>();
   /** Change in each server's active tasks since the read. */
   private readonly load = new Map<string, number>();
-  /** The waiting tasks read, in waiting order; `complete` unless a list was cut at its limit. */
-  private waiting: { tasks: Waiting[]; complete: boolean } = { tasks: [], complete: true };
+  /**
+   * The waiting tasks read, in waiting order. When a list was cut at its
+   * limit, tasks after its last one may be missing: `knownUpTo` is the last
+   * task up to which the lists hold every waiting task (null: all of them).
+   */
+  private waiting: { tasks: Waiting[]; knownUpTo: Waiting | null } = { tasks: [], knownUpTo: null };
   private candidates: Candidate[] = [];
 
   private constructor(
     private readonly db: Db,
     private readonly projectId: string,
-    private readonly ids: readonly string[],
     rows: { task: TaskRow; blockers: string; links: string }[],
   ) {
     for (const r of rows) {
@@ -190,21 +195,18 @@ export class GroupReads implements TaskReads {
       .select({ task: tasks, blockers: blockersJson, links: downstreamJson })
       .from(tasks)
       .where(and(inJsonList(tasks.id, ids), eq(tasks.projectId, projectId)));
-    if (!withAssignment) return new GroupReads(db, projectId, ids, (await db.batch([taskQuery]))[0]);
-    const [rows, context] = await db.batch([taskQuery, groupWaiting(db, projectId, ids, 0)]);
-    const reads = new GroupReads(db, projectId, ids, rows);
-    reads.takeWaiting(context[0], 0);
+    if (!withAssignment) return new GroupReads(db, projectId, (await db.batch([taskQuery]))[0]);
+    const [rows, context] = await db.batch([taskQuery, groupWaiting(db, projectId, ids)]);
+    const reads = new GroupReads(db, projectId, rows);
+    reads.takeWaiting(context[0]);
     return reads;
   }
 
-  private takeWaiting(row: { unblocked: string; unblockable: string; candidates: string } | undefined, extra: number) {
+  private takeWaiting(row: { unblocked: string; unblockable: string; candidates: string } | undefined) {
     if (!row) return;
-    const unblocked = parseWaiting(row.unblocked);
-    const unblockable = parseWaiting(row.unblockable);
-    this.waiting = {
-      tasks: [...unblocked, ...unblockable].sort(inWaitingOrder),
-      complete: unblocked.length < GROUP_WAITING + extra && unblockable.length < GROUP_WAITING + extra,
-    };
+    const lists = [parseWaiting(row.unblocked), parseWaiting(row.unblockable)];
+    const cutAt = lists.filter((l) => l.length >= GROUP_WAITING).map((l) => l.at(-1)!);
+    this.waiting = { tasks: lists.flat().sort(inWaitingOrder), knownUpTo: cutAt.sort(inWaitingOrder)[0] ?? null };
     this.candidates = parseCandidates(row.candidates, this.projectId);
   }
 
@@ -223,20 +225,22 @@ export class GroupReads implements TaskReads {
   async assignmentContext(limit: number, alsoUnblocking: readonly string[] = []) {
     const eligible = (w: Waiting) =>
       (!w.blocked || this.unblocked.has(w.id) || alsoUnblocking.includes(w.id)) && !this.assigned.has(w.id) && (this.tasks.get(w.id)?.status ?? "pending") === "pending";
-    let waiting = this.waiting.tasks.filter(eligible);
-    const candidates = this.candidates.map((c) => ({ ...c, activeTasks: c.activeTasks + (this.load.get(c.id) ?? 0) }));
-    // No more can be placed than the servers have free slots.
-    const placeable = Math.min(limit, freeSlots(candidates));
-    if (waiting.length < placeable && !this.waiting.complete) {
-      // The group has taken so many that the lists read may hide more: read further, past what it assigned.
-      const [row] = await groupWaiting(this.db, this.projectId, this.ids, this.assigned.size);
-      const read = this.candidates;
-      this.takeWaiting(row, this.assigned.size);
-      this.candidates = read;
-      waiting = this.waiting.tasks.filter(eligible);
+    const { tasks, knownUpTo } = this.waiting;
+    let waiting = (knownUpTo ? tasks.filter((w) => inWaitingOrder(w, knownUpTo) <= 0) : tasks).filter(eligible);
+    if (waiting.length < limit && knownUpTo) {
+      // The lists may miss some of the tasks this operation would consider alone: read them as it would,
+      // with what the group unblocked, and past the tasks the group assigned (still pending in D1).
+      const [row] = await this.db.all<{ waiting: string }>(
+        sql`SELECT ${waitingAlone(this.projectId, limit + this.assigned.size, [...this.unblocked, ...alsoUnblocking])} AS waiting`,
+      );
+      waiting = parseWaiting(row!.waiting).filter(eligible);
     }
-    return { waiting: waiting.slice(0, limit), candidates };
+    return {
+      waiting: waiting.slice(0, limit),
+      candidates: this.candidates.map((c) => ({ ...c, activeTasks: c.activeTasks + (this.load.get(c.id) ?? 0) })),
+    };
   }
+
   /** What an operation planned in this group changes for the ones after it. */
   record(effects: PlanEffects | undefined) {
     if (!effects) return;
