@@ -146,7 +146,7 @@ export class ProjectRoom extends DurableObject<Env> {
     return run;
   }
 
-  /** Runs one operation; `withView` answers with the task as committed (read in the same batch). */
+  /** Runs one operation; `withView` also answers the task as its batch left it (read in that batch). */
   async execute(projectId: string, actor: RoomActor, command: RoomCommand, withView = false): Promise<RoomResult> {
     if (GROUPED.has(command.op)) return this.joinGroup(projectId, { actor, command, withView });
     return this.serialise(async () => {
