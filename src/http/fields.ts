@@ -6,6 +6,8 @@ export const email = z.email("must be an email address").max(254).transform((e) 
 export const password = z.string().min(8, "must be at least 8 characters").max(256, "must be at most 256 characters");
 export const role = z.enum(ROLES);
 export const uuid = z.uuid("must be a UUID");
+/** Whether a path parameter can name a row at all (anything else is simply not found). */
+export const isUuid = (value: string) => uuid.safeParse(value).success;
 /** A short human label: trimmed, non-empty. */
 export const label = (max = 200) => z.string().trim().min(1, "must not be empty").max(max, `must be at most ${max} characters`);
 export const text = (max = 10_000) => z.string().max(max, `must be at most ${max} characters`);

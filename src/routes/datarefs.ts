@@ -5,6 +5,7 @@
  */
 import { and, eq } from "drizzle-orm";
 import { Hono } from "hono";
+import { isUuid } from "../http/fields";
 import { z } from "zod";
 import { projectFor } from "../auth/access";
 import { blobKey } from "../blobs";
@@ -78,7 +79,7 @@ async function createDataref(c: HubContext, projectIdFromPath?: string) {
 
 /** A DataRef's metadata, with a fresh download URL once its bytes are in. */
 async function describeDataref(c: HubContext, id: string, projectIdFromPath?: string) {
-  const row = z.uuid().safeParse(id).success ? await c.var.db.query.datarefs.findFirst({ where: eq(datarefs.id, id) }) : undefined;
+  const row = isUuid(id) ? await c.var.db.query.datarefs.findFirst({ where: eq(datarefs.id, id) }) : undefined;
   if (!row || (projectIdFromPath && row.projectId !== projectIdFromPath)) throw notFound("DataRef");
   try {
     await projectFor(c, row.projectId);

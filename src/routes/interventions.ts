@@ -1,6 +1,7 @@
 /** Interventions (questions from agents to people or orchestrators), on both surfaces. */
 import { and, desc, eq } from "drizzle-orm";
 import { Hono } from "hono";
+import { isUuid } from "../http/fields";
 import { z } from "zod";
 import { projectFor, visibleProjectIds } from "../auth/access";
 import { agent, person } from "../auth/middleware";
@@ -46,7 +47,7 @@ async function listInterventions(c: HubContext) {
 
 async function respond(c: HubContext) {
   const id = c.req.param("id")!;
-  const row = z.uuid().safeParse(id).success
+  const row = isUuid(id)
     ? await c.var.db.query.interventions.findFirst({ where: eq(interventions.id, id), columns: { projectId: true } })
     : undefined;
   if (!row) throw notFound("Intervention");

@@ -3,12 +3,12 @@
  * checks the JWT and the project's visibility before the room is touched.
  */
 import { Hono } from "hono";
+import { isUuid } from "../http/fields";
 import { projectFor } from "../auth/access";
 import type { HubContext, HubEnv } from "../http/context";
 import { hubBaseUrl } from "../http/base-url";
 import { fieldError, notFound, Problem, unauthorized } from "../http/problem";
 import { apiKeyOf, serverForApiKey, signInWithToken } from "../auth/middleware";
-import { z } from "zod";
 import { roomStub } from "../room/client";
 
 export const liveRoutes = new Hono<HubEnv>();
@@ -55,7 +55,7 @@ liveRoutes.get("/:id/ws", async (c) => {
 liveRoutes.get("/:id/agent-ws", async (c) => {
   requireUpgrade(c);
   const projectId = c.req.param("id");
-  if (!z.uuid().safeParse(projectId).success) throw notFound("Project");
+  if (!isUuid(projectId)) throw notFound("Project");
   const apiKey = apiKeyOf(c);
   const headers: Record<string, string> = { Upgrade: "websocket", "X-Project-Id": projectId, "X-Hub-Base": hubBaseUrl(c) };
   if (apiKey) {

@@ -6,6 +6,7 @@
  */
 import { and, eq } from "drizzle-orm";
 import { Hono } from "hono";
+import { isUuid, uuid } from "../http/fields";
 import { z } from "zod";
 import { assertAccess, membershipOf, principalOf, projectFor, scopesOverlap, visibleProjectIds, type Access } from "../auth/access";
 import { agent, currentServer, person } from "../auth/middleware";
@@ -48,7 +49,7 @@ const offloadFor = (c: HubContext, projectId: string) => offloaderFor(c, project
  * if it is gone).
  */
 export async function taskFor(c: HubContext, taskId: string, access: Access = "read") {
-  if (!z.uuid().safeParse(taskId).success) throw notFound("Task");
+  if (!isUuid(taskId)) throw notFound("Task");
   const p = principalOf(c);
   const known = access === "write" && p.kind === "server" ? rememberedProjectOf(taskId) : undefined;
   if (known) {
@@ -254,9 +255,11 @@ async function matchingAgents(c: HubContext, taskId: string) {
 }
 
 /** Tasks assigned to the calling agent's session (or, without session_id, its server) that are not finished. */
+const checkQuery = z.object({ session_id: uuid.optional() });
+
 async function checkAssigned(c: HubContext) {
   const server = currentServer(c);
-  const { session_id } = readQuery(c, z.object({ session_id: z.uuid("must be a UUID").optional() }));
+  const { session_id } = readQuery(c, checkQuery);
   if (session_id) {
     const session = await c.var.db.query.sessions.findFirst({ where: eq(sessions.id, session_id) });
     if (!session || !scopesOverlap(server.projectIds ?? null, [session.projectId])) throw notFound("Session");
