@@ -297,6 +297,44 @@ describe("answers", () => {
   });
 });
 
+describe("capacity across projects", () => {
+  it("never gives a server more tasks than it can take when several projects' rooms assign to it at once", async () => {
+    const projects = await Promise.all(Array.from({ length: 10 }, (_, i) => createProject(w.admin, `Shared box ${i}`)));
+    const box = await registerAgent(w.admin, "shared-box", { project_ids: projects.map((p) => p.id) });
+    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: box.apiKey, body: { capabilities: { languages: ["prolog"], max_concurrent_tasks: 3 } } }));
+    const waiting = await Promise.all(
+      projects.map(async (p) => (await expectOk(call("/api/v1/tasks", { token: w.admin, body: { title: "t", project_id: p.id, requirements: { languages: ["prolog"] } } }), 201)).json.id as string),
+    );
+    const replies = await Promise.all(waiting.map((id) => call(`/api/v1/tasks/${id}/auto-assign`, { token: w.admin, method: "POST" })));
+    expect(replies.map((r) => r.status)).toEqual(Array(10).fill(200));
+    expect(replies.filter((r) => r.json.status === "assigned")).toHaveLength(3);
+    const statuses = await Promise.all(waiting.map(async (id) => (await call(`/api/v1/tasks/${id}`, { token: w.admin })).json.status));
+    expect(statuses.filter((s) => s === "assigned")).toHaveLength(3);
+  });
+
+  it("holds when completions in several projects unblock tasks for the same server at once", async () => {
+    const projects = await Promise.all(Array.from({ length: 5 }, (_, i) => createProject(w.admin, `Shared cascade ${i}`)));
+    const ids = projects.map((p) => p.id);
+    const box = await registerAgent(w.admin, "cascade-box", { project_ids: ids });
+    const runner = await registerAgent(w.admin, "cascade-runner", { project_ids: ids });
+    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: box.apiKey, body: { capabilities: { languages: ["forth"], max_concurrent_tasks: 4 } } }));
+    const ups = await Promise.all(
+      ids.map(async (projectId, n) => {
+        await openSession(runner.apiKey, projectId, `runner-${n}`);
+        const up = (await expectOk(cli(runner.apiKey, "POST", T, { title: "up", project_id: projectId }), 201)).json.id as string;
+        for (let i = 0; i < 5; i++) await expectOk(cli(runner.apiKey, "POST", T, { title: "down", project_id: projectId, dependency_ids: [up], requirements: { languages: ["forth"] } }), 201);
+        await expectOk(cli(runner.apiKey, "POST", `${T}/${up}/assign`, { session_name: `runner-${n}` }));
+        await expectOk(cli(runner.apiKey, "POST", `${T}/${up}/start`));
+        return up;
+      }),
+    );
+    const replies = await Promise.all(ups.map((id) => cli(runner.apiKey, "POST", `${T}/${id}/complete`, { result: "ok" })));
+    expect(replies.map((r) => r.status)).toEqual(Array(5).fill(200));
+    const onBox = await env.DB.prepare("SELECT COUNT(*) AS n FROM tasks WHERE assigned_server_id = ?1 AND status IN ('assigned', 'planning', 'running')").bind(box.id).first<{ n: number }>();
+    expect(onBox!.n).toBe(4);
+  });
+});
+
 describe("constant cost", () => {
   it("spends the same number of D1 round trips on a completion whatever its fan-out", async () => {
     const queriesFor = async (k: number) => {

@@ -1,6 +1,7 @@
-/** Writes of auto-assignment inside a room operation: the set-based assignment and its events. */
+/** Writes of auto-assignment inside a room operation: the set-based assignment, its capacity check and its events. */
 import { sql } from "drizzle-orm";
 import type { Assignment } from "../domain/cascade";
+import { DEFAULT_MAX_CONCURRENT_TASKS } from "../domain/matching";
 import type { EventDraft, VersionGuard } from "./statements";
 import { guardHolds, statement } from "./statements";
 import type { OpContext } from "./task-operations";
@@ -17,6 +18,30 @@ export function assignStatement(ctx: OpContext, plan: Assignment[], guard: Versi
         WHERE id IN (SELECT a.value ->> 'task_id' FROM json_each(${rows}) a) AND status = 'pending' AND ${guardHolds(guard)}`,
   );
 }
+
+/** What the capacity check's error says: the batch rolled back because a server would have had too many tasks. */
+const OVER_CAPACITY = "server over capacity: ";
+
+/**
+ * Fails the batch if a server the plan assigned to now has more active tasks
+ * than it can take. A server's load is shared by every project it serves, and
+ * another project's room may have assigned to it since this plan read it; the
+ * room then plans again from fresh reads. (SQLite raises no error on its own
+ * outside triggers: a JSON path that names the server is the error.)
+ */
+export function capacityCheck(ctx: OpContext, plan: Assignment[], guard: VersionGuard) {
+  const serverIds = JSON.stringify([...new Set(plan.map((p) => p.match.server_id))]);
+  return statement(
+    ctx.d1,
+    sql`SELECT json_extract('{}', ${OVER_CAPACITY} || s.name) FROM servers s
+        WHERE s.id IN (SELECT value FROM json_each(${serverIds})) AND ${guardHolds(guard)}
+          AND (SELECT COUNT(*) FROM tasks t WHERE t.assigned_server_id = s.id AND t.status IN ('assigned', 'planning', 'running'))
+              > COALESCE(s.capabilities ->> '$.max_concurrent_tasks', ${DEFAULT_MAX_CONCURRENT_TASKS})`,
+  );
+}
+
+/** Whether a batch failed its capacity check (and is worth planning again). */
+export const overCapacity = (e: unknown) => `${String(e)} ${String((e as Error)?.cause ?? "")}`.includes(OVER_CAPACITY);
 
 export const assignmentEvents = (plan: Assignment[]): EventDraft[] =>
   plan.map((p) => ({

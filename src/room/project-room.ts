@@ -23,6 +23,7 @@ import { withDownloadUrls } from "../offload";
 import { HUB_ACTOR, type RoomActor, type RoomAnswer, type RoomCommand, type RoomResult } from "./commands";
 import { AgentProtocol, AUTH_GRACE_MS, notify, respond, respondError } from "./agent-socket";
 import { AGENT_TAG, attachmentOf, CLOSE, DASHBOARD_TAG, eventFrame, FrameRate, sendJson, type AgentAttachment, type DashboardAttachment } from "./sockets";
+import { overCapacity } from "./assignment";
 import { committedEvents, type CommittedEvent } from "./statements";
 import { isProblem, planOperation, type OpContext, type OpOutcome } from "./task-operations";
 import { d1Reads, GroupReads, type TaskReads } from "./task-reads";
@@ -31,6 +32,8 @@ import { d1Reads, GroupReads, type TaskReads } from "./task-reads";
 const GROUPED: ReadonlySet<RoomCommand["op"]> = new Set(["start", "complete"]);
 /** The most operations one batch carries (D1 counts each statement against an invocation's queries). */
 const MAX_GROUP = 32;
+/** How often an operation is planned again after another project's room filled a server it assigned to. */
+const MAX_PLANS = 5;
 const REPLAY_PAGE = 500;
 /** The longest backlog a socket replays inside the room's queue. */
 const MAX_REPLAY = 5000;
@@ -199,7 +202,7 @@ export class ProjectRoom extends DurableObject<Env> {
    * a group only when its tasks were deleted with the project, and then the
    * later operations' guards fail too.
    */
-  private async applyGroup(projectId: string, operations: Operation[]): Promise<(Answer | Failure)[]> {
+  private async applyGroup(projectId: string, operations: Operation[], attempt = 1): Promise<(Answer | Failure)[]> {
     await this.rememberProject(projectId);
     this.d1Queries++;
     const taskIds = operations.map((o) => (o.command as { taskId: string }).taskId);
@@ -213,7 +216,7 @@ export class ProjectRoom extends DurableObject<Env> {
     try {
       return await this.commit(outcomes, operations.map((o) => o.withView));
     } catch (e) {
-      if (operations.length === 1) return [{ failure: e }];
+      if (operations.length === 1) return overCapacity(e) && attempt < MAX_PLANS ? this.applyGroup(projectId, operations, attempt + 1) : [{ failure: e }];
       // The batch rolled back whole: each runs alone, so a failure is only its own.
       const answers: (Answer | Failure)[] = [];
       for (const operation of operations) {
@@ -229,8 +232,14 @@ export class ProjectRoom extends DurableObject<Env> {
 
   private async apply(projectId: string, actor: RoomActor, command: RoomCommand, withView = false): Promise<Answer> {
     await this.rememberProject(projectId);
-    const [answer] = await this.commit([await planOperation(this.opContext(projectId, actor), command)], [withView]);
-    return answer!;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const [answer] = await this.commit([await planOperation(this.opContext(projectId, actor), command)], [withView]);
+        return answer!;
+      } catch (e) {
+        if (!overCapacity(e) || attempt >= MAX_PLANS) throw e;
+      }
+    }
   }
 
   /**

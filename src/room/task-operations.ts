@@ -14,7 +14,7 @@ import { cycleThrough } from "../domain/dependency-graph";
 import { ACTIVE, checkTransition, FINISHED, type TaskAction, type TaskStatus } from "../domain/lifecycle";
 import { rankServers } from "../domain/matching";
 import type { Requirements } from "../protocol/orchestratia-v1";
-import { assignmentEvents, assignStatement } from "./assignment";
+import { assignmentEvents, assignStatement, capacityCheck } from "./assignment";
 import type { ProblemData, RoomActor, RoomCommand } from "./commands";
 import { ASSIGN_BATCH, type Blocker, type PlanEffects, type TaskReads } from "./task-reads";
 import { appendEvents, chunkRows, guardAfter, guardHolds, statement, updateTask, type EventDraft, type TaskRow, type VersionGuard } from "./statements";
@@ -273,7 +273,8 @@ async function planAutoAssign(ctx: OpContext, unblocked: string[], freedServer: 
   );
 }
 
-const assignmentStatements = (ctx: OpContext, plan: Assignment[], guard: VersionGuard) => (plan.length ? [assignStatement(ctx, plan, guard)] : []);
+const assignmentStatements = (ctx: OpContext, plan: Assignment[], guard: VersionGuard) =>
+  plan.length ? [assignStatement(ctx, plan, guard), capacityCheck(ctx, plan, guard)] : [];
 
 /**
  * Completion and its cascade, in one batch: the contract check, resolution of
@@ -471,7 +472,9 @@ async function autoAssign(ctx: OpContext, cmd: Extract<RoomCommand, { op: "auto_
   if (!best || best.score < 0) return { taskId: task.id, statements: [], data: { status: "no_match" } };
   const assignment = { taskId: task.id, match: best, requirePlan: task.requirePlan };
   return {
-    ...taskWrite(ctx, task, { status: task.requirePlan ? "planning" : "assigned", assignedServerId: best.server_id, targetSessionId: null }, assignmentEvents([assignment])),
+    ...taskWrite(ctx, task, { status: task.requirePlan ? "planning" : "assigned", assignedServerId: best.server_id, targetSessionId: null }, assignmentEvents([assignment]), (guard) => [
+      capacityCheck(ctx, [assignment], guard),
+    ]),
     data: { status: "assigned", server_id: best.server_id, server_name: best.server_name, match_score: best.score },
   };
 }
@@ -482,7 +485,7 @@ async function sweep(ctx: OpContext): Promise<OpOutcome> {
   if (assignments.length === 0) return { taskId: "", statements: [], data: { assigned: 0 } };
   return {
     taskId: "",
-    statements: [assignStatement(ctx, assignments, null), appendEvents(ctx.d1, ctx.projectId, ctx.actor.label, assignmentEvents(assignments), ctx.now, null)],
+    statements: [...assignmentStatements(ctx, assignments, null), appendEvents(ctx.d1, ctx.projectId, ctx.actor.label, assignmentEvents(assignments), ctx.now, null)],
     data: { assigned: assignments.length },
   };
 }
