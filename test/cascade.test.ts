@@ -335,6 +335,38 @@ describe("capacity across projects", () => {
   });
 });
 
+describe("capacity taken at every try", () => {
+  it("commits the completion without offering waiting tasks when other rooms keep filling the server, and offers them after", async () => {
+    const project = await createProject(w.admin, "Always filled");
+    const box = await registerAgent(w.admin, "always-filled-box", { project_ids: [project.id] });
+    await openSession(box.apiKey, project.id, "always-filled");
+    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: box.apiKey, body: { capabilities: { languages: ["lisp"], max_concurrent_tasks: 1 } } }));
+    const make = async (body: Record<string, unknown>) => (await expectOk(cli(box.apiKey, "POST", T, { title: "t", project_id: project.id, ...body }), 201)).json.id as string;
+    const up = await make({});
+    const down = await make({ requirements: { languages: ["lisp"] }, dependency_ids: [up] });
+    const filler = await make({});
+    await expectOk(cli(box.apiKey, "POST", `${T}/${up}/assign`, { session_name: "always-filled" }));
+    await expectOk(cli(box.apiKey, "POST", `${T}/${up}/start`));
+    // Stands in for other projects' rooms: whenever DOWN is given to the box, another task takes the box's slot in the same instant.
+    await env.DB.prepare(
+      `CREATE TRIGGER fill_the_box AFTER UPDATE OF assigned_server_id ON tasks WHEN NEW.id = '${down}' AND NEW.assigned_server_id = '${box.id}'
+       BEGIN UPDATE tasks SET status = 'assigned', assigned_server_id = NEW.assigned_server_id WHERE id = '${filler}'; END`,
+    ).run();
+    try {
+      const done = await cli(box.apiKey, "POST", `${T}/${up}/complete`, { result: "ok" });
+      expect(done.status, done.text).toBe(200);
+      expect(done.json).toMatchObject({ id: up, status: "done" });
+      // The room's next turn (after the offer it queued) shows the offer rolled back too.
+      await inOneTurn(project.id, up, []);
+      for (const id of [down, filler]) expect((await call(`/api/v1/tasks/${id}`, { token: w.admin })).json).toMatchObject({ status: "pending", assigned_server_id: null });
+    } finally {
+      await env.DB.prepare("DROP TRIGGER fill_the_box").run();
+    }
+    const offered = await expectOk(call(`/api/v1/tasks/${down}/auto-assign`, { token: w.admin, method: "POST" }));
+    expect(offered.json).toMatchObject({ status: "assigned", server_name: box.name });
+  });
+});
+
 describe("constant cost", () => {
   it("spends the same number of D1 round trips on a completion whatever its fan-out", async () => {
     const queriesFor = async (k: number) => {

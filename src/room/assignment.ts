@@ -36,7 +36,7 @@ export function capacityCheck(ctx: OpContext, plan: Assignment[], guard: Version
     sql`SELECT json_extract('{}', ${OVER_CAPACITY} || s.name) FROM servers s
         WHERE s.id IN (SELECT value FROM json_each(${serverIds})) AND ${guardHolds(guard)}
           AND (SELECT COUNT(*) FROM tasks t WHERE t.assigned_server_id = s.id AND t.status IN ('assigned', 'planning', 'running'))
-              > COALESCE(s.capabilities ->> '$.max_concurrent_tasks', ${DEFAULT_MAX_CONCURRENT_TASKS})`,
+              > CAST(COALESCE(s.capabilities ->> '$.max_concurrent_tasks', ${DEFAULT_MAX_CONCURRENT_TASKS}) AS INTEGER)`,
   );
 }
 

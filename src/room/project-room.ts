@@ -32,8 +32,11 @@ import { d1Reads, GroupReads, type TaskReads } from "./task-reads";
 const GROUPED: ReadonlySet<RoomCommand["op"]> = new Set(["start", "complete"]);
 /** The most operations one batch carries (D1 counts each statement against an invocation's queries). */
 const MAX_GROUP = 32;
-/** How often an operation is planned again after another project's room filled a server it assigned to. */
-const MAX_PLANS = 5;
+/**
+ * How often an operation is planned after another project's room filled a
+ * server it assigned to; the last time without offering waiting tasks.
+ */
+const MAX_PLANS = 3;
 const REPLAY_PAGE = 500;
 /** The longest backlog a socket replays inside the room's queue. */
 const MAX_REPLAY = 5000;
@@ -207,14 +210,17 @@ export class ProjectRoom extends DurableObject<Env> {
     this.d1Queries++;
     const taskIds = operations.map((o) => (o.command as { taskId: string }).taskId);
     const reads = await GroupReads.load(this.db, projectId, taskIds, operations.some((o) => o.command.op === "complete"));
+    const offerWaiting = attempt < MAX_PLANS;
     const outcomes: OpOutcome[] = [];
     for (const { actor, command } of operations) {
-      const outcome = await planOperation(this.opContext(projectId, actor, reads), command);
+      const outcome = await planOperation(this.opContext(projectId, actor, reads, offerWaiting), command);
       if (!isProblem(outcome)) reads.record(outcome.effects);
       outcomes.push(outcome);
     }
     try {
-      return await this.commit(outcomes, operations.map((o) => o.withView));
+      const answers = await this.commit(outcomes, operations.map((o) => o.withView));
+      if (!offerWaiting) this.offerWaitingSoon(projectId);
+      return answers;
     } catch (e) {
       if (operations.length === 1) return overCapacity(e) && attempt < MAX_PLANS ? this.applyGroup(projectId, operations, attempt + 1) : [{ failure: e }];
       // The batch rolled back whole: each runs alone, so a failure is only its own.
@@ -233,13 +239,20 @@ export class ProjectRoom extends DurableObject<Env> {
   private async apply(projectId: string, actor: RoomActor, command: RoomCommand, withView = false): Promise<Answer> {
     await this.rememberProject(projectId);
     for (let attempt = 1; ; attempt++) {
+      const offerWaiting = attempt < MAX_PLANS;
       try {
-        const [answer] = await this.commit([await planOperation(this.opContext(projectId, actor), command)], [withView]);
+        const [answer] = await this.commit([await planOperation(this.opContext(projectId, actor, undefined, offerWaiting), command)], [withView]);
+        if (!offerWaiting && command.op !== "sweep") this.offerWaitingSoon(projectId);
         return answer!;
       } catch (e) {
-        if (!overCapacity(e) || attempt >= MAX_PLANS) throw e;
+        if (!overCapacity(e) || !offerWaiting) throw e;
       }
     }
+  }
+
+  /** After an operation committed without offering waiting tasks, they are offered in the room's next turn. */
+  private offerWaitingSoon(projectId: string) {
+    this.serialise(() => this.apply(projectId, HUB_ACTOR, { op: "sweep" })).catch((e) => console.error("offering waiting tasks failed", e));
   }
 
   /**
@@ -294,8 +307,8 @@ export class ProjectRoom extends DurableObject<Env> {
     return this.env.DB.batch(statements);
   }
 
-  private opContext(projectId: string, actor: RoomActor, reads: TaskReads = d1Reads(this.db, projectId)): OpContext {
-    return { db: this.db, d1: this.env.DB, projectId, actor, now: new Date().toISOString(), reads };
+  private opContext(projectId: string, actor: RoomActor, reads: TaskReads = d1Reads(this.db, projectId), offerWaiting = true): OpContext {
+    return { db: this.db, d1: this.env.DB, projectId, actor, now: new Date().toISOString(), reads, offerWaiting };
   }
 
   /** The alarm needs to know the project; stored once, remembered in memory. */

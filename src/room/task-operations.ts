@@ -26,6 +26,12 @@ export interface OpContext {
   actor: RoomActor;
   now: string;
   reads: TaskReads;
+  /**
+   * Whether the operation offers waiting tasks to servers as it goes. Off
+   * when other projects' rooms kept filling the servers it planned for: the
+   * operation itself then commits, and the room offers the tasks again after.
+   */
+  offerWaiting: boolean;
 }
 
 export interface WritePlan {
@@ -265,6 +271,7 @@ async function revisePlan(ctx: OpContext, cmd: Extract<RoomCommand, { op: "revis
  * this operation finishes. One query, whatever the number of tasks.
  */
 async function planAutoAssign(ctx: OpContext, unblocked: string[], freedServer: string | null): Promise<Assignment[]> {
+  if (!ctx.offerWaiting) return [];
   const { waiting, candidates } = await ctx.reads.assignmentContext(ASSIGN_BATCH, unblocked);
   if (waiting.length === 0) return [];
   return planAssignments(
@@ -467,6 +474,7 @@ async function autoAssign(ctx: OpContext, cmd: Extract<RoomCommand, { op: "auto_
     return { status: 409, code: "INVALID_TRANSITION", detail: `Auto-assign needs a pending task; this one is ${task.status}`, extensions: { current_status: task.status } };
   }
   if (!task.requirements) return { status: 422, code: "NO_REQUIREMENTS", detail: "The task has no requirements to match servers against; assign it by hand" };
+  if (!ctx.offerWaiting) return { status: 409, code: "CONCURRENT_CHANGE", detail: "Other projects kept filling the matching servers while this was planned; retry" };
   const { candidates } = await ctx.reads.assignmentContext(0);
   const [best] = rankServers(task.requirements as Requirements, candidates);
   if (!best || best.score < 0) return { taskId: task.id, statements: [], data: { status: "no_match" } };
