@@ -337,16 +337,11 @@ describe("capacity across projects", () => {
 
 describe("capacity taken at every try", () => {
   it("commits the completion without offering waiting tasks when other rooms keep filling the server, and offers them after", async () => {
-    const project = await createProject(w.admin, "Always filled");
-    const box = await registerAgent(w.admin, "always-filled-box", { project_ids: [project.id] });
-    await openSession(box.apiKey, project.id, "always-filled");
-    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: box.apiKey, body: { capabilities: { languages: ["lisp"], max_concurrent_tasks: 1 } } }));
-    const make = async (body: Record<string, unknown>) => (await expectOk(cli(box.apiKey, "POST", T, { title: "t", project_id: project.id, ...body }), 201)).json.id as string;
+    const { project, box, make, run } = await projectWithBox("always-filled-box", "lisp", 1);
     const up = await make({});
     const down = await make({ requirements: { languages: ["lisp"] }, dependency_ids: [up] });
     const filler = await make({});
-    await expectOk(cli(box.apiKey, "POST", `${T}/${up}/assign`, { session_name: "always-filled" }));
-    await expectOk(cli(box.apiKey, "POST", `${T}/${up}/start`));
+    await run(up);
     // Stands in for other projects' rooms: whenever DOWN is given to the box, another task takes the box's slot in the same instant.
     await env.DB.prepare(
       `CREATE TRIGGER fill_the_box AFTER UPDATE OF assigned_server_id ON tasks WHEN NEW.id = '${down}' AND NEW.assigned_server_id = '${box.id}'
@@ -454,17 +449,12 @@ describe("operations committed together", () => {
   });
 
   it("still finds the task a completion unblocks behind more than a group reads at once (210) that the group could unblock", async () => {
-    const project = await createProject(w.admin, "Group waiting");
-    const box = await registerAgent(w.admin, "waiting-box", { project_ids: [project.id] });
-    await openSession(box.apiKey, project.id, "waiting-worker");
-    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: box.apiKey, body: { capabilities: { languages: ["ada"], max_concurrent_tasks: 1 } } }));
-    const make = async (body: Record<string, unknown>) => (await expectOk(cli(box.apiKey, "POST", T, { title: "t", project_id: project.id, ...body }), 201)).json.id as string;
+    const { project, box, make, run } = await projectWithBox("waiting-box", "ada", 1);
     const x = await make({});
     const f = await make({});
     for (let i = 0; i < 210; i++) await make({ priority: "critical", requirements: { languages: ["ada"] }, dependency_ids: [f] });
     const waiting = await make({ requirements: { languages: ["ada"] }, dependency_ids: [x] });
-    await expectOk(cli(box.apiKey, "POST", `${T}/${x}/assign`, { session_name: "waiting-worker" }));
-    await expectOk(cli(box.apiKey, "POST", `${T}/${x}/start`));
+    await run(x);
     await expectOk(cli(box.apiKey, "POST", `${T}/${f}/assign`, { server_name: w.worker.name }));
     const [completed, started] = await inOneTurn(project.id, x, [
       [worker(box), completeOp(x)],
@@ -477,19 +467,12 @@ describe("operations committed together", () => {
   });
 
   it("places as many unblocked tasks in a group as the completions would one after another", async () => {
-    const project = await createProject(w.admin, "Group fan-out");
-    const box = await registerAgent(w.admin, "fan-out-box", { project_ids: [project.id] });
-    await openSession(box.apiKey, project.id, "fan-out-worker");
-    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: box.apiKey, body: { capabilities: { languages: ["ocaml"], max_concurrent_tasks: 101 } } }));
-    const make = async (body: Record<string, unknown>) => (await expectOk(cli(box.apiKey, "POST", T, { title: "t", project_id: project.id, ...body }), 201)).json.id as string;
+    const { project, box, make, run } = await projectWithBox("fan-out-box", "ocaml", 101);
     const up = await make({});
     const other = await make({});
     const downstream: string[] = [];
     for (let i = 0; i < 130; i++) downstream.push(await make({ requirements: { languages: ["ocaml"] }, dependency_ids: [up] }));
-    for (const id of [up, other]) {
-      await expectOk(cli(box.apiKey, "POST", `${T}/${id}/assign`, { session_name: "fan-out-worker" }));
-      await expectOk(cli(box.apiKey, "POST", `${T}/${id}/start`));
-    }
+    for (const id of [up, other]) await run(id);
     const [completed] = await inOneTurn(project.id, other, [
       [worker(box), completeOp(up)],
       [worker(box), completeOp(other)],
@@ -501,16 +484,9 @@ describe("operations committed together", () => {
   });
 
   it("offers waiting tasks past those no server can take, as each completion would alone", async () => {
-    const project = await createProject(w.admin, "Group skipping");
-    const box = await registerAgent(w.admin, "skipping-box", { project_ids: [project.id] });
-    await openSession(box.apiKey, project.id, "skipping-worker");
-    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: box.apiKey, body: { capabilities: { languages: ["ocaml"], max_concurrent_tasks: 2 } } }));
-    const make = async (body: Record<string, unknown>) => (await expectOk(cli(box.apiKey, "POST", T, { title: "t", project_id: project.id, ...body }), 201)).json.id as string;
+    const { project, box, make, run } = await projectWithBox("skipping-box", "ocaml", 2);
     const [a, b] = [await make({}), await make({})];
-    for (const id of [a, b]) {
-      await expectOk(cli(box.apiKey, "POST", `${T}/${id}/assign`, { session_name: "skipping-worker" }));
-      await expectOk(cli(box.apiKey, "POST", `${T}/${id}/start`));
-    }
+    for (const id of [a, b]) await run(id);
     const x1 = await make({ priority: "critical", requirements: { languages: ["ocaml"] } });
     for (let i = 0; i < 99; i++) await make({ priority: "high", requirements: { languages: ["cobol"] } });
     const x2 = await make({ requirements: { languages: ["ocaml"] } });
@@ -563,6 +539,24 @@ describe("operations committed together", () => {
     expect(await get(b)).toMatchObject({ status: "done", result: { summary: "b" } });
   });
 });
+
+/**
+ * A project served by one new server that speaks `language` and takes
+ * `capacity` tasks, with an open session; `make` creates a task in it and
+ * `run` gives a task to that session and starts it.
+ */
+async function projectWithBox(name: string, language: string, capacity: number) {
+  const project = await createProject(w.admin, name);
+  const box = await registerAgent(w.admin, name, { project_ids: [project.id] });
+  await openSession(box.apiKey, project.id, `${name}-session`);
+  await expectOk(call("/api/v1/servers/heartbeat", { apiKey: box.apiKey, body: { capabilities: { languages: [language], max_concurrent_tasks: capacity } } }));
+  const make = async (body: Record<string, unknown>) => (await expectOk(cli(box.apiKey, "POST", T, { title: "t", project_id: project.id, ...body }), 201)).json.id as string;
+  const run = async (id: string) => {
+    await expectOk(cli(box.apiKey, "POST", `${T}/${id}/assign`, { session_name: `${name}-session` }));
+    await expectOk(cli(box.apiKey, "POST", `${T}/${id}/start`));
+  };
+  return { project, box, make, run };
+}
 
 /** How many of `tasks` were assigned after each completion in `completed` (in order) and before the next one. */
 async function assignedAfterEach(projectId: string, completed: string[], tasks: string[]) {
