@@ -11,6 +11,7 @@ import { signBlobUrl } from "./auth/signed-url";
 import { sha256Hex } from "./auth/secrets";
 import { blobKey } from "./blobs";
 import type { Db } from "./db/client";
+import { isForeignKeyViolation } from "./db/errors";
 import { datarefs } from "./db/schema";
 import type { Env } from "./env";
 import type { HubContext, HubEnv } from "./http/context";
@@ -64,7 +65,7 @@ async function store(ctx: OffloadContext, value: unknown): Promise<DatarefPointe
   await recorded.catch(async (e: unknown) => {
     await ctx.env.BLOBS.delete(blobKey(ctx.projectId, id));
     // The project was deleted while the request was on its way (a Worker may remember a task's project).
-    if (`${String(e)} ${String((e as Error).cause ?? "")}`.includes("FOREIGN KEY constraint failed")) throw notFound("Project");
+    if (isForeignKeyViolation(e)) throw notFound("Project");
     throw e;
   });
   ctx.stored?.(id);

@@ -5,6 +5,9 @@ import { isOnline } from "../domain/presence";
 import type { Capabilities } from "../protocol/orchestratia-v1";
 import type { Db } from "./client";
 
+/** The active tasks (assigned, planning, running) of server `s`, across all projects. */
+export const activeTasksOfServer = sql`(SELECT COUNT(*) FROM tasks t WHERE t.assigned_server_id = s.id AND t.status IN ('assigned', 'planning', 'running'))`;
+
 /**
  * Every live server as one JSON array, with its active tasks (assigned,
  * planning, running) across all projects — a scalar subquery, so it can ride
@@ -13,7 +16,7 @@ import type { Db } from "./client";
 export const candidatesJson = sql<string>`(SELECT json_group_array(json_object(
     'id', s.id, 'name', s.name, 'capabilities', json(s.capabilities), 'repos', json(s.repos), 'os', s.os,
     'last_heartbeat', s.last_heartbeat, 'project_ids', json(s.project_ids),
-    'active', (SELECT COUNT(*) FROM tasks t WHERE t.assigned_server_id = s.id AND t.status IN ('assigned', 'planning', 'running'))))
+    'active', ${activeTasksOfServer}))
   FROM servers s WHERE s.revoked_at IS NULL)`;
 
 interface CandidateJson {

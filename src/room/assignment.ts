@@ -1,6 +1,8 @@
 /** Writes of auto-assignment inside a room operation: the set-based assignment, its capacity check and its events. */
 import { sql } from "drizzle-orm";
 import type { Assignment } from "../domain/cascade";
+import { errorMentions } from "../db/errors";
+import { activeTasksOfServer } from "../db/server-candidates";
 import { DEFAULT_MAX_CONCURRENT_TASKS } from "../domain/matching";
 import type { EventDraft, VersionGuard } from "./statements";
 import { guardHolds, statement } from "./statements";
@@ -35,13 +37,12 @@ export function capacityCheck(ctx: OpContext, plan: Assignment[], guard: Version
     ctx.d1,
     sql`SELECT json_extract('{}', ${OVER_CAPACITY} || s.name) FROM servers s
         WHERE s.id IN (SELECT value FROM json_each(${serverIds})) AND ${guardHolds(guard)}
-          AND (SELECT COUNT(*) FROM tasks t WHERE t.assigned_server_id = s.id AND t.status IN ('assigned', 'planning', 'running'))
-              > CAST(COALESCE(s.capabilities ->> '$.max_concurrent_tasks', ${DEFAULT_MAX_CONCURRENT_TASKS}) AS INTEGER)`,
+          AND ${activeTasksOfServer} > CAST(COALESCE(s.capabilities ->> '$.max_concurrent_tasks', ${DEFAULT_MAX_CONCURRENT_TASKS}) AS INTEGER)`,
   );
 }
 
 /** Whether a batch failed its capacity check (and is worth planning again). */
-export const overCapacity = (e: unknown) => `${String(e)} ${String((e as Error)?.cause ?? "")}`.includes(OVER_CAPACITY);
+export const overCapacity = (e: unknown) => errorMentions(e, OVER_CAPACITY);
 
 export const assignmentEvents = (plan: Assignment[]): EventDraft[] =>
   plan.map((p) => ({
