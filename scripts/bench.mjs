@@ -6,7 +6,7 @@
  * baseline measured in the same run.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -18,13 +18,41 @@ const hub = `http://127.0.0.1:${HUB_PORT}`;
 const baselineUrl = `http://127.0.0.1:${BASELINE_PORT}`;
 const BOOTSTRAP = "bench-bootstrap-token";
 
-/** `npm run bench -- tree dataref` runs only the named scenarios: fan-out, fan-in, tree, sockets, dataref, workerd. */
+/** `npm run bench -- tree dataref` runs only the named scenarios: fan-out, fan-in, tree, costs, sockets, dataref, workerd. */
 const only = new Set(process.argv.slice(2));
 const wanted = (scenario) => only.size === 0 || only.has(scenario);
 
 const children = [];
 process.on("exit", () => children.forEach((c) => c.kill("SIGTERM")));
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => process.exit(130));
+
+/**
+ * CPU time (ms) spent so far by a `wrangler dev` and the processes it runs
+ * (workerd serving the Worker, its Durable Objects and local D1; the proxy in
+ * front of it). Linux only: null where /proc is missing.
+ */
+const CLOCK_TICKS = existsSync("/proc/self/stat") ? Number(execFileSync("getconf", ["CLK_TCK"]).toString()) : 0;
+function cpuMs(child) {
+  if (!CLOCK_TICKS) return null;
+  const ticks = (pid) => {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+      return Number(fields[11]) + Number(fields[12]);
+    } catch {
+      return 0; // gone
+    }
+  };
+  const tree = (pid) => {
+    let kids = [];
+    try {
+      kids = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
+    } catch {
+      // gone
+    }
+    return [pid, ...kids.flatMap(tree)];
+  };
+  return (tree(child.pid).reduce((sum, pid) => sum + ticks(pid), 0) * 1000) / CLOCK_TICKS;
+}
 
 function startWorker(args, port) {
   const child = spawn(wrangler, ["dev", "--port", String(port), "--inspector-port", String(port + 1000), "--ip", "127.0.0.1", "--local", "--log-level", "error", ...args], {
@@ -112,8 +140,8 @@ async function baselineRate(requests, concurrency) {
 rmSync(state, { recursive: true, force: true });
 console.log("• starting the hub and the baseline Worker");
 execFileSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", `${state}/hub`], { cwd: root, stdio: "ignore", env: { ...process.env, CI: "true" } });
-startWorker(["--persist-to", `${state}/hub`, "--var", `JWT_SECRET:bench-${Date.now()}-secret-long-enough`, "--var", `BOOTSTRAP_TOKEN:${BOOTSTRAP}`], HUB_PORT);
-startWorker(["-c", "bench/baseline/wrangler.toml", "--persist-to", `${state}/baseline`], BASELINE_PORT);
+const hubProcess = startWorker(["--persist-to", `${state}/hub`, "--var", `JWT_SECRET:bench-${Date.now()}-secret-long-enough`, "--var", `BOOTSTRAP_TOKEN:${BOOTSTRAP}`], HUB_PORT);
+const baselineProcess = startWorker(["-c", "bench/baseline/wrangler.toml", "--persist-to", `${state}/baseline`], BASELINE_PORT);
 await Promise.all([waitFor(`${hub}/api/v1/health`), waitFor(baselineUrl)]);
 
 const admin = (await api("POST", "/api/v1/auth/bootstrap", { token: BOOTSTRAP, body: { email: "bench@example.com", password: "bench-password" } })).json.access_token;
@@ -246,6 +274,42 @@ if (wanted("tree")) {
       `  HTTP: 1,111 tasks in ${fmt(seconds, 2)} s = ${fmt(tps)} tasks/s (${requests} requests, ${fmt(requests / seconds, 0)} requests/s; setup ${fmt(setupSeconds, 1)} s)` +
         `   | baseline right before and after: ${fmt(before.perSecond, 0)} and ${fmt(after.perSecond, 0)} requests/s → ratio ${fmt(tps / near, 2)} (target ≥ 0.5)`,
     );
+  }
+}
+
+// ── (3c) what one request costs ─────────────────────────────────────────
+// The tree's ratio reaches 0.5 only if a task (two agent writes) costs the machine no more than two one-insert
+// requests. CPU time per request, of all the processes serving each side, shows where it stands without the
+// machine's speed drifting into it.
+if (wanted("costs")) {
+  console.log("\n(3c) CPU per request: the hub's processes beside the baseline's");
+  if (!CLOCK_TICKS) console.log("  skipped: needs /proc");
+  else {
+    const N = 1000;
+    const perRequest = async (proc, run) => {
+      const before = cpuMs(proc);
+      await pool(Array.from({ length: N }), 32, (_, i) => run(i));
+      return (cpuMs(proc) - before) / N;
+    };
+    const oneInsert = () => perRequest(baselineProcess, async () => (await fetch(`${baselineUrl}/`, { method: "POST", body: "{}" })).arrayBuffer());
+    const insertBefore = await oneInsert();
+    const agent = await newAgent("cost-agent", { max_concurrent_tasks: N });
+    const rows = [
+      ["one D1 read, no auth (GET /health)", await perRequest(hubProcess, async () => (await fetch(`${hub}/api/v1/health`)).arrayBuffer())],
+      // The agent has no tasks yet: its key's lookup and one read that finds nothing.
+      ["API-key lookup and a read (GET /server/status)", await perRequest(hubProcess, () => api("GET", "/api/v1/server/status", { apiKey: agent.apiKey }))],
+    ];
+    const project = await newProject("costs");
+    const ids = await pool(Array.from({ length: N }), 16, () => createTask(agent.apiKey, { title: "cost", project_id: project }));
+    await pool(ids, 16, (id) => api("POST", `/api/v1/server/tasks/${id}/assign`, { apiKey: agent.apiKey, body: { server_name: agent.name } }));
+    rows.push(
+      ["agent start", await perRequest(hubProcess, (i) => api("POST", `/api/v1/server/tasks/${ids[i]}/start`, { apiKey: agent.apiKey }))],
+      ["agent complete", await perRequest(hubProcess, (i) => api("POST", `/api/v1/server/tasks/${ids[i]}/complete`, { apiKey: agent.apiKey, body: { result: "ok" } }))],
+    );
+    // Taken before and after the hub's figures, like the tree's baseline.
+    const insert = (insertBefore + (await oneInsert())) / 2;
+    report(`  one-insert baseline request: ${fmt(insert, 2)} ms of CPU`);
+    for (const [label, ms] of rows) report(`  ${label}: ${fmt(ms, 2)} ms of CPU = ${fmt(ms / insert, 2)}× the baseline request`);
   }
 }
 
