@@ -73,23 +73,15 @@ export interface Assignment {
 
 /** Gives each task the best server in turn, counting the tasks given out so far against each server's capacity. */
 export function planAssignments(tasks: readonly Assignable[], candidates: readonly Candidate[]): Assignment[] {
-  return placeTasks(tasks, candidates).plan;
-}
-
-/**
- * The plan, and whether a server still had room after every task: only
- * then could a task after the last of `tasks` have been placed too.
- */
-export function placeTasks(tasks: readonly Assignable[], candidates: readonly Candidate[]): { plan: Assignment[]; roomLeft: boolean } {
   const pool = candidates.map((c) => ({ ...c }));
   const plan: Assignment[] = [];
   for (const task of tasks) {
     // Once every server is full, no later task can be placed either.
-    if (!pool.some(hasCapacity)) return { plan, roomLeft: false };
+    if (!pool.some(hasCapacity)) break;
     const match = bestMatch(task.requirements, pool);
     if (!match) continue;
     plan.push({ taskId: task.id, match, requirePlan: task.requirePlan });
     pool.find((c) => c.id === match.server_id)!.activeTasks++;
   }
-  return { plan, roomLeft: pool.some(hasCapacity) };
+  return plan;
 }

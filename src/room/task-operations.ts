@@ -8,7 +8,7 @@ import type { Db } from "../db/client";
 import { agentLogs, interventions, taskDependencies, taskNotes, tasks } from "../db/schema";
 import { inJsonList } from "../db/sql";
 import { canonicalJson, contentOfPointers } from "../domain/canonical-json";
-import { checkContracts, placeTasks, resolveDownstream, type Assignment, type DownstreamLink } from "../domain/cascade";
+import { checkContracts, planAssignments, resolveDownstream, type Assignment, type DownstreamLink } from "../domain/cascade";
 import { isBlocked, resolveDependency } from "../domain/dependencies";
 import { cycleThrough } from "../domain/dependency-graph";
 import { ACTIVE, checkTransition, FINISHED, type TaskAction, type TaskStatus } from "../domain/lifecycle";
@@ -272,17 +272,12 @@ async function revisePlan(ctx: OpContext, cmd: Extract<RoomCommand, { op: "revis
  */
 async function planAutoAssign(ctx: OpContext, unblocked: string[], freedServer: string | null): Promise<Assignment[]> {
   if (!ctx.offerWaiting) return [];
-  const place = async (whole: boolean) => {
-    const { waiting, candidates, partial } = await ctx.reads.assignmentContext(ASSIGN_BATCH, unblocked, whole);
-    const { plan, roomLeft } = placeTasks(
-      waiting,
-      candidates.map((c) => (c.id === freedServer ? { ...c, activeTasks: Math.max(0, c.activeTasks - 1) } : c)),
-    );
-    // A partial list decides only if the servers filled up before its end.
-    return { plan, decided: !partial || !roomLeft };
-  };
-  const first = await place(false);
-  return first.decided ? first.plan : (await place(true)).plan;
+  const { waiting, candidates } = await ctx.reads.assignmentContext(ASSIGN_BATCH, unblocked);
+  if (waiting.length === 0) return [];
+  return planAssignments(
+    waiting,
+    candidates.map((c) => (c.id === freedServer ? { ...c, activeTasks: Math.max(0, c.activeTasks - 1) } : c)),
+  );
 }
 
 const assignmentStatements = (ctx: OpContext, plan: Assignment[], guard: VersionGuard) =>

@@ -26,11 +26,6 @@ export interface Blocker {
 export interface AssignmentContext {
   waiting: Assignable[];
   candidates: Candidate[];
-  /**
-   * Waiting tasks after the last of `waiting` may be missing: a group read
-   * only so many. Asking again with `whole` reads them.
-   */
-  partial: boolean;
 }
 
 export interface TaskReads {
@@ -43,7 +38,7 @@ export interface TaskReads {
    * at most `limit`) and the servers serving the project with their load.
    * `alsoUnblocking` are tasks the operation itself unblocks.
    */
-  assignmentContext(limit: number, alsoUnblocking?: readonly string[], whole?: boolean): Promise<AssignmentContext>;
+  assignmentContext(limit: number, alsoUnblocking?: readonly string[]): Promise<AssignmentContext>;
 }
 
 /** What an operation changes that a later operation of the same group must see. */
@@ -125,13 +120,10 @@ export function d1Reads(db: Db, projectId: string): TaskReads {
       const [row] = await db.all<{ waiting: string; candidates: string }>(
         sql`SELECT ${waitingAlone(projectId, limit, alsoUnblocking)} AS waiting, ${candidatesJson} AS candidates`,
       );
-      return { waiting: parseWaiting(row!.waiting), candidates: parseCandidates(row!.candidates, projectId), partial: false };
+      return { waiting: parseWaiting(row!.waiting), candidates: parseCandidates(row!.candidates, projectId) };
     },
   };
 }
-
-/** The most operations one group carries (D1 counts each statement against an invocation's queries). */
-export const MAX_GROUP = 32;
 
 /** How many waiting tasks one operation considers for auto-assignment. */
 export const ASSIGN_BATCH = 100;
@@ -141,11 +133,11 @@ const waitingAlone = (projectId: string, limit: number, alsoUnblocking: readonly
   waitingJson(projectId, limit, sql`(NOT ${BLOCKED} OR t.id IN (SELECT value FROM json_each(${JSON.stringify(alsoUnblocking)})))`);
 
 /**
- * How many waiting tasks of each kind a group reads. An operation rarely
- * places more tasks than it frees slots (one, for a completion), and reads
- * again only when the servers still have room after every task read.
+ * How many waiting tasks of each kind a group reads: twice what one
+ * operation considers, so that the operations of a group rarely have to
+ * read again.
  */
-const GROUP_WAITING = 2 * MAX_GROUP;
+const GROUP_WAITING = 2 * ASSIGN_BATCH;
 
 /**
  * What a group reads of the waiting tasks: those unblocked in D1, and those
@@ -230,13 +222,12 @@ export class GroupReads implements TaskReads {
     return { task, links: links.map((l) => ({ ...l, taskStatus: this.tasks.get(l.taskId)?.status ?? this.assigned.get(l.taskId) ?? l.taskStatus })) };
   }
 
-  async assignmentContext(limit: number, alsoUnblocking: readonly string[] = [], whole = false) {
+  async assignmentContext(limit: number, alsoUnblocking: readonly string[] = []) {
     const eligible = (w: Waiting) =>
       (!w.blocked || this.unblocked.has(w.id) || alsoUnblocking.includes(w.id)) && !this.assigned.has(w.id) && (this.tasks.get(w.id)?.status ?? "pending") === "pending";
     const { tasks, knownUpTo } = this.waiting;
     let waiting = (knownUpTo ? tasks.filter((w) => inWaitingOrder(w, knownUpTo) <= 0) : tasks).filter(eligible);
-    const partial = waiting.length < limit && knownUpTo !== null;
-    if (partial && whole) {
+    if (waiting.length < limit && knownUpTo) {
       // The lists may miss some of the tasks this operation would consider alone: read them as it would,
       // with what the group unblocked, and past the tasks the group assigned (still pending in D1).
       const [row] = await this.db.all<{ waiting: string }>(
@@ -247,7 +238,6 @@ export class GroupReads implements TaskReads {
     return {
       waiting: waiting.slice(0, limit),
       candidates: this.candidates.map((c) => ({ ...c, activeTasks: c.activeTasks + (this.load.get(c.id) ?? 0) })),
-      partial: partial && !whole,
     };
   }
 
