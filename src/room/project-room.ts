@@ -50,7 +50,6 @@ interface Operation {
   /** The caller answers with the task's view: read in the commit's batch. */
   withView: boolean;
 }
-type Answer = RoomAnswer;
 /** An operation that threw: its caller gets the error, the others of its group their answers. */
 interface Failure {
   failure: unknown;
@@ -162,7 +161,7 @@ export class ProjectRoom extends DurableObject<Env> {
   }
 
   /** Runs operations, reporting what they cost together: D1 round trips and time. */
-  private async measured(operations: number, run: () => Promise<(Answer | Failure)[]>): Promise<(RoomResult | Failure)[]> {
+  private async measured(operations: number, run: () => Promise<(RoomAnswer | Failure)[]>): Promise<(RoomResult | Failure)[]> {
     const started = performance.now();
     this.d1Queries = 0;
     const answers = await run();
@@ -205,45 +204,59 @@ export class ProjectRoom extends DurableObject<Env> {
    * a group only when its tasks were deleted with the project, and then the
    * later operations' guards fail too.
    */
-  private async applyGroup(projectId: string, operations: Operation[], attempt = 1): Promise<(Answer | Failure)[]> {
+  private async applyGroup(projectId: string, operations: Operation[]): Promise<(RoomAnswer | Failure)[]> {
+    if (operations.length === 1) {
+      try {
+        return await this.replanned(projectId, operations[0]!.command, (offerWaiting) => this.commitGroup(projectId, operations, offerWaiting));
+      } catch (failure) {
+        return [{ failure }];
+      }
+    }
+    try {
+      return await this.commitGroup(projectId, operations, true);
+    } catch {
+      // The batch rolled back whole: each runs alone, so a failure is only its own.
+      const answers: (RoomAnswer | Failure)[] = [];
+      for (const operation of operations) answers.push(...(await this.applyGroup(projectId, [operation])));
+      return answers;
+    }
+  }
+
+  /** Plans the operations one after another on the group's reads, and commits them together. */
+  private async commitGroup(projectId: string, operations: Operation[], offerWaiting: boolean): Promise<RoomAnswer[]> {
     await this.rememberProject(projectId);
     this.d1Queries++;
     const taskIds = operations.map((o) => (o.command as { taskId: string }).taskId);
     const reads = await GroupReads.load(this.db, projectId, taskIds, operations.some((o) => o.command.op === "complete"));
-    const offerWaiting = attempt < MAX_PLANS;
     const outcomes: OpOutcome[] = [];
     for (const { actor, command } of operations) {
       const outcome = await planOperation(this.opContext(projectId, actor, reads, offerWaiting), command);
       if (!isProblem(outcome)) reads.record(outcome.effects);
       outcomes.push(outcome);
     }
-    try {
-      const answers = await this.commit(outcomes, operations.map((o) => o.withView));
-      if (!offerWaiting) this.offerWaitingSoon(projectId);
-      return answers;
-    } catch (e) {
-      if (operations.length === 1) return overCapacity(e) && attempt < MAX_PLANS ? this.applyGroup(projectId, operations, attempt + 1) : [{ failure: e }];
-      // The batch rolled back whole: each runs alone, so a failure is only its own.
-      const answers: (Answer | Failure)[] = [];
-      for (const operation of operations) {
-        try {
-          answers.push(...(await this.applyGroup(projectId, [operation])));
-        } catch (failure) {
-          answers.push({ failure });
-        }
-      }
-      return answers;
-    }
+    return this.commit(outcomes, operations.map((o) => o.withView));
   }
 
-  private async apply(projectId: string, actor: RoomActor, command: RoomCommand, withView = false): Promise<Answer> {
+  private async apply(projectId: string, actor: RoomActor, command: RoomCommand, withView = false): Promise<RoomAnswer> {
     await this.rememberProject(projectId);
-    for (let attempt = 1; ; attempt++) {
-      const offerWaiting = attempt < MAX_PLANS;
+    return this.replanned(projectId, command, async (offerWaiting) => {
+      const [answer] = await this.commit([await planOperation(this.opContext(projectId, actor, undefined, offerWaiting), command)], [withView]);
+      return answer!;
+    });
+  }
+
+  /**
+   * Plans and commits an operation, and plans it again from fresh reads when
+   * another project's room filled a server it assigned to; the last time
+   * without offering waiting tasks, which the room then offers in its next turn.
+   */
+  private async replanned<T>(projectId: string, command: RoomCommand, attempt: (offerWaiting: boolean) => Promise<T>): Promise<T> {
+    for (let plan = 1; ; plan++) {
+      const offerWaiting = plan < MAX_PLANS;
       try {
-        const [answer] = await this.commit([await planOperation(this.opContext(projectId, actor, undefined, offerWaiting), command)], [withView]);
+        const result = await attempt(offerWaiting);
         if (!offerWaiting && command.op !== "sweep") this.offerWaitingSoon(projectId);
-        return answer!;
+        return result;
       } catch (e) {
         if (!overCapacity(e) || !offerWaiting) throw e;
       }
@@ -260,7 +273,7 @@ export class ProjectRoom extends DurableObject<Env> {
    * answers each: with the task's view, read at the end of the same batch,
    * where the caller asked for it.
    */
-  private async commit(outcomes: OpOutcome[], withView: readonly boolean[] = []): Promise<Answer[]> {
+  private async commit(outcomes: OpOutcome[], withView: readonly boolean[] = []): Promise<RoomAnswer[]> {
     const writes = outcomes.flatMap((o) => (isProblem(o) ? [] : o.statements));
     const viewIds = [...new Set(outcomes.flatMap((o, i) => (withView[i] && !isProblem(o) && o.statements.length > 0 ? [o.taskId] : [])))];
     const views = viewIds.length > 0 ? taskViewsInBatch(this.db, this.env.DB, viewIds) : undefined;
@@ -268,7 +281,7 @@ export class ProjectRoom extends DurableObject<Env> {
     const results = batched.slice(0, writes.length);
     const viewOf = new Map((views ? views.read(batched.at(-1)!) : []).map((v) => [v.id, v]));
     let offset = 0;
-    const answers = outcomes.map((outcome, i): Answer => {
+    const answers = outcomes.map((outcome, i): RoomAnswer => {
       if (isProblem(outcome)) return { ok: false, problem: outcome };
       const own = results.slice(offset, (offset += outcome.statements.length));
       if (outcome.guardedUpdate !== undefined && own[outcome.guardedUpdate]!.results.length !== 1) {

@@ -254,9 +254,9 @@ async function matchingAgents(c: HubContext, taskId: string) {
   return { servers, total: servers.length };
 }
 
-/** Tasks assigned to the calling agent's session (or, without session_id, its server) that are not finished. */
 const checkQuery = z.object({ session_id: uuid.optional() });
 
+/** Tasks assigned to the calling agent's session (or, without session_id, its server) that are not finished. */
 async function checkAssigned(c: HubContext) {
   const server = currentServer(c);
   const { session_id } = readQuery(c, checkQuery);
