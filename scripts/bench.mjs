@@ -125,13 +125,16 @@ const roomCost = (timing) => {
 const secondsSince = (t) => (performance.now() - t) / 1000;
 const fmt = (n, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
 
+/** One request to the baseline Worker: one D1 insert. */
+async function oneInsert() {
+  const res = await fetch(`${baselineUrl}/`, { method: "POST", body: "{}" });
+  if (res.status !== 201) throw new Error(`baseline answered ${res.status}`);
+  await res.arrayBuffer();
+}
+
 async function baselineRate(requests, concurrency) {
   const started = performance.now();
-  await pool(Array.from({ length: requests }), concurrency, async () => {
-    const res = await fetch(`${baselineUrl}/`, { method: "POST", body: "{}" });
-    if (res.status !== 201) throw new Error(`baseline answered ${res.status}`);
-    await res.arrayBuffer();
-  });
+  await pool(Array.from({ length: requests }), concurrency, oneInsert);
   const seconds = secondsSince(started);
   return { seconds, perSecond: requests / seconds };
 }
@@ -153,6 +156,7 @@ const newAgent = async (name, capabilities) => {
   return { id: agent.id, name, apiKey: agent.api_key };
 };
 const createTask = async (apiKey, body) => (await api("POST", "/api/v1/server/tasks", { apiKey, body })).json.id;
+const assignTo = (agent, taskId) => api("POST", `/api/v1/server/tasks/${taskId}/assign`, { apiKey: agent.apiKey, body: { server_name: agent.name } });
 
 // Warm both up, then take the baseline.
 await baselineRate(200, 16);
@@ -172,7 +176,7 @@ if (wanted("fan-out")) {
   for (const k of [1, 10, 100, 1000]) {
     const project = await newProject(`fan-out ${k}`);
     const upstream = await createTask(fanAgent.apiKey, { title: "upstream", project_id: project });
-    await api("POST", `/api/v1/server/tasks/${upstream}/assign`, { apiKey: fanAgent.apiKey, body: { server_name: fanAgent.name } });
+    await assignTo(fanAgent, upstream);
     await api("POST", `/api/v1/server/tasks/${upstream}/start`, { apiKey: fanAgent.apiKey });
     await pool(Array.from({ length: k }), 16, () => createTask(fanAgent.apiKey, { title: "downstream", project_id: project, dependency_ids: [upstream] }));
     const started = performance.now();
@@ -201,7 +205,7 @@ if (wanted("fan-in")) {
     const ups = await pool(Array.from({ length: 100 }), 16, () => createTask(agent.apiKey, { title: "up", project_id: project }));
     const down = await createTask(agent.apiKey, { title: "down", project_id: project, dependency_ids: ups, requirements: { languages: ["rust"] } });
     await pool(ups, 16, async (id) => {
-      await api("POST", `/api/v1/server/tasks/${id}/assign`, { apiKey: agent.apiKey, body: { server_name: agent.name } });
+      await assignTo(agent, id);
       await api("POST", `/api/v1/server/tasks/${id}/start`, { apiKey: agent.apiKey });
     });
     const started = performance.now();
@@ -291,8 +295,7 @@ if (wanted("costs")) {
       await pool(Array.from({ length: N }), 32, (_, i) => run(i));
       return (cpuMs(proc) - before) / N;
     };
-    const oneInsert = () => perRequest(baselineProcess, async () => (await fetch(`${baselineUrl}/`, { method: "POST", body: "{}" })).arrayBuffer());
-    const insertBefore = await oneInsert();
+    const insertBefore = await perRequest(baselineProcess, oneInsert);
     const agent = await newAgent("cost-agent", { max_concurrent_tasks: N });
     const rows = [
       ["one D1 read, no auth (GET /health)", await perRequest(hubProcess, async () => (await fetch(`${hub}/api/v1/health`)).arrayBuffer())],
@@ -301,13 +304,13 @@ if (wanted("costs")) {
     ];
     const project = await newProject("costs");
     const ids = await pool(Array.from({ length: N }), 16, () => createTask(agent.apiKey, { title: "cost", project_id: project }));
-    await pool(ids, 16, (id) => api("POST", `/api/v1/server/tasks/${id}/assign`, { apiKey: agent.apiKey, body: { server_name: agent.name } }));
+    await pool(ids, 16, (id) => assignTo(agent, id));
     rows.push(
       ["agent start", await perRequest(hubProcess, (i) => api("POST", `/api/v1/server/tasks/${ids[i]}/start`, { apiKey: agent.apiKey }))],
       ["agent complete", await perRequest(hubProcess, (i) => api("POST", `/api/v1/server/tasks/${ids[i]}/complete`, { apiKey: agent.apiKey, body: { result: "ok" } }))],
     );
     // Taken before and after the hub's figures, like the tree's baseline.
-    const insert = (insertBefore + (await oneInsert())) / 2;
+    const insert = (insertBefore + (await perRequest(baselineProcess, oneInsert))) / 2;
     report(`  one-insert baseline request: ${fmt(insert, 2)} ms of CPU`);
     for (const [label, ms] of rows) report(`  ${label}: ${fmt(ms, 2)} ms of CPU = ${fmt(ms / insert, 2)}× the baseline request`);
   }
@@ -333,7 +336,7 @@ async function oneInsertLatencies(n) {
   const out = [];
   for (let i = 0; i < n; i++) {
     const t = performance.now();
-    await (await fetch(`${baselineUrl}/`, { method: "POST", body: "{}" })).arrayBuffer();
+    await oneInsert();
     out.push(performance.now() - t);
   }
   return out;
@@ -391,7 +394,7 @@ if (wanted("sockets")) {
     for (let i = 0; i < ROUNDS; i++) {
       const up = await createTask(producer.apiKey, { title: "up", project_id: project });
       const down = await createTask(producer.apiKey, { title: "down", project_id: project, dependency_ids: [up], requirements: { languages: ["notify"] } });
-      await api("POST", `/api/v1/server/tasks/${up}/assign`, { apiKey: producer.apiKey, body: { server_name: producer.name } });
+      await assignTo(producer, up);
       await api("POST", `/api/v1/server/tasks/${up}/start`, { apiKey: producer.apiKey });
       waiting.set(down, performance.now());
       await api("POST", `/api/v1/server/tasks/${up}/complete`, { apiKey: producer.apiKey, body: { result: "done" } });
