@@ -1,9 +1,9 @@
 /** Builds the hub's HTTP app: middleware, error handling and the routers of each surface. */
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { dbOf } from "./db/client";
 import type { HubEnv } from "./http/context";
+import { limitedBody } from "./http/body-limit";
 import { allowedMethodsFinder } from "./http/method-not-allowed";
 import { datarefLinks } from "./http/dataref-links";
 import { Problem } from "./http/problem";
@@ -21,8 +21,6 @@ import { registrationRoutes } from "./routes/registration";
 import { serverRoutes } from "./routes/servers";
 import { userRoutes } from "./routes/users";
 
-const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
-
 export function buildApp() {
   const app = new Hono<HubEnv>({ strict: false });
 
@@ -31,17 +29,7 @@ export function buildApp() {
     await next();
   });
 
-  app.use("*", (c, next) => {
-    // Blob uploads are held to their DataRef's declared size instead.
-    if (c.req.path.startsWith("/api/v1/blobs/")) return next();
-    const maxSize = Number(c.env.MAX_BODY_BYTES) || DEFAULT_MAX_BODY_BYTES;
-    return bodyLimit({
-      maxSize,
-      onError: () => {
-        throw new Problem(413, "PAYLOAD_TOO_LARGE", `The request body is larger than the ${maxSize}-byte limit`);
-      },
-    })(c, next);
-  });
+  app.use("*", limitedBody);
 
   app.use("/api/v1/*", datarefLinks);
   app.use("/api/v1/*", discardOffloadsOnError);

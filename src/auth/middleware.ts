@@ -18,7 +18,8 @@ import { sha256Hex } from "./secrets";
 
 export const API_KEY_PREFIX = "orc_";
 
-function bearer(c: HubContext): string | undefined {
+/** The token of `Authorization: Bearer <token>`: a person's JWT, or an agent's API key. */
+export function bearerToken(c: HubContext): string | undefined {
   const header = c.req.header("Authorization");
   const match = header?.match(/^Bearer\s+(.+)$/i);
   return match?.[1]?.trim();
@@ -45,7 +46,7 @@ export async function signInWithToken(c: HubContext, token: string): Promise<{ u
 }
 
 const authenticatePerson = createMiddleware<HubEnv>(async (c, next) => {
-  const token = bearer(c);
+  const token = bearerToken(c);
   if (!token) throw unauthorized("Sign in: send `Authorization: Bearer <access token>`");
   if (token.startsWith(API_KEY_PREFIX)) throw unauthorized("This endpoint is for people; an agent API key is not accepted here");
   await signInWithToken(c, token);
@@ -68,7 +69,7 @@ export const person = (role: Role = "viewer") => every(authenticatePerson, requi
 export function apiKeyOf(c: HubContext): string | undefined {
   const header = c.req.header("X-API-Key")?.trim();
   if (header) return header;
-  const token = bearer(c);
+  const token = bearerToken(c);
   return token?.startsWith(API_KEY_PREFIX) ? token : undefined;
 }
 

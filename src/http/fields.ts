@@ -1,6 +1,7 @@
 /** zod building blocks shared by the hub's own request bodies. */
 import { z } from "zod";
 import { ROLES } from "../db/schema";
+import { parseSeq } from "../domain/seq";
 
 export const email = z.email("must be an email address").max(254).transform((e) => e.toLowerCase());
 export const password = z.string().min(8, "must be at least 8 characters").max(256, "must be at most 256 characters");
@@ -22,3 +23,10 @@ export const withinJsonLimit = <T extends z.ZodType>(schema: T, max = INLINE_JSO
       ctx.addIssue({ code: "custom", message: `must be at most ${max} bytes of JSON` });
     }
   });
+
+/** A position in a project's event log, from a query string. */
+export const seqQuery = z.string().transform((text, ctx) => {
+  const seq = parseSeq(text);
+  if (seq === null) ctx.addIssue({ code: "custom", message: "must be a non-negative integer" });
+  return seq ?? z.NEVER;
+});

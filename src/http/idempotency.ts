@@ -4,7 +4,11 @@
  * a request still being handled under that key is 409. Keys live 24 hours.
  *
  * The key is claimed with one atomic upsert, so of any number of concurrent
- * requests exactly one runs the handler.
+ * requests exactly one runs the handler. A claim is a lease: a request cut off
+ * between its claim and its answer (a crash, an evicted isolate) would
+ * otherwise strand the key for a day, so once the lease has passed with no
+ * answer recorded, a retry takes the key over. The claim's time identifies it:
+ * a request that outlived its lease records nothing over its successor's.
  */
 import { createMiddleware } from "hono/factory";
 import { callerKey } from "../auth/middleware";
@@ -13,6 +17,9 @@ import type { HubEnv } from "./context";
 import { conflict, fieldError, Problem } from "./problem";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/** Longer than any request runs (the Worker's work is a few D1 round trips and one room operation). */
+export const IDEMPOTENCY_LEASE_MS = 30_000;
+export const requestFingerprint = (method: string, path: string, body: string) => sha256Hex(`${method} ${path}\n${body}`);
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 export const idempotent = createMiddleware<HubEnv>(async (c, next) => {
@@ -24,15 +31,18 @@ export const idempotent = createMiddleware<HubEnv>(async (c, next) => {
   }
 
   const caller = callerKey(principal);
-  const requestHash = await sha256Hex(`${c.req.method} ${c.req.path}\n${await c.req.text()}`);
+  const requestHash = await requestFingerprint(c.req.method, c.req.path, await c.req.text());
   const now = Date.now();
+  const claimedAt = new Date(now).toISOString();
+  // Taken over when expired, or when its request never answered within the lease (same body only: another body is 422).
   const claim = await c.env.DB.prepare(
     `INSERT INTO idempotency_keys (caller, key, request_hash, created_at) VALUES (?1, ?2, ?3, ?4)
      ON CONFLICT (caller, key) DO UPDATE SET request_hash = excluded.request_hash, response_status = NULL,
        response_body = NULL, response_content_type = NULL, created_at = excluded.created_at
-     WHERE idempotency_keys.created_at < ?5`,
+     WHERE idempotency_keys.created_at < ?5
+        OR (idempotency_keys.response_status IS NULL AND idempotency_keys.request_hash = ?3 AND idempotency_keys.created_at < ?6)`,
   )
-    .bind(caller, key, requestHash, new Date(now).toISOString(), new Date(now - IDEMPOTENCY_TTL_MS).toISOString())
+    .bind(caller, key, requestHash, claimedAt, new Date(now - IDEMPOTENCY_TTL_MS).toISOString(), new Date(now - IDEMPOTENCY_LEASE_MS).toISOString())
     .run();
 
   if (claim.meta.changes === 0) {
@@ -46,7 +56,10 @@ export const idempotent = createMiddleware<HubEnv>(async (c, next) => {
       throw new Problem(422, "IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was already used with a different request body");
     }
     if (prior.response_status === null) {
-      throw conflict("A request with this Idempotency-Key is still being handled; retry shortly", "IDEMPOTENCY_KEY_IN_FLIGHT");
+      throw conflict(
+        `A request with this Idempotency-Key is still being handled; retry shortly (one that was cut off is taken over ${IDEMPOTENCY_LEASE_MS / 1000} s after it began)`,
+        "IDEMPOTENCY_KEY_IN_FLIGHT",
+      );
     }
     if (prior.response_body === null) {
       throw conflict("The request with this Idempotency-Key succeeded, but its answer held a secret that is shown only once", "IDEMPOTENT_SECRET_NOT_REPLAYED");
@@ -61,12 +74,12 @@ export const idempotent = createMiddleware<HubEnv>(async (c, next) => {
 
   if (c.res.status >= 500) {
     // Nothing was done that must not be done twice: let the client retry with the same key.
-    await c.env.DB.prepare("DELETE FROM idempotency_keys WHERE caller = ?1 AND key = ?2").bind(caller, key).run();
+    await c.env.DB.prepare("DELETE FROM idempotency_keys WHERE caller = ?1 AND key = ?2 AND created_at = ?3").bind(caller, key, claimedAt).run();
     return;
   }
   await c.env.DB.prepare(
-    "UPDATE idempotency_keys SET response_status = ?3, response_body = ?4, response_content_type = ?5 WHERE caller = ?1 AND key = ?2",
+    "UPDATE idempotency_keys SET response_status = ?4, response_body = ?5, response_content_type = ?6 WHERE caller = ?1 AND key = ?2 AND created_at = ?3",
   )
-    .bind(caller, key, c.res.status, c.var.secretResponse ? null : await c.res.clone().text(), c.res.headers.get("Content-Type") ?? "application/json")
+    .bind(caller, key, claimedAt, c.res.status, c.var.secretResponse ? null : await c.res.clone().text(), c.res.headers.get("Content-Type") ?? "application/json")
     .run();
 });

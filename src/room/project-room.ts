@@ -19,6 +19,7 @@ import type { Env } from "../env";
 import { eventView } from "../views/events";
 import { isOnline, ONLINE_WINDOW_MS } from "../domain/presence";
 import { blobKey } from "../blobs";
+import { isSeq } from "../domain/seq";
 import { withDownloadUrls } from "../offload";
 import { HUB_ACTOR, type RoomActor, type RoomAnswer, type RoomCommand, type RoomResult } from "./commands";
 import { AgentProtocol, AUTH_GRACE_MS, notify, respond, respondError } from "./agent-socket";
@@ -68,6 +69,10 @@ export class ProjectRoom extends DurableObject<Env> {
   private readonly dashboardRate = new FrameRate(DASHBOARD_FRAMES_PER_SECOND);
   /** The seq range each dashboard has received live, so a later resume sends none of it twice. */
   private readonly delivered = new Map<WebSocket, { first: number; last: number }>();
+  /** When each dashboard's access token expires: asked at every frame sent, so kept out of the attachment's copy. */
+  private readonly expiries = new Map<WebSocket, number>();
+  /** Agent sockets still to send their API key, by when their grace ends (in arrival order, so in deadline order). */
+  private readonly authDeadlines = new Map<WebSocket, number>();
   private readonly agents: AgentProtocol;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -146,7 +151,11 @@ export class ProjectRoom extends DurableObject<Env> {
 
   /** Runs `work` after every operation queued before it; a failure does not stop the queue. */
   private serialise<T>(work: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(work, work);
+    const turn = () => {
+      this.closeLateAgents(Date.now());
+      return work();
+    };
+    const run = this.queue.then(turn, turn);
     this.queue = run.catch(() => undefined);
     return run;
   }
@@ -344,8 +353,9 @@ export class ProjectRoom extends DurableObject<Env> {
     const frames = committed.map(eventFrame);
     const first = committed[0]!.seq;
     const last = committed.at(-1)!.seq;
+    const now = Date.now();
     for (const ws of this.ctx.getWebSockets(DASHBOARD_TAG)) {
-      if (this.replaying.has(ws)) continue;
+      if (this.replaying.has(ws) || this.closedAtExpiry(ws, now)) continue;
       try {
         for (const frame of frames) ws.send(frame);
         const range = this.delivered.get(ws);
@@ -444,7 +454,14 @@ export class ProjectRoom extends DurableObject<Env> {
       const hubBase = request.headers.get("X-Hub-Base");
       server.serializeAttachment({ kind: "agent", serverId, serverName, keyHash, hubBase, subscriptions: [], connectedAt: Date.now() } satisfies AgentAttachment);
       if (serverId && serverName) await this.agents.connected(server, serverId, serverName);
-      else await this.scheduleAlarm(Date.now() + AUTH_GRACE_MS);
+      else {
+        // Timers and alarms wait while the room is kept busy, so every turn of the room also looks (closeLateAgents);
+        // the timer covers an idle room, the alarm a restarted one.
+        const deadline = Date.now() + AUTH_GRACE_MS;
+        this.authDeadlines.set(server, deadline);
+        setTimeout(() => this.closeLateAgents(Date.now()), AUTH_GRACE_MS);
+        await this.scheduleAlarm(deadline);
+      }
       return new Response(null, { status: 101, webSocket: client });
     }
     const expiresAt = Number(request.headers.get("X-Token-Expires")) * 1000;
@@ -465,7 +482,7 @@ export class ProjectRoom extends DurableObject<Env> {
       await this.agents.onMessage(ws, message);
       return;
     }
-    if (attachment?.kind !== "dashboard") return;
+    if (attachment?.kind !== "dashboard" || this.closedAtExpiry(ws, Date.now())) return;
     if (this.dashboardRate.exceeded(ws)) return sendJson(ws, { type: "error", code: "INVALID_REQUEST", message: `at most ${DASHBOARD_FRAMES_PER_SECOND} frames per second` });
     let frame: { type?: unknown; since?: unknown; access_token?: unknown };
     try {
@@ -477,8 +494,8 @@ export class ProjectRoom extends DurableObject<Env> {
       return sendJson(ws, { type: "error", code: "INVALID_REQUEST", message: "frames are JSON objects" });
     }
     if (frame.type === "resume") {
-      const since = Number(frame.since);
-      if (!Number.isInteger(since) || since < 0) return sendJson(ws, { type: "error", code: "INVALID_REQUEST", message: "resume needs since: a non-negative integer" });
+      const since = frame.since;
+      if (!isSeq(since)) return sendJson(ws, { type: "error", code: "INVALID_REQUEST", message: "resume needs since: a non-negative integer" });
       if (this.replaying.has(ws)) return sendJson(ws, { type: "error", code: "INVALID_REQUEST", message: "a resume is already running on this socket" });
       await this.startReplay(ws, since);
       return;
@@ -517,6 +534,7 @@ export class ProjectRoom extends DurableObject<Env> {
           .where(and(eq(events.projectId, this.projectId!), gt(events.seq, after)))
           .orderBy(asc(events.seq))
           .limit(REPLAY_PAGE);
+        if (this.closedAtExpiry(ws, Date.now())) return;
         for (const e of page) {
           if (!live || e.seq < live.first || e.seq > live.last) ws.send(eventFrame({ ...eventView(e), data: e.data }));
         }
@@ -557,6 +575,7 @@ export class ProjectRoom extends DurableObject<Env> {
         return;
       }
       ws.serializeAttachment({ ...attachment, expiresAt: identity.expiresAt * 1000 } satisfies DashboardAttachment);
+      this.expiries.set(ws, identity.expiresAt * 1000);
       await this.scheduleAlarm(identity.expiresAt * 1000);
       sendJson(ws, { type: "auth_ok", expires_at: new Date(identity.expiresAt * 1000).toISOString() });
     } catch (e) {
@@ -571,6 +590,8 @@ export class ProjectRoom extends DurableObject<Env> {
   override async webSocketClose(ws: WebSocket, code: number, reason: string) {
     this.replaying.delete(ws);
     this.delivered.delete(ws);
+    this.expiries.delete(ws);
+    this.authDeadlines.delete(ws);
     this.dashboardRate.forget(ws);
     if (attachmentOf(ws)?.kind === "agent") await this.agents.disconnected(ws);
     try {
@@ -580,15 +601,39 @@ export class ProjectRoom extends DurableObject<Env> {
     }
   }
 
+  /** When a dashboard's access token expires (ms since epoch). */
+  private expiryOf(ws: WebSocket): number {
+    let at = this.expiries.get(ws);
+    if (at === undefined) this.expiries.set(ws, (at = (attachmentOf(ws) as DashboardAttachment).expiresAt));
+    return at;
+  }
+
+  /**
+   * Closes a dashboard whose access token has expired, at the first frame
+   * that would reach it after the expiry; the alarm closes idle ones.
+   */
+  private closedAtExpiry(ws: WebSocket, now: number): boolean {
+    if (this.expiryOf(ws) > now) return false;
+    if (ws.readyState === WebSocket.OPEN) ws.close(CLOSE.tokenExpired, "access token expired; reconnect with a fresh one");
+    return true;
+  }
+
   /** Closes dashboards whose access token has expired; returns when the next one expires. */
   private closeExpiredDashboards(now: number): number | null {
     let next: number | null = null;
     for (const ws of this.ctx.getWebSockets(DASHBOARD_TAG)) {
-      const a = attachmentOf(ws) as DashboardAttachment;
-      if (a.expiresAt <= now) ws.close(CLOSE.tokenExpired, "access token expired; reconnect with a fresh one");
-      else next = next === null ? a.expiresAt : Math.min(next, a.expiresAt);
+      if (!this.closedAtExpiry(ws, now)) next = next === null ? this.expiryOf(ws) : Math.min(next, this.expiryOf(ws));
     }
     return next;
+  }
+
+  /** Closes agent sockets whose grace to send their API key has ended; cheap enough for every turn of the room. */
+  private closeLateAgents(now: number) {
+    for (const [ws, deadline] of this.authDeadlines) {
+      if (deadline > now) return;
+      this.authDeadlines.delete(ws);
+      if (!(attachmentOf(ws) as AgentAttachment).serverId && ws.readyState === WebSocket.OPEN) ws.close(CLOSE.unauthorized, "no API key within 10 s");
+    }
   }
 
   /** Closes agent sockets that never sent their API key; returns when the next one's grace ends. */
@@ -628,6 +673,9 @@ export class ProjectRoom extends DurableObject<Env> {
     const projectId = this.projectId ?? (await this.ctx.storage.get<string>("projectId"));
     if (!projectId) return;
     this.projectId = projectId;
+    // Sockets first: closing them needs no turn of the queue.
+    const nextExpiry = this.closeExpiredDashboards(Date.now());
+    const nextAuth = this.closeUnauthenticatedAgents(Date.now());
     await this.serialise(async () => {
       const now = new Date().toISOString();
       const overdue = await this.db
@@ -641,9 +689,7 @@ export class ProjectRoom extends DurableObject<Env> {
         .select({ at: min(tasks.deadlineAt) })
         .from(tasks)
         .where(and(eq(tasks.projectId, projectId), eq(tasks.status, "running"), isNotNull(tasks.deadlineAt)));
-      const nextExpiry = this.closeExpiredDashboards(Date.now());
       const nextQuestion = await this.expireQuestions(projectId);
-      const nextAuth = this.closeUnauthenticatedAgents(Date.now());
       const nextUpload = await this.cleanUpUploads(projectId);
       const wakeAt = [nextDeadline?.at ? Date.parse(nextDeadline.at) : null, nextExpiry, nextQuestion, nextAuth, nextUpload].filter((t): t is number => t !== null);
       // scheduleAlarm keeps an earlier alarm set meanwhile (a new socket, a heartbeat).

@@ -2,12 +2,15 @@
  * Live connections: dashboards' WebSockets on a project's room. The Worker
  * checks the JWT and the project's visibility before the room is touched.
  */
+import { eq } from "drizzle-orm";
 import { Hono } from "hono";
-import { isUuid } from "../http/fields";
+import { projects } from "../db/schema";
+import { parseWith } from "../http/body";
+import { isUuid, seqQuery } from "../http/fields";
 import { projectFor } from "../auth/access";
 import type { HubContext, HubEnv } from "../http/context";
 import { hubBaseUrl } from "../http/base-url";
-import { fieldError, notFound, Problem, unauthorized } from "../http/problem";
+import { notFound, Problem, unauthorized } from "../http/problem";
 import { apiKeyOf, serverForApiKey, signInWithToken } from "../auth/middleware";
 import { roomStub } from "../room/client";
 
@@ -33,8 +36,7 @@ liveRoutes.get("/:id/ws", async (c) => {
   if (!token) throw unauthorized('Send the access token as subprotocols ["bearer", "<jwt>"] or ?access_token=');
   const { user, expiresAt } = await signInWithToken(c, token);
   const project = await projectFor(c, c.req.param("id"));
-  const since = c.req.query("since");
-  if (since !== undefined && !/^\d+$/.test(since)) throw fieldError("query.since", "must be a non-negative integer");
+  const since = parseWith(seqQuery.optional(), c.req.query("since"), "query.since");
   return roomStub(c.env, project.id).fetch("https://room/dashboard", {
     headers: {
       Upgrade: "websocket",
@@ -42,7 +44,7 @@ liveRoutes.get("/:id/ws", async (c) => {
       "X-User-Id": user.id,
       "X-Token-Expires": String(expiresAt),
       ...(subprotocol ? { "X-Subprotocol": subprotocol } : {}),
-      ...(since !== undefined ? { "X-Resume-Since": since } : {}),
+      ...(since !== undefined ? { "X-Resume-Since": String(since) } : {}),
     },
   });
 });
@@ -55,7 +57,6 @@ liveRoutes.get("/:id/ws", async (c) => {
 liveRoutes.get("/:id/agent-ws", async (c) => {
   requireUpgrade(c);
   const projectId = c.req.param("id");
-  if (!isUuid(projectId)) throw notFound("Project");
   const apiKey = apiKeyOf(c);
   const headers: Record<string, string> = { Upgrade: "websocket", "X-Project-Id": projectId, "X-Hub-Base": hubBaseUrl(c) };
   if (apiKey) {
@@ -64,6 +65,9 @@ liveRoutes.get("/:id/agent-ws", async (c) => {
     c.set("principal", { kind: "server", server });
     await projectFor(c, projectId);
     Object.assign(headers, { "X-Server-Id": server.id, "X-Server-Name": server.name, "X-Key-Hash": server.apiKeyHash! });
+  } else if (!isUuid(projectId) || !(await c.var.db.query.projects.findFirst({ columns: { id: true }, where: eq(projects.id, projectId) }))) {
+    // Who is asking is learnt only from the first message, but no room is woken for a project that does not exist.
+    throw notFound("Project");
   }
   return roomStub(c.env, projectId).fetch("https://room/agent", { headers });
 });

@@ -13,7 +13,7 @@ import { eventView } from "../views/events";
 import { disconnectUser, roomStub } from "../room/client";
 import { deleteProjectBlobs } from "../blobs";
 import type { HubEnv } from "../http/context";
-import { label, text, uuid } from "../http/fields";
+import { label, seqQuery, text, uuid } from "../http/fields";
 import { notFound } from "../http/problem";
 import { isUniqueViolation } from "../db/errors";
 import { inJsonList } from "../db/sql";
@@ -134,7 +134,7 @@ projectRoutes.delete("/:id/members/:userId", person("admin"), async (c) => {
 });
 
 const eventsQuery = z.object({
-  since: z.coerce.number().int().min(0, "must not be negative").default(0),
+  since: seqQuery.default(0),
   limit: z.coerce.number().int().min(1, "must be at least 1").max(1000, "must be at most 1000").default(100),
 });
 

@@ -2,15 +2,16 @@
 import { desc, eq, inArray } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
-import { API_KEY_PREFIX, currentUser, person } from "../auth/middleware";
+import { API_KEY_PREFIX, apiKeyOf, bearerToken, currentUser, person, signInWithToken } from "../auth/middleware";
+import { rekeyRefusal, type RekeyProof } from "../auth/rekey";
 import { formatRegistrationToken, parseRegistrationToken } from "../auth/registration-token";
 import { randomSecret, sha256Hex } from "../auth/secrets";
-import { nowIso } from "../db/client";
+import { nowIso, type ServerRow } from "../db/client";
 import { projects, registrationTokens, servers } from "../db/schema";
 import { negotiateProtocol, HUB_PROTOCOL_VERSIONS } from "../domain/protocol-version";
 import { readJson } from "../http/body";
 import { hubBaseUrl } from "../http/base-url";
-import type { HubEnv } from "../http/context";
+import type { HubContext, HubEnv } from "../http/context";
 import { label, uuid, withinJsonLimit } from "../http/fields";
 import { conflict, fieldError, notFound, Problem, unauthorized } from "../http/problem";
 import { capabilitiesSchema } from "../protocol/orchestratia-v1";
@@ -106,6 +107,20 @@ const registerBody = z.looseObject({
   protocol_versions: z.array(text(64)).max(20).nullish(),
 });
 
+/** What this registration shows of being the server registered under its name already. */
+async function rekeyProof(c: HubContext, existing: ServerRow, machineId: string | null | undefined, scope: string[] | null): Promise<RekeyProof> {
+  const token = bearerToken(c);
+  const byAdmin = token !== undefined && !token.startsWith(API_KEY_PREFIX) && (await signInWithToken(c, token)).user.role === "admin";
+  const apiKey = apiKeyOf(c);
+  return {
+    byAdmin,
+    tokenCovers: scope === null || (existing.projectIds != null && existing.projectIds.every((id) => scope.includes(id))),
+    sameMachine: Boolean(existing.machineId && machineId && existing.machineId === machineId),
+    otherMachine: Boolean(existing.machineId && machineId && existing.machineId !== machineId),
+    currentKey: apiKey !== undefined && !existing.revokedAt && existing.apiKeyHash === (await sha256Hex(apiKey)),
+  };
+}
+
 registrationRoutes.post("/register", async (c) => {
   const body = await readJson(c, registerBody);
   const protocolVersions = body.protocol_versions ?? undefined;
@@ -122,15 +137,10 @@ registrationRoutes.post("/register", async (c) => {
   const token = await c.var.db.query.registrationTokens.findFirst({ where: eq(registrationTokens.tokenHash, tokenHash) });
   if (!token) throw unauthorized("The registration token is not recognised; ask an admin for a new one", "INVALID_REGISTRATION_TOKEN");
 
-  // Re-keying an existing server needs a token whose scope covers it, from the same machine when both say which.
   const existing = await c.var.db.query.servers.findFirst({ where: eq(servers.name, body.name) });
   if (existing) {
-    const scope = token.projectIds ?? null;
-    const covers = scope === null || (existing.projectIds != null && existing.projectIds.every((id) => scope.includes(id)));
-    const otherMachine = Boolean(existing.machineId && body.machine_id && existing.machineId !== body.machine_id);
-    if (!covers || otherMachine) {
-      throw conflict(`A server named "${body.name}" is already registered${otherMachine ? " from another machine" : ""}; choose another name or ask an admin`, "SERVER_NAME_TAKEN");
-    }
+    const refusal = rekeyRefusal(body.name, await rekeyProof(c, existing, body.machine_id, token.projectIds ?? null));
+    if (refusal) throw conflict(refusal, "SERVER_NAME_TAKEN");
   }
 
   // Spend one use atomically: concurrent registrations cannot exceed max_uses.
