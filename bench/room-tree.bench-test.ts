@@ -44,7 +44,7 @@ it("drives the tree through the room", async () => {
   // Operations committed together share their cost: each is charged its share.
   const perOp: Record<string, { n: number; ms: number; q: number; group: number }> = {};
   const run = async (actor: RoomActor, command: RoomCommand) => {
-    const result = (await room.execute(projectId, actor, command)) as unknown as RoomResult;
+    const result = (await room.execute(actor, command)) as unknown as RoomResult;
     const o = (perOp[command.op] ??= { n: 0, ms: 0, q: 0, group: 0 });
     const { ms, d1Queries, operations } = result.metrics;
     o.n++;

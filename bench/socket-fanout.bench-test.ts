@@ -44,7 +44,7 @@ it("fans events out to sockets", async () => {
   }
   const room = env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(projectId));
   const person: RoomActor = { kind: "person", userId, label: "bench" };
-  const created = (await room.execute(projectId, person, {
+  const created = (await room.execute(person, {
     op: "create",
     task: { title: "t", spec: "", type: "feature", priority: "normal", targetRepo: null, targetBranch: null, acceptanceCriteria: [], structuredSpec: null, requirements: null, requirePlan: false, timeoutSeconds: null, sourceSessionId: null, warnings: [] },
     dependencies: [],
@@ -53,7 +53,7 @@ it("fans events out to sockets", async () => {
   for (let i = 0; i < ROUNDS; i++) {
     const content = `n${i}`;
     sent.set(content, performance.now());
-    await room.execute(projectId, person, { op: "note", taskId: created.taskId, content, urgent: false });
+    await room.execute(person, { op: "note", taskId: created.taskId, content, urgent: false });
     for (let t = 0; latencies.length < (i + 1) * SOCKETS && t < 2000; t++) await new Promise((r) => setTimeout(r, 1));
   }
   expect(latencies).toHaveLength(SOCKETS * ROUNDS);
@@ -88,8 +88,8 @@ it("fans events out to sockets", async () => {
     task: { title: "t", spec: "", type: "feature", priority: "normal" as const, targetRepo: null, targetBranch: null, acceptanceCriteria: [], structuredSpec: null, requirements, requirePlan: false, timeoutSeconds: null, sourceSessionId: null, warnings: [] },
     dependencies: dependsOn.map((id) => ({ depends_on_task_id: id, dependency_type: "blocks" as const, contract_key: null })),
   });
-  const run = async (actor: RoomActor, command: Parameters<typeof room.execute>[2]) => {
-    const r = (await room.execute(projectId, actor, command)) as unknown as RoomResult;
+  const run = async (actor: RoomActor, command: Parameters<typeof room.execute>[1]) => {
+    const r = (await room.execute(actor, command)) as unknown as RoomResult;
     if (!r.ok) throw new Error(`${command.op}: ${r.problem.detail}`);
     return r;
   };

@@ -577,8 +577,8 @@ const completeOp = (taskId: string, summary = "ok"): RoomCommand => ({ op: "comp
 async function inOneTurn(projectId: string, busyTask: string, operations: [RoomActor, RoomCommand][], withViews = false): Promise<RoomResult[]> {
   const room = env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(projectId));
   const [, ...answers] = (await Promise.all([
-    room.execute(projectId, { kind: "person", userId: "test", label: "test" }, { op: "note", taskId: busyTask, content: "busy", urgent: false }),
-    ...operations.map(([actor, command]) => room.execute(projectId, actor, command, withViews)),
+    room.execute({ kind: "person", userId: "test", label: "test" }, { op: "note", taskId: busyTask, content: "busy", urgent: false }),
+    ...operations.map(([actor, command]) => room.execute(actor, command, { view: withViews })),
   ])) as unknown as RoomResult[];
   return answers;
 }

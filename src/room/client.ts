@@ -18,7 +18,7 @@ export const roomStub = (env: Env, projectId: string) => env.PROJECT_ROOM.get(en
 export async function runInRoom(c: HubContext, projectId: string, command: RoomCommand, withView = false) {
   c.set("roomOutcome", "asked");
   // RPC's type mapping cannot express `unknown` payloads; the value is exactly a RoomResult.
-  const result = (await roomStub(c.env, projectId).execute(projectId, roomActor(c), command, withView)) as unknown as RoomResult;
+  const result = (await roomStub(c.env, projectId).execute(roomActor(c), command, { view: withView })) as unknown as RoomResult;
   c.set("roomOutcome", result.ok ? "committed" : "refused");
   // Operators (and the benchmark) see what the write cost inside the room, with the operations it was committed with.
   const { ms, d1Queries, operations } = result.metrics;
@@ -49,7 +49,7 @@ export async function offerWaitingTasks(env: Env, projectIds: string[] | null) {
     "SELECT DISTINCT project_id FROM tasks WHERE status = 'pending' AND requirements IS NOT NULL",
   ).all<{ project_id: string }>();
   const projects = results.map((r) => r.project_id).filter((id) => projectIds === null || projectIds.includes(id));
-  await Promise.all(projects.map((projectId) => roomStub(env, projectId).execute(projectId, HUB_ACTOR, { op: "sweep" })));
+  await Promise.all(projects.map((projectId) => roomStub(env, projectId).execute(HUB_ACTOR, { op: "sweep" })));
 }
 
 /** The projects of a scope: the listed ones, or every project for null. */
@@ -73,5 +73,5 @@ export async function shutdownServer(env: Env, server: { id: string; projectIds:
 /** A heartbeat brought a server online: it becomes present in every project it serves. */
 export async function announceOnline(env: Env, server: { id: string; name: string; projectIds: string[] | null }) {
   const ids = await projectsIn(env, server.projectIds);
-  await Promise.all(ids.map((id) => roomStub(env, id).serverHeartbeat(id, server.id, server.name)));
+  await Promise.all(ids.map((id) => roomStub(env, id).serverHeartbeat(server.id, server.name)));
 }

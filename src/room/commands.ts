@@ -84,6 +84,15 @@ export interface RoomMetrics {
 }
 
 /** An operation's answer; `view` is the task as the batch that committed it left it, when the caller asked and the operation wrote. */
-export type RoomAnswer = { ok: true; taskId: string; data?: Record<string, unknown>; view?: TaskView } | { ok: false; problem: ProblemData };
+export type RoomAnswer =
+  | {
+      ok: true;
+      taskId: string;
+      data?: Record<string, unknown>;
+      /** The request repeated what was already so (a completion with the same result): nothing was written. */
+      unchanged?: true;
+      view?: TaskView;
+    }
+  | { ok: false; problem: ProblemData };
 
 export type RoomResult = RoomAnswer & { metrics: RoomMetrics };

@@ -1,5 +1,5 @@
 /** WebSockets held by a ProjectRoom (hibernation API): who is on each, and how frames are sent. */
-import type { CommittedEvent } from "./statements";
+import type { CommittedEvent, EventType } from "./statements";
 
 export const DASHBOARD_TAG = "dashboard";
 export const AGENT_TAG = "agent";
@@ -45,8 +45,18 @@ export function sendJson(ws: WebSocket, message: unknown) {
   }
 }
 
+/** Every frame the hub sends a dashboard besides events (API.md "Live events"). */
+export type DashboardFrame =
+  | { type: "resumed"; last_seq: number }
+  | { type: "resync_required"; since: number; head: number | null; detail: string }
+  | { type: "auth_ok"; expires_at: string }
+  | { type: "error"; code: "INVALID_REQUEST" | "INVALID_MESSAGE_TYPE" | "UNAUTHORIZED"; message: string };
+
 /** The dashboard frame of an event (API.md: `{"type": "event", ...event}`; the event's own type is `event_type`). */
-export const eventFrame = (e: CommittedEvent) => JSON.stringify({ ...e, type: "event", event_type: e.type });
+export const eventFrame = (e: CommittedEvent) => JSON.stringify({ ...e, type: "event", event_type: e.type } satisfies EventFrame);
+
+/** An event as a dashboard receives it: the event's own type moves to `event_type`. */
+type EventFrame = Omit<CommittedEvent, "type"> & { type: "event"; event_type: EventType };
 
 /**
  * Frames per socket in one-second windows. Kept in memory: an evicted room

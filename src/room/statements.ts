@@ -19,8 +19,39 @@ export function statement(d1: D1Database, query: SQL | { toSQL(): { sql: string;
 
 export type TaskRow = typeof tasks.$inferSelect;
 
+/** Every kind of event a project's log holds (API.md "Events"). */
+export const EVENT_TYPES = [
+  "task_created",
+  "task_updated",
+  "schema_warning",
+  "task_assigned",
+  "task_started",
+  "plan_submitted",
+  "plan_approved",
+  "plan_revision_requested",
+  "task_progress",
+  "task_completed",
+  "contract_fulfilled",
+  "contract_missing",
+  "task_unblocked",
+  "task_failed",
+  "task_cancelled",
+  "task_retried",
+  "dependency_added",
+  "dependency_removed",
+  "dependency_failed",
+  "intervention_requested",
+  "intervention_responded",
+  "intervention_timed_out",
+  "note_added",
+  "agent_error",
+  "server_online",
+  "server_offline",
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
 export interface EventDraft {
-  type: string;
+  type: EventType;
   taskId: string | null;
   data: Record<string, unknown>;
 }
@@ -64,7 +95,7 @@ export function appendEvents(d1: D1Database, projectId: string, actor: string, e
 export interface CommittedEvent {
   project_id: string;
   seq: number;
-  type: string;
+  type: EventType;
   task_id: string | null;
   actor: string;
   data: Record<string, unknown>;

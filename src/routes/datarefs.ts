@@ -72,7 +72,7 @@ async function createDataref(c: HubContext, projectIdFromPath?: string) {
     completedAt: null,
   };
   await c.var.db.insert(datarefs).values(row);
-  c.executionCtx.waitUntil(roomStub(c.env, project.id).watchUpload(project.id, row.uploadExpiresAt));
+  c.executionCtx.waitUntil(roomStub(c.env, project.id).watchUpload(row.uploadExpiresAt));
   const upload = await signBlobUrl(c.env, hubBaseUrl(c), { datarefId: row.id, method: "PUT", size: row.size });
   return c.json({ dataref: datarefView(row), upload: { method: "PUT" as const, ...upload } }, 201);
 }

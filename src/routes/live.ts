@@ -40,7 +40,6 @@ liveRoutes.get("/:id/ws", async (c) => {
   return roomStub(c.env, project.id).fetch("https://room/dashboard", {
     headers: {
       Upgrade: "websocket",
-      "X-Project-Id": project.id,
       "X-User-Id": user.id,
       "X-Token-Expires": String(expiresAt),
       ...(subprotocol ? { "X-Subprotocol": subprotocol } : {}),
@@ -58,7 +57,7 @@ liveRoutes.get("/:id/agent-ws", async (c) => {
   requireUpgrade(c);
   const projectId = c.req.param("id");
   const apiKey = apiKeyOf(c);
-  const headers: Record<string, string> = { Upgrade: "websocket", "X-Project-Id": projectId, "X-Hub-Base": hubBaseUrl(c) };
+  const headers: Record<string, string> = { Upgrade: "websocket", "X-Hub-Base": hubBaseUrl(c) };
   if (apiKey) {
     const server = await serverForApiKey(c, apiKey);
     if (!server) throw unauthorized("The API key is invalid or has been revoked", "INVALID_API_KEY");

@@ -208,9 +208,8 @@ async function assignTask(c: HubContext, taskId: string) {
 async function transition(c: HubContext, taskId: string, command: (id: string, projectId: string) => Promise<Parameters<typeof runInRoom>[2]>) {
   const task = await taskFor(c, taskId, "write");
   const { result, view } = await runInRoomForView(c, task.projectId, await command(task.id, task.projectId));
-  const { data } = result;
   // Completing again with the same result changes nothing: the copy of its large parts just stored is not needed.
-  if (data?.noop) await discardOffloaded(c, pointedTo(view.result));
+  if (result.unchanged) await discardOffloaded(c, pointedTo(view.result));
   return view;
 }
 

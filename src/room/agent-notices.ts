@@ -1,0 +1,33 @@
+/**
+ * What agents hear once a batch has committed: their assignments and
+ * cancellations, events of the tasks they subscribed to, answers to the
+ * questions they wait on, and word that no answer will come.
+ */
+import { notify, respond, respondError } from "./agent-socket";
+import type { AgentNotice } from "./operations";
+import { attachmentOf, type AgentAttachment } from "./sockets";
+import type { CommittedEvent } from "./statements";
+
+const serverOf = (ws: WebSocket) => (attachmentOf(ws) as AgentAttachment).serverId;
+
+export function tellAgents(sockets: WebSocket[], events: CommittedEvent[], notices: AgentNotice[]) {
+  if (sockets.length === 0) return;
+  for (const ws of sockets) {
+    const a = attachmentOf(ws) as AgentAttachment;
+    for (const e of events) {
+      if (e.type === "task_assigned" && e.data.server_id === a.serverId) {
+        notify(ws, "notify:task-assigned", { taskId: e.task_id, message: "Task assigned. Use request:get-task to view details." });
+      }
+      if (e.type === "task_cancelled" && e.data.assigned_server_id === a.serverId) {
+        notify(ws, "notify:task-cancelled", { taskId: e.task_id, reason: e.data.reason ?? "Cancelled" });
+      }
+      if (e.task_id && a.subscriptions.includes(e.task_id)) notify(ws, "notify:task-event", { taskId: e.task_id, event: e });
+    }
+  }
+  for (const n of notices) {
+    for (const ws of sockets.filter((s) => serverOf(s) === n.serverId)) {
+      if (n.kind === "answer") respond(ws, n.correlationId, { answer: n.answer, metadata: { answeredAt: n.answeredAt } });
+      else respondError(ws, n.correlationId, "TIMEOUT", n.message);
+    }
+  }
+}

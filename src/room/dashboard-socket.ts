@@ -1,0 +1,195 @@
+/**
+ * The dashboard side of a ProjectRoom's sockets: live events in seq order,
+ * resume after a drop (replayed in the room's queue, between operations, so
+ * none is skipped or sent twice), token renewal, and closing at the token's
+ * expiry.
+ */
+import { InvalidToken, verifyAccessToken } from "../auth/jwt";
+import type { Db } from "../db/client";
+import { isSeq } from "../domain/seq";
+import type { Env } from "../env";
+import { eventView } from "../views/events";
+import { eventBacklog, eventsAfter, maySeeProject } from "./room-queries";
+import { attachmentOf, CLOSE, eventFrame, FrameRate, sendJson, type DashboardAttachment, type DashboardFrame } from "./sockets";
+import type { CommittedEvent } from "./statements";
+
+const REPLAY_PAGE = 500;
+/** The longest backlog a socket replays inside the room's queue. */
+const MAX_REPLAY = 5000;
+const DASHBOARD_FRAMES_PER_SECOND = 20;
+
+/** What the dashboard protocol needs of its room. */
+export interface DashboardRoomPort {
+  projectId: string;
+  env: Env;
+  db: Db;
+  /** The room's open dashboard sockets. */
+  sockets(): WebSocket[];
+  /** Runs work in the room's queue, between operations. */
+  serialise<T>(work: () => Promise<T>): Promise<T>;
+  scheduleAlarm(at: number): Promise<void>;
+}
+
+const send = (ws: WebSocket, frame: DashboardFrame) => sendJson(ws, frame);
+
+export class DashboardProtocol {
+  /** Dashboards replaying missed events: live events reach them through the replay instead. */
+  private readonly replaying = new Set<WebSocket>();
+  private readonly rate = new FrameRate(DASHBOARD_FRAMES_PER_SECOND);
+  /** The seq range each dashboard has received live, so a later resume sends none of it twice. */
+  private readonly delivered = new Map<WebSocket, { first: number; last: number }>();
+  /** When each dashboard's access token expires: asked at every frame sent, so kept out of the attachment's copy. */
+  private readonly expiries = new Map<WebSocket, number>();
+
+  constructor(private readonly room: DashboardRoomPort) {}
+
+  /** A socket the room has just accepted; with `since`, it replays before it goes live (the gap-free way in). */
+  async accepted(ws: WebSocket, attachment: DashboardAttachment, since: number | null) {
+    ws.serializeAttachment(attachment);
+    if (since !== null) void this.startReplay(ws, since);
+    await this.room.scheduleAlarm(attachment.expiresAt);
+  }
+
+  async onMessage(ws: WebSocket, message: string | ArrayBuffer) {
+    if (this.closedAtExpiry(ws, Date.now())) return;
+    if (this.rate.exceeded(ws)) return send(ws, { type: "error", code: "INVALID_REQUEST", message: `at most ${DASHBOARD_FRAMES_PER_SECOND} frames per second` });
+    let frame: unknown;
+    try {
+      frame = JSON.parse(typeof message === "string" ? message : new TextDecoder().decode(message));
+    } catch {
+      frame = null;
+    }
+    if (typeof frame !== "object" || frame === null || Array.isArray(frame)) return send(ws, { type: "error", code: "INVALID_REQUEST", message: "frames are JSON objects" });
+    const { type, since, access_token } = frame as { type?: unknown; since?: unknown; access_token?: unknown };
+    if (type === "resume") {
+      if (!isSeq(since)) return send(ws, { type: "error", code: "INVALID_REQUEST", message: "resume needs since: a non-negative integer" });
+      if (this.replaying.has(ws)) return send(ws, { type: "error", code: "INVALID_REQUEST", message: "a resume is already running on this socket" });
+      await this.startReplay(ws, since);
+      return;
+    }
+    if (type === "auth" && typeof access_token === "string") return this.renewToken(ws, access_token);
+    send(ws, { type: "error", code: "INVALID_MESSAGE_TYPE", message: `unknown message type ${JSON.stringify(type)}` });
+  }
+
+  closed(ws: WebSocket) {
+    this.replaying.delete(ws);
+    this.delivered.delete(ws);
+    this.expiries.delete(ws);
+    this.rate.forget(ws);
+  }
+
+  /** Committed events go to every live dashboard, in seq order; none after its token expired. */
+  publish(committed: CommittedEvent[]) {
+    if (committed.length === 0) return;
+    const frames = committed.map(eventFrame);
+    const first = committed[0]!.seq;
+    const last = committed.at(-1)!.seq;
+    const now = Date.now();
+    for (const ws of this.room.sockets()) {
+      if (this.replaying.has(ws) || this.closedAtExpiry(ws, now)) continue;
+      try {
+        for (const frame of frames) ws.send(frame);
+        const range = this.delivered.get(ws);
+        this.delivered.set(ws, { first: range?.first ?? first, last });
+      } catch {
+        // Closed: its close handler cleans up.
+      }
+    }
+  }
+
+  /** Closes a person's dashboards here: their access to the project ended (removed, demoted, deleted). */
+  disconnectUser(userId: string) {
+    for (const ws of this.room.sockets()) {
+      if ((attachmentOf(ws) as DashboardAttachment).userId === userId) ws.close(CLOSE.unauthorized, "access to this project was revoked");
+    }
+  }
+
+  /** Closes dashboards whose access token has expired; returns when the next one expires. */
+  closeExpired(now: number): number | null {
+    let next: number | null = null;
+    for (const ws of this.room.sockets()) {
+      if (!this.closedAtExpiry(ws, now)) next = next === null ? this.expiryOf(ws) : Math.min(next, this.expiryOf(ws));
+    }
+    return next;
+  }
+
+  /** From now until the replay has caught up, live events reach this socket through the replay. */
+  private startReplay(ws: WebSocket, since: number) {
+    this.replaying.add(ws);
+    return this.room.serialise(() => this.replay(ws, since));
+  }
+
+  /**
+   * Sends every event after `since` that this socket has not had live, then
+   * hands it back to live publishing. Runs in the queue, so no event commits
+   * in between.
+   */
+  private async replay(ws: WebSocket, since: number) {
+    const live = this.delivered.get(ws);
+    try {
+      // A replay runs between writes: a backlog too long for that is read from GET /events instead.
+      const backlog = await eventBacklog(this.room.env.DB, this.room.projectId, since);
+      if (backlog && backlog.n > MAX_REPLAY) {
+        send(ws, { type: "resync_required", since, head: backlog.head, detail: `more than ${MAX_REPLAY} events behind: page GET /events from since, then resume from the last seq read` });
+        return;
+      }
+      let after = since;
+      for (;;) {
+        const page = await eventsAfter(this.room.db, this.room.projectId, after, REPLAY_PAGE);
+        if (this.closedAtExpiry(ws, Date.now())) return;
+        for (const e of page) {
+          // The log holds only the events rooms appended, so its types are EventTypes.
+          if (!live || e.seq < live.first || e.seq > live.last) ws.send(eventFrame({ ...eventView(e), data: e.data } as CommittedEvent));
+        }
+        after = page.at(-1)?.seq ?? after;
+        if (page.length < REPLAY_PAGE) break;
+      }
+      if (after > since) this.delivered.set(ws, { first: Math.min(live?.first ?? since + 1, since + 1), last: after });
+      send(ws, { type: "resumed", last_seq: after });
+    } catch {
+      // The socket closed while replaying.
+    } finally {
+      this.replaying.delete(ws);
+    }
+  }
+
+  /**
+   * A dashboard may present a fresh access token to keep its socket past the
+   * old token's expiry — if the person may still see the project.
+   */
+  private async renewToken(ws: WebSocket, token: string) {
+    const attachment = attachmentOf(ws) as DashboardAttachment;
+    try {
+      const identity = await verifyAccessToken(this.room.env, token);
+      if (!("userId" in identity) || identity.userId !== attachment.userId) throw new InvalidToken("the token is for someone else");
+      if (!(await maySeeProject(this.room.env.DB, this.room.projectId, identity.userId))) {
+        ws.close(CLOSE.unauthorized, "access to this project was revoked");
+        return;
+      }
+      const expiresAt = identity.expiresAt * 1000;
+      ws.serializeAttachment({ ...attachment, expiresAt } satisfies DashboardAttachment);
+      this.expiries.set(ws, expiresAt);
+      await this.room.scheduleAlarm(expiresAt);
+      send(ws, { type: "auth_ok", expires_at: new Date(expiresAt).toISOString() });
+    } catch (e) {
+      send(ws, { type: "error", code: "UNAUTHORIZED", message: e instanceof InvalidToken ? e.message : "the token could not be checked" });
+    }
+  }
+
+  /** When a dashboard's access token expires (ms since epoch). */
+  private expiryOf(ws: WebSocket): number {
+    let at = this.expiries.get(ws);
+    if (at === undefined) this.expiries.set(ws, (at = (attachmentOf(ws) as DashboardAttachment).expiresAt));
+    return at;
+  }
+
+  /**
+   * Closes a dashboard whose access token has expired, at the first frame
+   * that would reach it after the expiry; the alarm closes idle ones.
+   */
+  private closedAtExpiry(ws: WebSocket, now: number): boolean {
+    if (this.expiryOf(ws) > now) return false;
+    if (ws.readyState === WebSocket.OPEN) ws.close(CLOSE.tokenExpired, "access token expired; reconnect with a fresh one");
+    return true;
+  }
+}

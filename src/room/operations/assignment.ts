@@ -1,0 +1,139 @@
+/**
+ * Assignment: by hand, the seed's auto-assign, and the auto-assignment that
+ * other operations run as they free capacity or unblock tasks, with its
+ * set-based write, its capacity check and its events.
+ */
+import { sql } from "drizzle-orm";
+import { planAssignments, type Assignment } from "../../domain/cascade";
+import { errorMentions } from "../../db/errors";
+import { activeTasksOfServer } from "../../db/server-candidates";
+import { DEFAULT_MAX_CONCURRENT_TASKS, rankServers } from "../../domain/matching";
+import type { Requirements } from "../../protocol/orchestratia-v1";
+import type { EventDraft, VersionGuard } from "../statements";
+import { guardHolds, statement } from "../statements";
+import { ASSIGN_BATCH } from "../task-reads";
+import { answerOnly, loadTask, recordEvents, statusEvent, taskWrite, transition, type OpContext, type Planner } from "./kernel";
+import { concurrentChange, invalidTransition, noRequirements, notFound } from "./refusals";
+
+/** Assigns pending tasks to servers in one statement; tasks requiring a plan go to planning. */
+export function assignStatement(ctx: OpContext, plan: Assignment[], guard: VersionGuard) {
+  const rows = JSON.stringify(plan.map((p) => ({ task_id: p.taskId, server_id: p.match.server_id })));
+  return statement(
+    ctx.d1,
+    sql`UPDATE tasks SET
+          status = CASE WHEN require_plan THEN 'planning' ELSE 'assigned' END,
+          assigned_server_id = (SELECT a.value ->> 'server_id' FROM json_each(${rows}) a WHERE a.value ->> 'task_id' = tasks.id),
+          target_session_id = NULL, version = version + 1, updated_at = ${ctx.now}
+        WHERE id IN (SELECT a.value ->> 'task_id' FROM json_each(${rows}) a) AND status = 'pending' AND ${guardHolds(guard)}`,
+  );
+}
+
+/** What the capacity check's error says: the batch rolled back because a server would have had too many tasks. */
+const OVER_CAPACITY = "server over capacity: ";
+
+/**
+ * Fails the batch if a server the plan assigned to now has more active tasks
+ * than it can take. A server's load is shared by every project it serves, and
+ * another project's room may have assigned to it since this plan read it; the
+ * room then plans again from fresh reads. (SQLite raises no error on its own
+ * outside triggers: a JSON path that names the server is the error.)
+ */
+export function capacityCheck(ctx: OpContext, plan: Assignment[], guard: VersionGuard) {
+  const serverIds = JSON.stringify([...new Set(plan.map((p) => p.match.server_id))]);
+  return statement(
+    ctx.d1,
+    sql`SELECT json_extract('{}', ${OVER_CAPACITY} || s.name) FROM servers s
+        WHERE s.id IN (SELECT value FROM json_each(${serverIds})) AND ${guardHolds(guard)}
+          AND ${activeTasksOfServer} > CAST(COALESCE(s.capabilities ->> '$.max_concurrent_tasks', ${DEFAULT_MAX_CONCURRENT_TASKS}) AS INTEGER)`,
+  );
+}
+
+/** Whether a batch failed its capacity check (and is worth planning again). */
+export const overCapacity = (e: unknown) => errorMentions(e, OVER_CAPACITY);
+
+export const assignmentEvents = (plan: Assignment[]): EventDraft[] =>
+  plan.map((p) => ({
+    type: "task_assigned",
+    taskId: p.taskId,
+    data: {
+      status: p.requirePlan ? "planning" : "assigned",
+      previous_status: "pending",
+      server_id: p.match.server_id,
+      server_name: p.match.server_name,
+      session_id: null,
+      session_name: null,
+      auto: true,
+      match_score: p.match.score,
+    },
+  }));
+
+/**
+ * Auto-assignment for an operation: the waiting tasks (those it unblocks
+ * included) go to the best servers. `freedServer` no longer counts the task
+ * the operation finishes. One query, whatever the number of tasks.
+ */
+export async function planAutoAssign(ctx: OpContext, unblocked: string[], freedServer: string | null): Promise<Assignment[]> {
+  if (!ctx.offerWaiting) return [];
+  const { waiting, candidates } = await ctx.reads.assignmentContext(ASSIGN_BATCH, unblocked);
+  if (waiting.length === 0) return [];
+  return planAssignments(
+    waiting,
+    candidates.map((c) => (c.id === freedServer ? { ...c, activeTasks: Math.max(0, c.activeTasks - 1) } : c)),
+  );
+}
+
+export const assignmentStatements = (ctx: OpContext, plan: Assignment[], guard: VersionGuard) =>
+  plan.length ? [assignStatement(ctx, plan, guard), capacityCheck(ctx, plan, guard)] : [];
+
+export const assign: Planner<"assign"> = async (ctx, cmd) => {
+  const task = await loadTask(ctx, cmd.taskId);
+  if (!task) return notFound("Task");
+  const requirePlan = cmd.requirePlan || task.requirePlan;
+  const status = transition(ctx, task, "assign", requirePlan);
+  if (typeof status !== "string") return status;
+  const { target } = cmd;
+  return taskWrite(
+    ctx,
+    task,
+    { status, assignedServerId: target.serverId, targetSessionId: target.sessionId, requirePlan },
+    [
+      statusEvent("task_assigned", task, status, {
+        server_id: target.serverId,
+        server_name: target.serverName,
+        session_id: target.sessionId,
+        session_name: target.sessionName,
+        require_plan: requirePlan,
+      }),
+    ],
+  );
+};
+
+/** The seed's auto-assign: a pending task with requirements goes to the best-scoring server, if any qualifies. */
+export const autoAssign: Planner<"auto_assign"> = async (ctx, cmd) => {
+  const task = await loadTask(ctx, cmd.taskId);
+  if (!task) return notFound("Task");
+  if (task.status !== "pending") return invalidTransition(task.status, `Auto-assign needs a pending task; this one is ${task.status}`);
+  if (!task.requirements) return noRequirements();
+  if (!ctx.offerWaiting) return concurrentChange("Other projects kept filling the matching servers while this was planned; retry");
+  const { candidates } = await ctx.reads.assignmentContext(0);
+  const [best] = rankServers(task.requirements as Requirements, candidates);
+  if (!best || best.score < 0) return answerOnly(task.id, { status: "no_match" });
+  const assignment = { taskId: task.id, match: best, requirePlan: task.requirePlan };
+  return {
+    ...taskWrite(ctx, task, { status: task.requirePlan ? "planning" : "assigned", assignedServerId: best.server_id, targetSessionId: null }, assignmentEvents([assignment]), (guard) => [
+      capacityCheck(ctx, [assignment], guard),
+    ]),
+    data: { status: "assigned", server_id: best.server_id, server_name: best.server_name, match_score: best.score },
+  };
+};
+
+/** Auto-assigns waiting tasks, e.g. when a server comes online or gains capacity. */
+export const sweep: Planner<"sweep"> = async (ctx) => {
+  const assignments = await planAutoAssign(ctx, [], null);
+  if (assignments.length === 0) return answerOnly("", { assigned: 0 });
+  return {
+    taskId: "",
+    statements: [...assignmentStatements(ctx, assignments, null), recordEvents(ctx, assignmentEvents(assignments))],
+    data: { assigned: assignments.length },
+  };
+};

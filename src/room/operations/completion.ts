@@ -1,0 +1,110 @@
+/**
+ * How a task ends: completed, with its cascade in the same batch, or failed
+ * or cancelled, which leaves its downstream blocked and frees its server.
+ */
+import { sql } from "drizzle-orm";
+import { canonicalJson, contentOfPointers } from "../../domain/canonical-json";
+import { checkContracts, resolveDownstream, type DownstreamLink } from "../../domain/cascade";
+import { ACTIVE, FINISHED, type TaskStatus } from "../../domain/lifecycle";
+import { guardHolds, statement, type EventDraft, type TaskRow, type VersionGuard } from "../statements";
+import { assignmentEvents, assignmentStatements, planAutoAssign } from "./assignment";
+import { partyOf, statusEvent, taskWrite, transition, type Cmd, type OpContext, type OpOutcome, type WritePlan } from "./kernel";
+import { notFound, resultConflict } from "./refusals";
+
+/** Open questions of a task that ends are cancelled; those an agent waits on (ask-user) come back so it can be told. */
+const cancelPendingInterventions = (ctx: OpContext, task: TaskRow, guard: VersionGuard) => [
+  statement(
+    ctx.d1,
+    sql`UPDATE interventions SET status = 'cancelled' WHERE task_id = ${task.id} AND status = 'pending' AND ${guardHolds(guard)}
+        RETURNING server_id AS waiting_server_id, correlation_id AS waiting_correlation_id`,
+  ),
+];
+
+/**
+ * Completion and its cascade, in one batch: the contract check, resolution of
+ * downstream dependencies, unblocking, auto-assignment. A fixed number of
+ * queries whatever the fan-out.
+ */
+export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<OpOutcome> {
+  const loaded = await ctx.reads.taskWithDownstream(cmd.taskId);
+  if (!loaded) return notFound("Task");
+  const { task, links } = loaded;
+  if (task.status === "done" && partyOf(ctx.actor, task).kind === "agent") {
+    // Completing again is a no-op when the result is the same, a conflict when it is not.
+    // DataRef pointers compare by content: each completion stores its large parts anew.
+    if (canonicalJson(task.result, contentOfPointers) === canonicalJson(cmd.result, contentOfPointers)) return { taskId: task.id, statements: [], unchanged: true };
+    return resultConflict();
+  }
+  const next = transition(ctx, task, "complete");
+  if (typeof next !== "string") return next;
+
+  const resolution = resolveDownstream(cmd.result, cmd.structured, links);
+  const assignments = await planAutoAssign(ctx, resolution.unblocked, task.assignedServerId);
+  const events: EventDraft[] = [
+    statusEvent("task_completed", task, next, { summary: typeof cmd.result.summary === "string" ? cmd.result.summary : null, structured: cmd.structured }),
+    ...cmd.warnings.map((warning) => ({ type: "schema_warning" as const, taskId: task.id, data: { warning } })),
+    ...checkContracts(cmd.result, cmd.structured, task.structuredSpec).map((f) => ({ type: f.type, taskId: task.id, data: f.data })),
+    ...resolution.missingInputs.map((m) => ({
+      type: "contract_missing" as const,
+      taskId: m.taskId,
+      data: { contract_key: m.contractKey, upstream_task_id: task.id, detail: "the upstream result has no such contract; the input dependency resolved without data" },
+    })),
+    ...resolution.unblocked.map((id) => ({ type: "task_unblocked" as const, taskId: id, data: { resolved_by: task.id } })),
+    ...assignmentEvents(assignments),
+  ];
+  const plan = taskWrite(
+    ctx,
+    task,
+    { status: next, result: cmd.result, resultStructured: cmd.structured, completedAt: ctx.now, deadlineAt: null, warnings: [...task.warnings, ...cmd.warnings] },
+    events,
+    (guard) => [
+      ...cancelPendingInterventions(ctx, task, guard),
+      statement(ctx.d1, sql`UPDATE task_dependencies SET resolved = 1, resolved_at = ${ctx.now} WHERE depends_on_task_id = ${task.id} AND resolved = 0 AND ${guardHolds(guard)}`),
+      ...assignmentStatements(ctx, assignments, guard),
+    ],
+  );
+  return { ...plan, effects: { ...plan.effects, resolved: task.id, unblocked: resolution.unblocked, assignments } };
+}
+
+/**
+ * A task that ends without completing (failed, cancelled) leaves its
+ * downstream tasks pending and blocked — no implicit retry — and tells each
+ * of them; the capacity it held goes to waiting tasks.
+ */
+export async function endWithoutCompleting(ctx: OpContext, task: TaskRow, links: DownstreamLink[], next: TaskStatus, event: EventDraft, set: Partial<TaskRow>): Promise<WritePlan> {
+  const affected = [...new Set(links.filter((l) => l.dependencyType !== "related" && !FINISHED.includes(l.taskStatus)).map((l) => l.taskId))];
+  // Only a task counted against its server's capacity frees some when it ends.
+  const assignments = task.assignedServerId && ACTIVE.includes(task.status) ? await planAutoAssign(ctx, [], task.assignedServerId) : [];
+  return taskWrite(
+    ctx,
+    task,
+    { status: next, completedAt: ctx.now, deadlineAt: null, ...set },
+    [
+      event,
+      ...affected.map((id) => ({ type: "dependency_failed" as const, taskId: id, data: { upstream_task_id: task.id, upstream_status: next } })),
+      ...assignmentEvents(assignments),
+    ],
+    (guard) => [...cancelPendingInterventions(ctx, task, guard), ...assignmentStatements(ctx, assignments, guard)],
+  );
+}
+
+/** Fails a task: by its agent, or by the room when its timeout passes (code TIMEOUT). */
+export async function fail(ctx: OpContext, cmd: Cmd<"fail">): Promise<OpOutcome> {
+  const loaded = await ctx.reads.taskWithDownstream(cmd.taskId);
+  if (!loaded) return notFound("Task");
+  const { task, links } = loaded;
+  const next = cmd.code === "TIMEOUT" && task.status === "running" ? "failed" : transition(ctx, task, "fail");
+  if (typeof next !== "string") return next;
+  const result = { error: cmd.error, ...(cmd.code ? { code: cmd.code } : {}) };
+  return endWithoutCompleting(ctx, task, links, next, statusEvent("task_failed", task, next, result), { result, resultStructured: false, errorCode: cmd.code });
+}
+
+export async function cancel(ctx: OpContext, cmd: Cmd<"cancel">): Promise<OpOutcome> {
+  const loaded = await ctx.reads.taskWithDownstream(cmd.taskId);
+  if (!loaded) return notFound("Task");
+  const { task, links } = loaded;
+  const next = transition(ctx, task, "cancel");
+  if (typeof next !== "string") return next;
+  return endWithoutCompleting(ctx, task, links, next, statusEvent("task_cancelled", task, next, { reason: cmd.reason, assigned_server_id: task.assignedServerId }), {});
+}
+

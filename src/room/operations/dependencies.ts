@@ -1,0 +1,71 @@
+/** Dependencies added and removed after creation: same project only, never a cycle. */
+import { and, eq } from "drizzle-orm";
+import { taskDependencies } from "../../db/schema";
+import { isBlocked, resolveDependency } from "../../domain/dependencies";
+import { cycleThrough } from "../../domain/dependency-graph";
+import { FINISHED } from "../../domain/lifecycle";
+import { statement } from "../statements";
+import { assignmentEvents, assignmentStatements, planAutoAssign } from "./assignment";
+import { loadTask, recordEvents, type Cmd, type OpContext, type OpOutcome } from "./kernel";
+import { dependencyCycle, invalidField, notFound } from "./refusals";
+
+export async function addDependency(ctx: OpContext, cmd: Cmd<"add_dependency">): Promise<OpOutcome> {
+  const task = await loadTask(ctx, cmd.taskId);
+  if (!task) return notFound("Task");
+  const upstream = await loadTask(ctx, cmd.dependency.depends_on_task_id);
+  if (!upstream) {
+    return invalidField("depends_on_task_id", "no such task in this project");
+  }
+  const edges = await ctx.db
+    .select({ taskId: taskDependencies.taskId, dependsOnTaskId: taskDependencies.dependsOnTaskId })
+    .from(taskDependencies)
+    .where(eq(taskDependencies.projectId, ctx.projectId));
+  const cycle = cycleThrough(edges, task.id, upstream.id);
+  if (cycle) {
+    return dependencyCycle(cycle);
+  }
+  const { dependency_type: type, contract_key } = cmd.dependency;
+  const resolution = resolveDependency(type, contract_key ?? null, upstream);
+  const row = {
+    taskId: task.id,
+    dependsOnTaskId: upstream.id,
+    projectId: ctx.projectId,
+    dependencyType: type,
+    contractKey: contract_key ?? null,
+    resolved: resolution.resolved,
+    resolvedAt: resolution.resolved ? ctx.now : null,
+    createdAt: ctx.now,
+  };
+  const { projectId: _p, taskId: _t, dependsOnTaskId: _d, createdAt: _c, ...changes } = row;
+  return {
+    taskId: task.id,
+    statements: [
+      statement(ctx.d1, ctx.db.insert(taskDependencies).values(row).onConflictDoUpdate({ target: [taskDependencies.taskId, taskDependencies.dependsOnTaskId], set: changes })),
+      recordEvents(ctx, [{ type: "dependency_added", taskId: task.id, data: { depends_on_task_id: upstream.id, dependency_type: type, contract_key: contract_key ?? null, resolved: resolution.resolved } }]),
+    ],
+  };
+}
+
+export async function removeDependency(ctx: OpContext, cmd: Cmd<"remove_dependency">): Promise<OpOutcome> {
+  const task = await loadTask(ctx, cmd.taskId);
+  if (!task) return notFound("Task");
+  const deps = await ctx.db.select().from(taskDependencies).where(eq(taskDependencies.taskId, task.id));
+  const removed = deps.find((d) => d.dependsOnTaskId === cmd.dependsOnTaskId);
+  if (!removed) return notFound("Dependency");
+  const rest = deps.filter((d) => d !== removed);
+  const unblocks = isBlocked(deps) && !isBlocked(rest) && !FINISHED.includes(task.status);
+  const assignments = unblocks ? await planAutoAssign(ctx, [task.id], null) : [];
+  return {
+    taskId: task.id,
+    statements: [
+      statement(ctx.d1, ctx.db.delete(taskDependencies).where(and(eq(taskDependencies.taskId, task.id), eq(taskDependencies.dependsOnTaskId, removed.dependsOnTaskId)))),
+      ...assignmentStatements(ctx, assignments, null),
+      recordEvents(ctx, [
+          { type: "dependency_removed", taskId: task.id, data: { depends_on_task_id: removed.dependsOnTaskId, dependency_type: removed.dependencyType } },
+          ...(unblocks ? [{ type: "task_unblocked" as const, taskId: task.id, data: { resolved_by: null } }] : []),
+          ...assignmentEvents(assignments),
+        ]),
+    ],
+  };
+}
+

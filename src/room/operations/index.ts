@@ -1,0 +1,41 @@
+/** Every room operation, planned by the module of its concern: adding one touches its own module and this table. */
+import type { RoomCommand } from "../commands";
+import { agentLog, ask, expireQuestions, note, presence, progress } from "./agent-records";
+import { assign, autoAssign, sweep } from "./assignment";
+import { cancel, complete, fail } from "./completion";
+import { addDependency, removeDependency } from "./dependencies";
+import type { OpContext, OpOutcome, Planner } from "./kernel";
+import { beginWork, create, help, respond, retry, revisePlan, submitPlan, update } from "./lifecycle";
+
+const planners = {
+  create,
+  update,
+  assign,
+  start: (ctx, cmd) => beginWork(ctx, cmd.taskId, "start"),
+  approve_plan: (ctx, cmd) => beginWork(ctx, cmd.taskId, "approve_plan"),
+  plan: submitPlan,
+  revise_plan: revisePlan,
+  complete,
+  fail,
+  help,
+  respond,
+  retry,
+  cancel,
+  note,
+  auto_assign: autoAssign,
+  sweep,
+  add_dependency: addDependency,
+  remove_dependency: removeDependency,
+  progress,
+  ask,
+  agent_log: agentLog,
+  expire_questions: expireQuestions,
+  presence,
+} satisfies { [K in RoomCommand["op"]]: Planner<K> };
+
+export function planOperation(ctx: OpContext, command: RoomCommand): Promise<OpOutcome> {
+  return (planners[command.op] as Planner<RoomCommand["op"]>)(ctx, command);
+}
+
+export { isProblem, type AgentNotice, type OpContext, type OpOutcome, type WritePlan } from "./kernel";
+export { overCapacity } from "./assignment";

@@ -1,0 +1,99 @@
+/**
+ * What every room operation is made of. A planner reads what it needs, checks
+ * the lifecycle, and returns either a refusal or the statements of one batch
+ * with what to do once it has committed. Nothing here writes: the room runs
+ * the batch, so an operation lands whole or not at all.
+ */
+import { and, eq } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { tasks } from "../../db/schema";
+import { checkTransition, type TaskAction, type TaskStatus } from "../../domain/lifecycle";
+import type { ProblemData, RoomActor, RoomCommand } from "../commands";
+import { appendEvents, guardAfter, updateTask, type EventDraft, type EventType, type TaskRow, type VersionGuard } from "../statements";
+import type { PlanEffects, TaskReads } from "../task-reads";
+import { invalidTransition, notAllowed } from "./refusals";
+
+export interface OpContext {
+  db: Db;
+  d1: D1Database;
+  projectId: string;
+  actor: RoomActor;
+  now: string;
+  reads: TaskReads;
+  /**
+   * Whether the operation offers waiting tasks to servers as it goes. Off
+   * when other projects' rooms kept filling the servers it planned for: the
+   * operation itself then commits, and the room offers the tasks again after.
+   */
+  offerWaiting: boolean;
+}
+
+/** What an agent's socket is told once the batch has committed: an answer it waits for, or that none will come. */
+export type AgentNotice =
+  | { kind: "answer"; serverId: string; correlationId: string; answer: string; answeredAt: string }
+  | { kind: "timeout"; serverId: string; correlationId: string; message: string };
+
+export interface WritePlan {
+  taskId: string;
+  statements: D1PreparedStatement[];
+  /** Index of the guarded task update in `statements`, if any: it must have changed one row. */
+  guardedUpdate?: number;
+  /** What the caller is answered besides the task. */
+  data?: Record<string, unknown>;
+  /** The request repeated what is already so (a completion with the same result): nothing was written. */
+  unchanged?: true;
+  /** A deadline this operation set, for the room's alarm. */
+  deadline?: string;
+  /** Agents to tell after commit. */
+  notices?: AgentNotice[];
+  /** What later operations of the same group must see of this one. */
+  effects?: PlanEffects;
+}
+
+export type OpOutcome = WritePlan | ProblemData;
+
+export const isProblem = (o: OpOutcome): o is ProblemData => "code" in o && "status" in o;
+
+/** The command of one kind of operation. */
+export type Cmd<K extends RoomCommand["op"]> = Extract<RoomCommand, { op: K }>;
+
+/** Plans one kind of operation. */
+export type Planner<K extends RoomCommand["op"]> = (ctx: OpContext, cmd: Cmd<K>) => Promise<OpOutcome>;
+
+/** An answer that writes nothing. */
+export const answerOnly = (taskId: string, data: Record<string, unknown>): WritePlan => ({ taskId, statements: [], data });
+
+export const loadTask = (ctx: OpContext, taskId: string): Promise<TaskRow | undefined> =>
+  ctx.db.query.tasks.findFirst({ where: and(eq(tasks.id, taskId), eq(tasks.projectId, ctx.projectId)) });
+
+export function partyOf(actor: RoomActor, task: TaskRow) {
+  return actor.kind === "person" ? ({ kind: "person" } as const) : ({ kind: "agent", isAssignee: task.assignedServerId === actor.serverId } as const);
+}
+
+/** Checks the lifecycle table; a refusal names the current status and what is allowed. */
+export function transition(ctx: OpContext, task: TaskRow, action: TaskAction, requirePlan = false): TaskStatus | ProblemData {
+  const check = checkTransition(task.status, action, partyOf(ctx.actor, task), requirePlan);
+  if (check.ok) return check.next;
+  return check.reason === "invalid_transition" ? invalidTransition(task.status, check.detail, check.allowed) : notAllowed(check.detail);
+}
+
+/** Appends the operation's events, in order, as its actor at its time. */
+export const recordEvents = (ctx: OpContext, events: EventDraft[], guard: VersionGuard = null) =>
+  appendEvents(ctx.d1, ctx.projectId, ctx.actor.label, events, ctx.now, guard);
+
+/** A task change plus its events, all applying only if the task still has the version read. */
+export function taskWrite(ctx: OpContext, task: TaskRow, set: Partial<TaskRow>, events: EventDraft[], extra: (guard: VersionGuard) => D1PreparedStatement[] = () => []): WritePlan {
+  const guard = guardAfter(task);
+  return {
+    taskId: task.id,
+    guardedUpdate: 0,
+    effects: { task: { before: task, after: { ...task, ...set, version: task.version + 1, updatedAt: ctx.now } } },
+    statements: [updateTask(ctx.db, ctx.d1, task, set, ctx.now), ...extra(guard), recordEvents(ctx, events, guard)],
+  };
+}
+
+export const statusEvent = (type: EventType, task: TaskRow, next: TaskStatus, data: Record<string, unknown> = {}): EventDraft => ({
+  type,
+  taskId: task.id,
+  data: { status: next, previous_status: task.status, ...data },
+});

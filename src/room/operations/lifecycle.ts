@@ -1,0 +1,219 @@
+/** The task lifecycle: creating and editing tasks, putting them to work, plans, retries, and asking and answering people. */
+import { and, eq, inArray, sql } from "drizzle-orm";
+import { interventions, taskDependencies, tasks } from "../../db/schema";
+import { isBlocked, resolveDependency } from "../../domain/dependencies";
+import type { TaskStatus } from "../../domain/lifecycle";
+import { chunkRows, guardHolds, statement, type EventDraft, type TaskRow, type VersionGuard } from "../statements";
+import { loadTask, recordEvents, statusEvent, taskWrite, transition, type AgentNotice, type Cmd, type OpContext, type OpOutcome } from "./kernel";
+import { blocked, interventionClosed, invalidField, notAllowed, notFound, unknownDependencies } from "./refusals";
+
+const deadlineFrom = (task: TaskRow, now: string) =>
+  task.timeoutSeconds ? new Date(Date.parse(now) + task.timeoutSeconds * 1000).toISOString() : null;
+
+export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutcome> {
+  const { db, projectId, now } = ctx;
+  const id = crypto.randomUUID();
+  const depIds = [...new Set(cmd.dependencies.map((d) => d.depends_on_task_id))];
+  if (depIds.length !== cmd.dependencies.length) {
+    return invalidField("dependencies", "must not list a task twice", "dependencies: a task is listed twice");
+  }
+  const upstreams = new Map<string, TaskRow>();
+  for (const ids of chunkRows(depIds, 1)) {
+    const rows = await db.select().from(tasks).where(and(eq(tasks.projectId, projectId), inArray(tasks.id, ids)));
+    for (const row of rows) upstreams.set(row.id, row);
+  }
+  const missing = depIds.filter((d) => !upstreams.has(d));
+  if (missing.length) {
+    return unknownDependencies(missing);
+  }
+
+  const deps = cmd.dependencies.map((d) => {
+    const up = upstreams.get(d.depends_on_task_id)!;
+    const resolution = resolveDependency(d.dependency_type, d.contract_key ?? null, up);
+    return {
+      taskId: id,
+      dependsOnTaskId: d.depends_on_task_id,
+      projectId,
+      dependencyType: d.dependency_type,
+      contractKey: d.contract_key ?? null,
+      resolved: resolution.resolved,
+      resolvedAt: resolution.resolved ? now : null,
+      createdAt: now,
+    };
+  });
+  const t = cmd.task;
+  const row = {
+    id,
+    projectId,
+    title: t.title,
+    spec: t.spec,
+    type: t.type,
+    priority: t.priority,
+    status: "pending" as const,
+    targetRepo: t.targetRepo,
+    targetBranch: t.targetBranch,
+    acceptanceCriteria: t.acceptanceCriteria,
+    structuredSpec: t.structuredSpec,
+    requirements: t.requirements,
+    requirePlan: t.requirePlan,
+    timeoutSeconds: t.timeoutSeconds,
+    sourceSessionId: t.sourceSessionId,
+    createdBy: ctx.actor.label,
+    warnings: t.warnings,
+    createdAt: now,
+    updatedAt: now,
+  };
+  const events: EventDraft[] = [
+    { type: "task_created", taskId: id, data: { title: t.title, status: "pending", priority: t.priority, blocked: isBlocked(deps) } },
+    ...t.warnings.map((warning) => ({ type: "schema_warning" as const, taskId: id, data: { warning } })),
+  ];
+  return {
+    taskId: id,
+    statements: [
+      statement(ctx.d1, db.insert(tasks).values(row)),
+      ...chunkRows(deps, 8).map((chunk) => statement(ctx.d1, db.insert(taskDependencies).values(chunk))),
+      recordEvents(ctx, events),
+    ],
+  };
+}
+
+export async function update(ctx: OpContext, cmd: Cmd<"update">): Promise<OpOutcome> {
+  const task = await loadTask(ctx, cmd.taskId);
+  if (!task) return notFound("Task");
+  const next = transition(ctx, task, "update");
+  if (typeof next !== "string") return next;
+  const { warnings, ...changes } = cmd.changes;
+  const fields = Object.keys(cmd.changes).filter((k) => k !== "warnings");
+  // A new timeout on work already under way counts from when it started.
+  const working = task.startedAt && (task.status === "running" || task.status === "needs_human");
+  const deadline =
+    changes.timeoutSeconds !== undefined && working
+      ? changes.timeoutSeconds
+        ? new Date(Date.parse(task.startedAt!) + changes.timeoutSeconds * 1000).toISOString()
+        : null
+      : undefined;
+  const events: EventDraft[] = [
+    { type: "task_updated", taskId: task.id, data: { fields } },
+    ...(warnings ?? []).map((warning) => ({ type: "schema_warning" as const, taskId: task.id, data: { warning } })),
+  ];
+  const plan = taskWrite(
+    ctx,
+    task,
+    { ...changes, ...(warnings?.length ? { warnings: [...task.warnings, ...warnings] } : {}), ...(deadline !== undefined ? { deadlineAt: deadline } : {}) },
+    events,
+  );
+  return deadline ? { ...plan, deadline } : plan;
+}
+
+/** start and approve-plan both put the task to work: refused while it is blocked, and its clock starts. */
+export async function beginWork(ctx: OpContext, taskId: string, action: "start" | "approve_plan"): Promise<OpOutcome> {
+  const loaded = await ctx.reads.taskWithBlockers(taskId);
+  if (!loaded) return notFound("Task");
+  const { task, blockers } = loaded;
+  const next = transition(ctx, task, action);
+  if (typeof next !== "string") return next;
+  if (blockers.length) return blocked(blockers);
+  const deadline = deadlineFrom(task, ctx.now);
+  const plan = taskWrite(ctx, task, { status: next, startedAt: task.startedAt ?? ctx.now, deadlineAt: deadline }, [
+    statusEvent(action === "start" ? "task_started" : "plan_approved", task, next),
+  ]);
+  return deadline ? { ...plan, deadline } : plan;
+}
+
+export async function submitPlan(ctx: OpContext, cmd: Cmd<"plan">): Promise<OpOutcome> {
+  const task = await loadTask(ctx, cmd.taskId);
+  if (!task) return notFound("Task");
+  const next = transition(ctx, task, "plan");
+  if (typeof next !== "string") return next;
+  return taskWrite(ctx, task, { status: next, plan: cmd.plan }, [statusEvent("plan_submitted", task, next)]);
+}
+
+export async function revisePlan(ctx: OpContext, cmd: Cmd<"revise_plan">): Promise<OpOutcome> {
+  const task = await loadTask(ctx, cmd.taskId);
+  if (!task) return notFound("Task");
+  const next = transition(ctx, task, "revise_plan");
+  if (typeof next !== "string") return next;
+  return taskWrite(ctx, task, { status: next, planFeedback: cmd.feedback }, [statusEvent("plan_revision_requested", task, next, { feedback: cmd.feedback })]);
+}
+
+export async function retry(ctx: OpContext, cmd: Cmd<"retry">): Promise<OpOutcome> {
+  const task = await loadTask(ctx, cmd.taskId);
+  if (!task) return notFound("Task");
+  const next = transition(ctx, task, "retry");
+  if (typeof next !== "string") return next;
+  return taskWrite(
+    ctx,
+    task,
+    { status: next, result: null, resultStructured: false, errorCode: null, assignedServerId: null, targetSessionId: null, startedAt: null, completedAt: null, deadlineAt: null },
+    [statusEvent("task_retried", task, next, { previous_error: task.result?.error ?? null })],
+  );
+}
+
+export async function help(ctx: OpContext, cmd: Cmd<"help">): Promise<OpOutcome> {
+  const task = await loadTask(ctx, cmd.taskId);
+  if (!task) return notFound("Task");
+  const next = transition(ctx, task, "help");
+  if (typeof next !== "string") return next;
+  const interventionId = crypto.randomUUID();
+  const plan = taskWrite(
+    ctx,
+    task,
+    { status: next },
+    [statusEvent("intervention_requested", task, next, { intervention_id: interventionId, intervention_type: cmd.interventionType, question: cmd.question })],
+    (guard) => [
+      statement(ctx.d1, 
+        sql`INSERT INTO interventions (id, task_id, project_id, intervention_type, question, context, status, asked_by, target_session_id, created_at)
+            SELECT ${interventionId}, ${task.id}, ${ctx.projectId}, ${cmd.interventionType}, ${cmd.question},
+                   ${cmd.context === undefined ? null : JSON.stringify(cmd.context)}, 'pending', ${ctx.actor.label}, ${cmd.targetSessionId}, ${ctx.now}
+            WHERE ${guardHolds(guard)}`,
+      ),
+    ],
+  );
+  return { ...plan, data: { intervention_id: interventionId } };
+}
+
+export async function respond(ctx: OpContext, cmd: Cmd<"respond">): Promise<OpOutcome> {
+  const intervention = await ctx.db.query.interventions.findFirst({
+    where: and(eq(interventions.id, cmd.interventionId), eq(interventions.projectId, ctx.projectId)),
+  });
+  if (!intervention) return notFound("Intervention");
+  if (ctx.actor.kind === "agent" && intervention.interventionType !== "question") {
+    return notAllowed(`Agents can answer only question interventions; this one is ${intervention.interventionType}`);
+  }
+  if (intervention.status !== "pending") {
+    return interventionClosed(intervention.status);
+  }
+  const answer = (guard: VersionGuard) =>
+    statement(
+      ctx.d1,
+      sql`UPDATE interventions SET status = 'responded', response = ${cmd.response}, responded_by = ${ctx.actor.label}, responded_at = ${ctx.now}
+          WHERE id = ${intervention.id} AND status = 'pending' AND ${guardHolds(guard)}`,
+    );
+  const data = { intervention_id: intervention.id };
+  // An agent waiting on request:ask-user gets the answer on its socket once this commits.
+  const notices: AgentNotice[] =
+    intervention.correlationId && intervention.serverId
+      ? [{ kind: "answer", serverId: intervention.serverId, correlationId: intervention.correlationId, answer: cmd.response, answeredAt: ctx.now }]
+      : [];
+  if (!intervention.taskId) {
+    const event = { type: "intervention_responded" as const, taskId: null, data: { intervention_id: intervention.id, response: cmd.response } };
+    return { taskId: "", statements: [answer(null), recordEvents(ctx, [event])], data, notices };
+  }
+  const task = (await loadTask(ctx, intervention.taskId))!;
+  const next = transition(ctx, task, "respond");
+  if (typeof next !== "string") return next;
+  const stillPending = await ctx.db
+    .select({ id: interventions.id })
+    .from(interventions)
+    .where(and(eq(interventions.taskId, task.id), eq(interventions.status, "pending")));
+  // The task resumes when its last open question is answered.
+  const status: TaskStatus = stillPending.length > 1 ? task.status : next;
+  return {
+    ...taskWrite(ctx, task, { status }, [statusEvent("intervention_responded", task, status, { intervention_id: intervention.id, response: cmd.response })], (guard) => [answer(guard)]),
+    data,
+    notices,
+    // Back at work: its timeout clock (which kept running while it waited) must be watched again.
+    ...(status === "running" && task.deadlineAt ? { deadline: task.deadlineAt } : {}),
+  };
+}
+

@@ -1,0 +1,68 @@
+/** Every refusal a room operation answers with, by name: the problem the client sees. */
+import type { TaskStatus } from "../../domain/lifecycle";
+import type { Blocker } from "../task-reads";
+import type { ProblemData } from "../commands";
+
+export const notFound = (what: "Task" | "Dependency" | "Intervention"): ProblemData => ({ status: 404, code: "NOT_FOUND", detail: `${what} not found` });
+
+/** A field of the request names something the project does not have (422, naming the field). */
+export const invalidField = (path: string, message: string, detail = `${path}: ${message}`): ProblemData => ({
+  status: 422,
+  code: "VALIDATION_FAILED",
+  detail,
+  errors: [{ path, message }],
+});
+
+export const unknownDependencies = (missing: string[]): ProblemData => ({
+  status: 422,
+  code: "VALIDATION_FAILED",
+  detail: `dependencies: no task ${missing.join(", ")} in this project`,
+  errors: missing.map((m) => ({ path: "dependencies", message: `no task ${m} in this project` })),
+});
+
+export const notAllowed = (detail: string): ProblemData => ({ status: 403, code: "NOT_ALLOWED", detail });
+
+export const invalidTransition = (current: TaskStatus, detail: string, allowed?: readonly string[]): ProblemData => ({
+  status: 409,
+  code: "INVALID_TRANSITION",
+  detail,
+  extensions: { current_status: current, ...(allowed ? { allowed_actions: allowed } : {}) },
+});
+
+export function blocked(blockers: Blocker[]): ProblemData {
+  return {
+    status: 409,
+    code: "UNRESOLVED_DEPENDENCIES",
+    detail: `The task is blocked by ${blockers.length} unresolved ${blockers.length === 1 ? "dependency" : "dependencies"}: ${blockers.map((b) => b.depends_on_task_id).join(", ")}`,
+    extensions: { unresolved: blockers },
+  };
+}
+
+export const resultConflict = (): ProblemData => ({ status: 409, code: "RESULT_CONFLICT", detail: "The task is already done with a different result" });
+
+export const interventionClosed = (status: string): ProblemData => ({
+  status: 409,
+  code: "INTERVENTION_CLOSED",
+  detail: `The intervention is already ${status}`,
+  extensions: { current_status: status },
+});
+
+export const dependencyCycle = (cycle: string[]): ProblemData => ({
+  status: 409,
+  code: "DEPENDENCY_CYCLE",
+  detail: `This dependency would close a cycle: ${cycle.join(" → ")}`,
+  extensions: { cycle },
+});
+
+export const noRequirements = (): ProblemData => ({
+  status: 422,
+  code: "NO_REQUIREMENTS",
+  detail: "The task has no requirements to match servers against; assign it by hand",
+});
+
+/** The task changed under a planned write, or other rooms kept taking the servers it planned for: a retry will do. */
+export const concurrentChange = (detail = "The task changed while this request was being handled; retry"): ProblemData => ({
+  status: 409,
+  code: "CONCURRENT_CHANGE",
+  detail,
+});

@@ -1,0 +1,75 @@
+/** What a room reads besides its operations' reads: presence, timers, uploads left behind, the event log for replays, access. */
+import { and, asc, eq, gt, isNotNull, lte, min } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { events, tasks } from "../db/schema";
+
+export const lastHeartbeat = async (d1: D1Database, serverId: string) =>
+  (await d1.prepare("SELECT last_heartbeat FROM servers WHERE id = ?1").bind(serverId).first<{ last_heartbeat: string | null }>())?.last_heartbeat;
+
+/** Running tasks whose timeout has passed. */
+export const overdueTasks = (db: Db, projectId: string, now: string) =>
+  db
+    .select({ id: tasks.id, timeoutSeconds: tasks.timeoutSeconds })
+    .from(tasks)
+    .where(and(eq(tasks.projectId, projectId), eq(tasks.status, "running"), isNotNull(tasks.deadlineAt), lte(tasks.deadlineAt, now)));
+
+/** When the next running task times out (ms since epoch), if any does. */
+export async function nextDeadline(db: Db, projectId: string): Promise<number | null> {
+  const [row] = await db
+    .select({ at: min(tasks.deadlineAt) })
+    .from(tasks)
+    .where(and(eq(tasks.projectId, projectId), eq(tasks.status, "running"), isNotNull(tasks.deadlineAt)));
+  return row?.at ? Date.parse(row.at) : null;
+}
+
+/** When the next question an agent waits on expires. */
+export async function nextQuestionExpiry(d1: D1Database, projectId: string): Promise<number | null> {
+  const next = await d1
+    .prepare("SELECT MIN(expires_at) AS at FROM interventions WHERE project_id = ?1 AND status = 'pending' AND expires_at IS NOT NULL")
+    .bind(projectId)
+    .first<{ at: string | null }>();
+  return next?.at ? Date.parse(next.at) : null;
+}
+
+/**
+ * Forgets DataRefs whose upload never completed: pending ones past their
+ * URL's expiry, and uploads still streaming `graceMs` past it. Returns their ids.
+ */
+export async function forgetAbandonedUploads(d1: D1Database, projectId: string, now: number, graceMs: number): Promise<string[]> {
+  const { results } = await d1
+    .prepare(
+      `DELETE FROM datarefs WHERE project_id = ?1 AND status != 'complete'
+         AND ((status = 'pending' AND upload_expires_at <= ?2) OR (status = 'uploading' AND upload_expires_at <= ?3))
+       RETURNING id`,
+    )
+    .bind(projectId, new Date(now).toISOString(), new Date(now - graceMs).toISOString())
+    .all<{ id: string }>();
+  return results.map((r) => r.id);
+}
+
+/** When the next unfinished upload's URL expires. */
+export async function nextUploadExpiry(d1: D1Database, projectId: string): Promise<number | null> {
+  const next = await d1.prepare("SELECT MIN(upload_expires_at) AS at FROM datarefs WHERE project_id = ?1 AND status != 'complete'").bind(projectId).first<{ at: string | null }>();
+  return next?.at ? Date.parse(next.at) : null;
+}
+
+/** How many events follow `since`, and the last seq. */
+export const eventBacklog = (d1: D1Database, projectId: string, since: number) =>
+  d1.prepare("SELECT COUNT(*) AS n, MAX(seq) AS head FROM events WHERE project_id = ?1 AND seq > ?2").bind(projectId, since).first<{ n: number; head: number | null }>();
+
+export const eventsAfter = (db: Db, projectId: string, after: number, limit: number) =>
+  db
+    .select()
+    .from(events)
+    .where(and(eq(events.projectId, projectId), gt(events.seq, after)))
+    .orderBy(asc(events.seq))
+    .limit(limit);
+
+/** Whether a person may still see the project: an admin, or a member of it. */
+export async function maySeeProject(d1: D1Database, projectId: string, userId: string): Promise<boolean> {
+  const access = await d1
+    .prepare("SELECT u.role, (SELECT 1 FROM project_members pm WHERE pm.project_id = ?1 AND pm.user_id = u.id) AS member FROM users u WHERE u.id = ?2")
+    .bind(projectId, userId)
+    .first<{ role: string; member: number | null }>();
+  return Boolean(access && (access.role === "admin" || access.member !== null));
+}

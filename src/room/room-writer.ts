@@ -1,0 +1,247 @@
+/**
+ * The single writer of a project's tasks. Operations run strictly one at a
+ * time through a promise chain, because awaiting D1 lets other requests
+ * interleave (input gates only cover the object's own storage). Each
+ * operation, or group of starts and completions, is one db.batch; what it
+ * committed is handed to the room's after-commit hook still inside the
+ * queue, so a dashboard's replay (also queued) meets live events with no gap
+ * and no duplicate.
+ */
+import { createDb, type Db } from "../db/client";
+import { taskViewsInBatch } from "../db/task-queries";
+import { HUB_ACTOR, type RoomActor, type RoomAnswer, type RoomCommand, type RoomResult } from "./commands";
+import { concurrentChange } from "./operations/refusals";
+import { isProblem, overCapacity, planOperation, type AgentNotice, type OpContext, type OpOutcome } from "./operations";
+import { committedEvents, type CommittedEvent } from "./statements";
+import { d1Reads, GroupReads, type TaskReads } from "./task-reads";
+
+/** Operations the room plans together and commits in one batch: the hot path of agents at work. */
+const GROUPED: ReadonlySet<RoomCommand["op"]> = new Set(["start", "complete"]);
+/** The most operations one batch carries (D1 counts each statement against an invocation's queries). */
+const MAX_GROUP = 32;
+/**
+ * How often an operation is planned after another project's room filled a
+ * server it assigned to; the last time without offering waiting tasks.
+ */
+const MAX_PLANS = 3;
+
+export interface Operation {
+  actor: RoomActor;
+  command: RoomCommand;
+  /** The caller answers with the task's view: read in the commit's batch. */
+  withView: boolean;
+}
+
+/** What one batch committed, for the room to hand on. */
+export interface Committed {
+  events: CommittedEvent[];
+  /** Answers agents wait for, and word that none will come (a question's task ended). */
+  notices: AgentNotice[];
+  /** Deadlines the operations set, for the room's alarm. */
+  deadlines: string[];
+}
+
+export interface WriterHooks {
+  /** Each turn of the queue starts here: cheap checks that must not wait for the room to go idle. */
+  beforeTurn(): void;
+  /** Runs after every batch that committed, inside the queue. */
+  afterCommit(committed: Committed): Promise<void>;
+}
+
+/** An operation that threw: its caller gets the error, the others of its group their answers. */
+interface Failure {
+  failure: unknown;
+}
+
+export class RoomWriter {
+  readonly db: Db;
+  private queue: Promise<unknown> = Promise.resolve();
+  /** Operations waiting for the group that runs at the room's next turn. */
+  private readonly gathering: { operation: Operation; resolve: (r: RoomResult) => void; reject: (e: unknown) => void }[] = [];
+  /** D1 round trips of the operation running now (operations never overlap). */
+  private d1Queries = 0;
+
+  constructor(
+    private readonly d1: D1Database,
+    readonly projectId: string,
+    private readonly hooks: WriterHooks,
+  ) {
+    this.db = createDb(d1, () => this.d1Queries++);
+  }
+
+  /** Runs `work` after every operation queued before it; a failure does not stop the queue. */
+  serialise<T>(work: () => Promise<T>): Promise<T> {
+    const turn = () => {
+      this.hooks.beforeTurn();
+      return work();
+    };
+    const run = this.queue.then(turn, turn);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Runs one operation, reporting what it cost; starts and completions ride in groups. */
+  execute(operation: Operation): Promise<RoomResult> {
+    if (GROUPED.has(operation.command.op)) return this.joinGroup(operation);
+    return this.serialise(async () => {
+      const [result] = await this.measured(1, async () => [await this.apply(operation)]);
+      return result as RoomResult;
+    });
+  }
+
+  /** Runs one operation from inside the queue (presence, the alarm's work). */
+  apply(operation: Operation): Promise<RoomAnswer> {
+    return this.replanned(operation.command, async (offerWaiting) => {
+      const [answer] = await this.commit([await planOperation(this.opContext(operation.actor, undefined, offerWaiting), operation.command)], [operation]);
+      return answer!;
+    });
+  }
+
+  /** Runs operations, reporting what they cost together: D1 round trips and time. */
+  private async measured(operations: number, run: () => Promise<(RoomAnswer | Failure)[]>): Promise<(RoomResult | Failure)[]> {
+    const started = performance.now();
+    this.d1Queries = 0;
+    const answers = await run();
+    const metrics = { d1Queries: this.d1Queries, ms: performance.now() - started, operations };
+    return answers.map((answer) => ("failure" in answer ? answer : { ...answer, metrics }));
+  }
+
+  /**
+   * Starts and completions wait for the room's next turn together: the first
+   * to arrive queues the turn, and those arriving before it comes ride along.
+   */
+  private joinGroup(operation: Operation): Promise<RoomResult> {
+    return new Promise((resolve, reject) => {
+      this.gathering.push({ operation, resolve, reject });
+      if (this.gathering.length === 1) void this.serialise(() => this.runGroup());
+    });
+  }
+
+  private async runGroup() {
+    const members = this.gathering.splice(0, MAX_GROUP);
+    if (this.gathering.length > 0) void this.serialise(() => this.runGroup());
+    try {
+      const results = await this.measured(members.length, () => this.applyGroup(members.map((m) => m.operation)));
+      members.forEach((m, i) => {
+        const result = results[i]!;
+        if ("failure" in result) m.reject(result.failure);
+        else m.resolve(result);
+      });
+    } catch (e) {
+      for (const m of members) m.reject(e);
+    }
+  }
+
+  /**
+   * Plans the operations one after another, each seeing what those before it
+   * change (GroupReads), and commits them in one batch: one read and one
+   * write for the whole group. Each answers exactly as it would alone.
+   *
+   * Only this room writes the project's tasks, so a guarded update fails in
+   * a group only when its tasks were deleted with the project, and then the
+   * later operations' guards fail too.
+   */
+  private async applyGroup(operations: Operation[]): Promise<(RoomAnswer | Failure)[]> {
+    if (operations.length === 1) {
+      try {
+        return await this.replanned(operations[0]!.command, (offerWaiting) => this.commitGroup(operations, offerWaiting));
+      } catch (failure) {
+        return [{ failure }];
+      }
+    }
+    try {
+      return await this.commitGroup(operations, true);
+    } catch {
+      // The batch rolled back whole: each runs alone, so a failure is only its own.
+      const answers: (RoomAnswer | Failure)[] = [];
+      for (const operation of operations) answers.push(...(await this.applyGroup([operation])));
+      return answers;
+    }
+  }
+
+  /** Plans the operations one after another on the group's reads, and commits them together. */
+  private async commitGroup(operations: Operation[], offerWaiting: boolean): Promise<RoomAnswer[]> {
+    this.d1Queries++;
+    const taskIds = operations.map((o) => (o.command as { taskId: string }).taskId);
+    const reads = await GroupReads.load(this.db, this.projectId, taskIds, operations.some((o) => o.command.op === "complete"));
+    const outcomes: OpOutcome[] = [];
+    for (const { actor, command } of operations) {
+      const outcome = await planOperation(this.opContext(actor, reads, offerWaiting), command);
+      if (!isProblem(outcome)) reads.record(outcome.effects);
+      outcomes.push(outcome);
+    }
+    return this.commit(outcomes, operations);
+  }
+
+  /**
+   * Plans and commits an operation, and plans it again from fresh reads when
+   * another project's room filled a server it assigned to; the last time
+   * without offering waiting tasks, which the room then offers in its next turn.
+   */
+  private async replanned<T>(command: RoomCommand, attempt: (offerWaiting: boolean) => Promise<T>): Promise<T> {
+    for (let plan = 1; ; plan++) {
+      const offerWaiting = plan < MAX_PLANS;
+      try {
+        const result = await attempt(offerWaiting);
+        if (!offerWaiting && command.op !== "sweep") this.offerWaitingSoon();
+        return result;
+      } catch (e) {
+        if (!overCapacity(e) || !offerWaiting) throw e;
+      }
+    }
+  }
+
+  /** After an operation committed without offering waiting tasks, they are offered in the room's next turn. */
+  private offerWaitingSoon() {
+    this.serialise(() => this.apply({ actor: HUB_ACTOR, command: { op: "sweep" }, withView: false })).catch((e) => console.error("offering waiting tasks failed", e));
+  }
+
+  /**
+   * Commits planned operations in one batch, hands on what committed, and
+   * answers each: with the task's view, read at the end of the same batch,
+   * where the caller asked for it.
+   */
+  private async commit(outcomes: OpOutcome[], operations: readonly Operation[]): Promise<RoomAnswer[]> {
+    const writes = outcomes.flatMap((o) => (isProblem(o) ? [] : o.statements));
+    const viewIds = [...new Set(outcomes.flatMap((o, i) => (operations[i]!.withView && !isProblem(o) && o.statements.length > 0 ? [o.taskId] : [])))];
+    const views = viewIds.length > 0 ? taskViewsInBatch(this.db, this.d1, viewIds) : undefined;
+    const batched = writes.length > 0 ? await this.batch(views ? [...writes, views.statement] : writes) : [];
+    const results = batched.slice(0, writes.length);
+    const viewOf = new Map((views ? views.read(batched.at(-1)!) : []).map((v) => [v.id, v]));
+    let offset = 0;
+    const committed: Committed = { events: committedEvents(results), notices: abandonedQuestions(results), deadlines: [] };
+    const answers = outcomes.map((outcome, i): RoomAnswer => {
+      if (isProblem(outcome)) return { ok: false, problem: outcome };
+      const own = results.slice(offset, (offset += outcome.statements.length));
+      // Only this room writes the project's tasks, so this means the task was deleted or changed underneath.
+      if (outcome.guardedUpdate !== undefined && own[outcome.guardedUpdate]!.results.length !== 1) return { ok: false, problem: concurrentChange() };
+      committed.notices.push(...(outcome.notices ?? []));
+      if (outcome.deadline) committed.deadlines.push(outcome.deadline);
+      const view = operations[i]!.withView ? viewOf.get(outcome.taskId) : undefined;
+      return { ok: true, taskId: outcome.taskId, ...(outcome.data ? { data: outcome.data } : {}), ...(outcome.unchanged ? { unchanged: true } : {}), ...(view ? { view } : {}) };
+    });
+    await this.hooks.afterCommit(committed);
+    return answers;
+  }
+
+  /** The writes of one operation (or group): one D1 transaction, one round trip. */
+  private batch(statements: D1PreparedStatement[]) {
+    this.d1Queries++;
+    return this.d1.batch(statements);
+  }
+
+  private opContext(actor: RoomActor, reads: TaskReads = d1Reads(this.db, this.projectId), offerWaiting = true): OpContext {
+    return { db: this.db, d1: this.d1, projectId: this.projectId, actor, now: new Date().toISOString(), reads, offerWaiting };
+  }
+}
+
+/** Agents waiting on a question whose task just ended hear that no answer will come (the cancelled rows name them). */
+function abandonedQuestions(results: D1Result[]): AgentNotice[] {
+  return results
+    .flatMap((r) => r.results as { waiting_server_id?: string | null; waiting_correlation_id?: string | null }[])
+    .flatMap((row) =>
+      row.waiting_server_id && row.waiting_correlation_id
+        ? [{ kind: "timeout" as const, serverId: row.waiting_server_id, correlationId: row.waiting_correlation_id, message: "Closed unanswered: its task ended" }]
+        : [],
+    );
+}
