@@ -75,7 +75,7 @@ export async function endWithoutCompleting(ctx: OpContext, task: TaskRow, links:
   const affected = [...new Set(links.filter((l) => l.dependencyType !== "related" && !FINISHED.includes(l.taskStatus)).map((l) => l.taskId))];
   // Only a task counted against its server's capacity frees some when it ends.
   const assignments = task.assignedServerId && ACTIVE.includes(task.status) ? await planAutoAssign(ctx, [], task.assignedServerId) : [];
-  return taskWrite(
+  const plan = taskWrite(
     ctx,
     task,
     { status: next, completedAt: ctx.now, deadlineAt: null, ...set },
@@ -86,6 +86,7 @@ export async function endWithoutCompleting(ctx: OpContext, task: TaskRow, links:
     ],
     (guard) => [...cancelPendingInterventions(ctx, task, guard), ...assignmentStatements(ctx, assignments, guard)],
   );
+  return { ...plan, effects: { ...plan.effects, assignments } };
 }
 
 /** Fails a task: by its agent, or by the room when its timeout passes (code TIMEOUT). */
