@@ -1,9 +1,7 @@
 import type { Context } from "hono";
-import type { Db, ServerRow, UserRow } from "../db/client";
+import type { Principal } from "../auth/principal";
+import type { Db } from "../db/client";
 import type { Env } from "../env";
-
-/** Who is calling: a person (JWT) or an agent's server (API key). */
-export type Principal = { kind: "user"; user: UserRow } | { kind: "server"; server: ServerRow };
 
 export interface HubEnv {
   Bindings: Env;
