@@ -1,10 +1,10 @@
 import type { Context } from "hono";
 import type { Principal } from "../auth/principal";
 import type { Db } from "../db/client";
-import type { Env } from "../env";
+import type { WorkerEnv } from "../worker-env";
 
 export interface HubEnv {
-  Bindings: Env;
+  Bindings: WorkerEnv;
   Variables: {
     db: Db;
     principal?: Principal;
