@@ -6,7 +6,7 @@ import type { HubEnv } from "./http/context";
 import { limitedBody } from "./http/body-limit";
 import { allowedMethodsFinder } from "./http/method-not-allowed";
 import { datarefLinks } from "./http/dataref-links";
-import { Problem } from "./http/problem";
+import { Problem, problemOfDomainError } from "./http/problem";
 import { discardOffloadsOnError } from "./offload";
 import { agentSessionRoutes } from "./routes/agent-sessions";
 import { authRoutes } from "./routes/auth";
@@ -67,6 +67,8 @@ export function buildApp() {
 
   app.onError((err, c) => {
     if (err instanceof Problem) return err.toResponse();
+    const domain = problemOfDomainError(err);
+    if (domain) return domain.toResponse();
     if (err instanceof HTTPException && err.status < 500) {
       return new Problem(err.status as 400, "HTTP_ERROR", err.message || "The request was refused").toResponse();
     }
