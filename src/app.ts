@@ -7,7 +7,7 @@ import { limitedBody } from "./http/body-limit";
 import { allowedMethodsFinder } from "./http/method-not-allowed";
 import { datarefLinks } from "./http/dataref-links";
 import { Problem, problemOfDomainError } from "./http/problem";
-import { discardOffloadsOnError } from "./offload";
+import { discardOffloadsOnError } from "./http/request-offloads";
 import { agentSessionRoutes } from "./routes/agent-sessions";
 import { authRoutes } from "./routes/auth";
 import { daemonTaskRoutes } from "./routes/daemon-tasks";

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { Principal } from "../auth/principal";
 import type { Db } from "../db/client";
+import type { StoredDataref } from "../offload";
 import type { WorkerEnv } from "../worker-env";
 
 export interface HubEnv {
@@ -11,7 +12,7 @@ export interface HubEnv {
     /** Set by handlers whose response carries a secret shown once: it is never stored for idempotent replay. */
     secretResponse?: boolean;
     /** DataRefs this request stored by offloading large JSON: removed again if the request is refused. */
-    offloaded?: { projectId: string; id: string }[];
+    offloaded?: StoredDataref[];
     /** What became of this request's room operation: asked (no answer yet), committed, or refused. */
     roomOutcome?: "asked" | "committed" | "refused";
   };
