@@ -1,10 +1,10 @@
 /** Builds the hub's HTTP app: middleware, error handling and the routers of each surface. */
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
+import { methodNotAllowed } from "hono/method-not-allowed";
 import { dbOf } from "./db/client";
 import type { HubEnv } from "./http/context";
 import { limitedBody } from "./http/body-limit";
-import { allowedMethodsFinder } from "./http/method-not-allowed";
 import { datarefLinks } from "./http/dataref-links";
 import { Problem, problemOfDomainError } from "./http/problem";
 import { discardOffloadsOnError } from "./http/request-offloads";
@@ -23,6 +23,19 @@ import { userRoutes } from "./routes/users";
 
 export function buildApp() {
   const app = new Hono<HubEnv>({ strict: false });
+
+  // Hono answers a wrong method on an existing path with its not-found handler; this turns that into 405.
+  app.use(
+    "*",
+    methodNotAllowed({
+      app,
+      // hono adds HEAD beside GET; the hub's Allow names the methods its routes declare.
+      onMethodNotAllowed: (c, methods) => {
+        const allowed = methods.filter((m) => m !== "HEAD").join(", ");
+        return new Problem(405, "METHOD_NOT_ALLOWED", `${c.req.method} is not allowed here; use ${allowed}`, undefined, { Allow: allowed }).toResponse();
+      },
+    }),
+  );
 
   app.use("*", async (c, next) => {
     c.set("db", dbOf(c.env.DB));
@@ -53,17 +66,7 @@ export function buildApp() {
   api.route("/server/interventions", interventionRoutes("agents"));
   app.route("/api/v1", api);
 
-  const allowedMethods = allowedMethodsFinder(app);
-
-  app.notFound((c) => {
-    const allowed = allowedMethods(c.req.path);
-    if (allowed.length > 0) {
-      return new Problem(405, "METHOD_NOT_ALLOWED", `${c.req.method} is not allowed here; use ${allowed.join(", ")}`, undefined, {
-        Allow: allowed.join(", "),
-      }).toResponse();
-    }
-    return new Problem(404, "NOT_FOUND", `No endpoint at ${c.req.path}`).toResponse();
-  });
+  app.notFound((c) => new Problem(404, "NOT_FOUND", `No endpoint at ${c.req.path}`).toResponse());
 
   app.onError((err, c) => {
     if (err instanceof Problem) return err.toResponse();
