@@ -8,6 +8,8 @@ export interface HubEnv {
   Bindings: WorkerEnv;
   Variables: {
     db: Db;
+    /** Names this request in its response (X-Request-Id), its 5xx problems and its log lines. */
+    requestId: string;
     principal?: Principal;
     /** Set by handlers whose response carries a secret shown once: it is never stored for idempotent replay. */
     secretResponse?: boolean;

@@ -88,5 +88,12 @@ export function problemOfDomainError(err: unknown): Problem | undefined {
   return undefined;
 }
 
+/** A 5xx problem as the client gets it: naming the request, so that a report of it can be matched to the hub's log. */
+export const quotingRequestId = (p: Problem, requestId: string) =>
+  new Problem(p.status, p.code, `${p.detail}; quote request id ${requestId} when you report it`, p.errors, p.headers, {
+    ...p.extensions,
+    request_id: requestId,
+  });
+
 export const tooManyRequests = (detail: string, retryAfterSeconds: number) =>
   new Problem(429, "RATE_LIMITED", detail, undefined, { "Retry-After": String(retryAfterSeconds) });

@@ -5,6 +5,7 @@
 import { createMiddleware } from "hono/factory";
 import { offloadLargeJson, removeStored } from "../offload";
 import type { HubContext, HubEnv } from "./context";
+import { logFailure } from "./failure-log";
 
 /** Offloads for this request and project, remembering what was stored (see `discardOffloaded`). */
 export const offloaderFor = (c: HubContext, projectId: string, createdBy: string) => (value: unknown, depth: number) =>
@@ -21,7 +22,7 @@ export async function discardOffloaded(c: HubContext, keep: ReadonlySet<string> 
   try {
     await removeStored(c.env, c.var.db, stored);
   } catch (e) {
-    console.error("could not remove the DataRefs of a refused request", e);
+    logFailure(c, "could not remove the DataRefs of a refused request", e);
   }
 }
 
