@@ -1,13 +1,15 @@
 /** Builds the hub's HTTP app: middleware, error handling and the routers of each surface. */
 import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
+import { methodNotAllowed } from "hono/method-not-allowed";
 import { dbOf } from "./db/client";
 import type { HubEnv } from "./http/context";
 import { limitedBody } from "./http/body-limit";
-import { allowedMethodsFinder } from "./http/method-not-allowed";
 import { datarefLinks } from "./http/dataref-links";
-import { Problem } from "./http/problem";
-import { discardOffloadsOnError } from "./offload";
+import { logFailure } from "./http/failure-log";
+import { Problem, problemOfDomainError, quotingRequestId } from "./http/problem";
+import { withRequestId } from "./http/request-id";
+import { discardOffloadsOnError } from "./http/request-offloads";
 import { agentSessionRoutes } from "./routes/agent-sessions";
 import { authRoutes } from "./routes/auth";
 import { daemonTaskRoutes } from "./routes/daemon-tasks";
@@ -23,6 +25,21 @@ import { userRoutes } from "./routes/users";
 
 export function buildApp() {
   const app = new Hono<HubEnv>({ strict: false });
+
+  app.use("*", withRequestId);
+
+  // Hono answers a wrong method on an existing path with its not-found handler; this turns that into 405.
+  app.use(
+    "*",
+    methodNotAllowed({
+      app,
+      // hono adds HEAD beside GET; the hub's Allow names the methods its routes declare.
+      onMethodNotAllowed: (c, methods) => {
+        const allowed = methods.filter((m) => m !== "HEAD").join(", ");
+        return new Problem(405, "METHOD_NOT_ALLOWED", `${c.req.method} is not allowed here; use ${allowed}`, undefined, { Allow: allowed }).toResponse();
+      },
+    }),
+  );
 
   app.use("*", async (c, next) => {
     c.set("db", dbOf(c.env.DB));
@@ -53,27 +70,22 @@ export function buildApp() {
   api.route("/server/interventions", interventionRoutes("agents"));
   app.route("/api/v1", api);
 
-  const allowedMethods = allowedMethodsFinder(app);
-
-  app.notFound((c) => {
-    const allowed = allowedMethods(c.req.path);
-    if (allowed.length > 0) {
-      return new Problem(405, "METHOD_NOT_ALLOWED", `${c.req.method} is not allowed here; use ${allowed.join(", ")}`, undefined, {
-        Allow: allowed.join(", "),
-      }).toResponse();
-    }
-    return new Problem(404, "NOT_FOUND", `No endpoint at ${c.req.path}`).toResponse();
-  });
+  app.notFound((c) => new Problem(404, "NOT_FOUND", `No endpoint at ${c.req.path}`).toResponse());
 
   app.onError((err, c) => {
-    if (err instanceof Problem) return err.toResponse();
-    if (err instanceof HTTPException && err.status < 500) {
-      return new Problem(err.status as 400, "HTTP_ERROR", err.message || "The request was refused").toResponse();
-    }
-    // Log for operators; the client learns nothing about internals.
-    console.error(`${c.req.method} ${c.req.path} failed:`, err);
-    return new Problem(500, "INTERNAL_ERROR", "Something went wrong on the hub; the error has been logged").toResponse();
+    const problem = foreseenProblem(err);
+    if (problem && problem.status < 500) return problem.toResponse();
+    // Operators find the failure by the id the client is given; the client learns nothing about internals.
+    logFailure(c, "request failed", err);
+    return quotingRequestId(problem ?? new Problem(500, "INTERNAL_ERROR", "Something went wrong on the hub"), c.var.requestId).toResponse();
   });
 
   return app;
+}
+
+/** The problem an error stands for, when it is one the hub foresaw; undefined for any other failure. */
+function foreseenProblem(err: Error): Problem | undefined {
+  if (err instanceof Problem) return err;
+  if (err instanceof HTTPException && err.status < 500) return new Problem(err.status as 400, "HTTP_ERROR", err.message || "The request was refused");
+  return problemOfDomainError(err);
 }

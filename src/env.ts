@@ -1,10 +1,12 @@
-import type { ProjectRoom } from "./room/project-room";
-
-/** Bindings, vars and secrets the Worker runs with (wrangler.toml, .dev.vars, `wrangler secret put`). */
+/**
+ * Bindings, vars and secrets the Worker runs with (wrangler.toml, .dev.vars,
+ * `wrangler secret put`), but the Durable Object namespaces: those are typed
+ * by the classes they hold, which themselves run with this environment (see
+ * worker-env.ts).
+ */
 export interface Env {
   DB: D1Database;
   BLOBS: R2Bucket;
-  PROJECT_ROOM: DurableObjectNamespace<ProjectRoom>;
   LOGIN_LIMITER: RateLimit;
 
   JWT_SECRET: string;

@@ -1,7 +1,7 @@
 /** Worker entry: the HTTP app, the housekeeping cron, and the Durable Object classes. */
 import { buildApp } from "./app";
-import type { Env } from "./env";
 import { sweepExpired } from "./maintenance";
+import type { WorkerEnv } from "./worker-env";
 
 export { ProjectRoom } from "./room/project-room";
 
@@ -12,4 +12,4 @@ export default {
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(sweepExpired(env));
   },
-} satisfies ExportedHandler<Env>;
+} satisfies ExportedHandler<WorkerEnv>;

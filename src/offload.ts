@@ -4,8 +4,11 @@
  * holds `{"$dataref": id, size, sha256, content_type}` instead. On the way
  * out, every such reference gets a fresh short-lived download URL, so the
  * agent that receives it needs no other credential.
+ *
+ * This is the part the Worker and the project room share; what a request
+ * offloaded, and its removal when the request is refused, is in
+ * `http/request-offloads.ts`.
  */
-import { createMiddleware } from "hono/factory";
 import { inArray } from "drizzle-orm";
 import { signBlobUrl } from "./auth/signed-url";
 import { sha256Hex } from "./auth/secrets";
@@ -13,9 +16,8 @@ import { blobKey } from "./blobs";
 import type { Db } from "./db/client";
 import { isForeignKeyViolation } from "./db/errors";
 import { datarefs } from "./db/schema";
+import { NotFound } from "./domain/errors";
 import type { Env } from "./env";
-import type { HubContext, HubEnv } from "./http/context";
-import { notFound } from "./http/problem";
 
 export const DEFAULT_INLINE_JSON_BYTES = 64 * 1024;
 
@@ -32,6 +34,12 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v ===
 const byteLength = (text: string) => new TextEncoder().encode(text).byteLength;
 
 export const inlineLimit = (env: Env) => Number(env.INLINE_JSON_BYTES) || DEFAULT_INLINE_JSON_BYTES;
+
+/** A DataRef that offloading stored. */
+export interface StoredDataref {
+  projectId: string;
+  id: string;
+}
 
 export interface OffloadContext {
   env: Env;
@@ -65,7 +73,7 @@ async function store(ctx: OffloadContext, value: unknown): Promise<DatarefPointe
   await recorded.catch(async (e: unknown) => {
     await ctx.env.BLOBS.delete(blobKey(ctx.projectId, id));
     // The project was deleted while the request was on its way (a Worker may remember a task's project).
-    if (isForeignKeyViolation(e)) throw notFound("Project");
+    if (isForeignKeyViolation(e)) throw new NotFound("Project");
     throw e;
   });
   ctx.stored?.(id);
@@ -114,25 +122,11 @@ export async function withDownloadUrls(env: Env, base: string, value: unknown): 
   return Object.fromEntries(entries);
 }
 
-/** Offloads for this request and project, remembering what was stored (see `discardOffloaded`). */
-export const offloaderFor = (c: HubContext, projectId: string, createdBy: string) => (value: unknown, depth: number) =>
-  offloadLargeJson({ env: c.env, db: c.var.db, projectId, createdBy, stored: (id) => c.set("offloaded", [...(c.var.offloaded ?? []), { projectId, id }]) }, value, depth);
-
-/**
- * Removes the DataRefs this request stored, but those in `keep`: its
- * operation was refused, or changed nothing. Best effort: a leftover costs
- * storage, never correctness, so a failure here does not fail the request.
- */
-export async function discardOffloaded(c: HubContext, keep: ReadonlySet<string> = new Set()) {
-  const stored = (c.var.offloaded ?? []).filter((s) => !keep.has(s.id));
-  c.set("offloaded", []);
+/** Removes DataRefs that offloading stored: their rows, then their bytes. */
+export async function removeStored(env: Env, db: Db, stored: readonly StoredDataref[]) {
   if (stored.length === 0) return;
-  try {
-    await c.var.db.delete(datarefs).where(inArray(datarefs.id, stored.map((s) => s.id)));
-    await c.env.BLOBS.delete(stored.map((s) => blobKey(s.projectId, s.id)));
-  } catch (e) {
-    console.error("could not remove the DataRefs of a refused request", e);
-  }
+  await db.delete(datarefs).where(inArray(datarefs.id, stored.map((s) => s.id)));
+  await env.BLOBS.delete(stored.map((s) => blobKey(s.projectId, s.id)));
 }
 
 /** The DataRef ids a value points to. */
@@ -144,14 +138,3 @@ export function pointedTo(value: unknown, into = new Set<string>()): Set<string>
   }
   return into;
 }
-
-/**
- * A request that fails after offloading leaves no DataRef behind — unless
- * its room operation may have committed (the room answered, or never did),
- * in which case what it stored may be referenced.
- */
-export const discardOffloadsOnError = createMiddleware<HubEnv>(async (c, next) => {
-  await next();
-  const outcome = c.var.roomOutcome;
-  if (c.res.status >= 400 && (outcome === undefined || outcome === "refused")) await discardOffloaded(c);
-});

@@ -1,4 +1,4 @@
-import type { Env as HubBindings } from "../src/env";
+import type { WorkerEnv as HubBindings } from "../src/worker-env";
 
 declare global {
   namespace Cloudflare {

@@ -1,6 +1,6 @@
 /** Failures the client did not cause: a 500 that names nothing internal. This file breaks its own database. */
 import { env } from "cloudflare:workers";
-import { beforeAll, expect, it } from "vitest";
+import { beforeAll, expect, it, vi } from "vitest";
 import { bootstrapAdmin, call, expectProblem } from "./helpers";
 
 let admin: string;
@@ -13,7 +13,48 @@ beforeAll(async () => {
 it("answers an unexpected failure with a 500 problem that leaks nothing", async () => {
   const reply = await call("/api/v1/projects", { token: admin, body: { name: "doomed" } });
   expectProblem(reply, 500, "INTERNAL_ERROR");
-  expect(reply.text).not.toMatch(/project_members|SQL|D1|stack|at /i);
+  // The request id is random hex, which may spell "d1" by chance.
+  expect(reply.text.replaceAll(reply.json.request_id, "")).not.toMatch(/project_members|SQL|D1|stack|at /i);
+});
+
+it("names the failed request by the id its response carries, and asks for it to be quoted", async () => {
+  const reply = await call("/api/v1/projects", { token: admin, body: { name: "doomed" } });
+  expectProblem(reply, 500, "INTERNAL_ERROR");
+  const id = reply.headers.get("X-Request-Id");
+  expect(id).toMatch(/^[0-9a-f-]{36}$/);
+  expect(reply.json.request_id).toBe(id);
+  expect(reply.json.detail).toContain(`quote request id ${id}`);
+});
+
+it("takes Cloudflare's ray id as the request id when there is one", async () => {
+  const reply = await call("/api/v1/projects", { token: admin, body: { name: "doomed" }, headers: { "cf-ray": "abc123-LHR" } });
+  expectProblem(reply, 500, "INTERNAL_ERROR");
+  expect(reply.headers.get("X-Request-Id")).toBe("abc123-LHR");
+  expect(reply.json.request_id).toBe("abc123-LHR");
+});
+
+it("gives every answer a request id, not only failures", async () => {
+  const reply = await call("/api/v1/health", { headers: { "cf-ray": "def456-AMS" } });
+  expect(reply.headers.get("X-Request-Id")).toBe("def456-AMS");
+  const fresh = await call("/api/v1/nowhere");
+  expect(fresh.headers.get("X-Request-Id")).toMatch(/^[0-9a-f-]{36}$/);
+});
+
+it("logs the failure as one JSON line with the request id, and nothing the client sent", async () => {
+  const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+  try {
+    const reply = await call("/api/v1/projects", { token: admin, body: { name: "secret-body" }, headers: { "cf-ray": "log123-LHR" } });
+    expect(reply.status).toBe(500);
+    const lines = logged.mock.calls.map((args) => args.join(" ")).filter((line) => line.includes("log123-LHR"));
+    expect(lines).toHaveLength(1);
+    const entry = JSON.parse(lines[0]!);
+    expect(entry).toMatchObject({ request_id: "log123-LHR", method: "POST", path: "/api/v1/projects" });
+    expect(typeof entry.error.message).toBe("string");
+    expect(lines[0]).not.toContain("secret-body");
+    expect(lines[0]).not.toContain(admin);
+  } finally {
+    logged.mockRestore();
+  }
 });
 
 it("leaves no half-written data behind: the failed batch created no project", async () => {

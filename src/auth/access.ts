@@ -8,8 +8,9 @@ import { eq, sql, type AnyColumn } from "drizzle-orm";
 import type { ProjectRow } from "../db/client";
 import { qualified } from "../db/sql";
 import { projectMembers, projects } from "../db/schema";
-import type { HubContext, Principal } from "../http/context";
+import type { HubContext } from "../http/context";
 import { forbidden, notFound, unauthorized } from "../http/problem";
+import type { Principal } from "./principal";
 
 export type Access = "read" | "write";
 

@@ -9,7 +9,7 @@ import { createMiddleware } from "hono/factory";
 import { servers, users, type Role } from "../db/schema";
 import type { UserRow } from "../db/client";
 import { builtOnce } from "../db/sql";
-import type { HubContext, HubEnv, Principal } from "../http/context";
+import type { HubContext, HubEnv } from "../http/context";
 import { idempotent } from "../http/idempotency";
 import { forbidden, unauthorized } from "../http/problem";
 import { InvalidToken, verifyAccessToken } from "./jwt";
@@ -103,5 +103,3 @@ export function currentServer(c: HubContext) {
   if (p?.kind !== "server") throw unauthorized("Send the server's API key");
   return p.server;
 }
-
-export const callerKey = (p: Principal) => (p.kind === "user" ? `user:${p.user.id}` : `server:${p.server.id}`);

@@ -1,7 +1,7 @@
 /** Reads of tasks for the API: straight from D1, assembled into task views. */
 import { and, desc, eq, fillPlaceholders, getTableColumns, inArray, sql, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
-import { badRequest, notFound } from "../http/problem";
+import { InvalidCursor, NotFound } from "../domain/errors";
 import { taskView, type DependencyRow, type NoteRow, type TaskView } from "../views/tasks";
 import type { Db } from "./client";
 import { builtOnce, inJsonList, qualified } from "./sql";
@@ -153,10 +153,10 @@ export async function dependenciesOf(db: Db, taskIds: string[]): Promise<Depende
   return rows.map((r) => ({ ...r.dep, upstreamStatus: r.upstreamStatus, data: r.data === null ? null : JSON.parse(r.data) }));
 }
 
-/** The task's view; 404 when it is gone (its project was deleted meanwhile). */
+/** The task's view; `NotFound` when it is gone (its project was deleted meanwhile). */
 export async function taskView1(db: Db, id: string): Promise<TaskView> {
   const [view] = await taskViews(db, [id]);
-  if (!view) throw notFound("Task");
+  if (!view) throw new NotFound("Task");
   return view;
 }
 
@@ -181,7 +181,7 @@ function decodeCursor(cursor: string): [string, string] {
   } catch {
     // fall through
   }
-  throw badRequest("cursor: not a cursor this hub returned", "INVALID_CURSOR");
+  throw new InvalidCursor();
 }
 
 /** A page of tasks, newest first, and the cursor of the next page. */

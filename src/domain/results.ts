@@ -4,8 +4,7 @@
  * any other JSON value the CLI may send — are wrapped as
  * `{summary, completed_by: "agent:<server>"}`.
  */
-import { zodFieldErrors } from "../http/body";
-import type { FieldError } from "../http/problem";
+import { type FieldError, zodFieldErrors } from "../protocol/field-errors";
 import { taskResultSchema } from "../protocol/orchestratia-v1";
 import { checkSchemaId } from "../protocol/schema-id";
 

@@ -1,14 +1,8 @@
 /** Reading and validating request input against zod schemas, with errors that name the field and the rule. */
 import type { Context } from "hono";
 import type { z } from "zod";
-import { badRequest, type FieldError, validationFailed } from "./problem";
-
-export function zodFieldErrors(error: z.ZodError, prefix = ""): FieldError[] {
-  return error.issues.map((issue) => {
-    const path = [prefix, ...issue.path.map(String)].filter(Boolean).join(".");
-    return { path: path || "(body)", message: issue.message };
-  });
-}
+import { zodFieldErrors } from "../protocol/field-errors";
+import { badRequest, validationFailed } from "./problem";
 
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown, prefix = ""): z.output<S> {
   const parsed = schema.safeParse(value);

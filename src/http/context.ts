@@ -1,19 +1,20 @@
 import type { Context } from "hono";
-import type { Db, ServerRow, UserRow } from "../db/client";
-import type { Env } from "../env";
-
-/** Who is calling: a person (JWT) or an agent's server (API key). */
-export type Principal = { kind: "user"; user: UserRow } | { kind: "server"; server: ServerRow };
+import type { Principal } from "../auth/principal";
+import type { Db } from "../db/client";
+import type { StoredDataref } from "../offload";
+import type { WorkerEnv } from "../worker-env";
 
 export interface HubEnv {
-  Bindings: Env;
+  Bindings: WorkerEnv;
   Variables: {
     db: Db;
+    /** Names this request in its response (X-Request-Id), its 5xx problems and its log lines. */
+    requestId: string;
     principal?: Principal;
     /** Set by handlers whose response carries a secret shown once: it is never stored for idempotent replay. */
     secretResponse?: boolean;
     /** DataRefs this request stored by offloading large JSON: removed again if the request is refused. */
-    offloaded?: { projectId: string; id: string }[];
+    offloaded?: StoredDataref[];
     /** What became of this request's room operation: asked (no answer yet), committed, or refused. */
     roomOutcome?: "asked" | "committed" | "refused";
   };

@@ -11,7 +11,7 @@
  * a request that outlived its lease records nothing over its successor's.
  */
 import { createMiddleware } from "hono/factory";
-import { callerKey } from "../auth/middleware";
+import { callerKey } from "../auth/principal";
 import { sha256Hex } from "../auth/secrets";
 import type { HubEnv } from "./context";
 import { conflict, fieldError, Problem } from "./problem";

@@ -3,11 +3,8 @@
  * thrown from wherever it is found and rendered once by the app's error handler.
  */
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-
-export interface FieldError {
-  path: string;
-  message: string;
-}
+import { InvalidCursor, NotFound } from "../domain/errors";
+import type { FieldError } from "../protocol/field-errors";
 
 const TITLES: Record<number, string> = {
   400: "Bad Request",
@@ -83,6 +80,20 @@ export const validationFailed = (errors: FieldError[]) =>
   );
 
 export const fieldError = (path: string, message: string) => validationFailed([{ path, message }]);
+
+/** The problem a domain failure (domain/errors.ts) is answered with; undefined for any other error. */
+export function problemOfDomainError(err: unknown): Problem | undefined {
+  if (err instanceof NotFound) return notFound(err.what);
+  if (err instanceof InvalidCursor) return badRequest(err.message, "INVALID_CURSOR");
+  return undefined;
+}
+
+/** A 5xx problem as the client gets it: naming the request, so that a report of it can be matched to the hub's log. */
+export const quotingRequestId = (p: Problem, requestId: string) =>
+  new Problem(p.status, p.code, `${p.detail}; quote request id ${requestId} when you report it`, p.errors, p.headers, {
+    ...p.extensions,
+    request_id: requestId,
+  });
 
 export const tooManyRequests = (detail: string, retryAfterSeconds: number) =>
   new Problem(429, "RATE_LIMITED", detail, undefined, { "Retry-After": String(retryAfterSeconds) });

@@ -4,9 +4,8 @@
  * (structured_spec, requirements, results) are checked by parseTaskProtocol.
  */
 import { z } from "zod";
-import { zodFieldErrors } from "../http/body";
 import { withinJsonLimit } from "../http/fields";
-import type { FieldError } from "../http/problem";
+import { type FieldError, zodFieldErrors } from "./field-errors";
 import { dependencySchema, requirementsSchema, taskSpecSchema } from "./orchestratia-v1";
 import { checkSchemaId } from "./schema-id";
 

@@ -10,7 +10,7 @@ import type { Db } from "../db/client";
 import { servers, tasks } from "../db/schema";
 import { serverCandidates } from "../db/server-candidates";
 import { listTasks, taskViews } from "../db/task-queries";
-import { zodFieldErrors } from "../http/body";
+import { zodFieldErrors } from "../protocol/field-errors";
 import {
   baseMessage,
   eventPayloads,

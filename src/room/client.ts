@@ -1,5 +1,5 @@
 /** How the Worker talks to a project's room: every write to a project's tasks goes through here. */
-import type { Env } from "../env";
+import type { WorkerEnv as Env } from "../worker-env";
 import { Problem } from "../http/problem";
 import { taskView1 } from "../db/task-queries";
 import type { HubContext } from "../http/context";

@@ -32,7 +32,8 @@ import {
 } from "../protocol/hub-api";
 import type { AssignTarget, TaskChanges } from "../room/commands";
 import { roomActor, runInRoom, runInRoomForView } from "../room/client";
-import { discardOffloaded, OFFLOAD_DEPTH, offloaderFor, pointedTo } from "../offload";
+import { OFFLOAD_DEPTH, pointedTo } from "../offload";
+import { discardOffloaded, offloaderFor } from "../http/request-offloads";
 import { dependencyView, noteView } from "../views/tasks";
 import { rankServers } from "../domain/matching";
 import { dependencySchema, type Requirements } from "../protocol/orchestratia-v1";
