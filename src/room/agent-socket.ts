@@ -6,6 +6,7 @@
  */
 import { and, eq } from "drizzle-orm";
 import { sha256Hex } from "../auth/secrets";
+import { logError } from "../log";
 import type { Db } from "../db/client";
 import { servers, tasks } from "../db/schema";
 import { serverCandidates } from "../db/server-candidates";
@@ -133,7 +134,7 @@ export class AgentProtocol {
       if (m.type in eventPayloads) return await this.onEvent(ws, attachment, m, m.type as EventType);
       respondError(ws, m.id, "INVALID_MESSAGE_TYPE", `Unknown message type ${JSON.stringify(m.type)}`);
     } catch (e) {
-      console.error("agent message failed:", e);
+      logError("agent message failed", { project_id: this.room.projectId, message_type: m.type, message_id: m.id ?? null }, e);
       respondError(ws, m.id, "INTERNAL_ERROR", "The hub could not handle this message; it has been logged");
     }
   }

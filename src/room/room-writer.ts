@@ -8,6 +8,7 @@
  * and no duplicate.
  */
 import { createDb, type Db } from "../db/client";
+import { logError } from "../log";
 import { taskViewsInBatch } from "../db/task-queries";
 import { HUB_ACTOR, type RoomActor, type RoomAnswer, type RoomCommand, type RoomResult } from "./commands";
 import { concurrentChange } from "./operations/refusals";
@@ -193,7 +194,7 @@ export class RoomWriter {
 
   /** After an operation committed without offering waiting tasks, they are offered in the room's next turn. */
   private offerWaitingSoon() {
-    this.serialise(() => this.apply({ actor: HUB_ACTOR, command: { op: "sweep" }, withView: false })).catch((e) => console.error("offering waiting tasks failed", e));
+    this.serialise(() => this.apply({ actor: HUB_ACTOR, command: { op: "sweep" }, withView: false })).catch((e) => logError("offering waiting tasks failed", { project_id: this.projectId }, e));
   }
 
   /**
