@@ -26,26 +26,41 @@ const earliest = (times: (number | null)[]) => {
 };
 
 export class ProjectRoom extends DurableObject<Env> {
-  private readonly projectId: string;
-  private readonly writer: RoomWriter;
-  private readonly dashboards: DashboardProtocol;
-  private readonly agents: AgentProtocol;
+  // Set before the room takes any request (see the constructor).
+  private projectId!: string;
+  private writer!: RoomWriter;
+  private dashboards!: DashboardProtocol;
+  private agents!: AgentProtocol;
   /** Agent sockets still to send their API key, by when their grace ends (in arrival order, so in deadline order). */
   private readonly authDeadlines = new Map<WebSocket, number>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    // The room is its project: rooms are only ever reached by idFromName(projectId).
-    this.projectId = ctx.id.name!;
     // Answered by the runtime without waking the object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair('{"type":"ping"}', '{"type":"pong"}'));
-    this.writer = new RoomWriter(env.DB, this.projectId, {
+    // The room is its project: it is only reached by idFromName(projectId), and the runtime gives that name back as
+    // ctx.id.name. A copy is kept in storage for an instance woken without its name (reported for alarms that wake a
+    // cold instance) and for rooms from before the name was given.
+    void ctx.blockConcurrencyWhile(async () => {
+      const named = ctx.id.name;
+      const stored = await ctx.storage.get<string>("projectId");
+      if (named && named !== stored) await ctx.storage.put("projectId", named);
+      const projectId = named ?? stored;
+      if (!projectId) throw new Error("a ProjectRoom is reached only by idFromName(projectId)");
+      this.open(projectId);
+    });
+  }
+
+  private open(projectId: string) {
+    const { ctx, env } = this;
+    this.projectId = projectId;
+    this.writer = new RoomWriter(env.DB, projectId, {
       beforeTurn: () => this.closeLateAgents(Date.now()),
       afterCommit: (committed) => this.afterCommit(committed),
     });
     const { db } = this.writer;
     this.dashboards = new DashboardProtocol({
-      projectId: this.projectId,
+      projectId,
       env,
       db,
       sockets: () => ctx.getWebSockets(DASHBOARD_TAG),
@@ -53,7 +68,7 @@ export class ProjectRoom extends DurableObject<Env> {
       scheduleAlarm: (at) => this.scheduleAlarm(at),
     });
     this.agents = new AgentProtocol({
-      projectId: this.projectId,
+      projectId,
       db,
       run: (actor, command) => this.writer.execute({ actor, command, withView: false }),
       keyRevoked: (keyHash) => this.keyRevoked(keyHash),

@@ -221,7 +221,12 @@ export class RoomWriter {
       const view = operations[i]!.withView ? viewOf.get(outcome.taskId) : undefined;
       return { ok: true, taskId: outcome.taskId, ...(outcome.data ? { data: outcome.data } : {}), ...(outcome.unchanged ? { unchanged: true } : {}), ...(view ? { view } : {}) };
     });
-    await this.hooks.afterCommit(committed);
+    try {
+      await this.hooks.afterCommit(committed);
+    } catch (e) {
+      // The batch has committed: its callers get their answers whatever became of handing it on.
+      logError("handing on a commit failed", { project_id: this.projectId }, e);
+    }
     return answers;
   }
 
