@@ -1,5 +1,5 @@
 /** Projects and their members. */
-import { and, asc, desc, eq, gt, like, or } from "drizzle-orm";
+import { and, asc, desc, eq, gt, like, max, or } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { projectFor, visibleProjectIds } from "../auth/access";
@@ -75,7 +75,12 @@ projectRoutes.get("/", person(), async (c) => {
   return c.json({ projects: rows.map(projectView) });
 });
 
-projectRoutes.get("/:id", person(), async (c) => c.json(projectView(await projectFor(c, c.req.param("id")))));
+/** A project, with the seq of its last event: a live view reads what it shows, then follows the socket from there. */
+projectRoutes.get("/:id", person(), async (c) => {
+  const project = await projectFor(c, c.req.param("id"));
+  const [head] = await c.var.db.select({ seq: max(events.seq) }).from(events).where(eq(events.projectId, project.id));
+  return c.json({ ...projectView(project), last_seq: head?.seq ?? 0 });
+});
 
 projectRoutes.put("/:id", person("member"), async (c) => {
   const project = await projectFor(c, c.req.param("id"), "write");

@@ -1,0 +1,61 @@
+/** Paths of the dashboard, with the History API (the Worker answers every unknown path with the app). */
+import { useEffect, useState } from "preact/hooks";
+
+export type Route =
+  | { page: "projects" }
+  | { page: "board"; projectId: string }
+  | { page: "graph"; projectId: string }
+  | { page: "activity"; projectId: string }
+  | { page: "task"; projectId: string; taskId: string }
+  | { page: "inbox" }
+  | { page: "agents" }
+  | { page: "not-found" };
+
+export function parseRoute(path: string): Route {
+  const parts = path.split("/").filter(Boolean);
+  if (parts.length === 0 || (parts.length === 1 && parts[0] === "projects")) return { page: "projects" };
+  if (parts[0] === "inbox" && parts.length === 1) return { page: "inbox" };
+  if (parts[0] === "agents" && parts.length === 1) return { page: "agents" };
+  if (parts[0] === "projects" && parts[1]) {
+    const projectId = parts[1];
+    if (parts.length === 2 || parts[2] === "board") return { page: "board", projectId };
+    if (parts[2] === "graph") return { page: "graph", projectId };
+    if (parts[2] === "activity") return { page: "activity", projectId };
+    if (parts[2] === "tasks" && parts[3]) return { page: "task", projectId, taskId: parts[3] };
+  }
+  return { page: "not-found" };
+}
+
+const listeners = new Set<() => void>();
+
+export function navigate(path: string) {
+  if (path === location.pathname + location.search) return;
+  history.pushState(null, "", path);
+  listeners.forEach((l) => l());
+}
+
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseRoute(location.pathname));
+  useEffect(() => {
+    const update = () => setRoute(parseRoute(location.pathname));
+    listeners.add(update);
+    addEventListener("popstate", update);
+    return () => {
+      listeners.delete(update);
+      removeEventListener("popstate", update);
+    };
+  }, []);
+  return route;
+}
+
+/** A link that navigates without reloading the page. */
+export function linkProps(path: string) {
+  return {
+    href: path,
+    onClick: (e: MouseEvent) => {
+      if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+      e.preventDefault();
+      navigate(path);
+    },
+  };
+}

@@ -1,0 +1,28 @@
+/** A project's header: its name, its pages, and whether its live feed is connected. */
+import type { FeedStatus } from "../live";
+import { linkProps } from "../router";
+
+const STATUS_TEXT: Record<FeedStatus, string> = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…", closed: "disconnected" };
+
+export function ProjectTabs(props: { projectId: string; name?: string; current: "board" | "graph" | "activity" | "task"; status?: FeedStatus }) {
+  const tab = (page: "board" | "graph" | "activity", label: string) => (
+    <a {...linkProps(`/projects/${props.projectId}/${page}`)} aria-current={props.current === page ? "page" : undefined}>
+      {label}
+    </a>
+  );
+  return (
+    <header class="project-head">
+      <h1>{props.name ?? "…"}</h1>
+      <nav aria-label="Project">
+        {tab("board", "Board")}
+        {tab("graph", "Graph")}
+        {tab("activity", "Activity")}
+      </nav>
+      {props.status && (
+        <span class={`feed feed-${props.status}`} role="status" data-feed={props.status}>
+          {STATUS_TEXT[props.status]}
+        </span>
+      )}
+    </header>
+  );
+}

@@ -1,0 +1,350 @@
+/** One task: what it asks, what came of it, its timeline, and the actions the person's role allows. */
+import { useEffect, useState } from "preact/hooks";
+import { api, ApiError } from "../api";
+import { useCanWrite } from "../app";
+import { useProject } from "../project-store";
+import { linkProps } from "../router";
+import type { HubEvent, Intervention, Task } from "../types";
+import { ProjectTabs } from "./project-tabs";
+
+interface Match {
+  server_id: string;
+  server_name: string;
+  score: number;
+  reasons: string[];
+}
+
+const json = (value: unknown) => JSON.stringify(value, null, 2);
+
+/** Runs an action and shows the hub's refusal next to the control. */
+function useAction() {
+  const [error, setError] = useState<{ key: string; message: string } | null>(null);
+  const [busy, setBusy] = useState<string | null>(null);
+  const run = async (key: string, action: () => Promise<unknown>) => {
+    setBusy(key);
+    setError(null);
+    try {
+      await action();
+    } catch (e) {
+      setError({ key, message: e instanceof ApiError ? e.message : "The hub could not be reached" });
+    } finally {
+      setBusy(null);
+    }
+  };
+  const problem = (key: string) =>
+    error?.key === key ? (
+      <span class="problem" role="alert">
+        {error.message}
+      </span>
+    ) : null;
+  return { run, busy, problem };
+}
+
+export function TaskPage({ projectId, taskId }: { projectId: string; taskId: string }) {
+  const state = useProject(projectId);
+  const live = state.tasks.get(taskId);
+  const [task, setTask] = useState<Task | null>(null);
+  const [timeline, setTimeline] = useState<HubEvent[]>([]);
+  const [interventions, setInterventions] = useState<Intervention[]>([]);
+  const [error, setError] = useState<string | null>(null);
+
+  // The task as the board knows it, read again whenever one of its events arrives.
+  useEffect(() => {
+    void api<Task>(`/api/v1/tasks/${taskId}`).then(setTask, (e) => setError(e.message));
+  }, [taskId, live?.updated_at, live?.status]);
+  useEffect(() => {
+    void api<{ events: (HubEvent & { type: string })[] }>(`/api/v1/tasks/${taskId}/events`).then(
+      (r) => setTimeline(r.events.map((e) => ({ ...e, event_type: e.type }))),
+      () => undefined,
+    );
+    void api<Intervention[]>(`/api/v1/interventions?task_id=${taskId}&status=pending`).then(setInterventions, () => undefined);
+  }, [taskId, state.events.filter((e) => e.task_id === taskId).length]);
+
+  const shown = task ?? live;
+  return (
+    <section class="task-page">
+      <ProjectTabs projectId={projectId} name={state.project?.name} current="task" status={state.status} />
+      <p>
+        <a {...linkProps(`/projects/${projectId}/board`)}>← Board</a>
+      </p>
+      {error && (
+        <p class="problem" role="alert">
+          {error}
+        </p>
+      )}
+      {shown && (
+        <article>
+          <h2>
+            {shown.title} <span class={`status status-${shown.status}`}>{shown.status.replace("_", " ")}</span>
+          </h2>
+          <p class="meta">
+            <span class={`badge priority-${shown.priority}`}>{shown.priority}</span> <span class="badge type">{shown.type}</span>{" "}
+            {shown.blocked && <span class="badge blocked">blocked</span>} assignee: <strong>{shown.assigned_server_name ?? "none"}</strong>
+            {shown.target_session_name && ` (session ${shown.target_session_name})`} · created by {shown.created_by}
+          </p>
+          <Actions task={shown} interventions={interventions} onChanged={setTask} />
+          <Section title="Spec">{shown.spec ? <pre class="text">{shown.spec}</pre> : <p class="muted">No spec.</p>}</Section>
+          {shown.acceptance_criteria.length > 0 && (
+            <Section title="Acceptance criteria">
+              <ul>
+                {shown.acceptance_criteria.map((c) => (
+                  <li>{c}</li>
+                ))}
+              </ul>
+            </Section>
+          )}
+          {shown.structured_spec && <StructuredSpec spec={shown.structured_spec} />}
+          {shown.dependencies.length > 0 && (
+            <Section title="Dependencies">
+              <ul>
+                {shown.dependencies.map((d) => (
+                  <li>
+                    <a {...linkProps(`/projects/${projectId}/tasks/${d.depends_on_task_id}`)}>{d.depends_on_task_id.slice(0, 8)}</a> {d.dependency_type}
+                    {d.contract_key && ` (${d.contract_key})`} — {d.resolved ? "resolved" : "unresolved"}
+                  </li>
+                ))}
+              </ul>
+            </Section>
+          )}
+          {Object.keys(shown.resolved_inputs ?? {}).length > 0 && (
+            <Section title="Resolved inputs">
+              <pre class="json">{json(shown.resolved_inputs)}</pre>
+            </Section>
+          )}
+          {shown.plan != null && (
+            <Section title="Plan">
+              <pre class="json">{typeof shown.plan === "string" ? shown.plan : json(shown.plan)}</pre>
+              {shown.plan_feedback && <p>Feedback: {shown.plan_feedback}</p>}
+            </Section>
+          )}
+          {shown.result && <Result result={shown.result} />}
+          <Notes task={shown} />
+          <Section title="Timeline">
+            <ol class="timeline">
+              {timeline.map((e) => (
+                <li key={e.seq}>
+                  <time dateTime={e.created_at}>{new Date(e.created_at).toLocaleString()}</time> <strong>{e.event_type.replaceAll("_", " ")}</strong>{" "}
+                  <span class="muted">by {e.actor}</span>
+                </li>
+              ))}
+            </ol>
+          </Section>
+        </article>
+      )}
+    </section>
+  );
+}
+
+function Section({ title, children }: { title: string; children: preact.ComponentChildren }) {
+  return (
+    <section class="task-section">
+      <h3>{title}</h3>
+      {children}
+    </section>
+  );
+}
+
+function StructuredSpec({ spec }: { spec: Record<string, unknown> }) {
+  const requirements = (spec.requirements as { id?: string; description?: string; priority?: string }[] | undefined) ?? [];
+  const rest = Object.fromEntries(Object.entries(spec).filter(([k]) => k !== "requirements"));
+  return (
+    <Section title="Structured spec">
+      {requirements.length > 0 && (
+        <ul class="requirements">
+          {requirements.map((r) => (
+            <li>
+              <span class={`badge moscow moscow-${String(r.priority ?? "").toLowerCase()}`}>{r.priority ?? "?"}</span> {r.id && <code>{r.id}</code>} {r.description}
+            </li>
+          ))}
+        </ul>
+      )}
+      {Object.keys(rest).length > 0 && <pre class="json">{json(rest)}</pre>}
+    </Section>
+  );
+}
+
+function Result({ result }: { result: Record<string, unknown> }) {
+  const contracts = (result.contracts as Record<string, { data?: unknown; status?: string }> | undefined) ?? {};
+  return (
+    <Section title="Result">
+      {typeof result.summary === "string" && <p>{result.summary}</p>}
+      {typeof result.error === "string" && <p class="problem">{result.error}</p>}
+      {Object.entries(contracts).map(([key, c]) => {
+        const ref = c?.data as { $dataref?: string; url?: string; size?: number } | undefined;
+        return (
+          <div class="contract">
+            <h4>
+              {key} {c?.status && <span class="muted">({c.status})</span>}
+            </h4>
+            {ref?.$dataref ? (
+              <a href={ref.url} rel="noopener">
+                DataRef {ref.$dataref.slice(0, 8)} ({ref.size} bytes)
+              </a>
+            ) : (
+              <pre class="json">{json(c?.data)}</pre>
+            )}
+          </div>
+        );
+      })}
+      <details>
+        <summary>Whole result</summary>
+        <pre class="json">{json(result)}</pre>
+      </details>
+    </Section>
+  );
+}
+
+function Notes({ task }: { task: Task }) {
+  const canWrite = useCanWrite();
+  const [content, setContent] = useState("");
+  const { run, problem } = useAction();
+  return (
+    <Section title="Notes">
+      <ul class="notes">
+        {task.recent_notes.map((n) => (
+          <li key={n.id}>
+            <strong>{n.author}</strong> {n.urgent && <span class="badge blocked">urgent</span>} {n.content}
+          </li>
+        ))}
+      </ul>
+      {canWrite && (
+        <form
+          class="inline"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void run("note", async () => {
+              await api(`/api/v1/tasks/${task.id}/notes`, { body: { content } });
+              setContent("");
+            });
+          }}
+        >
+          <label>
+            Note
+            <input name="note" required value={content} onInput={(e) => setContent(e.currentTarget.value)} />
+          </label>
+          <button type="submit">Add note</button>
+          {problem("note")}
+        </form>
+      )}
+    </Section>
+  );
+}
+
+function Actions({ task, interventions, onChanged }: { task: Task; interventions: Intervention[]; onChanged: (t: Task) => void }) {
+  const canWrite = useCanWrite();
+  const { run, busy, problem } = useAction();
+  const [matches, setMatches] = useState<Match[] | null>(null);
+  const [server, setServer] = useState("");
+  const [feedback, setFeedback] = useState("");
+  const [answers, setAnswers] = useState<Record<string, string>>({});
+  if (!canWrite) return null;
+  const act = (key: string, path: string, body: unknown = {}) => run(key, async () => onChanged(await api<Task>(`/api/v1/tasks/${task.id}/${path}`, { body })));
+  const button = (key: string, label: string, path: string, body?: unknown) => (
+    <span class="action">
+      <button type="button" disabled={busy !== null} onClick={() => void act(key, path, body)}>
+        {label}
+      </button>
+      {problem(key)}
+    </span>
+  );
+  const unfinished = !["done", "failed", "cancelled"].includes(task.status);
+
+  return (
+    <div class="actions" aria-label="Actions">
+      {["pending", "assigned", "planning"].includes(task.status) && (
+        <form
+          class="inline"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void act("assign", "assign", { server_name: server });
+          }}
+        >
+          <label>
+            Assign to
+            <select
+              name="server"
+              value={server}
+              onFocus={() => matches === null && void api<{ servers: Match[] }>(`/api/v1/tasks/${task.id}/matching-agents`).then((r) => setMatches(r.servers), () => setMatches([]))}
+              onChange={(e) => setServer(e.currentTarget.value)}
+            >
+              <option value="">choose a server</option>
+              {matches?.map((m) => (
+                <option value={m.server_name} title={m.reasons.join("; ")}>
+                  {m.server_name} (score {m.score})
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="submit" disabled={!server}>
+            Assign
+          </button>
+          {problem("assign")}
+        </form>
+      )}
+      {task.status === "pending" && (
+        <span class="action">
+          <button
+            type="button"
+            onClick={() =>
+              void run("auto", async () => {
+                await api(`/api/v1/tasks/${task.id}/auto-assign`, { body: {} });
+                onChanged(await api<Task>(`/api/v1/tasks/${task.id}`));
+              })
+            }
+          >
+            Auto-assign
+          </button>
+          {problem("auto")}
+        </span>
+      )}
+      {task.status === "plan_review" && (
+        <>
+          {button("approve", "Approve plan", "approve-plan")}
+          <form
+            class="inline"
+            onSubmit={(e) => {
+              e.preventDefault();
+              void act("revise", "revise-plan", { feedback });
+            }}
+          >
+            <label>
+              Changes to ask for
+              <input name="feedback" required value={feedback} onInput={(e) => setFeedback(e.currentTarget.value)} />
+            </label>
+            <button type="submit">Ask for changes</button>
+            {problem("revise")}
+          </form>
+        </>
+      )}
+      {interventions.map((i) => (
+        <form
+          class="intervention"
+          key={i.id}
+          onSubmit={(e) => {
+            e.preventDefault();
+            void run(`answer-${i.id}`, () => api(`/api/v1/interventions/${i.id}/respond`, { body: { response: answers[i.id] ?? "" } }));
+          }}
+        >
+          <p>
+            <strong>{i.intervention_type}</strong> from {i.asked_by}: {i.question}
+          </p>
+          <label>
+            Answer
+            <input name="answer" required value={answers[i.id] ?? ""} onInput={(e) => setAnswers({ ...answers, [i.id]: e.currentTarget.value })} />
+          </label>
+          <button type="submit">Send answer</button>
+          {problem(`answer-${i.id}`)}
+        </form>
+      ))}
+      {task.status === "failed" && button("retry", "Retry", "retry")}
+      {unfinished && (
+        <span class="action">
+          <button type="button" class="danger" onClick={() => void run("cancel", async () => onChanged(await api<Task>(`/api/v1/tasks/${task.id}`, { method: "DELETE" })))}>
+            Cancel task
+          </button>
+          {problem("cancel")}
+        </span>
+      )}
+    </div>
+  );
+}
