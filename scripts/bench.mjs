@@ -22,6 +22,9 @@ const BOOTSTRAP = "bench-bootstrap-token";
 const only = new Set(process.argv.slice(2));
 const wanted = (scenario) => only.size === 0 || only.has(scenario);
 
+// The hub serves the dashboard from web/dist: build it first.
+execFileSync(process.execPath, [`${root}scripts/build-web.mjs`], { cwd: root, stdio: "inherit" });
+
 const children = [];
 process.on("exit", () => children.forEach((c) => c.kill("SIGTERM")));
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => process.exit(130));

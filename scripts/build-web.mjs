@@ -17,6 +17,9 @@ const options = {
   bundle: true,
   minify: true,
   format: "esm",
+  // Views that pull in large libraries (the graph's layout) are split off and load when first opened.
+  splitting: true,
+  chunkNames: "chunks/[name]-[hash]",
   target: "es2022",
   jsx: "automatic",
   jsxImportSource: "preact",

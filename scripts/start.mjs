@@ -113,6 +113,8 @@ function printCredentials(vars, session, token) {
 }
 
 const vars = ensureDevVars();
+console.log("• building the dashboard");
+execFileSync(process.execPath, [`${root}scripts/build-web.mjs`], { cwd: root, stdio: "inherit" });
 console.log("• applying D1 migrations locally");
 execFileSync(wrangler, ["d1", "migrations", "apply", "DB", "--local"], { cwd: root, stdio: "inherit", env: { ...process.env, CI: "true" } });
 

@@ -1,12 +1,14 @@
 /** Servers that could take a project's tasks, as matching sees them. */
-import { sql } from "drizzle-orm";
+import { sql, type SQLWrapper } from "drizzle-orm";
 import type { Candidate } from "../domain/matching";
 import { isOnline } from "../domain/presence";
 import type { Capabilities } from "../protocol/orchestratia-v1";
 import type { Db } from "./client";
 
-/** The active tasks (assigned, planning, running) of server `s`, across all projects. */
-export const activeTasksOfServer = sql`(SELECT COUNT(*) FROM tasks t WHERE t.assigned_server_id = s.id AND t.status IN ('assigned', 'planning', 'running'))`;
+/** The active tasks (assigned, planning, running) of a server, across all projects; `activeTasksOfServer` for `servers s`. */
+export const activeTasksOf = (serverId: SQLWrapper) =>
+  sql<number>`(SELECT COUNT(*) FROM tasks t WHERE t.assigned_server_id = ${serverId} AND t.status IN ('assigned', 'planning', 'running'))`;
+export const activeTasksOfServer = activeTasksOf(sql`s.id`);
 
 /**
  * Every live server as one JSON array, with its active tasks (assigned,

@@ -38,7 +38,10 @@ function repoNames(c: Candidate): string[] {
   return [...new Set([...declared, ...registered])];
 }
 
-const maxTasks = (c: Candidate) => c.capabilities?.max_concurrent_tasks ?? DEFAULT_MAX_CONCURRENT_TASKS;
+/** How many tasks a server takes at once: what it declared, or the default. */
+export const maxConcurrentTasks = (capabilities: Capabilities | null | undefined) => capabilities?.max_concurrent_tasks ?? DEFAULT_MAX_CONCURRENT_TASKS;
+
+const maxTasks = (c: Candidate) => maxConcurrentTasks(c.capabilities);
 
 /** Whether the server can take another task (one without declared capabilities can take none). */
 export const hasCapacity = (c: Candidate) => c.capabilities != null && c.activeTasks < maxTasks(c);

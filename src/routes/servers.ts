@@ -4,7 +4,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { scopesOverlap, visibleProjectIds } from "../auth/access";
 import { agent, currentServer, person } from "../auth/middleware";
-import { nowIso } from "../db/client";
+import { nowIso, type ServerRow } from "../db/client";
 import { servers, sessions } from "../db/schema";
 import { HUB_PROTOCOL_VERSIONS, negotiateProtocol } from "../domain/protocol-version";
 import { readJson } from "../http/body";
@@ -12,7 +12,8 @@ import { withinJsonLimit } from "../http/fields";
 import type { HubContext, HubEnv } from "../http/context";
 import { notFound, Problem } from "../http/problem";
 import { capabilitiesSchema, type Capabilities } from "../protocol/orchestratia-v1";
-import { DEFAULT_MAX_CONCURRENT_TASKS } from "../domain/matching";
+import { maxConcurrentTasks } from "../domain/matching";
+import { activeTasksOf } from "../db/server-candidates";
 import { isOnline } from "../domain/presence";
 import { announceOnline, offerWaitingTasks, shutdownServer } from "../room/client";
 import { serverView } from "../views/agents";
@@ -35,8 +36,8 @@ serverRoutes.post("/heartbeat", agent, async (c) => {
   }
   const now = nowIso();
   // Coming online, or declaring more capacity, makes the server a candidate for waiting tasks.
-  const maxBefore = (server.capabilities as Capabilities | null)?.max_concurrent_tasks ?? DEFAULT_MAX_CONCURRENT_TASKS;
-  const maxNow = body.capabilities ? (body.capabilities.max_concurrent_tasks ?? DEFAULT_MAX_CONCURRENT_TASKS) : maxBefore;
+  const maxBefore = maxConcurrentTasks(server.capabilities as Capabilities | null);
+  const maxNow = body.capabilities ? maxConcurrentTasks(body.capabilities) : maxBefore;
   const cameOnline = !isOnline(server.lastHeartbeat);
   const offer = cameOnline || maxNow > maxBefore || (body.capabilities && !server.capabilities);
   await c.var.db
@@ -56,21 +57,28 @@ serverRoutes.post("/heartbeat", agent, async (c) => {
 /** Servers a person may see: all for admins, otherwise those serving one of their projects. */
 async function serversVisibleToPerson(c: HubContext) {
   const visible = await visibleProjectIds(c);
-  const rows = await c.var.db.select().from(servers).orderBy(servers.name);
-  return rows.filter((s) => scopesOverlap(visible, s.projectIds ?? null));
+  const rows = await c.var.db.select({ server: servers, activeTasks: activeTasksOf(servers.id) }).from(servers).orderBy(servers.name);
+  return rows.filter((r) => scopesOverlap(visible, r.server.projectIds ?? null));
 }
+
+/** A server as people see it: with its load (active tasks across projects) against its capacity. */
+const withLoad = (r: { server: ServerRow; activeTasks: number }, now: number, full: boolean) => ({
+  ...serverView(r.server, now, full),
+  active_tasks: r.activeTasks,
+  max_concurrent_tasks: maxConcurrentTasks(r.server.capabilities as Capabilities | null),
+});
 
 const isAdmin = (c: HubContext) => c.var.principal?.kind === "user" && c.var.principal.user.role === "admin";
 
 serverRoutes.get("/", person(), async (c) => {
   const now = Date.now();
-  return c.json({ servers: (await serversVisibleToPerson(c)).map((s) => serverView(s, now, isAdmin(c))) });
+  return c.json({ servers: (await serversVisibleToPerson(c)).map((r) => withLoad(r, now, isAdmin(c))) });
 });
 
 serverRoutes.get("/:id", person(), async (c) => {
-  const server = (await serversVisibleToPerson(c)).find((s) => s.id === c.req.param("id"));
+  const server = (await serversVisibleToPerson(c)).find((r) => r.server.id === c.req.param("id"));
   if (!server) throw notFound("Server");
-  return c.json(serverView(server, Date.now(), isAdmin(c)));
+  return c.json(withLoad(server, Date.now(), isAdmin(c)));
 });
 
 /** Revokes the server's API key and closes its sessions; it can register again with a new token. */

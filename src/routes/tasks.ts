@@ -4,14 +4,14 @@
  * write goes through the project's room, whose lifecycle table decides who
  * may do what.
  */
-import { and, eq } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { isUuid, uuid } from "../http/fields";
 import { z } from "zod";
 import { assertAccess, membershipOf, principalOf, projectFor, scopesOverlap, visibleProjectIds, type Access } from "../auth/access";
 import { agent, currentServer, person } from "../auth/middleware";
 import { dependenciesOf, listTasks, notesOf, taskView1 } from "../db/task-queries";
-import { servers, sessions, taskNotes, tasks } from "../db/schema";
+import { events, servers, sessions, taskNotes, tasks } from "../db/schema";
 import { FINISHED, TASK_STATUSES } from "../domain/lifecycle";
 import { normaliseResult } from "../domain/results";
 import { readJson, readQuery } from "../http/body";
@@ -34,6 +34,7 @@ import type { AssignTarget, TaskChanges } from "../room/commands";
 import { roomActor, runInRoom, runInRoomForView } from "../room/client";
 import { OFFLOAD_DEPTH, pointedTo } from "../offload";
 import { discardOffloaded, offloaderFor } from "../http/request-offloads";
+import { eventView } from "../views/events";
 import { dependencyView, noteView } from "../views/tasks";
 import { rankServers } from "../domain/matching";
 import { dependencySchema, type Requirements } from "../protocol/orchestratia-v1";
@@ -273,6 +274,9 @@ async function checkAssigned(c: HubContext) {
   return { count: page.tasks.length, tasks: page.tasks };
 }
 
+/** The most events a task's timeline shows: a task has a handful, a runaway one shows its first thousand. */
+const TIMELINE_LIMIT = 1000;
+
 /** The task routes of one surface. */
 export function taskRoutes(surface: "people" | "agents") {
   const r = new Hono<HubEnv>();
@@ -332,6 +336,17 @@ export function taskRoutes(surface: "people" | "agents") {
   r.get("/:id/notes", read, async (c) => {
     const task = await taskFor(c, id(c));
     return c.json((await notesOf(c.var.db, task.id)).map(noteView));
+  });
+  /** The task's own events, in seq order: its timeline. */
+  r.get("/:id/events", read, async (c) => {
+    const task = await taskFor(c, id(c));
+    const rows = await c.var.db
+      .select()
+      .from(events)
+      .where(and(eq(events.projectId, task.projectId), eq(events.taskId, task.id)))
+      .orderBy(asc(events.seq))
+      .limit(TIMELINE_LIMIT);
+    return c.json({ events: rows.map(eventView) });
   });
   return r;
 }

@@ -4,7 +4,10 @@ import { useContext, useEffect, useState } from "preact/hooks";
 import { api, onSignedOut, refresh, signOut } from "./api";
 import { linkProps, useRoute } from "./router";
 import type { Me } from "./types";
+import { Activity } from "./views/activity";
+import { Agents } from "./views/agents";
 import { Board } from "./views/board";
+import { Inbox } from "./views/inbox";
 import { Projects } from "./views/projects";
 import { SignIn } from "./views/sign-in";
 import { TaskPage } from "./views/task";
@@ -13,6 +16,15 @@ const MeContext = createContext<Me | null>(null);
 export const useMe = () => useContext(MeContext)!;
 /** Whether the signed-in person may change things (viewers only watch). */
 export const useCanWrite = () => useMe().role !== "viewer";
+
+type GraphViewType = typeof import("./views/graph").GraphView;
+
+/** The graph view and its layout library load only when a graph is opened, keeping the first load small. */
+function LazyGraph({ projectId }: { projectId: string }) {
+  const [View, setView] = useState<GraphViewType | null>(null);
+  useEffect(() => void import("./views/graph").then((m) => setView(() => m.GraphView)), []);
+  return View ? <View projectId={projectId} /> : <p class="loading">Loading the graph…</p>;
+}
 
 export function App() {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
@@ -36,6 +48,12 @@ export function App() {
           <a {...linkProps("/")} aria-current={route.page === "projects" ? "page" : undefined}>
             Projects
           </a>
+          <a {...linkProps("/inbox")} aria-current={route.page === "inbox" ? "page" : undefined}>
+            Inbox
+          </a>
+          <a {...linkProps("/agents")} aria-current={route.page === "agents" ? "page" : undefined}>
+            Agents
+          </a>
         </nav>
         <span class="who">
           {me.email} · {me.role}
@@ -47,10 +65,12 @@ export function App() {
       <main class="page">
         {route.page === "projects" && <Projects />}
         {route.page === "board" && <Board projectId={route.projectId} />}
+        {route.page === "graph" && <LazyGraph projectId={route.projectId} />}
         {route.page === "task" && <TaskPage projectId={route.projectId} taskId={route.taskId} />}
-        {(route.page === "not-found" || route.page === "graph" || route.page === "activity" || route.page === "inbox" || route.page === "agents") && (
-          <p>Nothing here yet.</p>
-        )}
+        {route.page === "activity" && <Activity projectId={route.projectId} />}
+        {route.page === "inbox" && <Inbox />}
+        {route.page === "agents" && <Agents />}
+        {route.page === "not-found" && <p>There is no page at this address.</p>}
       </main>
     </MeContext.Provider>
   );

@@ -1,0 +1,141 @@
+/**
+ * The dashboard as a person uses it, in real Chromium: signing in, creating a
+ * project and a task, watching an agent move the task across the board with no
+ * reload, answering a question and approving a plan from the task page, a
+ * dropped connection resuming without losing an event, and a viewer seeing no
+ * actions. Agents are driven over the API, as the official daemon would.
+ */
+import type { Browser, Page, WebSocketRoute } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { adminToken, call, columnOrNull, hub, launchChromium, registerAgent, screenshot, signIn } from "./driver";
+
+let browser: Browser;
+let admin: string;
+
+beforeAll(async () => {
+  browser = await launchChromium();
+  admin = await adminToken();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+async function newPage(): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  return context.newPage();
+}
+
+/** Creates a project on the page and returns its id (from the board's address). */
+async function createProjectOnPage(page: Page, name: string): Promise<string> {
+  await page.getByLabel("New project").fill(name);
+  await page.getByRole("button", { name: "Create project" }).click();
+  await page.getByRole("heading", { name }).waitFor();
+  const id = /\/projects\/([0-9a-f-]{36})\/board/.exec(page.url())?.[1];
+  expect(id, page.url()).toBeTruthy();
+  return id!;
+}
+
+const cardTitled = (page: Page, title: string) => page.locator(".card", { hasText: title });
+
+describe("the board", () => {
+  it("signs in, creates a project and a task, and follows an agent's work live", async () => {
+    const page = await newPage();
+    await signIn(page, hub().admin.email, hub().admin.password);
+    const projectId = await createProjectOnPage(page, "Apollo");
+    await page.locator("[data-feed=live]").waitFor();
+
+    await page.getByText("New task").click();
+    await page.getByLabel("Title").fill("Build the login page");
+    await page.getByLabel("Spec").fill("Email and password, with a Sign in button.");
+    await page.getByRole("button", { name: "Create task" }).click();
+    await cardTitled(page, "Build the login page").waitFor();
+    const taskId = (await cardTitled(page, "Build the login page").getAttribute("data-task-id"))!;
+    expect(await columnOrNull(page, taskId)).toBe("pending");
+
+    const agent = await registerAgent(admin, projectId, "builder");
+    const T = "/api/v1/server/tasks";
+    await call(`${T}/${taskId}/assign`, { apiKey: agent.apiKey, body: { server_name: agent.name } });
+    await expect.poll(() => columnOrNull(page, taskId)).toBe("assigned");
+    await call(`${T}/${taskId}/start`, { apiKey: agent.apiKey, body: {} });
+    await expect.poll(() => columnOrNull(page, taskId)).toBe("running");
+    expect(await cardTitled(page, "Build the login page").textContent()).toContain("builder");
+    await screenshot(page, "board");
+    await call(`${T}/${taskId}/complete`, { apiKey: agent.apiKey, body: { result: "Login page done" } });
+    await expect.poll(() => columnOrNull(page, taskId)).toBe("done");
+    // Followed live: the page never reloaded.
+    expect(await page.evaluate(() => performance.getEntriesByType("navigation").length)).toBe(1);
+  });
+
+  it("resumes after a dropped connection without losing an event, showing that it reconnects", async () => {
+    const page = await newPage();
+    const sockets: WebSocketRoute[] = [];
+    let refuse = false;
+    await page.routeWebSocket(/\/api\/v1\/projects\/.*\/ws/, (ws) => {
+      if (refuse) return void ws.close({ code: 1006, reason: "network down" });
+      ws.connectToServer();
+      sockets.push(ws);
+    });
+    const project = await call<{ id: string }>("/api/v1/projects", { token: admin, body: { name: "Resume" } }, 201);
+    await signIn(page, hub().admin.email, hub().admin.password);
+    await page.goto(`${hub().url}/projects/${project.id}/board`);
+    await page.locator("[data-feed=live]").waitFor();
+
+    // The network goes down: the socket drops and reconnecting fails for a while.
+    refuse = true;
+    await sockets.at(-1)!.close({ code: 1006, reason: "network down" });
+    await page.locator("[data-feed=reconnecting]").waitFor();
+    const created = [];
+    for (let i = 0; i < 12; i++) created.push(await call<{ id: string }>("/api/v1/tasks", { token: admin, body: { project_id: project.id, title: `While offline ${i}` } }, 201));
+    await screenshot(page, "board-reconnecting");
+    refuse = false;
+    await page.locator("[data-feed=live]").waitFor({ timeout: 20_000 });
+    for (const t of created) await page.locator(`.card[data-task-id="${t.id}"]`).waitFor();
+    expect(await page.locator(".card").count()).toBe(12);
+  });
+});
+
+describe("the task page", () => {
+  it("answers an agent's question and approves its plan", async () => {
+    const page = await newPage();
+    const project = await call<{ id: string }>("/api/v1/projects", { token: admin, body: { name: "Steering" } }, 201);
+    const agent = await registerAgent(admin, project.id, "planner");
+    const T = "/api/v1/server/tasks";
+    const task = await call<{ id: string }>(T, { apiKey: agent.apiKey, body: { project_id: project.id, title: "Migrate the database", spec: "Move to D1", require_plan: true } }, 201);
+    await call(`${T}/${task.id}/assign`, { apiKey: agent.apiKey, body: { server_name: agent.name } });
+    await call(`${T}/${task.id}/plan`, { apiKey: agent.apiKey, body: { plan: "1. Export\n2. Import\n3. Verify" } });
+
+    await signIn(page, hub().admin.email, hub().admin.password);
+    await page.goto(`${hub().url}/projects/${project.id}/tasks/${task.id}`);
+    await page.getByText("1. Export").waitFor();
+    await screenshot(page, "task-plan");
+    await page.getByRole("button", { name: "Approve plan" }).click();
+    await page.locator(".status-running").waitFor();
+
+    await call(`${T}/${task.id}/help`, { apiKey: agent.apiKey, body: { question: "Which region?", intervention_type: "question" } });
+    await page.getByText("Which region?").waitFor();
+    await page.getByLabel("Answer").fill("Europe");
+    await page.getByRole("button", { name: "Send answer" }).click();
+    await page.locator(".status-running").waitFor();
+    const answered = await call<{ response: string; status: string }[]>(`/api/v1/server/interventions?task_id=${task.id}`, { apiKey: agent.apiKey });
+    expect(answered.map((i) => [i.status, i.response])).toEqual([["responded", "Europe"]]);
+  });
+
+  it("shows a viewer everything and no action", async () => {
+    const project = await call<{ id: string }>("/api/v1/projects", { token: admin, body: { name: "Watched" } }, 201);
+    const viewer = { email: `viewer-${Date.now()}@example.com`, password: "viewer-password-1" };
+    const user = await call<{ id: string }>("/api/v1/users", { token: admin, body: { ...viewer, role: "viewer" } }, 201);
+    await call(`/api/v1/projects/${project.id}/members`, { token: admin, body: { user_id: user.id } }, 201);
+    await call("/api/v1/tasks", { token: admin, body: { project_id: project.id, title: "Read only for some" } }, 201);
+
+    const page = await newPage();
+    await signIn(page, viewer.email, viewer.password);
+    await page.getByRole("link", { name: "Watched" }).click();
+    await cardTitled(page, "Read only for some").waitFor();
+    expect(await page.getByText("New task").count()).toBe(0);
+    await cardTitled(page, "Read only for some").getByRole("link").click();
+    await page.getByRole("heading", { name: /Read only for some/ }).waitFor();
+    expect(await page.locator(".actions").count()).toBe(0);
+    expect(await page.getByRole("button", { name: /Cancel task|Add note|Assign/ }).count()).toBe(0);
+    expect(await page.getByLabel("New project").count()).toBe(0);
+  });
+});

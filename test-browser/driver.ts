@@ -1,0 +1,80 @@
+/** What the browser tests share: Chromium, the hub's API as agents and admins call it, and signing in on the page. */
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { expect, inject } from "vitest";
+
+export const hub = () => inject("hub");
+export const SCREENSHOTS = path.resolve(import.meta.dirname, "../docs/screenshots");
+
+/** Debian's Chromium, headless; nothing reaches outside this machine. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+}
+
+export async function screenshot(page: Page, name: string) {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: false });
+}
+
+export interface CallOptions {
+  token?: string;
+  apiKey?: string;
+  body?: unknown;
+  method?: string;
+}
+
+/** Calls the hub's API over HTTP and checks the status. */
+export async function call<T = any>(pathname: string, opts: CallOptions = {}, status?: number): Promise<T> {
+  const res = await fetch(hub().url + pathname, {
+    method: opts.method ?? (opts.body === undefined ? "GET" : "POST"),
+    headers: {
+      ...(opts.body === undefined ? {} : { "Content-Type": "application/json" }),
+      ...(opts.token ? { Authorization: `Bearer ${opts.token}` } : {}),
+      ...(opts.apiKey ? { "X-API-Key": opts.apiKey } : {}),
+    },
+    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+  });
+  const text = await res.text();
+  if (status !== undefined) expect(res.status, `${opts.method ?? "GET"} ${pathname}: ${text}`).toBe(status);
+  else expect(res.ok, `${opts.method ?? "GET"} ${pathname}: ${res.status} ${text}`).toBe(true);
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+export async function adminToken(): Promise<string> {
+  return (await call<{ access_token: string }>("/api/v1/auth/login", { body: hub().admin })).access_token;
+}
+
+/** An agent registered the way the official daemon registers, with a session in the project. */
+export async function registerAgent(admin: string, projectId: string, name = `agent-${Math.random().toString(36).slice(2, 8)}`) {
+  const { token } = await call<{ token: string }>("/api/v1/servers/tokens", { token: admin, body: {} }, 201);
+  const reg = await call<{ id: string; api_key: string }>(
+    "/api/v1/servers/register",
+    { body: { name, hostname: `${name}.internal`, os: "linux", repos: {}, registration_token: token, machine_id: `${name}-machine` } },
+    201,
+  );
+  await call("/api/v1/server/sessions", { apiKey: reg.api_key, body: { name: `${name}-worker`, project_id: projectId } }, 201);
+  return { id: reg.id, name, apiKey: reg.api_key };
+}
+
+/** Opens the dashboard and signs in through the form, as a person would. */
+export async function signIn(page: Page, email: string, password: string) {
+  await page.goto(hub().url + "/");
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { name: "Projects" }).waitFor();
+}
+
+/** The board column a task's card is in. */
+export const columnOf = (page: Page, taskId: string) =>
+  page.locator(`.card[data-task-id="${taskId}"]`).evaluate((card) => card.closest(".column")?.getAttribute("data-status") ?? null);
+
+/** The column a task's card is in, or null while it is not on the board. */
+export async function columnOrNull(page: Page, taskId: string): Promise<string | null> {
+  const card = page.locator(`.card[data-task-id="${taskId}"]`);
+  return (await card.count()) === 0 ? null : columnOf(page, taskId);
+}

@@ -1,0 +1,69 @@
+/**
+ * Starts the hub for the browser tests: `wrangler dev` on a free port with a
+ * fresh local state (D1 migrated, fixed test secrets), and its first admin.
+ */
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import type { TestProject } from "vitest/node";
+
+const root = path.resolve(import.meta.dirname, "..");
+const wrangler = path.join(root, "node_modules/.bin/wrangler");
+export const ADMIN = { email: "admin@example.com", password: "admin-password-1" };
+const BOOTSTRAP_TOKEN = "browser-test-bootstrap-token";
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on("error", reject);
+  });
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    hub: { url: string; admin: typeof ADMIN };
+  }
+}
+
+let child: ChildProcess | undefined;
+let state: string | undefined;
+
+export default async function setup(project: TestProject) {
+  state = mkdtempSync(path.join(tmpdir(), "hub-browser-"));
+  execFileSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], { cwd: root, stdio: "ignore", env: { ...process.env, CI: "true" } });
+  const port = await freePort();
+  const vars = { JWT_SECRET: "browser-test-jwt-secret-long-enough-for-hs256", BOOTSTRAP_TOKEN, WEBHOOK_ALLOW_PRIVATE: "true" };
+  child = spawn(
+    wrangler,
+    ["dev", "--port", String(port), "--ip", "127.0.0.1", "--local", "--persist-to", state, "--inspector-port", String(await freePort()), "--log-level", "error", ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`])],
+    { cwd: root, stdio: ["ignore", "ignore", "inherit"] },
+  );
+  const url = `http://127.0.0.1:${port}`;
+  for (let start = Date.now(); ; ) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`${url}/api/v1/health`)).ok) break;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() - start > 120_000) throw new Error("the hub did not start within 120 s");
+    await new Promise((r) => setTimeout(r, 300));
+  }
+  const res = await fetch(`${url}/api/v1/auth/bootstrap`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Authorization: `Bearer ${BOOTSTRAP_TOKEN}` },
+    body: JSON.stringify(ADMIN),
+  });
+  if (res.status !== 201) throw new Error(`bootstrap answered ${res.status}: ${await res.text()}`);
+  project.provide("hub", { url, admin: ADMIN });
+}
+
+export function teardown() {
+  child?.kill("SIGTERM");
+  if (state) rmSync(state, { recursive: true, force: true });
+}

@@ -1,0 +1,43 @@
+/** A project's event feed: the latest from its log, then live. */
+import { useEffect, useMemo, useState } from "preact/hooks";
+import { api } from "../api";
+import { useProject } from "../project-store";
+import { linkProps } from "../router";
+import type { HubEvent } from "../types";
+import { ProjectTabs } from "./project-tabs";
+
+const HISTORY = 100;
+
+export function Activity({ projectId }: { projectId: string }) {
+  const state = useProject(projectId, HISTORY);
+  const [history, setHistory] = useState<HubEvent[]>([]);
+  const head = (state.project as { last_seq?: number } | null)?.last_seq;
+
+  useEffect(() => {
+    if (head === undefined) return;
+    void api<{ events: (HubEvent & { type: string })[] }>(`/api/v1/projects/${projectId}/events?since=${Math.max(0, head - HISTORY)}&limit=${HISTORY}`).then((r) =>
+      setHistory(r.events.map((e) => ({ ...e, event_type: e.type })).reverse()),
+    );
+  }, [projectId, head]);
+
+  const shown = useMemo(() => {
+    const seen = new Set(state.events.map((e) => e.seq));
+    return [...state.events, ...history.filter((e) => !seen.has(e.seq))].slice(0, HISTORY * 2);
+  }, [state.events, history]);
+
+  return (
+    <section>
+      <ProjectTabs projectId={projectId} name={state.project?.name} current="activity" status={state.status} />
+      <ol class="activity" aria-live="polite">
+        {shown.map((e) => (
+          <li key={e.seq} data-seq={e.seq}>
+            <time dateTime={e.created_at}>{new Date(e.created_at).toLocaleTimeString()}</time> <strong>{e.event_type.replaceAll("_", " ")}</strong>{" "}
+            {e.task_id && <a {...linkProps(`/projects/${projectId}/tasks/${e.task_id}`)}>{state.tasks.get(e.task_id)?.title ?? e.task_id.slice(0, 8)}</a>}{" "}
+            <span class="muted">by {e.actor}</span>
+          </li>
+        ))}
+      </ol>
+      {shown.length === 0 && <p class="muted">Nothing has happened yet.</p>}
+    </section>
+  );
+}

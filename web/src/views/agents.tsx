@@ -1,0 +1,119 @@
+/** The servers agents run on: presence, capabilities, load against capacity; registration tokens for admins. */
+import { useEffect, useState } from "preact/hooks";
+import { api, ApiError } from "../api";
+import { useMe } from "../app";
+
+interface Server {
+  id: string;
+  name: string;
+  hostname: string;
+  os: string | null;
+  status: "online" | "offline";
+  last_heartbeat: string | null;
+  capabilities: { languages?: string[]; tools?: string[]; tags?: string[]; environments?: string[]; repos?: Record<string, unknown> } | null;
+  repos: unknown;
+  revoked: boolean;
+  active_tasks: number;
+  max_concurrent_tasks: number;
+}
+
+interface IssuedToken {
+  token: string;
+  expires_at: string;
+}
+
+/** How often presence is read again (servers beat every 30 s and count as offline after 90 s). */
+const REFRESH_MS = 15_000;
+const INSTALL = "pip install git+https://github.com/kumarimlab/orchestratia-agent.git";
+
+const list = (items: string[] | undefined) => (items?.length ? items.join(", ") : "—");
+
+export function Agents() {
+  const me = useMe();
+  const [servers, setServers] = useState<Server[] | null>(null);
+  const [issued, setIssued] = useState<IssuedToken | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  useEffect(() => {
+    const load = () => void api<{ servers: Server[] }>("/api/v1/servers").then((r) => setServers(r.servers), (e) => setError(e.message));
+    load();
+    const timer = setInterval(load, REFRESH_MS);
+    return () => clearInterval(timer);
+  }, []);
+
+  const issue = async () => {
+    setError(null);
+    try {
+      setIssued(await api<IssuedToken>("/api/v1/servers/tokens", { body: {} }));
+    } catch (e) {
+      setError(e instanceof ApiError ? e.message : "The hub could not be reached");
+    }
+  };
+  const command = issued && `${INSTALL} && orchestratia-agent --register ${issued.token}`;
+
+  return (
+    <section>
+      <h1>Agents</h1>
+      {error && (
+        <p class="problem" role="alert">
+          {error}
+        </p>
+      )}
+      {servers?.length === 0 && <p class="muted">No server has registered yet.</p>}
+      {servers && servers.length > 0 && (
+        <table class="servers">
+          <thead>
+            <tr>
+              <th scope="col">Server</th>
+              <th scope="col">Presence</th>
+              <th scope="col">Load</th>
+              <th scope="col">Languages</th>
+              <th scope="col">Tools</th>
+              <th scope="col">Tags</th>
+              <th scope="col">Last heartbeat</th>
+            </tr>
+          </thead>
+          <tbody>
+            {servers.map((s) => (
+              <tr key={s.id} data-server={s.name}>
+                <th scope="row">
+                  {s.name} <span class="muted">{s.hostname}</span>
+                </th>
+                <td>
+                  <span class={`presence presence-${s.revoked ? "revoked" : s.status}`}>{s.revoked ? "revoked" : s.status}</span>
+                </td>
+                <td>
+                  <meter min={0} max={s.max_concurrent_tasks} value={s.active_tasks} /> {s.active_tasks}/{s.max_concurrent_tasks}
+                </td>
+                <td>{list(s.capabilities?.languages)}</td>
+                <td>{list(s.capabilities?.tools)}</td>
+                <td>{list(s.capabilities?.tags)}</td>
+                <td>{s.last_heartbeat ? new Date(s.last_heartbeat).toLocaleString() : "never"}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {me.role === "admin" && (
+        <section class="register">
+          <h2>Register a server</h2>
+          <p>A registration token is shown once and is good for one registration within a day.</p>
+          <button type="button" onClick={() => void issue()}>
+            New registration token
+          </button>
+          {command && (
+            <div class="command">
+              <label>
+                Run this on the server
+                <input readOnly value={command} onFocus={(e) => e.currentTarget.select()} size={80} />
+              </label>
+              <button type="button" onClick={() => void navigator.clipboard?.writeText(command)}>
+                Copy
+              </button>
+            </div>
+          )}
+        </section>
+      )}
+    </section>
+  );
+}
