@@ -15,6 +15,7 @@ export default defineConfig(async () => {
             JWT_SECRET: "test-jwt-secret-that-is-long-enough-for-hs256",
             BOOTSTRAP_TOKEN: "test-bootstrap-token",
             PUBLIC_URL: "https://hub.test",
+            CORS_ORIGINS: "https://dash.example.test",
           },
         },
       }),

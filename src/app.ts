@@ -5,6 +5,7 @@ import { methodNotAllowed } from "hono/method-not-allowed";
 import { dbOf } from "./db/client";
 import type { HubEnv } from "./http/context";
 import { limitedBody } from "./http/body-limit";
+import { apiCors } from "./http/cors";
 import { datarefLinks } from "./http/dataref-links";
 import { logFailure } from "./http/failure-log";
 import { Problem, problemOfDomainError, quotingRequestId } from "./http/problem";
@@ -27,6 +28,10 @@ export function buildApp() {
   const app = new Hono<HubEnv>({ strict: false });
 
   app.use("*", withRequestId);
+
+  // Before everything else that can refuse: a preflight is answered here (204) rather than as a 404/405, and
+  // refusals further in (405, 401, 413) still carry the CORS headers a browser needs to read them.
+  app.use("/api/*", apiCors);
 
   // Hono answers a wrong method on an existing path with its not-found handler; this turns that into 405.
   app.use(

@@ -21,4 +21,6 @@ export interface Env {
   MAX_BODY_BYTES: string;
   /** JSON larger than this (bytes) in results, contract data, specs and plans is moved to R2. */
   INLINE_JSON_BYTES: string;
+  /** Comma-separated exact origins whose pages may call /api/* from the browser; empty = none. */
+  CORS_ORIGINS: string;
 }

@@ -3,6 +3,13 @@ import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { currentUser, person } from "../auth/middleware";
+import {
+  clearRefreshCookie,
+  clearingRefreshCookie,
+  readRefreshCookie,
+  setRefreshCookie,
+  withoutRefreshToken,
+} from "../auth/refresh-cookie";
 import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from "../auth/password";
 import { sha256Hex } from "../auth/secrets";
 import { issueTokenPair, revokeAllRefreshTokens, revokeRefreshToken, rotateRefreshToken } from "../auth/token-pair";
@@ -10,7 +17,7 @@ import { nowIso } from "../db/client";
 import { users } from "../db/schema";
 import { readJson } from "../http/body";
 import type { HubEnv } from "../http/context";
-import { conflict, forbidden, tooManyRequests, unauthorized } from "../http/problem";
+import { Problem, conflict, forbidden, tooManyRequests, unauthorized } from "../http/problem";
 import { email, label, password } from "../http/fields";
 import { userView } from "../views/people";
 
@@ -41,7 +48,7 @@ authRoutes.post("/bootstrap", async (c) => {
 });
 
 authRoutes.post("/login", async (c) => {
-  const body = await readJson(c, z.object({ email, password: z.string().max(256) }));
+  const body = await readJson(c, z.object({ email, password: z.string().max(256), refresh_cookie: z.boolean().optional() }));
   const ip = c.req.header("CF-Connecting-IP") ?? "unknown";
   // Every attempt counts: a correct guess must not get through once a key is throttled.
   const [byEmail, byIp] = await Promise.all([
@@ -54,19 +61,41 @@ authRoutes.post("/login", async (c) => {
   const user = await c.var.db.query.users.findFirst({ where: (u, { eq }) => eq(u.email, body.email) });
   const ok = await verifyPassword(body.password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
   if (!user || !ok) throw unauthorized("Wrong email or password", "INVALID_CREDENTIALS");
-  return c.json(await issueTokenPair(c.env, c.var.db, user));
+  const pair = await issueTokenPair(c.env, c.var.db, user);
+  if (!body.refresh_cookie) return c.json(pair);
+  setRefreshCookie(c, pair.refresh_token);
+  return c.json(withoutRefreshToken(pair));
 });
 
-const refreshBody = z.object({ refresh_token: z.string().min(1).max(512) });
+// Without `refresh_token` in the body, the dashboard's cookie (src/auth/refresh-cookie.ts) is used instead.
+const refreshBody = z.object({ refresh_token: z.string().min(1).max(512).optional() });
 
 authRoutes.post("/refresh", async (c) => {
   const body = await readJson(c, refreshBody);
-  return c.json(await rotateRefreshToken(c.env, c.var.db, body.refresh_token));
+  if (body.refresh_token) return c.json(await rotateRefreshToken(c.env, c.var.db, body.refresh_token));
+  const presented = readRefreshCookie(c);
+  if (!presented) throw unauthorized("Send `refresh_token` in the body or sign in with `refresh_cookie`", "INVALID_REFRESH_TOKEN");
+  try {
+    const pair = await rotateRefreshToken(c.env, c.var.db, presented);
+    setRefreshCookie(c, pair.refresh_token);
+    return c.json(withoutRefreshToken(pair));
+  } catch (err) {
+    // A refused token is dropped from the browser; a failure of the hub's own leaves the cookie for a retry.
+    if (err instanceof Problem && err.status === 401) throw clearingRefreshCookie(err);
+    throw err;
+  }
 });
 
+/** Logging out twice, or with a cookie already gone, is still a logout: unknown tokens are ignored. */
 authRoutes.post("/logout", async (c) => {
   const body = await readJson(c, refreshBody);
-  await revokeRefreshToken(c.var.db, body.refresh_token);
+  if (body.refresh_token) {
+    await revokeRefreshToken(c.var.db, body.refresh_token);
+    return c.json({ status: "ok" });
+  }
+  const presented = readRefreshCookie(c);
+  if (presented) await revokeRefreshToken(c.var.db, presented);
+  clearRefreshCookie(c);
   return c.json({ status: "ok" });
 });
 
