@@ -5,10 +5,9 @@
  * `--watch` rebuilds on change (npm start).
  */
 import { build, context } from "esbuild";
-import { cpSync, mkdirSync, rmSync, statSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
-import { readFileSync } from "node:fs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const out = `${root}web/dist`;
@@ -24,6 +23,7 @@ const options = {
   jsx: "automatic",
   jsxImportSource: "preact",
   outdir: `${out}/assets`,
+  outbase: `${root}web/src`,
   sourcemap: false,
   logLevel: "warning",
   legalComments: "none",
@@ -37,10 +37,13 @@ if (process.argv.includes("--watch")) {
   const ctx = await context(options);
   await ctx.watch();
 } else {
-  await build(options);
-  const size = (file) => {
-    const bytes = readFileSync(`${out}/assets/${file}`);
-    return `${file} ${(statSync(`${out}/assets/${file}`).size / 1024).toFixed(1)} KiB (${(gzipSync(bytes).length / 1024).toFixed(1)} KiB gzipped)`;
-  };
-  console.log(`dashboard built: ${size("app.js")}, ${size("app.css")}`);
+  const { metafile } = await build({ ...options, metafile: true });
+  // What a first visit downloads: the page, its stylesheet, app.js and the chunks app.js imports statically.
+  const gzipped = (file) => gzipSync(readFileSync(`${root}${file}`)).length;
+  const entry = Object.entries(metafile.outputs).find(([, o]) => o.entryPoint?.endsWith("main.tsx"));
+  const firstLoad = [`web/dist/index.html`, entry[0], ...entry[1].imports.filter((i) => i.kind === "import-statement").map((i) => i.path), entry[1].cssBundle];
+  const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
+  const total = firstLoad.reduce((sum, f) => sum + gzipped(f.replace(root, "")), 0);
+  const lazy = Object.keys(metafile.outputs).filter((f) => f.endsWith(".js") && !firstLoad.includes(f));
+  console.log(`dashboard built: first load ${kib(total)} gzipped (${firstLoad.length} files); loaded on demand: ${lazy.map((f) => `${f.split("/").pop()} ${kib(gzipped(f))}`).join(", ")}`);
 }

@@ -90,6 +90,7 @@ function printCredentials(vars, session, token) {
   console.log(`
 ────────────────────────────────────────────────────────────────────────
  Orchestratia hub running at ${hub}
+ Dashboard           ${hub}/  (sign in with the admin below)
 
  Development admin   ${vars.DEV_ADMIN_EMAIL}
  Password            ${vars.DEV_ADMIN_PASSWORD}

@@ -37,6 +37,22 @@ async function createProjectOnPage(page: Page, name: string): Promise<string> {
 
 const cardTitled = (page: Page, title: string) => page.locator(".card", { hasText: title });
 
+describe("the page itself", () => {
+  it("is served by the Worker with a strict Content-Security-Policy, and answers any app path with the app", async () => {
+    for (const path of ["/", "/projects/00000000-0000-0000-0000-000000000000/board"]) {
+      const res = await fetch(hub().url + path);
+      expect(res.status, path).toBe(200);
+      expect(await res.text()).toContain('<div id="app">');
+      const csp = res.headers.get("content-security-policy") ?? "";
+      expect(csp).toContain("default-src 'none'");
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+    }
+    expect((await fetch(`${hub().url}/api/v1/nothing-here`)).headers.get("content-type")).toBe("application/problem+json");
+  });
+});
+
 describe("the board", () => {
   it("signs in, creates a project and a task, and follows an agent's work live", async () => {
     const page = await newPage();
@@ -91,6 +107,37 @@ describe("the board", () => {
     await page.locator("[data-feed=live]").waitFor({ timeout: 20_000 });
     for (const t of created) await page.locator(`.card[data-task-id="${t.id}"]`).waitFor();
     expect(await page.locator(".card").count()).toBe(12);
+  });
+});
+
+describe("the graph", () => {
+  it("lays out a three-level DAG, upstream above downstream, each kind of edge drawn apart", async () => {
+    const project = await call<{ id: string }>("/api/v1/projects", { token: admin, body: { name: "Layers" } }, 201);
+    const create = (title: string, dependencies: object[] = []) =>
+      call<{ id: string }>("/api/v1/tasks", { token: admin, body: { project_id: project.id, title, dependencies } }, 201);
+    const schema = await create("Design the schema");
+    const api = await create("Build the API", [{ depends_on_task_id: schema.id, dependency_type: "blocks" }]);
+    const ui = await create("Build the UI", [{ depends_on_task_id: api.id, dependency_type: "input", contract_key: "openapi" }]);
+    const docs = await create("Write the docs", [{ depends_on_task_id: schema.id, dependency_type: "related" }]);
+
+    const page = await newPage();
+    await signIn(page, hub().admin.email, hub().admin.password);
+    await page.goto(`${hub().url}/projects/${project.id}/graph`);
+    await page.locator(".graph[data-loaded=true] .node").first().waitFor();
+    await page.locator(`.node[data-task-id="${ui.id}"]`).waitFor();
+    const top = (id: string) => page.locator(`.node[data-task-id="${id}"] rect`).evaluate((r) => Number(r.getAttribute("y")));
+    expect(await top(schema.id)).toBeLessThan(await top(api.id));
+    expect(await top(api.id)).toBeLessThan(await top(ui.id));
+    expect(await page.locator(".node").count()).toBe(4);
+    expect(await page.locator(`.edge-blocks[data-from="${schema.id}"][data-to="${api.id}"]`).count()).toBe(1);
+    expect(await page.locator(`.edge-input[data-from="${api.id}"][data-to="${ui.id}"] .edge-label`).textContent()).toBe("openapi");
+    expect(await page.locator(`.edge-related[data-from="${schema.id}"][data-to="${docs.id}"]`).count()).toBe(1);
+    // Blocked tasks are drawn pending; the node links to its task.
+    expect(await page.locator(`.node[data-task-id="${ui.id}"]`).getAttribute("class")).toContain("status-pending");
+    await screenshot(page, "graph");
+    await page.locator(`.node[data-task-id="${api.id}"]`).click();
+    await page.getByRole("heading", { name: /Build the API/ }).waitFor();
+    await screenshot(page, "task");
   });
 });
 

@@ -78,7 +78,7 @@ export function GraphView({ projectId }: { projectId: string }) {
       <div class="graph" data-loaded={state.loaded ? "true" : "false"}>
         <svg width={graph.width * scale} height={graph.height * scale} viewBox={`0 0 ${graph.width} ${graph.height}`} role="img" aria-label="Dependency graph">
           <defs>
-            <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+            <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="9" markerHeight="9" orient="auto-start-reverse">
               <path d="M0,0 L10,5 L0,10 z" class="arrowhead" />
             </marker>
           </defs>

@@ -99,7 +99,8 @@ export function TaskPage({ projectId, taskId }: { projectId: string; taskId: str
               <ul>
                 {shown.dependencies.map((d) => (
                   <li>
-                    <a {...linkProps(`/projects/${projectId}/tasks/${d.depends_on_task_id}`)}>{d.depends_on_task_id.slice(0, 8)}</a> {d.dependency_type}
+                    <a {...linkProps(`/projects/${projectId}/tasks/${d.depends_on_task_id}`)}>{state.tasks.get(d.depends_on_task_id)?.title ?? d.depends_on_task_id.slice(0, 8)}</a>{" "}
+                    {d.dependency_type}
                     {d.contract_key && ` (${d.contract_key})`} — {d.resolved ? "resolved" : "unresolved"}
                   </li>
                 ))}
