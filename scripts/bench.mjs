@@ -18,7 +18,7 @@ const hub = `http://127.0.0.1:${HUB_PORT}`;
 const baselineUrl = `http://127.0.0.1:${BASELINE_PORT}`;
 const BOOTSTRAP = "bench-bootstrap-token";
 
-/** `npm run bench -- tree dataref` runs only the named scenarios: fan-out, fan-in, tree, costs, sockets, dataref, workerd. */
+/** `npm run bench -- tree dataref` runs only the named scenarios: fan-out, fan-in, tree, costs, sockets, dataref, dashboard, workerd. */
 const only = new Set(process.argv.slice(2));
 const wanted = (scenario) => only.size === 0 || only.has(scenario);
 
@@ -150,7 +150,8 @@ const hubProcess = startWorker(["--persist-to", `${state}/hub`, "--var", `JWT_SE
 const baselineProcess = startWorker(["-c", "bench/baseline/wrangler.toml", "--persist-to", `${state}/baseline`], BASELINE_PORT);
 await Promise.all([waitFor(`${hub}/api/v1/health`), waitFor(baselineUrl)]);
 
-const admin = (await api("POST", "/api/v1/auth/bootstrap", { token: BOOTSTRAP, body: { email: "bench@example.com", password: "bench-password" } })).json.access_token;
+const adminCredentials = { email: "bench@example.com", password: "bench-password" };
+const admin = (await api("POST", "/api/v1/auth/bootstrap", { token: BOOTSTRAP, body: adminCredentials })).json.access_token;
 const newProject = async (name) => (await api("POST", "/api/v1/projects", { token: admin, body: { name } })).json.id;
 const newAgent = async (name, capabilities) => {
   const token = (await api("POST", "/api/v1/servers/tokens", { token: admin, body: {} })).json.token;
@@ -496,6 +497,12 @@ if (wanted("dataref")) {
 }
 
 // ── (3b) tree inside the runtime ────────────────────────────────────────
+if (wanted("dashboard")) {
+  console.log("\n(8) the dashboard in headless Chromium");
+  const { benchDashboard } = await import("../bench/dashboard.mjs");
+  await benchDashboard({ hub, api, admin, adminCredentials, newProject, pool, report, fmt });
+}
+
 if (wanted("workerd")) {
   console.log("\n(3b) inside workerd, without HTTP: the tree through the ProjectRoom, socket fan-out, a DataRef upload");
   {

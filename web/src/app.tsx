@@ -8,6 +8,7 @@ import { Activity } from "./views/activity";
 import { Agents } from "./views/agents";
 import { Board } from "./views/board";
 import { Inbox } from "./views/inbox";
+import { Members } from "./views/members";
 import { Projects } from "./views/projects";
 import { SignIn } from "./views/sign-in";
 import { TaskPage } from "./views/task";
@@ -68,6 +69,7 @@ export function App() {
         {route.page === "graph" && <LazyGraph projectId={route.projectId} />}
         {route.page === "task" && <TaskPage projectId={route.projectId} taskId={route.taskId} />}
         {route.page === "activity" && <Activity projectId={route.projectId} />}
+        {route.page === "members" && <Members projectId={route.projectId} />}
         {route.page === "inbox" && <Inbox />}
         {route.page === "agents" && <Agents />}
         {route.page === "not-found" && <p>There is no page at this address.</p>}

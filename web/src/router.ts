@@ -6,6 +6,7 @@ export type Route =
   | { page: "board"; projectId: string }
   | { page: "graph"; projectId: string }
   | { page: "activity"; projectId: string }
+  | { page: "members"; projectId: string }
   | { page: "task"; projectId: string; taskId: string }
   | { page: "inbox" }
   | { page: "agents" }
@@ -21,6 +22,7 @@ export function parseRoute(path: string): Route {
     if (parts.length === 2 || parts[2] === "board") return { page: "board", projectId };
     if (parts[2] === "graph") return { page: "graph", projectId };
     if (parts[2] === "activity") return { page: "activity", projectId };
+    if (parts[2] === "members") return { page: "members", projectId };
     if (parts[2] === "tasks" && parts[3]) return { page: "task", projectId, taskId: parts[3] };
   }
   return { page: "not-found" };

@@ -4,8 +4,8 @@ import { linkProps } from "../router";
 
 const STATUS_TEXT: Record<FeedStatus, string> = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…", closed: "disconnected" };
 
-export function ProjectTabs(props: { projectId: string; name?: string; current: "board" | "graph" | "activity" | "task"; status?: FeedStatus }) {
-  const tab = (page: "board" | "graph" | "activity", label: string) => (
+export function ProjectTabs(props: { projectId: string; name?: string; current: "board" | "graph" | "activity" | "members" | "task"; status?: FeedStatus }) {
+  const tab = (page: "board" | "graph" | "activity" | "members", label: string) => (
     <a {...linkProps(`/projects/${props.projectId}/${page}`)} aria-current={props.current === page ? "page" : undefined}>
       {label}
     </a>
@@ -17,6 +17,7 @@ export function ProjectTabs(props: { projectId: string; name?: string; current: 
         {tab("board", "Board")}
         {tab("graph", "Graph")}
         {tab("activity", "Activity")}
+        {tab("members", "Members")}
       </nav>
       {props.status && (
         <span class={`feed feed-${props.status}`} role="status" data-feed={props.status}>

@@ -83,6 +83,7 @@ export function TaskPage({ projectId, taskId }: { projectId: string; taskId: str
             {shown.target_session_name && ` (session ${shown.target_session_name})`} · created by {shown.created_by}
           </p>
           <Actions task={shown} interventions={interventions} onChanged={setTask} />
+          <EditTask task={shown} onChanged={setTask} />
           <Section title="Spec">{shown.spec ? <pre class="text">{shown.spec}</pre> : <p class="muted">No spec.</p>}</Section>
           {shown.acceptance_criteria.length > 0 && (
             <Section title="Acceptance criteria">
@@ -192,6 +193,51 @@ function Result({ result }: { result: Record<string, unknown> }) {
         <pre class="json">{json(result)}</pre>
       </details>
     </Section>
+  );
+}
+
+/** Editing what the task asks, while it is unfinished. */
+function EditTask({ task, onChanged }: { task: Task; onChanged: (t: Task) => void }) {
+  const canWrite = useCanWrite();
+  const [draft, setDraft] = useState({ title: task.title, spec: task.spec, priority: task.priority, type: task.type });
+  const { run, problem } = useAction();
+  useEffect(() => setDraft({ title: task.title, spec: task.spec, priority: task.priority, type: task.type }), [task.id, task.updated_at]);
+  if (!canWrite || ["done", "failed", "cancelled"].includes(task.status)) return null;
+  const field = (key: "title" | "type") => (e: Event) => setDraft({ ...draft, [key]: (e.currentTarget as HTMLInputElement).value });
+  return (
+    <details class="edit-task">
+      <summary>Edit</summary>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          void run("edit", async () => onChanged(await api<Task>(`/api/v1/tasks/${task.id}`, { method: "PUT", body: draft })));
+        }}
+      >
+        <label>
+          Title
+          <input name="edit-title" required maxLength={500} value={draft.title} onInput={field("title")} />
+        </label>
+        <label>
+          Type
+          <input name="edit-type" required maxLength={100} value={draft.type} onInput={field("type")} />
+        </label>
+        <label>
+          Priority
+          <select value={draft.priority} onChange={(e) => setDraft({ ...draft, priority: e.currentTarget.value as Task["priority"] })}>
+            <option>low</option>
+            <option>normal</option>
+            <option>high</option>
+            <option>critical</option>
+          </select>
+        </label>
+        <label class="wide">
+          Spec
+          <textarea rows={5} value={draft.spec} onInput={(e) => setDraft({ ...draft, spec: e.currentTarget.value })} />
+        </label>
+        <button type="submit">Save changes</button>
+        {problem("edit")}
+      </form>
+    </details>
   );
 }
 
