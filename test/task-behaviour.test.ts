@@ -148,6 +148,19 @@ describe("lists", () => {
     expectProblem(await call(`/api/v1/tasks?limit=0`, { token: w.admin }), 422, "VALIDATION_FAILED");
     expectProblem(await call(`/api/v1/tasks?status=sleeping`, { token: w.admin }), 422, "VALIDATION_FAILED");
   });
+
+  it("reads the named tasks only, and only those the caller may see", async () => {
+    const project = await createProject(w.admin, "Named");
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await expectOk(call("/api/v1/tasks", { token: w.admin, body: { title: `n${i}`, project_id: project.id } }), 201)).json.id);
+    const named = await expectOk(call(`/api/v1/tasks?ids=${ids[0]},${ids[2]}`, { token: w.admin }));
+    expect(named.json.tasks.map((t: { id: string }) => t.id).sort()).toEqual([ids[0], ids[2]].sort());
+    // A member of another project names these tasks and gets none of them.
+    expect((await expectOk(call(`/api/v1/tasks?ids=${ids.join(",")}`, { token: w.member.token }))).json.tasks).toEqual([]);
+    const invalid = await call(`/api/v1/tasks?ids=${ids[0]},not-a-task`, { token: w.admin });
+    expectProblem(invalid, 422, "VALIDATION_FAILED");
+    expect(invalid.json.errors[0].path).toMatch(/^query\.ids/);
+  });
 });
 
 describe("concurrency", () => {

@@ -163,6 +163,8 @@ export async function taskView1(db: Db, id: string): Promise<TaskView> {
 export interface TaskFilter {
   /** Projects to look in; null = all. */
   projectIds: string[] | null;
+  /** Only these tasks. */
+  ids?: string[];
   statuses?: string[];
   assignedServerId?: string;
   targetSessionId?: string;
@@ -189,6 +191,7 @@ export async function listTasks(db: Db, f: TaskFilter): Promise<{ tasks: TaskVie
   if (f.projectIds?.length === 0) return { tasks: [], next_cursor: null };
   const conditions: (SQL | undefined)[] = [
     f.projectIds ? inJsonList(tasks.projectId, f.projectIds) : undefined,
+    f.ids ? inJsonList(tasks.id, f.ids) : undefined,
     f.statuses?.length ? inArray(tasks.status, f.statuses as (typeof tasks.status.enumValues)[number][]) : undefined,
     f.assignedServerId ? eq(tasks.assignedServerId, f.assignedServerId) : undefined,
     f.targetSessionId ? eq(tasks.targetSessionId, f.targetSessionId) : undefined,

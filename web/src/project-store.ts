@@ -10,7 +10,8 @@ import { ProjectFeed, type FeedStatus } from "./live";
 import type { HubEvent, Project, Task, TaskStatus } from "./types";
 
 const REREAD_DELAY_MS = 150;
-const PARALLEL_READS = 6;
+/** The most tasks one list request reads back (the API's page limit). */
+const READ_BATCH = 200;
 
 export interface ProjectState {
   project: Project | null;
@@ -58,20 +59,33 @@ export function useProject(projectId: string, keepEvents = 200): ProjectState {
     let live = true;
     const stale = new Set<string>();
     let timer: ReturnType<typeof setTimeout> | undefined;
+    // One read at a time, so an older read never lands over a newer one.
+    let reading = false;
 
     const reread = async () => {
       timer = undefined;
+      reading = true;
       const ids = [...stale];
       stale.clear();
-      for (let i = 0; i < ids.length; i += PARALLEL_READS) {
-        const read = await Promise.all(ids.slice(i, i + PARALLEL_READS).map((id) => api<Task>(`/api/v1/tasks/${id}`).catch(() => null)));
+      for (let i = 0; i < ids.length; i += READ_BATCH) {
+        const batch = ids.slice(i, i + READ_BATCH);
+        const read = await api<{ tasks: Task[] }>(`/api/v1/tasks?project_id=${projectId}&ids=${batch.join(",")}&limit=${READ_BATCH}`).catch(() => null);
         if (!live) return;
+        if (!read) {
+          // Read again next time: the board must end as the hub has it.
+          batch.forEach((id) => stale.add(id));
+          continue;
+        }
         setTasks((current) => {
           const next = new Map(current);
-          read.forEach((t, j) => (t ? next.set(t.id, t) : next.delete(ids[i + j]!)));
+          const found = new Map(read.tasks.map((t) => [t.id, t]));
+          // A task the read no longer finds was deleted with its project's data.
+          for (const id of batch) found.has(id) ? next.set(id, found.get(id)!) : next.delete(id);
           return next;
         });
       }
+      reading = false;
+      if (live && stale.size > 0) timer ??= setTimeout(() => void reread(), REREAD_DELAY_MS);
     };
 
     const onEvents = (batch: HubEvent[]) => {
@@ -85,7 +99,7 @@ export function useProject(projectId: string, keepEvents = 200): ProjectState {
         return next;
       });
       for (const e of batch) if (e.task_id) stale.add(e.task_id);
-      timer ??= setTimeout(() => void reread(), REREAD_DELAY_MS);
+      if (!reading) timer ??= setTimeout(() => void reread(), REREAD_DELAY_MS);
     };
 
     void (async () => {
