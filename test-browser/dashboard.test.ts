@@ -20,8 +20,8 @@ afterAll(async () => {
   await browser?.close();
 });
 
-async function newPage(): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+async function newPage(colorScheme: "light" | "dark" = "light"): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, colorScheme });
   return context.newPage();
 }
 
@@ -119,6 +119,7 @@ describe("the graph", () => {
     const api = await create("Build the API", [{ depends_on_task_id: schema.id, dependency_type: "blocks" }]);
     const ui = await create("Build the UI", [{ depends_on_task_id: api.id, dependency_type: "input", contract_key: "openapi" }]);
     const docs = await create("Write the docs", [{ depends_on_task_id: schema.id, dependency_type: "related" }]);
+    await registerAgent(admin, project.id, "mapper");
 
     const page = await newPage();
     await signIn(page, hub().admin.email, hub().admin.password);
@@ -137,6 +138,9 @@ describe("the graph", () => {
     await screenshot(page, "graph");
     await page.locator(`.node[data-task-id="${api.id}"]`).click();
     await page.getByRole("heading", { name: /Build the API/ }).waitFor();
+    // The servers that could take it, with the seed's reasons (these agents declared no capabilities).
+    await page.locator(".matches li", { hasText: "mapper" }).waitFor();
+    expect(await page.locator(".matches li", { hasText: "mapper" }).textContent()).toMatch(/cannot take it.*capabilit/i);
     await screenshot(page, "task");
   });
 });
@@ -184,5 +188,18 @@ describe("the task page", () => {
     expect(await page.locator(".actions").count()).toBe(0);
     expect(await page.getByRole("button", { name: /Cancel task|Add note|Assign/ }).count()).toBe(0);
     expect(await page.getByLabel("New project").count()).toBe(0);
+  });
+});
+
+describe("dark mode", () => {
+  it("follows the system's colour scheme", async () => {
+    const page = await newPage("dark");
+    await signIn(page, hub().admin.email, hub().admin.password);
+    await page.getByRole("link", { name: "Apollo" }).click();
+    await page.locator("[data-feed=live]").waitFor();
+    const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    const [r, g, b] = background.match(/\d+/g)!.map(Number);
+    expect(0.2126 * r! + 0.7152 * g! + 0.0722 * b!, background).toBeLessThan(60);
+    await screenshot(page, "board-dark");
   });
 });

@@ -120,6 +120,7 @@ export function TaskPage({ projectId, taskId }: { projectId: string; taskId: str
             </Section>
           )}
           {shown.result && <Result result={shown.result} />}
+          {shown.status === "pending" && <MatchingServers taskId={shown.id} />}
           <Notes task={shown} />
           <Section title="Timeline">
             <ol class="timeline">
@@ -171,6 +172,18 @@ function Result({ result }: { result: Record<string, unknown> }) {
     <Section title="Result">
       {typeof result.summary === "string" && <p>{result.summary}</p>}
       {typeof result.error === "string" && <p class="problem">{result.error}</p>}
+      {result.tests != null && (
+        <>
+          <h4>Tests</h4>
+          <pre class="json">{json(result.tests)}</pre>
+        </>
+      )}
+      {result.changes != null && (
+        <>
+          <h4>Changes</h4>
+          <pre class="json">{json(result.changes)}</pre>
+        </>
+      )}
       {Object.entries(contracts).map(([key, c]) => {
         const ref = c?.data as { $dataref?: string; url?: string; size?: number } | undefined;
         return (
@@ -238,6 +251,27 @@ function EditTask({ task, onChanged }: { task: Task; onChanged: (t: Task) => voi
         {problem("edit")}
       </form>
     </details>
+  );
+}
+
+/** The servers that could take a pending task, best first, with the seed's scores and reasons. */
+function MatchingServers({ taskId }: { taskId: string }) {
+  const [matches, setMatches] = useState<Match[] | null>(null);
+  useEffect(() => {
+    void api<{ servers: Match[] }>(`/api/v1/tasks/${taskId}/matching-agents`).then((r) => setMatches(r.servers), () => setMatches([]));
+  }, [taskId]);
+  return (
+    <Section title="Matching servers">
+      {matches?.length === 0 && <p class="muted">No server serves this project yet.</p>}
+      <ol class="matches">
+        {matches?.map((m) => (
+          <li key={m.server_id} class={m.score < 0 ? "disqualified" : undefined}>
+            <strong>{m.server_name}</strong> <span class="badge">{m.score < 0 ? "cannot take it" : `score ${m.score}`}</span>{" "}
+            <span class="muted">{m.reasons.join(" · ")}</span>
+          </li>
+        ))}
+      </ol>
+    </Section>
   );
 }
 
