@@ -21,6 +21,9 @@ interface TokenBody {
   user: Me;
 }
 
+/** What to tell the person when a call failed: the hub's `detail`, or that it could not be reached. */
+export const messageOf = (e: unknown) => (e instanceof ApiError ? e.message : "The hub could not be reached");
+
 let accessToken: string | null = null;
 let refreshing: Promise<boolean> | null = null;
 const signedOutListeners = new Set<() => void>();

@@ -1,7 +1,8 @@
 /** The servers agents run on: presence, capabilities, load against capacity; registration tokens for admins. */
 import { useEffect, useState } from "preact/hooks";
-import { api, ApiError } from "../api";
+import { api, messageOf } from "../api";
 import { useMe } from "../app";
+import { Problem } from "./controls";
 
 interface Server {
   id: string;
@@ -46,7 +47,7 @@ export function Agents() {
     try {
       setIssued(await api<IssuedToken>("/api/v1/servers/tokens", { body: {} }));
     } catch (e) {
-      setError(e instanceof ApiError ? e.message : "The hub could not be reached");
+      setError(messageOf(e));
     }
   };
   const command = issued && `${INSTALL} && orchestratia-agent --register ${issued.token}`;
@@ -54,11 +55,7 @@ export function Agents() {
   return (
     <section>
       <h1>Agents</h1>
-      {error && (
-        <p class="problem" role="alert">
-          {error}
-        </p>
-      )}
+      <Problem message={error} />
       {servers?.length === 0 && <p class="muted">No server has registered yet.</p>}
       {servers && servers.length > 0 && (
         <table class="servers">

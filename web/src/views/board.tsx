@@ -1,11 +1,12 @@
 /** The board: a project's tasks in columns by status, filtered, live. */
 import { useMemo, useState } from "preact/hooks";
-import { api, ApiError } from "../api";
+import { api, messageOf } from "../api";
 import { useCanWrite } from "../app";
 import { useProject } from "../project-store";
 import { linkProps } from "../router";
 import type { Task, TaskStatus } from "../types";
 import { ProjectTabs } from "./project-tabs";
+import { PrioritySelect, Problem } from "./controls";
 
 export const COLUMNS: { status: TaskStatus; label: string }[] = [
   { status: "pending", label: "Pending" },
@@ -140,7 +141,7 @@ function NewTask({ projectId }: { projectId: string }) {
       setTitle("");
       setSpec("");
     } catch (err) {
-      setError(err instanceof ApiError ? err.message : "The hub could not be reached");
+      setError(messageOf(err));
     }
   };
   return (
@@ -155,21 +156,9 @@ function NewTask({ projectId }: { projectId: string }) {
           Spec
           <textarea name="spec" rows={3} value={spec} onInput={(e) => setSpec(e.currentTarget.value)} />
         </label>
-        <label>
-          Priority
-          <select name="priority" value={priority} onChange={(e) => setPriority(e.currentTarget.value)}>
-            <option>low</option>
-            <option>normal</option>
-            <option>high</option>
-            <option>critical</option>
-          </select>
-        </label>
+        <PrioritySelect name="priority" value={priority} onChange={setPriority} />
         <button type="submit">Create task</button>
-        {error && (
-          <p class="problem" role="alert">
-            {error}
-          </p>
-        )}
+        <Problem message={error} />
       </form>
     </details>
   );

@@ -1,6 +1,6 @@
 /** What waits for a person across their projects: open questions and plans to review, answerable here. */
 import { useEffect, useState } from "preact/hooks";
-import { api, ApiError } from "../api";
+import { api, messageOf } from "../api";
 import { useCanWrite } from "../app";
 import { linkProps } from "../router";
 import type { Intervention, Task } from "../types";
@@ -34,7 +34,7 @@ export function Inbox() {
       await action();
       await load();
     } catch (e) {
-      setErrors({ ...errors, [key]: e instanceof ApiError ? e.message : "The hub could not be reached" });
+      setErrors({ ...errors, [key]: messageOf(e) });
     }
   };
   const draft = (key: string) => drafts[key] ?? "";

@@ -1,9 +1,10 @@
 /** Who belongs to a project; admins add and remove members. */
 import { useEffect, useState } from "preact/hooks";
-import { api, ApiError } from "../api";
+import { api, messageOf } from "../api";
 import { useMe } from "../app";
 import type { Me, Project } from "../types";
 import { ProjectTabs } from "./project-tabs";
+import { Problem } from "./controls";
 
 type Member = Me & { member_since: string };
 
@@ -30,7 +31,7 @@ export function Members({ projectId }: { projectId: string }) {
       await action();
       await load();
     } catch (e) {
-      setError(e instanceof ApiError ? e.message : "The hub could not be reached");
+      setError(messageOf(e));
     }
   };
   const candidates = users.filter((u) => !members?.some((m) => m.id === u.id));
@@ -38,11 +39,7 @@ export function Members({ projectId }: { projectId: string }) {
   return (
     <section>
       <ProjectTabs projectId={projectId} name={project?.name} current="members" />
-      {error && (
-        <p class="problem" role="alert">
-          {error}
-        </p>
-      )}
+      <Problem message={error} />
       <table class="servers">
         <thead>
           <tr>

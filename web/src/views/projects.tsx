@@ -1,9 +1,10 @@
 /** The projects the person can see, and a form to create one. */
 import { useEffect, useState } from "preact/hooks";
-import { api, ApiError } from "../api";
+import { api, messageOf } from "../api";
 import { useCanWrite } from "../app";
 import { linkProps, navigate } from "../router";
 import type { Project } from "../types";
+import { Problem } from "./controls";
 
 export function Projects() {
   const canWrite = useCanWrite();
@@ -22,7 +23,7 @@ export function Projects() {
       const project = await api<Project>("/api/v1/projects", { body: { name } });
       navigate(`/projects/${project.id}/board`);
     } catch (err) {
-      setError(err instanceof ApiError ? err.message : "The hub could not be reached");
+      setError(messageOf(err));
     }
   };
 
@@ -48,11 +49,7 @@ export function Projects() {
           <button type="submit">Create project</button>
         </form>
       )}
-      {error && (
-        <p class="problem" role="alert">
-          {error}
-        </p>
-      )}
+      <Problem message={error} />
     </section>
   );
 }

@@ -1,7 +1,8 @@
 /** Sign in with email and password (API.md "Dashboard": fields Email and Password, a Sign in button). */
 import { useState } from "preact/hooks";
-import { ApiError, signIn } from "../api";
+import { messageOf, signIn } from "../api";
 import type { Me } from "../types";
+import { Problem } from "./controls";
 
 export function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
   const [email, setEmail] = useState("");
@@ -16,7 +17,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
     try {
       onSignedIn(await signIn(email, password));
     } catch (err) {
-      setError(err instanceof ApiError ? err.message : "The hub could not be reached");
+      setError(messageOf(err));
     } finally {
       setBusy(false);
     }
@@ -34,11 +35,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
           Password
           <input type="password" name="password" autocomplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
         </label>
-        {error && (
-          <p class="problem" role="alert">
-            {error}
-          </p>
-        )}
+        <Problem message={error} />
         <button type="submit" disabled={busy}>
           Sign in
         </button>

@@ -1,11 +1,12 @@
 /** One task: what it asks, what came of it, its timeline, and the actions the person's role allows. */
 import { useEffect, useState } from "preact/hooks";
-import { api, ApiError } from "../api";
+import { api, messageOf } from "../api";
 import { useCanWrite } from "../app";
 import { useProject } from "../project-store";
 import { linkProps } from "../router";
 import type { HubEvent, Intervention, Task } from "../types";
 import { ProjectTabs } from "./project-tabs";
+import { PrioritySelect, Problem } from "./controls";
 
 interface Match {
   server_id: string;
@@ -26,7 +27,7 @@ function useAction() {
     try {
       await action();
     } catch (e) {
-      setError({ key, message: e instanceof ApiError ? e.message : "The hub could not be reached" });
+      setError({ key, message: messageOf(e) });
     } finally {
       setBusy(null);
     }
@@ -67,11 +68,7 @@ export function TaskPage({ projectId, taskId }: { projectId: string; taskId: str
       <p>
         <a {...linkProps(`/projects/${projectId}/board`)}>← Board</a>
       </p>
-      {error && (
-        <p class="problem" role="alert">
-          {error}
-        </p>
-      )}
+      <Problem message={error} />
       {shown && (
         <article>
           <h2>
@@ -234,15 +231,7 @@ function EditTask({ task, onChanged }: { task: Task; onChanged: (t: Task) => voi
           Type
           <input name="edit-type" required maxLength={100} value={draft.type} onInput={field("type")} />
         </label>
-        <label>
-          Priority
-          <select value={draft.priority} onChange={(e) => setDraft({ ...draft, priority: e.currentTarget.value as Task["priority"] })}>
-            <option>low</option>
-            <option>normal</option>
-            <option>high</option>
-            <option>critical</option>
-          </select>
-        </label>
+        <PrioritySelect value={draft.priority} onChange={(priority) => setDraft({ ...draft, priority })} />
         <label class="wide">
           Spec
           <textarea rows={5} value={draft.spec} onInput={(e) => setDraft({ ...draft, spec: e.currentTarget.value })} />
