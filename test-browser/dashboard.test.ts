@@ -80,6 +80,13 @@ describe("the board", () => {
     await expect.poll(() => columnOrNull(page, taskId)).toBe("done");
     // Followed live: the page never reloaded.
     expect(await page.evaluate(() => performance.getEntriesByType("navigation").length)).toBe(1);
+
+    // The agent on the Agents page: online, its load, its session in this project.
+    await page.getByRole("link", { name: "Agents" }).click();
+    const row = page.locator('tr[data-server="builder"]');
+    await row.waitFor();
+    expect(await row.textContent()).toMatch(/online.*0\/1.*builder-worker \(Apollo\)/);
+    await screenshot(page, "agents");
   });
 
   it("resumes after a dropped connection without losing an event, showing that it reconnects", async () => {

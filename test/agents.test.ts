@@ -208,3 +208,25 @@ describe("scopes, server lists and sessions", () => {
     expect((await call("/api/v1/server/sessions", { apiKey: scopedA.apiKey, body: { name: "worker-1", project_id: alpha.id } })).status).toBe(201);
   });
 });
+
+describe("servers as people see them", () => {
+  it("carry their load against capacity and their open sessions in the projects the person can see", async () => {
+    const seen = await createProject(admin, "Seen");
+    const hidden = await createProject(admin, "Hidden");
+    const member = await createUser(admin, "member");
+    await addMember(admin, seen.id, member.id);
+    const server = await registerAgent(admin, `loaded-${crypto.randomUUID().slice(0, 6)}`);
+    await call("/api/v1/servers/heartbeat", { apiKey: server.apiKey, body: { capabilities: { languages: ["go"], max_concurrent_tasks: 3 } } });
+    for (const [project, name] of [[seen, "in-seen"], [hidden, "in-hidden"]] as const) {
+      expect((await call("/api/v1/server/sessions", { apiKey: server.apiKey, body: { name, project_id: project.id } })).status).toBe(201);
+    }
+    const task = await call("/api/v1/server/tasks", { apiKey: server.apiKey, body: { title: "busy", project_id: hidden.id } });
+    expect((await call(`/api/v1/server/tasks/${task.json.id}/assign`, { apiKey: server.apiKey, body: { server_name: server.name } })).status).toBe(200);
+
+    const asMember = (await call("/api/v1/servers", { token: member.token })).json.servers.find((s: { id: string }) => s.id === server.id);
+    expect(asMember).toMatchObject({ active_tasks: 1, max_concurrent_tasks: 3 });
+    expect(asMember.sessions.map((s: { name: string }) => s.name)).toEqual(["in-seen"]);
+    const asAdmin = (await call("/api/v1/servers", { token: admin })).json.servers.find((s: { id: string }) => s.id === server.id);
+    expect(asAdmin.sessions.map((s: { name: string }) => s.name)).toEqual(["in-hidden", "in-seen"]);
+  });
+});

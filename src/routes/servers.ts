@@ -5,6 +5,7 @@ import { z } from "zod";
 import { scopesOverlap, visibleProjectIds } from "../auth/access";
 import { agent, currentServer, person } from "../auth/middleware";
 import { nowIso, type ServerRow } from "../db/client";
+import { inJsonList, qualified } from "../db/sql";
 import { servers, sessions } from "../db/schema";
 import { HUB_PROTOCOL_VERSIONS, negotiateProtocol } from "../domain/protocol-version";
 import { readJson } from "../http/body";
@@ -57,7 +58,7 @@ serverRoutes.post("/heartbeat", agent, async (c) => {
 /** Servers a person may see: all for admins, otherwise those serving one of their projects. */
 async function serversVisibleToPerson(c: HubContext) {
   const visible = await visibleProjectIds(c);
-  const rows = await c.var.db.select({ server: servers, activeTasks: activeTasksOf(servers.id) }).from(servers).orderBy(servers.name);
+  const rows = await c.var.db.select({ server: servers, activeTasks: activeTasksOf(qualified(servers.id)) }).from(servers).orderBy(servers.name);
   return rows.filter((r) => scopesOverlap(visible, r.server.projectIds ?? null));
 }
 
@@ -72,8 +73,23 @@ const isAdmin = (c: HubContext) => c.var.principal?.kind === "user" && c.var.pri
 
 serverRoutes.get("/", person(), async (c) => {
   const now = Date.now();
-  return c.json({ servers: (await serversVisibleToPerson(c)).map((r) => withLoad(r, now, isAdmin(c))) });
+  const visible = await serversVisibleToPerson(c);
+  const open = await openSessionsIn(c, await visibleProjectIds(c));
+  return c.json({
+    servers: visible.map((r) => ({ ...withLoad(r, now, isAdmin(c)), sessions: open.filter((s) => s.server_id === r.server.id) })),
+  });
 });
+
+/** The open agent sessions in these projects (null: every project). */
+async function openSessionsIn(c: HubContext, projectIds: string[] | null) {
+  if (projectIds?.length === 0) return [];
+  const rows = await c.var.db
+    .select({ id: sessions.id, name: sessions.name, server_id: sessions.serverId, project_id: sessions.projectId, status: sessions.status, created_at: sessions.createdAt })
+    .from(sessions)
+    .where(and(eq(sessions.status, "active"), projectIds ? inJsonList(sessions.projectId, projectIds) : undefined))
+    .orderBy(sessions.name);
+  return rows;
+}
 
 serverRoutes.get("/:id", person(), async (c) => {
   const server = (await serversVisibleToPerson(c)).find((r) => r.server.id === c.req.param("id"));

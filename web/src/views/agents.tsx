@@ -2,6 +2,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, messageOf } from "../api";
 import { useMe } from "../app";
+import type { Project } from "../types";
 import { Problem } from "./controls";
 
 interface Server {
@@ -16,6 +17,8 @@ interface Server {
   revoked: boolean;
   active_tasks: number;
   max_concurrent_tasks: number;
+  /** Open agent sessions on the server, in projects the person can see. */
+  sessions: { id: string; name: string; project_id: string }[];
 }
 
 interface IssuedToken {
@@ -32,12 +35,14 @@ const list = (items: string[] | undefined) => (items?.length ? items.join(", ") 
 export function Agents() {
   const me = useMe();
   const [servers, setServers] = useState<Server[] | null>(null);
+  const [projects, setProjects] = useState<Map<string, string>>(new Map());
   const [issued, setIssued] = useState<IssuedToken | null>(null);
   const [error, setError] = useState<string | null>(null);
 
   useEffect(() => {
     const load = () => void api<{ servers: Server[] }>("/api/v1/servers").then((r) => setServers(r.servers), (e) => setError(e.message));
     load();
+    void api<{ projects: Project[] }>("/api/v1/projects").then((r) => setProjects(new Map(r.projects.map((p) => [p.id, p.name]))), () => undefined);
     const timer = setInterval(load, REFRESH_MS);
     return () => clearInterval(timer);
   }, []);
@@ -67,6 +72,7 @@ export function Agents() {
               <th scope="col">Languages</th>
               <th scope="col">Tools</th>
               <th scope="col">Tags</th>
+              <th scope="col">Sessions</th>
               <th scope="col">Last heartbeat</th>
             </tr>
           </thead>
@@ -85,6 +91,7 @@ export function Agents() {
                 <td>{list(s.capabilities?.languages)}</td>
                 <td>{list(s.capabilities?.tools)}</td>
                 <td>{list(s.capabilities?.tags)}</td>
+                <td>{list(s.sessions.map((x) => `${x.name} (${projects.get(x.project_id) ?? "project"})`))}</td>
                 <td>{s.last_heartbeat ? new Date(s.last_heartbeat).toLocaleString() : "never"}</td>
               </tr>
             ))}
