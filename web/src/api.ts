@@ -25,7 +25,10 @@ interface TokenBody {
 export const messageOf = (e: unknown) => (e instanceof ApiError ? e.message : "The hub could not be reached");
 
 let accessToken: string | null = null;
-let refreshing: Promise<boolean> | null = null;
+let refreshing: Promise<Refreshed> | null = null;
+
+/** What a refresh came to: a fresh token, no session any more, or no answer from the hub (keep what we have). */
+export type Refreshed = "ok" | "signed-out" | "unavailable";
 const signedOutListeners = new Set<() => void>();
 
 export const onSignedOut = (listener: () => void) => {
@@ -56,20 +59,29 @@ export async function signIn(email: string, password: string): Promise<Me> {
   return tokens.user;
 }
 
-/** A fresh access token from the refresh cookie; false when there is no session to resume. */
-export function refresh(): Promise<boolean> {
-  refreshing ??= post<TokenBody>("/api/v1/auth/refresh", {})
-    .then((tokens) => {
-      accessToken = tokens.access_token;
-      return true;
-    })
-    .catch(() => {
+async function rotate(): Promise<Refreshed> {
+  try {
+    accessToken = (await post<TokenBody>("/api/v1/auth/refresh", {})).access_token;
+    return "ok";
+  } catch (e) {
+    // Only the hub saying no ends the session; an outage or a throttle leaves it to the next try.
+    if (e instanceof ApiError && (e.status === 401 || e.status === 403)) {
       accessToken = null;
-      return false;
-    })
-    .finally(() => {
-      refreshing = null;
-    });
+      return "signed-out";
+    }
+    return "unavailable";
+  }
+}
+
+/**
+ * A fresh access token from the refresh cookie. Tabs take turns (a Web Lock):
+ * the hub retires a refresh token once used, so two tabs presenting the same
+ * cookie at once would end the sign-in; the second finds the cookie rotated.
+ */
+export function refresh(): Promise<Refreshed> {
+  refreshing ??= (navigator.locks ? navigator.locks.request("orchestratia-refresh", rotate) : rotate()).finally(() => {
+    refreshing = null;
+  });
   return refreshing;
 }
 
@@ -91,8 +103,11 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
       body: init.body === undefined ? undefined : JSON.stringify(init.body),
     });
   let res = await send();
-  if (res.status === 401 && (await refresh())) res = await send();
-  if (res.status === 401) signedOutListeners.forEach((l) => l());
+  if (res.status === 401) {
+    const refreshed = await refresh();
+    if (refreshed === "ok") res = await send();
+    else if (refreshed === "signed-out") signedOutListeners.forEach((l) => l());
+  }
   if (!res.ok) throw new ApiError(res.status, await readProblem(res));
   return (await res.json()) as T;
 }

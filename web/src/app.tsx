@@ -22,8 +22,9 @@ type GraphViewType = typeof import("./views/graph").GraphView;
 
 /** The graph view and its layout library load only when a graph is opened, keeping the first load small. */
 function LazyGraph({ projectId }: { projectId: string }) {
-  const [View, setView] = useState<GraphViewType | null>(null);
-  useEffect(() => void import("./views/graph").then((m) => setView(() => m.GraphView)), []);
+  const [View, setView] = useState<GraphViewType | "failed" | null>(null);
+  useEffect(() => void import("./views/graph").then((m) => setView(() => m.GraphView), () => setView("failed")), []);
+  if (View === "failed") return <p class="problem">The graph could not be loaded (the hub may have been updated): reload the page.</p>;
   return View ? <View projectId={projectId} /> : <p class="loading">Loading the graph…</p>;
 }
 
@@ -33,7 +34,7 @@ export function App() {
 
   useEffect(() => {
     // A reload keeps the person signed in: the refresh cookie gives a new access token.
-    void (async () => setMe((await refresh()) ? await api<Me>("/api/v1/auth/me").catch(() => null) : null))();
+    void (async () => setMe((await refresh()) === "ok" ? await api<Me>("/api/v1/auth/me").catch(() => null) : null))();
     return onSignedOut(() => setMe(null));
   }, []);
 

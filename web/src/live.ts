@@ -2,9 +2,10 @@
  * A project's live events over its WebSocket, gap-free across drops: every
  * (re)connection resumes from the last seq applied, a socket too far behind
  * pages GET /events instead, and the access token is renewed on the socket
- * before it expires.
+ * before it expires and before every reconnection.
  */
 import { api, currentAccessToken, refresh } from "./api";
+import { CLOSE_GONE, CLOSE_REVOKED } from "./close-codes";
 import type { HubEvent } from "./types";
 
 export type FeedStatus = "connecting" | "live" | "reconnecting" | "closed";
@@ -22,6 +23,11 @@ export class ProjectFeed {
   private ws: WebSocket | null = null;
   private attempts = 0;
   private stopped = false;
+  /**
+   * Live frames held while the log is paged after resync_required: the hub
+   * counts them as delivered, so they are applied after the pages, never dropped.
+   */
+  private held: EventFrame[] | null = null;
   private renewTimer: ReturnType<typeof setInterval> | undefined;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -48,54 +54,87 @@ export class ProjectFeed {
 
   private connect() {
     const token = currentAccessToken();
-    if (!token) {
-      void refresh().then((ok) => (ok ? this.connect() : this.onStatus("closed")));
-      return;
-    }
+    if (this.stopped) return;
+    if (!token) return this.reconnect(true);
     this.onStatus(this.attempts === 0 ? "connecting" : "reconnecting");
     const url = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/api/v1/projects/${this.projectId}/ws?since=${this.lastSeq}`;
     const ws = new WebSocket(url, ["bearer", token]);
     this.ws = ws;
-    ws.onmessage = (e) => this.onFrame(JSON.parse(String(e.data)));
+    this.held = null;
+    ws.onmessage = (e) => this.onFrame(ws, JSON.parse(String(e.data)));
     ws.onclose = (e) => {
       if (this.ws !== ws) return;
       clearInterval(this.renewTimer);
       if (this.stopped) return;
-      if (e.code === 4003) return this.onStatus("closed"); // access to the project was revoked
-      this.onStatus("reconnecting");
-      // An expired token is renewed before reconnecting; other drops back off.
-      const delay = e.code === 4001 ? 0 : Math.min(MAX_BACKOFF_MS, 250 * 2 ** this.attempts++);
-      this.retryTimer = setTimeout(() => void (e.code === 4001 ? refresh() : Promise.resolve()).then(() => this.connect()), delay);
+      // Access to the project ended, or the project is gone: reconnecting would only be refused.
+      if (e.code === CLOSE_REVOKED || e.code === CLOSE_GONE) return this.onStatus("closed");
+      this.reconnect(true);
     };
     this.renewTimer = setInterval(() => {
-      void refresh().then((ok) => ok && ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify({ type: "auth", access_token: currentAccessToken() })));
+      void refresh().then((r) => r === "ok" && ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify({ type: "auth", access_token: currentAccessToken() })));
     }, RENEW_MS);
   }
 
-  private onFrame(frame: EventFrame | { type: "resumed"; last_seq: number } | { type: "resync_required"; since: number; head: number } | { type: string }) {
+  /**
+   * Connects again after a growing pause (at once the first time), with a
+   * fresh token: a socket refused for an expired token closes like any drop.
+   */
+  private reconnect(renew: boolean) {
+    this.onStatus("reconnecting");
+    const delay = this.attempts === 0 ? 0 : Math.min(MAX_BACKOFF_MS, 250 * 2 ** this.attempts);
+    this.attempts++;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(async () => {
+      if (this.stopped) return;
+      const refreshed = renew ? await refresh() : "ok";
+      if (refreshed === "signed-out") return this.onStatus("closed");
+      if (refreshed === "unavailable") return this.reconnect(true);
+      this.connect();
+    }, delay);
+  }
+
+  private onFrame(ws: WebSocket, frame: EventFrame | { type: "resumed"; last_seq: number } | { type: "resync_required"; since: number; head: number } | { type: string }) {
     if (frame.type === "event") {
-      const e = frame as EventFrame;
-      if (e.seq <= this.lastSeq) return;
-      this.lastSeq = e.seq;
-      this.onEvents([{ ...e, event_type: e.event_type }]);
+      if (this.held) this.held.push(frame as EventFrame);
+      else this.apply(frame as EventFrame);
     } else if (frame.type === "resumed") {
       this.attempts = 0;
       this.onStatus("live");
-    } else if (frame.type === "resync_required") {
-      void this.catchUp();
+    } else if (frame.type === "resync_required" && !this.held) {
+      void this.catchUp(ws);
     }
   }
 
-  /** Too far behind for the socket: page the log, then resume on the socket from where the log ended. */
-  private async catchUp() {
-    for (;;) {
-      const page = await api<{ events: (HubEvent & { type: string })[]; next_since: number }>(
-        `/api/v1/projects/${this.projectId}/events?since=${this.lastSeq}&limit=1000`,
-      );
-      if (page.events.length === 0) break;
-      this.onEvents(page.events.map((e) => ({ ...e, event_type: e.type })));
-      this.lastSeq = page.next_since;
+  private apply(e: EventFrame) {
+    if (e.seq <= this.lastSeq) return;
+    this.lastSeq = e.seq;
+    this.onEvents([{ ...e, event_type: e.event_type }]);
+  }
+
+  /**
+   * Too far behind for the socket: page the log, then resume on the socket
+   * from where the log ended.
+   * A failed page drops the socket, and the reconnection starts over from the
+   * last seq applied, so nothing is skipped.
+   */
+  private async catchUp(ws: WebSocket) {
+    this.held = [];
+    try {
+      for (;;) {
+        const page = await api<{ events: (HubEvent & { type: string })[]; next_since: number }>(
+          `/api/v1/projects/${this.projectId}/events?since=${this.lastSeq}&limit=1000`,
+        );
+        if (this.ws !== ws) return;
+        if (page.events.length === 0) break;
+        this.onEvents(page.events.map((e) => ({ ...e, event_type: e.type })));
+        this.lastSeq = page.next_since;
+      }
+      const held = this.held;
+      this.held = null;
+      held.forEach((e) => this.apply(e));
+      ws.send(JSON.stringify({ type: "resume", since: this.lastSeq }));
+    } catch {
+      if (this.ws === ws) ws.close(4000, "catching up failed");
     }
-    this.ws?.send(JSON.stringify({ type: "resume", since: this.lastSeq }));
   }
 }

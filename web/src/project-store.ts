@@ -5,11 +5,12 @@
  * is shown ends as the hub has it even when events come faster than reads.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api } from "./api";
+import { api, ApiError } from "./api";
 import { ProjectFeed, type FeedStatus } from "./live";
 import type { HubEvent, Project, Task, TaskStatus } from "./types";
 
 const REREAD_DELAY_MS = 150;
+const MAX_REREAD_DELAY_MS = 10_000;
 /** The most tasks one list request reads back (the API's page limit). */
 const READ_BATCH = 200;
 
@@ -57,10 +58,16 @@ export function useProject(projectId: string, keepEvents = 200): ProjectState {
 
   useEffect(() => {
     let live = true;
+    setProject(null);
+    setTasks(new Map());
+    setEvents([]);
+    setLoaded(false);
+    setError(null);
     const stale = new Set<string>();
     let timer: ReturnType<typeof setTimeout> | undefined;
     // One read at a time, so an older read never lands over a newer one.
     let reading = false;
+    let failures = 0;
 
     const reread = async () => {
       timer = undefined;
@@ -69,13 +76,17 @@ export function useProject(projectId: string, keepEvents = 200): ProjectState {
       stale.clear();
       for (let i = 0; i < ids.length; i += READ_BATCH) {
         const batch = ids.slice(i, i + READ_BATCH);
-        const read = await api<{ tasks: Task[] }>(`/api/v1/tasks?project_id=${projectId}&ids=${batch.join(",")}&limit=${READ_BATCH}`).catch(() => null);
-        if (!live) return;
-        if (!read) {
-          // Read again next time: the board must end as the hub has it.
-          batch.forEach((id) => stale.add(id));
-          continue;
+        let read: { tasks: Task[] } | null = null;
+        try {
+          read = await api<{ tasks: Task[] }>(`/api/v1/tasks?project_id=${projectId}&ids=${batch.join(",")}&limit=${READ_BATCH}`);
+          failures = 0;
+        } catch (e) {
+          // The hub refusing (access gone) is final; an outage is read again, less and less often.
+          if (!(e instanceof ApiError && e.status < 500)) batch.forEach((id) => stale.add(id));
+          failures++;
         }
+        if (!live) return;
+        if (!read) continue;
         setTasks((current) => {
           const next = new Map(current);
           const found = new Map(read.tasks.map((t) => [t.id, t]));
@@ -85,7 +96,7 @@ export function useProject(projectId: string, keepEvents = 200): ProjectState {
         });
       }
       reading = false;
-      if (live && stale.size > 0) timer ??= setTimeout(() => void reread(), REREAD_DELAY_MS);
+      if (live && stale.size > 0) timer ??= setTimeout(() => void reread(), Math.min(MAX_REREAD_DELAY_MS, REREAD_DELAY_MS * 2 ** failures));
     };
 
     const onEvents = (batch: HubEvent[]) => {

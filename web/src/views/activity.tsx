@@ -28,7 +28,7 @@ export function Activity({ projectId }: { projectId: string }) {
   return (
     <section>
       <ProjectTabs projectId={projectId} name={state.project?.name} current="activity" status={state.status} />
-      <ol class="activity" aria-live="polite">
+      <ol class="activity">
         {shown.map((e) => (
           <li key={e.seq} data-seq={e.seq}>
             <time dateTime={e.created_at}>{new Date(e.created_at).toLocaleTimeString()}</time> <strong>{e.event_type.replaceAll("_", " ")}</strong>{" "}

@@ -60,7 +60,7 @@ export function Agents() {
   return (
     <section>
       <h1>Agents</h1>
-      <Problem message={error} />
+      {servers === null && <Problem message={error} />}
       {servers?.length === 0 && <p class="muted">No server has registered yet.</p>}
       {servers && servers.length > 0 && (
         <table class="servers">
@@ -105,6 +105,7 @@ export function Agents() {
           <button type="button" onClick={() => void issue()}>
             New registration token
           </button>
+          {servers !== null && <Problem message={error} />}
           {command && (
             <div class="command">
               <label>

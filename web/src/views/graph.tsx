@@ -76,7 +76,7 @@ export function GraphView({ projectId }: { projectId: string }) {
         <span class="muted">{state.loaded ? `${graph.nodes.length} tasks, ${graph.edges.length} dependencies` : "Loading…"}</span>
       </div>
       <div class="graph" data-loaded={state.loaded ? "true" : "false"}>
-        <svg width={graph.width * scale} height={graph.height * scale} viewBox={`0 0 ${graph.width} ${graph.height}`} role="img" aria-label="Dependency graph">
+        <svg width={graph.width * scale} height={graph.height * scale} viewBox={`0 0 ${graph.width} ${graph.height}`} role="group" aria-label="Dependency graph">
           <defs>
             <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="9" markerHeight="9" orient="auto-start-reverse">
               <path d="M0,0 L10,5 L0,10 z" class="arrowhead" />
@@ -99,6 +99,8 @@ export function GraphView({ projectId }: { projectId: string }) {
               class={`node status-${statusOf(task.id)}`}
               data-task-id={task.id}
               onClick={(e) => {
+                // A modified click opens the task elsewhere, as any link does.
+                if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
                 e.preventDefault();
                 navigate(`/projects/${projectId}/tasks/${task.id}`);
               }}

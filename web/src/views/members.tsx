@@ -39,7 +39,6 @@ export function Members({ projectId }: { projectId: string }) {
   return (
     <section>
       <ProjectTabs projectId={projectId} name={project?.name} current="members" />
-      <Problem message={error} />
       <table class="servers">
         <thead>
           <tr>
@@ -93,6 +92,7 @@ export function Members({ projectId }: { projectId: string }) {
           </button>
         </form>
       )}
+      <Problem message={error} />
     </section>
   );
 }

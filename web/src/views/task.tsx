@@ -1,5 +1,5 @@
 /** One task: what it asks, what came of it, its timeline, and the actions the person's role allows. */
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, messageOf } from "../api";
 import { useCanWrite } from "../app";
 import { useProject } from "../project-store";
@@ -49,17 +49,32 @@ export function TaskPage({ projectId, taskId }: { projectId: string; taskId: str
   const [interventions, setInterventions] = useState<Intervention[]>([]);
   const [error, setError] = useState<string | null>(null);
 
+  // Only the latest read lands: an older answer never replaces a newer one (or an action's result).
+  const reads = useRef(0);
+  const show = (t: Task) => {
+    reads.current++;
+    setTask(t);
+  };
+  useEffect(() => {
+    setTask(null);
+    setError(null);
+  }, [taskId]);
   // The task as the board knows it, read again whenever one of its events arrives.
   useEffect(() => {
-    void api<Task>(`/api/v1/tasks/${taskId}`).then(setTask, (e) => setError(e.message));
+    const read = ++reads.current;
+    void api<Task>(`/api/v1/tasks/${taskId}`).then(
+      (t) => read === reads.current && setTask(t),
+      (e) => read === reads.current && setError(e.message),
+    );
   }, [taskId, live?.updated_at, live?.status]);
+  const lastEventSeq = state.events.find((e) => e.task_id === taskId)?.seq ?? 0;
   useEffect(() => {
     void api<{ events: (HubEvent & { type: string })[] }>(`/api/v1/tasks/${taskId}/events`).then(
       (r) => setTimeline(r.events.map((e) => ({ ...e, event_type: e.type }))),
       () => undefined,
     );
     void api<Intervention[]>(`/api/v1/interventions?task_id=${taskId}&status=pending`).then(setInterventions, () => undefined);
-  }, [taskId, state.events.filter((e) => e.task_id === taskId).length]);
+  }, [taskId, lastEventSeq]);
 
   const shown = task ?? live;
   return (
@@ -79,8 +94,8 @@ export function TaskPage({ projectId, taskId }: { projectId: string; taskId: str
             {shown.blocked && <span class="badge blocked">blocked</span>} assignee: <strong>{shown.assigned_server_name ?? "none"}</strong>
             {shown.target_session_name && ` (session ${shown.target_session_name})`} · created by {shown.created_by}
           </p>
-          <Actions task={shown} interventions={interventions} onChanged={setTask} />
-          <EditTask task={shown} onChanged={setTask} />
+          <Actions task={shown} interventions={interventions} onChanged={show} />
+          <EditTask task={shown} onChanged={show} />
           <Section title="Spec">{shown.spec ? <pre class="text">{shown.spec}</pre> : <p class="muted">No spec.</p>}</Section>
           {shown.acceptance_criteria.length > 0 && (
             <Section title="Acceptance criteria">
@@ -320,7 +335,7 @@ function Actions({ task, interventions, onChanged }: { task: Task; interventions
   const unfinished = !["done", "failed", "cancelled"].includes(task.status);
 
   return (
-    <div class="actions" aria-label="Actions">
+    <div class="actions" role="group" aria-label="Actions">
       {["pending", "assigned", "planning"].includes(task.status) && (
         <form
           class="inline"
