@@ -7,7 +7,7 @@
  */
 import type { Browser, Page, WebSocketRoute } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { adminToken, call, columnOrNull, hub, launchChromium, registerAgent, screenshot, signIn } from "./driver";
+import { adminToken, call, columnOrNull, executeSql, hub, launchChromium, registerAgent, screenshot, signIn } from "./driver";
 
 let browser: Browser;
 let admin: string;
@@ -114,6 +114,46 @@ describe("the board", () => {
     await page.locator("[data-feed=live]").waitFor({ timeout: 20_000 });
     for (const t of created) await page.locator(`.card[data-task-id="${t.id}"]`).waitFor();
     expect(await page.locator(".card").count()).toBe(12);
+  });
+});
+
+describe("a board far behind", () => {
+  it("pages the log when the socket says it is too far behind, then goes live with every event applied", async () => {
+    const page = await newPage();
+    const sockets: WebSocketRoute[] = [];
+    let refuse = false;
+    await page.routeWebSocket(/\/api\/v1\/projects\/.*\/ws/, (ws) => {
+      if (refuse) return void ws.close({ code: 1006, reason: "network down" });
+      ws.connectToServer();
+      sockets.push(ws);
+    });
+    const project = await call<{ id: string }>("/api/v1/projects", { token: admin, body: { name: "Far behind" } }, 201);
+    await signIn(page, hub().admin.email, hub().admin.password);
+    await page.goto(`${hub().url}/projects/${project.id}/board`);
+    await page.locator("[data-feed=live]").waitFor();
+
+    refuse = true;
+    await sockets.at(-1)!.close({ code: 1006, reason: "network down" });
+    await page.locator("[data-feed=reconnecting]").waitFor();
+    const before = await call<{ id: string }>("/api/v1/tasks", { token: admin, body: { project_id: project.id, title: "Before the backlog" } }, 201);
+    // More than the 5,000 events a socket replays: the hub answers resync_required.
+    const { last_seq } = await call<{ last_seq: number }>(`/api/v1/projects/${project.id}`, { token: admin });
+    executeSql(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5200)
+       INSERT INTO events (project_id, seq, type, task_id, actor, data, created_at)
+       SELECT '${project.id}', ${last_seq} + i, 'filler', NULL, 'test', '{}', '2026-01-01T00:00:00.000Z' FROM n`,
+    );
+    const after = await call<{ id: string }>("/api/v1/tasks", { token: admin, body: { project_id: project.id, title: "After the backlog" } }, 201);
+    const paged: string[] = [];
+    page.on("request", (r) => r.url().includes("/events?since=") && paged.push(r.url()));
+    refuse = false;
+    await page.locator("[data-feed=live]").waitFor({ timeout: 30_000 });
+    await page.locator(`.card[data-task-id="${before.id}"]`).waitFor();
+    await page.locator(`.card[data-task-id="${after.id}"]`).waitFor();
+    expect(paged.length).toBeGreaterThanOrEqual(6);
+    // Live again: a new task shows without a reload.
+    const live = await call<{ id: string }>("/api/v1/tasks", { token: admin, body: { project_id: project.id, title: "Live again" } }, 201);
+    await page.locator(`.card[data-task-id="${live.id}"]`).waitFor();
   });
 });
 

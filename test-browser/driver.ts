@@ -1,4 +1,5 @@
 /** What the browser tests share: Chromium, the hub's API as agents and admins call it, and signing in on the page. */
+import { execFileSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
@@ -42,6 +43,15 @@ export async function call<T = any>(pathname: string, opts: CallOptions = {}, st
   if (status !== undefined) expect(res.status, `${opts.method ?? "GET"} ${pathname}: ${text}`).toBe(status);
   else expect(res.ok, `${opts.method ?? "GET"} ${pathname}: ${res.status} ${text}`).toBe(true);
   return (text ? JSON.parse(text) : undefined) as T;
+}
+
+/** Runs SQL on the hub's local D1 (to make history a test needs, such as a long backlog of events). */
+export function executeSql(sql: string) {
+  execFileSync(path.resolve(import.meta.dirname, "../node_modules/.bin/wrangler"), ["d1", "execute", "DB", "--local", "--persist-to", hub().state, "--command", sql], {
+    cwd: path.resolve(import.meta.dirname, ".."),
+    stdio: "ignore",
+    env: { ...process.env, CI: "true" },
+  });
 }
 
 export async function adminToken(): Promise<string> {

@@ -26,7 +26,7 @@ const freePort = () =>
 
 declare module "vitest" {
   export interface ProvidedContext {
-    hub: { url: string; admin: typeof ADMIN };
+    hub: { url: string; admin: typeof ADMIN; state: string };
   }
 }
 
@@ -60,7 +60,7 @@ export default async function setup(project: TestProject) {
     body: JSON.stringify(ADMIN),
   });
   if (res.status !== 201) throw new Error(`bootstrap answered ${res.status}: ${await res.text()}`);
-  project.provide("hub", { url, admin: ADMIN });
+  project.provide("hub", { url, admin: ADMIN, state });
 }
 
 export function teardown() {
