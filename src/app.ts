@@ -14,6 +14,7 @@ import { discardOffloadsOnError } from "./http/request-offloads";
 import { agentSessionRoutes } from "./routes/agent-sessions";
 import { authRoutes } from "./routes/auth";
 import { daemonTaskRoutes } from "./routes/daemon-tasks";
+import { daemonSocketRoutes } from "./routes/daemon-socket";
 import { blobRoutes, datarefRoutes } from "./routes/datarefs";
 import { interventionRoutes } from "./routes/interventions";
 import { liveRoutes } from "./routes/live";
@@ -74,6 +75,7 @@ export function buildApp() {
   api.route("/interventions", interventionRoutes("people"));
   api.route("/server/interventions", interventionRoutes("agents"));
   app.route("/api/v1", api);
+  app.route("/ws/server", daemonSocketRoutes);
 
   app.notFound((c) => new Problem(404, "NOT_FOUND", `No endpoint at ${c.req.path}`).toResponse());
 

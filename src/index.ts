@@ -4,6 +4,7 @@ import { sweepExpired } from "./maintenance";
 import type { WorkerEnv } from "./worker-env";
 
 export { ProjectRoom } from "./room/project-room";
+export { ServerLink } from "./server-link/server-link";
 
 const app = buildApp();
 

@@ -3,6 +3,7 @@ import type { WorkerEnv as Env } from "../worker-env";
 import { Problem } from "../http/problem";
 import { taskView1 } from "../db/task-queries";
 import type { HubContext } from "../http/context";
+import { linkStub } from "../server-link/client";
 import { HUB_ACTOR, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 
 export function roomActor(c: HubContext): RoomActor {
@@ -63,11 +64,14 @@ export async function disconnectUser(env: Env, userId: string, projectIds: strin
   await Promise.all(ids.map((id) => roomStub(env, id).disconnectUser(userId)));
 }
 
-/** Tells the agents using a server's old key to shut down (revoked or replaced), in every project it could be in. */
+/**
+ * Tells the agents using a server's old key to shut down (revoked or replaced), in every project it could be in,
+ * and closes its daemon's socket on that key.
+ */
 export async function shutdownServer(env: Env, server: { id: string; projectIds: string[] | null; keyHash: string | null }, reason: string) {
   if (!server.keyHash) return;
   const ids = await projectsIn(env, server.projectIds);
-  await Promise.all(ids.map((id) => roomStub(env, id).shutdownServer(server.id, server.keyHash!, reason)));
+  await Promise.all([...ids.map((id) => roomStub(env, id).shutdownServer(server.id, server.keyHash!, reason)), linkStub(env, server.id).revokeKey(server.keyHash, reason)]);
 }
 
 /** A heartbeat brought a server online: it becomes present in every project it serves. */

@@ -8,9 +8,10 @@ import { projects } from "../db/schema";
 import { parseWith } from "../http/body";
 import { isUuid, seqQuery } from "../http/fields";
 import { projectFor } from "../auth/access";
-import type { HubContext, HubEnv } from "../http/context";
+import type { HubEnv } from "../http/context";
+import { requireUpgrade } from "../http/upgrade";
 import { hubBaseUrl } from "../http/base-url";
-import { notFound, Problem, unauthorized } from "../http/problem";
+import { notFound, unauthorized } from "../http/problem";
 import { apiKeyOf, serverForApiKey, signInWithToken } from "../auth/middleware";
 import { roomStub } from "../room/client";
 
@@ -22,12 +23,6 @@ function upgradeToken(request: Request): { token: string | null; subprotocol: st
   const i = offered.indexOf("bearer");
   if (i >= 0 && offered[i + 1]) return { token: offered[i + 1]!, subprotocol: "bearer" };
   return { token: new URL(request.url).searchParams.get("access_token"), subprotocol: null };
-}
-
-function requireUpgrade(c: HubContext) {
-  if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
-    throw new Problem(426, "UPGRADE_REQUIRED", "This endpoint speaks WebSocket: send an Upgrade request", undefined, { Upgrade: "websocket" });
-  }
 }
 
 liveRoutes.get("/:id/ws", async (c) => {

@@ -1,0 +1,95 @@
+/**
+ * `GET /ws/server`: the official daemon's socket. The daemon connects with no
+ * credentials and sends `{"type": "auth", "api_key": "orc_..."}` first
+ * (hub.py `connect_ws`), so the Worker takes that first frame, checks the key,
+ * and then joins the socket to the server's link, relaying frames both ways.
+ * The daemon reads `auth_ok` (from the link) or anything else as a refusal.
+ */
+import { Hono } from "hono";
+import { serverForApiKey } from "../auth/middleware";
+import type { HubContext, HubEnv } from "../http/context";
+import { requireUpgrade } from "../http/upgrade";
+import { linkStub } from "../server-link/client";
+import { DAEMON_AUTH_GRACE_MS, DAEMON_CLOSE, frameBytes, MAX_DAEMON_FRAME_BYTES, parseDaemonFrame } from "../server-link/daemon-frames";
+
+export const daemonSocketRoutes = new Hono<HubEnv>();
+
+/** A close code one end may pass on to the other (1005 and 1006 are only ever reported, never sent). */
+const passable = (code: number) => (code === 1000 || (code >= 3000 && code <= 4999) ? code : 1000);
+
+function closeQuietly(ws: WebSocket, code: number, reason: string) {
+  try {
+    ws.close(passable(code), reason.slice(0, 120));
+  } catch {
+    // Already closed.
+  }
+}
+
+function refuse(ws: WebSocket, detail: string) {
+  try {
+    ws.send(JSON.stringify({ type: "auth_error", detail }));
+  } catch {
+    // The daemon left.
+  }
+  closeQuietly(ws, DAEMON_CLOSE.unauthorized, detail);
+}
+
+/** Checks the first frame's key and connects the daemon to its server's link; returns that socket, or null when refused. */
+async function joinLink(c: HubContext, daemon: WebSocket, first: string | ArrayBuffer): Promise<WebSocket | null> {
+  const frame = parseDaemonFrame(first);
+  const apiKey = frame.ok && frame.type === "auth" ? frame.frame.api_key : undefined;
+  if (typeof apiKey !== "string" || apiKey === "") {
+    refuse(daemon, 'Authenticate first: {"type": "auth", "api_key": "orc_..."}');
+    return null;
+  }
+  const server = await serverForApiKey(c, apiKey);
+  if (!server?.apiKeyHash) {
+    refuse(daemon, "The API key is invalid or has been revoked");
+    return null;
+  }
+  const res = await linkStub(c.env, server.id).fetch("https://link/daemon", {
+    headers: { Upgrade: "websocket", "X-Server-Id": server.id, "X-Key-Hash": server.apiKeyHash },
+  });
+  if (!res.webSocket) {
+    refuse(daemon, "The API key has been revoked");
+    return null;
+  }
+  res.webSocket.accept();
+  return res.webSocket;
+}
+
+daemonSocketRoutes.get("/", (c) => {
+  requireUpgrade(c);
+  const { 0: client, 1: daemon } = new WebSocketPair();
+  daemon.accept();
+  let link: WebSocket | null = null;
+  /** Frames the daemon sent while its key was being checked, relayed once it is. */
+  let held: (string | ArrayBuffer)[] | null = null;
+  const grace = setTimeout(() => link || refuse(daemon, `No API key within ${DAEMON_AUTH_GRACE_MS / 1000} s`), DAEMON_AUTH_GRACE_MS);
+
+  daemon.addEventListener("message", (e) => {
+    // Held to the daemon's own bound here too: the runtime refuses larger frames between the Worker and the link.
+    if (frameBytes(e.data) > MAX_DAEMON_FRAME_BYTES) return closeQuietly(daemon, DAEMON_CLOSE.tooBig, `frames are at most ${MAX_DAEMON_FRAME_BYTES} bytes`);
+    if (link) return link.send(e.data);
+    if (held) return void held.push(e.data);
+    held = [];
+    void joinLink(c, daemon, e.data).then(
+      (joined) => {
+        clearTimeout(grace);
+        if (!joined) return;
+        if (daemon.readyState !== WebSocket.OPEN) return closeQuietly(joined, 1000, "the daemon left");
+        link = joined;
+        joined.addEventListener("message", (m) => daemon.send(m.data));
+        joined.addEventListener("close", (m) => closeQuietly(daemon, m.code, m.reason));
+        held!.forEach((frame) => joined.send(frame));
+        held = null;
+      },
+      () => refuse(daemon, "The hub could not check the API key; retry"),
+    );
+  });
+  daemon.addEventListener("close", (e) => {
+    clearTimeout(grace);
+    if (link) closeQuietly(link, e.code, e.reason);
+  });
+  return new Response(null, { status: 101, webSocket: client });
+});

@@ -1,0 +1,114 @@
+/**
+ * The official daemon's socket, driven by a fake daemon that sends exactly
+ * what orchestratia_agent/hub.py sends: `json.dumps` frames (", " and ": "
+ * separators), the auth frame first, and reads `auth_ok` or takes anything
+ * else as a refusal.
+ */
+import { describe, expect, it } from "vitest";
+import { call, daemonRegistration, expectProblem, registrationToken } from "./helpers";
+import { openSocket, type TestSocket } from "./sockets";
+import { createWorld, type World } from "./task-world";
+import { beforeAll } from "vitest";
+
+let w: World;
+beforeAll(async () => {
+  w = await createWorld("Daemon channel");
+});
+
+/** Python's json.dumps of a flat object: the daemon's wire format. */
+const pythonJson = (frame: Record<string, unknown>) =>
+  `{${Object.entries(frame)
+    .map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`)
+    .join(", ")}}`;
+
+async function connectDaemon(apiKey: string): Promise<TestSocket> {
+  const socket = await openSocket("/ws/server");
+  socket.send(pythonJson({ type: "auth", api_key: apiKey }));
+  return socket;
+}
+
+describe("the daemon's handshake", () => {
+  it("answers the daemon's auth frame with auth_ok, and keeps the socket", async () => {
+    const daemon = await connectDaemon(w.worker.apiKey);
+    expect(await daemon.next()).toEqual({ type: "auth_ok", server_id: w.worker.id });
+    daemon.send(pythonJson({ type: "ping" }));
+    expect(await daemon.next()).toEqual({ type: "pong" });
+  });
+
+  it("refuses a wrong key, or a first frame that is not auth, with a frame the daemon logs and a close", async () => {
+    const wrong = await connectDaemon("orc_not-a-key");
+    expect(await wrong.next()).toMatchObject({ type: "auth_error", detail: "The API key is invalid or has been revoked" });
+    expect((await wrong.closed).code).toBe(4003);
+    const silent = await openSocket("/ws/server");
+    silent.send(pythonJson({ type: "session_started", session_id: "x" }));
+    expect(await silent.next()).toMatchObject({ type: "auth_error" });
+    expect((await silent.closed).code).toBe(4003);
+  });
+
+  it("is a WebSocket endpoint: a plain request gets 426", async () => {
+    expectProblem(await call("/ws/server"), 426, "UPGRADE_REQUIRED");
+  });
+});
+
+describe("one live socket per server", () => {
+  it("lets a new connection replace the old one", async () => {
+    const first = await connectDaemon(w.orchestrator.apiKey);
+    await first.next((f) => f.type === "auth_ok");
+    const second = await connectDaemon(w.orchestrator.apiKey);
+    await second.next((f) => f.type === "auth_ok");
+    expect((await first.closed).code).toBe(4009);
+    second.send(pythonJson({ type: "ping" }));
+    expect(await second.next((f) => f.type === "pong")).toEqual({ type: "pong" });
+  });
+
+  it("closes at once when the server's key is revoked, and refuses that key afterwards", async () => {
+    const token = await registrationToken(w.admin);
+    const reg = await call("/api/v1/servers/register", { body: daemonRegistration("revoked-daemon", token) });
+    const daemon = await connectDaemon(reg.json.api_key);
+    await daemon.next((f) => f.type === "auth_ok");
+    expect((await call(`/api/v1/servers/${reg.json.id}`, { method: "DELETE", token: w.admin })).status).toBe(200);
+    expect((await daemon.closed).code).toBe(4004);
+    const again = await connectDaemon(reg.json.api_key);
+    expect(await again.next()).toMatchObject({ type: "auth_error" });
+  });
+
+  it("closes the old key's socket when the daemon registers again, and takes the new key", async () => {
+    const name = `rekeyed-daemon-${crypto.randomUUID().slice(0, 6)}`;
+    const first = await call("/api/v1/servers/register", { body: daemonRegistration(name, await registrationToken(w.admin)) });
+    const daemon = await connectDaemon(first.json.api_key);
+    await daemon.next((f) => f.type === "auth_ok");
+    const second = await call("/api/v1/servers/register", { body: daemonRegistration(name, await registrationToken(w.admin)) });
+    expect(second.json.id).toBe(first.json.id);
+    expect((await daemon.closed).code).toBe(4004);
+    const renewed = await connectDaemon(second.json.api_key);
+    expect(await renewed.next()).toEqual({ type: "auth_ok", server_id: first.json.id });
+  });
+});
+
+describe("frames the link cannot use", () => {
+  it("answers malformed frames with an error, ignores unknown kinds, and keeps the socket", async () => {
+    const daemon = await connectDaemon(w.worker.apiKey);
+    await daemon.next((f) => f.type === "auth_ok");
+    daemon.send("not json");
+    expect(await daemon.next()).toMatchObject({ type: "error", code: "INVALID_MESSAGE" });
+    daemon.send(pythonJson({ no_type: true }));
+    expect(await daemon.next()).toMatchObject({ type: "error", code: "INVALID_MESSAGE" });
+    daemon.send(pythonJson({ type: "tunnel_open", port: 22 }));
+    daemon.send(pythonJson({ type: "ping" }));
+    expect(await daemon.next()).toEqual({ type: "pong" });
+  });
+
+  it("closes on a frame over 1 MiB (the daemon's own max_size)", async () => {
+    const daemon = await connectDaemon(w.worker.apiKey);
+    await daemon.next((f) => f.type === "auth_ok");
+    daemon.send(pythonJson({ type: "session_output", session_id: "s", data: "A".repeat((1 << 20) + 10) }));
+    expect(await daemon.closed).toEqual({ code: 4013, reason: `frames are at most ${1 << 20} bytes` });
+  });
+
+  it("closes a socket that sends no key within 10 s", async () => {
+    const daemon = await openSocket("/ws/server");
+    const opened = Date.now();
+    expect((await daemon.closed).code).toBe(4003);
+    expect(Date.now() - opened).toBeGreaterThanOrEqual(9_900);
+  }, 20_000);
+});
