@@ -35,6 +35,35 @@ async function createProjectOnPage(page: Page, name: string): Promise<string> {
   return id!;
 }
 
+/**
+ * A project's board, signed in, live, with its socket behind a network the
+ * test controls: it can drop the socket and refuse reconnections for a while.
+ */
+async function liveBoardBehindANetwork(name: string) {
+  const page = await newPage();
+  const sockets: WebSocketRoute[] = [];
+  let down = false;
+  await page.routeWebSocket(/\/api\/v1\/projects\/.*\/ws/, (ws) => {
+    if (down) return void ws.close({ code: 1006, reason: "network down" });
+    ws.connectToServer();
+    sockets.push(ws);
+  });
+  const project = await call<{ id: string }>("/api/v1/projects", { token: admin, body: { name } }, 201);
+  await signIn(page, hub().admin.email, hub().admin.password);
+  await page.goto(`${hub().url}/projects/${project.id}/board`);
+  await page.locator("[data-feed=live]").waitFor();
+  const network = {
+    async goDown() {
+      down = true;
+      await sockets.at(-1)!.close({ code: 1006, reason: "network down" });
+    },
+    comeBack() {
+      down = false;
+    },
+  };
+  return { page, project, network };
+}
+
 const cardTitled = (page: Page, title: string) => page.locator(".card", { hasText: title });
 
 describe("the page itself", () => {
@@ -90,27 +119,15 @@ describe("the board", () => {
   });
 
   it("resumes after a dropped connection without losing an event, showing that it reconnects", async () => {
-    const page = await newPage();
-    const sockets: WebSocketRoute[] = [];
-    let refuse = false;
-    await page.routeWebSocket(/\/api\/v1\/projects\/.*\/ws/, (ws) => {
-      if (refuse) return void ws.close({ code: 1006, reason: "network down" });
-      ws.connectToServer();
-      sockets.push(ws);
-    });
-    const project = await call<{ id: string }>("/api/v1/projects", { token: admin, body: { name: "Resume" } }, 201);
-    await signIn(page, hub().admin.email, hub().admin.password);
-    await page.goto(`${hub().url}/projects/${project.id}/board`);
-    await page.locator("[data-feed=live]").waitFor();
+    const { page, project, network } = await liveBoardBehindANetwork("Resume");
 
     // The network goes down: the socket drops and reconnecting fails for a while.
-    refuse = true;
-    await sockets.at(-1)!.close({ code: 1006, reason: "network down" });
+    await network.goDown();
     await page.locator("[data-feed=reconnecting]").waitFor();
     const created = [];
     for (let i = 0; i < 12; i++) created.push(await call<{ id: string }>("/api/v1/tasks", { token: admin, body: { project_id: project.id, title: `While offline ${i}` } }, 201));
     await screenshot(page, "board-reconnecting");
-    refuse = false;
+    network.comeBack();
     await page.locator("[data-feed=live]").waitFor({ timeout: 20_000 });
     for (const t of created) await page.locator(`.card[data-task-id="${t.id}"]`).waitFor();
     expect(await page.locator(".card").count()).toBe(12);
@@ -119,21 +136,9 @@ describe("the board", () => {
 
 describe("a board far behind", () => {
   it("pages the log when the socket says it is too far behind, then goes live with every event applied", async () => {
-    const page = await newPage();
-    const sockets: WebSocketRoute[] = [];
-    let refuse = false;
-    await page.routeWebSocket(/\/api\/v1\/projects\/.*\/ws/, (ws) => {
-      if (refuse) return void ws.close({ code: 1006, reason: "network down" });
-      ws.connectToServer();
-      sockets.push(ws);
-    });
-    const project = await call<{ id: string }>("/api/v1/projects", { token: admin, body: { name: "Far behind" } }, 201);
-    await signIn(page, hub().admin.email, hub().admin.password);
-    await page.goto(`${hub().url}/projects/${project.id}/board`);
-    await page.locator("[data-feed=live]").waitFor();
+    const { page, project, network } = await liveBoardBehindANetwork("Far behind");
 
-    refuse = true;
-    await sockets.at(-1)!.close({ code: 1006, reason: "network down" });
+    await network.goDown();
     await page.locator("[data-feed=reconnecting]").waitFor();
     const before = await call<{ id: string }>("/api/v1/tasks", { token: admin, body: { project_id: project.id, title: "Before the backlog" } }, 201);
     // More than the 5,000 events a socket replays: the hub answers resync_required.
@@ -146,7 +151,7 @@ describe("a board far behind", () => {
     const after = await call<{ id: string }>("/api/v1/tasks", { token: admin, body: { project_id: project.id, title: "After the backlog" } }, 201);
     const paged: string[] = [];
     page.on("request", (r) => r.url().includes("/events?since=") && paged.push(r.url()));
-    refuse = false;
+    network.comeBack();
     await page.locator("[data-feed=live]").waitFor({ timeout: 30_000 });
     await page.locator(`.card[data-task-id="${before.id}"]`).waitFor();
     await page.locator(`.card[data-task-id="${after.id}"]`).waitFor();
