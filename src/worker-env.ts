@@ -1,9 +1,7 @@
-/** The Worker's whole environment: `Env`, the project rooms it sends every task write to, and the servers' links. */
-import type { Env } from "./env";
+/** The Worker's whole environment: what the rooms run with, and the project rooms it sends every task write to. */
+import type { RoomEnv } from "./room-env";
 import type { ProjectRoom } from "./room/project-room";
-import type { ServerLink } from "./server-link/server-link";
 
-export interface WorkerEnv extends Env {
+export interface WorkerEnv extends RoomEnv {
   PROJECT_ROOM: DurableObjectNamespace<ProjectRoom>;
-  SERVER_LINK: DurableObjectNamespace<ServerLink>;
 }

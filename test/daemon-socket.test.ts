@@ -112,3 +112,51 @@ describe("frames the link cannot use", () => {
     expect(Date.now() - opened).toBeGreaterThanOrEqual(9_900);
   }, 20_000);
 });
+
+describe("task triggers", () => {
+  const T = "/api/v1/server/tasks";
+  const assignToWorkerSession = async (title: string) => {
+    const created = await call(T, { apiKey: w.orchestrator.apiKey, body: { title, project_id: w.project.id, priority: "high", session_id: w.orchestratorSession } });
+    expect(created.status, created.text).toBe(201);
+    const assigned = await call(`${T}/${created.json.id}/assign`, { apiKey: w.orchestrator.apiKey, body: { session_name: "worker" } });
+    expect(assigned.status, assigned.text).toBe(200);
+    return created.json.id as string;
+  };
+
+  it("pushes a task assigned to a session to that server's daemon, with the fields hub.py reads", async () => {
+    const daemon = await connectDaemon(w.worker.apiKey);
+    await daemon.next((f) => f.type === "auth_ok");
+    const taskId = await assignToWorkerSession("Triggered");
+    expect(await daemon.next((f) => f.type === "task_assigned")).toEqual({
+      type: "task_assigned",
+      session_id: w.workerSession,
+      task_id: taskId,
+      title: "Triggered",
+      priority: "high",
+      require_plan: false,
+      pending_approval: false,
+      from_session_name: "orchestrator",
+    });
+    daemon.ws.close(1000, "done");
+  });
+
+  it("keeps what a daemon missed while away and sends it once when it is back", async () => {
+    const daemon = await connectDaemon(w.worker.apiKey);
+    await daemon.next((f) => f.type === "auth_ok");
+    daemon.ws.close(1000, "restarting");
+    await daemon.closed;
+    const missed = [await assignToWorkerSession("Missed one"), await assignToWorkerSession("Missed two")];
+
+    const back = await connectDaemon(w.worker.apiKey);
+    await back.next((f) => f.type === "auth_ok");
+    const pushed = await back.collect(2, (f) => f.type === "task_assigned");
+    expect(pushed.map((f) => f.task_id)).toEqual(missed);
+    back.ws.close(1000, "restarting again");
+    await back.closed;
+
+    const again = await connectDaemon(w.worker.apiKey);
+    expect(await again.next()).toMatchObject({ type: "auth_ok" });
+    again.send(pythonJson({ type: "ping" }));
+    expect(await again.next()).toEqual({ type: "pong" });
+  });
+});

@@ -7,8 +7,11 @@
 import { DurableObject } from "cloudflare:workers";
 import { blobKey } from "../blobs";
 import { isOnline, ONLINE_WINDOW_MS } from "../domain/presence";
-import type { Env } from "../env";
+import type { RoomEnv } from "../room-env";
 import { withDownloadUrls } from "../offload";
+import { logError } from "../log";
+import { linkStub } from "../server-link/client";
+import { daemonPushes } from "../server-link/pushes";
 import { tellAgents } from "./agent-notices";
 import { AgentProtocol, AUTH_GRACE_MS, notify } from "./agent-socket";
 import { HUB_ACTOR, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
@@ -25,7 +28,7 @@ const earliest = (times: (number | null)[]) => {
   return set.length ? Math.min(...set) : null;
 };
 
-export class ProjectRoom extends DurableObject<Env> {
+export class ProjectRoom extends DurableObject<RoomEnv> {
   // Set before the room takes any request (see the constructor).
   private projectId!: string;
   private writer!: RoomWriter;
@@ -34,7 +37,7 @@ export class ProjectRoom extends DurableObject<Env> {
   /** Agent sockets still to send their API key, by when their grace ends (in arrival order, so in deadline order). */
   private readonly authDeadlines = new Map<WebSocket, number>();
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  constructor(ctx: DurableObjectState, env: RoomEnv) {
     super(ctx, env);
     // Answered by the runtime without waking the object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair('{"type":"ping"}', '{"type":"pong"}'));
@@ -126,10 +129,14 @@ export class ProjectRoom extends DurableObject<Env> {
     this.dashboards.disconnectUser(userId);
   }
 
-  /** What committed goes to dashboards and agents, and its deadlines to the alarm. */
+  /** What committed goes to dashboards, agents and daemons, and its deadlines to the alarm. */
   private async afterCommit({ events, notices, deadlines }: Committed) {
     this.dashboards.publish(events);
     tellAgents(this.agentSockets(), events, notices);
+    // Daemons are told outside the room's turn: their links are other objects, reached over RPC.
+    for (const [serverId, pushes] of daemonPushes(events)) {
+      this.ctx.waitUntil(linkStub(this.env, serverId).push(pushes).catch((e) => logError("pushing to a daemon failed", { project_id: this.projectId, server_id: serverId }, e)));
+    }
     for (const deadline of deadlines) await this.scheduleAlarm(Date.parse(deadline));
   }
 

@@ -1,4 +1,4 @@
 /** How the Worker reaches a server's link: one Durable Object per server, named by its id. */
-import type { WorkerEnv } from "../worker-env";
+import type { RoomEnv } from "../room-env";
 
-export const linkStub = (env: WorkerEnv, serverId: string) => env.SERVER_LINK.get(env.SERVER_LINK.idFromName(serverId));
+export const linkStub = (env: RoomEnv, serverId: string) => env.SERVER_LINK.get(env.SERVER_LINK.idFromName(serverId));

@@ -9,8 +9,14 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { logError } from "../log";
 import { DAEMON_CLOSE, frameBytes, MAX_DAEMON_FRAME_BYTES, parseDaemonFrame } from "./daemon-frames";
+import type { DaemonPush } from "./pushes";
 
 const DAEMON_TAG = "daemon";
+/** Pushes kept for a daemon that is away, at most: the oldest go first past this. */
+const MAX_HELD_PUSHES = 1000;
+const HELD = "push:";
+/** Keys sort in push order. */
+const heldKey = (n: number) => `${HELD}${String(n).padStart(12, "0")}`;
 
 interface DaemonAttachment {
   serverId: string;
@@ -33,6 +39,7 @@ export class ServerLink extends DurableObject<Env> {
     this.ctx.acceptWebSocket(server, [DAEMON_TAG]);
     server.serializeAttachment({ serverId, keyHash, connectedAt: Date.now() } satisfies DaemonAttachment);
     server.send(JSON.stringify({ type: "auth_ok", server_id: serverId }));
+    await this.sendHeld(server);
     return new Response(null, { status: 101, webSocket: client });
   }
 
@@ -59,6 +66,37 @@ export class ServerLink extends DurableObject<Env> {
     } catch {
       // Already closed.
     }
+  }
+
+  /**
+   * Hands the daemon what concerns its sessions: at once when it is
+   * connected, otherwise kept (in order, bounded) until it connects again,
+   * then sent once.
+   */
+  async push(pushes: DaemonPush[]) {
+    const daemon = this.ctx.getWebSockets(DAEMON_TAG).find((ws) => ws.readyState === WebSocket.OPEN);
+    if (daemon) {
+      for (const p of pushes) daemon.send(JSON.stringify(p));
+      return;
+    }
+    let next = (await this.ctx.storage.get<number>("next-push")) ?? 0;
+    const entries: Record<string, unknown> = {};
+    for (const p of pushes) entries[heldKey(next++)] = p;
+    await this.ctx.storage.put({ ...entries, "next-push": next });
+    const held = await this.ctx.storage.list({ prefix: HELD });
+    if (held.size > MAX_HELD_PUSHES) {
+      const dropped = [...held.keys()].slice(0, held.size - MAX_HELD_PUSHES);
+      await this.ctx.storage.delete(dropped);
+      logError("pushes dropped for a daemon away too long", { server_id: this.ctx.id.name }, new Error(`${dropped.length} held pushes dropped`));
+    }
+  }
+
+  /** What the daemon missed while away, in order, then forgotten: it is sent once. */
+  private async sendHeld(daemon: WebSocket) {
+    const held = await this.ctx.storage.list<DaemonPush>({ prefix: HELD });
+    if (held.size === 0) return;
+    for (const p of held.values()) daemon.send(JSON.stringify(p));
+    await this.ctx.storage.delete([...held.keys()]);
   }
 
   /** Whether the server's daemon is connected here now. */

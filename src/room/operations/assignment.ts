@@ -3,7 +3,8 @@
  * other operations run as they free capacity or unblock tasks, with its
  * set-based write, its capacity check and its events.
  */
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
+import { sessions } from "../../db/schema";
 import { planAssignments, type Assignment } from "../../domain/cascade";
 import { errorMentions } from "../../db/errors";
 import { activeTasksOfServer } from "../../db/server-candidates";
@@ -92,6 +93,8 @@ export const assign: Planner<"assign"> = async (ctx, cmd) => {
   const status = transition(ctx, task, "assign", requirePlan);
   if (typeof status !== "string") return status;
   const { target } = cmd;
+  // A task given to a session is pushed to that session's daemon, which names who it came from.
+  const from = target.sessionId && task.sourceSessionId ? await ctx.db.query.sessions.findFirst({ where: eq(sessions.id, task.sourceSessionId), columns: { name: true } }) : undefined;
   return taskWrite(
     ctx,
     task,
@@ -103,6 +106,9 @@ export const assign: Planner<"assign"> = async (ctx, cmd) => {
         session_id: target.sessionId,
         session_name: target.sessionName,
         require_plan: requirePlan,
+        title: task.title,
+        priority: task.priority,
+        from_session_name: from?.name ?? null,
       }),
     ],
   );
