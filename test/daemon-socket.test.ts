@@ -159,4 +159,33 @@ describe("task triggers", () => {
     again.send(pythonJson({ type: "ping" }));
     expect(await again.next()).toEqual({ type: "pong" });
   });
+
+  it("pushes plan approvals and revisions, answers, notes and updates to the session the task is given to", async () => {
+    const daemon = await connectDaemon(w.worker.apiKey);
+    await daemon.next((f) => f.type === "auth_ok");
+    const created = await call(T, { apiKey: w.orchestrator.apiKey, body: { title: "Steered", project_id: w.project.id, require_plan: true } });
+    const id = created.json.id as string;
+    await call(`${T}/${id}/assign`, { apiKey: w.orchestrator.apiKey, body: { session_name: "worker" } });
+    expect(await daemon.next((f) => f.type === "task_assigned")).toMatchObject({ task_id: id, require_plan: true });
+    const base = { session_id: w.workerSession, task_id: id };
+
+    await call(`${T}/${id}/plan`, { apiKey: w.worker.apiKey, body: { plan: "first try" } });
+    await call(`/api/v1/tasks/${id}/revise-plan`, { token: w.member.token, body: { feedback: "smaller steps" } });
+    expect(await daemon.next((f) => f.type === "plan_revision")).toEqual({ type: "plan_revision", ...base, feedback: "smaller steps" });
+    await call(`${T}/${id}/plan`, { apiKey: w.worker.apiKey, body: { plan: "second try" } });
+    await call(`/api/v1/tasks/${id}/approve-plan`, { token: w.member.token, body: {} });
+    expect(await daemon.next((f) => f.type === "plan_approved")).toEqual({ type: "plan_approved", ...base });
+
+    const help = await call(`${T}/${id}/help`, { apiKey: w.worker.apiKey, body: { question: "Which region?", intervention_type: "question" } });
+    await call(`/api/v1/interventions/${help.json.intervention_id}/respond`, { token: w.member.token, body: { response: "Europe" } });
+    expect(await daemon.next((f) => f.type === "intervention_response")).toEqual({ type: "intervention_response", ...base, response: "Europe" });
+
+    await call(`${T}/${id}/notes`, { apiKey: w.worker.apiKey, body: { content: "my own progress note" } });
+    await call(`/api/v1/tasks/${id}/notes`, { token: w.member.token, body: { content: "Use the staging database", urgent: true } });
+    expect(await daemon.next((f) => f.type === "task_note")).toEqual({ type: "task_note", ...base, content: "Use the staging database", urgent: true, author: w.member.email });
+    await call(`/api/v1/tasks/${id}`, { method: "PUT", token: w.member.token, body: { priority: "critical" } });
+    expect(await daemon.next((f) => f.type === "task_updated")).toEqual({ type: "task_updated", ...base });
+    // The agent's own note was not pushed back to it.
+    expect(daemon.frames.filter((f) => f.type === "task_note")).toHaveLength(1);
+  });
 });

@@ -11,13 +11,14 @@ import type { RoomEnv } from "../room-env";
 import { withDownloadUrls } from "../offload";
 import { logError } from "../log";
 import { linkStub } from "../server-link/client";
-import { daemonPushes } from "../server-link/pushes";
+import { daemonPushes, TARGETED_EVENTS } from "../server-link/pushes";
 import { tellAgents } from "./agent-notices";
 import { AgentProtocol, AUTH_GRACE_MS, notify } from "./agent-socket";
 import { HUB_ACTOR, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 import { DashboardProtocol } from "./dashboard-socket";
-import { forgetAbandonedUploads, lastHeartbeat, nextDeadline, nextQuestionExpiry, nextUploadExpiry, overdueTasks } from "./room-queries";
+import { forgetAbandonedUploads, lastHeartbeat, nextDeadline, nextQuestionExpiry, nextUploadExpiry, overdueTasks, sessionTargets } from "./room-queries";
 import { RoomWriter, type Committed } from "./room-writer";
+import type { CommittedEvent } from "./statements";
 import { AGENT_TAG, attachmentOf, CLOSE, DASHBOARD_TAG, type AgentAttachment, type DashboardAttachment } from "./sockets";
 
 /** How long past its URL's expiry an upload that started in time may still be streaming. */
@@ -34,6 +35,8 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   private writer!: RoomWriter;
   private dashboards!: DashboardProtocol;
   private agents!: AgentProtocol;
+  /** The pushes to daemons under way, in commit order. */
+  private pushing: Promise<void> = Promise.resolve();
   /** Agent sockets still to send their API key, by when their grace ends (in arrival order, so in deadline order). */
   private readonly authDeadlines = new Map<WebSocket, number>();
 
@@ -134,10 +137,21 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     this.dashboards.publish(events);
     tellAgents(this.agentSockets(), events, notices);
     // Daemons are told outside the room's turn: their links are other objects, reached over RPC.
-    for (const [serverId, pushes] of daemonPushes(events)) {
-      this.ctx.waitUntil(linkStub(this.env, serverId).push(pushes).catch((e) => logError("pushing to a daemon failed", { project_id: this.projectId, server_id: serverId }, e)));
+    const targeted = [...new Set(events.flatMap((e) => (e.task_id && TARGETED_EVENTS.has(e.type) ? [e.task_id] : [])))];
+    if (targeted.length > 0 || events.some((e) => e.type === "task_assigned" && e.data.session_id)) {
+      // One after another, so a daemon hears of its sessions' events in the order they committed.
+      this.pushing = this.pushing
+        .then(() => this.pushToDaemons(events, targeted))
+        .catch((e) => logError("pushing to daemons failed", { project_id: this.projectId }, e));
+      this.ctx.waitUntil(this.pushing);
     }
     for (const deadline of deadlines) await this.scheduleAlarm(Date.parse(deadline));
+  }
+
+  /** Hands each daemon what the committed events tell its sessions. */
+  private async pushToDaemons(events: CommittedEvent[], targeted: string[]) {
+    const pushes = daemonPushes(events, await sessionTargets(this.env.DB, targeted));
+    await Promise.all([...pushes].map(([serverId, frames]) => linkStub(this.env, serverId).push(frames)));
   }
 
   // ── sockets ──────────────────────────────────────────────────────────────

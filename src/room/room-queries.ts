@@ -2,6 +2,7 @@
 import { and, asc, eq, gt, isNotNull, lte, min } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { events, tasks } from "../db/schema";
+import type { SessionTarget } from "../server-link/pushes";
 
 export const lastHeartbeat = async (d1: D1Database, serverId: string) =>
   (await d1.prepare("SELECT last_heartbeat FROM servers WHERE id = ?1").bind(serverId).first<{ last_heartbeat: string | null }>())?.last_heartbeat;
@@ -72,4 +73,18 @@ export async function maySeeProject(d1: D1Database, projectId: string, userId: s
     .bind(projectId, userId)
     .first<{ role: string; member: number | null }>();
   return Boolean(access && (access.role === "admin" || access.member !== null));
+}
+
+/** The sessions these tasks are given to, with their servers: where their events are pushed. */
+export async function sessionTargets(d1: D1Database, taskIds: string[]): Promise<Map<string, SessionTarget>> {
+  if (taskIds.length === 0) return new Map();
+  const { results } = await d1
+    .prepare(
+      `SELECT t.id, t.assigned_server_id AS server_id, s.name AS server_name, t.target_session_id AS session_id
+       FROM tasks t JOIN servers s ON s.id = t.assigned_server_id
+       WHERE t.id IN (SELECT value FROM json_each(?1)) AND t.target_session_id IS NOT NULL`,
+    )
+    .bind(JSON.stringify(taskIds))
+    .all<{ id: string; server_id: string; server_name: string; session_id: string }>();
+  return new Map(results.map((r) => [r.id, { serverId: r.server_id, serverName: r.server_name, sessionId: r.session_id }]));
 }
