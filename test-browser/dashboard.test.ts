@@ -223,6 +223,32 @@ describe("the task page", () => {
     expect(answered.map((i) => [i.status, i.response])).toEqual([["responded", "Europe"]]);
   });
 
+  it("shows the hub's refusal next to the control that asked", async () => {
+    const project = await call<{ id: string }>("/api/v1/projects", { token: admin, body: { name: "Refusals" } }, 201);
+    const agent = await registerAgent(admin, project.id, "short-lived");
+    const task = await call<{ id: string }>("/api/v1/tasks", { token: admin, body: { project_id: project.id, title: "Needs a server" } }, 201);
+
+    const page = await newPage();
+    await signIn(page, hub().admin.email, hub().admin.password);
+    await page.goto(`${hub().url}/projects/${project.id}/tasks/${task.id}`);
+    const server = page.getByLabel("Assign to");
+    await server.focus();
+    await page.locator(`option[value="${agent.name}"]`).waitFor({ state: "attached" });
+    await server.selectOption(agent.name);
+    // The server is revoked while the page still offers it.
+    await call(`/api/v1/servers/${agent.id}`, { method: "DELETE", token: admin });
+    await page.getByRole("button", { name: "Assign", exact: true }).click();
+    const refusal = page.locator("form", { has: server }).getByRole("alert");
+    await refusal.waitFor();
+    const refused = await fetch(`${hub().url}/api/v1/tasks/${task.id}/assign`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Authorization: `Bearer ${admin}` },
+      body: JSON.stringify({ server_name: agent.name }),
+    });
+    expect(refused.status).toBeGreaterThanOrEqual(400);
+    expect(await refusal.textContent()).toBe(((await refused.json()) as { detail: string }).detail);
+  });
+
   it("shows a viewer everything and no action", async () => {
     const project = await call<{ id: string }>("/api/v1/projects", { token: admin, body: { name: "Watched" } }, 201);
     const viewer = { email: `viewer-${Date.now()}@example.com`, password: "viewer-password-1" };
