@@ -226,8 +226,12 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     for (const [ws, deadline] of this.authDeadlines) {
       if (deadline > now) return;
       this.authDeadlines.delete(ws);
-      if (!(attachmentOf(ws) as AgentAttachment).serverId && ws.readyState === WebSocket.OPEN) ws.close(CLOSE.unauthorized, "no API key within 10 s");
+      this.closeIfUnauthenticated(ws);
     }
+  }
+
+  private closeIfUnauthenticated(ws: WebSocket) {
+    if (!(attachmentOf(ws) as AgentAttachment).serverId && ws.readyState === WebSocket.OPEN) ws.close(CLOSE.unauthorized, `no API key within ${AUTH_GRACE_MS / 1000} s`);
   }
 
   /** Closes agent sockets that never sent their API key (after a restart, when no timer is left); returns when the next one's grace ends. */
@@ -236,7 +240,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     for (const ws of this.ctx.getWebSockets(AGENT_TAG)) {
       const a = attachmentOf(ws) as AgentAttachment;
       if (a.serverId) continue;
-      if (a.connectedAt + AUTH_GRACE_MS <= now) ws.close(CLOSE.unauthorized, "no API key within 10 s");
+      if (a.connectedAt + AUTH_GRACE_MS <= now) this.closeIfUnauthenticated(ws);
       else next = earliest([next, a.connectedAt + AUTH_GRACE_MS]);
     }
     return next;

@@ -1,9 +1,10 @@
 /** What waits for a person across their projects: open questions and plans to review, answerable here. */
 import { useEffect, useState } from "preact/hooks";
-import { api, messageOf } from "../api";
+import { api } from "../api";
 import { useCanWrite } from "../app";
 import { linkProps } from "../router";
 import type { Intervention, Task } from "../types";
+import { useAction } from "./controls";
 
 const REFRESH_MS = 10_000;
 
@@ -12,7 +13,6 @@ export function Inbox() {
   const [questions, setQuestions] = useState<Intervention[] | null>(null);
   const [plans, setPlans] = useState<Task[]>([]);
   const [drafts, setDrafts] = useState<Record<string, string>>({});
-  const [errors, setErrors] = useState<Record<string, string>>({});
 
   const load = async () => {
     const [open, review] = await Promise.all([
@@ -28,17 +28,13 @@ export function Inbox() {
     return () => clearInterval(timer);
   }, []);
 
-  const act = async (key: string, action: () => Promise<unknown>) => {
-    setErrors({ ...errors, [key]: "" });
-    try {
+  const { run, problem } = useAction();
+  const act = (key: string, action: () => Promise<unknown>) =>
+    run(key, async () => {
       await action();
       await load();
-    } catch (e) {
-      setErrors({ ...errors, [key]: messageOf(e) });
-    }
-  };
+    });
   const draft = (key: string) => drafts[key] ?? "";
-  const problem = (key: string) => errors[key] && <span class="problem" role="alert">{errors[key]}</span>;
 
   return (
     <section>

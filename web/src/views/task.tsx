@@ -1,12 +1,12 @@
 /** One task: what it asks, what came of it, its timeline, and the actions the person's role allows. */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, messageOf } from "../api";
+import { api } from "../api";
 import { useCanWrite } from "../app";
 import { useProject } from "../project-store";
 import { linkProps } from "../router";
-import type { HubEvent, Intervention, Task } from "../types";
+import type { HubEvent, Intervention, Task, TaskStatus } from "../types";
 import { ProjectTabs } from "./project-tabs";
-import { PrioritySelect, Problem } from "./controls";
+import { PrioritySelect, Problem, useAction } from "./controls";
 
 interface Match {
   server_id: string;
@@ -16,30 +16,8 @@ interface Match {
 }
 
 const json = (value: unknown) => JSON.stringify(value, null, 2);
-
-/** Runs an action and shows the hub's refusal next to the control. */
-function useAction() {
-  const [error, setError] = useState<{ key: string; message: string } | null>(null);
-  const [busy, setBusy] = useState<string | null>(null);
-  const run = async (key: string, action: () => Promise<unknown>) => {
-    setBusy(key);
-    setError(null);
-    try {
-      await action();
-    } catch (e) {
-      setError({ key, message: messageOf(e) });
-    } finally {
-      setBusy(null);
-    }
-  };
-  const problem = (key: string) =>
-    error?.key === key ? (
-      <span class="problem" role="alert">
-        {error.message}
-      </span>
-    ) : null;
-  return { run, busy, problem };
-}
+/** Statuses a task can be assigned (again) from. */
+const ASSIGNABLE: TaskStatus[] = ["pending", "assigned", "planning"];
 
 export function TaskPage({ projectId, taskId }: { projectId: string; taskId: string }) {
   const state = useProject(projectId);
@@ -77,6 +55,13 @@ export function TaskPage({ projectId, taskId }: { projectId: string; taskId: str
   }, [taskId, lastEventSeq]);
 
   const shown = task ?? live;
+  // Read once for both the assign control and the list of matching servers.
+  const assignable = shown !== undefined && shown !== null && ASSIGNABLE.includes(shown.status);
+  const [matches, setMatches] = useState<Match[] | null>(null);
+  useEffect(() => {
+    setMatches(null);
+    if (assignable) void api<{ servers: Match[] }>(`/api/v1/tasks/${taskId}/matching-agents`).then((r) => setMatches(r.servers), () => setMatches([]));
+  }, [taskId, assignable]);
   return (
     <section class="task-page">
       <ProjectTabs projectId={projectId} name={state.project?.name} current="task" status={state.status} />
@@ -94,7 +79,7 @@ export function TaskPage({ projectId, taskId }: { projectId: string; taskId: str
             {shown.blocked && <span class="badge blocked">blocked</span>} assignee: <strong>{shown.assigned_server_name ?? "none"}</strong>
             {shown.target_session_name && ` (session ${shown.target_session_name})`} · created by {shown.created_by}
           </p>
-          <Actions task={shown} interventions={interventions} onChanged={show} />
+          <Actions task={shown} interventions={interventions} matches={matches} onChanged={show} />
           <EditTask task={shown} onChanged={show} />
           <Section title="Spec">{shown.spec ? <pre class="text">{shown.spec}</pre> : <p class="muted">No spec.</p>}</Section>
           {shown.acceptance_criteria.length > 0 && (
@@ -132,7 +117,7 @@ export function TaskPage({ projectId, taskId }: { projectId: string; taskId: str
             </Section>
           )}
           {shown.result && <Result result={shown.result} />}
-          {shown.status === "pending" && <MatchingServers taskId={shown.id} />}
+          {shown.status === "pending" && <MatchingServers matches={matches} />}
           <Notes task={shown} />
           <Section title="Timeline">
             <ol class="timeline">
@@ -259,11 +244,7 @@ function EditTask({ task, onChanged }: { task: Task; onChanged: (t: Task) => voi
 }
 
 /** The servers that could take a pending task, best first, with the seed's scores and reasons. */
-function MatchingServers({ taskId }: { taskId: string }) {
-  const [matches, setMatches] = useState<Match[] | null>(null);
-  useEffect(() => {
-    void api<{ servers: Match[] }>(`/api/v1/tasks/${taskId}/matching-agents`).then((r) => setMatches(r.servers), () => setMatches([]));
-  }, [taskId]);
+function MatchingServers({ matches }: { matches: Match[] | null }) {
   return (
     <Section title="Matching servers">
       {matches?.length === 0 && <p class="muted">No server serves this project yet.</p>}
@@ -315,10 +296,9 @@ function Notes({ task }: { task: Task }) {
   );
 }
 
-function Actions({ task, interventions, onChanged }: { task: Task; interventions: Intervention[]; onChanged: (t: Task) => void }) {
+function Actions({ task, interventions, matches, onChanged }: { task: Task; interventions: Intervention[]; matches: Match[] | null; onChanged: (t: Task) => void }) {
   const canWrite = useCanWrite();
   const { run, busy, problem } = useAction();
-  const [matches, setMatches] = useState<Match[] | null>(null);
   const [server, setServer] = useState("");
   const [feedback, setFeedback] = useState("");
   const [answers, setAnswers] = useState<Record<string, string>>({});
@@ -336,7 +316,7 @@ function Actions({ task, interventions, onChanged }: { task: Task; interventions
 
   return (
     <div class="actions" role="group" aria-label="Actions">
-      {["pending", "assigned", "planning"].includes(task.status) && (
+      {ASSIGNABLE.includes(task.status) && (
         <form
           class="inline"
           onSubmit={(e) => {
@@ -349,7 +329,6 @@ function Actions({ task, interventions, onChanged }: { task: Task; interventions
             <select
               name="server"
               value={server}
-              onFocus={() => matches === null && void api<{ servers: Match[] }>(`/api/v1/tasks/${task.id}/matching-agents`).then((r) => setMatches(r.servers), () => setMatches([]))}
               onChange={(e) => setServer(e.currentTarget.value)}
             >
               <option value="">choose a server</option>
