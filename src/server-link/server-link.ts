@@ -99,7 +99,7 @@ export class ServerLink extends DurableObject<LinkEnv> {
   private async acceptViewer(request: Request) {
     const sessionId = request.headers.get("X-Session-Id") ?? "";
     const userId = request.headers.get("X-User-Id") ?? "";
-    const expiresAt = Number(request.headers.get("X-Token-Expires"));
+    const expiresAt = Number(request.headers.get("X-Token-Expires")) * 1000;
     const session = await this.lookup(sessionId);
     if (!session || !userId || !Number.isFinite(expiresAt)) return new Response("Session not found", { status: 404 });
     const protocol = request.headers.get("X-Subprotocol");
