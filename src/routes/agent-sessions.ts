@@ -1,14 +1,14 @@
 /** The agent surface's view of servers and sessions (`/api/v1/server/...`, API key). */
-import { and, desc, eq, inArray } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { projectFor, scopesOverlap } from "../auth/access";
 import { agent, currentServer } from "../auth/middleware";
 import type { SessionRow } from "../db/client";
-import { OPEN_SESSION_STATUSES, projects, servers, sessions } from "../db/schema";
+import { projects, servers, sessions } from "../db/schema";
+import { listSessions } from "../db/session-queries";
 import { listTasks } from "../db/task-queries";
 import { UNFINISHED } from "./tasks";
-import { inJsonList } from "../db/sql";
 import { readJson, readQuery } from "../http/body";
 import type { HubEnv } from "../http/context";
 import { label, text, uuid } from "../http/fields";
@@ -59,20 +59,8 @@ agentSessionRoutes.get("/sessions", agent, async (c) => {
   const me = currentServer(c);
   // `active` (the default) is every open session, starting or running.
   const query = readQuery(c, z.object({ project_id: uuid.optional(), status: z.enum(["active", "closed", "all"]).default("active") }));
-  const projectIds = query.project_id ? [(await projectFor(c, query.project_id)).id] : me.projectIds;
-  if (projectIds?.length === 0) return c.json({ sessions: [] });
-  const rows = await c.var.db
-    .select({ session: sessions, serverName: servers.name })
-    .from(sessions)
-    .innerJoin(servers, eq(servers.id, sessions.serverId))
-    .where(
-      and(
-        projectIds ? inJsonList(sessions.projectId, projectIds) : undefined,
-        query.status === "all" ? undefined : query.status === "active" ? inArray(sessions.status, OPEN_SESSION_STATUSES) : inArray(sessions.status, ["closed", "error"]),
-      ),
-    )
-    .orderBy(desc(sessions.createdAt));
-  return c.json({ sessions: rows.map((r) => sessionView(r.session, r.serverName)) });
+  const projectIds = query.project_id ? [(await projectFor(c, query.project_id)).id] : (me.projectIds ?? null);
+  return c.json({ sessions: await listSessions(c.var.db, projectIds, query.status === "active" ? "open" : query.status === "closed" ? "ended" : "all") });
 });
 
 agentSessionRoutes.delete("/sessions/:id", agent, async (c) => {

@@ -4,13 +4,14 @@
  * is recorded by the project's room; the server's link asks its daemon to
  * start it and relays the terminal.
  */
-import { and, desc, eq, inArray } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { projectFor, scopesOverlap } from "../auth/access";
 import { currentUser, person } from "../auth/middleware";
 import type { SessionRow } from "../db/client";
-import { OPEN_SESSION_STATUSES, servers, SESSION_ROLES, sessions } from "../db/schema";
+import { servers, SESSION_ROLES, sessions } from "../db/schema";
+import { listSessions } from "../db/session-queries";
 import { isFinalSession } from "../domain/session-lifecycle";
 import { readJson, readQuery } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
@@ -81,19 +82,7 @@ projectSessionRoutes.post("/:id/sessions", person("member"), async (c) => {
 projectSessionRoutes.get("/:id/sessions", person(), async (c) => {
   const project = await projectFor(c, c.req.param("id"));
   const { status } = readQuery(c, z.object({ status: z.enum(["open", "closed", "all"]).default("all") }));
-  const rows = await c.var.db
-    .select({ session: sessions, serverName: servers.name })
-    .from(sessions)
-    .innerJoin(servers, eq(servers.id, sessions.serverId))
-    .where(
-      and(
-        eq(sessions.projectId, project.id),
-        status === "all" ? undefined : inArray(sessions.status, status === "open" ? OPEN_SESSION_STATUSES : ["closed", "error"]),
-      ),
-    )
-    .orderBy(desc(sessions.createdAt))
-    .limit(100);
-  return c.json({ sessions: rows.map((r) => sessionView(r.session, r.serverName)) });
+  return c.json({ sessions: await listSessions(c.var.db, [project.id], status === "closed" ? "ended" : status, 100) });
 });
 
 /** The project's session with this id, with its server's name; 404 for any other. */
