@@ -4,6 +4,7 @@
  * hub.py and session.py send and read, field for field.
  */
 import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import { addMember, call, createUser, expectProblem, registerAgent, type Reply } from "./helpers";
 import { b64, fakeDaemon, unb64, type FakeDaemon } from "./fake-daemon";
@@ -19,11 +20,13 @@ beforeAll(async () => {
   w = await createWorld("Sessions");
   viewer = await createUser(w.admin, "viewer");
   await addMember(w.admin, w.project.id, viewer.id);
-  box = await registerAgent(w.admin, `box-${crypto.randomUUID().slice(0, 6)}`);
+  box = await machine(`box-${crypto.randomUUID().slice(0, 6)}`);
   daemon = await fakeDaemon(box.apiKey);
 });
 
 const S = () => `/api/v1/projects/${w.project.id}/sessions`;
+/** A server registered for the world's project only, so its members may run sessions on it. */
+const machine = (name: string) => registerAgent(w.admin, name, { project_ids: [w.project.id] });
 const link = (serverId: string) => env.SERVER_LINK.get(env.SERVER_LINK.idFromName(serverId));
 
 async function startSession(body: Record<string, unknown> = {}): Promise<Reply> {
@@ -85,7 +88,7 @@ describe("starting a session from the API", () => {
   });
 
   it("refuses what cannot start: a server whose daemon is away, another server, bad fields, a viewer, a name in use", async () => {
-    const away = await registerAgent(w.admin, `away-${crypto.randomUUID().slice(0, 6)}`);
+    const away = await machine(`away-${crypto.randomUUID().slice(0, 6)}`);
     const before = (await call(`${S()}?status=all`, { token: w.member.token })).json.sessions.length;
     expectProblem(await call(S(), { token: w.member.token, body: { server_id: away.id } }), 409, "DAEMON_OFFLINE");
     expect((await call(`${S()}?status=all`, { token: w.member.token })).json.sessions).toHaveLength(before);
@@ -100,7 +103,7 @@ describe("starting a session from the API", () => {
   });
 
   it("records what the daemon reports: a failed start, and an agent that exits", async () => {
-    const failing = await fakeDaemon((await registerAgent(w.admin, `failing-${crypto.randomUUID().slice(0, 6)}`)).apiKey, { start: false });
+    const failing = await fakeDaemon((await machine(`failing-${crypto.randomUUID().slice(0, 6)}`)).apiKey, { start: false });
     const serverId = (await failing.socket.frames.find((f) => f.type === "auth_ok")).server_id;
     const { json } = await expectOk(call(S(), { token: w.member.token, body: { server_id: serverId } }), 201);
     await failing.socket.next((f) => f.type === "session_start");
@@ -114,15 +117,14 @@ describe("starting a session from the API", () => {
     const closed = (await call(`${S()}/${id}`, { token: w.member.token })).json;
     expect(closed).toMatchObject({ status: "closed", exit_code: 0 });
     expect(closed.closed_at).toEqual(expect.any(String));
-    // An ended session stays ended, whatever a confused daemon says later.
+    // An ended session stays ended, whatever a confused daemon says later, and an agent still running in it is stopped.
     daemon.send({ type: "session_started", session_id: id, pid: 1, tmux_name: "", working_dir: "/" });
-    daemon.send({ type: "ping" });
-    await daemon.socket.next((f) => f.type === "pong");
-    expect((await call(`${S()}/${id}`, { token: w.member.token })).json.status).toBe("closed");
+    expect(await daemon.socket.next((f) => f.type === "session_kill" && f.session_id === id)).toEqual({ type: "session_kill", session_id: id });
+    expect((await call(`${S()}/${id}`, { token: w.member.token })).json).toMatchObject({ status: "closed", pid: 4242 });
   });
 
   it("fails a session the daemon never answers once its time is up", async () => {
-    const silent = await fakeDaemon((await registerAgent(w.admin, `silent-${crypto.randomUUID().slice(0, 6)}`)).apiKey, { start: false });
+    const silent = await fakeDaemon((await machine(`silent-${crypto.randomUUID().slice(0, 6)}`)).apiKey, { start: false });
     const serverId = silent.socket.frames.find((f) => f.type === "auth_ok").server_id;
     const { json } = await expectOk(call(S(), { token: w.member.token, body: { server_id: serverId } }), 201);
     // The minute passes: the start's deadline is moved to now and the link's alarm runs.
@@ -145,9 +147,22 @@ describe("closing and killing", () => {
     await expectOk(call(`${S()}/${killing}`, { method: "DELETE", token: w.member.token }));
     expectProblem(await call(`${S()}/${killing}?mode=explode`, { method: "DELETE", token: w.member.token }), 422, "VALIDATION_FAILED");
     expectProblem(await call(`${S()}/${killing}`, { method: "DELETE", token: viewer.token }), 403, "FORBIDDEN");
-    daemon.send({ type: "ping" });
-    await daemon.socket.next((f) => f.type === "pong");
-    expect(daemon.socket.frames.filter((f) => f.type === "session_kill" || f.type === "session_close")).toHaveLength(2);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(daemon.socket.frames.filter((f) => (f.type === "session_kill" || f.type === "session_close") && [closing, killing].includes(f.session_id))).toHaveLength(2);
+  });
+
+  it("lets only admins run sessions on a server that serves projects the person is not in", async () => {
+    const shared = await registerAgent(w.admin, `shared-${crypto.randomUUID().slice(0, 6)}`);
+    const box2 = await fakeDaemon(shared.apiKey);
+    const refused = await call(S(), { token: w.member.token, body: { server_id: shared.id } });
+    expectProblem(refused, 403, "NOT_ALLOWED");
+    expect(refused.json.detail).toContain("API key");
+    const { json } = await expectOk(call(S(), { token: w.admin, body: { server_id: shared.id } }), 201);
+    await box2.socket.next((f) => f.type === "session_start");
+    // A member may watch it, not type into it.
+    const t = await terminal(json.id);
+    expect(await t.next()).toMatchObject({ type: "ready", writer: false });
+    box2.socket.ws.close(1000, "done");
   });
 
   it("answers 404 for another project's session, or one that does not exist", async () => {
@@ -253,9 +268,45 @@ describe("terminals", () => {
     slow.send({ type: "ack", bytes: new TextEncoder().encode(seen).byteLength });
     const resync = await slow.next((f) => f.type === "resync");
     expect(resync.dropped).toBe(new TextEncoder().encode(expected).byteLength - new TextEncoder().encode(seen).byteLength);
+    // The replay after it is the scrollback: the last 256 KiB or so of what was sent, ending with the last byte.
+    await until(async () => slow.frames.slice(slow.frames.indexOf(resync) + 1).length >= 6, "the replay after resync");
     const after = slow.frames.slice(slow.frames.indexOf(resync) + 1);
-    await until(async () => slow.frames.slice(slow.frames.indexOf(resync) + 1).length >= 5, "the replay after resync");
     expect(after.every((f) => f.type === "output")).toBe(true);
+    const replayed = after.map((f) => unb64(f.data)).join("");
+    expect(replayed.length).toBeGreaterThanOrEqual(256 * 1024);
+    expect(expected.endsWith(replayed)).toBe(true);
+  });
+
+  it("lets a writer type after the link was evicted", async () => {
+    const id = await runningSession();
+    const t = await terminal(id);
+    await t.next((f) => f.type === "ready");
+    await evictDurableObject(link(box.id));
+    t.send({ type: "input", data: b64("after eviction\r") });
+    await until(async () => daemon.typed(id) === "after eviction\r", "the input at the daemon");
+  });
+
+  it("closes a terminal when its token expires (4001), and when the person loses access (4004)", async () => {
+    const id = await runningSession();
+    const shortLived = await new SignJWT({ role: "member" })
+      .setProtectedHeader({ alg: "HS256" })
+      .setSubject(w.member.id)
+      .setIssuer(env.JWT_ISSUER)
+      .setAudience(env.JWT_AUDIENCE)
+      .setIssuedAt()
+      .setExpirationTime(Math.floor(Date.now() / 1000) + 2)
+      .sign(new TextEncoder().encode(env.JWT_SECRET));
+    const expiring = await terminal(id, shortLived);
+    await expiring.next((f) => f.type === "ready");
+    // Closed at the expiry by the link's alarm, without waiting for a frame.
+    expect((await expiring.closed).code).toBe(4001);
+
+    const leaving = await createUser(w.admin, "member");
+    await addMember(w.admin, w.project.id, leaving.id);
+    const watching = await terminal(id, leaving.token);
+    await watching.next((f) => f.type === "ready");
+    expect((await call(`/api/v1/projects/${w.project.id}/members/${leaving.id}`, { method: "DELETE", token: w.admin })).status).toBeLessThan(300);
+    expect((await watching.closed).code).toBe(4004);
   });
 
   it("tells viewers when the session ends, and refuses input then", async () => {
@@ -283,16 +334,16 @@ describe("terminals", () => {
 
 describe("the daemon coming back", () => {
   it("matches its recovered sessions back: alive ones by id, orphaned tmux sessions by name (session_recovered_ack)", async () => {
-    const machine = await registerAgent(w.admin, `machine-${crypto.randomUUID().slice(0, 6)}`);
-    const first = await fakeDaemon(machine.apiKey);
-    const start = (name: string) => expectOk(call(S(), { token: w.member.token, body: { server_id: machine.id, name } }), 201);
+    const host = await machine(`machine-${crypto.randomUUID().slice(0, 6)}`);
+    const first = await fakeDaemon(host.apiKey);
+    const start = (name: string) => expectOk(call(S(), { token: w.member.token, body: { server_id: host.id, name } }), 201);
     const alive = (await start("alive")).json.id;
     const orphan = (await start("orphan")).json.id;
     await until(async () => (await call(`${S()}?status=open`, { token: w.member.token })).json.sessions.filter((s: any) => [alive, orphan].includes(s.id) && s.status === "running").length === 2);
     first.socket.ws.close(1000, "daemon restart");
     await first.socket.closed;
 
-    const again = await fakeDaemon(machine.apiKey);
+    const again = await fakeDaemon(host.apiKey);
     // report_alive_sessions: a session it still tracks, then a tmux session it found without knowing its id.
     again.send({ type: "session_started", session_id: alive, pid: 5151, recovered: true, tmux_name: `orc-${alive.slice(0, 12)}`, working_dir: "/srv" });
     again.send({ type: "session_recovered", tmux_name: `orc-${orphan.slice(0, 12)}`, pid: 6161, working_dir: "/srv" });
@@ -301,23 +352,63 @@ describe("the daemon coming back", () => {
     await until(async () => (await call(`${S()}/${alive}`, { token: w.member.token })).json.pid === 5151, "the alive session's new pid");
     // An unknown tmux session is left alone.
     again.send({ type: "session_recovered", tmux_name: "orc-000000000000", pid: 1, working_dir: "/" });
-    again.send({ type: "ping" });
-    await again.socket.next((f) => f.type === "pong");
-    expect(again.socket.frames.filter((f) => f.type === "session_recovered_ack")).toHaveLength(1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(again.socket.frames.filter((f) => f.type === "session_recovered_ack" || f.type === "session_kill")).toHaveLength(1);
+  });
+
+  it("recovers a session the daemon lost before it reported it started, and hands it what it missed after the ack", async () => {
+    const host = await machine(`lost-${crypto.randomUUID().slice(0, 6)}`);
+    const first = await fakeDaemon(host.apiKey, { start: false });
+    const { json } = await expectOk(call(S(), { token: w.member.token, body: { server_id: host.id, name: `lost-${crypto.randomUUID().slice(0, 4)}` } }), 201);
+    await first.socket.next((f) => f.type === "session_start");
+    first.socket.ws.close(1000, "crashed before reporting");
+    await first.socket.closed;
+    // A task given to the session while the daemon is away is held for it.
+    const task = await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title: "For the lost one", project_id: w.project.id }), 201);
+    await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${task.json.id}/assign`, { session_id: json.id }));
+
+    const back = await fakeDaemon(host.apiKey, { start: false });
+    const tmuxName = `orc-${json.id.slice(0, 12)}`;
+    back.send({ type: "session_recovered", tmux_name: tmuxName, pid: 999, working_dir: "/srv" });
+    await back.socket.next((f) => f.type === "task_assigned");
+    const ack = back.socket.frames.findIndex((f) => f.type === "session_recovered_ack");
+    const assigned = back.socket.frames.findIndex((f) => f.type === "task_assigned");
+    expect(back.socket.frames[ack]).toEqual({ type: "session_recovered_ack", tmux_name: tmuxName, session_id: json.id });
+    expect(ack).toBeLessThan(assigned);
+    expect(back.socket.frames[assigned]).toMatchObject({ session_id: json.id, task_id: task.json.id });
+    await until(async () => (await call(`${S()}/${json.id}`, { token: w.member.token })).json.status === "running", "running again");
+  });
+
+  it("stops an agent whose session was closed while the daemon was away", async () => {
+    const host = await machine(`stale-${crypto.randomUUID().slice(0, 6)}`);
+    const first = await fakeDaemon(host.apiKey);
+    const { json } = await expectOk(call(S(), { token: w.member.token, body: { server_id: host.id } }), 201);
+    await until(async () => (await call(`${S()}/${json.id}`, { token: w.member.token })).json.status === "running", "running");
+    first.socket.ws.close(1000, "away");
+    await first.socket.closed;
+    await expectOk(call(`${S()}/${json.id}`, { method: "DELETE", token: w.member.token }));
+    // The daemon restarted and finds the tmux session without knowing its id.
+    const back = await fakeDaemon(host.apiKey);
+    const tmuxName = `orc-${json.id.slice(0, 12)}`;
+    back.send({ type: "session_recovered", tmux_name: tmuxName, pid: 1000, working_dir: "/srv" });
+    expect(await back.socket.next((f) => f.type === "session_kill")).toEqual({ type: "session_kill", session_id: tmuxName });
+    expect(back.socket.frames.some((f) => f.type === "session_recovered_ack")).toBe(false);
   });
 
   it("gets a close a person made while it was away, once", async () => {
-    const machine = await registerAgent(w.admin, `closer-${crypto.randomUUID().slice(0, 6)}`);
-    const first = await fakeDaemon(machine.apiKey);
-    const { json } = await expectOk(call(S(), { token: w.member.token, body: { server_id: machine.id } }), 201);
+    const host = await machine(`closer-${crypto.randomUUID().slice(0, 6)}`);
+    const first = await fakeDaemon(host.apiKey);
+    const { json } = await expectOk(call(S(), { token: w.member.token, body: { server_id: host.id } }), 201);
     await first.socket.next((f) => f.type === "session_start");
     first.socket.ws.close(1000, "away");
     await first.socket.closed;
     await expectOk(call(`${S()}/${json.id}`, { method: "DELETE", token: w.member.token }));
-    const back = await fakeDaemon(machine.apiKey);
+    const back = await fakeDaemon(host.apiKey);
+    // It reports the session it still runs; the close it missed follows.
+    back.send({ type: "session_started", session_id: json.id, pid: 4242, recovered: true, tmux_name: `orc-${json.id.slice(0, 12)}`, working_dir: "/srv" });
     expect(await back.socket.next((f) => f.type === "session_close")).toEqual({ type: "session_close", session_id: json.id });
     back.socket.ws.close(1000, "again");
-    const later = await fakeDaemon(machine.apiKey);
+    const later = await fakeDaemon(host.apiKey);
     later.send({ type: "ping" });
     await later.socket.next((f) => f.type === "pong");
     expect(later.socket.frames.some((f) => f.type === "session_close")).toBe(false);

@@ -87,11 +87,13 @@ describe("frames the link cannot use", () => {
     expect(await daemon.next()).toEqual({ type: "pong" });
   });
 
-  it("closes on a frame over 1 MiB (the daemon's own max_size)", async () => {
+  it("drops a frame over 1 MiB with an error frame, and keeps the socket", async () => {
     const daemon = await connectDaemon(w.worker.apiKey);
     await daemon.next((f) => f.type === "auth_ok");
     daemon.send(pythonJson({ type: "session_output", session_id: "s", data: "A".repeat((1 << 20) + 10) }));
-    expect(await daemon.closed).toEqual({ code: 4013, reason: `frames are at most ${1 << 20} bytes` });
+    expect(await daemon.next()).toEqual({ type: "error", code: "FRAME_TOO_LARGE", detail: `frames are at most ${1 << 20} bytes; session_output was dropped` });
+    daemon.send(pythonJson({ type: "ping" }));
+    expect(await daemon.next()).toEqual({ type: "pong" });
   });
 
   it("closes a socket that sends no key within 10 s", async () => {
@@ -138,6 +140,10 @@ describe("task triggers", () => {
 
     const back = await connectDaemon(w.worker.apiKey);
     await back.next((f) => f.type === "auth_ok");
+    // Held until the daemon reports the session alive again (report_alive_sessions), so it knows the session by then.
+    await new Promise((r) => setTimeout(r, 200));
+    expect(back.frames.filter((f) => f.type === "task_assigned")).toHaveLength(0);
+    back.send(pythonJson({ type: "session_started", session_id: w.workerSession, pid: 77, recovered: true, tmux_name: "", working_dir: "/srv" }));
     const pushed = await back.collect(2, (f) => f.type === "task_assigned");
     expect(pushed.map((f) => f.task_id)).toEqual(missed);
     back.ws.close(1000, "restarting again");

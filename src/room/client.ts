@@ -58,10 +58,21 @@ async function projectsIn(env: Env, scope: string[] | null): Promise<string[]> {
   return scope ?? (await env.DB.prepare("SELECT id FROM projects").all<{ id: string }>()).results.map((r) => r.id);
 }
 
-/** Closes a person's dashboards in these projects (null: every project), after their access changed. */
+/** Closes a person's dashboards and terminals in these projects (null: every project), after their access changed. */
 export async function disconnectUser(env: Env, userId: string, projectIds: string[] | null) {
   const ids = await projectsIn(env, projectIds);
-  await Promise.all(ids.map((id) => roomStub(env, id).disconnectUser(userId)));
+  const servers = await serversWithSessionsIn(env, projectIds);
+  await Promise.all([...ids.map((id) => roomStub(env, id).disconnectUser(userId)), ...servers.map((id) => linkStub(env, id).disconnectUser(userId, projectIds))]);
+}
+
+/** Servers that have (or had) sessions in these projects (null: any): their links may hold terminals on them. */
+export async function serversWithSessionsIn(env: Env, projectIds: string[] | null): Promise<string[]> {
+  const { results } = await env.DB.prepare(
+    "SELECT DISTINCT server_id FROM sessions WHERE ?1 IS NULL OR project_id IN (SELECT value FROM json_each(?1))",
+  )
+    .bind(projectIds === null ? null : JSON.stringify(projectIds))
+    .all<{ server_id: string }>();
+  return results.map((r) => r.server_id);
 }
 
 /**

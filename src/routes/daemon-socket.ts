@@ -10,7 +10,7 @@ import { serverForApiKey } from "../auth/middleware";
 import type { HubContext, HubEnv } from "../http/context";
 import { requireUpgrade } from "../http/upgrade";
 import { linkStub } from "../server-link/client";
-import { DAEMON_AUTH_GRACE_MS, DAEMON_CLOSE, frameBytes, MAX_DAEMON_FRAME_BYTES, parseDaemonFrame } from "../server-link/daemon-frames";
+import { DAEMON_AUTH_GRACE_MS, DAEMON_CLOSE, frameBytes, MAX_DAEMON_FRAME_BYTES, oversizedFrame, parseDaemonFrame } from "../server-link/daemon-frames";
 
 export const daemonSocketRoutes = new Hono<HubEnv>();
 
@@ -68,8 +68,16 @@ daemonSocketRoutes.get("/", (c) => {
   const grace = setTimeout(() => link || refuse(daemon, `No API key within ${DAEMON_AUTH_GRACE_MS / 1000} s`), DAEMON_AUTH_GRACE_MS);
 
   daemon.addEventListener("message", (e) => {
-    // Held to the daemon's own bound here too: the runtime refuses larger frames between the Worker and the link.
-    if (frameBytes(e.data) > MAX_DAEMON_FRAME_BYTES) return closeQuietly(daemon, DAEMON_CLOSE.tooBig, `frames are at most ${MAX_DAEMON_FRAME_BYTES} bytes`);
+    // The runtime refuses larger frames between the Worker and the link: the daemon is told, and stays connected.
+    if (frameBytes(e.data) > MAX_DAEMON_FRAME_BYTES) {
+      const tooBig = oversizedFrame(e.data);
+      daemon.send(JSON.stringify({ type: "error", code: "FRAME_TOO_LARGE", detail: `frames are at most ${MAX_DAEMON_FRAME_BYTES} bytes; ${tooBig.type ?? "the frame"} was dropped` }));
+      if (link && tooBig.type === "scrollback_captured" && tooBig.sessionId) {
+        // The viewers who asked for it learn why nothing came.
+        link.send(JSON.stringify({ type: "scrollback_captured", session_id: tooBig.sessionId, lines: [], error: `the capture was larger than ${MAX_DAEMON_FRAME_BYTES} bytes` }));
+      }
+      return;
+    }
     if (link) return link.send(e.data);
     if (held) return void held.push(e.data);
     held = [];

@@ -7,8 +7,8 @@
 import { and, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
-import { projectFor, scopesOverlap } from "../auth/access";
-import { currentUser, person } from "../auth/middleware";
+import { projectFor, scopesOverlap, visibleProjectIds } from "../auth/access";
+import { person } from "../auth/middleware";
 import type { SessionRow } from "../db/client";
 import { servers, SESSION_ROLES, sessions } from "../db/schema";
 import { listSessions } from "../db/session-queries";
@@ -16,7 +16,8 @@ import { isFinalSession } from "../domain/session-lifecycle";
 import { readJson, readQuery } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
 import { label, text, uuid } from "../http/fields";
-import { conflict, notFound } from "../http/problem";
+import { conflict, forbidden, notFound } from "../http/problem";
+import { logError } from "../log";
 import { personOfUpgrade } from "../http/upgrade";
 import { runInRoom } from "../room/client";
 import { linkStub } from "../server-link/client";
@@ -36,6 +37,18 @@ const startBody = z.object({
   rows: z.int("must be an integer").min(5).max(200).default(40),
 });
 
+/**
+ * Whether the caller may run commands on a server: a session's agent runs
+ * with the server's API key, so typing into it reaches every project the
+ * server serves. Admins may; others only on a server whose projects they
+ * all belong to.
+ */
+async function mayOperate(c: HubContext, serverScope: string[] | null): Promise<boolean> {
+  const mine = await visibleProjectIds(c);
+  if (mine === null) return true;
+  return serverScope !== null && serverScope.every((id) => mine.includes(id));
+}
+
 /** A name that says what runs there, unique enough not to collide with the server's other open sessions. */
 const generatedName = (agentType: string | null | undefined) => `${(agentType ?? "agent").replace(/[^\w.-]/g, "-")}-${crypto.randomUUID().slice(0, 6)}`;
 
@@ -44,6 +57,9 @@ projectSessionRoutes.post("/:id/sessions", person("member"), async (c) => {
   const body = await readJson(c, startBody);
   const server = await c.var.db.query.servers.findFirst({ where: eq(servers.id, body.server_id) });
   if (!server || server.revokedAt || !scopesOverlap(server.projectIds ?? null, [project.id])) throw notFound("Server serving this project");
+  if (!(await mayOperate(c, server.projectIds ?? null))) {
+    throw forbidden(`A session on "${server.name}" runs with the server's API key, which serves projects you are not a member of: an admin can start it`, "NOT_ALLOWED");
+  }
   const link = linkStub(c.env, server.id);
   const offline = () => conflict(`The daemon of server "${server.name}" is not connected: start it (orchestratia-agent) and try again`, "DAEMON_OFFLINE");
   if (!(await link.connected())) throw offline();
@@ -61,7 +77,8 @@ projectSessionRoutes.post("/:id/sessions", person("member"), async (c) => {
     },
   });
   const session = data!.session as SessionRow;
-  const started = await link.startSession({
+  const started = await link
+    .startSession({
     sessionId: session.id,
     projectId: project.id,
     serverName: server.name,
@@ -70,9 +87,13 @@ projectSessionRoutes.post("/:id/sessions", person("member"), async (c) => {
     role: session.role,
     cols: body.cols,
     rows: body.rows,
-  });
+  })
+    .catch((e) => {
+      logError("starting a session failed", { project_id: project.id, session_id: session.id }, e);
+      return false;
+    });
   if (!started) {
-    // The daemon left between the check and the start: the session is over before it began, and says why.
+    // The daemon left between the check and the start (or the link failed): the session is over before it began, and says why.
     await runInRoom(c, project.id, { op: "session_status", sessionId: session.id, serverName: server.name, change: { status: "error", error: "The daemon disconnected before the session could start" } });
     throw offline();
   }
@@ -108,8 +129,9 @@ projectSessionRoutes.delete("/:id/sessions/:sid", person("member"), async (c) =>
   const { mode } = readQuery(c, z.object({ mode: z.enum(["close", "kill"]).default("close") }));
   const { session, serverName } = await sessionIn(c, project.id, c.req.param("sid"));
   if (isFinalSession(session.status)) return c.json(sessionView(session, serverName));
-  const { data } = await runInRoom(c, project.id, { op: "session_status", sessionId: session.id, serverName, change: { status: "closed" } });
+  // The daemon is told first (now, or held until it is back): a session marked closed is one that will stop.
   await linkStub(c.env, session.serverId).endSession(session.id, mode);
+  const { data } = await runInRoom(c, project.id, { op: "session_status", sessionId: session.id, serverName, change: { status: "closed" } });
   return c.json(sessionView(data!.session as SessionRow, serverName));
 });
 
@@ -118,12 +140,14 @@ projectSessionRoutes.get("/:id/sessions/:sid/terminal", async (c) => {
   const { user, expiresAt, subprotocolHeaders } = await personOfUpgrade(c);
   const project = await projectFor(c, c.req.param("id"));
   const { session } = await sessionIn(c, project.id, c.req.param("sid"));
+  const server = await c.var.db.query.servers.findFirst({ columns: { projectIds: true }, where: eq(servers.id, session.serverId) });
+  const writer = user.role !== "viewer" && (await mayOperate(c, server?.projectIds ?? null));
   return linkStub(c.env, session.serverId).fetch("https://link/terminal", {
     headers: {
       Upgrade: "websocket",
       "X-Session-Id": session.id,
       "X-User-Id": user.id,
-      "X-Writer": String(currentUser(c).role !== "viewer"),
+      "X-Writer": String(writer),
       "X-Token-Expires": String(expiresAt),
       ...subprotocolHeaders,
     },

@@ -10,7 +10,8 @@ import { events, projectMembers, projects, users } from "../db/schema";
 import { slugify } from "../domain/slug";
 import { readJson, readQuery } from "../http/body";
 import { eventView } from "../views/events";
-import { disconnectUser, roomStub } from "../room/client";
+import { disconnectUser, roomStub, serversWithSessionsIn } from "../room/client";
+import { linkStub } from "../server-link/client";
 import { deleteProjectBlobs } from "../blobs";
 import type { HubEnv } from "../http/context";
 import { label, seqQuery, text, uuid } from "../http/fields";
@@ -100,8 +101,11 @@ projectRoutes.put("/:id", person("member"), async (c) => {
 
 projectRoutes.delete("/:id", person("admin"), async (c) => {
   const project = await projectFor(c, c.req.param("id"), "write");
+  // Read before the sessions go with the project: their servers' links hold its terminals.
+  const links = await serversWithSessionsIn(c.env, [project.id]);
   await c.var.db.delete(projects).where(eq(projects.id, project.id));
   c.executionCtx.waitUntil(roomStub(c.env, project.id).closeAll("the project was deleted"));
+  for (const serverId of links) c.executionCtx.waitUntil(linkStub(c.env, serverId).closeProject(project.id));
   c.executionCtx.waitUntil(deleteProjectBlobs(c.env.BLOBS, project.id));
   return c.json({ deleted: true, id: project.id });
 });

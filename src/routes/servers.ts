@@ -16,7 +16,8 @@ import { capabilitiesSchema, type Capabilities } from "../protocol/orchestratia-
 import { maxConcurrentTasks } from "../domain/matching";
 import { activeTasksOf } from "../db/server-candidates";
 import { isOnline } from "../domain/presence";
-import { announceOnline, offerWaitingTasks, shutdownServer } from "../room/client";
+import { announceOnline, offerWaitingTasks, runInRoom, shutdownServer } from "../room/client";
+import { linkStub } from "../server-link/client";
 import { serverView } from "../views/agents";
 
 export const serverRoutes = new Hono<HubEnv>();
@@ -102,12 +103,15 @@ serverRoutes.delete("/:id", person("admin"), async (c) => {
   const id = c.req.param("id");
   const now = nowIso();
   const before = await c.var.db.query.servers.findFirst({ where: eq(servers.id, id) });
-  const [updated] = await c.var.db.batch([
-    c.var.db.update(servers).set({ apiKeyHash: null, revokedAt: now, updatedAt: now }).where(eq(servers.id, id)).returning(),
-    c.var.db.update(sessions).set({ status: "closed", closedAt: now, updatedAt: now }).where(and(eq(sessions.serverId, id), inArray(sessions.status, OPEN_SESSION_STATUSES))),
-  ]);
-  if (!updated[0]) throw notFound("Server");
-  const old = { id, projectIds: updated[0].projectIds ?? null, keyHash: before?.apiKeyHash ?? null };
+  const [updated] = await c.var.db.update(servers).set({ apiKeyHash: null, revokedAt: now, updatedAt: now }).where(eq(servers.id, id)).returning();
+  if (!updated) throw notFound("Server");
+  const old = { id, projectIds: updated.projectIds ?? null, keyHash: before?.apiKeyHash ?? null };
   c.executionCtx.waitUntil(shutdownServer(c.env, old, "the server's API key was revoked"));
-  return c.json(serverView(updated[0], Date.now(), true));
+  // Its sessions end through their projects' rooms (each with its event); the agents are stopped if the machine comes back.
+  const open = await c.var.db.select({ id: sessions.id, projectId: sessions.projectId }).from(sessions).where(and(eq(sessions.serverId, id), inArray(sessions.status, OPEN_SESSION_STATUSES)));
+  for (const s of open) {
+    await linkStub(c.env, id).endSession(s.id, "kill");
+    await runInRoom(c, s.projectId, { op: "session_status", sessionId: s.id, serverName: updated.name, change: { status: "closed" } });
+  }
+  return c.json(serverView(updated, Date.now(), true));
 });

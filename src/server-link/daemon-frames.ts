@@ -12,9 +12,13 @@ export const DAEMON_CLOSE = {
   unauthorized: 4003,
   revoked: 4004,
   replaced: 4009,
-  /** A frame over the size bound (the protocol's own 1009 may only be sent by the runtime). */
-  tooBig: 4013,
 } as const;
+
+/** What an oversized frame is, read from its start (`json.dumps` puts the keys in the order the daemon wrote them). */
+export function oversizedFrame(message: string | ArrayBuffer): { type: string | null; sessionId: string | null } {
+  const head = (typeof message === "string" ? message : new TextDecoder().decode(message)).slice(0, 512);
+  return { type: head.match(/"type":\s*"([a-z_]+)"/)?.[1] ?? null, sessionId: head.match(/"session_id":\s*"([0-9a-f-]{36})"/)?.[1] ?? null };
+}
 
 export const frameBytes = (message: string | ArrayBuffer) => (typeof message === "string" ? new TextEncoder().encode(message).byteLength : message.byteLength);
 

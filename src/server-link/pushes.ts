@@ -12,6 +12,20 @@ import type { CommittedEvent } from "../room/statements";
 
 export type DaemonPush = Record<string, unknown> & { type: string };
 
+/** The session a push is for. */
+export const sessionOfPush = (p: DaemonPush) => (typeof p.session_id === "string" ? p.session_id : typeof p.target_session_id === "string" ? p.target_session_id : null);
+
+/**
+ * Text carried to the daemon is cut to this many characters: the daemon
+ * reads frames of at most 1 MiB (and `json.dumps` may escape each character
+ * to six bytes).
+ */
+const MAX_PUSHED_TEXT = 64 * 1024;
+const cut = (value: unknown) => {
+  const s = typeof value === "string" ? value : "";
+  return s.length > MAX_PUSHED_TEXT ? `${s.slice(0, MAX_PUSHED_TEXT)}…` : s;
+};
+
 /** A session and its server. */
 export interface SessionRef {
   serverId: string;
@@ -48,13 +62,13 @@ function toTarget(e: CommittedEvent, target: SessionRef, task: TaskSessions): Da
     case "plan_approved":
       return { type: "plan_approved", ...base };
     case "plan_revision_requested":
-      return { type: "plan_revision", ...base, feedback: d.feedback ?? "" };
+      return { type: "plan_revision", ...base, feedback: cut(d.feedback) };
     case "intervention_responded":
-      return { type: "intervention_response", ...base, response: d.response ?? "" };
+      return { type: "intervention_response", ...base, response: cut(d.response) };
     case "note_added":
       // The agent in the session wrote it: nothing to tell it.
       if (e.actor === `agent:${target.serverName}`) return null;
-      return { type: "task_note", ...base, content: d.content ?? "", urgent: d.urgent === true, author: e.actor };
+      return { type: "task_note", ...base, content: cut(d.content), urgent: d.urgent === true, author: e.actor };
     case "task_updated":
       return { type: "task_updated", ...base };
     case "task_cancelled":
@@ -69,7 +83,7 @@ function statusUpdate(e: CommittedEvent, to: SessionRef, title: string): DaemonP
   const status = e.type.replace("task_", "");
   const d = e.data;
   const summary = typeof d.summary === "string" ? d.summary : typeof d.error === "string" ? d.error : typeof d.reason === "string" ? d.reason : "";
-  return { type: "task_status_update", session_id: to.sessionId, task_id: e.task_id, title, status, status_label: status, summary };
+  return { type: "task_status_update", session_id: to.sessionId, task_id: e.task_id, title, status, status_label: status, summary: cut(summary) };
 }
 
 /** The push an event makes to the session that created the task, if any. */
@@ -77,7 +91,7 @@ function toSource(e: CommittedEvent, source: SessionRef, task: TaskSessions): Da
   // A session that finished or dropped its own task knows.
   if (sameSession(source, task.target) && e.actor === `agent:${source.serverName}`) return null;
   if (e.type === "task_cancelled" && !e.actor.startsWith("agent:")) {
-    return { type: "task_rejected", session_id: source.sessionId, task_id: e.task_id, title: task.title, reason: typeof e.data.reason === "string" && e.data.reason ? e.data.reason : "No reason given" };
+    return { type: "task_rejected", session_id: source.sessionId, task_id: e.task_id, title: task.title, reason: typeof e.data.reason === "string" && e.data.reason ? cut(e.data.reason) : "No reason given" };
   }
   return statusUpdate(e, source, task.title);
 }
@@ -112,7 +126,7 @@ export function daemonPushes(
       for (const name of mentionsIn(d.content)) {
         for (const s of mentioned.get(name) ?? []) {
           if (sameSession(s, task?.target ?? null)) continue;
-          add(s.serverId, { type: "note_for_session", target_session_id: s.sessionId, task_id: e.task_id, content: d.content, author: e.actor, mentioned_via: "mention" });
+          add(s.serverId, { type: "note_for_session", target_session_id: s.sessionId, task_id: e.task_id, content: cut(d.content), author: e.actor, mentioned_via: "mention" });
         }
       }
     }

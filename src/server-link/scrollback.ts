@@ -94,6 +94,19 @@ export class Scrollback {
     return out;
   }
 
+  /** Lets go of a session's ring in memory (an ended session's); its stored copy stays until `drop`. */
+  forget(sessionId: string) {
+    this.flush();
+    this.rings.delete(sessionId);
+  }
+
+  /** Deletes a session's stored scrollback. */
+  async drop(sessionId: string) {
+    this.rings.delete(sessionId);
+    const keys = [...(await this.storage.list({ prefix: prefix(sessionId) })).keys()];
+    for (let i = 0; i < keys.length; i += 128) await this.storage.delete(keys.slice(i, i + 128));
+  }
+
   private flushSoon() {
     this.flushTimer ??= setTimeout(() => {
       this.flushTimer = null;

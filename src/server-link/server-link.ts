@@ -11,9 +11,10 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { logDebug, logError } from "../log";
+import { isFinalSession } from "../domain/session-lifecycle";
 import type { RoomActor, RoomCommand, RoomResult, SessionChange } from "../room/commands";
-import { DAEMON_CLOSE, frameBytes, MAX_DAEMON_FRAME_BYTES, parseDaemonFrame, sessionIdOf, sessionReportOf, tmuxPrefixOf } from "./daemon-frames";
-import type { DaemonPush } from "./pushes";
+import { DAEMON_CLOSE, parseDaemonFrame, sessionIdOf, sessionReportOf, tmuxPrefixOf } from "./daemon-frames";
+import { sessionOfPush, type DaemonPush } from "./pushes";
 import { Scrollback } from "./scrollback";
 import { Terminals, VIEWER_TAG, viewerTag } from "./terminals";
 
@@ -26,6 +27,13 @@ const heldKey = (n: number) => `${HELD}${String(n).padStart(12, "0")}`;
 /** How long the daemon has to answer a session_start before the session is marked failed. */
 export const SESSION_START_TIMEOUT_MS = 60_000;
 const STARTING = "start:";
+/** How long after a daemon connects the pushes held for sessions it has not reported go out anyway. */
+const HELD_FALLBACK_MS = 30_000;
+/** How long an ended session's scrollback stays for viewers. */
+const SCROLLBACK_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+const ENDED = "ended:";
+/** Sessions remembered at most (ids a daemon names that are not this server's are remembered too). */
+const MAX_KNOWN = 10_000;
 
 interface DaemonAttachment {
   kind: "daemon";
@@ -70,7 +78,7 @@ export class ServerLink extends DurableObject<LinkEnv> {
   private readonly terminals = new Terminals({
     viewers: (sessionId) => this.ctx.getWebSockets(viewerTag(sessionId)),
     scrollback: this.scrollback,
-    statusOf: (sessionId) => this.known.get(sessionId)?.status,
+    statusOf: async (sessionId) => (this.known.get(sessionId) ?? (await this.lookup(sessionId)))?.status,
     toDaemon: (frame) => this.toDaemon(frame),
   });
 
@@ -92,7 +100,9 @@ export class ServerLink extends DurableObject<LinkEnv> {
     this.ctx.acceptWebSocket(server, [DAEMON_TAG]);
     server.serializeAttachment({ kind: "daemon", serverId, keyHash, connectedAt: Date.now() } satisfies DaemonAttachment);
     server.send(JSON.stringify({ type: "auth_ok", server_id: serverId }));
-    await this.sendHeld(server);
+    // What the daemon missed goes to each session once the daemon has reported it back (before that, a daemon that
+    // restarted would not know the session yet); whatever is left after a while goes anyway.
+    await this.scheduleAlarm(Date.now() + HELD_FALLBACK_MS);
     return new Response(null, { status: 101, webSocket: client });
   }
 
@@ -102,18 +112,18 @@ export class ServerLink extends DurableObject<LinkEnv> {
     const expiresAt = Number(request.headers.get("X-Token-Expires")) * 1000;
     const session = await this.lookup(sessionId);
     if (!session || !userId || !Number.isFinite(expiresAt)) return new Response("Session not found", { status: 404 });
+    await this.scrollback.load(session.id);
     const protocol = request.headers.get("X-Subprotocol");
     const { 0: client, 1: server } = new WebSocketPair();
     this.ctx.acceptWebSocket(server, [VIEWER_TAG, viewerTag(sessionId)]);
     // The scrollback is loaded (lookup), so the replay and the live output after it follow each other with nothing between.
-    this.terminals.joined(server, { kind: "viewer", sessionId, userId, writer: request.headers.get("X-Writer") === "true", expiresAt });
+    this.terminals.joined(server, { kind: "viewer", sessionId, projectId: session.projectId, userId, writer: request.headers.get("X-Writer") === "true", expiresAt }, session.status);
     await this.scheduleAlarm(expiresAt);
     return new Response(null, { status: 101, webSocket: client, ...(protocol ? { headers: { "Sec-WebSocket-Protocol": protocol } } : {}) });
   }
 
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer) {
     if (!isDaemon(ws)) return this.terminals.onMessage(ws, message);
-    if (frameBytes(message) > MAX_DAEMON_FRAME_BYTES) return ws.close(DAEMON_CLOSE.tooBig, `frames are at most ${MAX_DAEMON_FRAME_BYTES} bytes`);
     const frame = parseDaemonFrame(message);
     if (!frame.ok) return this.daemonError(ws, "INVALID_MESSAGE", frame.detail);
     try {
@@ -168,6 +178,8 @@ export class ServerLink extends DurableObject<LinkEnv> {
       return this.daemonError(ws, "INVALID_MESSAGE", "session_output.data: base64");
     }
     if (bytes.byteLength === 0) return;
+    // An ended session's ring was let go; late output still belongs in it.
+    if (!this.scrollback.isLoaded(session.id)) await this.scrollback.load(session.id);
     this.scrollback.append(session.id, bytes);
     this.terminals.output(session.id, data, bytes.byteLength);
   }
@@ -197,6 +209,7 @@ export class ServerLink extends DurableObject<LinkEnv> {
           .first<{ id: string; project_id: string; status: string }>();
         const session = row ? { id: row.id, projectId: row.project_id, status: row.status } : null;
         if (session) await this.scrollback.load(session.id);
+        if (this.known.size >= MAX_KNOWN) this.known.clear();
         this.known.set(sessionId, session);
         return session;
       })().finally(() => this.lookups.delete(sessionId));
@@ -213,13 +226,18 @@ export class ServerLink extends DurableObject<LinkEnv> {
   private async recovered(ws: WebSocket, frame: Record<string, unknown>) {
     const tmuxName = typeof frame.tmux_name === "string" ? frame.tmux_name : "";
     const row = await this.env.DB.prepare(
-      `SELECT id FROM sessions WHERE server_id = ?1 AND status IN ('starting', 'running') AND (tmux_name = ?2 OR substr(id, 1, 12) = ?3)
+      `SELECT id FROM sessions WHERE server_id = ?1 AND (tmux_name = ?2 OR substr(id, 1, 12) = ?3)
        ORDER BY created_at DESC LIMIT 1`,
     )
       .bind(await this.serverId(), tmuxName, tmuxPrefixOf(tmuxName) ?? "")
       .first<{ id: string }>();
     const session = row && (await this.lookup(row.id));
     if (!session) return logDebug("recovered session not known", { server_id: this.ctx.id.name, tmux_name: tmuxName });
+    if (isFinalSession(session.status)) {
+      // Ended while the daemon was away: its agent is stopped (the daemon still knows it by its tmux name).
+      ws.send(JSON.stringify({ type: "session_kill", session_id: tmuxName }));
+      return;
+    }
     ws.send(JSON.stringify({ type: "session_recovered_ack", tmux_name: tmuxName, session_id: session.id }));
     await this.report(session, { ...sessionReportOf("session_started", frame)!, tmuxName });
   }
@@ -227,6 +245,7 @@ export class ServerLink extends DurableObject<LinkEnv> {
   /** Records what became of a session (in its project's room, with its event) and tells its viewers. */
   private async report(session: KnownSession, change: SessionChange) {
     await this.ctx.storage.delete(`${STARTING}${session.id}`);
+    if (change.status === "running") await this.sendHeld((p) => sessionOfPush(p) === session.id);
     const serverId = await this.serverId();
     const serverName = (await this.ctx.storage.get<string>("server-name")) ?? "";
     const actor: RoomActor = { kind: "agent", serverId, serverName, label: `agent:${serverName}` };
@@ -234,6 +253,8 @@ export class ServerLink extends DurableObject<LinkEnv> {
     const result = (await room.execute(actor, { op: "session_status", sessionId: session.id, serverName, change }, {})) as RoomResult;
     if (!result.ok) return logDebug("session report refused", { server_id: serverId, session_id: session.id, detail: result.problem.detail });
     const now = result.data?.session as { status: string; exitCode: number | null; error: string | null } | undefined;
+    // The hub ended it (closed, or it never started in time), yet its agent runs: it is stopped, as nobody could reach it.
+    if (now && isFinalSession(now.status) && change.status === "running") this.toDaemon({ type: "session_kill", session_id: session.id });
     if (!now || result.unchanged) return;
     this.statusChanged(session.id, now.status, { exit_code: now.exitCode, error: now.error });
   }
@@ -241,6 +262,11 @@ export class ServerLink extends DurableObject<LinkEnv> {
   private statusChanged(sessionId: string, status: string, details: { exit_code?: number | null; error?: string | null } = {}) {
     const known = this.known.get(sessionId);
     if (known) known.status = status;
+    if (isFinalSession(status)) {
+      // Its scrollback stays for late viewers a while; the alarm forgets it then.
+      this.scrollback.forget(sessionId);
+      void this.ctx.storage.put(`${ENDED}${sessionId}`, Date.now() + SCROLLBACK_RETENTION_MS).then(() => this.scheduleAlarm(Date.now() + SCROLLBACK_RETENTION_MS));
+    }
     this.terminals.relay(sessionId, { type: "status", status, ...Object.fromEntries(Object.entries(details).filter(([, v]) => v !== null && v !== undefined)) });
   }
 
@@ -265,22 +291,43 @@ export class ServerLink extends DurableObject<LinkEnv> {
     }
   }
 
-  /** Sessions the daemon never answered fail; viewers whose token expired are closed. */
+  /**
+   * Sessions the daemon never answered fail; viewers whose token expired are
+   * closed; pushes held for sessions the daemon did not report go out; ended
+   * sessions' scrollback is forgotten after its retention.
+   */
   override async alarm() {
     const now = Date.now();
     let next: number | null = null;
+    const later = (at: number) => (next = next === null ? at : Math.min(next, at));
     for (const [key, deadline] of await this.ctx.storage.list<number>({ prefix: STARTING })) {
       if (deadline > now) {
-        next = next === null ? deadline : Math.min(next, deadline);
+        later(deadline);
         continue;
       }
       const session = await this.lookup(key.slice(STARTING.length));
       if (session) await this.report(session, { status: "error", error: `The daemon did not start the session within ${SESSION_START_TIMEOUT_MS / 1000} s` });
       else await this.ctx.storage.delete(key);
     }
+    for (const [key, until] of await this.ctx.storage.list<number>({ prefix: ENDED })) {
+      if (until > now) {
+        later(until);
+        continue;
+      }
+      const sessionId = key.slice(ENDED.length);
+      await this.scrollback.drop(sessionId);
+      await this.ctx.storage.delete(key);
+    }
+    const daemon = this.ctx.getWebSockets(DAEMON_TAG)[0];
+    if (daemon) {
+      const since = (daemon.deserializeAttachment() as DaemonAttachment).connectedAt;
+      if (now - since >= HELD_FALLBACK_MS) await this.sendHeld(() => true);
+      else later(since + HELD_FALLBACK_MS);
+    }
     const viewers = this.terminals.closeExpired(this.ctx.getWebSockets(VIEWER_TAG), now);
-    const at = [next, viewers].filter((t): t is number => t !== null);
-    if (at.length > 0) await this.ctx.storage.setAlarm(Math.min(...at));
+    if (viewers !== null) later(viewers);
+    // Work done above may have set an earlier alarm meanwhile: keep whichever comes first.
+    if (next !== null) await this.scheduleAlarm(next);
   }
 
   private async scheduleAlarm(at: number) {
@@ -362,12 +409,25 @@ export class ServerLink extends DurableObject<LinkEnv> {
     }
   }
 
-  /** What the daemon missed while away, in order, then forgotten: it is sent once. */
-  private async sendHeld(daemon: WebSocket) {
+  /** What the daemon missed while away (of the sessions chosen), in order, then forgotten: it is sent once. */
+  private async sendHeld(which: (push: DaemonPush) => boolean) {
+    const daemon = this.daemon();
+    if (!daemon) return;
     const held = await this.ctx.storage.list<DaemonPush>({ prefix: HELD });
-    if (held.size === 0) return;
-    for (const p of held.values()) daemon.send(JSON.stringify(p));
-    await this.ctx.storage.delete([...held.keys()]);
+    const sent = [...held].filter(([, p]) => which(p));
+    if (sent.length === 0) return;
+    for (const [, p] of sent) daemon.send(JSON.stringify(p));
+    await this.ctx.storage.delete(sent.map(([key]) => key));
+  }
+
+  /** Closes a person's terminals in these projects (null: all), after their access changed. */
+  async disconnectUser(userId: string, projectIds: string[] | null) {
+    this.terminals.disconnect(this.ctx.getWebSockets(VIEWER_TAG), userId, projectIds, "your access to this project changed");
+  }
+
+  /** A project was deleted: its terminals close. */
+  async closeProject(projectId: string) {
+    this.terminals.disconnect(this.ctx.getWebSockets(VIEWER_TAG), null, [projectId], "the project was deleted");
   }
 
   /** Whether the server's daemon is connected here now. */

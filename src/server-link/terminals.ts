@@ -15,23 +15,27 @@ export const viewerTag = (sessionId: string) => `viewer:${sessionId}`;
 export interface ViewerAttachment {
   kind: "viewer";
   sessionId: string;
+  projectId: string;
   userId: string;
   /** People with write access type and resize; the others watch. */
   writer: boolean;
   /** When the viewer's access token expires: the socket closes then. */
   expiresAt: number;
+  /** Paused for not keeping up (kept here so a pause outlasts the link's eviction). */
+  paused?: boolean;
 }
 
 /** What the terminals need of their link. */
 export interface TerminalPort {
   viewers(sessionId: string): WebSocket[];
   scrollback: Scrollback;
-  /** The session's status as the link knows it. */
-  statusOf(sessionId: string): string | undefined;
+  /** The session's status (read again after the link was evicted). */
+  statusOf(sessionId: string): Promise<string | undefined>;
   /** Sends a frame to the server's daemon; false when it is not connected. */
   toDaemon(frame: DaemonPush): boolean;
 }
 
+const CAPTURE_INTERVAL_MS = 5000;
 /** Replayed scrollback goes out in frames of at most this many bytes (before base64). */
 const REPLAY_FRAME_BYTES = 48 * 1024;
 
@@ -48,14 +52,16 @@ function sendJson(ws: WebSocket, frame: Record<string, unknown>) {
 export class Terminals {
   private readonly flows = new Map<WebSocket, ViewerFlow>();
   private readonly attachments = new Map<WebSocket, ViewerAttachment>();
+  /** When each session's scrollback was last captured. */
+  private readonly captures = new Map<string, number>();
 
   constructor(private readonly port: TerminalPort) {}
 
   /** A viewer just accepted, its session's scrollback loaded: it is told who it is, then sees the scrollback, then live output. */
-  joined(ws: WebSocket, attachment: ViewerAttachment) {
+  joined(ws: WebSocket, attachment: ViewerAttachment, status: string) {
     ws.serializeAttachment(attachment);
     this.attachments.set(ws, attachment);
-    sendJson(ws, { type: "ready", writer: attachment.writer, status: this.port.statusOf(attachment.sessionId) ?? "closed" });
+    sendJson(ws, { type: "ready", writer: attachment.writer, status });
     this.replay(ws, this.flowOf(ws), attachment.sessionId);
   }
 
@@ -76,6 +82,7 @@ export class Terminals {
           }
           break;
         case "pause":
+          this.remember(ws, { paused: true });
           sendJson(ws, { type: "lagging", detail: `output paused: more than ${VIEWER_WINDOW_BYTES} bytes unacknowledged; acknowledge what you have read to resume` });
           break;
         case "drop":
@@ -96,7 +103,7 @@ export class Terminals {
     }
   }
 
-  onMessage(ws: WebSocket, message: string | ArrayBuffer) {
+  async onMessage(ws: WebSocket, message: string | ArrayBuffer) {
     const attachment = this.attachmentOf(ws);
     if (this.closedAtExpiry(ws, Date.now())) return;
     const size = typeof message === "string" ? message.length : message.byteLength;
@@ -110,17 +117,24 @@ export class Terminals {
         const flow = this.flowOf(ws);
         if (flow.ack(frame.bytes)) {
           sendJson(ws, { type: "resync", dropped: flow.resume() });
+          this.remember(ws, { paused: false });
           this.replay(ws, flow, session_id);
         }
         return;
       }
       case "capture":
-        if (!this.port.toDaemon({ type: "capture_scrollback", session_id })) sendJson(ws, { type: "error", code: "DAEMON_OFFLINE", message: "the server's daemon is not connected" });
-        return;
       case "input":
       case "resize": {
         if (!attachment.writer) return sendJson(ws, { type: "error", code: "FORBIDDEN", message: "viewers can only watch this terminal" });
-        const status = this.port.statusOf(session_id);
+        if (frame.type === "capture") {
+          // A capture makes the daemon read the whole tmux history: one at a time per session.
+          const last = this.captures.get(session_id) ?? 0;
+          if (Date.now() - last < CAPTURE_INTERVAL_MS) return sendJson(ws, { type: "error", code: "RATE_LIMITED", message: `one capture every ${CAPTURE_INTERVAL_MS / 1000} s` });
+          this.captures.set(session_id, Date.now());
+          if (!this.port.toDaemon({ type: "capture_scrollback", session_id })) sendJson(ws, { type: "error", code: "DAEMON_OFFLINE", message: "the server's daemon is not connected" });
+          return;
+        }
+        const status = await this.port.statusOf(session_id);
         if (status !== "running" && status !== "starting") return sendJson(ws, { type: "error", code: "SESSION_CLOSED", message: `the session is ${status ?? "closed"}` });
         const push = frame.type === "input" ? { type: "session_input", session_id, data: frame.data } : { type: "session_resize", session_id, cols: frame.cols, rows: frame.rows };
         if (!this.port.toDaemon(push)) sendJson(ws, { type: "error", code: "DAEMON_OFFLINE", message: "the server's daemon is not connected" });
@@ -132,6 +146,21 @@ export class Terminals {
   closed(ws: WebSocket) {
     this.flows.delete(ws);
     this.attachments.delete(ws);
+  }
+
+  /** Closes the viewers a person (or anyone, for null) has of these projects (null: all), after their access changed. */
+  disconnect(sockets: WebSocket[], userId: string | null, projectIds: readonly string[] | null, reason: string) {
+    for (const ws of sockets) {
+      const a = this.attachmentOf(ws);
+      if ((userId === null || a.userId === userId) && (projectIds === null || projectIds.includes(a.projectId))) {
+        try {
+          ws.close(TERMINAL_CLOSE.gone, reason);
+        } catch {
+          // Already closed.
+        }
+        this.closed(ws);
+      }
+    }
   }
 
   /** Closes viewers whose token has expired; returns the next expiry among the others. */
@@ -170,11 +199,20 @@ export class Terminals {
     return true;
   }
 
-  /** Flows live in memory; after the link was evicted a viewer starts again with nothing unacknowledged. */
+  /** Flows live in memory; after the link was evicted a viewer starts again with nothing unacknowledged (still paused if it was). */
   private flowOf(ws: WebSocket) {
     let flow = this.flows.get(ws);
-    if (!flow) this.flows.set(ws, (flow = new ViewerFlow()));
+    if (!flow) {
+      this.flows.set(ws, (flow = new ViewerFlow()));
+      flow.paused = this.attachmentOf(ws).paused === true;
+    }
     return flow;
+  }
+
+  private remember(ws: WebSocket, change: Partial<ViewerAttachment>) {
+    const attachment = { ...this.attachmentOf(ws), ...change };
+    this.attachments.set(ws, attachment);
+    ws.serializeAttachment(attachment);
   }
 
   private attachmentOf(ws: WebSocket): ViewerAttachment {
