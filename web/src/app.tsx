@@ -11,6 +11,7 @@ import { Inbox } from "./views/inbox";
 import { lazy } from "./views/lazy";
 import { Members } from "./views/members";
 import { Projects } from "./views/projects";
+import { SessionPage } from "./views/session";
 import { Sessions } from "./views/sessions";
 import { SignIn } from "./views/sign-in";
 import { TaskPage } from "./views/task";
@@ -66,6 +67,7 @@ export function App() {
         {route.page === "task" && <TaskPage projectId={route.projectId} taskId={route.taskId} />}
         {route.page === "activity" && <Activity projectId={route.projectId} />}
         {route.page === "sessions" && <Sessions projectId={route.projectId} />}
+        {route.page === "session" && <SessionPage projectId={route.projectId} sessionId={route.sessionId} />}
         {route.page === "members" && <Members projectId={route.projectId} />}
         {route.page === "inbox" && <Inbox />}
         {route.page === "agents" && <Agents />}

@@ -9,6 +9,7 @@ export type Route =
   | { page: "members"; projectId: string }
   | { page: "task"; projectId: string; taskId: string }
   | { page: "sessions"; projectId: string }
+  | { page: "session"; projectId: string; sessionId: string }
   | { page: "inbox" }
   | { page: "agents" }
   | { page: "not-found" };
@@ -26,6 +27,7 @@ export function parseRoute(path: string): Route {
     if (parts[2] === "members") return { page: "members", projectId };
     if (parts[2] === "tasks" && parts[3]) return { page: "task", projectId, taskId: parts[3] };
     if (parts[2] === "sessions" && parts.length === 3) return { page: "sessions", projectId };
+    if (parts[2] === "sessions" && parts[3]) return { page: "session", projectId, sessionId: parts[3] };
   }
   return { page: "not-found" };
 }
