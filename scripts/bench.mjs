@@ -504,7 +504,7 @@ if (wanted("dashboard")) {
 }
 
 if (wanted("workerd")) {
-  console.log("\n(3b) inside workerd, without HTTP: the tree through the ProjectRoom, socket fan-out, a DataRef upload");
+  console.log("\n(3b) inside workerd, without HTTP: the tree through the ProjectRoom, socket fan-out, a DataRef upload, terminals");
   {
     const out = execFileSync(`${root}node_modules/.bin/vitest`, ["run", "--config", "vitest.bench.config.ts"], { cwd: root, encoding: "utf8", env: { ...process.env, FORCE_COLOR: "0" } });
     const benches = [...out.matchAll(/BENCH (\{.*\})/g)].map((m) => JSON.parse(m[1]));
@@ -529,6 +529,17 @@ if (wanted("workerd")) {
       report(
         `  50 MiB DataRef upload in workerd: through the hub ${fmt(upload.hubMiBps)} MiB/s with the sha256 declared, ${fmt(upload.computedMiBps)} MiB/s computing it` +
           `   | plain R2 put of the same body: ${fmt(upload.plainMiBps)} MiB/s → ${fmt((100 * upload.hubMiBps) / upload.plainMiBps, 0)} % and ${fmt((100 * upload.computedMiBps) / upload.plainMiBps, 0)} % (target ≥ 80 %)`,
+      );
+    }
+    const terminal = benches.find((b) => b.scenario === "terminal");
+    if (terminal) {
+      report(
+        `  terminal keystroke in workerd (viewer → link → daemon → echo → viewer), ${terminal.keystrokes} keys: p50 ${fmt(terminal.keyP50)} ms, p99 ${fmt(terminal.keyP99)} ms (target p99 ≤ 15 ms; workerd's clock moves in 1 ms steps)` +
+          `   | a ping's round trip on the daemon's socket: p50 ${fmt(terminal.pingP50)} ms, p99 ${fmt(terminal.pingP99)} ms`,
+      );
+      report(
+        `  terminal output in workerd, ${terminal.outputMiB} MiB to ${terminal.many.viewers} viewers, every byte checked in order: ${fmt(terminal.many.totalMiBps)} MiB/s in total (target ≥ 5 MiB/s)` +
+          `   | the same output to one viewer: ${fmt(terminal.one.totalMiBps)} MiB/s`,
       );
     }
     const ops = out.match(/OPS (\{.*\})/);

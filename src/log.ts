@@ -8,3 +8,8 @@ const described = (err: unknown) => (err instanceof Error ? { name: err.name, me
 export function logError(msg: string, fields: Record<string, unknown>, err: unknown) {
   console.error(JSON.stringify({ level: "error", msg, ...fields, error: described(err) }));
 }
+
+/** What is worth a line when looking into a problem, and nothing more (debug level). */
+export function logDebug(msg: string, fields: Record<string, unknown>) {
+  console.debug(JSON.stringify({ level: "debug", msg, ...fields }));
+}

@@ -191,7 +191,7 @@ describe("scopes, server lists and sessions", () => {
       body: { name: "worker-1", project_id: alpha.id, working_directory: "/srv/app", agent_type: "claude_code" },
     });
     expect(created.status).toBe(201);
-    expect(created.json).toMatchObject({ name: "worker-1", server_name: "only-alpha", status: "active", project_id: alpha.id });
+    expect(created.json).toMatchObject({ name: "worker-1", server_name: "only-alpha", status: "running", project_id: alpha.id });
 
     expectProblem(await call("/api/v1/server/sessions", { apiKey: scopedA.apiKey, body: { name: "worker-1", project_id: alpha.id } }), 409, "SESSION_NAME_TAKEN");
     expectProblem(await call("/api/v1/server/sessions", { apiKey: scopedA.apiKey, body: { name: "w", project_id: beta.id } }), 404, "NOT_FOUND");

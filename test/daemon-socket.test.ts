@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { call, daemonRegistration, expectProblem, registrationToken } from "./helpers";
-import { openSocket, type TestSocket } from "./sockets";
+import { connectDaemon, pythonJson } from "./fake-daemon";
+import { openSocket } from "./sockets";
 import { createWorld, type World } from "./task-world";
 import { beforeAll } from "vitest";
 
@@ -14,18 +15,6 @@ let w: World;
 beforeAll(async () => {
   w = await createWorld("Daemon channel");
 });
-
-/** Python's json.dumps of a flat object: the daemon's wire format. */
-const pythonJson = (frame: Record<string, unknown>) =>
-  `{${Object.entries(frame)
-    .map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`)
-    .join(", ")}}`;
-
-async function connectDaemon(apiKey: string): Promise<TestSocket> {
-  const socket = await openSocket("/ws/server");
-  socket.send(pythonJson({ type: "auth", api_key: apiKey }));
-  return socket;
-}
 
 describe("the daemon's handshake", () => {
   it("answers the daemon's auth frame with auth_ok, and keeps the socket", async () => {

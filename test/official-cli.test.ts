@@ -256,7 +256,7 @@ describe("orchestratia server list, session list, status", () => {
   it("session list", async () => {
     const sessions = await expectOk(wrk("GET", `/api/v1/server/sessions?project_id=${env.PROJECT_ID}`));
     const names = sessions.json.sessions.map((s: { name: string; server_name: string; status: string; id: string }) => [s.name, s.server_name, s.status]);
-    expect(names).toEqual(expect.arrayContaining([["worker", w.worker.name, "active"], ["orchestrator", w.orchestrator.name, "active"]]));
+    expect(names).toEqual(expect.arrayContaining([["worker", w.worker.name, "running"], ["orchestrator", w.orchestrator.name, "running"]]));
   });
 
   it("status (--json merges the answer into its defaults)", async () => {

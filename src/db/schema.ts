@@ -95,7 +95,11 @@ export const servers = sqliteTable("servers", {
   revokedAt: text("revoked_at"),
 });
 
-export const SESSION_STATUSES = ["active", "closed"] as const;
+/** `starting` until the daemon answers a start; `closed` and `error` are final. */
+export const SESSION_STATUSES = ["starting", "running", "closed", "error"] as const;
+export type SessionStatus = (typeof SESSION_STATUSES)[number];
+export const OPEN_SESSION_STATUSES = ["starting", "running"] as const satisfies readonly SessionStatus[];
+export const SESSION_ROLES = ["worker", "orchestrator"] as const;
 
 export const sessions = sqliteTable(
   "sessions",
@@ -106,15 +110,22 @@ export const sessions = sqliteTable(
     name: text("name").notNull(),
     workingDirectory: text("working_directory"),
     agentType: text("agent_type"),
+    role: text("role", { enum: SESSION_ROLES }).notNull().default("worker"),
     status: text("status", { enum: SESSION_STATUSES }).notNull(),
+    /** The agent's process on its server and its tmux session, as the daemon reported them. */
+    pid: integer("pid"),
+    tmuxName: text("tmux_name"),
+    exitCode: integer("exit_code"),
+    error: text("error"),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
     closedAt: text("closed_at"),
   },
   (t) => [
     index("sessions_project").on(t.projectId, t.status),
+    index("sessions_server").on(t.serverId, t.status),
     // One open session of a given name per server; closed ones are history.
-    uniqueIndex("sessions_open_name").on(t.serverId, t.name).where(sql`status = 'active'`),
+    uniqueIndex("sessions_open_name").on(t.serverId, t.name).where(sql`status IN ('starting', 'running')`),
   ],
 );
 

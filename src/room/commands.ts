@@ -35,6 +35,28 @@ export interface AssignTarget {
   sessionName: string | null;
 }
 
+/** A session to open: a person's (the daemon then starts it) or an agent's own. */
+export interface NewSession {
+  id: string;
+  serverId: string;
+  serverName: string;
+  name: string;
+  workingDirectory: string | null;
+  agentType: string | null;
+  role: "worker" | "orchestrator";
+  status: "starting" | "running";
+}
+
+/** What a session became, as its daemon or a close says. */
+export interface SessionChange {
+  status: "starting" | "running" | "closed" | "error";
+  pid?: number | null;
+  tmuxName?: string | null;
+  workingDirectory?: string | null;
+  exitCode?: number | null;
+  error?: string | null;
+}
+
 export type RoomCommand =
   | { op: "create"; task: NewTask; dependencies: DependencyInput[] }
   | { op: "update"; taskId: string; changes: TaskChanges }
@@ -66,7 +88,9 @@ export type RoomCommand =
   | { op: "auto_assign"; taskId: string }
   | { op: "sweep" }
   | { op: "add_dependency"; taskId: string; dependency: DependencyInput }
-  | { op: "remove_dependency"; taskId: string; dependsOnTaskId: string };
+  | { op: "remove_dependency"; taskId: string; dependsOnTaskId: string }
+  | { op: "open_session"; session: NewSession }
+  | { op: "session_status"; sessionId: string; serverName: string; change: SessionChange };
 
 export interface ProblemData {
   status: 400 | 403 | 404 | 409 | 422;

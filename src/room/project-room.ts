@@ -11,12 +11,12 @@ import type { RoomEnv } from "../room-env";
 import { withDownloadUrls } from "../offload";
 import { logError } from "../log";
 import { linkStub } from "../server-link/client";
-import { daemonPushes, TARGETED_EVENTS } from "../server-link/pushes";
+import { daemonPushes, mentionsIn, needsTaskSessions } from "../server-link/pushes";
 import { tellAgents } from "./agent-notices";
 import { AgentProtocol, AUTH_GRACE_MS, notify } from "./agent-socket";
 import { HUB_ACTOR, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 import { DashboardProtocol } from "./dashboard-socket";
-import { forgetAbandonedUploads, lastHeartbeat, nextDeadline, nextQuestionExpiry, nextUploadExpiry, overdueTasks, sessionTargets } from "./room-queries";
+import { forgetAbandonedUploads, lastHeartbeat, nextDeadline, nextQuestionExpiry, nextUploadExpiry, openSessionsNamed, overdueTasks, taskSessions } from "./room-queries";
 import { RoomWriter, type Committed } from "./room-writer";
 import type { CommittedEvent } from "./statements";
 import { AGENT_TAG, attachmentOf, CLOSE, DASHBOARD_TAG, type AgentAttachment, type DashboardAttachment } from "./sockets";
@@ -137,20 +137,20 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     this.dashboards.publish(events);
     tellAgents(this.agentSockets(), events, notices);
     // Daemons are told outside the room's turn: their links are other objects, reached over RPC.
-    const targeted = [...new Set(events.flatMap((e) => (e.task_id && TARGETED_EVENTS.has(e.type) ? [e.task_id] : [])))];
-    if (targeted.length > 0 || events.some((e) => e.type === "task_assigned" && e.data.session_id)) {
+    if (events.some((e) => needsTaskSessions(e) || mentionsIn(e.type === "note_added" ? e.data.content : null).length > 0 || (e.type === "task_assigned" && e.data.session_id))) {
       // One after another, so a daemon hears of its sessions' events in the order they committed.
-      this.pushing = this.pushing
-        .then(() => this.pushToDaemons(events, targeted))
-        .catch((e) => logError("pushing to daemons failed", { project_id: this.projectId }, e));
+      this.pushing = this.pushing.then(() => this.pushToDaemons(events)).catch((e) => logError("pushing to daemons failed", { project_id: this.projectId }, e));
       this.ctx.waitUntil(this.pushing);
     }
     for (const deadline of deadlines) await this.scheduleAlarm(Date.parse(deadline));
   }
 
   /** Hands each daemon what the committed events tell its sessions. */
-  private async pushToDaemons(events: CommittedEvent[], targeted: string[]) {
-    const pushes = daemonPushes(events, await sessionTargets(this.env.DB, targeted));
+  private async pushToDaemons(events: CommittedEvent[]) {
+    const taskIds = [...new Set(events.flatMap((e) => (needsTaskSessions(e) ? [e.task_id!] : [])))];
+    const names = [...new Set(events.flatMap((e) => (e.type === "note_added" ? mentionsIn(e.data.content) : [])))];
+    const [tasks, mentioned] = await Promise.all([taskSessions(this.env.DB, taskIds), openSessionsNamed(this.env.DB, this.projectId, names)]);
+    const pushes = daemonPushes(events, tasks, mentioned);
     await Promise.all([...pushes].map(([serverId, frames]) => linkStub(this.env, serverId).push(frames)));
   }
 

@@ -2,7 +2,7 @@
 import { and, asc, eq, gt, isNotNull, lte, min } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { events, tasks } from "../db/schema";
-import type { SessionTarget } from "../server-link/pushes";
+import type { SessionRef, TaskSessions } from "../server-link/pushes";
 
 export const lastHeartbeat = async (d1: D1Database, serverId: string) =>
   (await d1.prepare("SELECT last_heartbeat FROM servers WHERE id = ?1").bind(serverId).first<{ last_heartbeat: string | null }>())?.last_heartbeat;
@@ -75,16 +75,40 @@ export async function maySeeProject(d1: D1Database, projectId: string, userId: s
   return Boolean(access && (access.role === "admin" || access.member !== null));
 }
 
-/** The sessions these tasks are given to, with their servers: where their events are pushed. */
-export async function sessionTargets(d1: D1Database, taskIds: string[]): Promise<Map<string, SessionTarget>> {
+/** Each task's title and the sessions it concerns: the one it is given to and the one that created it, with their servers. */
+export async function taskSessions(d1: D1Database, taskIds: string[]): Promise<Map<string, TaskSessions>> {
   if (taskIds.length === 0) return new Map();
   const { results } = await d1
     .prepare(
-      `SELECT t.id, t.assigned_server_id AS server_id, s.name AS server_name, t.target_session_id AS session_id
-       FROM tasks t JOIN servers s ON s.id = t.assigned_server_id
-       WHERE t.id IN (SELECT value FROM json_each(?1)) AND t.target_session_id IS NOT NULL`,
+      `SELECT t.id, t.title,
+              t.target_session_id AS target_id, ts.server_id AS target_server_id, tv.name AS target_server_name,
+              t.source_session_id AS source_id, ss.server_id AS source_server_id, sv.name AS source_server_name
+       FROM tasks t
+       LEFT JOIN sessions ts ON ts.id = t.target_session_id LEFT JOIN servers tv ON tv.id = ts.server_id
+       LEFT JOIN sessions ss ON ss.id = t.source_session_id LEFT JOIN servers sv ON sv.id = ss.server_id
+       WHERE t.id IN (SELECT value FROM json_each(?1)) AND (t.target_session_id IS NOT NULL OR t.source_session_id IS NOT NULL)`,
     )
     .bind(JSON.stringify(taskIds))
-    .all<{ id: string; server_id: string; server_name: string; session_id: string }>();
-  return new Map(results.map((r) => [r.id, { serverId: r.server_id, serverName: r.server_name, sessionId: r.session_id }]));
+    .all<Record<"id" | "title" | `${"target" | "source"}_${"id" | "server_id" | "server_name"}`, string | null>>();
+  const ref = (r: (typeof results)[number], side: "target" | "source"): SessionRef | null => {
+    const sessionId = r[`${side}_id`];
+    const serverId = r[`${side}_server_id`];
+    return sessionId && serverId ? { sessionId, serverId, serverName: r[`${side}_server_name`] ?? "" } : null;
+  };
+  return new Map(results.map((r) => [r.id!, { title: r.title ?? "", target: ref(r, "target"), source: ref(r, "source") }]));
+}
+
+/** The project's open sessions with these names, by name. */
+export async function openSessionsNamed(d1: D1Database, projectId: string, names: string[]): Promise<Map<string, SessionRef[]>> {
+  if (names.length === 0) return new Map();
+  const { results } = await d1
+    .prepare(
+      `SELECT s.id, s.name, s.server_id, v.name AS server_name FROM sessions s JOIN servers v ON v.id = s.server_id
+       WHERE s.project_id = ?1 AND s.status IN ('starting', 'running') AND s.name IN (SELECT value FROM json_each(?2))`,
+    )
+    .bind(projectId, JSON.stringify(names))
+    .all<{ id: string; name: string; server_id: string; server_name: string }>();
+  const byName = new Map<string, SessionRef[]>();
+  for (const r of results) byName.set(r.name, [...(byName.get(r.name) ?? []), { sessionId: r.id, serverId: r.server_id, serverName: r.server_name }]);
+  return byName;
 }

@@ -215,7 +215,7 @@ export class RoomWriter {
       if (isProblem(outcome)) return { ok: false, problem: outcome };
       const own = results.slice(offset, (offset += outcome.statements.length));
       // Only this room writes the project's tasks, so this means the task was deleted or changed underneath.
-      if (outcome.guardedUpdate !== undefined && own[outcome.guardedUpdate]!.results.length !== 1) return { ok: false, problem: concurrentChange() };
+      if (outcome.guardedUpdate !== undefined && own[outcome.guardedUpdate]!.results.length !== 1) return { ok: false, problem: outcome.guardRefusal ?? concurrentChange() };
       committed.notices.push(...(outcome.notices ?? []));
       if (outcome.deadline) committed.deadlines.push(outcome.deadline);
       const view = operations[i]!.withView ? viewOf.get(outcome.taskId) : undefined;

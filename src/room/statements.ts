@@ -47,6 +47,10 @@ export const EVENT_TYPES = [
   "agent_error",
   "server_online",
   "server_offline",
+  "session_created",
+  "session_started",
+  "session_closed",
+  "session_error",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -56,12 +60,18 @@ export interface EventDraft {
   data: Record<string, unknown>;
 }
 
-/** Condition under which dependent statements apply: the task was updated to this version in this batch. */
-export type VersionGuard = { taskId: string; version: number } | null;
+/**
+ * Condition under which dependent statements apply: the task was updated to
+ * this version, or the session written at this time, in this batch.
+ */
+export type VersionGuard = { taskId: string; version: number } | { sessionId: string; updatedAt: string } | null;
 
 /** SQL condition true when the guard holds (always true without a guard). */
-export const guardHolds = (guard: VersionGuard): SQL =>
-  guard ? sql`EXISTS (SELECT 1 FROM tasks WHERE id = ${guard.taskId} AND version = ${guard.version})` : sql`1`;
+export function guardHolds(guard: VersionGuard): SQL {
+  if (!guard) return sql`1`;
+  if ("taskId" in guard) return sql`EXISTS (SELECT 1 FROM tasks WHERE id = ${guard.taskId} AND version = ${guard.version})`;
+  return sql`EXISTS (SELECT 1 FROM sessions WHERE id = ${guard.sessionId} AND updated_at = ${guard.updatedAt})`;
+}
 
 export function updateTask(db: Db, d1: D1Database, task: TaskRow, set: Partial<TaskRow>, now: string) {
   return statement(

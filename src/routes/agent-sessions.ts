@@ -1,19 +1,19 @@
 /** The agent surface's view of servers and sessions (`/api/v1/server/...`, API key). */
-import { and, desc, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { projectFor, scopesOverlap } from "../auth/access";
 import { agent, currentServer } from "../auth/middleware";
-import { nowIso } from "../db/client";
+import type { SessionRow } from "../db/client";
 import { projects, servers, sessions } from "../db/schema";
+import { listSessions } from "../db/session-queries";
 import { listTasks } from "../db/task-queries";
 import { UNFINISHED } from "./tasks";
-import { isUniqueViolation } from "../db/errors";
-import { inJsonList } from "../db/sql";
 import { readJson, readQuery } from "../http/body";
 import type { HubEnv } from "../http/context";
 import { label, text, uuid } from "../http/fields";
-import { conflict, forbidden, notFound } from "../http/problem";
+import { forbidden, notFound } from "../http/problem";
+import { runInRoom } from "../room/client";
 import { serverView, sessionView } from "../views/agents";
 
 export const agentSessionRoutes = new Hono<HubEnv>();
@@ -38,45 +38,29 @@ agentSessionRoutes.post("/sessions", agent, async (c) => {
     }),
   );
   await projectFor(c, body.project_id, "write");
-  const now = nowIso();
-  const row = {
-    id: crypto.randomUUID(),
-    serverId: me.id,
-    projectId: body.project_id,
-    name: body.name,
-    workingDirectory: body.working_directory ?? null,
-    agentType: body.agent_type ?? null,
-    status: "active" as const,
-    createdAt: now,
-    updatedAt: now,
-    closedAt: null,
-  };
-  try {
-    await c.var.db.insert(sessions).values(row);
-  } catch (e) {
-    if (isUniqueViolation(e)) throw conflict(`This server already has an open session named "${body.name}"`, "SESSION_NAME_TAKEN");
-    throw e;
-  }
-  return c.json(sessionView(row, me.name), 201);
+  const { data } = await runInRoom(c, body.project_id, {
+    op: "open_session",
+    session: {
+      id: crypto.randomUUID(),
+      serverId: me.id,
+      serverName: me.name,
+      name: body.name,
+      workingDirectory: body.working_directory ?? null,
+      agentType: body.agent_type ?? null,
+      role: "worker",
+      // The agent registering it is the process working in it.
+      status: "running",
+    },
+  });
+  return c.json(sessionView(data!.session as SessionRow, me.name), 201);
 });
 
 agentSessionRoutes.get("/sessions", agent, async (c) => {
   const me = currentServer(c);
+  // `active` (the default) is every open session, starting or running.
   const query = readQuery(c, z.object({ project_id: uuid.optional(), status: z.enum(["active", "closed", "all"]).default("active") }));
-  const projectIds = query.project_id ? [(await projectFor(c, query.project_id)).id] : me.projectIds;
-  if (projectIds?.length === 0) return c.json({ sessions: [] });
-  const rows = await c.var.db
-    .select({ session: sessions, serverName: servers.name })
-    .from(sessions)
-    .innerJoin(servers, eq(servers.id, sessions.serverId))
-    .where(
-      and(
-        projectIds ? inJsonList(sessions.projectId, projectIds) : undefined,
-        query.status === "all" ? undefined : eq(sessions.status, query.status),
-      ),
-    )
-    .orderBy(desc(sessions.createdAt));
-  return c.json({ sessions: rows.map((r) => sessionView(r.session, r.serverName)) });
+  const projectIds = query.project_id ? [(await projectFor(c, query.project_id)).id] : (me.projectIds ?? null);
+  return c.json({ sessions: await listSessions(c.var.db, projectIds, query.status === "active" ? "open" : query.status === "closed" ? "ended" : "all") });
 });
 
 agentSessionRoutes.delete("/sessions/:id", agent, async (c) => {
@@ -84,13 +68,8 @@ agentSessionRoutes.delete("/sessions/:id", agent, async (c) => {
   const session = await c.var.db.query.sessions.findFirst({ where: eq(sessions.id, c.req.param("id")) });
   if (!session || !scopesOverlap(me.projectIds ?? null, [session.projectId])) throw notFound("Session");
   if (session.serverId !== me.id) throw forbidden("Only the server that hosts a session can close it");
-  const now = nowIso();
-  const [closed] = await c.var.db
-    .update(sessions)
-    .set({ status: "closed", closedAt: session.closedAt ?? now, updatedAt: now })
-    .where(eq(sessions.id, session.id))
-    .returning();
-  return c.json(sessionView(closed!, me.name));
+  const { data } = await runInRoom(c, session.projectId, { op: "session_status", sessionId: session.id, serverName: me.name, change: { status: "closed" } });
+  return c.json(sessionView(data!.session as SessionRow, me.name));
 });
 
 /** What `orchestratia status` shows: who the caller is and the work assigned to its session (or server). */

@@ -48,7 +48,7 @@ async function joinLink(c: HubContext, daemon: WebSocket, first: string | ArrayB
     return null;
   }
   const res = await linkStub(c.env, server.id).fetch("https://link/daemon", {
-    headers: { Upgrade: "websocket", "X-Server-Id": server.id, "X-Key-Hash": server.apiKeyHash },
+    headers: { Upgrade: "websocket", "X-Server-Id": server.id, "X-Server-Name": server.name, "X-Key-Hash": server.apiKeyHash },
   });
   if (!res.webSocket) {
     refuse(daemon, "The API key has been revoked");

@@ -9,27 +9,16 @@ import { parseWith } from "../http/body";
 import { isUuid, seqQuery } from "../http/fields";
 import { projectFor } from "../auth/access";
 import type { HubEnv } from "../http/context";
-import { requireUpgrade } from "../http/upgrade";
+import { personOfUpgrade, requireUpgrade } from "../http/upgrade";
 import { hubBaseUrl } from "../http/base-url";
 import { notFound, unauthorized } from "../http/problem";
-import { apiKeyOf, serverForApiKey, signInWithToken } from "../auth/middleware";
+import { apiKeyOf, serverForApiKey } from "../auth/middleware";
 import { roomStub } from "../room/client";
 
 export const liveRoutes = new Hono<HubEnv>();
 
-/** The JWT of a WebSocket upgrade: subprotocols ["bearer", "<jwt>"] (browsers cannot set headers) or ?access_token=. */
-function upgradeToken(request: Request): { token: string | null; subprotocol: string | null } {
-  const offered = (request.headers.get("Sec-WebSocket-Protocol") ?? "").split(",").map((p) => p.trim());
-  const i = offered.indexOf("bearer");
-  if (i >= 0 && offered[i + 1]) return { token: offered[i + 1]!, subprotocol: "bearer" };
-  return { token: new URL(request.url).searchParams.get("access_token"), subprotocol: null };
-}
-
 liveRoutes.get("/:id/ws", async (c) => {
-  requireUpgrade(c);
-  const { token, subprotocol } = upgradeToken(c.req.raw);
-  if (!token) throw unauthorized('Send the access token as subprotocols ["bearer", "<jwt>"] or ?access_token=');
-  const { user, expiresAt } = await signInWithToken(c, token);
+  const { user, expiresAt, subprotocolHeaders } = await personOfUpgrade(c);
   const project = await projectFor(c, c.req.param("id"));
   const since = parseWith(seqQuery.optional(), c.req.query("since"), "query.since");
   return roomStub(c.env, project.id).fetch("https://room/dashboard", {
@@ -37,7 +26,7 @@ liveRoutes.get("/:id/ws", async (c) => {
       Upgrade: "websocket",
       "X-User-Id": user.id,
       "X-Token-Expires": String(expiresAt),
-      ...(subprotocol ? { "X-Subprotocol": subprotocol } : {}),
+      ...subprotocolHeaders,
       ...(since !== undefined ? { "X-Resume-Since": String(since) } : {}),
     },
   });

@@ -1,12 +1,12 @@
 /** Agents' servers: the daemon's heartbeat, and the people's view and revocation of servers. */
-import { and, eq } from "drizzle-orm";
+import { and, eq, inArray } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { scopesOverlap, visibleProjectIds } from "../auth/access";
 import { agent, currentServer, person } from "../auth/middleware";
 import { nowIso, type ServerRow } from "../db/client";
 import { inJsonList, qualified } from "../db/sql";
-import { servers, sessions } from "../db/schema";
+import { OPEN_SESSION_STATUSES, servers, sessions } from "../db/schema";
 import { HUB_PROTOCOL_VERSIONS, negotiateProtocol } from "../domain/protocol-version";
 import { readJson } from "../http/body";
 import { withinJsonLimit } from "../http/fields";
@@ -86,7 +86,7 @@ async function openSessionsIn(c: HubContext, projectIds: string[] | null) {
   const rows = await c.var.db
     .select({ id: sessions.id, name: sessions.name, server_id: sessions.serverId, project_id: sessions.projectId, status: sessions.status, created_at: sessions.createdAt })
     .from(sessions)
-    .where(and(eq(sessions.status, "active"), projectIds ? inJsonList(sessions.projectId, projectIds) : undefined))
+    .where(and(inArray(sessions.status, OPEN_SESSION_STATUSES), projectIds ? inJsonList(sessions.projectId, projectIds) : undefined))
     .orderBy(sessions.name);
   return rows;
 }
@@ -104,7 +104,7 @@ serverRoutes.delete("/:id", person("admin"), async (c) => {
   const before = await c.var.db.query.servers.findFirst({ where: eq(servers.id, id) });
   const [updated] = await c.var.db.batch([
     c.var.db.update(servers).set({ apiKeyHash: null, revokedAt: now, updatedAt: now }).where(eq(servers.id, id)).returning(),
-    c.var.db.update(sessions).set({ status: "closed", closedAt: now, updatedAt: now }).where(and(eq(sessions.serverId, id), eq(sessions.status, "active"))),
+    c.var.db.update(sessions).set({ status: "closed", closedAt: now, updatedAt: now }).where(and(eq(sessions.serverId, id), inArray(sessions.status, OPEN_SESSION_STATUSES))),
   ]);
   if (!updated[0]) throw notFound("Server");
   const old = { id, projectIds: updated[0].projectIds ?? null, keyHash: before?.apiKeyHash ?? null };

@@ -4,14 +4,14 @@
  * write goes through the project's room, whose lifecycle table decides who
  * may do what.
  */
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, inArray } from "drizzle-orm";
 import { Hono } from "hono";
 import { isUuid, uuid } from "../http/fields";
 import { z } from "zod";
 import { assertAccess, membershipOf, principalOf, projectFor, scopesOverlap, visibleProjectIds, type Access } from "../auth/access";
 import { agent, currentServer, person } from "../auth/middleware";
 import { dependenciesOf, listTasks, notesOf, taskView1 } from "../db/task-queries";
-import { events, servers, sessions, taskNotes, tasks } from "../db/schema";
+import { events, OPEN_SESSION_STATUSES, servers, sessions, taskNotes, tasks } from "../db/schema";
 import { FINISHED, TASK_STATUSES } from "../domain/lifecycle";
 import { normaliseResult } from "../domain/results";
 import { readJson, readQuery } from "../http/body";
@@ -182,7 +182,7 @@ async function assignTarget(c: HubContext, projectId: string, body: z.output<typ
       .where(
         and(
           eq(sessions.projectId, projectId),
-          eq(sessions.status, "active"),
+          inArray(sessions.status, OPEN_SESSION_STATUSES),
           body.session_id ? eq(sessions.id, body.session_id) : eq(sessions.name, body.session_name!),
           body.server_name ? eq(servers.name, body.server_name) : undefined,
         ),

@@ -1,4 +1,5 @@
 /** The official daemon's frames (orchestratia_agent/hub.py), as the hub reads and answers them. */
+import type { SessionChange } from "../room/commands";
 
 /** The daemon opens its socket with `max_size=2**20`; the hub holds frames to the same bound. */
 export const MAX_DAEMON_FRAME_BYTES = 1 << 20;
@@ -31,3 +32,26 @@ export function parseDaemonFrame(message: string | ArrayBuffer): DaemonFrame {
   if (typeof type !== "string" || type === "") return { ok: false, detail: "a frame names its type: a non-empty string" };
   return { ok: true, type, frame: value as Record<string, unknown> };
 }
+
+/** The id a frame's session has, if it names one. */
+export const sessionIdOf = (frame: Record<string, unknown>) => (typeof frame.session_id === "string" && frame.session_id !== "" ? frame.session_id : null);
+
+const str = (v: unknown, max = 4096) => (typeof v === "string" && v !== "" ? v.slice(0, max) : null);
+const int = (v: unknown) => (Number.isSafeInteger(v) ? (v as number) : null);
+
+/** What a daemon's report on a session makes of it (session.py and hub.py send these). */
+export function sessionReportOf(type: string, frame: Record<string, unknown>): SessionChange | null {
+  switch (type) {
+    case "session_started":
+      return { status: "running", pid: int(frame.pid), tmuxName: str(frame.tmux_name, 200), workingDirectory: str(frame.working_dir) };
+    case "session_error":
+      return { status: "error", error: str(frame.error) ?? "The daemon could not start the session" };
+    case "session_closed":
+      return { status: "closed", exitCode: int(frame.exit_code) };
+    default:
+      return null;
+  }
+}
+
+/** How a recovered tmux session is named by the daemon (`orc-` and the first 12 characters of the session id). */
+export const tmuxPrefixOf = (tmuxName: string) => (/^orc-[0-9a-f-]{12}$/.test(tmuxName) ? tmuxName.slice(4) : null);

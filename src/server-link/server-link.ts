@@ -1,15 +1,21 @@
 /**
  * One Durable Object per server: the official daemon's own channel
- * (`/ws/server`, API.md "The official daemon's channel"). The Worker checks
- * the daemon's first message (its API key) and then connects the socket here,
- * so a link only ever holds authenticated daemons, each on the key it proved.
- * One live socket per server: a new one replaces the old. Sockets hibernate.
+ * (`/ws/server`, API.md "The official daemon's channel") and people's
+ * terminals on the server's sessions. The Worker checks the daemon's first
+ * message (its API key) and then connects the socket here, so a link only
+ * ever holds authenticated daemons, each on the key it proved; terminals are
+ * accepted here once the Worker has checked the person's token and access.
+ * One live daemon socket per server: a new one replaces the old. Sockets
+ * hibernate.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { logError } from "../log";
-import { DAEMON_CLOSE, frameBytes, MAX_DAEMON_FRAME_BYTES, parseDaemonFrame } from "./daemon-frames";
+import { logDebug, logError } from "../log";
+import type { RoomActor, RoomCommand, RoomResult, SessionChange } from "../room/commands";
+import { DAEMON_CLOSE, frameBytes, MAX_DAEMON_FRAME_BYTES, parseDaemonFrame, sessionIdOf, sessionReportOf, tmuxPrefixOf } from "./daemon-frames";
 import type { DaemonPush } from "./pushes";
+import { Scrollback } from "./scrollback";
+import { Terminals, VIEWER_TAG, viewerTag } from "./terminals";
 
 const DAEMON_TAG = "daemon";
 /** Pushes kept for a daemon that is away, at most: the oldest go first past this. */
@@ -17,55 +23,320 @@ const MAX_HELD_PUSHES = 1000;
 const HELD = "push:";
 /** Keys sort in push order. */
 const heldKey = (n: number) => `${HELD}${String(n).padStart(12, "0")}`;
+/** How long the daemon has to answer a session_start before the session is marked failed. */
+export const SESSION_START_TIMEOUT_MS = 60_000;
+const STARTING = "start:";
 
 interface DaemonAttachment {
+  kind: "daemon";
   serverId: string;
   /** sha256 of the key the daemon authenticated with: revoking or replacing it closes this socket. */
   keyHash: string;
   connectedAt: number;
 }
 
-const attachmentOf = (ws: WebSocket) => ws.deserializeAttachment() as DaemonAttachment;
+/** A session of this server, as far as the link needs to know it. */
+interface KnownSession {
+  id: string;
+  projectId: string;
+  status: string;
+}
 
-export class ServerLink extends DurableObject<Env> {
-  /** Accepts a daemon the Worker has authenticated, replacing the server's previous socket. */
+/** What a person's start asks the daemon to do (the fields hub.py reads from session_start). */
+export interface SessionStart {
+  sessionId: string;
+  projectId: string;
+  serverName: string;
+  workingDirectory: string | null;
+  agentType: string | null;
+  role: "worker" | "orchestrator";
+  cols: number;
+  rows: number;
+}
+
+/** The link reaches project rooms without importing them (their module reaches the links). */
+interface LinkEnv extends Env {
+  PROJECT_ROOM: DurableObjectNamespace;
+}
+type RoomPort = { execute(actor: RoomActor, command: RoomCommand, options: { view?: boolean }): Promise<unknown> };
+
+const isDaemon = (ws: WebSocket) => (ws.deserializeAttachment() as { kind?: string } | null)?.kind !== "viewer";
+
+export class ServerLink extends DurableObject<LinkEnv> {
+  private readonly scrollback = new Scrollback(this.ctx.storage);
+  /** Sessions looked up: null for an id that is not this server's. */
+  private readonly known = new Map<string, KnownSession | null>();
+  private readonly lookups = new Map<string, Promise<KnownSession | null>>();
+  private readonly terminals = new Terminals({
+    viewers: (sessionId) => this.ctx.getWebSockets(viewerTag(sessionId)),
+    scrollback: this.scrollback,
+    statusOf: (sessionId) => this.known.get(sessionId)?.status,
+    toDaemon: (frame) => this.toDaemon(frame),
+  });
+
+  /** Accepts a daemon the Worker has authenticated, or a person's terminal on one of the server's sessions. */
   override async fetch(request: Request): Promise<Response> {
+    if (request.headers.get("Upgrade") !== "websocket") return new Response("expected a WebSocket upgrade", { status: 426 });
+    return new URL(request.url).pathname === "/terminal" ? this.acceptViewer(request) : this.acceptDaemon(request);
+  }
+
+  private async acceptDaemon(request: Request) {
     const serverId = request.headers.get("X-Server-Id");
+    const serverName = request.headers.get("X-Server-Name");
     const keyHash = request.headers.get("X-Key-Hash");
-    if (request.headers.get("Upgrade") !== "websocket" || !serverId || !keyHash) return new Response("expected an authenticated daemon upgrade", { status: 426 });
+    if (!serverId || !serverName || !keyHash) return new Response("expected an authenticated daemon upgrade", { status: 426 });
     if (await this.ctx.storage.get(`revoked-key:${keyHash}`)) return new Response("the API key has been revoked", { status: 401 });
+    await this.ctx.storage.put({ "server-id": serverId, "server-name": serverName });
     for (const old of this.ctx.getWebSockets(DAEMON_TAG)) old.close(DAEMON_CLOSE.replaced, "another connection of this server replaced this one");
     const { 0: client, 1: server } = new WebSocketPair();
     this.ctx.acceptWebSocket(server, [DAEMON_TAG]);
-    server.serializeAttachment({ serverId, keyHash, connectedAt: Date.now() } satisfies DaemonAttachment);
+    server.serializeAttachment({ kind: "daemon", serverId, keyHash, connectedAt: Date.now() } satisfies DaemonAttachment);
     server.send(JSON.stringify({ type: "auth_ok", server_id: serverId }));
     await this.sendHeld(server);
     return new Response(null, { status: 101, webSocket: client });
   }
 
+  private async acceptViewer(request: Request) {
+    const sessionId = request.headers.get("X-Session-Id") ?? "";
+    const userId = request.headers.get("X-User-Id") ?? "";
+    const expiresAt = Number(request.headers.get("X-Token-Expires")) * 1000;
+    const session = await this.lookup(sessionId);
+    if (!session || !userId || !Number.isFinite(expiresAt)) return new Response("Session not found", { status: 404 });
+    const protocol = request.headers.get("X-Subprotocol");
+    const { 0: client, 1: server } = new WebSocketPair();
+    this.ctx.acceptWebSocket(server, [VIEWER_TAG, viewerTag(sessionId)]);
+    // The scrollback is loaded (lookup), so the replay and the live output after it follow each other with nothing between.
+    this.terminals.joined(server, { kind: "viewer", sessionId, userId, writer: request.headers.get("X-Writer") === "true", expiresAt });
+    await this.scheduleAlarm(expiresAt);
+    return new Response(null, { status: 101, webSocket: client, ...(protocol ? { headers: { "Sec-WebSocket-Protocol": protocol } } : {}) });
+  }
+
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer) {
+    if (!isDaemon(ws)) return this.terminals.onMessage(ws, message);
     if (frameBytes(message) > MAX_DAEMON_FRAME_BYTES) return ws.close(DAEMON_CLOSE.tooBig, `frames are at most ${MAX_DAEMON_FRAME_BYTES} bytes`);
     const frame = parseDaemonFrame(message);
-    if (!frame.ok) return ws.send(JSON.stringify({ type: "error", code: "INVALID_MESSAGE", detail: frame.detail }));
-    switch (frame.type) {
+    if (!frame.ok) return this.daemonError(ws, "INVALID_MESSAGE", frame.detail);
+    try {
+      await this.fromDaemon(ws, frame.type, frame.frame);
+    } catch (e) {
+      // One frame's failure (D1 unreachable, say) is the daemon's to retry, never the link's end.
+      logError("daemon frame failed", { server_id: this.ctx.id.name, type: frame.type }, e);
+      this.daemonError(ws, "INTERNAL_ERROR", `the hub could not handle ${frame.type}`);
+    }
+  }
+
+  private async fromDaemon(ws: WebSocket, type: string, frame: Record<string, unknown>) {
+    switch (type) {
       case "ping":
         return ws.send(JSON.stringify({ type: "pong" }));
-      default:
-        // Kinds this hub does not take part in (tunnels, file transfer, governance, …) are ignored.
+      case "session_output":
+        return this.output(ws, frame);
+      case "session_started":
+      case "session_error":
+      case "session_closed": {
+        const session = await this.ownSession(ws, frame, type);
+        if (session) await this.report(session, sessionReportOf(type, frame)!);
         return;
+      }
+      case "session_recovered":
+        return this.recovered(ws, frame);
+      case "session_screen":
+      case "scrollback_captured": {
+        const session = await this.ownSession(ws, frame, type);
+        const lines = Array.isArray(frame.lines) ? frame.lines.filter((l) => typeof l === "string") : [];
+        if (session) this.terminals.relay(session.id, { type: type === "session_screen" ? "screen" : "scrollback", lines, ...(typeof frame.error === "string" ? { error: frame.error } : {}) });
+        return;
+      }
+      default:
+        // Kinds this hub does not take part in (tunnels, file transfer, governance, …).
+        logDebug("daemon message ignored", { server_id: this.ctx.id.name, type });
+    }
+  }
+
+  /** Terminal output: kept in the scrollback and relayed to the session's viewers, in the order the daemon sent it. */
+  private async output(ws: WebSocket, frame: Record<string, unknown>) {
+    const data = frame.data;
+    if (typeof data !== "string") return this.daemonError(ws, "INVALID_MESSAGE", "session_output needs session_id and base64 data");
+    const sessionId = sessionIdOf(frame);
+    // A known session is handled without awaiting, so output frames cannot overtake one another.
+    const session = sessionId ? (this.known.get(sessionId) ?? (await this.ownSession(ws, frame, "session_output"))) : await this.ownSession(ws, frame, "session_output");
+    if (!session) return;
+    let bytes: Uint8Array;
+    try {
+      bytes = Uint8Array.fromBase64(data);
+    } catch {
+      return this.daemonError(ws, "INVALID_MESSAGE", "session_output.data: base64");
+    }
+    if (bytes.byteLength === 0) return;
+    this.scrollback.append(session.id, bytes);
+    this.terminals.output(session.id, data, bytes.byteLength);
+  }
+
+  /** The session a daemon's frame names, when it is one of this server's; otherwise the daemon is told. */
+  private async ownSession(ws: WebSocket, frame: Record<string, unknown>, type: string): Promise<KnownSession | null> {
+    const sessionId = sessionIdOf(frame);
+    if (!sessionId) {
+      this.daemonError(ws, "INVALID_MESSAGE", `${type} needs session_id`);
+      return null;
+    }
+    const session = this.known.get(sessionId) ?? (await this.lookup(sessionId));
+    if (!session) this.daemonError(ws, "UNKNOWN_SESSION", `${type}: no session ${sessionId} on this server`);
+    return session;
+  }
+
+  /** A session of this server (read once, with its scrollback), or null. */
+  private lookup(sessionId: string): Promise<KnownSession | null> {
+    const known = this.known.get(sessionId);
+    if (known !== undefined) return Promise.resolve(known);
+    let pending = this.lookups.get(sessionId);
+    if (!pending) {
+      pending = (async () => {
+        const serverId = await this.serverId();
+        const row = await this.env.DB.prepare("SELECT id, project_id, status FROM sessions WHERE id = ?1 AND server_id = ?2")
+          .bind(sessionId, serverId)
+          .first<{ id: string; project_id: string; status: string }>();
+        const session = row ? { id: row.id, projectId: row.project_id, status: row.status } : null;
+        if (session) await this.scrollback.load(session.id);
+        this.known.set(sessionId, session);
+        return session;
+      })().finally(() => this.lookups.delete(sessionId));
+      this.lookups.set(sessionId, pending);
+    }
+    return pending;
+  }
+
+  /**
+   * A tmux session the daemon found after it restarted, named from the
+   * session's id: matched back to its session, which the daemon then uses
+   * again (`session_recovered_ack`).
+   */
+  private async recovered(ws: WebSocket, frame: Record<string, unknown>) {
+    const tmuxName = typeof frame.tmux_name === "string" ? frame.tmux_name : "";
+    const row = await this.env.DB.prepare(
+      `SELECT id FROM sessions WHERE server_id = ?1 AND status IN ('starting', 'running') AND (tmux_name = ?2 OR substr(id, 1, 12) = ?3)
+       ORDER BY created_at DESC LIMIT 1`,
+    )
+      .bind(await this.serverId(), tmuxName, tmuxPrefixOf(tmuxName) ?? "")
+      .first<{ id: string }>();
+    const session = row && (await this.lookup(row.id));
+    if (!session) return logDebug("recovered session not known", { server_id: this.ctx.id.name, tmux_name: tmuxName });
+    ws.send(JSON.stringify({ type: "session_recovered_ack", tmux_name: tmuxName, session_id: session.id }));
+    await this.report(session, { ...sessionReportOf("session_started", frame)!, tmuxName });
+  }
+
+  /** Records what became of a session (in its project's room, with its event) and tells its viewers. */
+  private async report(session: KnownSession, change: SessionChange) {
+    await this.ctx.storage.delete(`${STARTING}${session.id}`);
+    const serverId = await this.serverId();
+    const serverName = (await this.ctx.storage.get<string>("server-name")) ?? "";
+    const actor: RoomActor = { kind: "agent", serverId, serverName, label: `agent:${serverName}` };
+    const room = this.env.PROJECT_ROOM.get(this.env.PROJECT_ROOM.idFromName(session.projectId)) as unknown as RoomPort;
+    const result = (await room.execute(actor, { op: "session_status", sessionId: session.id, serverName, change }, {})) as RoomResult;
+    if (!result.ok) return logDebug("session report refused", { server_id: serverId, session_id: session.id, detail: result.problem.detail });
+    const now = result.data?.session as { status: string; exitCode: number | null; error: string | null } | undefined;
+    if (!now || result.unchanged) return;
+    this.statusChanged(session.id, now.status, { exit_code: now.exitCode, error: now.error });
+  }
+
+  private statusChanged(sessionId: string, status: string, details: { exit_code?: number | null; error?: string | null } = {}) {
+    const known = this.known.get(sessionId);
+    if (known) known.status = status;
+    this.terminals.relay(sessionId, { type: "status", status, ...Object.fromEntries(Object.entries(details).filter(([, v]) => v !== null && v !== undefined)) });
+  }
+
+  private daemonError(ws: WebSocket, code: string, detail: string) {
+    try {
+      ws.send(JSON.stringify({ type: "error", code, detail }));
+    } catch {
+      // The daemon left.
     }
   }
 
   override async webSocketError(ws: WebSocket, error: unknown) {
-    logError("daemon socket failed", { server_id: attachmentOf(ws)?.serverId }, error);
+    logError("link socket failed", { server_id: this.ctx.id.name, viewer: !isDaemon(ws) }, error);
   }
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string) {
+    if (!isDaemon(ws)) this.terminals.closed(ws);
     try {
       ws.close(code, reason);
     } catch {
       // Already closed.
     }
+  }
+
+  /** Sessions the daemon never answered fail; viewers whose token expired are closed. */
+  override async alarm() {
+    const now = Date.now();
+    let next: number | null = null;
+    for (const [key, deadline] of await this.ctx.storage.list<number>({ prefix: STARTING })) {
+      if (deadline > now) {
+        next = next === null ? deadline : Math.min(next, deadline);
+        continue;
+      }
+      const session = await this.lookup(key.slice(STARTING.length));
+      if (session) await this.report(session, { status: "error", error: `The daemon did not start the session within ${SESSION_START_TIMEOUT_MS / 1000} s` });
+      else await this.ctx.storage.delete(key);
+    }
+    const viewers = this.terminals.closeExpired(this.ctx.getWebSockets(VIEWER_TAG), now);
+    const at = [next, viewers].filter((t): t is number => t !== null);
+    if (at.length > 0) await this.ctx.storage.setAlarm(Math.min(...at));
+  }
+
+  private async scheduleAlarm(at: number) {
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+  }
+
+  private async serverId(): Promise<string> {
+    const id = this.ctx.id.name ?? (await this.ctx.storage.get<string>("server-id"));
+    if (!id) throw new Error("a ServerLink is reached only by idFromName(serverId)");
+    return id;
+  }
+
+  private daemon(): WebSocket | undefined {
+    return this.ctx.getWebSockets(DAEMON_TAG).find((ws) => ws.readyState === WebSocket.OPEN);
+  }
+
+  private toDaemon(frame: DaemonPush): boolean {
+    const daemon = this.daemon();
+    if (!daemon) return false;
+    daemon.send(JSON.stringify(frame));
+    return true;
+  }
+
+  // ── RPC from the Worker and the project rooms ───────────────────────────
+
+  /**
+   * Asks the daemon to start a session a person opened; false when the
+   * daemon is not connected. The session fails if the daemon does not
+   * answer in time.
+   */
+  async startSession(start: SessionStart): Promise<boolean> {
+    if (!this.daemon()) return false;
+    await this.ctx.storage.put("server-name", start.serverName);
+    this.known.set(start.sessionId, { id: start.sessionId, projectId: start.projectId, status: "starting" });
+    await this.scrollback.load(start.sessionId);
+    const deadline = Date.now() + SESSION_START_TIMEOUT_MS;
+    await this.ctx.storage.put(`${STARTING}${start.sessionId}`, deadline);
+    await this.scheduleAlarm(deadline);
+    return this.toDaemon({
+      type: "session_start",
+      session_id: start.sessionId,
+      working_directory: start.workingDirectory,
+      cols: start.cols,
+      rows: start.rows,
+      project_id: start.projectId,
+      agent_type: start.agentType,
+      role: start.role,
+    });
+  }
+
+  /** A person closed (or killed) a session: the daemon is told (now, or when it is back), and so are its viewers. */
+  async endSession(sessionId: string, mode: "close" | "kill") {
+    await this.ctx.storage.delete(`${STARTING}${sessionId}`);
+    await this.push([{ type: mode === "kill" ? "session_kill" : "session_close", session_id: sessionId }]);
+    this.statusChanged(sessionId, "closed");
   }
 
   /**
@@ -74,7 +345,7 @@ export class ServerLink extends DurableObject<Env> {
    * then sent once.
    */
   async push(pushes: DaemonPush[]) {
-    const daemon = this.ctx.getWebSockets(DAEMON_TAG).find((ws) => ws.readyState === WebSocket.OPEN);
+    const daemon = this.daemon();
     if (daemon) {
       for (const p of pushes) daemon.send(JSON.stringify(p));
       return;
@@ -101,7 +372,7 @@ export class ServerLink extends DurableObject<Env> {
 
   /** Whether the server's daemon is connected here now. */
   async connected(): Promise<boolean> {
-    return this.ctx.getWebSockets(DAEMON_TAG).length > 0;
+    return this.daemon() !== undefined;
   }
 
   /**
@@ -111,7 +382,7 @@ export class ServerLink extends DurableObject<Env> {
   async revokeKey(keyHash: string, reason: string) {
     await this.ctx.storage.put(`revoked-key:${keyHash}`, Date.now());
     for (const ws of this.ctx.getWebSockets(DAEMON_TAG)) {
-      if (attachmentOf(ws).keyHash === keyHash) ws.close(DAEMON_CLOSE.revoked, reason);
+      if ((ws.deserializeAttachment() as DaemonAttachment).keyHash === keyHash) ws.close(DAEMON_CLOSE.revoked, reason);
     }
   }
 }

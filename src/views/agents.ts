@@ -26,6 +26,11 @@ export const sessionView = (s: SessionRow, serverName: string) => ({
   status: s.status,
   working_directory: s.workingDirectory,
   agent_type: s.agentType,
+  role: s.role,
+  pid: s.pid,
+  exit_code: s.exitCode,
+  error: s.error,
   created_at: s.createdAt,
+  updated_at: s.updatedAt,
   closed_at: s.closedAt,
 });

@@ -6,6 +6,7 @@ import { cancel, complete, fail } from "./completion";
 import { addDependency, removeDependency } from "./dependencies";
 import type { OpContext, OpOutcome, Planner } from "./kernel";
 import { beginWork, create, help, respond, retry, revisePlan, submitPlan, update } from "./lifecycle";
+import { changeSession, openSession } from "./sessions";
 
 const planners = {
   create,
@@ -31,6 +32,8 @@ const planners = {
   agent_log: agentLog,
   expire_questions: expireQuestions,
   presence,
+  open_session: openSession,
+  session_status: changeSession,
 } satisfies { [K in RoomCommand["op"]]: Planner<K> };
 
 export function planOperation(ctx: OpContext, command: RoomCommand): Promise<OpOutcome> {

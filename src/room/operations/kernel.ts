@@ -38,6 +38,8 @@ export interface WritePlan {
   statements: D1PreparedStatement[];
   /** Index of the guarded task update in `statements`, if any: it must have changed one row. */
   guardedUpdate?: number;
+  /** The refusal when the guarded update changed nothing (by default, a concurrent change). */
+  guardRefusal?: ProblemData;
   /** What the caller is answered besides the task. */
   data?: Record<string, unknown>;
   /** The request repeated what is already so (a completion with the same result): nothing was written. */

@@ -1,0 +1,131 @@
+/**
+ * Agent sessions people start on a server, and their live terminals
+ * (API.md "The official daemon's channel and live terminals"). The session
+ * is recorded by the project's room; the server's link asks its daemon to
+ * start it and relays the terminal.
+ */
+import { and, eq } from "drizzle-orm";
+import { Hono } from "hono";
+import { z } from "zod";
+import { projectFor, scopesOverlap } from "../auth/access";
+import { currentUser, person } from "../auth/middleware";
+import type { SessionRow } from "../db/client";
+import { servers, SESSION_ROLES, sessions } from "../db/schema";
+import { listSessions } from "../db/session-queries";
+import { isFinalSession } from "../domain/session-lifecycle";
+import { readJson, readQuery } from "../http/body";
+import type { HubContext, HubEnv } from "../http/context";
+import { label, text, uuid } from "../http/fields";
+import { conflict, notFound } from "../http/problem";
+import { personOfUpgrade } from "../http/upgrade";
+import { runInRoom } from "../room/client";
+import { linkStub } from "../server-link/client";
+import { sessionView } from "../views/agents";
+
+export const projectSessionRoutes = new Hono<HubEnv>();
+
+const startBody = z.object({
+  server_id: uuid,
+  name: label(100)
+    .regex(/^[A-Za-z0-9][\w.-]*$/, "must start with a letter or digit and hold only letters, digits, '_', '.' and '-'")
+    .optional(),
+  working_directory: text(4096).nullish(),
+  role: z.enum(SESSION_ROLES).default("worker"),
+  agent_type: label(100).nullish(),
+  cols: z.int("must be an integer").min(20).max(500).default(120),
+  rows: z.int("must be an integer").min(5).max(200).default(40),
+});
+
+/** A name that says what runs there, unique enough not to collide with the server's other open sessions. */
+const generatedName = (agentType: string | null | undefined) => `${(agentType ?? "agent").replace(/[^\w.-]/g, "-")}-${crypto.randomUUID().slice(0, 6)}`;
+
+projectSessionRoutes.post("/:id/sessions", person("member"), async (c) => {
+  const project = await projectFor(c, c.req.param("id"), "write");
+  const body = await readJson(c, startBody);
+  const server = await c.var.db.query.servers.findFirst({ where: eq(servers.id, body.server_id) });
+  if (!server || server.revokedAt || !scopesOverlap(server.projectIds ?? null, [project.id])) throw notFound("Server serving this project");
+  const link = linkStub(c.env, server.id);
+  const offline = () => conflict(`The daemon of server "${server.name}" is not connected: start it (orchestratia-agent) and try again`, "DAEMON_OFFLINE");
+  if (!(await link.connected())) throw offline();
+  const { data } = await runInRoom(c, project.id, {
+    op: "open_session",
+    session: {
+      id: crypto.randomUUID(),
+      serverId: server.id,
+      serverName: server.name,
+      name: body.name ?? generatedName(body.agent_type),
+      workingDirectory: body.working_directory ?? null,
+      agentType: body.agent_type ?? null,
+      role: body.role,
+      status: "starting",
+    },
+  });
+  const session = data!.session as SessionRow;
+  const started = await link.startSession({
+    sessionId: session.id,
+    projectId: project.id,
+    serverName: server.name,
+    workingDirectory: session.workingDirectory,
+    agentType: session.agentType,
+    role: session.role,
+    cols: body.cols,
+    rows: body.rows,
+  });
+  if (!started) {
+    // The daemon left between the check and the start: the session is over before it began, and says why.
+    await runInRoom(c, project.id, { op: "session_status", sessionId: session.id, serverName: server.name, change: { status: "error", error: "The daemon disconnected before the session could start" } });
+    throw offline();
+  }
+  return c.json(sessionView(session, server.name), 201);
+});
+
+projectSessionRoutes.get("/:id/sessions", person(), async (c) => {
+  const project = await projectFor(c, c.req.param("id"));
+  const { status } = readQuery(c, z.object({ status: z.enum(["open", "closed", "all"]).default("all") }));
+  return c.json({ sessions: await listSessions(c.var.db, [project.id], status === "closed" ? "ended" : status, 100) });
+});
+
+/** The project's session with this id, with its server's name; 404 for any other. */
+async function sessionIn(c: HubContext, projectId: string, sessionId: string) {
+  const [row] = await c.var.db
+    .select({ session: sessions, serverName: servers.name })
+    .from(sessions)
+    .innerJoin(servers, eq(servers.id, sessions.serverId))
+    .where(and(eq(sessions.id, sessionId), eq(sessions.projectId, projectId)));
+  if (!row) throw notFound("Session");
+  return row;
+}
+
+projectSessionRoutes.get("/:id/sessions/:sid", person(), async (c) => {
+  const project = await projectFor(c, c.req.param("id"));
+  const { session, serverName } = await sessionIn(c, project.id, c.req.param("sid"));
+  return c.json(sessionView(session, serverName));
+});
+
+/** Closes a session: its daemon ends the agent gracefully, or at once with `?mode=kill`. */
+projectSessionRoutes.delete("/:id/sessions/:sid", person("member"), async (c) => {
+  const project = await projectFor(c, c.req.param("id"), "write");
+  const { mode } = readQuery(c, z.object({ mode: z.enum(["close", "kill"]).default("close") }));
+  const { session, serverName } = await sessionIn(c, project.id, c.req.param("sid"));
+  if (isFinalSession(session.status)) return c.json(sessionView(session, serverName));
+  const { data } = await runInRoom(c, project.id, { op: "session_status", sessionId: session.id, serverName, change: { status: "closed" } });
+  await linkStub(c.env, session.serverId).endSession(session.id, mode);
+  return c.json(sessionView(data!.session as SessionRow, serverName));
+});
+
+/** The session's terminal: a WebSocket on the server's link, for anyone who may see the project; only writers type. */
+projectSessionRoutes.get("/:id/sessions/:sid/terminal", async (c) => {
+  const { user, expiresAt, subprotocolHeaders } = await personOfUpgrade(c);
+  const project = await projectFor(c, c.req.param("id"));
+  const { session } = await sessionIn(c, project.id, c.req.param("sid"));
+  return linkStub(c.env, session.serverId).fetch("https://link/terminal", {
+    headers: {
+      Upgrade: "websocket",
+      "X-Session-Id": session.id,
+      "X-User-Id": user.id,
+      "X-Writer": String(currentUser(c).role !== "viewer"),
+      "X-Token-Expires": String(expiresAt),
+      ...subprotocolHeaders,
+    },
+  });
+});

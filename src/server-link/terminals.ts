@@ -1,0 +1,185 @@
+/**
+ * People's terminal sockets on a server's sessions (API.md "Terminal"): the
+ * session's scrollback first, then its live output, to every viewer; input
+ * and resizes from writers only, on to the daemon. Each frame of output is
+ * built once for all viewers. A viewer that does not keep up is paused on its
+ * own (see ViewerFlow) and never holds the daemon or the others back.
+ */
+import type { DaemonPush } from "./pushes";
+import type { Scrollback } from "./scrollback";
+import { MAX_VIEWER_FRAME_BYTES, parseViewerFrame, TERMINAL_CLOSE, VIEWER_WINDOW_BYTES, ViewerFlow } from "./terminal-frames";
+
+export const VIEWER_TAG = "viewer";
+export const viewerTag = (sessionId: string) => `viewer:${sessionId}`;
+
+export interface ViewerAttachment {
+  kind: "viewer";
+  sessionId: string;
+  userId: string;
+  /** People with write access type and resize; the others watch. */
+  writer: boolean;
+  /** When the viewer's access token expires: the socket closes then. */
+  expiresAt: number;
+}
+
+/** What the terminals need of their link. */
+export interface TerminalPort {
+  viewers(sessionId: string): WebSocket[];
+  scrollback: Scrollback;
+  /** The session's status as the link knows it. */
+  statusOf(sessionId: string): string | undefined;
+  /** Sends a frame to the server's daemon; false when it is not connected. */
+  toDaemon(frame: DaemonPush): boolean;
+}
+
+/** Replayed scrollback goes out in frames of at most this many bytes (before base64). */
+const REPLAY_FRAME_BYTES = 48 * 1024;
+
+const outputFrame = (b64: string) => `{"type":"output","data":${JSON.stringify(b64)}}`;
+
+function sendJson(ws: WebSocket, frame: Record<string, unknown>) {
+  try {
+    ws.send(JSON.stringify(frame));
+  } catch {
+    // The viewer left; its close is handled apart.
+  }
+}
+
+export class Terminals {
+  private readonly flows = new Map<WebSocket, ViewerFlow>();
+  private readonly attachments = new Map<WebSocket, ViewerAttachment>();
+
+  constructor(private readonly port: TerminalPort) {}
+
+  /** A viewer just accepted, its session's scrollback loaded: it is told who it is, then sees the scrollback, then live output. */
+  joined(ws: WebSocket, attachment: ViewerAttachment) {
+    ws.serializeAttachment(attachment);
+    this.attachments.set(ws, attachment);
+    sendJson(ws, { type: "ready", writer: attachment.writer, status: this.port.statusOf(attachment.sessionId) ?? "closed" });
+    this.replay(ws, this.flowOf(ws), attachment.sessionId);
+  }
+
+  /** Live output of a session, to each of its viewers that keeps up. */
+  output(sessionId: string, b64: string, bytes: number) {
+    const now = Date.now();
+    let frame: string | null = null;
+    for (const ws of this.port.viewers(sessionId)) {
+      if (this.closedAtExpiry(ws, now)) continue;
+      const flow = this.flowOf(ws);
+      switch (flow.admit(bytes)) {
+        case "send":
+          frame ??= outputFrame(b64);
+          try {
+            ws.send(frame);
+          } catch {
+            // The viewer left.
+          }
+          break;
+        case "pause":
+          sendJson(ws, { type: "lagging", detail: `output paused: more than ${VIEWER_WINDOW_BYTES} bytes unacknowledged; acknowledge what you have read to resume` });
+          break;
+        case "drop":
+          break;
+      }
+    }
+  }
+
+  /** A frame for every viewer of a session (status changes, screens, captured scrollback). */
+  relay(sessionId: string, frame: Record<string, unknown>) {
+    const text = JSON.stringify(frame);
+    for (const ws of this.port.viewers(sessionId)) {
+      try {
+        ws.send(text);
+      } catch {
+        // The viewer left.
+      }
+    }
+  }
+
+  onMessage(ws: WebSocket, message: string | ArrayBuffer) {
+    const attachment = this.attachmentOf(ws);
+    if (this.closedAtExpiry(ws, Date.now())) return;
+    const size = typeof message === "string" ? message.length : message.byteLength;
+    if (size > MAX_VIEWER_FRAME_BYTES) return ws.close(TERMINAL_CLOSE.tooBig, `frames are at most ${MAX_VIEWER_FRAME_BYTES} bytes`);
+    const parsed = parseViewerFrame(message);
+    if (!parsed.ok) return sendJson(ws, { type: "error", code: parsed.code, message: parsed.message });
+    const frame = parsed.frame;
+    const session_id = attachment.sessionId;
+    switch (frame.type) {
+      case "ack": {
+        const flow = this.flowOf(ws);
+        if (flow.ack(frame.bytes)) {
+          sendJson(ws, { type: "resync", dropped: flow.resume() });
+          this.replay(ws, flow, session_id);
+        }
+        return;
+      }
+      case "capture":
+        if (!this.port.toDaemon({ type: "capture_scrollback", session_id })) sendJson(ws, { type: "error", code: "DAEMON_OFFLINE", message: "the server's daemon is not connected" });
+        return;
+      case "input":
+      case "resize": {
+        if (!attachment.writer) return sendJson(ws, { type: "error", code: "FORBIDDEN", message: "viewers can only watch this terminal" });
+        const status = this.port.statusOf(session_id);
+        if (status !== "running" && status !== "starting") return sendJson(ws, { type: "error", code: "SESSION_CLOSED", message: `the session is ${status ?? "closed"}` });
+        const push = frame.type === "input" ? { type: "session_input", session_id, data: frame.data } : { type: "session_resize", session_id, cols: frame.cols, rows: frame.rows };
+        if (!this.port.toDaemon(push)) sendJson(ws, { type: "error", code: "DAEMON_OFFLINE", message: "the server's daemon is not connected" });
+        return;
+      }
+    }
+  }
+
+  closed(ws: WebSocket) {
+    this.flows.delete(ws);
+    this.attachments.delete(ws);
+  }
+
+  /** Closes viewers whose token has expired; returns the next expiry among the others. */
+  closeExpired(sockets: WebSocket[], now: number): number | null {
+    let next: number | null = null;
+    for (const ws of sockets) {
+      if (this.closedAtExpiry(ws, now)) continue;
+      const at = this.attachmentOf(ws).expiresAt;
+      next = next === null ? at : Math.min(next, at);
+    }
+    return next;
+  }
+
+  /** The session's scrollback, counted against the viewer's window like any output. */
+  private replay(ws: WebSocket, flow: ViewerFlow, sessionId: string) {
+    const kept = this.port.scrollback.bytes(sessionId);
+    for (let at = 0; at < kept.byteLength; at += REPLAY_FRAME_BYTES) {
+      const part = kept.subarray(at, at + REPLAY_FRAME_BYTES);
+      flow.unacked += part.byteLength;
+      try {
+        ws.send(outputFrame(part.toBase64()));
+      } catch {
+        return;
+      }
+    }
+  }
+
+  private closedAtExpiry(ws: WebSocket, now: number) {
+    if (now < this.attachmentOf(ws).expiresAt) return false;
+    try {
+      ws.close(TERMINAL_CLOSE.expired, "the access token expired; connect again with a fresh one");
+    } catch {
+      // Already closed.
+    }
+    this.closed(ws);
+    return true;
+  }
+
+  /** Flows live in memory; after the link was evicted a viewer starts again with nothing unacknowledged. */
+  private flowOf(ws: WebSocket) {
+    let flow = this.flows.get(ws);
+    if (!flow) this.flows.set(ws, (flow = new ViewerFlow()));
+    return flow;
+  }
+
+  private attachmentOf(ws: WebSocket): ViewerAttachment {
+    let attachment = this.attachments.get(ws);
+    if (!attachment) this.attachments.set(ws, (attachment = ws.deserializeAttachment() as ViewerAttachment));
+    return attachment;
+  }
+}
