@@ -36,7 +36,7 @@ type ServerFrame =
   | ({ type: "ready"; writer: boolean } & StatusChange)
   | { type: "output"; data: string }
   | ({ type: "status" } & StatusChange)
-  | { type: "lagging"; detail?: string }
+  | { type: "lagging" }
   | { type: "resync"; dropped: number }
   | { type: "scrollback"; lines: string[]; error?: string }
   | { type: "error"; code: string; message: string };
@@ -186,7 +186,8 @@ export class TerminalLink {
         this.on.status(frame);
         break;
       case "lagging":
-        this.on.notice(frame.detail ?? "The terminal fell behind; live output is paused until it catches up.");
+        // The hub's detail speaks of acknowledgements; the person only needs to know the screen is behind.
+        this.on.notice("This page fell behind the session's output: it is paused, and redraws once the page has caught up.");
         this.on.state("lagging");
         break;
       case "resync":
