@@ -94,7 +94,8 @@ export class FakeDaemon {
     this.ws?.send(pythonJson(frame));
   }
 
-  private output(sessionId: string, bytes: Uint8Array | string) {
+  /** Output of a session, as session.py's reader sends it. */
+  output(sessionId: string, bytes: Uint8Array | string) {
     this.printed.set(sessionId, (this.printed.get(sessionId) ?? "") + Buffer.from(bytes).toString("utf8"));
     this.send({ type: "session_output", session_id: sessionId, data: toBase64(bytes) });
   }

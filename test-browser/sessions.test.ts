@@ -5,7 +5,7 @@
  * A viewer watches the same kind of terminal read-only; sessions are closed
  * and killed from the list; a refusal shows next to the form that asked.
  */
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, BrowserContext, Page, WebSocketRoute } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { call, hub, launchChromium, screenshot, signIn } from "./driver";
 import { FakeDaemon } from "./fake-daemon";
@@ -148,6 +148,34 @@ describe("agent sessions", () => {
     await page.getByText(/Scrollback \(\d+ lines\)/).waitFor();
     expect(daemon.received(session.id).length).toBe(0);
     expect(await screenText(page)).not.toContain("rm -rf");
+  });
+
+  it("redraws from the scrollback after a dropped connection, and keeps up with more output than the hub lets a page leave unacknowledged", async () => {
+    const { project, daemon } = await projectWithDaemon("Busy terminals", "fake-busy");
+    const session = await runningSession(project.id, daemon, "busy-1");
+    const page = await asAdmin.newPage();
+    const sockets: WebSocketRoute[] = [];
+    await page.routeWebSocket(/\/terminal$/, (ws) => {
+      ws.connectToServer();
+      sockets.push(ws);
+    });
+    await page.goto(`${hub().url}/projects/${project.id}/sessions/${session.id}`);
+    await page.locator("[data-terminal=live]").waitFor();
+    await expect.poll(() => screenText(page)).toContain("fake-agent ready");
+
+    // The connection drops: the page reconnects and the scrollback replaces the screen rather than adding to it.
+    await sockets[0]!.close({ code: 1006, reason: "network down" });
+    await expect.poll(() => sockets.length).toBe(2);
+    await page.locator("[data-terminal=live]").waitFor();
+    await expect.poll(() => screenText(page)).toContain("fake-agent ready");
+    expect((await screenText(page)).match(/fake-agent ready/g)).toHaveLength(1);
+
+    // 3 MiB, three times what the hub sends a page before it must acknowledge: it all shows only if the page does.
+    const line = `${"x".repeat(1022)}\r\n`;
+    for (let frame = 0; frame < 48; frame++) daemon.output(session.id, line.repeat(64));
+    daemon.output(session.id, "burst done\r\n$ ");
+    await expect.poll(() => screenText(page), { timeout: 30_000 }).toContain("burst done");
+    expect(await page.locator("[data-terminal]").getAttribute("data-terminal")).toBe("live");
   });
 
   it("closes one session and kills another from the list, after a confirmation", async () => {
