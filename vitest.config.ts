@@ -16,6 +16,9 @@ export default defineConfig(async () => {
             BOOTSTRAP_TOKEN: "test-bootstrap-token",
             PUBLIC_URL: "https://hub.test",
             CORS_ORIGINS: "https://dash.example.test",
+            DATA_KEY: "test-data-key",
+            // Webhook receivers in tests listen on loopback (test/integrations-setup.ts).
+            WEBHOOK_ALLOW_PRIVATE: "true",
           },
         },
       }),
@@ -23,6 +26,7 @@ export default defineConfig(async () => {
     test: {
       include: ["test/**/*.test.ts"],
       setupFiles: ["./test/setup.ts"],
+      globalSetup: ["./test/receiver-setup.ts"],
       testTimeout: 30_000,
     },
   };

@@ -31,6 +31,9 @@ function ensureDevVars() {
   const wanted = {
     JWT_SECRET: () => secret(48),
     BOOTSTRAP_TOKEN: () => secret(32),
+    DATA_KEY: () => secret(32),
+    // Webhooks to local receivers (http://localhost:...) while developing.
+    WEBHOOK_ALLOW_PRIVATE: () => "true",
     DEV_ADMIN_EMAIL: () => "admin@orchestratia.localhost",
     DEV_ADMIN_PASSWORD: () => secret(12),
   };

@@ -17,6 +17,7 @@ import { daemonTaskRoutes } from "./routes/daemon-tasks";
 import { daemonSocketRoutes } from "./routes/daemon-socket";
 import { blobRoutes, datarefRoutes } from "./routes/datarefs";
 import { interventionRoutes } from "./routes/interventions";
+import { webhookRoutes } from "./routes/webhooks";
 import { projectSessionRoutes } from "./routes/project-sessions";
 import { liveRoutes } from "./routes/live";
 import { taskRoutes } from "./routes/tasks";
@@ -65,6 +66,7 @@ export function buildApp() {
   api.route("/projects", projectRoutes);
   api.route("/projects", liveRoutes);
   api.route("/projects", projectSessionRoutes);
+  api.route("/projects", webhookRoutes);
   api.route("/projects", datarefRoutes.people);
   api.route("/server", datarefRoutes.agents);
   api.route("/blobs", blobRoutes);

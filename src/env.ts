@@ -11,6 +11,8 @@ export interface Env {
 
   JWT_SECRET: string;
   BOOTSTRAP_TOKEN: string;
+  /** Seals secrets the hub must use again (webhook signing secrets); see src/auth/sealed.ts. */
+  DATA_KEY?: string;
 
   PUBLIC_URL: string;
   JWT_ISSUER: string;
@@ -23,4 +25,8 @@ export interface Env {
   INLINE_JSON_BYTES: string;
   /** Comma-separated exact origins whose pages may call /api/* from the browser; empty = none. */
   CORS_ORIGINS: string;
+  /** "true" lets webhooks reach loopback and private addresses, and http (local development only). */
+  WEBHOOK_ALLOW_PRIVATE?: string;
+  /** DNS-over-HTTPS endpoint (JSON API) that webhook host names are resolved with, to refuse private targets. */
+  WEBHOOK_DNS_RESOLVER: string;
 }

@@ -5,6 +5,7 @@ import type { WorkerEnv } from "./worker-env";
 
 export { ProjectRoom } from "./room/project-room";
 export { ServerLink } from "./server-link/server-link";
+export { WebhookEndpoint } from "./integrations/webhook-endpoint";
 
 const app = buildApp();
 

@@ -1,7 +1,9 @@
-/** What the project rooms run with: `Env`, and the servers' links they hand the daemon's pushes to. */
+/** What the project rooms run with: `Env`, the servers' links they hand the daemon's pushes to, and the webhook endpoints they wake. */
 import type { Env } from "./env";
+import type { WebhookEndpoint } from "./integrations/webhook-endpoint";
 import type { ServerLink } from "./server-link/server-link";
 
 export interface RoomEnv extends Env {
   SERVER_LINK: DurableObjectNamespace<ServerLink>;
+  WEBHOOK_ENDPOINT: DurableObjectNamespace<WebhookEndpoint>;
 }

@@ -90,7 +90,8 @@ export type RoomCommand =
   | { op: "add_dependency"; taskId: string; dependency: DependencyInput }
   | { op: "remove_dependency"; taskId: string; dependsOnTaskId: string }
   | { op: "open_session"; session: NewSession }
-  | { op: "session_status"; sessionId: string; serverName: string; change: SessionChange };
+  | { op: "session_status"; sessionId: string; serverName: string; change: SessionChange }
+  | { op: "disable_webhook"; webhookId: string; reason: string };
 
 export interface ProblemData {
   status: 400 | 403 | 404 | 409 | 422;

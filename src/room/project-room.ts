@@ -10,6 +10,7 @@ import { isOnline, ONLINE_WINDOW_MS } from "../domain/presence";
 import type { RoomEnv } from "../room-env";
 import { withDownloadUrls } from "../offload";
 import { logError } from "../log";
+import { webhookStub } from "../integrations/client";
 import { linkStub } from "../server-link/client";
 import { daemonPushes, mentionsIn, needsTaskSessions } from "../server-link/pushes";
 import { tellAgents } from "./agent-notices";
@@ -133,8 +134,12 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   }
 
   /** What committed goes to dashboards, agents and daemons, and its deadlines to the alarm. */
-  private async afterCommit({ events, notices, deadlines }: Committed) {
+  private async afterCommit({ events, notices, deadlines, outbox }: Committed) {
     this.dashboards.publish(events);
+    // Integrations deliver on their own objects, never in the room's turn.
+    for (const target of outbox) {
+      if (target.kind === "webhook") this.ctx.waitUntil(webhookStub(this.env, target.id).wake().catch((e) => logError("waking a webhook failed", { project_id: this.projectId, webhook_id: target.id }, e)));
+    }
     tellAgents(this.agentSockets(), events, notices);
     // Daemons are told outside the room's turn: their links are other objects, reached over RPC.
     if (events.some((e) => needsTaskSessions(e) || mentionsIn(e.type === "note_added" ? e.data.content : null).length > 0 || (e.type === "task_assigned" && e.data.session_id))) {

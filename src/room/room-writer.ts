@@ -13,6 +13,7 @@ import { taskViewsInBatch } from "../db/task-queries";
 import { HUB_ACTOR, type RoomActor, type RoomAnswer, type RoomCommand, type RoomResult } from "./commands";
 import { concurrentChange } from "./operations/refusals";
 import { isProblem, overCapacity, planOperation, type AgentNotice, type OpContext, type OpOutcome } from "./operations";
+import { OutboxRecorder, outboxTargets, type OutboxTarget } from "./outbox";
 import { committedEvents, type CommittedEvent } from "./statements";
 import { d1Reads, GroupReads, type TaskReads } from "./task-reads";
 
@@ -40,6 +41,8 @@ export interface Committed {
   notices: AgentNotice[];
   /** Deadlines the operations set, for the room's alarm. */
   deadlines: string[];
+  /** Integrations the batch recorded deliveries for, to wake. */
+  outbox: OutboxTarget[];
 }
 
 export interface WriterHooks {
@@ -61,6 +64,7 @@ export class RoomWriter {
   private readonly gathering: { operation: Operation; resolve: (r: RoomResult) => void; reject: (e: unknown) => void }[] = [];
   /** D1 round trips of the operation running now (operations never overlap). */
   private d1Queries = 0;
+  private readonly outbox: OutboxRecorder;
 
   constructor(
     private readonly d1: D1Database,
@@ -68,6 +72,7 @@ export class RoomWriter {
     private readonly hooks: WriterHooks,
   ) {
     this.db = createDb(d1, () => this.d1Queries++);
+    this.outbox = new OutboxRecorder(d1, projectId);
   }
 
   /** Runs `work` after every operation queued before it; a failure does not stop the queue. */
@@ -206,11 +211,18 @@ export class RoomWriter {
     const writes = outcomes.flatMap((o) => (isProblem(o) ? [] : o.statements));
     const viewIds = [...new Set(outcomes.flatMap((o, i) => (operations[i]!.withView && !isProblem(o) && o.statements.length > 0 ? [o.taskId] : [])))];
     const views = viewIds.length > 0 ? taskViewsInBatch(this.db, this.d1, viewIds) : undefined;
-    const batched = writes.length > 0 ? await this.batch(views ? [...writes, views.statement] : writes) : [];
+    const owed = writes.length > 0 ? await this.owedStatements() : [];
+    const batched = writes.length > 0 ? await this.batch([...writes, ...owed, ...(views ? [views.statement] : [])]) : [];
     const results = batched.slice(0, writes.length);
     const viewOf = new Map((views ? views.read(batched.at(-1)!) : []).map((v) => [v.id, v]));
     let offset = 0;
-    const committed: Committed = { events: committedEvents(results), notices: abandonedQuestions(results), deadlines: [] };
+    const committed: Committed = {
+      events: committedEvents(results),
+      notices: abandonedQuestions(results),
+      deadlines: [],
+      outbox: outboxTargets(batched.slice(writes.length, writes.length + owed.length)),
+    };
+    this.outbox.committed(committed.events);
     const answers = outcomes.map((outcome, i): RoomAnswer => {
       if (isProblem(outcome)) return { ok: false, problem: outcome };
       const own = results.slice(offset, (offset += outcome.statements.length));
@@ -228,6 +240,12 @@ export class RoomWriter {
       logError("handing on a commit failed", { project_id: this.projectId }, e);
     }
     return answers;
+  }
+
+  /** What the batch's events owe integrations (the first batch of the room reads where the project's events stand). */
+  private owedStatements() {
+    if (!this.outbox.knowsLastSeq) this.d1Queries++;
+    return this.outbox.statements(new Date().toISOString());
   }
 
   /** The writes of one operation (or group): one D1 transaction, one round trip. */

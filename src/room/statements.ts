@@ -51,6 +51,7 @@ export const EVENT_TYPES = [
   "session_started",
   "session_closed",
   "session_error",
+  "webhook_disabled",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -62,15 +63,16 @@ export interface EventDraft {
 
 /**
  * Condition under which dependent statements apply: the task was updated to
- * this version, or the session written at this time, in this batch.
+ * this version, or the session or webhook written at this time, in this batch.
  */
-export type VersionGuard = { taskId: string; version: number } | { sessionId: string; updatedAt: string } | null;
+export type VersionGuard = { taskId: string; version: number } | { sessionId: string; updatedAt: string } | { webhookId: string; updatedAt: string } | null;
 
 /** SQL condition true when the guard holds (always true without a guard). */
 export function guardHolds(guard: VersionGuard): SQL {
   if (!guard) return sql`1`;
   if ("taskId" in guard) return sql`EXISTS (SELECT 1 FROM tasks WHERE id = ${guard.taskId} AND version = ${guard.version})`;
-  return sql`EXISTS (SELECT 1 FROM sessions WHERE id = ${guard.sessionId} AND updated_at = ${guard.updatedAt})`;
+  if ("sessionId" in guard) return sql`EXISTS (SELECT 1 FROM sessions WHERE id = ${guard.sessionId} AND updated_at = ${guard.updatedAt})`;
+  return sql`EXISTS (SELECT 1 FROM webhooks WHERE id = ${guard.webhookId} AND updated_at = ${guard.updatedAt})`;
 }
 
 export function updateTask(db: Db, d1: D1Database, task: TaskRow, set: Partial<TaskRow>, now: string) {

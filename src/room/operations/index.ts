@@ -6,6 +6,7 @@ import { cancel, complete, fail } from "./completion";
 import { addDependency, removeDependency } from "./dependencies";
 import type { OpContext, OpOutcome, Planner } from "./kernel";
 import { beginWork, create, help, respond, retry, revisePlan, submitPlan, update } from "./lifecycle";
+import { disableWebhook } from "./integrations";
 import { changeSession, openSession } from "./sessions";
 
 const planners = {
@@ -34,6 +35,7 @@ const planners = {
   presence,
   open_session: openSession,
   session_status: changeSession,
+  disable_webhook: disableWebhook,
 } satisfies { [K in RoomCommand["op"]]: Planner<K> };
 
 export function planOperation(ctx: OpContext, command: RoomCommand): Promise<OpOutcome> {

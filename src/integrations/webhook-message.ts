@@ -1,0 +1,85 @@
+/**
+ * One webhook delivery on the wire (API.md "Webhooks"): JSON `{type,
+ * timestamp, data}` signed the Standard Webhooks way by the `standardwebhooks`
+ * library, and one attempt at sending it: 10 s at most, no redirects
+ * followed, at most 4 KiB of the answer read.
+ */
+import { Webhook } from "standardwebhooks";
+
+export const ATTEMPT_TIMEOUT_MS = 10_000;
+export const MAX_RESPONSE_BYTES = 4096;
+
+/** A new endpoint secret: `whsec_` and 24 random bytes in base64, the format the libraries read. */
+export const newWebhookSecret = () => `whsec_${crypto.getRandomValues(new Uint8Array(24)).toBase64()}`;
+
+export interface WebhookMessage {
+  id: string;
+  type: string;
+  /** When the event happened (ISO-8601). */
+  timestamp: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * The body and headers of a delivery. Every secret given signs it (the
+ * current one and, for a day after a rotation, the previous one), so a
+ * receiver holding either verifies it.
+ */
+export function signedRequest(message: WebhookMessage, secrets: string[], now = new Date()) {
+  const body = JSON.stringify({ type: message.type, timestamp: message.timestamp, data: message.data });
+  const signature = secrets.map((s) => new Webhook(s).sign(message.id, now, body)).join(" ");
+  return {
+    body,
+    headers: {
+      "Content-Type": "application/json",
+      "User-Agent": "orchestratia-hub",
+      "webhook-id": message.id,
+      "webhook-timestamp": String(Math.floor(now.getTime() / 1000)),
+      "webhook-signature": signature,
+    },
+  };
+}
+
+export interface AttemptResult {
+  ok: boolean;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  responseBody: string | null;
+}
+
+/** Reads at most MAX_RESPONSE_BYTES of an answer and lets the rest go. */
+async function headOf(res: Response): Promise<string> {
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  while (size < MAX_RESPONSE_BYTES) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    parts.push(value);
+    size += value.byteLength;
+  }
+  await reader.cancel().catch(() => undefined);
+  const bytes = new Uint8Array(Math.min(size, MAX_RESPONSE_BYTES));
+  let at = 0;
+  for (const p of parts) {
+    const take = Math.min(p.byteLength, bytes.byteLength - at);
+    bytes.set(p.subarray(0, take), at);
+    at += take;
+  }
+  return new TextDecoder().decode(bytes);
+}
+
+export async function attempt(url: string, request: ReturnType<typeof signedRequest>): Promise<AttemptResult> {
+  const started = performance.now();
+  try {
+    const res = await fetch(url, { method: "POST", headers: request.headers, body: request.body, redirect: "manual", signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS) });
+    const responseBody = await headOf(res);
+    const ok = res.status >= 200 && res.status < 300;
+    return { ok, statusCode: res.status, error: ok ? null : `answered ${res.status}`, durationMs: Math.round(performance.now() - started), responseBody };
+  } catch (e) {
+    const error = e instanceof Error && e.name === "TimeoutError" ? `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s` : `could not connect: ${e instanceof Error ? e.message : String(e)}`;
+    return { ok: false, statusCode: null, error, durationMs: Math.round(performance.now() - started), responseBody: null };
+  }
+}

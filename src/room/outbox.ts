@@ -1,0 +1,62 @@
+/**
+ * What a batch's events owe the project's integrations, recorded in the same
+ * batch: one outbox row per event each enabled webhook wants. The room is the
+ * only writer of its project's events, so it knows the last seq before a
+ * batch and records exactly the events after it. A batch whose outcome is
+ * unknown (it threw) leaves that seq where it was: if the batch did commit,
+ * the next one records its events too, and the unique index keeps each once.
+ */
+import { sql } from "drizzle-orm";
+import { statement, type CommittedEvent } from "./statements";
+
+/** An integration owed a delivery by a batch that committed. */
+export interface OutboxTarget {
+  kind: "webhook" | "telegram";
+  id: string;
+}
+
+export class OutboxRecorder {
+  private lastSeq: number | null = null;
+
+  constructor(
+    private readonly d1: D1Database,
+    private readonly projectId: string,
+  ) {}
+
+  get knowsLastSeq() {
+    return this.lastSeq !== null;
+  }
+
+  /** The batch's outbox statements: they return the targets they recorded a delivery for. */
+  async statements(now: string): Promise<D1PreparedStatement[]> {
+    this.lastSeq ??= (await this.d1.prepare("SELECT COALESCE(MAX(seq), 0) AS seq FROM events WHERE project_id = ?1").bind(this.projectId).first<{ seq: number }>())!.seq;
+    return [
+      statement(
+        this.d1,
+        sql`INSERT OR IGNORE INTO outbox (id, target_kind, target_id, project_id, seq, event_type, status, attempts, next_attempt_at, created_at)
+            SELECT 'msg_' || lower(hex(randomblob(16))), 'webhook', w.id, e.project_id, e.seq, e.type, 'pending', 0, ${now}, ${now}
+            FROM events e JOIN webhooks w ON w.project_id = e.project_id AND w.enabled = 1
+            WHERE e.project_id = ${this.projectId} AND e.seq > ${this.lastSeq}
+              AND (w.events IS NULL OR e.type IN (SELECT value FROM json_each(w.events)))
+            ORDER BY e.seq
+            RETURNING target_kind AS outbox_kind, target_id AS outbox_target`,
+      ),
+    ];
+  }
+
+  /** The batch committed these events. */
+  committed(events: readonly CommittedEvent[]) {
+    for (const e of events) if (this.lastSeq === null || e.seq > this.lastSeq) this.lastSeq = e.seq;
+  }
+}
+
+/** The targets a batch's outbox statements recorded deliveries for, once each. */
+export function outboxTargets(results: D1Result[]): OutboxTarget[] {
+  const seen = new Map<string, OutboxTarget>();
+  for (const r of results) {
+    for (const row of r.results as { outbox_kind?: OutboxTarget["kind"]; outbox_target?: string }[]) {
+      if (row.outbox_kind && row.outbox_target) seen.set(`${row.outbox_kind}:${row.outbox_target}`, { kind: row.outbox_kind, id: row.outbox_target });
+    }
+  }
+  return [...seen.values()];
+}

@@ -1,0 +1,87 @@
+/**
+ * The outside world of the hub's integrations, faked at the network edge and
+ * run in Node beside the tests: webhook receivers that verify every delivery
+ * with the `standardwebhooks` library (as a customer's would), and a
+ * DNS-over-HTTPS resolver. Tests steer them over HTTP (`/control/...`).
+ */
+import { createServer, type IncomingMessage } from "node:http";
+import { Webhook } from "standardwebhooks";
+import type { TestProject } from "vitest/node";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    receiver: string;
+  }
+}
+
+interface Endpoint {
+  secrets: string[];
+  /** Status to answer with; 2xx accepts. */
+  status: number;
+  /** Milliseconds to wait before answering. */
+  delayMs: number;
+  received: { id: string; timestamp: string; verified: boolean; body: unknown; at: number }[];
+}
+
+const endpoints = new Map<string, Endpoint>();
+const endpoint = (name: string) => {
+  let e = endpoints.get(name);
+  if (!e) endpoints.set(name, (e = { secrets: [], status: 200, delayMs: 0, received: [] }));
+  return e;
+};
+
+/** Names the DNS fake answers for, and their addresses. */
+const dns = new Map<string, string[]>([
+  ["public.example", ["93.184.216.34"]],
+  ["sneaky.example", ["93.184.216.34", "10.0.0.7"]],
+  ["loopback.example", ["127.0.0.1"]],
+]);
+
+const read = (req: IncomingMessage) =>
+  new Promise<string>((resolve) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => resolve(body));
+  });
+
+export default async function setup(project: TestProject) {
+  const server = createServer(async (req, res) => {
+    const url = new URL(req.url!, "http://receiver");
+    const body = await read(req);
+    const json = (status: number, value: unknown) => {
+      res.writeHead(status, { "Content-Type": "application/json" });
+      res.end(JSON.stringify(value));
+    };
+    if (url.pathname === "/dns-query") {
+      const type = url.searchParams.get("type") === "AAAA" ? 28 : 1;
+      const answers = (dns.get(url.searchParams.get("name") ?? "") ?? []).filter((a) => (type === 28) === a.includes(":"));
+      return json(200, { Status: 0, Answer: answers.map((data) => ({ name: url.searchParams.get("name"), type, TTL: 60, data })) });
+    }
+    const [, kind, name] = url.pathname.split("/");
+    if (kind === "control" && name) {
+      const e = endpoint(name);
+      if (req.method === "POST") Object.assign(e, JSON.parse(body));
+      return json(200, e);
+    }
+    if (kind === "hooks" && name) {
+      const e = endpoint(name);
+      const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
+      const verified = e.secrets.length > 0 && e.secrets.some((s) => {
+        try {
+          new Webhook(s).verify(body, headers);
+          return true;
+        } catch {
+          return false;
+        }
+      });
+      if (e.delayMs) await new Promise((r) => setTimeout(r, e.delayMs));
+      e.received.push({ id: headers["webhook-id"] ?? "", timestamp: headers["webhook-timestamp"] ?? "", verified, body: JSON.parse(body || "null"), at: Date.now() });
+      res.writeHead(e.status);
+      return res.end(e.status >= 300 ? "not now" : "ok");
+    }
+    json(404, { error: "no such path" });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  project.provide("receiver", `http://127.0.0.1:${(server.address() as { port: number }).port}`);
+  return () => new Promise<void>((resolve) => server.close(() => resolve()));
+}

@@ -1,0 +1,257 @@
+/**
+ * Outbound webhooks end to end: events committed by a project's room reach a
+ * receiver (test/receiver-setup.ts, outside workerd) that verifies each with
+ * the `standardwebhooks` library, once and in order, through failures,
+ * retries, an evicted endpoint object and secret rotation.
+ */
+import { createExecutionContext, env, evictDurableObject, runDurableObjectAlarm, waitOnExecutionContext } from "cloudflare:test";
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import worker from "../src/index";
+import { addMember, BASE, call, createProject, createUser, expectProblem } from "./helpers";
+import { cli, createWorld, expectOk, T, type World } from "./task-world";
+
+let w: World;
+const receiver = inject("receiver");
+
+beforeAll(async () => {
+  w = await createWorld("Webhooks");
+});
+
+const H = () => `/api/v1/projects/${w.project.id}/webhooks`;
+const endpointOf = (webhookId: string) => env.WEBHOOK_ENDPOINT.get(env.WEBHOOK_ENDPOINT.idFromName(webhookId));
+
+interface Received {
+  id: string;
+  verified: boolean;
+  body: { type: string; timestamp: string; data: any };
+}
+
+/** A receiver of its own, knowing `secrets`, answering `status`. */
+async function control(name: string, settings: Record<string, unknown> = {}): Promise<{ received: Received[] }> {
+  const res = await fetch(`${receiver}/control/${name}`, { method: "POST", body: JSON.stringify(settings) });
+  return res.json();
+}
+const received = async (name: string) => (await control(name)).received;
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 10_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; last ${JSON.stringify(value).slice(0, 400)}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** A webhook of the world's project to a fresh receiver that knows its secret. */
+async function subscribe(body: Record<string, unknown> = {}) {
+  const name = crypto.randomUUID().slice(0, 8);
+  const created = await expectOk(call(H(), { token: w.member.token, body: { url: `${receiver}/hooks/${name}`, ...body } }), 201);
+  await control(name, { secrets: [created.json.secret], status: 200, delayMs: 0 });
+  return { name, id: created.json.id as string, secret: created.json.secret as string };
+}
+
+const note = (taskId: string, content: string) => expectOk(call(`/api/v1/tasks/${taskId}/notes`, { token: w.member.token, body: { content } }), 201);
+const newTask = async (title: string) => (await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title, project_id: w.project.id }), 201)).json.id as string;
+
+/** Moves a webhook's waiting deliveries' next attempt to now and runs its object's alarm: the retry schedule, without the wait. */
+async function retryNow(webhookId: string) {
+  await env.DB.prepare("UPDATE outbox SET next_attempt_at = ?2 WHERE target_id = ?1 AND status = 'pending'").bind(webhookId, new Date(Date.now() - 1000).toISOString()).run();
+  await runDurableObjectAlarm(endpointOf(webhookId));
+}
+
+describe("setting webhooks up", () => {
+  it("creates a webhook with a whsec_ secret shown once, lists it without the secret", async () => {
+    const created = await expectOk(call(H(), { token: w.member.token, body: { url: `${receiver}/hooks/setup`, events: ["task_created", "task_failed"], description: "CI" } }), 201);
+    expect(created.json).toMatchObject({ url: `${receiver}/hooks/setup`, events: ["task_created", "task_failed"], description: "CI", enabled: true, disabled_reason: null });
+    expect(created.json.secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+    const one = await expectOk(call(`${H()}/${created.json.id}`, { token: w.member.token }));
+    expect(one.json.secret).toBeUndefined();
+    const listed = await expectOk(call(H(), { token: w.member.token }));
+    expect(listed.json.webhooks.map((h: any) => h.id)).toContain(created.json.id);
+    expect(JSON.stringify(listed.json)).not.toContain("whsec_");
+    // Stored sealed, not as given.
+    const stored = await env.DB.prepare("SELECT secret FROM webhooks WHERE id = ?1").bind(created.json.id).first<{ secret: string }>();
+    expect(stored!.secret).not.toContain(created.json.secret.slice(6));
+  });
+
+  it("refuses bad input naming the field, and people who may not change the project", async () => {
+    const bad = await call(H(), { token: w.member.token, body: { url: `${receiver}/hooks/x`, events: ["task_created", "coffee_brewed"] } });
+    expectProblem(bad, 422, "VALIDATION_FAILED");
+    expect(bad.json.errors.map((e: any) => e.path)).toEqual(["events.1"]);
+    const twice = await call(H(), { token: w.member.token, body: { url: `${receiver}/hooks/x`, events: ["task_created", "task_created"] } });
+    expect(twice.json.errors).toEqual([{ path: "events", message: "must not repeat an event type" }]);
+    expectProblem(await call(H(), { token: w.member.token, body: { url: "not a url" } }), 422, "VALIDATION_FAILED");
+    expectProblem(await call(H(), { token: w.member.token, body: { url: "ftp://files.example/x" } }), 422, "VALIDATION_FAILED");
+    expectProblem(await call(H(), { token: w.member.token, body: { url: `${receiver}/hooks/x`, events: [] } }), 422, "VALIDATION_FAILED");
+    expectProblem(await call(H(), { token: w.member.token, raw: "{", headers: { "Content-Type": "application/json" } }), 400, "MALFORMED_JSON");
+    const viewer = await createUser(w.admin, "viewer");
+    await addMember(w.admin, w.project.id, viewer.id);
+    expectProblem(await call(H(), { token: viewer.token, body: { url: `${receiver}/hooks/x` } }), 403, "FORBIDDEN");
+    const stranger = await createUser(w.admin, "member");
+    expectProblem(await call(H(), { token: stranger.token }), 404, "NOT_FOUND");
+    const { id } = await subscribe();
+    const other = await createProject(w.admin);
+    expectProblem(await call(`/api/v1/projects/${other.id}/webhooks/${id}`, { token: w.admin }), 404, "NOT_FOUND");
+  });
+
+  it("refuses targets that are not https or reach loopback or private addresses, written out or behind a name", async () => {
+    // The hub as deployed: private targets refused, names resolved over DNS-over-HTTPS (here the fake resolver).
+    const production = { ...env, WEBHOOK_ALLOW_PRIVATE: "false", WEBHOOK_DNS_RESOLVER: `${receiver}/dns-query` };
+    const create = async (url: string) => {
+      const ctx = createExecutionContext();
+      const res = await worker.fetch(
+        new Request(`${BASE}${H()}`, { method: "POST", headers: { Authorization: `Bearer ${w.member.token}`, "Content-Type": "application/json" }, body: JSON.stringify({ url }) }),
+        production,
+        ctx,
+      );
+      await waitOnExecutionContext(ctx);
+      return { status: res.status, json: (await res.json()) as any };
+    };
+    for (const url of ["http://public.example/hook", "https://127.0.0.1/hook", "https://10.1.2.3/hook", "https://192.168.1.5/hook", "https://169.254.169.254/latest", "https://[::1]/hook", "https://[fd00::1]/hook", "https://localhost/hook", "https://printer.local/hook", "https://loopback.example/hook", "https://sneaky.example/hook", "https://nowhere.example/hook"]) {
+      const refused = await create(url);
+      expect(refused.status, url).toBe(422);
+      expect(refused.json.errors[0].path, url).toBe("url");
+    }
+    expect((await create("https://public.example/hook")).status).toBe(201);
+  });
+});
+
+describe("deliveries", () => {
+  it("delivers every event once, in seq order, signed so the standardwebhooks library verifies it", async () => {
+    const hook = await subscribe();
+    const taskId = await newTask("Delivered");
+    // Dozens of concurrent writes to the project.
+    await Promise.all(Array.from({ length: 24 }, (_, i) => note(taskId, `note ${i}`)));
+    const events = (await call(`/api/v1/projects/${w.project.id}/events?since=0&limit=500`, { token: w.member.token })).json.events.filter((e: any) => e.seq >= 1);
+    const mine = events.filter((e: any) => e.task_id === taskId);
+    const got = await until(() => received(hook.name), (r) => r.filter((m) => m.body.data.task_id === taskId).length >= mine.length, "every event");
+    const forTask = got.filter((m) => m.body.data.task_id === taskId);
+    expect(forTask.map((m) => m.body.data.seq)).toEqual(mine.map((e: any) => e.seq));
+    expect(forTask.every((m) => m.verified)).toBe(true);
+    expect(new Set(got.map((m) => m.id)).size).toBe(got.length);
+    const seqs = got.map((m) => m.body.data.seq);
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    expect(forTask[0]!.body).toEqual({ type: "task_created", timestamp: mine[0].created_at, data: { ...mine[0] } });
+    expect(forTask[0]!.id).toMatch(/^msg_[0-9a-f]{32}$/);
+  });
+
+  it("sends only the event types a webhook asks for", async () => {
+    const hook = await subscribe({ events: ["task_failed"] });
+    const id = await newTask("Filtered");
+    await note(id, "not wanted");
+    await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { session_name: "worker" }));
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/start`, {}));
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/fail`, { error: "boom" }));
+    const got = await until(() => received(hook.name), (r) => r.length >= 1, "the failure");
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await received(hook.name)).map((m) => m.body.type)).toEqual(["task_failed"]);
+    expect(got[0]!.body.data).toMatchObject({ task_id: id, data: { error: "boom" } });
+  });
+
+  it("holds what follows a failing delivery, retries it with the same webhook-id, and delivers everything in order once the receiver recovers", async () => {
+    const hook = await subscribe();
+    await control(hook.name, { status: 503 });
+    const id = await newTask("Flaky receiver");
+    await note(id, "second");
+    await note(id, "third");
+    await until(() => received(hook.name), (r) => r.length >= 1, "the first attempt");
+    const deliveries = await until(
+      async () => (await call(`${H()}/${hook.id}/deliveries`, { token: w.member.token })).json.deliveries,
+      (d: any[]) => d.length === 3 && d.some((x) => x.attempts === 1),
+      "the failed attempt on record",
+    );
+    const head = deliveries.at(-1);
+    expect(head).toMatchObject({ status: "pending", attempts: 1, last_status_code: 503, event_type: "task_created" });
+    // The retry waits its turn (5 s after the first failure), and nothing behind it went out meanwhile.
+    expect(Date.parse(head.next_attempt_at) - Date.now()).toBeGreaterThan(2000);
+    expect((await received(hook.name)).length).toBe(1);
+    await retryNow(hook.id);
+    expect((await received(hook.name)).length).toBe(2);
+    await control(hook.name, { status: 200 });
+    await retryNow(hook.id);
+    const got = await until(() => received(hook.name), (r) => r.length >= 5, "all three after recovery");
+    expect(got.map((m) => m.id)).toEqual([got[0]!.id, got[0]!.id, got[0]!.id, got[3]!.id, got[4]!.id]);
+    expect(got.slice(2).map((m) => m.body.data.data.content ?? m.body.type)).toEqual(["task_created", "second", "third"]);
+    const log = await expectOk(call(`${H()}/${hook.id}/deliveries/${got[0]!.id}`, { token: w.member.token }));
+    expect(log.json).toMatchObject({ status: "delivered", attempts: 3 });
+    expect(log.json.attempt_log.map((a: any) => a.status_code)).toEqual([503, 503, 200]);
+    expect(log.json.attempt_log.every((a: any) => typeof a.duration_ms === "number" && a.at)).toBe(true);
+  });
+
+  it("loses nothing when the endpoint's object is evicted mid-delivery", async () => {
+    const hook = await subscribe();
+    await control(hook.name, { delayMs: 400 });
+    const id = await newTask("Evicted");
+    await note(id, "after it");
+    // The second delivery is under way (the receiver takes its time) when the object goes: its answer is never recorded.
+    await until(() => received(hook.name), (r) => r.length >= 1, "the first delivery");
+    await evictDurableObject(endpointOf(hook.id));
+    await control(hook.name, { delayMs: 0 });
+    await retryNow(hook.id);
+    const got = await until(() => received(hook.name), (r) => new Set(r.map((m) => m.id)).size >= 2, "both events");
+    const firsts = [...new Map(got.map((m) => [m.id, m.body.data.seq])).values()];
+    expect(firsts).toEqual([...firsts].sort((a, b) => a - b));
+    const deliveries = (await call(`${H()}/${hook.id}/deliveries`, { token: w.member.token })).json.deliveries;
+    expect(deliveries.every((d: any) => d.status === "delivered")).toBe(true);
+  });
+
+  it("signs with both secrets for a day after a rotation, then with the new one only", async () => {
+    const hook = await subscribe();
+    const rotated = await expectOk(call(`${H()}/${hook.id}/rotate-secret`, { method: "POST", token: w.member.token }));
+    expect(rotated.json.secret).not.toBe(hook.secret);
+    expect(Date.parse(rotated.json.previous_secret_expires_at) - Date.now()).toBeGreaterThan(23 * 3600 * 1000);
+    // A receiver that still holds the old secret, and one that already has the new one, both verify.
+    const id = await newTask("Rotated");
+    expect((await until(() => received(hook.name), (r) => r.length >= 1, "a delivery"))[0]!.verified).toBe(true);
+    await control(hook.name, { secrets: [rotated.json.secret] });
+    await note(id, "new secret only");
+    expect((await until(() => received(hook.name), (r) => r.length >= 2, "a second delivery"))[1]!.verified).toBe(true);
+    await env.DB.prepare("UPDATE webhooks SET previous_secret_expires_at = ?2 WHERE id = ?1").bind(hook.id, new Date(Date.now() - 1000).toISOString()).run();
+    await control(hook.name, { secrets: [hook.secret] });
+    await note(id, "old secret expired");
+    expect((await until(() => received(hook.name), (r) => r.length >= 3, "a third delivery"))[2]!.verified).toBe(false);
+  });
+
+  it("sends a test delivery, and a delivery again by hand with the same webhook-id", async () => {
+    const hook = await subscribe({ events: ["task_cancelled"] });
+    const test = await expectOk(call(`${H()}/${hook.id}/test`, { method: "POST", token: w.member.token }), 202);
+    const got = await until(() => received(hook.name), (r) => r.length >= 1, "the test");
+    expect(got[0]).toMatchObject({ id: test.json.id, verified: true, body: { type: "webhook.test", data: { webhook_id: hook.id } } });
+    await expectOk(call(`${H()}/${hook.id}/deliveries/${test.json.id}/redeliver`, { method: "POST", token: w.member.token }), 202);
+    const again = await until(() => received(hook.name), (r) => r.length >= 2, "the redelivery");
+    expect(again[1]!.id).toBe(test.json.id);
+    expectProblem(await call(`${H()}/${hook.id}/deliveries/msg_nope/redeliver`, { method: "POST", token: w.member.token }), 404, "NOT_FOUND");
+  });
+
+  it("disables an endpoint whose delivery ran out of tries, says so in an event, and resumes when enabled again", async () => {
+    const hook = await subscribe();
+    await control(hook.name, { status: 500 });
+    const id = await newTask("Dead endpoint");
+    await until(() => received(hook.name), (r) => r.length >= 1, "the first attempt");
+    await env.DB.prepare("UPDATE outbox SET attempts = 7 WHERE target_id = ?1 AND seq IS NOT NULL").bind(hook.id).run();
+    await retryNow(hook.id);
+    const disabled = await until(async () => (await call(`${H()}/${hook.id}`, { token: w.member.token })).json, (h: any) => h.enabled === false, "the endpoint disabled");
+    expect(disabled.disabled_reason).toContain("failed 8 times");
+    const events = (await call(`/api/v1/projects/${w.project.id}/events?since=0&limit=1000`, { token: w.member.token })).json.events;
+    expect(events.filter((e: any) => e.type === "webhook_disabled" && e.data.webhook_id === hook.id)).toHaveLength(1);
+    // Nothing is recorded for a disabled endpoint; enabling it again delivers from where it stopped.
+    await note(id, "while disabled");
+    await control(hook.name, { status: 200 });
+    const enabled = await expectOk(call(`${H()}/${hook.id}`, { method: "PATCH", token: w.member.token, body: { enabled: true } }));
+    expect(enabled.json).toMatchObject({ enabled: true, disabled_reason: null });
+    await note(id, "after enabling");
+    const got = await until(() => received(hook.name), (r) => r.some((m) => m.body.data.data?.content === "after enabling"), "the delivery after enabling");
+    expect(got.some((m) => m.body.data.data?.content === "while disabled")).toBe(false);
+  });
+
+  it("forgets a deleted webhook's deliveries", async () => {
+    const hook = await subscribe();
+    await control(hook.name, { status: 500 });
+    await newTask("Deleted hook");
+    await until(() => received(hook.name), (r) => r.length >= 1, "an attempt");
+    expect((await call(`${H()}/${hook.id}`, { method: "DELETE", token: w.member.token })).status).toBe(204);
+    expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM outbox WHERE target_id = ?1").bind(hook.id).first<{ n: number }>())!.n).toBe(0);
+    expectProblem(await call(`${H()}/${hook.id}`, { token: w.member.token }), 404, "NOT_FOUND");
+  });
+});
