@@ -8,8 +8,11 @@ import { Activity } from "./views/activity";
 import { Agents } from "./views/agents";
 import { Board } from "./views/board";
 import { Inbox } from "./views/inbox";
+import { lazy } from "./views/lazy";
 import { Members } from "./views/members";
 import { Projects } from "./views/projects";
+import { SessionPage } from "./views/session";
+import { Sessions } from "./views/sessions";
 import { SignIn } from "./views/sign-in";
 import { TaskPage } from "./views/task";
 
@@ -18,15 +21,8 @@ export const useMe = () => useContext(MeContext)!;
 /** Whether the signed-in person may change things (viewers only watch). */
 export const useCanWrite = () => useMe().role !== "viewer";
 
-type GraphViewType = typeof import("./views/graph").GraphView;
-
-/** The graph view and its layout library load only when a graph is opened, keeping the first load small. */
-function LazyGraph({ projectId }: { projectId: string }) {
-  const [View, setView] = useState<GraphViewType | "failed" | null>(null);
-  useEffect(() => void import("./views/graph").then((m) => setView(() => m.GraphView), () => setView("failed")), []);
-  if (View === "failed") return <p class="problem">The graph could not be loaded (the hub may have been updated): reload the page.</p>;
-  return View ? <View projectId={projectId} /> : <p class="loading">Loading the graph…</p>;
-}
+/** The graph view and its layout library load only when a graph is opened. */
+const LazyGraph = lazy(() => import("./views/graph").then((m) => m.GraphView), "the graph");
 
 export function App() {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
@@ -70,6 +66,8 @@ export function App() {
         {route.page === "graph" && <LazyGraph projectId={route.projectId} />}
         {route.page === "task" && <TaskPage projectId={route.projectId} taskId={route.taskId} />}
         {route.page === "activity" && <Activity projectId={route.projectId} />}
+        {route.page === "sessions" && <Sessions projectId={route.projectId} />}
+        {route.page === "session" && <SessionPage projectId={route.projectId} sessionId={route.sessionId} />}
         {route.page === "members" && <Members projectId={route.projectId} />}
         {route.page === "inbox" && <Inbox />}
         {route.page === "agents" && <Agents />}

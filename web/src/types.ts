@@ -1,6 +1,7 @@
 /** What the dashboard reads from the hub (API.md), as far as it shows it. */
 export type TaskStatus = "pending" | "assigned" | "planning" | "plan_review" | "running" | "done" | "failed" | "needs_human" | "cancelled";
 export type Role = "admin" | "member" | "viewer";
+export type SessionStatus = "starting" | "running" | "closed" | "error";
 
 export interface Problem {
   title?: string;
@@ -94,4 +95,44 @@ export interface Intervention {
   response: string | null;
   asked_by: string;
   created_at: string;
+}
+
+/** A server agents run on, as people see it. */
+export interface Server {
+  id: string;
+  name: string;
+  hostname: string;
+  os: string | null;
+  status: "online" | "offline";
+  /** Whether the official daemon's socket is connected (older hubs leave it out). */
+  daemon_connected?: boolean;
+  last_heartbeat: string | null;
+  capabilities: { languages?: string[]; tools?: string[]; tags?: string[]; environments?: string[]; repos?: Record<string, unknown> } | null;
+  repos: unknown;
+  revoked: boolean;
+  /** The projects it serves (null: all); shown to admins only. */
+  project_ids?: string[] | null;
+  active_tasks: number;
+  max_concurrent_tasks: number;
+  /** Open agent sessions on the server, in projects the person can see. */
+  sessions: { id: string; name: string; project_id: string }[];
+}
+
+/** An agent session a daemon runs on a server, in a terminal people can watch. */
+export interface Session {
+  id: string;
+  name: string;
+  server_id: string;
+  server_name: string;
+  project_id: string;
+  status: SessionStatus;
+  working_directory: string | null;
+  agent_type: string | null;
+  role: "worker" | "orchestrator";
+  pid: number | null;
+  exit_code: number | null;
+  error: string | null;
+  created_at: string;
+  updated_at: string;
+  closed_at: string | null;
 }

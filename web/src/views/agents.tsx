@@ -2,24 +2,8 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, messageOf } from "../api";
 import { useMe } from "../app";
-import type { Project } from "../types";
+import type { Project, Server } from "../types";
 import { Problem } from "./controls";
-
-interface Server {
-  id: string;
-  name: string;
-  hostname: string;
-  os: string | null;
-  status: "online" | "offline";
-  last_heartbeat: string | null;
-  capabilities: { languages?: string[]; tools?: string[]; tags?: string[]; environments?: string[]; repos?: Record<string, unknown> } | null;
-  repos: unknown;
-  revoked: boolean;
-  active_tasks: number;
-  max_concurrent_tasks: number;
-  /** Open agent sessions on the server, in projects the person can see. */
-  sessions: { id: string; name: string; project_id: string }[];
-}
 
 interface IssuedToken {
   token: string;

@@ -2,10 +2,12 @@
 import type { FeedStatus } from "../live";
 import { linkProps } from "../router";
 
+type Tab = "board" | "graph" | "activity" | "sessions" | "members";
+
 const STATUS_TEXT: Record<FeedStatus, string> = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…", closed: "disconnected" };
 
-export function ProjectTabs(props: { projectId: string; name?: string; current: "board" | "graph" | "activity" | "members" | "task"; status?: FeedStatus }) {
-  const tab = (page: "board" | "graph" | "activity" | "members", label: string) => (
+export function ProjectTabs(props: { projectId: string; name?: string; current: Tab | "task" | "session"; status?: FeedStatus }) {
+  const tab = (page: Tab, label: string) => (
     <a {...linkProps(`/projects/${props.projectId}/${page}`)} aria-current={props.current === page ? "page" : undefined}>
       {label}
     </a>
@@ -17,6 +19,7 @@ export function ProjectTabs(props: { projectId: string; name?: string; current: 
         {tab("board", "Board")}
         {tab("graph", "Graph")}
         {tab("activity", "Activity")}
+        {tab("sessions", "Sessions")}
         {tab("members", "Members")}
       </nav>
       {props.status && (

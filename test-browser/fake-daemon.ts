@@ -1,0 +1,128 @@
+/**
+ * A stand-in for the official daemon (orchestratia-agent) in the browser
+ * tests: it registers its server and holds the daemon's socket exactly as
+ * hub.py does, and runs pretend sessions: each prints a banner when started,
+ * echoes what is typed into it (a carriage return as a new line, as a
+ * terminal's line discipline would), keeps every byte it was sent, and
+ * answers a scrollback capture with what it printed.
+ */
+import { call, hub } from "./driver";
+
+interface HubFrame {
+  type: string;
+  session_id?: string;
+  data?: string;
+  [key: string]: unknown;
+}
+
+export const BANNER = "\x1b[1;32mfake-agent\x1b[0m ready\r\n$ ";
+
+const toBase64 = (bytes: Uint8Array | string) => Buffer.from(bytes).toString("base64");
+
+/** Python's json.dumps of a flat object (", " and ": " between items), as hub.py sends its frames. */
+const pythonJson = (frame: Record<string, unknown>) =>
+  `{${Object.entries(frame)
+    .map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`)
+    .join(", ")}}`;
+
+export class FakeDaemon {
+  /** Every session_start the hub sent. */
+  readonly starts: HubFrame[] = [];
+  /** What each session was sent, in order. */
+  private readonly inputs = new Map<string, Buffer[]>();
+  /** What each session printed. */
+  private readonly printed = new Map<string, string>();
+  private ws: WebSocket | null = null;
+
+  private constructor(
+    readonly id: string,
+    readonly name: string,
+    private readonly apiKey: string,
+  ) {}
+
+  /** Registers a server serving the project with a registration token an admin issued, as `orchestratia-agent --register` does. */
+  static async register(admin: string, projectId: string, name: string): Promise<FakeDaemon> {
+    const { token } = await call<{ token: string }>("/api/v1/servers/tokens", { token: admin, body: { project_ids: [projectId] } }, 201);
+    const reg = await call<{ id: string; api_key: string }>(
+      "/api/v1/servers/register",
+      {
+        body: {
+          name,
+          hostname: `${name}.internal`,
+          ip: "0.0.0.0",
+          os: "linux",
+          repos: {},
+          system_info: { cpu_count: 2 },
+          registration_token: token,
+          machine_id: `${name}-machine-id`,
+          mac_address: "02:00:00:00:00:01",
+        },
+      },
+      201,
+    );
+    const daemon = new FakeDaemon(reg.id, name, reg.api_key);
+    await call("/api/v1/servers/heartbeat", { apiKey: reg.api_key, body: { system_info: { cpu_count: 2 } } });
+    return daemon;
+  }
+
+  /** Opens the daemon's socket and authenticates with the API key; resolves on `auth_ok`. */
+  connect(): Promise<void> {
+    const ws = new WebSocket(`${hub().url.replace(/^http/, "ws")}/ws/server`);
+    this.ws = ws;
+    return new Promise((resolve, reject) => {
+      ws.addEventListener("open", () => ws.send(pythonJson({ type: "auth", api_key: this.apiKey })));
+      ws.addEventListener("error", () => reject(new Error("the daemon socket failed")));
+      ws.addEventListener("message", (e) => {
+        const frame = JSON.parse(String(e.data)) as HubFrame;
+        if (frame.type === "auth_ok") return resolve();
+        if (frame.type === "auth_error") return reject(new Error(`auth refused: ${JSON.stringify(frame)}`));
+        this.onFrame(frame);
+      });
+    });
+  }
+
+  close() {
+    this.ws?.close(1000, "daemon stopping");
+  }
+
+  /** What a session was sent, as bytes. */
+  received(sessionId: string): Buffer {
+    return Buffer.concat(this.inputs.get(sessionId) ?? []);
+  }
+
+  private send(frame: Record<string, unknown>) {
+    this.ws?.send(pythonJson(frame));
+  }
+
+  /** Output of a session, as session.py's reader sends it. */
+  output(sessionId: string, bytes: Uint8Array | string) {
+    this.printed.set(sessionId, (this.printed.get(sessionId) ?? "") + Buffer.from(bytes).toString("utf8"));
+    this.send({ type: "session_output", session_id: sessionId, data: toBase64(bytes) });
+  }
+
+  private onFrame(frame: HubFrame) {
+    const id = frame.session_id;
+    if (!id) return;
+    switch (frame.type) {
+      case "session_start":
+        this.starts.push(frame);
+        this.inputs.set(id, []);
+        this.send({ type: "session_started", session_id: id, pid: 4242, tmux_name: `orc-${id.slice(0, 12)}`, working_dir: (frame.working_directory as string | undefined) ?? "/tmp/x" });
+        this.output(id, BANNER);
+        break;
+      case "session_input": {
+        const bytes = Buffer.from(frame.data ?? "", "base64");
+        this.inputs.get(id)?.push(bytes);
+        this.output(id, Buffer.from(bytes.toString("latin1").replaceAll("\r", "\r\n"), "latin1"));
+        break;
+      }
+      case "capture_scrollback":
+        this.send({ type: "scrollback_captured", session_id: id, lines: (this.printed.get(id) ?? "").split("\r\n") });
+        break;
+      case "session_close":
+      case "session_kill":
+        this.send({ type: "session_closed", session_id: id, exit_code: frame.type === "session_kill" ? 137 : 0 });
+        break;
+    }
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * A project's agent sessions kept live: the project's feed is followed from
+ * its head before the sessions are read, then a session event shows its new
+ * status at once and has the sessions read again shortly after, so what is
+ * shown ends as the hub has it.
+ */
+import { useEffect, useRef, useState } from "preact/hooks";
+import { api, messageOf } from "./api";
+import { ProjectFeed, type FeedStatus } from "./live";
+import type { HubEvent, Project, Session, SessionStatus } from "./types";
+
+const REREAD_DELAY_MS = 150;
+const SESSION_EVENTS = new Set(["session_created", "session_started", "session_closed", "session_error"]);
+
+export type SessionFilter = "all" | "open" | "closed";
+
+interface SessionFeed {
+  project: Project | null;
+  status: FeedStatus;
+  /** The session events of the latest batch the feed delivered. */
+  latest: HubEvent[];
+  error: string | null;
+}
+
+function useSessionFeed(projectId: string): SessionFeed {
+  const [project, setProject] = useState<Project | null>(null);
+  const [status, setStatus] = useState<FeedStatus>("connecting");
+  const [latest, setLatest] = useState<HubEvent[]>([]);
+  const [error, setError] = useState<string | null>(null);
+
+  useEffect(() => {
+    let live = true;
+    let feed: ProjectFeed | null = null;
+    setProject(null);
+    setLatest([]);
+    setError(null);
+    void api<Project & { last_seq: number }>(`/api/v1/projects/${projectId}`).then(
+      (p) => {
+        if (!live) return;
+        feed = new ProjectFeed(
+          projectId,
+          p.last_seq,
+          (batch) => {
+            const mine = batch.filter((e) => SESSION_EVENTS.has(e.event_type));
+            if (mine.length > 0) setLatest(mine);
+          },
+          setStatus,
+        );
+        feed.start();
+        setProject(p);
+      },
+      (e) => live && setError(messageOf(e)),
+    );
+    return () => {
+      live = false;
+      feed?.stop();
+    };
+  }, [projectId]);
+
+  return { project, status, latest, error };
+}
+
+/** A session as the events say it is now, before it is read again. */
+function withEvents(session: Session, events: HubEvent[]): Session {
+  let next = session;
+  for (const e of events) {
+    if (e.data.session_id !== session.id || typeof e.data.status !== "string") continue;
+    next = { ...next, status: e.data.status as SessionStatus };
+    if (typeof e.data.exit_code === "number") next.exit_code = e.data.exit_code;
+    if (typeof e.data.error === "string") next.error = e.data.error;
+  }
+  return next;
+}
+
+/** Reads shortly after being asked (asks close together make one read); only the latest read lands. */
+function useReread<T>(read: () => Promise<T>, land: (value: T) => void, fail: (message: string) => void) {
+  const reads = useRef(0);
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useEffect(
+    () => () => {
+      clearTimeout(timer.current);
+      reads.current++;
+    },
+    [],
+  );
+  return (delay = REREAD_DELAY_MS) => {
+    clearTimeout(timer.current);
+    timer.current = setTimeout(() => {
+      const n = ++reads.current;
+      void read().then(
+        (value) => n === reads.current && land(value),
+        (e) => n === reads.current && fail(messageOf(e)),
+      );
+    }, delay);
+  };
+}
+
+export interface SessionsState {
+  project: Project | null;
+  status: FeedStatus;
+  sessions: Session[] | null;
+  error: string | null;
+  /** Reads the sessions again now (after an action changed one). */
+  reread: () => void;
+}
+
+/** The project's sessions (newest first, at most 100), live. */
+export function useSessions(projectId: string, filter: SessionFilter): SessionsState {
+  const feed = useSessionFeed(projectId);
+  const [sessions, setSessions] = useState<Session[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const reread = useReread(
+    () => api<{ sessions: Session[] }>(`/api/v1/projects/${projectId}/sessions?status=${filter}`),
+    (r) => {
+      setSessions(r.sessions);
+      setError(null);
+    },
+    setError,
+  );
+  useEffect(() => {
+    setSessions(null);
+    if (feed.project) reread(0);
+  }, [feed.project, filter]);
+  useEffect(() => {
+    if (feed.latest.length === 0) return;
+    setSessions((current) => current && current.map((s) => withEvents(s, feed.latest)));
+    reread();
+  }, [feed.latest]);
+  return { project: feed.project, status: feed.status, sessions, error: feed.error ?? error, reread: () => reread(0) };
+}
+
+export interface SessionState {
+  project: Project | null;
+  status: FeedStatus;
+  session: Session | null;
+  error: string | null;
+  reread: () => void;
+}
+
+/** One session, live. */
+export function useSession(projectId: string, sessionId: string): SessionState {
+  const feed = useSessionFeed(projectId);
+  const [session, setSession] = useState<Session | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const reread = useReread(
+    () => api<Session>(`/api/v1/projects/${projectId}/sessions/${sessionId}`),
+    (s) => {
+      setSession(s);
+      setError(null);
+    },
+    setError,
+  );
+  useEffect(() => {
+    setSession(null);
+    if (feed.project) reread(0);
+  }, [feed.project, sessionId]);
+  useEffect(() => {
+    if (!feed.latest.some((e) => e.data.session_id === sessionId)) return;
+    setSession((current) => current && withEvents(current, feed.latest));
+    reread();
+  }, [feed.latest]);
+  return { project: feed.project, status: feed.status, session, error: feed.error ?? error, reread: () => reread(0) };
+}

@@ -1,0 +1,51 @@
+/** Ending an open session: closing it (its agent is asked to exit) or killing it (stopped at once, after a confirmation). */
+import { api } from "../api";
+import { useCanWrite } from "../app";
+import type { Session } from "../types";
+import { useAction } from "./controls";
+
+export const isOpen = (s: Session) => s.status === "starting" || s.status === "running";
+
+export function SessionControls({ session, onChanged }: { session: Session; onChanged: () => void }) {
+  const canWrite = useCanWrite();
+  const { run, busy, problem } = useAction();
+  if (!canWrite || !isOpen(session)) return null;
+  const end = (key: "close" | "kill") =>
+    run(key, async () => {
+      await api<Session>(`/api/v1/projects/${session.project_id}/sessions/${session.id}${key === "kill" ? "?mode=kill" : ""}`, { method: "DELETE" });
+      onChanged();
+    });
+  return (
+    <span class="session-controls">
+      <span class="action">
+        <button type="button" disabled={busy !== null} aria-label={`Close ${session.name}`} onClick={() => void end("close")}>
+          Close
+        </button>
+        {problem("close")}
+      </span>
+      <span class="action">
+        <button
+          type="button"
+          class="danger"
+          disabled={busy !== null}
+          aria-label={`Kill ${session.name}`}
+          onClick={() => confirm(`Kill ${session.name}? Its agent is stopped at once, without finishing what it is doing.`) && void end("kill")}
+        >
+          Kill
+        </button>
+        {problem("kill")}
+      </span>
+    </span>
+  );
+}
+
+/** A session's status as a badge (with how it ended, when it did). */
+export function SessionStatusBadge({ session }: { session: Pick<Session, "status" | "exit_code" | "error"> }) {
+  const ended = session.status === "closed" && session.exit_code !== null ? ` (exit ${session.exit_code})` : "";
+  return (
+    <span class={`status status-${session.status}`} data-status={session.status} title={session.error ?? undefined}>
+      {session.status}
+      {ended}
+    </span>
+  );
+}
