@@ -143,9 +143,9 @@ describe("agent sessions", () => {
     await page.locator(".terminal-screen").click();
     await page.keyboard.type("rm -rf /");
     await page.keyboard.press("Enter");
-    // A capture goes the same way after the keystrokes: once it is answered, they would have arrived.
-    await page.getByRole("button", { name: "Capture scrollback" }).click();
-    await page.getByText(/Scrollback \(\d+ lines\)/).waitFor();
+    // Capturing the daemon's scrollback is for writers too.
+    expect(await page.getByRole("button", { name: "Capture scrollback" }).count()).toBe(0);
+    await page.waitForTimeout(500);
     expect(daemon.received(session.id).length).toBe(0);
     expect(await screenText(page)).not.toContain("rm -rf");
   });

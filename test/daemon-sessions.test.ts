@@ -91,6 +91,9 @@ describe("starting a session from the API", () => {
     const away = await machine(`away-${crypto.randomUUID().slice(0, 6)}`);
     const before = (await call(`${S()}?status=all`, { token: w.member.token })).json.sessions.length;
     expectProblem(await call(S(), { token: w.member.token, body: { server_id: away.id } }), 409, "DAEMON_OFFLINE");
+    const listed = (await call("/api/v1/servers", { token: w.member.token })).json.servers;
+    expect(listed.find((s: any) => s.id === away.id).daemon_connected).toBe(false);
+    expect(listed.find((s: any) => s.id === box.id).daemon_connected).toBe(true);
     expect((await call(`${S()}?status=all`, { token: w.member.token })).json.sessions).toHaveLength(before);
     expectProblem(await call(S(), { token: w.member.token, body: { server_id: crypto.randomUUID() } }), 404, "NOT_FOUND");
     const bad = await call(S(), { token: w.member.token, body: { server_id: box.id, cols: 5, role: "boss", name: "has space" } });

@@ -76,8 +76,10 @@ serverRoutes.get("/", person(), async (c) => {
   const now = Date.now();
   const visible = await serversVisibleToPerson(c);
   const open = await openSessionsIn(c, await visibleProjectIds(c));
+  // Whether each live server's daemon holds its socket now: sessions can only be started where it does.
+  const connected = await Promise.all(visible.map((r) => (r.server.revokedAt ? false : linkStub(c.env, r.server.id).connected())));
   return c.json({
-    servers: visible.map((r) => ({ ...withLoad(r, now, isAdmin(c)), sessions: open.filter((s) => s.server_id === r.server.id) })),
+    servers: visible.map((r, i) => ({ ...withLoad(r, now, isAdmin(c)), daemon_connected: connected[i], sessions: open.filter((s) => s.server_id === r.server.id) })),
   });
 });
 

@@ -108,9 +108,11 @@ export function SessionTerminal({ projectId, sessionId, label, onStatus }: Termi
           </span>
         )}
         {writer && ended && <span class="muted">The session has ended: its output stays here to read.</span>}
-        <button type="button" onClick={() => link.current?.capture()} disabled={state !== "live" && state !== "lagging"}>
-          Capture scrollback
-        </button>
+        {writer && (
+          <button type="button" onClick={() => link.current?.capture()} disabled={state !== "live" && state !== "lagging"}>
+            Capture scrollback
+          </button>
+        )}
       </div>
       {notice && (
         <p class="problem" role="alert">
