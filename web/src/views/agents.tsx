@@ -68,6 +68,7 @@ export function Agents() {
                 </th>
                 <td>
                   <span class={`presence presence-${s.revoked ? "revoked" : s.status}`}>{s.revoked ? "revoked" : s.status}</span>
+                  {s.daemon_connected && <span class="muted"> · daemon connected</span>}
                 </td>
                 <td>
                   <meter min={0} max={s.max_concurrent_tasks} value={s.active_tasks} /> {s.active_tasks}/{s.max_concurrent_tasks}
