@@ -17,6 +17,7 @@ import { daemonTaskRoutes } from "./routes/daemon-tasks";
 import { daemonSocketRoutes } from "./routes/daemon-socket";
 import { blobRoutes, datarefRoutes } from "./routes/datarefs";
 import { interventionRoutes } from "./routes/interventions";
+import { telegramAccountRoutes, telegramSetupRoutes, telegramWebhookRoutes } from "./routes/telegram";
 import { webhookRoutes } from "./routes/webhooks";
 import { projectSessionRoutes } from "./routes/project-sessions";
 import { liveRoutes } from "./routes/live";
@@ -67,6 +68,8 @@ export function buildApp() {
   api.route("/projects", liveRoutes);
   api.route("/projects", projectSessionRoutes);
   api.route("/projects", webhookRoutes);
+  api.route("/telegram", telegramSetupRoutes);
+  api.route("/auth", telegramAccountRoutes);
   api.route("/projects", datarefRoutes.people);
   api.route("/server", datarefRoutes.agents);
   api.route("/blobs", blobRoutes);
@@ -80,6 +83,7 @@ export function buildApp() {
   api.route("/server/interventions", interventionRoutes("agents"));
   app.route("/api/v1", api);
   app.route("/ws/server", daemonSocketRoutes);
+  app.route("/telegram", telegramWebhookRoutes);
 
   app.notFound((c) => new Problem(404, "NOT_FOUND", `No endpoint at ${c.req.path}`).toResponse());
 

@@ -29,4 +29,9 @@ export interface Env {
   WEBHOOK_ALLOW_PRIVATE?: string;
   /** DNS-over-HTTPS endpoint (JSON API) that webhook host names are resolved with, to refuse private targets. */
   WEBHOOK_DNS_RESOLVER: string;
+  /** The Telegram bot (BotFather's token) and the secret Telegram sends back with every update. */
+  TELEGRAM_BOT_TOKEN?: string;
+  TELEGRAM_WEBHOOK_SECRET?: string;
+  /** Telegram's Bot API root; empty for Telegram's own (tests point it at a local fake). */
+  TELEGRAM_API_ROOT: string;
 }

@@ -6,6 +6,7 @@ import type { WorkerEnv } from "./worker-env";
 export { ProjectRoom } from "./room/project-room";
 export { ServerLink } from "./server-link/server-link";
 export { WebhookEndpoint } from "./integrations/webhook-endpoint";
+export { TelegramChat } from "./integrations/telegram/chat";
 
 const app = buildApp();
 

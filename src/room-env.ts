@@ -1,9 +1,11 @@
-/** What the project rooms run with: `Env`, the servers' links they hand the daemon's pushes to, and the webhook endpoints they wake. */
+/** What the project rooms run with: `Env`, the servers' links they hand the daemon's pushes to, and the integrations' lanes they wake. */
 import type { Env } from "./env";
+import type { TelegramChat } from "./integrations/telegram/chat";
 import type { WebhookEndpoint } from "./integrations/webhook-endpoint";
 import type { ServerLink } from "./server-link/server-link";
 
 export interface RoomEnv extends Env {
   SERVER_LINK: DurableObjectNamespace<ServerLink>;
   WEBHOOK_ENDPOINT: DurableObjectNamespace<WebhookEndpoint>;
+  TELEGRAM_CHAT: DurableObjectNamespace<TelegramChat>;
 }

@@ -395,3 +395,35 @@ export const deliveryAttempts = sqliteTable(
   },
   (t) => [index("delivery_attempts_outbox").on(t.outboxId)],
 );
+
+/** A Telegram chat linked to a person: they hear of their projects there and act as themselves. */
+export const telegramLinks = sqliteTable("telegram_links", {
+  id: text("id").primaryKey(),
+  userId: text("user_id")
+    .notNull()
+    .unique()
+    .references(() => users.id, { onDelete: "cascade" }),
+  chatId: text("chat_id").notNull().unique(),
+  /** Nothing is sent while muted (`/mute`). */
+  muted: integer("muted", { mode: "boolean" }).notNull().default(false),
+  /** Projects the person stopped watching (`/watch`); every other project they can see is watched. */
+  unwatched: text("unwatched", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+  createdAt: text("created_at").notNull(),
+});
+
+/** One-time codes that link a chat (`/start <code>` through the bot's deep link); stored hashed. */
+export const telegramLinkCodes = sqliteTable("telegram_link_codes", {
+  codeHash: text("code_hash").primaryKey(),
+  userId: text("user_id")
+    .notNull()
+    .references(() => users.id, { onDelete: "cascade" }),
+  expiresAt: text("expires_at").notNull(),
+});
+
+/** The bot as Telegram described it at setup (getMe), so no request asks again. */
+export const telegramBot = sqliteTable("telegram_bot", {
+  id: integer("id").primaryKey(),
+  botInfo: text("bot_info", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  webhookUrl: text("webhook_url").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});

@@ -1,12 +1,16 @@
 /**
  * What a batch's events owe the project's integrations, recorded in the same
- * batch: one outbox row per event each enabled webhook wants. The room is the
+ * batch: one outbox row per event each enabled webhook wants, and one per
+ * event a linked Telegram chat hears of (TELEGRAM_EVENTS, for people who can
+ * see the project, not muted, watching it; finished tasks only for the person
+ * who created them). The room is the
  * only writer of its project's events, so it knows the last seq before a
  * batch and records exactly the events after it. A batch whose outcome is
  * unknown (it threw) leaves that seq where it was: if the batch did commit,
  * the next one records its events too, and the unique index keeps each once.
  */
 import { sql } from "drizzle-orm";
+import { TELEGRAM_EVENTS } from "../integrations/telegram/messages";
 import { statement, type CommittedEvent } from "./statements";
 
 /** An integration owed a delivery by a batch that committed. */
@@ -38,6 +42,19 @@ export class OutboxRecorder {
             FROM events e JOIN webhooks w ON w.project_id = e.project_id AND w.enabled = 1
             WHERE e.project_id = ${this.projectId} AND e.seq > ${this.lastSeq}
               AND (w.events IS NULL OR e.type IN (SELECT value FROM json_each(w.events)))
+            ORDER BY e.seq
+            RETURNING target_kind AS outbox_kind, target_id AS outbox_target`,
+      ),
+      statement(
+        this.d1,
+        sql`INSERT OR IGNORE INTO outbox (id, target_kind, target_id, project_id, seq, event_type, status, attempts, next_attempt_at, created_at)
+            SELECT 'msg_' || lower(hex(randomblob(16))), 'telegram', l.id, e.project_id, e.seq, e.type, 'pending', 0, ${now}, ${now}
+            FROM events e JOIN telegram_links l ON l.muted = 0 JOIN users u ON u.id = l.user_id
+            WHERE e.project_id = ${this.projectId} AND e.seq > ${this.lastSeq}
+              AND e.type IN (SELECT value FROM json_each(${JSON.stringify(TELEGRAM_EVENTS)}))
+              AND (u.role = 'admin' OR EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = e.project_id AND m.user_id = u.id))
+              AND NOT EXISTS (SELECT 1 FROM json_each(l.unwatched) w WHERE w.value = e.project_id)
+              AND (e.type != 'task_completed' OR EXISTS (SELECT 1 FROM tasks t WHERE t.id = e.task_id AND t.created_by = u.email))
             ORDER BY e.seq
             RETURNING target_kind AS outbox_kind, target_id AS outbox_target`,
       ),

@@ -10,7 +10,7 @@ import { isOnline, ONLINE_WINDOW_MS } from "../domain/presence";
 import type { RoomEnv } from "../room-env";
 import { withDownloadUrls } from "../offload";
 import { logError } from "../log";
-import { webhookStub } from "../integrations/client";
+import { laneStub } from "../integrations/client";
 import { linkStub } from "../server-link/client";
 import { daemonPushes, mentionsIn, needsTaskSessions } from "../server-link/pushes";
 import { tellAgents } from "./agent-notices";
@@ -138,7 +138,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     this.dashboards.publish(events);
     // Integrations deliver on their own objects, never in the room's turn.
     for (const target of outbox) {
-      if (target.kind === "webhook") this.ctx.waitUntil(webhookStub(this.env, target.id).wake().catch((e) => logError("waking a webhook failed", { project_id: this.projectId, webhook_id: target.id }, e)));
+      this.ctx.waitUntil(laneStub(this.env, target).wake().catch((e) => logError("waking an integration failed", { project_id: this.projectId, target }, e)));
     }
     tellAgents(this.agentSockets(), events, notices);
     // Daemons are told outside the room's turn: their links are other objects, reached over RPC.

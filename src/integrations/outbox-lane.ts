@@ -1,0 +1,151 @@
+/**
+ * What every integration's delivery object shares: one object per target
+ * (a webhook, a Telegram chat) drains that target's outbox rows in order, one
+ * at a time, woken by the project rooms after they commit and by its alarm
+ * for retries. Everything it works from is in D1, so an eviction mid-delivery
+ * loses nothing: the row is still pending and is sent again.
+ */
+import { DurableObject } from "cloudflare:workers";
+import type { Env } from "../env";
+import { logError } from "../log";
+import type { RoomActor, RoomCommand } from "../room/commands";
+import { RETRY_DELAYS_MS } from "./retry-schedule";
+
+/** Rows read per round trip. */
+const PAGE = 25;
+/** If the object is evicted mid-drain, its alarm picks the work up again after this. */
+const RESUME_AFTER_MS = 30_000;
+
+/** An outbox row with the event it stands for (none for a test delivery). */
+export interface DueRow {
+  id: string;
+  project_id: string;
+  seq: number | null;
+  event_type: string;
+  payload: string | null;
+  attempts: number;
+  next_attempt_at: string;
+  created_at: string;
+  event_task_id: string | null;
+  event_actor: string | null;
+  event_data: string | null;
+  event_created_at: string | null;
+}
+
+export interface AttemptRecord {
+  ok: boolean;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  responseBody: string | null;
+}
+
+/** The lanes reach project rooms without importing them (their module reaches the lanes). */
+export interface LaneEnv extends Env {
+  PROJECT_ROOM: DurableObjectNamespace;
+}
+type RoomPort = { execute(actor: RoomActor, command: RoomCommand, options: { view?: boolean }): Promise<unknown> };
+
+export const HUB: RoomActor = { kind: "person", userId: "hub", label: "hub" };
+
+export abstract class OutboxLane extends DurableObject<LaneEnv> {
+  protected abstract readonly kind: "webhook" | "telegram";
+  private draining: Promise<void> | null = null;
+  /** Work arrived while a drain ran: it drains again when done. */
+  private again = false;
+
+  /** New deliveries are waiting (or one was asked for again): deliver now. */
+  async wake() {
+    this.drainSoon();
+  }
+
+  override async alarm() {
+    this.drainSoon();
+    await this.draining;
+  }
+
+  /** One drain: deliver what is due, in order, and leave an alarm for what will be. */
+  protected abstract drain(): Promise<void>;
+
+  protected get targetId(): string {
+    const id = this.ctx.id.name;
+    if (!id) throw new Error(`a ${this.kind} lane is reached only by idFromName(its id)`);
+    return id;
+  }
+
+  private drainSoon() {
+    if (this.draining) {
+      this.again = true;
+      return;
+    }
+    this.draining = (async () => {
+      do {
+        this.again = false;
+        try {
+          await this.ctx.storage.setAlarm(Date.now() + RESUME_AFTER_MS);
+          await this.drain();
+        } catch (e) {
+          logError(`${this.kind} delivery failed`, { target_id: this.ctx.id.name }, e);
+          await this.ctx.storage.setAlarm(Date.now() + RETRY_DELAYS_MS[1]);
+        }
+      } while (this.again);
+    })().finally(() => (this.draining = null));
+    this.ctx.waitUntil(this.draining);
+  }
+
+  protected pendingCount() {
+    return this.env.DB.prepare("SELECT COUNT(*) AS n FROM outbox WHERE target_kind = ?1 AND target_id = ?2 AND status = 'pending'")
+      .bind(this.kind, this.targetId)
+      .first<{ n: number }>()
+      .then((r) => r!.n);
+  }
+
+  /** The next pending rows, oldest first, with their events. */
+  protected async due(): Promise<DueRow[]> {
+    const { results } = await this.env.DB.prepare(
+      `SELECT o.id, o.project_id, o.seq, o.event_type, o.payload, o.attempts, o.next_attempt_at, o.created_at,
+              e.task_id AS event_task_id, e.actor AS event_actor, e.data AS event_data, e.created_at AS event_created_at
+       FROM outbox o LEFT JOIN events e ON e.project_id = o.project_id AND e.seq = o.seq
+       WHERE o.target_kind = ?1 AND o.target_id = ?2 AND o.status = 'pending'
+       ORDER BY o.created_at, o.seq LIMIT ${PAGE}`,
+    )
+      .bind(this.kind, this.targetId)
+      .all<DueRow>();
+    return results;
+  }
+
+  /** Logs an attempt and what it made of the row: delivered, or still pending. */
+  protected async record(row: DueRow, result: AttemptRecord) {
+    const now = new Date().toISOString();
+    const attempts = row.attempts + 1;
+    await this.env.DB.batch([
+      this.env.DB.prepare("INSERT INTO delivery_attempts (outbox_id, attempt, status_code, error, duration_ms, response_body, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)").bind(
+        row.id,
+        attempts,
+        result.statusCode,
+        result.error,
+        result.durationMs,
+        result.responseBody,
+        now,
+      ),
+      this.env.DB.prepare(
+        `UPDATE outbox SET attempts = ?2, last_status_code = ?3, last_error = ?4, status = CASE WHEN ?5 THEN 'delivered' ELSE status END, delivered_at = CASE WHEN ?5 THEN ?6 ELSE delivered_at END
+         WHERE id = ?1`,
+      ).bind(row.id, attempts, result.statusCode, result.error, result.ok ? 1 : 0, now),
+    ]);
+  }
+
+  /** Tries the row again at `at` (holding what follows it). */
+  protected async retryAt(row: DueRow, at: number) {
+    await this.env.DB.prepare("UPDATE outbox SET next_attempt_at = ?2 WHERE id = ?1").bind(row.id, new Date(at).toISOString()).run();
+    await this.ctx.storage.setAlarm(at);
+  }
+
+  protected async giveUp(row: DueRow) {
+    await this.env.DB.prepare("UPDATE outbox SET status = 'failed' WHERE id = ?1").bind(row.id).run();
+  }
+
+  protected room(projectId: string): RoomPort {
+    return this.env.PROJECT_ROOM.get(this.env.PROJECT_ROOM.idFromName(projectId)) as unknown as RoomPort;
+  }
+}

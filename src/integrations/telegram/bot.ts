@@ -1,0 +1,192 @@
+/**
+ * The Telegram bot (grammY): linking a chat with `/start <code>`, the
+ * commands, the buttons on notifications and replies to them. Everything a
+ * chat does acts as the person linked to it (people.ts).
+ */
+import { Bot, type Context } from "grammy";
+import type { UserFromGetMe } from "grammy/types";
+import { sha256Hex } from "../../auth/secrets";
+import type { UserRow } from "../../db/client";
+import type { WorkerEnv } from "../../worker-env";
+import { apiRootOf } from "./api-root";
+import { changesPrompt, escapeHtml, optionLabels, parseButton, replyTarget } from "./messages";
+import { accessTo, actAs, findVisible, visibleProjects } from "./people";
+
+const HELP = [
+  "<b>Orchestratia</b>: questions, plans to review, failures and finished tasks from your projects, answered here.",
+  "",
+  "/projects: your projects, and which you watch",
+  "/tasks: tasks that need you",
+  "/task &lt;id prefix&gt;: one task",
+  "/watch &lt;project&gt;: watch a project again, or stop watching it",
+  "/mute: stop (or start again) all notifications",
+  "/unlink: unlink this chat",
+  "",
+  "Answer a question by its buttons or by replying to it.",
+].join("\n");
+
+interface Link {
+  id: string;
+  muted: number;
+  unwatched: string;
+}
+
+export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
+  const bot = new Bot(env.TELEGRAM_BOT_TOKEN!, { botInfo, client: { apiRoot: apiRootOf(env) } });
+  const html = { parse_mode: "HTML" as const };
+
+  /** The person this chat is linked to, with the link. */
+  const linked = async (ctx: Context): Promise<{ user: UserRow; link: Link } | null> => {
+    const row = await env.DB.prepare(
+      `SELECT l.id AS link_id, l.muted, l.unwatched, u.* FROM telegram_links l JOIN users u ON u.id = l.user_id WHERE l.chat_id = ?1`,
+    )
+      .bind(String(ctx.chat?.id))
+      .first<Record<string, unknown>>();
+    if (!row) return null;
+    const user: UserRow = { id: row.id as string, email: row.email as string, name: row.name as string | null, role: row.role as UserRow["role"], passwordHash: null, createdAt: row.created_at as string, updatedAt: row.updated_at as string };
+    return { user, link: { id: row.link_id as string, muted: row.muted as number, unwatched: row.unwatched as string } };
+  };
+  const notLinked = (ctx: Context) => ctx.reply("This chat is not linked to an Orchestratia account. Open the hub, choose “Link Telegram” and follow the link.");
+
+  bot.command("start", async (ctx) => {
+    const code = ctx.match.trim();
+    if (!code) return (await linked(ctx)) ? ctx.reply(HELP, html) : notLinked(ctx);
+    const found = await env.DB.prepare("DELETE FROM telegram_link_codes WHERE code_hash = ?1 RETURNING user_id, expires_at").bind(await sha256Hex(code)).first<{ user_id: string; expires_at: string }>();
+    if (!found || Date.parse(found.expires_at) < Date.now()) return ctx.reply("That link has expired or was used already: ask the hub for a new one.");
+    const chatId = String(ctx.chat.id);
+    // A person has one chat and a chat one person: linking again moves the link.
+    await env.DB.batch([
+      env.DB.prepare("DELETE FROM telegram_links WHERE chat_id = ?1 OR user_id = ?2").bind(chatId, found.user_id),
+      env.DB.prepare("INSERT INTO telegram_links (id, user_id, chat_id, muted, unwatched, created_at) VALUES (?1, ?2, ?3, 0, '[]', ?4)").bind(crypto.randomUUID(), found.user_id, chatId, new Date().toISOString()),
+    ]);
+    const user = await env.DB.prepare("SELECT email FROM users WHERE id = ?1").bind(found.user_id).first<{ email: string }>();
+    await ctx.reply(`Linked to <b>${escapeHtml(user?.email ?? "your account")}</b>.\n\n${HELP}`, html);
+  });
+
+  bot.command("help", (ctx) => ctx.reply(HELP, html));
+
+  bot.command("unlink", async (ctx) => {
+    const me = await linked(ctx);
+    if (!me) return notLinked(ctx);
+    await env.DB.prepare("DELETE FROM telegram_links WHERE id = ?1").bind(me.link.id).run();
+    await ctx.reply("Unlinked: this chat hears nothing more.");
+  });
+
+  bot.command("mute", async (ctx) => {
+    const me = await linked(ctx);
+    if (!me) return notLinked(ctx);
+    const muted = me.link.muted ? 0 : 1;
+    await env.DB.prepare("UPDATE telegram_links SET muted = ?2 WHERE id = ?1").bind(me.link.id, muted).run();
+    await ctx.reply(muted ? "Muted: nothing is sent until you /mute again." : "Notifications are on again.");
+  });
+
+  bot.command("projects", async (ctx) => {
+    const me = await linked(ctx);
+    if (!me) return notLinked(ctx);
+    const unwatched: string[] = JSON.parse(me.link.unwatched);
+    const projects = await visibleProjects(env, me.user);
+    if (projects.length === 0) return ctx.reply("You are in no project yet.");
+    await ctx.reply(projects.map((p) => `${unwatched.includes(p.id) ? "○" : "●"} <b>${escapeHtml(p.name)}</b> (${escapeHtml(p.slug)})`).join("\n") + "\n\n● watched · /watch &lt;project&gt; to change", html);
+  });
+
+  bot.command("watch", async (ctx) => {
+    const me = await linked(ctx);
+    if (!me) return notLinked(ctx);
+    const wanted = ctx.match.trim().toLowerCase();
+    const projects = await visibleProjects(env, me.user);
+    const project = projects.find((p) => p.slug.toLowerCase() === wanted || p.name.toLowerCase() === wanted) ?? projects.find((p) => wanted && p.name.toLowerCase().startsWith(wanted));
+    if (!project) return ctx.reply("Which project? /watch &lt;project name or slug&gt; (see /projects)", html);
+    const unwatched: string[] = JSON.parse(me.link.unwatched);
+    const watching = unwatched.includes(project.id);
+    const next = watching ? unwatched.filter((id) => id !== project.id) : [...unwatched, project.id];
+    await env.DB.prepare("UPDATE telegram_links SET unwatched = ?2 WHERE id = ?1").bind(me.link.id, JSON.stringify(next)).run();
+    await ctx.reply(watching ? `Watching <b>${escapeHtml(project.name)}</b> again.` : `No longer watching <b>${escapeHtml(project.name)}</b>.`, html);
+  });
+
+  bot.command("tasks", async (ctx) => {
+    const me = await linked(ctx);
+    if (!me) return notLinked(ctx);
+    const ids = (await visibleProjects(env, me.user)).map((p) => p.id);
+    const { results } = await env.DB.prepare(
+      `SELECT t.id, t.title, t.status, p.name AS project FROM tasks t JOIN projects p ON p.id = t.project_id
+       WHERE t.project_id IN (SELECT value FROM json_each(?1)) AND t.status IN ('needs_human', 'plan_review', 'failed')
+       ORDER BY t.updated_at DESC LIMIT 20`,
+    )
+      .bind(JSON.stringify(ids))
+      .all<{ id: string; title: string; status: string; project: string }>();
+    if (results.length === 0) return ctx.reply("Nothing needs you right now.");
+    await ctx.reply(results.map((t) => `<code>${t.id.slice(0, 8)}</code> ${escapeHtml(t.title)} · <i>${t.status}</i> · ${escapeHtml(t.project)}`).join("\n"), html);
+  });
+
+  bot.command("task", async (ctx) => {
+    const me = await linked(ctx);
+    if (!me) return notLinked(ctx);
+    const found = await findVisible(env, me.user, "tasks", ctx.match.trim().toLowerCase());
+    if (!found) return ctx.reply("No task of yours starts with that: /task &lt;id prefix&gt;", html);
+    const t = await env.DB.prepare(
+      `SELECT t.id, t.title, t.status, t.priority, t.result, p.name AS project, s.name AS server
+       FROM tasks t JOIN projects p ON p.id = t.project_id LEFT JOIN servers s ON s.id = t.assigned_server_id WHERE t.id = ?1`,
+    )
+      .bind(found.id)
+      .first<{ id: string; title: string; status: string; priority: string; result: string | null; project: string; server: string | null }>();
+    const result = t?.result ? (JSON.parse(t.result) as Record<string, unknown>) : null;
+    const outcome = typeof result?.summary === "string" ? result.summary : typeof result?.error === "string" ? result.error : null;
+    await ctx.reply(
+      [
+        `<b>${escapeHtml(t!.title)}</b>`,
+        `${escapeHtml(t!.project)} · ${t!.status} · ${t!.priority}${t!.server ? ` · on ${escapeHtml(t!.server)}` : ""}`,
+        `<code>${t!.id}</code>`,
+        ...(outcome ? ["", escapeHtml(outcome.slice(0, 1500))] : []),
+      ].join("\n"),
+      html,
+    );
+  });
+
+  bot.on("callback_query:data", async (ctx) => {
+    const me = await linked(ctx);
+    if (!me) return ctx.answerCallbackQuery({ text: "This chat is not linked to an account", show_alert: true });
+    const action = parseButton(ctx.callbackQuery.data);
+    if (!action) return ctx.answerCallbackQuery({ text: "This button no longer does anything" });
+    if (action.kind === "answer") {
+      const iv = await env.DB.prepare("SELECT id, project_id, options FROM interventions WHERE id = ?1").bind(action.interventionId).first<{ id: string; project_id: string; options: string | null }>();
+      if (!iv || (await accessTo(env, me.user, iv.project_id)) === "none") return ctx.answerCallbackQuery({ text: "Not found", show_alert: true });
+      const response = action.choice === "y" ? "approved" : action.choice === "n" ? "rejected" : optionLabels(iv.options ? JSON.parse(iv.options) : null)[action.choice];
+      if (response === undefined) return ctx.answerCallbackQuery({ text: "That option is gone", show_alert: true });
+      const done = await actAs(env, me.user, iv.project_id, { op: "respond", interventionId: iv.id, response }, `Answered: ${response}`);
+      return ctx.answerCallbackQuery({ text: done.text, show_alert: !done.ok });
+    }
+    const task = await env.DB.prepare("SELECT id, project_id, title FROM tasks WHERE id = ?1").bind(action.taskId).first<{ id: string; project_id: string; title: string }>();
+    if (!task || (await accessTo(env, me.user, task.project_id)) === "none") return ctx.answerCallbackQuery({ text: "Not found", show_alert: true });
+    if (action.kind === "revise_plan") {
+      if ((await accessTo(env, me.user, task.project_id)) !== "write") return ctx.answerCallbackQuery({ text: "Viewers can only read this project", show_alert: true });
+      await ctx.answerCallbackQuery();
+      return ctx.reply(changesPrompt(task.id, task.title), { ...html, reply_markup: { force_reply: true, input_field_placeholder: "What should change?" } });
+    }
+    const command: RoomCommandOf = action.kind === "approve_plan" ? { op: "approve_plan", taskId: task.id } : { op: "retry", taskId: task.id };
+    const done = await actAs(env, me.user, task.project_id, command, action.kind === "approve_plan" ? "Plan approved" : "Retried");
+    return ctx.answerCallbackQuery({ text: done.text, show_alert: !done.ok });
+  });
+
+  // A reply to a question answers it; a reply to a plan's prompt asks for those changes.
+  bot.on("message:text", async (ctx) => {
+    const target = replyTarget(ctx.message.reply_to_message?.text);
+    if (!target) return ctx.reply(HELP, html);
+    const me = await linked(ctx);
+    if (!me) return notLinked(ctx);
+    const text = ctx.message.text.trim();
+    if (target.kind === "question") {
+      const iv = await findVisible(env, me.user, "interventions", target.prefix);
+      if (!iv) return ctx.reply("That question is not yours to answer.");
+      const done = await actAs(env, me.user, iv.projectId, { op: "respond", interventionId: iv.id, response: text }, "Answer sent.");
+      return ctx.reply(done.text, { reply_parameters: { message_id: ctx.message.message_id } });
+    }
+    const task = await findVisible(env, me.user, "tasks", target.prefix);
+    if (!task) return ctx.reply("That plan is not yours to review.");
+    const done = await actAs(env, me.user, task.projectId, { op: "revise_plan", taskId: task.id, feedback: text }, "Changes asked for.");
+    return ctx.reply(done.text, { reply_parameters: { message_id: ctx.message.message_id } });
+  });
+
+  return bot;
+}
+
+type RoomCommandOf = { op: "approve_plan"; taskId: string } | { op: "retry"; taskId: string };

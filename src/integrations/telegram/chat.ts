@@ -1,0 +1,112 @@
+/**
+ * One Durable Object per linked chat: sends the chat its notifications from
+ * the outbox, in order (outbox-lane.ts), at most one a second (Telegram's
+ * limit for a chat), waiting as long as Telegram says when it answers 429.
+ */
+import { Api, GrammyError } from "grammy";
+import { OutboxLane, type AttemptRecord, type DueRow } from "../outbox-lane";
+import { nextAttemptAt } from "../retry-schedule";
+import { apiRootOf } from "./api-root";
+import { fitted, notification, type NotificationContext } from "./messages";
+
+/** Telegram takes about one message a second in a chat. */
+const PACE_MS = 1000;
+/** A server going offline is told once, though each of its projects records it. */
+const SAME_SERVER_WINDOW_MS = 60_000;
+
+interface Reads {
+  projects: Map<string, string>;
+  tasks: Map<string, { title: string; plan: unknown }>;
+  options: Map<string, unknown>;
+}
+
+const inList = (ids: string[]) => JSON.stringify([...new Set(ids)]);
+
+export class TelegramChat extends OutboxLane {
+  protected readonly kind = "telegram";
+  private lastSentAt = 0;
+  private readonly offlineTold = new Map<string, number>();
+
+  protected async drain() {
+    for (;;) {
+      const link = await this.env.DB.prepare("SELECT chat_id FROM telegram_links WHERE id = ?1").bind(this.targetId).first<{ chat_id: string }>();
+      if (!link) {
+        // Unlinked: what it was owed goes with it.
+        await this.env.DB.prepare("DELETE FROM outbox WHERE target_kind = 'telegram' AND target_id = ?1").bind(this.targetId).run();
+        return this.ctx.storage.deleteAlarm();
+      }
+      if (!this.env.TELEGRAM_BOT_TOKEN) return this.ctx.storage.deleteAlarm();
+      const due = await this.due();
+      if (due.length === 0) return this.ctx.storage.deleteAlarm();
+      const reads = await this.read(due);
+      for (const row of due) {
+        const at = Date.parse(row.next_attempt_at);
+        if (at > Date.now()) return this.ctx.storage.setAlarm(at);
+        const result = await this.deliver(link.chat_id, row, reads);
+        await this.record(row, result.record);
+        if (result.record.ok) continue;
+        if (result.retryAfterMs !== null) return this.retryAt(row, Date.now() + result.retryAfterMs);
+        const next = nextAttemptAt(row.attempts + 1, Date.now());
+        if (next !== null) return this.retryAt(row, next);
+        // A chat that cannot be reached for a day loses that message, not the ones after it.
+        await this.giveUp(row);
+      }
+    }
+  }
+
+  /** What the rows' messages mention: project names, task titles and plans, questions' options. */
+  private async read(rows: DueRow[]): Promise<Reads> {
+    const data = rows.map((r) => (r.event_data ? (JSON.parse(r.event_data) as Record<string, unknown>) : {}));
+    const taskIds = rows.flatMap((r) => (r.event_task_id ? [r.event_task_id] : []));
+    const interventionIds = data.flatMap((d) => (typeof d.intervention_id === "string" ? [d.intervention_id] : []));
+    const [projects, tasks, options] = await this.env.DB.batch([
+      this.env.DB.prepare("SELECT id, name FROM projects WHERE id IN (SELECT value FROM json_each(?1))").bind(inList(rows.map((r) => r.project_id))),
+      this.env.DB.prepare("SELECT id, title, plan FROM tasks WHERE id IN (SELECT value FROM json_each(?1))").bind(inList(taskIds)),
+      this.env.DB.prepare("SELECT id, options FROM interventions WHERE id IN (SELECT value FROM json_each(?1))").bind(inList(interventionIds)),
+    ]);
+    return {
+      projects: new Map((projects!.results as { id: string; name: string }[]).map((p) => [p.id, p.name])),
+      tasks: new Map((tasks!.results as { id: string; title: string; plan: string | null }[]).map((t) => [t.id, { title: t.title, plan: t.plan ? JSON.parse(t.plan) : null }])),
+      options: new Map((options!.results as { id: string; options: string | null }[]).map((o) => [o.id, o.options ? JSON.parse(o.options) : null])),
+    };
+  }
+
+  private async deliver(chatId: string, row: DueRow, reads: Reads): Promise<{ record: AttemptRecord; retryAfterMs: number | null }> {
+    const data = row.event_data ? (JSON.parse(row.event_data) as Record<string, unknown>) : {};
+    const task = row.event_task_id ? reads.tasks.get(row.event_task_id) : undefined;
+    const context: NotificationContext = {
+      projectName: reads.projects.get(row.project_id) ?? "a project",
+      taskTitle: task?.title ?? null,
+      plan: task?.plan,
+      options: typeof data.intervention_id === "string" ? reads.options.get(data.intervention_id) : undefined,
+    };
+    const message = notification({ type: row.event_type, task_id: row.event_task_id, data }, context);
+    const skipped = { record: { ok: true, statusCode: null, error: null, durationMs: 0, responseBody: "not sent: nothing to say" }, retryAfterMs: null };
+    if (!message) return skipped;
+    if (row.event_type === "server_offline") {
+      const server = String(data.server_id ?? "");
+      if (Date.now() - (this.offlineTold.get(server) ?? 0) < SAME_SERVER_WINDOW_MS) return skipped;
+      this.offlineTold.set(server, Date.now());
+    }
+    const wait = this.lastSentAt + PACE_MS - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const api = new Api(this.env.TELEGRAM_BOT_TOKEN!, { apiRoot: apiRootOf(this.env) });
+    const started = performance.now();
+    try {
+      this.lastSentAt = Date.now();
+      await api.sendMessage(chatId, fitted(message.text), {
+        parse_mode: "HTML",
+        link_preview_options: { is_disabled: true },
+        ...(message.buttons.length > 0 ? { reply_markup: { inline_keyboard: message.buttons } } : {}),
+      });
+      return { record: { ok: true, statusCode: 200, error: null, durationMs: Math.round(performance.now() - started), responseBody: null }, retryAfterMs: null };
+    } catch (e) {
+      const durationMs = Math.round(performance.now() - started);
+      if (e instanceof GrammyError) {
+        const retryAfter = e.error_code === 429 ? (e.parameters.retry_after ?? 1) * 1000 : null;
+        return { record: { ok: false, statusCode: e.error_code, error: e.description, durationMs, responseBody: null }, retryAfterMs: retryAfter };
+      }
+      return { record: { ok: false, statusCode: null, error: e instanceof Error ? e.message : String(e), durationMs, responseBody: null }, retryAfterMs: null };
+    }
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * What the bot says and what its buttons and replies mean (pure). Messages
+ * use Telegram's HTML parse mode, so every piece of text from elsewhere is
+ * escaped. Buttons carry what they act on in their callback data (at most 64
+ * bytes); a reply is matched to what it answers by the marker at the end of
+ * the message it replies to ("Question #1a2b3c4d", "Plan #1a2b3c4d").
+ */
+
+/** The events a linked person hears of. */
+export const TELEGRAM_EVENTS = ["intervention_requested", "plan_submitted", "task_failed", "task_completed", "server_offline"] as const;
+
+/** Longest text Telegram takes in one message. */
+const MAX_MESSAGE = 4096;
+/** Longest piece quoted from elsewhere (a question, a plan, an error), so the message stays readable. */
+const MAX_QUOTE = 1500;
+
+export const escapeHtml = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
+const quote = (value: unknown) => {
+  const text = typeof value === "string" ? value : JSON.stringify(value ?? "", null, 2);
+  return escapeHtml(text.length > MAX_QUOTE ? `${text.slice(0, MAX_QUOTE)}…` : text);
+};
+
+export interface Button {
+  text: string;
+  callback_data: string;
+}
+
+export interface Outgoing {
+  text: string;
+  buttons: Button[][];
+  /** Asks the person to answer by replying to the message. */
+  forceReply?: boolean;
+}
+
+/** What a notification needs beyond its event. */
+export interface NotificationContext {
+  projectName: string;
+  taskTitle: string | null;
+  /** The task's plan, for plan_submitted. */
+  plan?: unknown;
+  /** The question's options, for intervention_requested. */
+  options?: unknown;
+}
+
+export interface NotifiedEvent {
+  type: string;
+  task_id: string | null;
+  data: Record<string, unknown>;
+}
+
+const short = (id: string) => id.slice(0, 8);
+
+/** The labels of a question's options, whatever shape the agent gave them in. */
+export function optionLabels(options: unknown): string[] {
+  if (!Array.isArray(options)) return [];
+  return options
+    .map((o) => (typeof o === "string" ? o : o && typeof o === "object" ? String((o as Record<string, unknown>).label ?? (o as Record<string, unknown>).value ?? "") : ""))
+    .filter((label) => label !== "")
+    .slice(0, 8);
+}
+
+function heading(kind: string, ctx: NotificationContext) {
+  return `<b>${kind}</b> · ${escapeHtml(ctx.projectName)}${ctx.taskTitle ? ` · ${escapeHtml(ctx.taskTitle)}` : ""}`;
+}
+
+/** The message a notification is, or null for an event the bot does not speak of. */
+export function notification(e: NotifiedEvent, ctx: NotificationContext): Outgoing | null {
+  const d = e.data;
+  switch (e.type) {
+    case "intervention_requested": {
+      const id = String(d.intervention_id ?? "");
+      if (d.intervention_type === "approval") {
+        return {
+          text: `${heading("Approval needed", ctx)}\n\n${quote(d.question)}\n\nQuestion #${short(id)}`,
+          buttons: [[{ text: "Approve", callback_data: `iv:${id}:y` }, { text: "Reject", callback_data: `iv:${id}:n` }]],
+        };
+      }
+      const labels = optionLabels(ctx.options);
+      return {
+        text: `${heading("Question", ctx)}\n\n${quote(d.question)}\n\nReply to this message to answer. Question #${short(id)}`,
+        buttons: labels.map((label, i) => [{ text: label.slice(0, 60), callback_data: `iv:${id}:${i}` }]),
+      };
+    }
+    case "plan_submitted":
+      if (!e.task_id) return null;
+      return {
+        text: `${heading("Plan to review", ctx)}\n\n<pre>${quote(ctx.plan)}</pre>\n\nPlan #${short(e.task_id)}`,
+        buttons: [[{ text: "Approve plan", callback_data: `pa:${e.task_id}` }, { text: "Ask for changes", callback_data: `pr:${e.task_id}` }]],
+      };
+    case "task_failed":
+      if (!e.task_id) return null;
+      return { text: `${heading("Task failed", ctx)}\n\n${quote(d.error ?? "no error given")}`, buttons: [[{ text: "Retry", callback_data: `rt:${e.task_id}` }]] };
+    case "task_completed":
+      return { text: `${heading("Task done", ctx)}${typeof d.summary === "string" && d.summary ? `\n\n${quote(d.summary)}` : ""}`, buttons: [] };
+    case "server_offline":
+      return { text: `<b>Server offline</b> · ${escapeHtml(String(d.server_name ?? "a server"))} stopped answering (${escapeHtml(ctx.projectName)})`, buttons: [] };
+    default:
+      return null;
+  }
+}
+
+/** Cuts a message to what Telegram takes. */
+export const fitted = (text: string) => (text.length > MAX_MESSAGE ? `${text.slice(0, MAX_MESSAGE - 1)}…` : text);
+
+export type ButtonAction =
+  | { kind: "answer"; interventionId: string; choice: "y" | "n" | number }
+  | { kind: "approve_plan"; taskId: string }
+  | { kind: "revise_plan"; taskId: string }
+  | { kind: "retry"; taskId: string };
+
+const UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
+
+export function parseButton(data: string): ButtonAction | null {
+  const answer = data.match(new RegExp(`^iv:(${UUID}):(y|n|\\d)$`));
+  if (answer) return { kind: "answer", interventionId: answer[1]!, choice: answer[2] === "y" || answer[2] === "n" ? answer[2] : Number(answer[2]) };
+  const task = data.match(new RegExp(`^(pa|pr|rt):(${UUID})$`));
+  if (!task) return null;
+  const kind = task[1] === "pa" ? "approve_plan" : task[1] === "pr" ? "revise_plan" : "retry";
+  return { kind, taskId: task[2]! };
+}
+
+/** What a reply answers, from the message it replies to. */
+export function replyTarget(repliedTo: string | undefined): { kind: "question" | "plan"; prefix: string } | null {
+  const m = repliedTo?.match(/(Question|Plan) #([0-9a-f]{8})\s*$/);
+  return m ? { kind: m[1] === "Question" ? "question" : "plan", prefix: m[2]! } : null;
+}
+
+/** The prompt that asks for a plan's changes as a reply. */
+export const changesPrompt = (taskId: string, title: string) => `What should change in the plan of <b>${escapeHtml(title)}</b>? Reply to this message.\n\nPlan #${short(taskId)}`;
