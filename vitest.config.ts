@@ -1,9 +1,22 @@
+import { createServer, type AddressInfo } from "node:net";
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
+/** A port nothing listens on now, for the fake Bot API (test/bot-api-setup.ts). */
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on("error", reject);
+  });
+
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
+  process.env.BOT_API_PORT ??= String(await freePort());
   return {
     plugins: [
       cloudflareTest({
@@ -19,6 +32,9 @@ export default defineConfig(async () => {
             DATA_KEY: "test-data-key",
             // Webhook receivers in tests listen on loopback (test/integrations-setup.ts).
             WEBHOOK_ALLOW_PRIVATE: "true",
+            TELEGRAM_API_ROOT: `http://127.0.0.1:${process.env.BOT_API_PORT}`,
+            TELEGRAM_BOT_TOKEN: "4242:test-bot-token",
+            TELEGRAM_WEBHOOK_SECRET: "test-telegram-webhook-secret",
           },
         },
       }),
@@ -26,7 +42,7 @@ export default defineConfig(async () => {
     test: {
       include: ["test/**/*.test.ts"],
       setupFiles: ["./test/setup.ts"],
-      globalSetup: ["./test/receiver-setup.ts"],
+      globalSetup: ["./test/receiver-setup.ts", "./test/bot-api-setup.ts"],
       testTimeout: 30_000,
     },
   };

@@ -1,0 +1,74 @@
+/**
+ * A fake of Telegram's Bot API, run in Node beside the tests (the hub reaches
+ * it at TELEGRAM_API_ROOT): it answers the methods the hub calls the way
+ * Telegram does, records every call, and can be told to answer a chat's next
+ * messages with 429 and a retry_after. Tests read and steer it at `/control/...`.
+ */
+import { createServer } from "node:http";
+
+interface Call {
+  method: string;
+  body: Record<string, any>;
+  at: number;
+}
+
+export const BOT_INFO = {
+  id: 4242,
+  is_bot: true,
+  first_name: "Orchestratia",
+  username: "hub_test_bot",
+  can_join_groups: false,
+  can_read_all_group_messages: false,
+  supports_inline_queries: false,
+};
+
+export default async function setup() {
+  const port = Number(process.env.BOT_API_PORT);
+  let calls: Call[] = [];
+  const throttled = new Map<string, number>();
+  let messageId = 100;
+  const server = createServer((req, res) => {
+    let raw = "";
+    req.on("data", (c) => (raw += c));
+    req.on("end", () => {
+      const url = new URL(req.url!, "http://bot-api");
+      const json = (status: number, value: unknown) => {
+        res.writeHead(status, { "Content-Type": "application/json" });
+        res.end(JSON.stringify(value));
+      };
+      if (url.pathname === "/control/calls") return json(200, calls);
+      if (url.pathname === "/control/reset") {
+        calls = [];
+        return json(200, {});
+      }
+      if (url.pathname === "/control/throttle") {
+        const { chat_id, times } = JSON.parse(raw);
+        throttled.set(String(chat_id), times);
+        return json(200, {});
+      }
+      const method = url.pathname.match(/^\/bot[^/]+\/(\w+)$/)?.[1];
+      if (!method) return json(404, { ok: false, error_code: 404, description: "Not Found" });
+      const body = raw ? JSON.parse(raw) : {};
+      calls.push({ method, body, at: Date.now() });
+      switch (method) {
+        case "getMe":
+          return json(200, { ok: true, result: BOT_INFO });
+        case "setWebhook":
+        case "answerCallbackQuery":
+          return json(200, { ok: true, result: true });
+        case "sendMessage": {
+          const left = throttled.get(String(body.chat_id)) ?? 0;
+          if (left > 0) {
+            throttled.set(String(body.chat_id), left - 1);
+            return json(429, { ok: false, error_code: 429, description: "Too Many Requests: retry after 1", parameters: { retry_after: 1 } });
+          }
+          return json(200, { ok: true, result: { message_id: ++messageId, date: Math.floor(Date.now() / 1000), chat: { id: Number(body.chat_id), type: "private" }, text: body.text } });
+        }
+        default:
+          return json(200, { ok: true, result: true });
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  return () => new Promise<void>((resolve) => server.close(() => resolve()));
+}

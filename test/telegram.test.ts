@@ -1,0 +1,255 @@
+/**
+ * The Telegram bot end to end, against a fake Bot API (test/bot-api-setup.ts)
+ * at the network edge: setup, linking by code, notifications from the outbox,
+ * and buttons and replies acting as the linked person with their role.
+ */
+import { env } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import { addMember, call, createUser, expectProblem } from "./helpers";
+import { cli, createWorld, expectOk, T, type World } from "./task-world";
+
+const BOT_API = `http://127.0.0.1:${env.TELEGRAM_API_ROOT.split(":").at(-1)}`;
+const SECRET = { "X-Telegram-Bot-Api-Secret-Token": "test-telegram-webhook-secret" };
+
+let w: World;
+let viewer: Awaited<ReturnType<typeof createUser>>;
+let updateId = 1;
+let messageId = 5000;
+
+interface BotCall {
+  method: string;
+  body: Record<string, any>;
+  at: number;
+}
+const calls = async (): Promise<BotCall[]> => (await fetch(`${BOT_API}/control/calls`)).json();
+const sentTo = async (chatId: number) => (await calls()).filter((c) => c.method === "sendMessage" && Number(c.body.chat_id) === chatId);
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 8000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; last ${JSON.stringify(value).slice(-600)}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const from = (chatId: number) => ({ id: chatId, is_bot: false, first_name: "Ann" });
+const chat = (chatId: number) => ({ id: chatId, type: "private" });
+
+/** Posts an update the way Telegram does. */
+const update = (body: Record<string, unknown>, headers: Record<string, string> = SECRET) =>
+  call("/telegram/webhook", { body: { update_id: updateId++, ...body }, headers });
+
+const message = (chatId: number, text: string, replyTo?: string) => {
+  const command = text.match(/^\/\w+/);
+  return update({
+    message: {
+      message_id: messageId++,
+      date: Math.floor(Date.now() / 1000),
+      chat: chat(chatId),
+      from: from(chatId),
+      text,
+      ...(command ? { entities: [{ type: "bot_command", offset: 0, length: command[0].length }] } : {}),
+      ...(replyTo ? { reply_to_message: { message_id: 1, date: 0, chat: chat(chatId), from: { id: 4242, is_bot: true, first_name: "Orchestratia" }, text: replyTo } } : {}),
+    },
+  });
+};
+
+const press = (chatId: number, data: string) =>
+  update({ callback_query: { id: `cb-${updateId}`, from: from(chatId), chat_instance: "x", data, message: { message_id: 1, date: 0, chat: chat(chatId), text: "…" } } });
+
+/** Links a chat to a person the way a person does: a code from the hub, then /start <code> in the chat. */
+async function link(token: string, chatId: number) {
+  const { json } = await expectOk(call("/api/v1/auth/me/telegram-link", { method: "POST", token }), 201);
+  expect((await message(chatId, `/start ${json.code}`)).status).toBe(200);
+  await until(() => sentTo(chatId), (m) => m.some((c) => c.body.text.startsWith("Linked to")), "the link confirmed");
+  return json;
+}
+
+const ANN = 7001;
+const VIC = 7002;
+
+beforeAll(async () => {
+  w = await createWorld("Telegram project");
+  viewer = await createUser(w.admin, "viewer");
+  await addMember(w.admin, w.project.id, viewer.id);
+  expect((await call("/api/v1/telegram/setup", { method: "POST", token: w.admin })).status).toBe(200);
+  await link(w.member.token, ANN);
+  await link(viewer.token, VIC);
+});
+
+/** A task of the world's project brought to `plan_review` by its agent. */
+async function taskInPlanReview(title: string) {
+  const { json } = await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title, project_id: w.project.id }), 201);
+  await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${json.id}/assign`, { session_name: "worker", require_plan: true }));
+  await expectOk(cli(w.worker.apiKey, "POST", `${T}/${json.id}/plan`, { plan: { steps: ["read", "write <tests>"] } }));
+  return json.id as string;
+}
+
+const taskStatus = async (id: string) => (await call(`/api/v1/tasks/${id}`, { token: w.admin })).json.status;
+
+describe("setting the bot up and linking a chat", () => {
+  it("asks Telegram who the bot is and points its webhook at the hub, with the secret", async () => {
+    const setup = await expectOk(call("/api/v1/telegram/setup", { method: "POST", token: w.admin }));
+    expect(setup.json).toEqual({ bot_username: "hub_test_bot", webhook_url: "https://hub.test/telegram/webhook" });
+    const webhook = (await calls()).filter((c) => c.method === "setWebhook").at(-1)!;
+    expect(webhook.body).toMatchObject({ url: "https://hub.test/telegram/webhook", secret_token: "test-telegram-webhook-secret" });
+    expectProblem(await call("/api/v1/telegram/setup", { method: "POST", token: w.member.token }), 403, "FORBIDDEN");
+  });
+
+  it("links a chat with a one-time code from the bot's deep link, once", async () => {
+    const someone = await createUser(w.admin, "member");
+    const code = await link(someone.token, 7100);
+    expect(code.deep_link).toBe(`https://t.me/hub_test_bot?start=${code.code}`);
+    expect((await call("/api/v1/auth/me/telegram", { token: someone.token })).json).toMatchObject({ linked: true, muted: false });
+    // The code is spent: a second chat cannot use it.
+    await message(7101, `/start ${code.code}`);
+    const reply = await until(() => sentTo(7101), (m) => m.length > 0, "the refusal");
+    expect(reply[0]!.body.text).toContain("expired or was used");
+    expect((await call("/api/v1/auth/me/telegram", { method: "DELETE", token: someone.token })).status).toBe(204);
+    expect((await call("/api/v1/auth/me/telegram", { token: someone.token })).json.linked).toBe(false);
+  });
+
+  it("refuses an update without Telegram's secret token (401)", async () => {
+    expect((await update({ message: { message_id: 1, date: 0, chat: chat(ANN), from: from(ANN), text: "hi" } }, { "X-Telegram-Bot-Api-Secret-Token": "wrong" })).status).toBe(401);
+    expect((await update({ message: { message_id: 1, date: 0, chat: chat(ANN), from: from(ANN), text: "hi" } }, {})).status).toBe(401);
+  });
+});
+
+describe("notifications and answers", () => {
+  it("tells linked people of a question, escaped, and takes a reply as the answer", async () => {
+    const { json } = await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title: "Needs <input> & care", project_id: w.project.id }), 201);
+    await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${json.id}/assign`, { session_name: "worker" }));
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${json.id}/start`, {}));
+    const help = await expectOk(cli(w.worker.apiKey, "POST", `${T}/${json.id}/help`, { question: "Use <b>prod</b> or staging?", intervention_type: "question" }));
+    const asked = await until(() => sentTo(ANN), (m) => m.some((c) => c.body.text.includes("Question #")), "the question");
+    const q = asked.find((c) => c.body.text.includes("Question #"))!;
+    expect(q.body.parse_mode).toBe("HTML");
+    expect(q.body.text).toContain("Needs &lt;input&gt; &amp; care");
+    expect(q.body.text).toContain("Use &lt;b&gt;prod&lt;/b&gt; or staging?");
+    expect(q.body.text).toContain(`Question #${help.json.intervention_id.slice(0, 8)}`);
+    // The viewer hears of it too (they see the project).
+    await until(() => sentTo(VIC), (m) => m.some((c) => c.body.text.includes(`Question #${help.json.intervention_id.slice(0, 8)}`)), "the viewer's copy");
+
+    await message(ANN, "staging, please", q.body.text);
+    await until(() => taskStatus(json.id), (s) => s === "running", "the task running again");
+    const iv = (await call(`/api/v1/interventions?task_id=${json.id}`, { token: w.admin })).json.find((i: any) => i.id === help.json.intervention_id);
+    expect(iv).toMatchObject({ status: "responded", response: "staging, please", responded_by: w.member.email });
+  });
+
+  it("takes an approval by its button, and the agent sees the answer", async () => {
+    const { json } = await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title: "Deploy gate", project_id: w.project.id }), 201);
+    await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${json.id}/assign`, { session_name: "worker" }));
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${json.id}/start`, {}));
+    const help = await expectOk(cli(w.worker.apiKey, "POST", `${T}/${json.id}/help`, { question: "Deploy to production now?", intervention_type: "approval" }));
+    const ivId = help.json.intervention_id as string;
+    const asked = await until(() => sentTo(ANN), (m) => m.some((c) => c.body.text.includes(`Question #${ivId.slice(0, 8)}`)), "the approval");
+    const buttons = asked.find((c) => c.body.text.includes(`Question #${ivId.slice(0, 8)}`))!.body.reply_markup.inline_keyboard[0];
+    expect(buttons.map((b: any) => [b.text, b.callback_data])).toEqual([["Approve", `iv:${ivId}:y`], ["Reject", `iv:${ivId}:n`]]);
+    // The viewer's press is refused; the member's answers.
+    await press(VIC, `iv:${ivId}:y`);
+    expect((await calls()).filter((c) => c.method === "answerCallbackQuery").at(-1)!.body).toMatchObject({ text: "Viewers can only read this project" });
+    await press(ANN, `iv:${ivId}:y`);
+    expect((await calls()).filter((c) => c.method === "answerCallbackQuery").at(-1)!.body).toMatchObject({ text: "Answered: approved" });
+    const seen = (await cli(w.worker.apiKey, "GET", `/api/v1/server/interventions?task_id=${json.id}`)).json.find((i: any) => i.id === ivId);
+    expect(seen).toMatchObject({ status: "responded", response: "approved" });
+  });
+
+  it("approves a plan by its button, and asks for changes by button then reply", async () => {
+    const id = await taskInPlanReview("Planned work");
+    const plan = await until(() => sentTo(ANN), (m) => m.some((c) => c.body.text.includes(`Plan #${id.slice(0, 8)}`)), "the plan");
+    const msg = plan.find((c) => c.body.text.includes(`Plan #${id.slice(0, 8)}`))!;
+    expect(msg.body.text).toContain("write &lt;tests&gt;");
+    expect(msg.body.reply_markup.inline_keyboard[0].map((b: any) => b.callback_data)).toEqual([`pa:${id}`, `pr:${id}`]);
+    await press(ANN, `pa:${id}`);
+    expect(await taskStatus(id)).toBe("running");
+    const answered = (await calls()).filter((c) => c.method === "answerCallbackQuery").at(-1)!;
+    expect(answered.body).toMatchObject({ text: "Plan approved" });
+
+    const again = await taskInPlanReview("Plan to change");
+    await until(() => sentTo(ANN), (m) => m.some((c) => c.body.text.includes(`Plan #${again.slice(0, 8)}`)), "the second plan");
+    await press(ANN, `pr:${again}`);
+    const prompt = await until(() => sentTo(ANN), (m) => m.some((c) => c.body.text.startsWith("What should change")), "the prompt");
+    const ask = prompt.find((c) => c.body.text.startsWith("What should change"))!;
+    expect(ask.body.reply_markup.force_reply).toBe(true);
+    await message(ANN, "Smaller steps", ask.body.text);
+    expect(await taskStatus(again)).toBe("planning");
+    const task = (await call(`/api/v1/tasks/${again}`, { token: w.admin })).json;
+    expect(task.plan_feedback ?? task.feedback).toBe("Smaller steps");
+  });
+
+  it("changes nothing when a viewer presses a button, and tells them why", async () => {
+    const id = await taskInPlanReview("Viewer's plan");
+    await until(() => sentTo(VIC), (m) => m.some((c) => c.body.text.includes(`Plan #${id.slice(0, 8)}`)), "the viewer's plan");
+    await press(VIC, `pa:${id}`);
+    const answered = (await calls()).filter((c) => c.method === "answerCallbackQuery").at(-1)!;
+    expect(answered.body).toMatchObject({ text: "Viewers can only read this project", show_alert: true });
+    expect(await taskStatus(id)).toBe("plan_review");
+  });
+
+  it("offers a retry on a failure, and tells the creator of a task when it is done", async () => {
+    const { json } = await expectOk(call(T.replace("/server", ""), { token: w.member.token, body: { title: "Mine to finish", project_id: w.project.id } }), 201);
+    await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${json.id}/assign`, { session_name: "worker" }));
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${json.id}/start`, {}));
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${json.id}/fail`, { error: "disk full" }));
+    const failed = await until(() => sentTo(ANN), (m) => m.some((c) => c.body.reply_markup?.inline_keyboard?.[0]?.[0]?.callback_data === `rt:${json.id}`), "the failure");
+    expect(failed.at(-1)!.body.text).toContain("disk full");
+    await press(ANN, `rt:${json.id}`);
+    expect(await taskStatus(json.id)).toBe("pending");
+
+    await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${json.id}/assign`, { session_name: "worker" }));
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${json.id}/start`, {}));
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${json.id}/complete`, { result: { summary: "all green" } }));
+    await until(() => sentTo(ANN), (m) => m.some((c) => c.body.text.includes("Task done") && c.body.text.includes("all green")), "the creator told");
+    // Only its creator hears a task is done.
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await sentTo(VIC)).some((c) => c.body.text.includes("all green"))).toBe(false);
+  });
+
+  it("waits as long as Telegram says when it answers 429, then sends in order", async () => {
+    await fetch(`${BOT_API}/control/throttle`, { method: "POST", body: JSON.stringify({ chat_id: ANN, times: 1 }) });
+    const id = await taskInPlanReview("Throttled");
+    const attempts = await until(
+      async () => (await calls()).filter((c) => c.method === "sendMessage" && Number(c.body.chat_id) === ANN && c.body.text.includes(`Plan #${id.slice(0, 8)}`)),
+      (m) => m.length >= 2,
+      "the retry after 429",
+      10_000,
+    );
+    expect(attempts[1]!.at - attempts[0]!.at).toBeGreaterThanOrEqual(1000);
+  });
+});
+
+describe("commands", () => {
+  it("lists projects and tasks, shows a task, watches, mutes and unlinks", async () => {
+    const chatId = 7200;
+    const person = await createUser(w.admin, "member");
+    await addMember(w.admin, w.project.id, person.id);
+    await link(person.token, chatId);
+    const last = async () => (await sentTo(chatId)).at(-1)!.body.text as string;
+    const ask = async (text: string) => {
+      const before = (await sentTo(chatId)).length;
+      await message(chatId, text);
+      await until(() => sentTo(chatId), (m) => m.length > before, `the answer to ${text}`);
+      return last();
+    };
+    expect(await ask("/projects")).toContain("Telegram project");
+    const id = await taskInPlanReview("Listed task");
+    expect(await ask("/tasks")).toContain(id.slice(0, 8));
+    expect(await ask(`/task ${id.slice(0, 8)}`)).toContain("Listed task");
+    expect(await ask("/task ffffffff")).toContain("No task");
+    expect(await ask("/watch Telegram project")).toContain("No longer watching");
+    const quiet = await taskInPlanReview("Unwatched");
+    expect(await ask("/watch Telegram project")).toContain("Watching");
+    expect(await ask("/mute")).toContain("Muted");
+    await taskInPlanReview("Muted");
+    expect(await ask("/mute")).toContain("on again");
+    await new Promise((r) => setTimeout(r, 300));
+    const texts = (await sentTo(chatId)).map((c) => c.body.text as string);
+    expect(texts.some((t) => t.includes(`Plan #${quiet.slice(0, 8)}`))).toBe(false);
+    expect(texts.some((t) => t.includes("Muted ·") || t.includes("· Muted"))).toBe(false);
+    expect(await ask("/help")).toContain("/watch");
+    expect(await ask("/unlink")).toContain("Unlinked");
+    expect(await ask("/projects")).toContain("not linked");
+  });
+});
