@@ -7,6 +7,7 @@
 import { createExecutionContext, env, evictDurableObject, runDurableObjectAlarm, waitOnExecutionContext } from "cloudflare:test";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import worker from "../src/index";
+import { sweepExpired } from "../src/maintenance";
 import { addMember, BASE, call, createProject, createUser, expectProblem } from "./helpers";
 import { cli, createWorld, expectOk, T, type World } from "./task-world";
 
@@ -243,6 +244,21 @@ describe("deliveries", () => {
     await note(id, "after enabling");
     const got = await until(() => received(hook.name), (r) => r.some((m) => m.body.data.data?.content === "after enabling"), "the delivery after enabling");
     expect(got.some((m) => m.body.data.data?.content === "while disabled")).toBe(false);
+  });
+
+  it("keeps finished deliveries and their attempts a week, and pending ones until they are sent", async () => {
+    const hook = await subscribe();
+    await newTask("Swept");
+    await until(() => received(hook.name), (r) => r.length >= 1, "a delivery");
+    await control(hook.name, { status: 500 });
+    await newTask("Still owed");
+    await until(() => received(hook.name), (r) => r.length >= 2, "a failing attempt");
+    const count = async (status: string) => (await env.DB.prepare("SELECT COUNT(*) AS n FROM outbox WHERE target_id = ?1 AND status = ?2").bind(hook.id, status).first<{ n: number }>())!.n;
+    await sweepExpired(env, Date.now() + 6 * 24 * 3600 * 1000);
+    expect([await count("delivered"), await count("pending")]).toEqual([1, 1]);
+    await sweepExpired(env, Date.now() + 8 * 24 * 3600 * 1000);
+    expect([await count("delivered"), await count("pending")]).toEqual([0, 1]);
+    expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM delivery_attempts a JOIN outbox o ON o.id = a.outbox_id WHERE o.target_id = ?1").bind(hook.id).first<{ n: number }>())!.n).toBe(1);
   });
 
   it("forgets a deleted webhook's deliveries", async () => {
