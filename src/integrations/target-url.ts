@@ -34,8 +34,14 @@ function specialIpv4([a, b]: number[]): boolean {
 function specialIpv6(address: string): boolean {
   const host = address.toLowerCase().replace(/^\[|\]$/g, "");
   if (host === "::" || host === "::1") return true;
-  const mapped = host.match(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/);
+  // IPv4-mapped and -compatible addresses, written dotted or (as URLs normalise them) in hex.
+  const mapped = host.match(/^::(?:ffff:)?(\d+\.\d+\.\d+\.\d+)$/);
   if (mapped) return specialIpv4(ipv4(mapped[1]!)!);
+  const mappedHex = host.match(/^::(?:ffff:)?([0-9a-f]{1,4}):([0-9a-f]{1,4})$/);
+  if (mappedHex) {
+    const [hi, lo] = [parseInt(mappedHex[1]!, 16), parseInt(mappedHex[2]!, 16)];
+    return specialIpv4([hi >> 8, hi & 255, lo >> 8, lo & 255]);
+  }
   const first = parseInt(host.split(":")[0] || "0", 16);
   // fc00::/7 unique local, fe80::/10 link-local, ff00::/8 multicast.
   return (first & 0xfe00) === 0xfc00 || (first & 0xffc0) === 0xfe80 || (first & 0xff00) === 0xff00;
@@ -59,7 +65,7 @@ export async function checkTarget(raw: string, options: { allowPrivate: boolean;
   if (url.username || url.password) return { ok: false, message: "must not carry credentials" };
   if (options.allowPrivate) return url.protocol === "https:" || url.protocol === "http:" ? { ok: true, url } : { ok: false, message: "must be an http(s) URL" };
   if (url.protocol !== "https:") return { ok: false, message: "must be an https URL" };
-  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  const host = url.hostname.replace(/^\[|\]$/g, "").replace(/\.$/, "").toLowerCase();
   if (ipv4(host) || host.includes(":")) return isSpecialAddress(host) ? { ok: false, message: "must not point at a loopback or private address" } : { ok: true, url };
   if (SPECIAL_NAMES.some((re) => re.test(host)) || !host.includes(".")) return { ok: false, message: "must not point at a local name" };
   let addresses: string[];
