@@ -504,7 +504,7 @@ if (wanted("dashboard")) {
 }
 
 if (wanted("workerd")) {
-  console.log("\n(3b) inside workerd, without HTTP: the tree through the ProjectRoom, socket fan-out, a DataRef upload, terminals");
+  console.log("\n(3b) inside workerd, without HTTP: the tree through the ProjectRoom, socket fan-out, a DataRef upload, terminals, webhooks");
   {
     const out = execFileSync(`${root}node_modules/.bin/vitest`, ["run", "--config", "vitest.bench.config.ts"], { cwd: root, encoding: "utf8", env: { ...process.env, FORCE_COLOR: "0" } });
     const benches = [...out.matchAll(/BENCH (\{.*\})/g)].map((m) => JSON.parse(m[1]));
@@ -540,6 +540,20 @@ if (wanted("workerd")) {
       report(
         `  terminal output in workerd, ${terminal.outputMiB} MiB to ${terminal.many.viewers} viewers, every byte checked in order: ${fmt(terminal.many.totalMiBps)} MiB/s in total (target ≥ 5 MiB/s)` +
           `   | the same output to one viewer: ${fmt(terminal.one.totalMiBps)} MiB/s`,
+      );
+    }
+    const hooks = benches.find((b) => b.scenario === "webhooks");
+    if (hooks) {
+      report(
+        `  webhook in workerd, event commit → received by a local receiver, ${hooks.rounds} events one at a time: p50 ${fmt(hooks.p50)} ms, p99 ${fmt(hooks.p99)} ms (target p99 ≤ 50 ms; the room call itself p50 ${fmt(hooks.commitP50)} ms, p99 ${fmt(hooks.commitP99)} ms)` +
+          `   | a signed POST from workerd to the same receiver: p50 ${fmt(hooks.postP50)} ms, p99 ${fmt(hooks.postP99)} ms`,
+      );
+      const failed = Object.entries(hooks.failedAttempts).map(([error, n]) => `${n}× ${error}`).join(", ");
+      report(
+        `  webhooks in workerd, ${hooks.events} events (${hooks.batch} committed at once) to ${hooks.endpoints} endpoints: ` +
+          `${hooks.allDelivered ? "all delivered, in seq order, verified" : `NOT all delivered: ${JSON.stringify(hooks.shortfalls)}`}${hooks.duplicates ? ` (${hooks.duplicates} sent again)` : ""}, in ${fmt(hooks.seconds, 1)} s = ${fmt(hooks.deliveriesPerSecond, 0)} deliveries/s` +
+          ` (commits took ${fmt(hooks.committedSeconds, 1)} s, the first delivery came ${fmt(hooks.firstDeliverySeconds, 1)} s in, then ${fmt(hooks.sendingPerSecond, 0)}/s; failed attempts: ${failed || "none"})` +
+          `   | at the same concurrency, signed POSTs: ${fmt(hooks.baselinePostsPerSecond, 0)}/s; each followed by a D1 write, as an attempt is recorded: ${fmt(hooks.baselineRecordedPostsPerSecond, 0)}/s`,
       );
     }
     const ops = out.match(/OPS (\{.*\})/);

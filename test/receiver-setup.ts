@@ -2,7 +2,10 @@
  * The outside world of the hub's integrations, faked at the network edge and
  * run in Node beside the tests: webhook receivers that verify every delivery
  * with the `standardwebhooks` library (as a customer's would), and a
- * DNS-over-HTTPS resolver. Tests steer them over HTTP (`/control/...`).
+ * DNS-over-HTTPS resolver. Tests steer them over HTTP (`/control/...`);
+ * `GET /control/{name}/wait?count=N` answers once N deliveries have arrived
+ * (or after `timeoutMs`, 30 s by default), so a caller can time a delivery
+ * on its own clock.
  */
 import { createServer, type IncomingMessage } from "node:http";
 import { Webhook } from "standardwebhooks";
@@ -22,6 +25,14 @@ interface Endpoint {
   delayMs: number;
   received: { id: string; timestamp: string; verified: boolean; body: unknown; at: number }[];
 }
+
+/** A long-poll waiting for an endpoint's deliveries to reach `count`. */
+interface Waiter {
+  name: string;
+  count: number;
+  answer: () => void;
+}
+const waiters = new Set<Waiter>();
 
 const endpoints = new Map<string, Endpoint>();
 const endpoint = (name: string) => {
@@ -57,7 +68,18 @@ export default async function setup(project: TestProject) {
       const answers = (dns.get(url.searchParams.get("name") ?? "") ?? []).filter((a) => (type === 28) === a.includes(":"));
       return json(200, { Status: 0, Answer: answers.map((data) => ({ name: url.searchParams.get("name"), type, TTL: 60, data })) });
     }
-    const [, kind, name] = url.pathname.split("/");
+    const [, kind, name, action] = url.pathname.split("/");
+    if (kind === "control" && name && action === "wait") {
+      // Answers with how many have arrived and the last of them, without the whole list.
+      const e = endpoint(name);
+      const count = Number(url.searchParams.get("count") ?? 1);
+      const reply = () => json(200, { count: e.received.length, last: e.received.at(-1) ?? null });
+      if (e.received.length >= count) return reply();
+      const waiter: Waiter = { name, count, answer: () => (clearTimeout(timer), waiters.delete(waiter), reply()) };
+      const timer = setTimeout(waiter.answer, Number(url.searchParams.get("timeoutMs") ?? 30_000));
+      waiters.add(waiter);
+      return;
+    }
     if (kind === "control" && name) {
       const e = endpoint(name);
       if (req.method === "POST") Object.assign(e, JSON.parse(body));
@@ -76,6 +98,7 @@ export default async function setup(project: TestProject) {
       });
       if (e.delayMs) await new Promise((r) => setTimeout(r, e.delayMs));
       e.received.push({ id: headers["webhook-id"] ?? "", timestamp: headers["webhook-timestamp"] ?? "", verified, body: JSON.parse(body || "null"), at: Date.now() });
+      for (const w of waiters) if (w.name === name && e.received.length >= w.count) w.answer();
       res.writeHead(e.status);
       return res.end(e.status >= 300 ? "not now" : "ok");
     }
