@@ -12,7 +12,7 @@ import type { RoomActor, RoomCommand } from "../room/commands";
 import { RETRY_DELAYS_MS } from "./retry-schedule";
 
 /** Rows read per round trip. */
-const PAGE = 25;
+export const PAGE = 25;
 /** If the object is evicted mid-drain, its alarm picks the work up again after this. */
 const RESUME_AFTER_MS = 30_000;
 
@@ -93,25 +93,20 @@ export abstract class OutboxLane extends DurableObject<LaneEnv> {
     this.ctx.waitUntil(this.draining);
   }
 
-  protected pendingCount() {
-    return this.env.DB.prepare("SELECT COUNT(*) AS n FROM outbox WHERE target_kind = ?1 AND target_id = ?2 AND status = 'pending'")
-      .bind(this.kind, this.targetId)
-      .first<{ n: number }>()
-      .then((r) => r!.n);
+  /** How many rows wait (one row: `n`), to read in a batch with others. */
+  protected pendingCount(): D1PreparedStatement {
+    return this.env.DB.prepare("SELECT COUNT(*) AS n FROM outbox WHERE target_kind = ?1 AND target_id = ?2 AND status = 'pending'").bind(this.kind, this.targetId);
   }
 
-  /** The next pending rows, oldest first, with their events. */
-  protected async due(): Promise<DueRow[]> {
-    const { results } = await this.env.DB.prepare(
+  /** The next pending rows, oldest first, with their events, to read in a batch with others. */
+  protected due(): D1PreparedStatement {
+    return this.env.DB.prepare(
       `SELECT o.id, o.project_id, o.seq, o.event_type, o.payload, o.attempts, o.next_attempt_at, o.created_at,
               e.task_id AS event_task_id, e.actor AS event_actor, e.data AS event_data, e.created_at AS event_created_at
        FROM outbox o LEFT JOIN events e ON e.project_id = o.project_id AND e.seq = o.seq
        WHERE o.target_kind = ?1 AND o.target_id = ?2 AND o.status = 'pending'
        ORDER BY o.created_at, o.seq LIMIT ${PAGE}`,
-    )
-      .bind(this.kind, this.targetId)
-      .all<DueRow>();
-    return results;
+    ).bind(this.kind, this.targetId);
   }
 
   /** Logs an attempt and what it made of the row: delivered, or still pending. */

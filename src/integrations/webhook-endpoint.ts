@@ -6,7 +6,7 @@
  * endpoint is disabled through its project's room, which says so in an event.
  */
 import { unseal } from "../auth/sealed";
-import { HUB, OutboxLane, type DueRow } from "./outbox-lane";
+import { HUB, OutboxLane, PAGE, type DueRow } from "./outbox-lane";
 import { MAX_PENDING_DELIVERIES, nextAttemptAt, RETRY_DELAYS_MS } from "./retry-schedule";
 import { isSpecialAddress } from "./target-url";
 import { attempt, signedRequest, type AttemptResult } from "./webhook-message";
@@ -26,12 +26,16 @@ export class WebhookEndpoint extends OutboxLane {
 
   protected async drain() {
     for (;;) {
-      const hook = await this.env.DB.prepare("SELECT id, project_id, url, enabled, secret, previous_secret, previous_secret_expires_at FROM webhooks WHERE id = ?1")
-        .bind(this.targetId)
-        .first<WebhookRow>();
+      // One round trip for what a round needs: the webhook, how much waits, and the next page.
+      const [hooks, pending, page] = await this.env.DB.batch([
+        this.env.DB.prepare("SELECT id, project_id, url, enabled, secret, previous_secret, previous_secret_expires_at FROM webhooks WHERE id = ?1").bind(this.targetId),
+        this.pendingCount(),
+        this.due(),
+      ]);
+      const hook = (hooks!.results as WebhookRow[])[0];
+      const due = page!.results as DueRow[];
       if (!hook || !hook.enabled) return this.ctx.storage.deleteAlarm();
-      if ((await this.pendingCount()) > MAX_PENDING_DELIVERIES) return this.disable(hook, `more than ${MAX_PENDING_DELIVERIES} deliveries were waiting`);
-      const due = await this.due();
+      if ((pending!.results as { n: number }[])[0]!.n > MAX_PENDING_DELIVERIES) return this.disable(hook, `more than ${MAX_PENDING_DELIVERIES} deliveries were waiting`);
       if (due.length === 0) return this.ctx.storage.deleteAlarm();
       const secrets = await this.secretsOf(hook);
       for (const row of due) {
@@ -45,6 +49,8 @@ export class WebhookEndpoint extends OutboxLane {
         await this.giveUp(row);
         return this.disable(hook, `a delivery failed ${RETRY_DELAYS_MS.length} times over about a day (last: ${result.error})`);
       }
+      // A short page was all there was; anything recorded since woke the lane, which drains again.
+      if (due.length < PAGE) return this.ctx.storage.deleteAlarm();
     }
   }
 

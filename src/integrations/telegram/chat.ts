@@ -4,7 +4,7 @@
  * limit for a chat), waiting as long as Telegram says when it answers 429.
  */
 import { Api, GrammyError } from "grammy";
-import { OutboxLane, type AttemptRecord, type DueRow } from "../outbox-lane";
+import { OutboxLane, PAGE, type AttemptRecord, type DueRow } from "../outbox-lane";
 import { nextAttemptAt } from "../retry-schedule";
 import { apiRootOf } from "./api-root";
 import { fitted, notification, type NotificationContext } from "./messages";
@@ -29,14 +29,15 @@ export class TelegramChat extends OutboxLane {
 
   protected async drain() {
     for (;;) {
-      const link = await this.env.DB.prepare("SELECT chat_id FROM telegram_links WHERE id = ?1").bind(this.targetId).first<{ chat_id: string }>();
+      const [links, page] = await this.env.DB.batch([this.env.DB.prepare("SELECT chat_id FROM telegram_links WHERE id = ?1").bind(this.targetId), this.due()]);
+      const link = (links!.results as { chat_id: string }[])[0];
+      const due = page!.results as DueRow[];
       if (!link) {
         // Unlinked: what it was owed goes with it.
         await this.env.DB.prepare("DELETE FROM outbox WHERE target_kind = 'telegram' AND target_id = ?1").bind(this.targetId).run();
         return this.ctx.storage.deleteAlarm();
       }
       if (!this.env.TELEGRAM_BOT_TOKEN) return this.ctx.storage.deleteAlarm();
-      const due = await this.due();
       if (due.length === 0) return this.ctx.storage.deleteAlarm();
       const reads = await this.read(due);
       for (const row of due) {
@@ -51,6 +52,7 @@ export class TelegramChat extends OutboxLane {
         // A chat that cannot be reached for a day loses that message, not the ones after it.
         await this.giveUp(row);
       }
+      if (due.length < PAGE) return this.ctx.storage.deleteAlarm();
     }
   }
 
