@@ -1,6 +1,6 @@
 /** Worker entry: the HTTP app, the housekeeping cron, and the Durable Object classes. */
 import { buildApp } from "./app";
-import { sweepExpired } from "./maintenance";
+import { sweepExpired, wakeStrandedDeliveries } from "./maintenance";
 import type { WorkerEnv } from "./worker-env";
 
 export { ProjectRoom } from "./room/project-room";
@@ -14,5 +14,6 @@ export default {
   fetch: app.fetch,
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(sweepExpired(env));
+    ctx.waitUntil(wakeStrandedDeliveries(env));
   },
 } satisfies ExportedHandler<WorkerEnv>;

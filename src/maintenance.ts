@@ -1,10 +1,11 @@
-/** Hourly housekeeping (cron trigger): forgets what has expired. */
-import type { Env } from "./env";
+/** Hourly housekeeping (cron trigger): forgets what has expired, and wakes deliveries nobody woke. */
 import { IDEMPOTENCY_TTL_MS } from "./http/idempotency";
+import { laneStub } from "./integrations/client";
+import type { RoomEnv } from "./room-env";
 
 const KEEP_EXPIRED_MS = 7 * 24 * 60 * 60 * 1000;
 
-export async function sweepExpired(env: Env, now = Date.now()) {
+export async function sweepExpired(env: RoomEnv, now = Date.now()) {
   const idempotencyCutoff = new Date(now - IDEMPOTENCY_TTL_MS).toISOString();
   const expiredCutoff = new Date(now - KEEP_EXPIRED_MS).toISOString();
   await env.DB.batch([
@@ -15,4 +16,18 @@ export async function sweepExpired(env: Env, now = Date.now()) {
     // Deliveries that are over (delivered or given up) are kept a week for their log; their attempts go with them.
     env.DB.prepare("DELETE FROM outbox WHERE status != 'pending' AND created_at < ?1").bind(expiredCutoff),
   ]);
+}
+
+/**
+ * Wakes every integration that is owed a delivery already due. The rooms wake
+ * them after each commit, but a wake can be lost (the room restarted, or the
+ * batch's answer never came back though it committed): this bounds the wait
+ * to the next sweep.
+ */
+export async function wakeStrandedDeliveries(env: RoomEnv, now = Date.now()) {
+  const { results } = await env.DB.prepare("SELECT DISTINCT target_kind, target_id FROM outbox WHERE status = 'pending' AND next_attempt_at <= ?1")
+    .bind(new Date(now).toISOString())
+    .all<{ target_kind: "webhook" | "telegram"; target_id: string }>();
+  await Promise.all(results.map((r) => laneStub(env, { kind: r.target_kind, id: r.target_id }).wake()));
+  return results.length;
 }

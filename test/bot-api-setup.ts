@@ -25,7 +25,7 @@ export const BOT_INFO = {
 export default async function setup() {
   const port = Number(process.env.BOT_API_PORT);
   let calls: Call[] = [];
-  const throttled = new Map<string, number>();
+  const refusals = new Map<string, { times: number; error_code: number; description: string; retry_after?: number }>();
   let messageId = 100;
   const server = createServer((req, res) => {
     let raw = "";
@@ -41,9 +41,9 @@ export default async function setup() {
         calls = [];
         return json(200, {});
       }
-      if (url.pathname === "/control/throttle") {
-        const { chat_id, times } = JSON.parse(raw);
-        throttled.set(String(chat_id), times);
+      if (url.pathname === "/control/refuse") {
+        const { chat_id, ...refusal } = JSON.parse(raw);
+        refusals.set(String(chat_id), refusal);
         return json(200, {});
       }
       const method = url.pathname.match(/^\/bot[^/]+\/(\w+)$/)?.[1];
@@ -57,10 +57,11 @@ export default async function setup() {
         case "answerCallbackQuery":
           return json(200, { ok: true, result: true });
         case "sendMessage": {
-          const left = throttled.get(String(body.chat_id)) ?? 0;
-          if (left > 0) {
-            throttled.set(String(body.chat_id), left - 1);
-            return json(429, { ok: false, error_code: 429, description: "Too Many Requests: retry after 1", parameters: { retry_after: 1 } });
+          const refusal = refusals.get(String(body.chat_id));
+          if (refusal && refusal.times > 0) {
+            refusal.times--;
+            const { error_code, description, retry_after } = refusal;
+            return json(error_code, { ok: false, error_code, description, ...(retry_after ? { parameters: { retry_after } } : {}) });
           }
           return json(200, { ok: true, result: { message_id: ++messageId, date: Math.floor(Date.now() / 1000), chat: { id: Number(body.chat_id), type: "private" }, text: body.text } });
         }

@@ -1,6 +1,6 @@
 /** Where a webhook may point, table by table (pure; the resolver is a table too). */
 import { describe, expect, it } from "vitest";
-import { checkTarget, isSpecialAddress } from "../src/integrations/target-url";
+import { checkTarget, isSpecialAddress, refusedAtDelivery } from "../src/integrations/target-url";
 
 const names: Record<string, string[]> = { "public.example": ["93.184.216.34", "2606:2800:220:1::1"], "rebind.example": ["93.184.216.34", "::ffff:10.0.0.1"] };
 const resolve = async (host: string) => names[host] ?? [];
@@ -40,8 +40,15 @@ describe("webhook targets", () => {
     expect((await check(url)).ok).toBe(false);
   });
 
-  it.each(["https://public.example/hooks/1", "https://93.184.216.34/x", "https://[2606:2800:220:1::1]/x", "https://172.32.0.1/x", "https://100.128.0.1/x"])("accepts %s", async (url) => {
+  it.each(["https://public.example/hooks/1", "https://93.184.216.34/x", "https://[2606:2800:220:1::1]/x", "https://[2002:5db8:d822::1]/x", "https://172.32.0.1/x", "https://100.128.0.1/x"])("accepts %s", async (url) => {
     expect((await check(url)).ok).toBe(true);
+  });
+
+  it("checks the scheme, addresses and names again before each delivery", () => {
+    expect(refusedAtDelivery("http://public.example/x")).toContain("https");
+    expect(refusedAtDelivery("https://localhost./x")).toContain("local name");
+    expect(refusedAtDelivery("https://[::ffff:7f00:1]/x")).toContain("private");
+    expect(refusedAtDelivery("https://public.example/x")).toBeNull();
   });
 
   it("allows http and private targets for local development only", async () => {
@@ -50,7 +57,7 @@ describe("webhook targets", () => {
   });
 
   it("tells special addresses apart", () => {
-    expect(["10.1.2.3", "::1", "fd12::3", "::ffff:192.168.1.1"].every(isSpecialAddress)).toBe(true);
+    expect(["10.1.2.3", "::1", "0:0:0:0:0:0:0:1", "fd12::3", "fec0::1", "::ffff:192.168.1.1", "64:ff9b::a00:1", "2002:7f00:1::1"].every(isSpecialAddress)).toBe(true);
     expect(["8.8.8.8", "2001:4860:4860::8888"].some(isSpecialAddress)).toBe(false);
   });
 });

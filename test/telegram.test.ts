@@ -67,6 +67,19 @@ async function link(token: string, chatId: number) {
   return json;
 }
 
+/** Outbox rows recorded for a chat about one task's events of a type. */
+async function owed(chatId: number, taskId: string, type: string) {
+  const row = await env.DB.prepare(
+    `SELECT COUNT(*) AS n FROM outbox o JOIN events e ON e.project_id = o.project_id AND e.seq = o.seq JOIN telegram_links l ON l.id = o.target_id
+     WHERE o.target_kind = 'telegram' AND l.chat_id = ?1 AND e.task_id = ?2 AND e.type = ?3`,
+  )
+    .bind(String(chatId), taskId, type)
+    .first<{ n: number }>();
+  return row!.n;
+}
+
+const refuse = (chatId: number, refusal: Record<string, unknown>) => fetch(`${BOT_API}/control/refuse`, { method: "POST", body: JSON.stringify({ chat_id: chatId, ...refusal }) });
+
 const ANN = 7001;
 const VIC = 7002;
 
@@ -202,13 +215,13 @@ describe("notifications and answers", () => {
     await expectOk(cli(w.worker.apiKey, "POST", `${T}/${json.id}/start`, {}));
     await expectOk(cli(w.worker.apiKey, "POST", `${T}/${json.id}/complete`, { result: { summary: "all green" } }));
     await until(() => sentTo(ANN), (m) => m.some((c) => c.body.text.includes("Task done") && c.body.text.includes("all green")), "the creator told");
-    // Only its creator hears a task is done.
-    await new Promise((r) => setTimeout(r, 300));
-    expect((await sentTo(VIC)).some((c) => c.body.text.includes("all green"))).toBe(false);
+    // Only its creator hears a task is done: nothing was even recorded for the viewer.
+    expect(await owed(VIC, json.id, "task_completed")).toBe(0);
+    expect(await owed(ANN, json.id, "task_completed")).toBe(1);
   });
 
   it("waits as long as Telegram says when it answers 429, then sends in order", async () => {
-    await fetch(`${BOT_API}/control/throttle`, { method: "POST", body: JSON.stringify({ chat_id: ANN, times: 1 }) });
+    await refuse(ANN, { times: 1, error_code: 429, description: "Too Many Requests: retry after 3", retry_after: 3 });
     const id = await taskInPlanReview("Throttled");
     const attempts = await until(
       async () => (await calls()).filter((c) => c.method === "sendMessage" && Number(c.body.chat_id) === ANN && c.body.text.includes(`Plan #${id.slice(0, 8)}`)),
@@ -216,7 +229,36 @@ describe("notifications and answers", () => {
       "the retry after 429",
       10_000,
     );
-    expect(attempts[1]!.at - attempts[0]!.at).toBeGreaterThanOrEqual(1000);
+    // Telegram's 3 s, not the 1 s pace nor the 5 s retry schedule.
+    expect(attempts[1]!.at - attempts[0]!.at).toBeGreaterThanOrEqual(3000);
+    expect(attempts[1]!.at - attempts[0]!.at).toBeLessThan(4500);
+  });
+
+  it("gives up a message Telegram will not take (400) and goes on; a blocked bot (403) ends the link", async () => {
+    const person = await createUser(w.admin, "member");
+    await addMember(w.admin, w.project.id, person.id);
+    const chatId = 7300;
+    await link(person.token, chatId);
+    await refuse(chatId, { times: 1, error_code: 400, description: "Bad Request: can't parse entities" });
+    const first = await taskInPlanReview("Unparsable");
+    const second = await taskInPlanReview("Parsable");
+    await until(() => sentTo(chatId), (m) => m.some((c) => c.body.text.includes(`Plan #${second.slice(0, 8)}`)), "the next message");
+    expect((await sentTo(chatId)).filter((c) => c.body.text.includes(`Plan #${first.slice(0, 8)}`))).toHaveLength(1);
+    await refuse(chatId, { times: 5, error_code: 403, description: "Forbidden: bot was blocked by the user" });
+    await taskInPlanReview("Blocked");
+    await until(async () => (await call("/api/v1/auth/me/telegram", { token: person.token })).json.linked, (linked) => linked === false, "the link ended");
+  });
+
+  it("refuses to link or act in a group chat", async () => {
+    const person = await createUser(w.admin, "member");
+    const { json } = await expectOk(call("/api/v1/auth/me/telegram-link", { method: "POST", token: person.token }), 201);
+    const group = -100123;
+    await update({ message: { message_id: messageId++, date: 0, chat: { id: group, type: "group", title: "Team" }, from: from(7400), text: `/start ${json.code}`, entities: [{ type: "bot_command", offset: 0, length: 6 }] } });
+    expect((await call("/api/v1/auth/me/telegram", { token: person.token })).json.linked).toBe(false);
+    const id = await taskInPlanReview("Group press");
+    await update({ callback_query: { id: "cb-group", from: from(7400), chat_instance: "g", data: `pa:${id}`, message: { message_id: 1, date: 0, chat: { id: group, type: "group", title: "Team" }, text: "…" } } });
+    expect((await calls()).filter((c) => c.method === "answerCallbackQuery").at(-1)!.body).toMatchObject({ text: "Only a private chat with the bot can act" });
+    expect(await taskStatus(id)).toBe("plan_review");
   });
 });
 
@@ -242,12 +284,12 @@ describe("commands", () => {
     const quiet = await taskInPlanReview("Unwatched");
     expect(await ask("/watch Telegram project")).toContain("Watching");
     expect(await ask("/mute")).toContain("Muted");
-    await taskInPlanReview("Muted");
+    const muted = await taskInPlanReview("Muted");
     expect(await ask("/mute")).toContain("on again");
-    await new Promise((r) => setTimeout(r, 300));
-    const texts = (await sentTo(chatId)).map((c) => c.body.text as string);
-    expect(texts.some((t) => t.includes(`Plan #${quiet.slice(0, 8)}`))).toBe(false);
-    expect(texts.some((t) => t.includes("Muted ·") || t.includes("· Muted"))).toBe(false);
+    // Nothing was recorded for the chat while it did not watch the project, or was muted.
+    expect(await owed(chatId, quiet, "plan_submitted")).toBe(0);
+    expect(await owed(chatId, muted, "plan_submitted")).toBe(0);
+    expect(await owed(chatId, id, "plan_submitted")).toBe(1);
     expect(await ask("/help")).toContain("/watch");
     expect(await ask("/unlink")).toContain("Unlinked");
     expect(await ask("/projects")).toContain("not linked");

@@ -13,6 +13,8 @@ import { RETRY_DELAYS_MS } from "./retry-schedule";
 
 /** Rows read per round trip. */
 export const PAGE = 25;
+/** Deliveries one drain makes at most; the alarm takes the rest, so no drain outlives an alarm's time. */
+export const MAX_PER_DRAIN = 200;
 /** If the object is evicted mid-drain, its alarm picks the work up again after this. */
 const RESUME_AFTER_MS = 30_000;
 
@@ -46,7 +48,6 @@ export interface LaneEnv extends Env {
 }
 type RoomPort = { execute(actor: RoomActor, command: RoomCommand, options: { view?: boolean }): Promise<unknown> };
 
-export const HUB: RoomActor = { kind: "person", userId: "hub", label: "hub" };
 
 export abstract class OutboxLane extends DurableObject<LaneEnv> {
   protected abstract readonly kind: "webhook" | "telegram";

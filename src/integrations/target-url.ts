@@ -31,20 +31,34 @@ function specialIpv4([a, b]: number[]): boolean {
   );
 }
 
+/** An IPv4 address written as two IPv6 groups. */
+function hexPair(high: string, low: string): number[] {
+  const [hi, lo] = [parseInt(high, 16), parseInt(low, 16)];
+  return [hi >> 8, hi & 255, lo >> 8, lo & 255];
+}
+
 function specialIpv6(address: string): boolean {
-  const host = address.toLowerCase().replace(/^\[|\]$/g, "");
+  let host = address.toLowerCase().replace(/^\[|\]$/g, "");
+  // Resolvers may answer in full (0:0:0:0:0:0:0:1): the URL parser writes every form the one way matched below.
+  try {
+    host = new URL(`http://[${host}]/`).hostname.replace(/^\[|\]$/g, "");
+  } catch {
+    return true;
+  }
   if (host === "::" || host === "::1") return true;
   // IPv4-mapped and -compatible addresses, written dotted or (as URLs normalise them) in hex.
   const mapped = host.match(/^::(?:ffff:)?(\d+\.\d+\.\d+\.\d+)$/);
   if (mapped) return specialIpv4(ipv4(mapped[1]!)!);
   const mappedHex = host.match(/^::(?:ffff:)?([0-9a-f]{1,4}):([0-9a-f]{1,4})$/);
-  if (mappedHex) {
-    const [hi, lo] = [parseInt(mappedHex[1]!, 16), parseInt(mappedHex[2]!, 16)];
-    return specialIpv4([hi >> 8, hi & 255, lo >> 8, lo & 255]);
-  }
-  const first = parseInt(host.split(":")[0] || "0", 16);
-  // fc00::/7 unique local, fe80::/10 link-local, ff00::/8 multicast.
-  return (first & 0xfe00) === 0xfc00 || (first & 0xffc0) === 0xfe80 || (first & 0xff00) === 0xff00;
+  if (mappedHex) return specialIpv4(hexPair(mappedHex[1]!, mappedHex[2]!));
+  const groups = host.split(":");
+  const first = parseInt(groups[0] || "0", 16);
+  // NAT64 (64:ff9b::/96) and 6to4 (2002::/16) carry an IPv4 address: it decides.
+  const nat64 = host.match(/^64:ff9b::([0-9a-f]{1,4}):([0-9a-f]{1,4})$/);
+  if (nat64) return specialIpv4(hexPair(nat64[1]!, nat64[2]!));
+  if (first === 0x2002 && groups.length >= 3) return specialIpv4(hexPair(groups[1] || "0", groups[2] || "0"));
+  // fc00::/7 unique local, fe80::/10 link-local, fec0::/10 site-local, ff00::/8 multicast.
+  return (first & 0xfe00) === 0xfc00 || (first & 0xffc0) === 0xfe80 || (first & 0xffc0) === 0xfec0 || (first & 0xff00) === 0xff00;
 }
 
 /** Whether an address (v4 or v6, as text) is one a webhook may not reach. */
@@ -52,6 +66,19 @@ export function isSpecialAddress(address: string): boolean {
   const v4 = ipv4(address);
   if (v4) return specialIpv4(v4);
   return address.includes(":") ? specialIpv6(address) : false;
+}
+
+/**
+ * Checked again before each delivery, without resolving (that is done when
+ * the webhook is saved): the scheme, written-out addresses and local names.
+ */
+export function refusedAtDelivery(raw: string): string | null {
+  const url = new URL(raw);
+  if (url.protocol !== "https:") return "the target is not https";
+  const host = url.hostname.replace(/^\[|\]$/g, "").replace(/\.$/, "").toLowerCase();
+  if ((ipv4(host) || host.includes(":")) && isSpecialAddress(host)) return "the target is a loopback or private address";
+  if (SPECIAL_NAMES.some((re) => re.test(host)) || !host.includes(".")) return "the target is a local name";
+  return null;
 }
 
 /** Checks a webhook's URL; names are resolved and every address they have must be public. */

@@ -6,9 +6,10 @@
  * endpoint is disabled through its project's room, which says so in an event.
  */
 import { unseal } from "../auth/sealed";
-import { HUB, OutboxLane, PAGE, type DueRow } from "./outbox-lane";
+import { HUB_ACTOR } from "../room/commands";
+import { MAX_PER_DRAIN, OutboxLane, PAGE, type DueRow } from "./outbox-lane";
 import { MAX_PENDING_DELIVERIES, nextAttemptAt, RETRY_DELAYS_MS } from "./retry-schedule";
-import { isSpecialAddress } from "./target-url";
+import { refusedAtDelivery } from "./target-url";
 import { attempt, signedRequest, type AttemptResult } from "./webhook-message";
 
 interface WebhookRow {
@@ -25,7 +26,7 @@ export class WebhookEndpoint extends OutboxLane {
   protected readonly kind = "webhook";
 
   protected async drain() {
-    for (;;) {
+    for (let sent = 0; ; ) {
       // One round trip for what a round needs: the webhook, how much waits, and the next page.
       const [hooks, pending, page] = await this.env.DB.batch([
         this.env.DB.prepare("SELECT id, project_id, url, enabled, secret, previous_secret, previous_secret_expires_at FROM webhooks WHERE id = ?1").bind(this.targetId),
@@ -35,12 +36,13 @@ export class WebhookEndpoint extends OutboxLane {
       const hook = (hooks!.results as WebhookRow[])[0];
       const due = page!.results as DueRow[];
       if (!hook || !hook.enabled) return this.ctx.storage.deleteAlarm();
-      if ((pending!.results as { n: number }[])[0]!.n > MAX_PENDING_DELIVERIES) return this.disable(hook, `more than ${MAX_PENDING_DELIVERIES} deliveries were waiting`);
+      if ((pending!.results as { n: number }[])[0]!.n > MAX_PENDING_DELIVERIES) return this.overflowed(hook);
       if (due.length === 0) return this.ctx.storage.deleteAlarm();
       const secrets = await this.secretsOf(hook);
       for (const row of due) {
         const at = Date.parse(row.next_attempt_at);
         if (at > Date.now()) return this.ctx.storage.setAlarm(at);
+        if (sent++ >= MAX_PER_DRAIN) return this.ctx.storage.setAlarm(Date.now());
         const result = await this.deliver(hook, row, secrets);
         await this.record(row, result);
         if (result.ok) continue;
@@ -61,9 +63,8 @@ export class WebhookEndpoint extends OutboxLane {
   }
 
   private deliver(hook: WebhookRow, row: DueRow, secrets: string[]): Promise<AttemptResult> {
-    if (this.env.WEBHOOK_ALLOW_PRIVATE !== "true" && isSpecialAddress(new URL(hook.url).hostname.replace(/^\[|\]$/g, ""))) {
-      return Promise.resolve({ ok: false, statusCode: null, error: "the target is a loopback or private address", durationMs: 0, responseBody: null });
-    }
+    const refused = this.env.WEBHOOK_ALLOW_PRIVATE === "true" ? null : refusedAtDelivery(hook.url);
+    if (refused) return Promise.resolve({ ok: false, statusCode: null, error: refused, durationMs: 0, responseBody: null });
     const data =
       row.seq === null
         ? (JSON.parse(row.payload ?? "{}") as Record<string, unknown>)
@@ -71,8 +72,15 @@ export class WebhookEndpoint extends OutboxLane {
     return attempt(hook.url, signedRequest({ id: row.id, type: row.event_type, timestamp: row.event_created_at ?? row.created_at, data }, secrets));
   }
 
+  /** Too much waits: it is dropped (kept in the log as failed), so enabling the webhook again starts afresh. */
+  private async overflowed(hook: WebhookRow) {
+    const reason = `more than ${MAX_PENDING_DELIVERIES} deliveries were waiting; they were dropped`;
+    await this.env.DB.prepare("UPDATE outbox SET status = 'failed', last_error = ?2 WHERE target_kind = 'webhook' AND target_id = ?1 AND status = 'pending'").bind(hook.id, reason).run();
+    return this.disable(hook, reason);
+  }
+
   private async disable(hook: WebhookRow, reason: string) {
-    await this.room(hook.project_id).execute(HUB, { op: "disable_webhook", webhookId: hook.id, reason }, {});
+    await this.room(hook.project_id).execute(HUB_ACTOR, { op: "disable_webhook", webhookId: hook.id, reason }, {});
     await this.ctx.storage.deleteAlarm();
   }
 }

@@ -75,8 +75,9 @@ export async function attempt(url: string, request: ReturnType<typeof signedRequ
   const started = performance.now();
   try {
     const res = await fetch(url, { method: "POST", headers: request.headers, body: request.body, redirect: "manual", signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS) });
-    const responseBody = await headOf(res);
     const ok = res.status >= 200 && res.status < 300;
+    // The status decides; an answer's body that never ends does not undo a 2xx.
+    const responseBody = await headOf(res).catch(() => null);
     return { ok, statusCode: res.status, error: ok ? null : `answered ${res.status}`, durationMs: Math.round(performance.now() - started), responseBody };
   } catch (e) {
     const error = e instanceof Error && e.name === "TimeoutError" ? `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s` : `could not connect: ${e instanceof Error ? e.message : String(e)}`;

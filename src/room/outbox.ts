@@ -53,7 +53,7 @@ export class OutboxRecorder {
             WHERE e.project_id = ${this.projectId} AND e.seq > ${this.lastSeq}
               AND e.type IN (SELECT value FROM json_each(${JSON.stringify(TELEGRAM_EVENTS)}))
               AND (u.role = 'admin' OR EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = e.project_id AND m.user_id = u.id))
-              AND NOT EXISTS (SELECT 1 FROM json_each(l.unwatched) w WHERE w.value = e.project_id)
+              AND NOT EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid(l.unwatched) THEN l.unwatched ELSE '[]' END) w WHERE w.value = e.project_id)
               AND (e.type != 'task_completed' OR EXISTS (SELECT 1 FROM tasks t WHERE t.id = e.task_id AND t.created_by = u.email))
             ORDER BY e.seq
             RETURNING target_kind AS outbox_kind, target_id AS outbox_target`,

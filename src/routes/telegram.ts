@@ -15,6 +15,7 @@ import type { HubContext, HubEnv } from "../http/context";
 import { Problem } from "../http/problem";
 import { apiRootOf } from "../integrations/telegram/api-root";
 import { botFor } from "../integrations/telegram/bot";
+import { forgetLinks } from "../integrations/telegram/people";
 
 /** How long a link code works. */
 const LINK_CODE_MS = 10 * 60 * 1000;
@@ -80,6 +81,6 @@ telegramAccountRoutes.get("/me/telegram", person(), async (c) => {
 });
 
 telegramAccountRoutes.delete("/me/telegram", person(), async (c) => {
-  await c.var.db.delete(telegramLinks).where(eq(telegramLinks.userId, currentUser(c).id));
+  await c.env.DB.batch(forgetLinks(c.env, "user_id = ?1", currentUser(c).id));
   return c.body(null, 204);
 });

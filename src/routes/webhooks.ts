@@ -3,7 +3,7 @@
  * them up; deliveries are recorded by the project's room with the events and
  * sent by each webhook's own object (src/integrations/webhook-endpoint.ts).
  */
-import { and, desc, eq } from "drizzle-orm";
+import { and, desc, eq, sql } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { projectFor } from "../auth/access";
@@ -131,7 +131,8 @@ webhookRoutes.post("/:id/webhooks/:wid/rotate-secret", person("member"), async (
   const previousExpiresAt = new Date(Date.now() + PREVIOUS_SECRET_MS).toISOString();
   const [updated] = await c.var.db
     .update(webhooks)
-    .set({ secret: await seal(c.env.DATA_KEY, secret), previousSecret: hook.secret, previousSecretExpiresAt: previousExpiresAt, updatedAt: nowIso() })
+    // The secret being replaced is taken in the same statement, so concurrent rotations each keep the one before them.
+    .set({ secret: await seal(c.env.DATA_KEY, secret), previousSecret: sql`${webhooks.secret}`, previousSecretExpiresAt: previousExpiresAt, updatedAt: nowIso() })
     .where(eq(webhooks.id, hook.id))
     .returning();
   return c.json({ ...webhookView(updated!), secret });

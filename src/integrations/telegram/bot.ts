@@ -9,8 +9,9 @@ import { sha256Hex } from "../../auth/secrets";
 import type { UserRow } from "../../db/client";
 import type { WorkerEnv } from "../../worker-env";
 import { apiRootOf } from "./api-root";
-import { changesPrompt, escapeHtml, optionLabels, parseButton, replyTarget } from "./messages";
-import { accessTo, actAs, findVisible, visibleProjects } from "./people";
+import { logError } from "../../log";
+import { answerText, changesPrompt, escapeHtml, optionLabels, parseButton, replyTarget } from "./messages";
+import { accessTo, actAs, findVisible, forgetLinks, visibleProjects } from "./people";
 
 const HELP = [
   "<b>Orchestratia</b>: questions, plans to review, failures and finished tasks from your projects, answered here.",
@@ -34,6 +35,14 @@ interface Link {
 export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
   const bot = new Bot(env.TELEGRAM_BOT_TOKEN!, { botInfo, client: { apiRoot: apiRootOf(env) } });
   const html = { parse_mode: "HTML" as const };
+  // A linked chat acts as its person: only a person's own chat with the bot may be linked or act (not a group's members).
+  bot.use(async (ctx, next) => {
+    if (ctx.chat?.type === "private") return next();
+    if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: "Only a private chat with the bot can act" });
+  });
+  // A failing handler is logged and the update still answered 200, so Telegram does not send it again.
+  bot.catch((err) => logError("telegram update failed", { update_id: err.ctx.update.update_id }, err.error));
+  const answer = (ctx: Context, text: string, alert = false) => ctx.answerCallbackQuery({ text: answerText(text), show_alert: alert });
 
   /** The person this chat is linked to, with the link. */
   const linked = async (ctx: Context): Promise<{ user: UserRow; link: Link } | null> => {
@@ -56,7 +65,7 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
     const chatId = String(ctx.chat.id);
     // A person has one chat and a chat one person: linking again moves the link.
     await env.DB.batch([
-      env.DB.prepare("DELETE FROM telegram_links WHERE chat_id = ?1 OR user_id = ?2").bind(chatId, found.user_id),
+      ...forgetLinks(env, "chat_id = ?1 OR user_id = ?2", chatId, found.user_id),
       env.DB.prepare("INSERT INTO telegram_links (id, user_id, chat_id, muted, unwatched, created_at) VALUES (?1, ?2, ?3, 0, '[]', ?4)").bind(crypto.randomUUID(), found.user_id, chatId, new Date().toISOString()),
     ]);
     const user = await env.DB.prepare("SELECT email FROM users WHERE id = ?1").bind(found.user_id).first<{ email: string }>();
@@ -68,7 +77,7 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
   bot.command("unlink", async (ctx) => {
     const me = await linked(ctx);
     if (!me) return notLinked(ctx);
-    await env.DB.prepare("DELETE FROM telegram_links WHERE id = ?1").bind(me.link.id).run();
+    await env.DB.batch(forgetLinks(env, "id = ?1", me.link.id));
     await ctx.reply("Unlinked: this chat hears nothing more.");
   });
 
@@ -129,13 +138,14 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
     )
       .bind(found.id)
       .first<{ id: string; title: string; status: string; priority: string; result: string | null; project: string; server: string | null }>();
-    const result = t?.result ? (JSON.parse(t.result) as Record<string, unknown>) : null;
+    if (!t) return ctx.reply("That task is gone.");
+    const result = t.result ? (JSON.parse(t.result) as Record<string, unknown>) : null;
     const outcome = typeof result?.summary === "string" ? result.summary : typeof result?.error === "string" ? result.error : null;
     await ctx.reply(
       [
-        `<b>${escapeHtml(t!.title)}</b>`,
-        `${escapeHtml(t!.project)} · ${t!.status} · ${t!.priority}${t!.server ? ` · on ${escapeHtml(t!.server)}` : ""}`,
-        `<code>${t!.id}</code>`,
+        `<b>${escapeHtml(t.title)}</b>`,
+        `${escapeHtml(t.project)} · ${t.status} · ${t.priority}${t.server ? ` · on ${escapeHtml(t.server)}` : ""}`,
+        `<code>${t.id}</code>`,
         ...(outcome ? ["", escapeHtml(outcome.slice(0, 1500))] : []),
       ].join("\n"),
       html,
@@ -153,7 +163,7 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
       const response = action.choice === "y" ? "approved" : action.choice === "n" ? "rejected" : optionLabels(iv.options ? JSON.parse(iv.options) : null)[action.choice];
       if (response === undefined) return ctx.answerCallbackQuery({ text: "That option is gone", show_alert: true });
       const done = await actAs(env, me.user, iv.project_id, { op: "respond", interventionId: iv.id, response }, `Answered: ${response}`);
-      return ctx.answerCallbackQuery({ text: done.text, show_alert: !done.ok });
+      return answer(ctx, done.text, !done.ok);
     }
     const task = await env.DB.prepare("SELECT id, project_id, title FROM tasks WHERE id = ?1").bind(action.taskId).first<{ id: string; project_id: string; title: string }>();
     if (!task || (await accessTo(env, me.user, task.project_id)) === "none") return ctx.answerCallbackQuery({ text: "Not found", show_alert: true });
@@ -164,7 +174,7 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
     }
     const command: RoomCommandOf = action.kind === "approve_plan" ? { op: "approve_plan", taskId: task.id } : { op: "retry", taskId: task.id };
     const done = await actAs(env, me.user, task.project_id, command, action.kind === "approve_plan" ? "Plan approved" : "Retried");
-    return ctx.answerCallbackQuery({ text: done.text, show_alert: !done.ok });
+    return answer(ctx, done.text, !done.ok);
   });
 
   // A reply to a question answers it; a reply to a plan's prompt asks for those changes.

@@ -4,10 +4,10 @@
  * limit for a chat), waiting as long as Telegram says when it answers 429.
  */
 import { Api, GrammyError } from "grammy";
-import { OutboxLane, PAGE, type AttemptRecord, type DueRow } from "../outbox-lane";
-import { nextAttemptAt } from "../retry-schedule";
+import { MAX_PER_DRAIN, OutboxLane, PAGE, type AttemptRecord, type DueRow } from "../outbox-lane";
+import { MAX_PENDING_DELIVERIES, nextAttemptAt } from "../retry-schedule";
 import { apiRootOf } from "./api-root";
-import { fitted, notification, type NotificationContext } from "./messages";
+import { notification, type NotificationContext } from "./messages";
 
 /** Telegram takes about one message a second in a chat. */
 const PACE_MS = 1000;
@@ -22,31 +22,74 @@ interface Reads {
 
 const inList = (ids: string[]) => JSON.stringify([...new Set(ids)]);
 
+interface LinkRow {
+  chat_id: string;
+  muted: number;
+  unwatched: string;
+  role: string;
+  member_of: string;
+}
+
+/** Why a recorded notification is no longer to be sent, if it is not. */
+function staleness(row: DueRow, link: LinkRow): string | null {
+  if (link.muted) return "not sent: the chat is muted";
+  if ((JSON.parse(link.unwatched) as string[]).includes(row.project_id)) return "not sent: the project is no longer watched";
+  if (link.role !== "admin" && !(JSON.parse(link.member_of) as string[]).includes(row.project_id)) return "not sent: the person no longer sees the project";
+  if (row.seq !== null && row.event_data === null) return "not sent: the event is gone";
+  return null;
+}
+
 export class TelegramChat extends OutboxLane {
   protected readonly kind = "telegram";
   private lastSentAt = 0;
   private readonly offlineTold = new Map<string, number>();
 
   protected async drain() {
-    for (;;) {
-      const [links, page] = await this.env.DB.batch([this.env.DB.prepare("SELECT chat_id FROM telegram_links WHERE id = ?1").bind(this.targetId), this.due()]);
-      const link = (links!.results as { chat_id: string }[])[0];
+    for (let sent = 0; ; ) {
+      const [links, pending, page] = await this.env.DB.batch([
+        this.env.DB.prepare(
+          `SELECT l.chat_id, l.muted, l.unwatched, u.role,
+                  (SELECT json_group_array(m.project_id) FROM project_members m WHERE m.user_id = u.id) AS member_of
+           FROM telegram_links l JOIN users u ON u.id = l.user_id WHERE l.id = ?1`,
+        ).bind(this.targetId),
+        this.pendingCount(),
+        this.due(),
+      ]);
+      const link = (links!.results as LinkRow[])[0];
       const due = page!.results as DueRow[];
       if (!link) {
         // Unlinked: what it was owed goes with it.
-        await this.env.DB.prepare("DELETE FROM outbox WHERE target_kind = 'telegram' AND target_id = ?1").bind(this.targetId).run();
+        await this.env.DB.prepare("DELETE FROM outbox WHERE target_kind = 'telegram' AND target_id = ?1 AND status = 'pending'").bind(this.targetId).run();
         return this.ctx.storage.deleteAlarm();
       }
       if (!this.env.TELEGRAM_BOT_TOKEN) return this.ctx.storage.deleteAlarm();
+      if ((pending!.results as { n: number }[])[0]!.n > MAX_PENDING_DELIVERIES) return this.dropAll(`more than ${MAX_PENDING_DELIVERIES} messages were waiting: the chat was muted`);
       if (due.length === 0) return this.ctx.storage.deleteAlarm();
       const reads = await this.read(due);
       for (const row of due) {
         const at = Date.parse(row.next_attempt_at);
         if (at > Date.now()) return this.ctx.storage.setAlarm(at);
+        if (sent >= MAX_PER_DRAIN) return this.ctx.storage.setAlarm(Date.now());
+        // Muting, unwatching or losing access after the row was recorded still counts.
+        const stale = staleness(row, link);
+        if (stale) {
+          await this.record(row, { ok: false, statusCode: null, error: stale, durationMs: 0, responseBody: null });
+          await this.giveUp(row);
+          continue;
+        }
         const result = await this.deliver(link.chat_id, row, reads);
+        sent++;
         await this.record(row, result.record);
         if (result.record.ok) continue;
         if (result.retryAfterMs !== null) return this.retryAt(row, Date.now() + result.retryAfterMs);
+        const status = result.record.statusCode;
+        // The bot was blocked or the chat is gone: the link is over.
+        if (status === 403 || (status === 400 && /chat not found/i.test(result.record.error ?? ""))) return this.unlink();
+        // Telegram will not take this message as it is: trying again changes nothing.
+        if (status === 400) {
+          await this.giveUp(row);
+          continue;
+        }
         const next = nextAttemptAt(row.attempts + 1, Date.now());
         if (next !== null) return this.retryAt(row, next);
         // A chat that cannot be reached for a day loses that message, not the ones after it.
@@ -54,6 +97,22 @@ export class TelegramChat extends OutboxLane {
       }
       if (due.length < PAGE) return this.ctx.storage.deleteAlarm();
     }
+  }
+
+  private async unlink() {
+    await this.env.DB.batch([
+      this.env.DB.prepare("DELETE FROM outbox WHERE target_kind = 'telegram' AND target_id = ?1 AND status = 'pending'").bind(this.targetId),
+      this.env.DB.prepare("DELETE FROM telegram_links WHERE id = ?1").bind(this.targetId),
+    ]);
+    await this.ctx.storage.deleteAlarm();
+  }
+
+  private async dropAll(reason: string) {
+    await this.env.DB.batch([
+      this.env.DB.prepare("UPDATE outbox SET status = 'failed', last_error = ?2 WHERE target_kind = 'telegram' AND target_id = ?1 AND status = 'pending'").bind(this.targetId, reason),
+      this.env.DB.prepare("UPDATE telegram_links SET muted = 1 WHERE id = ?1").bind(this.targetId),
+    ]);
+    await this.ctx.storage.deleteAlarm();
   }
 
   /** What the rows' messages mention: project names, task titles and plans, questions' options. */
@@ -96,7 +155,7 @@ export class TelegramChat extends OutboxLane {
     const started = performance.now();
     try {
       this.lastSentAt = Date.now();
-      await api.sendMessage(chatId, fitted(message.text), {
+      await api.sendMessage(chatId, message.text, {
         parse_mode: "HTML",
         link_preview_options: { is_disabled: true },
         ...(message.buttons.length > 0 ? { reply_markup: { inline_keyboard: message.buttons } } : {}),

@@ -9,10 +9,16 @@
 /** The events a linked person hears of. */
 export const TELEGRAM_EVENTS = ["intervention_requested", "plan_submitted", "task_failed", "task_completed", "server_offline"] as const;
 
-/** Longest text Telegram takes in one message. */
-const MAX_MESSAGE = 4096;
-/** Longest piece quoted from elsewhere (a question, a plan, an error), so the message stays readable. */
+/**
+ * Longest piece quoted from elsewhere (a question, a plan, an error), cut
+ * before it is escaped, so a message's text stays well under Telegram's 4,096
+ * characters (counted after parsing) and no entity is cut in half.
+ */
 const MAX_QUOTE = 1500;
+/** Longest names in a heading (a project's, a task's title). */
+const MAX_NAME = 200;
+/** Telegram's limit for the text a button's answer shows. */
+export const MAX_ANSWER = 200;
 
 export const escapeHtml = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
@@ -60,8 +66,10 @@ export function optionLabels(options: unknown): string[] {
     .slice(0, 8);
 }
 
+const name = (text: string) => escapeHtml(text.length > MAX_NAME ? `${text.slice(0, MAX_NAME)}…` : text);
+
 function heading(kind: string, ctx: NotificationContext) {
-  return `<b>${kind}</b> · ${escapeHtml(ctx.projectName)}${ctx.taskTitle ? ` · ${escapeHtml(ctx.taskTitle)}` : ""}`;
+  return `<b>${kind}</b> · ${name(ctx.projectName)}${ctx.taskTitle ? ` · ${name(ctx.taskTitle)}` : ""}`;
 }
 
 /** The message a notification is, or null for an event the bot does not speak of. */
@@ -94,14 +102,14 @@ export function notification(e: NotifiedEvent, ctx: NotificationContext): Outgoi
     case "task_completed":
       return { text: `${heading("Task done", ctx)}${typeof d.summary === "string" && d.summary ? `\n\n${quote(d.summary)}` : ""}`, buttons: [] };
     case "server_offline":
-      return { text: `<b>Server offline</b> · ${escapeHtml(String(d.server_name ?? "a server"))} stopped answering (${escapeHtml(ctx.projectName)})`, buttons: [] };
+      return { text: `<b>Server offline</b> · ${name(String(d.server_name ?? "a server"))} stopped answering (${name(ctx.projectName)})`, buttons: [] };
     default:
       return null;
   }
 }
 
-/** Cuts a message to what Telegram takes. */
-export const fitted = (text: string) => (text.length > MAX_MESSAGE ? `${text.slice(0, MAX_MESSAGE - 1)}…` : text);
+/** A button's answer, cut to what Telegram shows. */
+export const answerText = (text: string) => (text.length > MAX_ANSWER ? `${text.slice(0, MAX_ANSWER - 1)}…` : text);
 
 export type ButtonAction =
   | { kind: "answer"; interventionId: string; choice: "y" | "n" | number }

@@ -46,3 +46,11 @@ export async function actAs(env: WorkerEnv, user: UserRow, projectId: string, co
   const result = (await room.execute({ kind: "person", userId: user.id, label: user.email }, command, {})) as unknown as RoomResult;
   return result.ok ? { ok: true, text: done } : { ok: false, text: (result.problem as ProblemData).detail };
 }
+
+/** Statements that remove chat links (matched by `where` on telegram_links) and what they were still owed. */
+export function forgetLinks(env: WorkerEnv, where: string, ...params: string[]): D1PreparedStatement[] {
+  return [
+    env.DB.prepare(`DELETE FROM outbox WHERE target_kind = 'telegram' AND status = 'pending' AND target_id IN (SELECT id FROM telegram_links WHERE ${where})`).bind(...params),
+    env.DB.prepare(`DELETE FROM telegram_links WHERE ${where}`).bind(...params),
+  ];
+}

@@ -7,7 +7,7 @@ import { answerOnly, recordEvents, type Cmd, type OpContext, type OpOutcome } fr
 
 const webhookNotFound: ProblemData = { status: 404, code: "NOT_FOUND", detail: "Webhook not found" };
 
-/** Disables a webhook that failed for too long, and says so in the project's events. */
+/** Disables a webhook that failed for too long, and says so in the project's events (not its URL, which may hold a token). */
 export const disableWebhook = async (ctx: OpContext, cmd: Cmd<"disable_webhook">): Promise<OpOutcome> => {
   const hook = await ctx.db.query.webhooks.findFirst({ where: and(eq(webhooks.id, cmd.webhookId), eq(webhooks.projectId, ctx.projectId)) });
   if (!hook) return webhookNotFound;
@@ -23,6 +23,6 @@ export const disableWebhook = async (ctx: OpContext, cmd: Cmd<"disable_webhook">
   return {
     taskId: "",
     guardedUpdate: 0,
-    statements: [update, recordEvents(ctx, [{ type: "webhook_disabled", taskId: null, data: { webhook_id: hook.id, url: hook.url, reason: cmd.reason } }], { webhookId: hook.id, updatedAt: ctx.now })],
+    statements: [update, recordEvents(ctx, [{ type: "webhook_disabled", taskId: null, data: { webhook_id: hook.id, reason: cmd.reason } }], { webhookId: hook.id, updatedAt: ctx.now })],
   };
 };
