@@ -4,6 +4,7 @@ import { useContext, useEffect, useState } from "preact/hooks";
 import { api, onSignedOut, refresh, signOut } from "./api";
 import { linkProps, useRoute } from "./router";
 import type { Me } from "./types";
+import { Account } from "./views/account";
 import { Activity } from "./views/activity";
 import { Agents } from "./views/agents";
 import { Board } from "./views/board";
@@ -53,9 +54,9 @@ export function App() {
             Agents
           </a>
         </nav>
-        <span class="who">
+        <a class="who" {...linkProps("/account")} aria-current={route.page === "account" ? "page" : undefined} title="Your account">
           {me.email} · {me.role}
-        </span>
+        </a>
         <button class="link" onClick={() => void signOut()}>
           Sign out
         </button>
@@ -71,6 +72,7 @@ export function App() {
         {route.page === "members" && <Members projectId={route.projectId} />}
         {route.page === "inbox" && <Inbox />}
         {route.page === "agents" && <Agents />}
+        {route.page === "account" && <Account />}
         {route.page === "not-found" && <p>There is no page at this address.</p>}
       </main>
     </MeContext.Provider>

@@ -11,6 +11,7 @@ export type Route =
   | { page: "sessions"; projectId: string }
   | { page: "session"; projectId: string; sessionId: string }
   | { page: "inbox" }
+  | { page: "account" }
   | { page: "agents" }
   | { page: "not-found" };
 
@@ -19,6 +20,7 @@ export function parseRoute(path: string): Route {
   if (parts.length === 0 || (parts.length === 1 && parts[0] === "projects")) return { page: "projects" };
   if (parts[0] === "inbox" && parts.length === 1) return { page: "inbox" };
   if (parts[0] === "agents" && parts.length === 1) return { page: "agents" };
+  if (parts[0] === "account" && parts.length === 1) return { page: "account" };
   if (parts[0] === "projects" && parts[1]) {
     const projectId = parts[1];
     if (parts.length === 2 || parts[2] === "board") return { page: "board", projectId };

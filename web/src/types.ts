@@ -1,4 +1,5 @@
 /** What the dashboard reads from the hub (API.md), as far as it shows it. */
+
 export type TaskStatus = "pending" | "assigned" | "planning" | "plan_review" | "running" | "done" | "failed" | "needs_human" | "cancelled";
 export type Role = "admin" | "member" | "viewer";
 export type SessionStatus = "starting" | "running" | "closed" | "error";
@@ -136,3 +137,19 @@ export interface Session {
   updated_at: string;
   closed_at: string | null;
 }
+
+/** Whether the person's Telegram chat is linked (one chat a person). */
+export interface TelegramLink {
+  linked: boolean;
+  /** The person sent /mute: the bot tells them nothing until they send it again. */
+  muted: boolean;
+  linked_at: string | null;
+}
+
+/** A one-time code for linking a chat, good for a few minutes. */
+export interface TelegramLinkCode {
+  code: string;
+  expires_at: string;
+  deep_link: string;
+}
+
