@@ -16,6 +16,7 @@ import { SessionPage } from "./views/session";
 import { Sessions } from "./views/sessions";
 import { SignIn } from "./views/sign-in";
 import { TaskPage } from "./views/task";
+import { Webhooks } from "./views/webhooks";
 
 const MeContext = createContext<Me | null>(null);
 export const useMe = () => useContext(MeContext)!;
@@ -70,6 +71,7 @@ export function App() {
         {route.page === "sessions" && <Sessions projectId={route.projectId} />}
         {route.page === "session" && <SessionPage projectId={route.projectId} sessionId={route.sessionId} />}
         {route.page === "members" && <Members projectId={route.projectId} />}
+        {route.page === "webhooks" && <Webhooks projectId={route.projectId} webhookId={route.webhookId} />}
         {route.page === "inbox" && <Inbox />}
         {route.page === "agents" && <Agents />}
         {route.page === "account" && <Account />}
