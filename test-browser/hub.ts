@@ -61,9 +61,11 @@ export default async function setup(project: TestProject) {
   });
   if (res.status !== 201) throw new Error(`bootstrap answered ${res.status}: ${await res.text()}`);
   project.provide("hub", { url, admin: ADMIN, state });
+  // Returned, not exported: vitest ignores a `teardown` export beside a default one, which left wrangler running.
+  return teardown;
 }
 
-export function teardown() {
+function teardown() {
   child?.kill("SIGTERM");
   if (state) rmSync(state, { recursive: true, force: true });
 }
