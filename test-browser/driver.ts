@@ -94,6 +94,13 @@ export async function signIn(page: Page, email: string, password: string) {
   await page.getByRole("heading", { name: "Projects" }).waitFor();
 }
 
+/** A new access token from the page's refresh cookie, as the dashboard gets one (no sign-in spent). */
+export const accessTokenOf = (page: Page) =>
+  page.evaluate(async () => {
+    const res = await fetch("/api/v1/auth/refresh", { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
+    return ((await res.json()) as { access_token: string }).access_token;
+  });
+
 /** The board column a task's card is in. */
 export const columnOf = (page: Page, taskId: string) =>
   page.locator(`.card[data-task-id="${taskId}"]`).evaluate((card) => card.closest(".column")?.getAttribute("data-status") ?? null);

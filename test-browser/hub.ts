@@ -1,9 +1,11 @@
 /**
  * Starts the hub for the browser tests: `wrangler dev` on a free port with a
- * fresh local state (D1 migrated, fixed test secrets), and its first admin.
+ * fresh local state (D1 migrated, fixed test secrets), and its first admin;
+ * Telegram's Bot API is a minimal fake beside it.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer as createHttpServer, type Server } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -13,6 +15,7 @@ const root = path.resolve(import.meta.dirname, "..");
 const wrangler = path.join(root, "node_modules/.bin/wrangler");
 export const ADMIN = { email: "admin@example.com", password: "admin-password-1" };
 const BOOTSTRAP_TOKEN = "browser-test-bootstrap-token";
+const TELEGRAM_WEBHOOK_SECRET = "browser-test-telegram-secret";
 
 const freePort = () =>
   new Promise<number>((resolve, reject) => {
@@ -26,18 +29,44 @@ const freePort = () =>
 
 declare module "vitest" {
   export interface ProvidedContext {
-    hub: { url: string; admin: typeof ADMIN; state: string };
+    hub: { url: string; admin: typeof ADMIN; state: string; telegramWebhookSecret: string };
   }
 }
 
 let child: ChildProcess | undefined;
 let state: string | undefined;
+let botApi: Server | undefined;
+
+/** Telegram's Bot API as far as the hub's setup and the bot's replies use it: who the bot is, and yes to the rest. */
+async function fakeBotApi(): Promise<string> {
+  const server = createHttpServer((req, res) => {
+    req.resume().on("end", () => {
+      const method = req.url?.match(/^\/bot[^/]+\/(\w+)$/)?.[1];
+      const result = method === "getMe" ? { id: 1, is_bot: true, first_name: "Hub", username: "hub_test_bot" } : true;
+      res.writeHead(method ? 200 : 404, { "Content-Type": "application/json" });
+      res.end(JSON.stringify(method ? { ok: true, result } : { ok: false, error_code: 404, description: "Not Found" }));
+    });
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  botApi = server;
+  return `http://127.0.0.1:${port}`;
+}
 
 export default async function setup(project: TestProject) {
   state = mkdtempSync(path.join(tmpdir(), "hub-browser-"));
   execFileSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], { cwd: root, stdio: "ignore", env: { ...process.env, CI: "true" } });
   const port = await freePort();
-  const vars = { JWT_SECRET: "browser-test-jwt-secret-long-enough-for-hs256", BOOTSTRAP_TOKEN, WEBHOOK_ALLOW_PRIVATE: "true" };
+  const vars = {
+    JWT_SECRET: "browser-test-jwt-secret-long-enough-for-hs256",
+    BOOTSTRAP_TOKEN,
+    WEBHOOK_ALLOW_PRIVATE: "true",
+    // Seals webhook signing secrets: without it creating a webhook is refused.
+    DATA_KEY: "browser-test-data-key",
+    TELEGRAM_BOT_TOKEN: "1:browser-test-bot-token",
+    TELEGRAM_WEBHOOK_SECRET,
+    TELEGRAM_API_ROOT: await fakeBotApi(),
+  };
   child = spawn(
     wrangler,
     ["dev", "--port", String(port), "--ip", "127.0.0.1", "--local", "--persist-to", state, "--inspector-port", String(await freePort()), "--log-level", "error", ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`])],
@@ -60,10 +89,14 @@ export default async function setup(project: TestProject) {
     body: JSON.stringify(ADMIN),
   });
   if (res.status !== 201) throw new Error(`bootstrap answered ${res.status}: ${await res.text()}`);
-  project.provide("hub", { url, admin: ADMIN, state });
+  project.provide("hub", { url, admin: ADMIN, state, telegramWebhookSecret: TELEGRAM_WEBHOOK_SECRET });
+  // Returned, not exported: vitest ignores a `teardown` export beside a default one, which left wrangler running.
+  return teardown;
 }
 
-export function teardown() {
+function teardown() {
   child?.kill("SIGTERM");
+  botApi?.closeAllConnections();
+  botApi?.close();
   if (state) rmSync(state, { recursive: true, force: true });
 }

@@ -7,7 +7,7 @@
  */
 import type { Browser, BrowserContext, Page, WebSocketRoute } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { call, hub, launchChromium, screenshot, signIn } from "./driver";
+import { accessTokenOf, call, hub, launchChromium, screenshot, signIn } from "./driver";
 import { FakeDaemon } from "./fake-daemon";
 
 let browser: Browser;
@@ -17,13 +17,6 @@ let asViewer: BrowserContext;
 let admin: string;
 let viewerId: string;
 const daemons: FakeDaemon[] = [];
-
-/** A new access token from the page's refresh cookie, as the dashboard gets one. */
-const accessTokenOf = (page: Page) =>
-  page.evaluate(async () => {
-    const res = await fetch("/api/v1/auth/refresh", { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
-    return ((await res.json()) as { access_token: string }).access_token;
-  });
 
 async function signedIn(email: string, password: string): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });

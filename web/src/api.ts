@@ -109,5 +109,6 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
     else if (refreshed === "signed-out") signedOutListeners.forEach((l) => l());
   }
   if (!res.ok) throw new ApiError(res.status, await readProblem(res));
-  return (await res.json()) as T;
+  // Deletions may answer 204, with no body to read.
+  return (res.status === 204 ? undefined : await res.json()) as T;
 }

@@ -4,6 +4,7 @@ import { useContext, useEffect, useState } from "preact/hooks";
 import { api, onSignedOut, refresh, signOut } from "./api";
 import { linkProps, useRoute } from "./router";
 import type { Me } from "./types";
+import { Account } from "./views/account";
 import { Activity } from "./views/activity";
 import { Agents } from "./views/agents";
 import { Board } from "./views/board";
@@ -15,6 +16,7 @@ import { SessionPage } from "./views/session";
 import { Sessions } from "./views/sessions";
 import { SignIn } from "./views/sign-in";
 import { TaskPage } from "./views/task";
+import { Webhooks } from "./views/webhooks";
 
 const MeContext = createContext<Me | null>(null);
 export const useMe = () => useContext(MeContext)!;
@@ -53,9 +55,9 @@ export function App() {
             Agents
           </a>
         </nav>
-        <span class="who">
+        <a class="who" {...linkProps("/account")} aria-current={route.page === "account" ? "page" : undefined} title="Your account">
           {me.email} · {me.role}
-        </span>
+        </a>
         <button class="link" onClick={() => void signOut()}>
           Sign out
         </button>
@@ -69,8 +71,10 @@ export function App() {
         {route.page === "sessions" && <Sessions projectId={route.projectId} />}
         {route.page === "session" && <SessionPage projectId={route.projectId} sessionId={route.sessionId} />}
         {route.page === "members" && <Members projectId={route.projectId} />}
+        {route.page === "webhooks" && <Webhooks projectId={route.projectId} webhookId={route.webhookId} />}
         {route.page === "inbox" && <Inbox />}
         {route.page === "agents" && <Agents />}
+        {route.page === "account" && <Account />}
         {route.page === "not-found" && <p>There is no page at this address.</p>}
       </main>
     </MeContext.Provider>

@@ -10,7 +10,9 @@ export type Route =
   | { page: "task"; projectId: string; taskId: string }
   | { page: "sessions"; projectId: string }
   | { page: "session"; projectId: string; sessionId: string }
+  | { page: "webhooks"; projectId: string; webhookId?: string }
   | { page: "inbox" }
+  | { page: "account" }
   | { page: "agents" }
   | { page: "not-found" };
 
@@ -19,6 +21,7 @@ export function parseRoute(path: string): Route {
   if (parts.length === 0 || (parts.length === 1 && parts[0] === "projects")) return { page: "projects" };
   if (parts[0] === "inbox" && parts.length === 1) return { page: "inbox" };
   if (parts[0] === "agents" && parts.length === 1) return { page: "agents" };
+  if (parts[0] === "account" && parts.length === 1) return { page: "account" };
   if (parts[0] === "projects" && parts[1]) {
     const projectId = parts[1];
     if (parts.length === 2 || parts[2] === "board") return { page: "board", projectId };
@@ -28,6 +31,7 @@ export function parseRoute(path: string): Route {
     if (parts[2] === "tasks" && parts[3]) return { page: "task", projectId, taskId: parts[3] };
     if (parts[2] === "sessions" && parts.length === 3) return { page: "sessions", projectId };
     if (parts[2] === "sessions" && parts[3]) return { page: "session", projectId, sessionId: parts[3] };
+    if (parts[2] === "webhooks") return { page: "webhooks", projectId, ...(parts[3] ? { webhookId: parts[3] } : {}) };
   }
   return { page: "not-found" };
 }

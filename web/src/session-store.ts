@@ -4,61 +4,15 @@
  * status at once and has the sessions read again shortly after, so what is
  * shown ends as the hub has it.
  */
-import { useEffect, useRef, useState } from "preact/hooks";
-import { api, messageOf } from "./api";
-import { ProjectFeed, type FeedStatus } from "./live";
+import { useEffect, useState } from "preact/hooks";
+import { api } from "./api";
+import type { FeedStatus } from "./live";
+import { useProjectFeed, useReread } from "./project-feed";
 import type { HubEvent, Project, Session, SessionStatus } from "./types";
 
-const REREAD_DELAY_MS = 150;
 const SESSION_EVENTS = new Set(["session_created", "session_started", "session_closed", "session_error"]);
 
 export type SessionFilter = "all" | "open" | "closed";
-
-interface SessionFeed {
-  project: Project | null;
-  status: FeedStatus;
-  /** The session events of the latest batch the feed delivered. */
-  latest: HubEvent[];
-  error: string | null;
-}
-
-function useSessionFeed(projectId: string): SessionFeed {
-  const [project, setProject] = useState<Project | null>(null);
-  const [status, setStatus] = useState<FeedStatus>("connecting");
-  const [latest, setLatest] = useState<HubEvent[]>([]);
-  const [error, setError] = useState<string | null>(null);
-
-  useEffect(() => {
-    let live = true;
-    let feed: ProjectFeed | null = null;
-    setProject(null);
-    setLatest([]);
-    setError(null);
-    void api<Project & { last_seq: number }>(`/api/v1/projects/${projectId}`).then(
-      (p) => {
-        if (!live) return;
-        feed = new ProjectFeed(
-          projectId,
-          p.last_seq,
-          (batch) => {
-            const mine = batch.filter((e) => SESSION_EVENTS.has(e.event_type));
-            if (mine.length > 0) setLatest(mine);
-          },
-          setStatus,
-        );
-        feed.start();
-        setProject(p);
-      },
-      (e) => live && setError(messageOf(e)),
-    );
-    return () => {
-      live = false;
-      feed?.stop();
-    };
-  }, [projectId]);
-
-  return { project, status, latest, error };
-}
 
 /** A session as the events say it is now, before it is read again. */
 function withEvents(session: Session, events: HubEvent[]): Session {
@@ -72,29 +26,6 @@ function withEvents(session: Session, events: HubEvent[]): Session {
   return next;
 }
 
-/** Reads shortly after being asked (asks close together make one read); only the latest read lands. */
-function useReread<T>(read: () => Promise<T>, land: (value: T) => void, fail: (message: string) => void) {
-  const reads = useRef(0);
-  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
-  useEffect(
-    () => () => {
-      clearTimeout(timer.current);
-      reads.current++;
-    },
-    [],
-  );
-  return (delay = REREAD_DELAY_MS) => {
-    clearTimeout(timer.current);
-    timer.current = setTimeout(() => {
-      const n = ++reads.current;
-      void read().then(
-        (value) => n === reads.current && land(value),
-        (e) => n === reads.current && fail(messageOf(e)),
-      );
-    }, delay);
-  };
-}
-
 export interface SessionsState {
   project: Project | null;
   status: FeedStatus;
@@ -106,7 +37,7 @@ export interface SessionsState {
 
 /** The project's sessions (newest first, at most 100), live. */
 export function useSessions(projectId: string, filter: SessionFilter): SessionsState {
-  const feed = useSessionFeed(projectId);
+  const feed = useProjectFeed(projectId, SESSION_EVENTS);
   const [sessions, setSessions] = useState<Session[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const reread = useReread(
@@ -139,7 +70,7 @@ export interface SessionState {
 
 /** One session, live. */
 export function useSession(projectId: string, sessionId: string): SessionState {
-  const feed = useSessionFeed(projectId);
+  const feed = useProjectFeed(projectId, SESSION_EVENTS);
   const [session, setSession] = useState<Session | null>(null);
   const [error, setError] = useState<string | null>(null);
   const reread = useReread(

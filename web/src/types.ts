@@ -1,4 +1,6 @@
 /** What the dashboard reads from the hub (API.md), as far as it shows it. */
+import type { EventType } from "./event-types";
+
 export type TaskStatus = "pending" | "assigned" | "planning" | "plan_review" | "running" | "done" | "failed" | "needs_human" | "cancelled";
 export type Role = "admin" | "member" | "viewer";
 export type SessionStatus = "starting" | "running" | "closed" | "error";
@@ -135,4 +137,67 @@ export interface Session {
   created_at: string;
   updated_at: string;
   closed_at: string | null;
+}
+
+/** Whether the person's Telegram chat is linked (one chat a person). */
+export interface TelegramLink {
+  linked: boolean;
+  /** The person sent /mute: the bot tells them nothing until they send it again. */
+  muted: boolean;
+  linked_at: string | null;
+}
+
+/** A one-time code for linking a chat, good for a few minutes. */
+export interface TelegramLinkCode {
+  code: string;
+  expires_at: string;
+  deep_link: string;
+}
+
+/** Where a project's events are posted, signed the Standard Webhooks way. */
+export interface Webhook {
+  id: string;
+  project_id: string;
+  url: string;
+  /** The event types it is sent (null: all). */
+  events: EventType[] | null;
+  description: string | null;
+  enabled: boolean;
+  /** Why the hub disabled it (its deliveries ran out of tries, or too many waited). */
+  disabled_reason: string | null;
+  /** Until when the secret rotated out still signs beside the new one. */
+  previous_secret_expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A webhook as created or rotated: its signing secret is in the answer this once. */
+export interface WebhookWithSecret extends Webhook {
+  secret: string;
+}
+
+export type DeliveryStatus = "pending" | "delivered" | "failed";
+
+export interface Delivery {
+  id: string;
+  /** An event type, or `webhook.test`. */
+  event_type: string;
+  seq: number | null;
+  status: DeliveryStatus;
+  attempts: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  next_attempt_at: string | null;
+  created_at: string;
+  delivered_at: string | null;
+}
+
+export interface DeliveryAttempt {
+  attempt: number;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  /** The start of the receiver's answer. */
+  response_body: string | null;
+  at: string;
 }

@@ -1,12 +1,14 @@
 /** A project's header: its name, its pages, and whether its live feed is connected. */
+import { useCanWrite } from "../app";
 import type { FeedStatus } from "../live";
 import { linkProps } from "../router";
 
-type Tab = "board" | "graph" | "activity" | "sessions" | "members";
+type Tab = "board" | "graph" | "activity" | "sessions" | "members" | "webhooks";
 
 const STATUS_TEXT: Record<FeedStatus, string> = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…", closed: "disconnected" };
 
 export function ProjectTabs(props: { projectId: string; name?: string; current: Tab | "task" | "session"; status?: FeedStatus }) {
+  const canWrite = useCanWrite();
   const tab = (page: Tab, label: string) => (
     <a {...linkProps(`/projects/${props.projectId}/${page}`)} aria-current={props.current === page ? "page" : undefined}>
       {label}
@@ -21,6 +23,8 @@ export function ProjectTabs(props: { projectId: string; name?: string; current: 
         {tab("activity", "Activity")}
         {tab("sessions", "Sessions")}
         {tab("members", "Members")}
+        {/* Webhooks are set up by members and admins; viewers are refused them. */}
+        {canWrite && tab("webhooks", "Webhooks")}
       </nav>
       {props.status && (
         <span class={`feed feed-${props.status}`} role="status" data-feed={props.status}>

@@ -1,0 +1,81 @@
+/**
+ * What pages other than the board need from a project's live feed: the
+ * project, whether the feed is connected, and the latest batch of the events
+ * they care about, to read what they show again after.
+ */
+import { useEffect, useRef, useState } from "preact/hooks";
+import { api, messageOf } from "./api";
+import { ProjectFeed, type FeedStatus } from "./live";
+import type { HubEvent, Project } from "./types";
+
+const REREAD_DELAY_MS = 150;
+
+export interface ProjectFeedState {
+  project: Project | null;
+  status: FeedStatus;
+  /** The wanted events of the latest batch the feed delivered. */
+  latest: HubEvent[];
+  error: string | null;
+}
+
+/** Follows the project's feed from its head; `wanted` picks the event types kept (all when left out). */
+export function useProjectFeed(projectId: string, wanted?: ReadonlySet<string>): ProjectFeedState {
+  const [project, setProject] = useState<Project | null>(null);
+  const [status, setStatus] = useState<FeedStatus>("connecting");
+  const [latest, setLatest] = useState<HubEvent[]>([]);
+  const [error, setError] = useState<string | null>(null);
+
+  useEffect(() => {
+    let live = true;
+    let feed: ProjectFeed | null = null;
+    setProject(null);
+    setLatest([]);
+    setError(null);
+    void api<Project & { last_seq: number }>(`/api/v1/projects/${projectId}`).then(
+      (p) => {
+        if (!live) return;
+        feed = new ProjectFeed(
+          projectId,
+          p.last_seq,
+          (batch) => {
+            const mine = wanted ? batch.filter((e) => wanted.has(e.event_type)) : batch;
+            if (mine.length > 0) setLatest(mine);
+          },
+          setStatus,
+        );
+        feed.start();
+        setProject(p);
+      },
+      (e) => live && setError(messageOf(e)),
+    );
+    return () => {
+      live = false;
+      feed?.stop();
+    };
+  }, [projectId]);
+
+  return { project, status, latest, error };
+}
+
+/** Reads shortly after being asked (asks close together make one read); only the latest read lands. */
+export function useReread<T>(read: () => Promise<T>, land: (value: T) => void, fail: (message: string) => void) {
+  const reads = useRef(0);
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useEffect(
+    () => () => {
+      clearTimeout(timer.current);
+      reads.current++;
+    },
+    [],
+  );
+  return (delay = REREAD_DELAY_MS) => {
+    clearTimeout(timer.current);
+    timer.current = setTimeout(() => {
+      const n = ++reads.current;
+      void read().then(
+        (value) => n === reads.current && land(value),
+        (e) => n === reads.current && fail(messageOf(e)),
+      );
+    }, delay);
+  };
+}

@@ -1,0 +1,186 @@
+/**
+ * One webhook's deliveries, newest first (the hub keeps the latest 100 to
+ * show): what each came to, its attempts on demand, and sending one again.
+ * Read again while any is still pending, and when asked to (a test queued,
+ * the project's events).
+ */
+import { useEffect, useState } from "preact/hooks";
+import { api } from "../api";
+import { useReread } from "../project-feed";
+import type { Delivery, DeliveryAttempt, DeliveryStatus, Webhook } from "../types";
+import { Problem, useAction } from "./controls";
+
+/** How soon pending deliveries are read again (the first retries come within seconds). */
+const PENDING_POLL_MS = 2_000;
+
+type Filter = "" | DeliveryStatus;
+
+const when = (iso: string | null) => (iso ? <time dateTime={iso}>{new Date(iso).toLocaleString()}</time> : <span class="muted">—</span>);
+
+/** What the receiver last answered, or why there was no answer. */
+function lastAnswer(d: { last_status_code: number | null; last_error: string | null }) {
+  if (d.last_status_code !== null && !d.last_error) return <span class="code">{d.last_status_code}</span>;
+  if (d.last_error) return <span class="problem">{d.last_error}</span>;
+  return <span class="muted">not tried yet</span>;
+}
+
+export function Deliveries({ hook, asked }: { hook: Webhook; /** Changes when the deliveries should be read again. */ asked: number }) {
+  const [filter, setFilter] = useState<Filter>("");
+  const [deliveries, setDeliveries] = useState<Delivery[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
+  const base = `/api/v1/projects/${hook.project_id}/webhooks/${hook.id}`;
+  const reread = useReread(
+    () => api<{ deliveries: Delivery[] }>(`${base}/deliveries${filter ? `?status=${filter}` : ""}`),
+    (r) => {
+      setDeliveries(r.deliveries);
+      setError(null);
+    },
+    setError,
+  );
+  useEffect(() => {
+    setDeliveries(null);
+    reread(0);
+  }, [hook.id, filter]);
+  useEffect(() => reread(), [asked]);
+  useEffect(() => {
+    if (deliveries?.some((d) => d.status === "pending")) reread(PENDING_POLL_MS);
+  }, [deliveries]);
+
+  const toggle = (id: string) => setOpen((current) => (current.has(id) ? new Set([...current].filter((x) => x !== id)) : new Set([...current, id])));
+
+  return (
+    <section class="deliveries" aria-labelledby="deliveries-title">
+      <h2 id="deliveries-title">Deliveries to {hook.url}</h2>
+      <div class="filters">
+        <label>
+          Status
+          <select name="delivery-status" value={filter} onChange={(e) => setFilter(e.currentTarget.value as Filter)}>
+            <option value="">all</option>
+            <option value="pending">pending</option>
+            <option value="delivered">delivered</option>
+            <option value="failed">failed</option>
+          </select>
+        </label>
+        <span class="muted" aria-live="polite">
+          {deliveries ? `${deliveries.length} ${deliveries.length === 1 ? "delivery" : "deliveries"}${deliveries.length === 100 ? " (the newest 100)" : ""}` : "Loading deliveries…"}
+        </span>
+      </div>
+      <Problem message={error} />
+      {deliveries && deliveries.length > 0 && (
+        <table class="servers deliveries-list" data-loaded="true">
+          <thead>
+            <tr>
+              <th scope="col">Event</th>
+              <th scope="col">Status</th>
+              <th scope="col">Attempts</th>
+              <th scope="col">Last answer</th>
+              <th scope="col">Created</th>
+              <th scope="col">Delivered</th>
+              <th scope="col">
+                <span class="muted">Send again</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {deliveries.map((d) => (
+              <DeliveryRow key={d.id} base={base} delivery={d} open={open.has(d.id)} onToggle={() => toggle(d.id)} onRedelivered={() => reread(0)} />
+            ))}
+          </tbody>
+        </table>
+      )}
+      {deliveries?.length === 0 && <p class="muted">{filter ? `No ${filter} deliveries.` : "Nothing has been sent to this webhook yet: send a test."}</p>}
+    </section>
+  );
+}
+
+function DeliveryRow(props: { base: string; delivery: Delivery; open: boolean; onToggle: () => void; onRedelivered: () => void }) {
+  const d = props.delivery;
+  const { run, busy, problem } = useAction();
+  return (
+    <>
+      <tr data-delivery-id={d.id} data-status={d.status}>
+        <th scope="row">
+          <code>{d.event_type}</code>
+          {d.seq !== null && <span class="muted"> #{d.seq}</span>}
+        </th>
+        <td>
+          <span class={`status status-${d.status}`}>{d.status}</span>
+          {d.next_attempt_at && <div class="muted small">next try {when(d.next_attempt_at)}</div>}
+        </td>
+        <td>
+          {/* The hub counts the tries since the delivery was last sent; the log keeps every one. */}
+          {d.attempts}{" "}
+          <button type="button" class="link small" aria-expanded={props.open} aria-label="Attempt log" onClick={props.onToggle}>
+            {props.open ? "hide log" : "log"}
+          </button>
+        </td>
+        <td>{lastAnswer(d)}</td>
+        <td>{when(d.created_at)}</td>
+        <td>{when(d.delivered_at)}</td>
+        <td>
+          <span class="action">
+            <button
+              type="button"
+              class="secondary"
+              disabled={busy !== null}
+              onClick={() =>
+                void run("redeliver", async () => {
+                  await api(`${props.base}/deliveries/${d.id}/redeliver`, { body: {} });
+                  props.onRedelivered();
+                })
+              }
+            >
+              Redeliver
+            </button>
+            {problem("redeliver")}
+          </span>
+        </td>
+      </tr>
+      {props.open && (
+        <tr class="attempt-log-row">
+          <td colSpan={7}>
+            <AttemptLog url={`${props.base}/deliveries/${d.id}`} version={[d.status, d.attempts, d.delivered_at, d.next_attempt_at].join()} />
+          </td>
+        </tr>
+      )}
+    </>
+  );
+}
+
+/** Every attempt at one delivery, redeliveries included; read again whenever the delivery changes. */
+function AttemptLog({ url, version }: { url: string; version: string }) {
+  const [attempts, setAttempts] = useState<DeliveryAttempt[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    void api<Delivery & { attempt_log: DeliveryAttempt[] }>(url).then(
+      (r) => live && setAttempts(r.attempt_log),
+      (e) => live && setError(e.message),
+    );
+    return () => {
+      live = false;
+    };
+  }, [url, version]);
+  if (error) return <Problem message={error} />;
+  if (!attempts) return <p class="muted">Loading attempts…</p>;
+  if (attempts.length === 0) return <p class="muted">Not tried yet.</p>;
+  return (
+    <ol class="attempt-log">
+      {attempts.map((a, i) => (
+        <li key={i} data-status-code={a.status_code ?? undefined}>
+          {/* Attempts count from 1 again each time a delivery is sent again. */}
+          {i > 0 && a.attempt === 1 && <span class="badge">sent again</span>} {when(a.at)} · {a.status_code !== null ? <span class="code">{a.status_code}</span> : <span class="muted">no answer</span>} ·{" "}
+          <span class="duration">{a.duration_ms} ms</span>
+          {a.error && (
+            <>
+              {" "}
+              · <span class="problem">{a.error}</span>
+            </>
+          )}
+          {a.response_body && <pre class="response">{a.response_body}</pre>}
+        </li>
+      ))}
+    </ol>
+  );
+}

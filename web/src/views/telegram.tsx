@@ -1,0 +1,151 @@
+/**
+ * Telegram on the account page: linking the person's chat by a one-time code
+ * (the bot's deep link carries it), unlinking, and, for admins, pointing the
+ * bot at this hub.
+ */
+import { useEffect, useState } from "preact/hooks";
+import { api, messageOf } from "../api";
+import type { TelegramLink, TelegramLinkCode } from "../types";
+import { Problem, useAction } from "./controls";
+
+/** How often the link is read again while a code waits for the chat's /start. */
+const POLL_MS = 3_000;
+
+const readLink = () => api<TelegramLink>("/api/v1/auth/me/telegram");
+
+export function TelegramSection() {
+  const [link, setLink] = useState<TelegramLink | null>(null);
+  const [code, setCode] = useState<TelegramLinkCode | null>(null);
+  const [expired, setExpired] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const { run, busy, problem } = useAction();
+
+  useEffect(() => void readLink().then(setLink, (e) => setError(messageOf(e))), []);
+
+  // The link is made in Telegram, out of this page's sight: read it until the chat has used the code or it expires.
+  useEffect(() => {
+    if (!code) return;
+    const before = link?.linked_at ?? null;
+    const timer = setInterval(() => {
+      if (Date.parse(code.expires_at) <= Date.now()) {
+        setCode(null);
+        setExpired(true);
+        return;
+      }
+      void readLink().then(
+        (now) => {
+          if (!now.linked || now.linked_at === before) return;
+          setLink(now);
+          setCode(null);
+        },
+        () => undefined,
+      );
+    }, POLL_MS);
+    return () => clearInterval(timer);
+  }, [code]);
+
+  const requestCode = () =>
+    run("link", async () => {
+      setExpired(false);
+      setCode(await api<TelegramLinkCode>("/api/v1/auth/me/telegram-link", { body: {} }));
+    });
+  const unlink = () =>
+    run("unlink", async () => {
+      await api("/api/v1/auth/me/telegram", { method: "DELETE" });
+      setCode(null);
+      setLink(await readLink());
+    });
+
+  return (
+    <section class="panel telegram" aria-labelledby="telegram-title">
+      <h2 id="telegram-title">Telegram</h2>
+      <p class="muted">Questions, plans to review, failures and finished tasks from your projects, answered from the chat.</p>
+      <Problem message={error} />
+      {link && (
+        <p data-telegram={link.linked ? "linked" : "not-linked"}>
+          {link.linked ? (
+            <>
+              <span class="status status-delivered">Linked</span> since <time dateTime={link.linked_at ?? undefined}>{new Date(link.linked_at!).toLocaleString()}</time>
+              {link.muted && (
+                <>
+                  {" "}
+                  · <span class="status status-pending">muted</span> <span class="muted">the bot tells you nothing until you send it /mute again</span>
+                </>
+              )}
+            </>
+          ) : (
+            <span class="status status-closed">Not linked</span>
+          )}
+        </p>
+      )}
+      {code ? (
+        <div class="link-code" role="status">
+          <a class="button" href={code.deep_link} target="_blank" rel="noopener noreferrer">
+            Open in Telegram
+          </a>
+          <p>
+            Press <strong>Start</strong> in the chat that opens (or send it <code>/start {code.code}</code>). The link works once, until{" "}
+            <time dateTime={code.expires_at}>{new Date(code.expires_at).toLocaleTimeString()}</time>; this page notices when the chat is linked.
+          </p>
+        </div>
+      ) : (
+        link && (
+          <div class="actions-row">
+            <span class="action">
+              <button type="button" class={link.linked ? "secondary" : undefined} disabled={busy !== null} onClick={() => void requestCode()}>
+                {link.linked ? "Link another chat" : "Link Telegram"}
+              </button>
+              {problem("link")}
+            </span>
+            {link.linked && (
+              <span class="action">
+                <button type="button" class="danger" disabled={busy !== null} onClick={() => confirm("Unlink Telegram? The bot stops telling you anything and acts for you no more.") && void unlink()}>
+                  Unlink
+                </button>
+                {problem("unlink")}
+              </span>
+            )}
+          </div>
+        )
+      )}
+      {expired && <p class="muted">The link expired before the chat used it: ask for a new one.</p>}
+    </section>
+  );
+}
+
+interface BotSetupAnswer {
+  bot_username: string;
+  webhook_url: string;
+}
+
+/** Asks Telegram who the bot is and points its webhook here (the bot's token and secret are the hub's secrets). */
+export function BotSetup() {
+  const [bot, setBot] = useState<BotSetupAnswer | null>(null);
+  const { run, busy, problem } = useAction();
+  return (
+    <section class="panel" aria-labelledby="bot-title">
+      <h2 id="bot-title">Telegram bot</h2>
+      <p class="muted">Tells Telegram to send the bot's updates to this hub. Needed once before anyone can link a chat, and again when the hub's address changes.</p>
+      <span class="action">
+        <button type="button" disabled={busy !== null} onClick={() => void run("setup", async () => setBot(await api<BotSetupAnswer>("/api/v1/telegram/setup", { body: {} })))}>
+          Set up the bot
+        </button>
+        {problem("setup")}
+      </span>
+      {bot && (
+        <dl class="facts" data-bot={bot.bot_username}>
+          <dt>Bot</dt>
+          <dd>
+            <a href={`https://t.me/${bot.bot_username}`} target="_blank" rel="noopener noreferrer">
+              @{bot.bot_username}
+            </a>
+          </dd>
+          <dt>Its updates go to</dt>
+          <dd>
+            <code>{bot.webhook_url}</code>
+          </dd>
+        </dl>
+      )}
+    </section>
+  );
+}
