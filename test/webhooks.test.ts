@@ -222,6 +222,8 @@ describe("deliveries", () => {
     await expectOk(call(`${H()}/${hook.id}/deliveries/${test.json.id}/redeliver`, { method: "POST", token: w.member.token }), 202);
     const again = await until(() => received(hook.name), (r) => r.length >= 2, "the redelivery");
     expect(again[1]!.id).toBe(test.json.id);
+    const log = await until(async () => (await call(`${H()}/${hook.id}/deliveries/${test.json.id}`, { token: w.member.token })).json, (d: any) => d.attempt_log.length === 2, "both attempts logged");
+    expect(log.attempt_log.map((a: any) => a.attempt)).toEqual([1, 2]);
     expectProblem(await call(`${H()}/${hook.id}/deliveries/msg_nope/redeliver`, { method: "POST", token: w.member.token }), 404, "NOT_FOUND");
   });
 

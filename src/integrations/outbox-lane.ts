@@ -115,9 +115,11 @@ export abstract class OutboxLane extends DurableObject<LaneEnv> {
     const now = new Date().toISOString();
     const attempts = row.attempts + 1;
     await this.env.DB.batch([
-      this.env.DB.prepare("INSERT INTO delivery_attempts (outbox_id, attempt, status_code, error, duration_ms, response_body, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)").bind(
+      // Numbered across redeliveries too (a redelivery starts the row's tries afresh, not its log).
+      this.env.DB.prepare(
+        "INSERT INTO delivery_attempts (outbox_id, attempt, status_code, error, duration_ms, response_body, at) VALUES (?1, (SELECT COUNT(*) + 1 FROM delivery_attempts WHERE outbox_id = ?1), ?2, ?3, ?4, ?5, ?6)",
+      ).bind(
         row.id,
-        attempts,
         result.statusCode,
         result.error,
         result.durationMs,
