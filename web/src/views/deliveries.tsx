@@ -167,10 +167,9 @@ function AttemptLog({ url, version }: { url: string; version: string }) {
   if (attempts.length === 0) return <p class="muted">Not tried yet.</p>;
   return (
     <ol class="attempt-log">
-      {attempts.map((a, i) => (
-        <li key={i} data-status-code={a.status_code ?? undefined}>
-          {/* Attempts count from 1 again each time a delivery is sent again. */}
-          {i > 0 && a.attempt === 1 && <span class="badge">sent again</span>} {when(a.at)} · {a.status_code !== null ? <span class="code">{a.status_code}</span> : <span class="muted">no answer</span>} ·{" "}
+      {attempts.map((a) => (
+        <li key={a.attempt} data-status-code={a.status_code ?? undefined}>
+          <span class="badge">#{a.attempt}</span> {when(a.at)} · {a.status_code !== null ? <span class="code">{a.status_code}</span> : <span class="muted">no answer</span>} ·{" "}
           <span class="duration">{a.duration_ms} ms</span>
           {a.error && (
             <>
