@@ -2,7 +2,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { expect, inject } from "vitest";
 
 export const hub = () => inject("hub");
@@ -109,4 +109,12 @@ export const columnOf = (page: Page, taskId: string) =>
 export async function columnOrNull(page: Page, taskId: string): Promise<string | null> {
   const card = page.locator(`.card[data-task-id="${taskId}"]`);
   return (await card.count()) === 0 ? null : columnOf(page, taskId);
+}
+
+/** A browser context of its own, signed in as this person, with its first page. */
+export async function signedIn(browser: Browser, email: string, password: string): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const page = await context.newPage();
+  await signIn(page, email, password);
+  return { context, page };
 }

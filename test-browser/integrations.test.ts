@@ -14,7 +14,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { EVENT_TYPES } from "../web/src/event-types";
-import { accessTokenOf, call, hub, launchChromium, screenshot, signIn } from "./driver";
+import { accessTokenOf, call, hub, launchChromium, screenshot, signedIn } from "./driver";
 
 interface Received {
   headers: Record<string, string>;
@@ -58,17 +58,10 @@ let admin: string;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 const people = { member: "", viewer: "" };
 
-async function signedIn(email: string, password: string): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-  const page = await context.newPage();
-  await signIn(page, email, password);
-  return { context, page };
-}
-
 beforeAll(async () => {
   browser = await launchChromium();
   receiver = await startReceiver();
-  const signedInAdmin = await signedIn(hub().admin.email, hub().admin.password);
+  const signedInAdmin = await signedIn(browser, hub().admin.email, hub().admin.password);
   asAdmin = signedInAdmin.context;
   admin = await accessTokenOf(signedInAdmin.page);
   await signedInAdmin.page.close();
@@ -76,7 +69,7 @@ beforeAll(async () => {
   for (const role of ["member", "viewer"] as const) {
     const person = { email: `hooks-${role}-${stamp}@example.com`, password: `${role}-password-1` };
     people[role] = (await call<{ id: string }>("/api/v1/users", { token: admin, body: { ...person, role } }, 201)).id;
-    const { context, page } = await signedIn(person.email, person.password);
+    const { context, page } = await signedIn(browser, person.email, person.password);
     await page.close();
     if (role === "member") asMember = context;
     else asViewer = context;

@@ -7,7 +7,7 @@
  */
 import type { Browser, BrowserContext, Page, WebSocketRoute } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { accessTokenOf, call, hub, launchChromium, screenshot, signIn } from "./driver";
+import { accessTokenOf, call, hub, launchChromium, screenshot, signedIn } from "./driver";
 import { FakeDaemon } from "./fake-daemon";
 
 let browser: Browser;
@@ -18,22 +18,15 @@ let admin: string;
 let viewerId: string;
 const daemons: FakeDaemon[] = [];
 
-async function signedIn(email: string, password: string): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-  const page = await context.newPage();
-  await signIn(page, email, password);
-  return { context, page };
-}
-
 beforeAll(async () => {
   browser = await launchChromium();
-  const signedInAdmin = await signedIn(hub().admin.email, hub().admin.password);
+  const signedInAdmin = await signedIn(browser, hub().admin.email, hub().admin.password);
   asAdmin = signedInAdmin.context;
   admin = await accessTokenOf(signedInAdmin.page);
   await signedInAdmin.page.close();
   const viewer = { email: `session-viewer-${Date.now()}@example.com`, password: "viewer-password-1" };
   viewerId = (await call<{ id: string }>("/api/v1/users", { token: admin, body: { ...viewer, role: "viewer" } }, 201)).id;
-  asViewer = (await signedIn(viewer.email, viewer.password)).context;
+  asViewer = (await signedIn(browser, viewer.email, viewer.password)).context;
 });
 afterEach(async () => {
   for (const page of [...asAdmin.pages(), ...asViewer.pages()]) await page.close();
