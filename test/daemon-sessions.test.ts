@@ -4,9 +4,8 @@
  * hub.py and session.py send and read, field for field.
  */
 import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
-import { addMember, call, createUser, expectProblem, registerAgent, type Reply } from "./helpers";
+import { accessTokenUntil, addMember, call, createUser, expectProblem, registerAgent, type Reply } from "./helpers";
 import { b64, fakeDaemon, unb64, type FakeDaemon } from "./fake-daemon";
 import { dashboard, isEvent, openSocket, type TestSocket } from "./sockets";
 import { cli, createWorld, expectOk, T, type World } from "./task-world";
@@ -291,14 +290,7 @@ describe("terminals", () => {
 
   it("closes a terminal when its token expires (4001), and when the person loses access (4004)", async () => {
     const id = await runningSession();
-    const shortLived = await new SignJWT({ role: "member" })
-      .setProtectedHeader({ alg: "HS256" })
-      .setSubject(w.member.id)
-      .setIssuer(env.JWT_ISSUER)
-      .setAudience(env.JWT_AUDIENCE)
-      .setIssuedAt()
-      .setExpirationTime(Math.floor(Date.now() / 1000) + 2)
-      .sign(new TextEncoder().encode(env.JWT_SECRET));
+    const shortLived = await accessTokenUntil(w.member.id, Math.floor(Date.now() / 1000) + 2);
     const expiring = await terminal(id, shortLived);
     await expiring.next((f) => f.type === "ready");
     // Closed at the expiry by the link's alarm, without waiting for a frame.

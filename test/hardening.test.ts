@@ -1,12 +1,11 @@
 /** What an outside probe of the hub found, each pinned by a test that fails without its fix. */
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
-import { SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../src/index";
 import { IDEMPOTENCY_LEASE_MS, requestFingerprint } from "../src/http/idempotency";
 import { AUTH_GRACE_MS } from "../src/room/agent-socket";
-import { BASE, call, createUser, daemonRegistration, expectProblem, registerAgent, registrationToken } from "./helpers";
+import { accessTokenUntil, BASE, call, createUser, daemonRegistration, expectProblem, registerAgent, registrationToken } from "./helpers";
 import { dashboard, isEvent, openSocket } from "./sockets";
 import { cli, createWorld, expectOk, newTask, T, type World } from "./task-world";
 
@@ -89,14 +88,7 @@ describe("an Idempotency-Key whose request was cut off after claiming it", () =>
 describe("a dashboard whose token expires", () => {
   it("receives no event committed after the expiry, under load, and is closed with 4001", async () => {
     const expiresAt = Math.ceil(Date.now() / 1000) + 2;
-    const token = await new SignJWT({ role: "member" })
-      .setProtectedHeader({ alg: "HS256", typ: "JWT" })
-      .setSubject(w.member.id)
-      .setIssuer(env.JWT_ISSUER)
-      .setAudience(env.JWT_AUDIENCE)
-      .setIssuedAt()
-      .setExpirationTime(expiresAt)
-      .sign(new TextEncoder().encode(env.JWT_SECRET));
+    const token = await accessTokenUntil(w.member.id, expiresAt);
     const socket = await dashboard(w.project.id, token);
     const id = await newTask(w);
     // Notes from four agents at once until well past the expiry: the room is never idle.

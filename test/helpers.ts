@@ -1,5 +1,6 @@
 /** Drives the real Worker (in workerd, against real D1) the way clients do: over HTTP. */
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
+import { SignJWT } from "jose";
 import { expect } from "vitest";
 
 export const BASE = "https://hub.test";
@@ -117,4 +118,16 @@ export async function registerAgent(adminToken: string, name: string, tokenBody:
   const reply = await call("/api/v1/servers/register", { body: daemonRegistration(name, token) });
   expect(reply.status, reply.text).toBe(201);
   return { id: reply.json.id as string, apiKey: reply.json.api_key as string, name };
+}
+
+/** A person's access token signed like the hub's own, expiring at `expiresAt` (seconds since the epoch). */
+export function accessTokenUntil(userId: string, expiresAt: number, role = "member") {
+  return new SignJWT({ role })
+    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+    .setSubject(userId)
+    .setIssuer(env.JWT_ISSUER)
+    .setAudience(env.JWT_AUDIENCE)
+    .setIssuedAt()
+    .setExpirationTime(expiresAt)
+    .sign(new TextEncoder().encode(env.JWT_SECRET));
 }

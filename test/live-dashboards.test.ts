@@ -1,8 +1,7 @@
 import { evictDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
-import { SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
-import { BASE, call, createUser, expectProblem } from "./helpers";
+import { accessTokenUntil, BASE, call, createUser, expectProblem } from "./helpers";
 import { dashboard, isEvent, openSocket } from "./sockets";
 import { createWorld, newTask, type World } from "./task-world";
 
@@ -127,14 +126,7 @@ describe("events", () => {
 
 describe("token expiry", () => {
   it("closes a socket whose token expires, with a clear code and reason", async () => {
-    const shortLived = await new SignJWT({ role: "member" })
-      .setProtectedHeader({ alg: "HS256" })
-      .setSubject(w.member.id)
-      .setIssuer(env.JWT_ISSUER)
-      .setAudience(env.JWT_AUDIENCE)
-      .setIssuedAt()
-      .setExpirationTime(Math.floor(Date.now() / 1000) + 2)
-      .sign(new TextEncoder().encode(env.JWT_SECRET));
+    const shortLived = await accessTokenUntil(w.member.id, Math.floor(Date.now() / 1000) + 2);
     const s = await dashboard(w.project.id, shortLived);
     const keeper = await dashboard(w.project.id, w.member.token);
     await new Promise((r) => setTimeout(r, 2100));
