@@ -4,8 +4,6 @@ import type { SessionStatus } from "../db/schema";
 /** `closed` and `error` are where a session ends. */
 export const isFinalSession = (status: string) => status === "closed" || status === "error";
 
-export const isOpenSession = (status: string) => status === "starting" || status === "running";
-
 export type SessionEventType = "session_started" | "session_closed" | "session_error";
 
 /** The event a change of status makes, if it is one. */
