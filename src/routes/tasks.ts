@@ -12,7 +12,8 @@ import { assertAccess, membershipOf, principalOf, projectFor, scopesOverlap, vis
 import { agent, currentServer, person } from "../auth/middleware";
 import { dependenciesOf, listTasks, notesOf, taskView1 } from "../db/task-queries";
 import { events, OPEN_SESSION_STATUSES, servers, sessions, taskNotes, tasks } from "../db/schema";
-import { FINISHED, TASK_STATUSES } from "../domain/lifecycle";
+import { FINISHED, TASK_STATUSES, type TaskStatus } from "../domain/lifecycle";
+import { STATUS_ALIASES } from "../protocol/task-format";
 import { normaliseResult } from "../domain/results";
 import { readJson, readQuery } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
@@ -126,12 +127,16 @@ export async function createTask(c: HubContext) {
   return view;
 }
 
+const STATUS_NAMES = Object.keys(STATUS_ALIASES) as [string, ...string[]];
+
 const listQuery = z.object({
   project_id: z.uuid("must be a UUID").optional(),
+  // The hub's statuses, and the task-format names for them (in_progress, completed, input_required).
   status: z
     .string()
     .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
-    .pipe(z.array(z.enum(TASK_STATUSES, { error: `must be one of ${TASK_STATUSES.join(", ")}` })))
+    .pipe(z.array(z.enum([...TASK_STATUSES, ...STATUS_NAMES], { error: `must be one of ${[...TASK_STATUSES, ...STATUS_NAMES].join(", ")}` })))
+    .transform((names) => [...new Set(names.flatMap((n) => STATUS_ALIASES[n] ?? [n as TaskStatus]))])
     .optional(),
   limit: z.coerce.number().int().min(1, "must be at least 1").max(200, "must be at most 200").default(50),
   cursor: z.string().max(500).optional(),
