@@ -1,6 +1,6 @@
 /** Drives the real Worker (in workerd, against real D1) the way clients do: over HTTP. */
 import { env, exports } from "cloudflare:workers";
-import { SignJWT } from "jose";
+import { issueAccessToken } from "../src/auth/jwt";
 import { expect } from "vitest";
 
 export const BASE = "https://hub.test";
@@ -121,13 +121,4 @@ export async function registerAgent(adminToken: string, name: string, tokenBody:
 }
 
 /** A person's access token signed like the hub's own, expiring at `expiresAt` (seconds since the epoch). */
-export function accessTokenUntil(userId: string, expiresAt: number, role = "member") {
-  return new SignJWT({ role })
-    .setProtectedHeader({ alg: "HS256", typ: "JWT" })
-    .setSubject(userId)
-    .setIssuer(env.JWT_ISSUER)
-    .setAudience(env.JWT_AUDIENCE)
-    .setIssuedAt()
-    .setExpirationTime(expiresAt)
-    .sign(new TextEncoder().encode(env.JWT_SECRET));
-}
+export const accessTokenUntil = (userId: string, expiresAt: number, role = "member") => issueAccessToken(env, userId, role, expiresAt);

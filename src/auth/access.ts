@@ -38,13 +38,17 @@ export async function visibleProjectIds(c: HubContext): Promise<string[] | null>
  * refusal reads like "Task not found" — never revealing that it exists.
  */
 export function assertAccess(p: Principal, projectId: string, isMember: boolean, access: Access, what: string) {
-  if (p.kind === "server") {
-    if (p.server.projectIds && !p.server.projectIds.includes(projectId)) throw notFound(what);
-    return;
-  }
-  if (p.user.role === "admin") return;
-  if (!isMember) throw notFound(what);
-  if (access === "write" && p.user.role === "viewer") throw forbidden("Viewers can only read this project");
+  const granted = accessOf(p, projectId, isMember);
+  if (granted === "none") throw notFound(what);
+  if (access === "write" && granted === "read") throw forbidden("Viewers can only read this project");
+}
+
+/** What a caller may do in a project: nothing, read, or read and write. */
+export function accessOf(p: Principal, projectId: string, isMember: boolean): "none" | Access {
+  if (p.kind === "server") return p.server.projectIds && !p.server.projectIds.includes(projectId) ? "none" : "write";
+  if (p.user.role === "admin") return "write";
+  if (!isMember) return "none";
+  return p.user.role === "viewer" ? "read" : "write";
 }
 
 /** The caller's membership of the project as one SQL value (1 or NULL), to fold the check into the query that loads a row. */

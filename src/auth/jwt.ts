@@ -15,14 +15,15 @@ export class InvalidToken extends Error {}
 
 const key = (env: Env) => new TextEncoder().encode(env.JWT_SECRET);
 
-export async function issueAccessToken(env: Env, userId: string, role: string): Promise<string> {
+/** A person's access token; it expires after the usual lifetime, or at `expiresAt` (seconds since the epoch). */
+export async function issueAccessToken(env: Env, userId: string, role: string, expiresAt: number | string = `${ACCESS_TOKEN_TTL_SECONDS}s`): Promise<string> {
   return new SignJWT({ role })
     .setProtectedHeader({ alg: "HS256", typ: "JWT" })
     .setSubject(userId)
     .setIssuer(env.JWT_ISSUER)
     .setAudience(env.JWT_AUDIENCE)
     .setIssuedAt()
-    .setExpirationTime(`${ACCESS_TOKEN_TTL_SECONDS}s`)
+    .setExpirationTime(expiresAt)
     .sign(key(env));
 }
 

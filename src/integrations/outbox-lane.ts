@@ -6,9 +6,8 @@
  * loses nothing: the row is still pending and is sent again.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../env";
 import { logError } from "../log";
-import type { RoomActor, RoomCommand } from "../room/commands";
+import type { RoomReachingEnv } from "../room/rpc-port";
 import { RETRY_DELAYS_MS } from "./retry-schedule";
 
 /** Rows read per round trip. */
@@ -42,14 +41,8 @@ export interface AttemptRecord {
   responseBody: string | null;
 }
 
-/** The lanes reach project rooms without importing them (their module reaches the lanes). */
-export interface LaneEnv extends Env {
-  PROJECT_ROOM: DurableObjectNamespace;
-}
-type RoomPort = { execute(actor: RoomActor, command: RoomCommand, options: { view?: boolean }): Promise<unknown> };
 
-
-export abstract class OutboxLane extends DurableObject<LaneEnv> {
+export abstract class OutboxLane extends DurableObject<RoomReachingEnv> {
   protected abstract readonly kind: "webhook" | "telegram";
   private draining: Promise<void> | null = null;
   /** Work arrived while a drain ran: it drains again when done. */
@@ -141,9 +134,5 @@ export abstract class OutboxLane extends DurableObject<LaneEnv> {
 
   protected async giveUp(row: DueRow) {
     await this.env.DB.prepare("UPDATE outbox SET status = 'failed' WHERE id = ?1").bind(row.id).run();
-  }
-
-  protected room(projectId: string): RoomPort {
-    return this.env.PROJECT_ROOM.get(this.env.PROJECT_ROOM.idFromName(projectId)) as unknown as RoomPort;
   }
 }

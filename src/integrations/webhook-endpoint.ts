@@ -7,6 +7,7 @@
  */
 import { unseal } from "../auth/sealed";
 import { HUB_ACTOR } from "../room/commands";
+import { executeInRoom } from "../room/rpc-port";
 import { MAX_PER_DRAIN, OutboxLane, PAGE, type DueRow } from "./outbox-lane";
 import { MAX_PENDING_DELIVERIES, nextAttemptAt, RETRY_DELAYS_MS } from "./retry-schedule";
 import { refusedAtDelivery } from "./target-url";
@@ -80,7 +81,7 @@ export class WebhookEndpoint extends OutboxLane {
   }
 
   private async disable(hook: WebhookRow, reason: string) {
-    await this.room(hook.project_id).execute(HUB_ACTOR, { op: "disable_webhook", webhookId: hook.id, reason }, {});
+    await executeInRoom(this.env, hook.project_id, HUB_ACTOR, { op: "disable_webhook", webhookId: hook.id, reason });
     await this.ctx.storage.deleteAlarm();
   }
 }

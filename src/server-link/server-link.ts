@@ -9,10 +9,11 @@
  * hibernate.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../env";
 import { logDebug, logError } from "../log";
 import { isFinalSession } from "../domain/session-lifecycle";
-import type { RoomActor, RoomCommand, RoomResult, SessionChange } from "../room/commands";
+import type { RoomActor, SessionChange } from "../room/commands";
+import { executeInRoom, type RoomReachingEnv } from "../room/rpc-port";
+import { sendJson } from "../room/sockets";
 import { DAEMON_CLOSE, parseDaemonFrame, sessionIdOf, sessionReportOf, tmuxPrefixOf } from "./daemon-frames";
 import { sessionOfPush, type DaemonPush } from "./pushes";
 import { Scrollback } from "./scrollback";
@@ -62,15 +63,9 @@ export interface SessionStart {
   rows: number;
 }
 
-/** The link reaches project rooms without importing them (their module reaches the links). */
-interface LinkEnv extends Env {
-  PROJECT_ROOM: DurableObjectNamespace;
-}
-type RoomPort = { execute(actor: RoomActor, command: RoomCommand, options: { view?: boolean }): Promise<unknown> };
-
 const isDaemon = (ws: WebSocket) => (ws.deserializeAttachment() as { kind?: string } | null)?.kind !== "viewer";
 
-export class ServerLink extends DurableObject<LinkEnv> {
+export class ServerLink extends DurableObject<RoomReachingEnv> {
   private readonly scrollback = new Scrollback(this.ctx.storage);
   /** Sessions looked up: null for an id that is not this server's. */
   private readonly known = new Map<string, KnownSession | null>();
@@ -249,8 +244,7 @@ export class ServerLink extends DurableObject<LinkEnv> {
     const serverId = await this.serverId();
     const serverName = (await this.ctx.storage.get<string>("server-name")) ?? "";
     const actor: RoomActor = { kind: "agent", serverId, serverName, label: `agent:${serverName}` };
-    const room = this.env.PROJECT_ROOM.get(this.env.PROJECT_ROOM.idFromName(session.projectId)) as unknown as RoomPort;
-    const result = (await room.execute(actor, { op: "session_status", sessionId: session.id, serverName, change }, {})) as RoomResult;
+    const result = await executeInRoom(this.env, session.projectId, actor, { op: "session_status", sessionId: session.id, serverName, change });
     if (!result.ok) return logDebug("session report refused", { server_id: serverId, session_id: session.id, detail: result.problem.detail });
     const now = result.data?.session as { status: string; exitCode: number | null; error: string | null } | undefined;
     // The hub ended it (closed, or it never started in time), yet its agent runs: it is stopped, as nobody could reach it.
@@ -271,11 +265,7 @@ export class ServerLink extends DurableObject<LinkEnv> {
   }
 
   private daemonError(ws: WebSocket, code: string, detail: string) {
-    try {
-      ws.send(JSON.stringify({ type: "error", code, detail }));
-    } catch {
-      // The daemon left.
-    }
+    sendJson(ws, { type: "error", code, detail });
   }
 
   override async webSocketError(ws: WebSocket, error: unknown) {

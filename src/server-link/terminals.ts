@@ -5,6 +5,7 @@
  * built once for all viewers. A viewer that does not keep up is paused on its
  * own (see ViewerFlow) and never holds the daemon or the others back.
  */
+import { sendJson } from "../room/sockets";
 import type { DaemonPush } from "./pushes";
 import type { Scrollback } from "./scrollback";
 import { MAX_VIEWER_FRAME_BYTES, parseViewerFrame, TERMINAL_CLOSE, VIEWER_WINDOW_BYTES, ViewerFlow } from "./terminal-frames";
@@ -40,14 +41,6 @@ const CAPTURE_INTERVAL_MS = 5000;
 const REPLAY_FRAME_BYTES = 48 * 1024;
 
 const outputFrame = (b64: string) => `{"type":"output","data":${JSON.stringify(b64)}}`;
-
-function sendJson(ws: WebSocket, frame: Record<string, unknown>) {
-  try {
-    ws.send(JSON.stringify(frame));
-  } catch {
-    // The viewer left; its close is handled apart.
-  }
-}
 
 export class Terminals {
   private readonly flows = new Map<WebSocket, ViewerFlow>();

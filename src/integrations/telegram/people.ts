@@ -3,18 +3,16 @@
  * operations and the same role checks as the API (a viewer's approve is
  * refused, and said so), only on projects they can see.
  */
+import { accessOf } from "../../auth/access";
 import type { UserRow } from "../../db/client";
 import type { WorkerEnv } from "../../worker-env";
-import type { ProblemData, RoomCommand, RoomResult } from "../../room/commands";
+import type { RoomCommand } from "../../room/commands";
+import { executeInRoom } from "../../room/rpc-port";
 
-export type Access = "none" | "read" | "write";
-
-/** What a person may do in a project: admins everything; members their projects; viewers read theirs. */
-export async function accessTo(env: WorkerEnv, user: UserRow, projectId: string): Promise<Access> {
-  if (user.role === "admin") return "write";
-  const member = await env.DB.prepare("SELECT 1 AS m FROM project_members WHERE project_id = ?1 AND user_id = ?2").bind(projectId, user.id).first();
-  if (!member) return "none";
-  return user.role === "viewer" ? "read" : "write";
+/** What a person may do in a project, by the API's rules. */
+export async function accessTo(env: WorkerEnv, user: UserRow, projectId: string) {
+  const member = user.role === "admin" ? null : await env.DB.prepare("SELECT 1 AS m FROM project_members WHERE project_id = ?1 AND user_id = ?2").bind(projectId, user.id).first();
+  return accessOf({ kind: "user", user }, projectId, member !== null);
 }
 
 /** The projects a person can see, by name. */
@@ -41,10 +39,8 @@ export async function actAs(env: WorkerEnv, user: UserRow, projectId: string, co
   const access = await accessTo(env, user, projectId);
   if (access === "none") return { ok: false, text: "Not found" };
   if (access === "read") return { ok: false, text: "Viewers can only read this project" };
-  const room = env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(projectId));
-  // RPC's type mapping cannot express `unknown` payloads; the value is exactly a RoomResult.
-  const result = (await room.execute({ kind: "person", userId: user.id, label: user.email }, command, {})) as unknown as RoomResult;
-  return result.ok ? { ok: true, text: done } : { ok: false, text: (result.problem as ProblemData).detail };
+  const result = await executeInRoom(env, projectId, { kind: "person", userId: user.id, label: user.email }, command);
+  return result.ok ? { ok: true, text: done } : { ok: false, text: result.problem.detail };
 }
 
 /** Statements that remove chat links (matched by `where` on telegram_links) and what they were still owed. */
