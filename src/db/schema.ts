@@ -184,6 +184,28 @@ export const tasks = sqliteTable(
     /** When a running task with a timeout is failed with TIMEOUT by the room's alarm. */
     deadlineAt: text("deadline_at"),
     warnings: text("warnings", { mode: "json" }).$type<string[]>().notNull(),
+    /** The task-format request's own id (seeds/task-format.md): unique per project; a repeat of the request finds the task by it. */
+    clientId: text("client_id"),
+    /** sha256 of the request that created the task under clientId: the same id with another body is a conflict. */
+    clientRequestHash: text("client_request_hash"),
+    /** The task-format blocks, kept as sent. */
+    payload: text("payload", { mode: "json" }).$type<unknown>(),
+    context: text("context", { mode: "json" }).$type<Record<string, unknown> | null>(),
+    routing: text("routing", { mode: "json" }).$type<Record<string, unknown> | null>(),
+    observability: text("observability", { mode: "json" }).$type<Record<string, unknown> | null>(),
+    /** Why the task failed, as the task-format error block {code, message, details?, recoverable?}. */
+    error: text("error", { mode: "json" }).$type<Record<string, unknown> | null>(),
+    /** How many times the task was retried or requeued (task-format metadata.retryCount). */
+    retryCount: integer("retry_count").notNull().default(0),
+    /** A result that arrived after the task failed or was cancelled (compute protocol): kept, not applied. */
+    lateResult: text("late_result", { mode: "json" }).$type<unknown>(),
+    /** Servers that rejected the task (compute protocol): auto-assignment does not offer it to them again. */
+    rejectedBy: text("rejected_by", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    /** When the task was last given to a server: its lease counts from here or the server's last sign of life, whichever is later. */
+    assignedAt: text("assigned_at"),
+    /** W3C trace context of the request that created the task (or one the hub began). */
+    traceId: text("trace_id"),
+    traceparent: text("traceparent"),
     /** Bumped by every write; each write is guarded by the version it read. */
     version: integer("version").notNull().default(1),
     createdAt: text("created_at").notNull(),
@@ -195,6 +217,7 @@ export const tasks = sqliteTable(
     index("tasks_project_created").on(t.projectId, t.createdAt, t.id),
     index("tasks_server_status").on(t.assignedServerId, t.status),
     index("tasks_session_status").on(t.targetSessionId, t.status),
+    uniqueIndex("tasks_client_id").on(t.projectId, t.clientId).where(sql`client_id IS NOT NULL`),
     index("tasks_deadline").on(t.projectId, t.deadlineAt).where(sql`deadline_at IS NOT NULL`),
     // Tasks waiting for auto-assignment, in the order they are offered: read without sorting, and without passing finished tasks.
     index("tasks_waiting").on(t.projectId, PRIORITY_RANK, t.createdAt, t.id).where(sql`status = 'pending' AND requirements IS NOT NULL`),
@@ -289,6 +312,8 @@ export const events = sqliteTable(
     taskId: text("task_id"),
     actor: text("actor").notNull(),
     data: text("data", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    /** The task's trace context, so work can be followed across agents. */
+    traceparent: text("traceparent"),
     createdAt: text("created_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.projectId, t.seq] }), index("events_task").on(t.taskId)],

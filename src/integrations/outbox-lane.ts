@@ -30,6 +30,7 @@ export interface DueRow {
   event_task_id: string | null;
   event_actor: string | null;
   event_data: string | null;
+  event_traceparent: string | null;
   event_created_at: string | null;
 }
 
@@ -96,7 +97,7 @@ export abstract class OutboxLane extends DurableObject<RoomReachingEnv> {
   protected due(): D1PreparedStatement {
     return this.env.DB.prepare(
       `SELECT o.id, o.project_id, o.seq, o.event_type, o.payload, o.attempts, o.next_attempt_at, o.created_at,
-              e.task_id AS event_task_id, e.actor AS event_actor, e.data AS event_data, e.created_at AS event_created_at
+              e.task_id AS event_task_id, e.actor AS event_actor, e.data AS event_data, e.traceparent AS event_traceparent, e.created_at AS event_created_at
        FROM outbox o LEFT JOIN events e ON e.project_id = o.project_id AND e.seq = o.seq
        WHERE o.target_kind = ?1 AND o.target_id = ?2 AND o.status = 'pending'
        ORDER BY o.created_at, o.seq LIMIT ${PAGE}`,

@@ -69,8 +69,9 @@ export class WebhookEndpoint extends OutboxLane {
     const data =
       row.seq === null
         ? (JSON.parse(row.payload ?? "{}") as Record<string, unknown>)
-        : { seq: row.seq, project_id: hook.project_id, type: row.event_type, task_id: row.event_task_id, actor: row.event_actor, data: JSON.parse(row.event_data ?? "{}"), created_at: row.event_created_at };
-    return attempt(hook.url, signedRequest({ id: row.id, type: row.event_type, timestamp: row.event_created_at ?? row.created_at, data }, secrets));
+        : { seq: row.seq, project_id: hook.project_id, type: row.event_type, task_id: row.event_task_id, actor: row.event_actor, data: JSON.parse(row.event_data ?? "{}"), traceparent: row.event_traceparent, created_at: row.event_created_at };
+    const message = { id: row.id, type: row.event_type, timestamp: row.event_created_at ?? row.created_at, data, traceparent: row.event_traceparent };
+    return attempt(hook.url, signedRequest(message, secrets));
   }
 
   /** Too much waits: it is dropped (kept in the log as failed), so enabling the webhook again starts afresh. */

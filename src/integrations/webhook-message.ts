@@ -18,6 +18,8 @@ export interface WebhookMessage {
   /** When the event happened (ISO-8601). */
   timestamp: string;
   data: Record<string, unknown>;
+  /** The task's W3C trace context: sent as the `traceparent` header, so the receiver's work joins the trace. */
+  traceparent?: string | null;
 }
 
 /**
@@ -36,6 +38,7 @@ export function signedRequest(message: WebhookMessage, secrets: string[], now = 
       "webhook-id": message.id,
       "webhook-timestamp": String(Math.floor(now.getTime() / 1000)),
       "webhook-signature": signature,
+      ...(message.traceparent ? { traceparent: message.traceparent } : {}),
     },
   };
 }

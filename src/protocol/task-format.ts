@@ -21,6 +21,11 @@ export const TASK_FORMAT_STATUS: Record<TaskStatus, TaskFormatStatus> = {
   cancelled: "cancelled",
 };
 
+/** The seed's error block (§Error Block) as the hub keeps it on a failed task; a failure without a code is TASK_FAILED. */
+export function errorBlock(message: string, code: string | null, details?: unknown, recoverable?: boolean) {
+  return { code: code ?? "TASK_FAILED", message, ...(details === undefined ? {} : { details }), recoverable: recoverable ?? false };
+}
+
 /** The seed's names that are not also hub statuses, as filters: the hub statuses each stands for. */
 export const STATUS_ALIASES: Record<string, TaskStatus[]> = Object.fromEntries(
   TASK_FORMAT_STATUSES.filter((name) => !(name in TASK_FORMAT_STATUS)).map((name) => [

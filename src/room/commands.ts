@@ -24,9 +24,25 @@ export interface NewTask {
   timeoutSeconds: number | null;
   sourceSessionId: string | null;
   warnings: string[];
+  /** What other dialects and tracing add: kept on the task as sent. */
+  origin?: TaskOrigin;
 }
 
-export type TaskChanges = Partial<Omit<NewTask, "sourceSessionId" | "warnings">> & { warnings?: string[] };
+/** Where a task came from beyond the core protocol: a task-format request's blocks, and its trace. */
+export interface TaskOrigin {
+  clientId?: string;
+  clientRequestHash?: string;
+  payload?: unknown;
+  context?: Record<string, unknown> | null;
+  routing?: Record<string, unknown> | null;
+  observability?: Record<string, unknown> | null;
+  /** The W3C traceparent the task carries (the request's, or one the hub began). */
+  traceparent?: string;
+  /** Given to this server or session as it is created (task-format routing.target). */
+  assignTo?: AssignTarget;
+}
+
+export type TaskChanges = Partial<Omit<NewTask, "sourceSessionId" | "warnings" | "origin">> & { warnings?: string[] };
 
 export interface AssignTarget {
   serverId: string;
@@ -66,7 +82,16 @@ export type RoomCommand =
   | { op: "approve_plan"; taskId: string }
   | { op: "revise_plan"; taskId: string; feedback: string }
   | { op: "complete"; taskId: string; result: Record<string, unknown>; structured: boolean; warnings: string[] }
-  | { op: "fail"; taskId: string; error: string; code: string | null }
+  | {
+      op: "fail";
+      taskId: string;
+      /** What went wrong, for people (the error block's message). */
+      error: string;
+      code: string | null;
+      /** The rest of a task-format error block, when the agent sent one. */
+      details?: unknown;
+      recoverable?: boolean;
+    }
   | { op: "help"; taskId: string; question: string; context: unknown; interventionType: "help" | "question" | "approval"; targetSessionId: string | null }
   | { op: "respond"; interventionId: string; response: string }
   | { op: "retry"; taskId: string }

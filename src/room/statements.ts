@@ -52,6 +52,9 @@ export const EVENT_TYPES = [
   "session_closed",
   "session_error",
   "webhook_disabled",
+  "task_rejected",
+  "task_requeued",
+  "late_result_received",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -95,12 +98,13 @@ export const guardAfter = (task: TaskRow): VersionGuard => ({ taskId: task.id, v
 export function appendEvents(d1: D1Database, projectId: string, actor: string, events: EventDraft[], now: string, guard: VersionGuard) {
   const rows = JSON.stringify(events.map((e) => ({ type: e.type, task_id: e.taskId, data: e.data })));
   return statement(d1, sql`
-    INSERT INTO events (project_id, seq, type, task_id, actor, data, created_at)
-    SELECT ${projectId}, base.next + e.key, e.value ->> 'type', e.value ->> 'task_id', ${actor}, e.value -> 'data', ${now}
+    INSERT INTO events (project_id, seq, type, task_id, actor, data, traceparent, created_at)
+    SELECT ${projectId}, base.next + e.key, e.value ->> 'type', e.value ->> 'task_id', ${actor}, e.value -> 'data',
+           (SELECT t.traceparent FROM tasks t WHERE t.id = e.value ->> 'task_id'), ${now}
     FROM (SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM events WHERE project_id = ${projectId}) AS base, json_each(${rows}) AS e
     WHERE ${guardHolds(guard)}
     ORDER BY e.key
-    RETURNING project_id, seq, type, task_id, actor, data, created_at`);
+    RETURNING project_id, seq, type, task_id, actor, data, traceparent, created_at`);
 }
 
 /** An event as committed: what appendEvents returns and the room publishes. */
@@ -111,6 +115,8 @@ export interface CommittedEvent {
   task_id: string | null;
   actor: string;
   data: Record<string, unknown>;
+  /** The task's W3C trace context, when the event is about a task that has one. */
+  traceparent: string | null;
   created_at: string;
 }
 

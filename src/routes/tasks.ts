@@ -14,6 +14,7 @@ import { dependenciesOf, listTasks, notesOf, taskView1 } from "../db/task-querie
 import { events, OPEN_SESSION_STATUSES, servers, sessions, taskNotes, tasks } from "../db/schema";
 import { FINISHED, TASK_STATUSES, type TaskStatus } from "../domain/lifecycle";
 import { STATUS_ALIASES } from "../protocol/task-format";
+import { parseTraceparent } from "../protocol/trace-context";
 import { normaliseResult } from "../domain/results";
 import { readJson, readQuery } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
@@ -95,9 +96,18 @@ async function projectOfNewTask(c: HubContext, body: { project_id?: string; sess
   }
 }
 
+/** The request's W3C trace context, kept on the task; a malformed header is ignored (as the spec says) with a warning. */
+function requestTrace(c: HubContext, warnings: string[]): string | undefined {
+  const header = c.req.header("traceparent");
+  const trace = parseTraceparent(header);
+  if (header !== undefined && !trace) warnings.push("traceparent header ignored: not a W3C traceparent (version-traceid-parentid-flags); the hub began a new trace");
+  return trace?.traceparent;
+}
+
 export async function createTask(c: HubContext) {
   const body = await readJson(c, createTaskBody);
   const warnings = protocolWarnings(body);
+  const traceparent = requestTrace(c, warnings);
   const project = await projectOfNewTask(c, body);
   const dependencies = [
     ...(body.dependencies ?? []),
@@ -120,6 +130,7 @@ export async function createTask(c: HubContext) {
       timeoutSeconds: body.timeout_seconds ?? null,
       sourceSessionId: body.session_id ?? null,
       warnings,
+      origin: { ...(traceparent ? { traceparent } : {}) },
     },
     dependencies,
   });

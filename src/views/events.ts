@@ -8,5 +8,6 @@ export const eventView = (e: InferSelectModel<typeof events>) => ({
   task_id: e.taskId,
   actor: e.actor,
   data: e.data,
+  traceparent: e.traceparent,
   created_at: e.createdAt,
 });

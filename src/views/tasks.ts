@@ -76,6 +76,17 @@ export function taskView(t: TaskRow, names: TaskNames, deps: DependencyRow[], no
     resolved_inputs: resolvedInputs(deps),
     recent_notes: notes.map(noteView),
     warnings: t.warnings,
+    client_id: t.clientId,
+    payload: t.payload ?? null,
+    context: t.context,
+    routing: t.routing,
+    observability: t.observability,
+    error: t.error,
+    retry_count: t.retryCount,
+    late_result: t.lateResult ?? null,
+    rejected_by: t.rejectedBy,
+    trace_id: t.traceId,
+    traceparent: t.traceparent,
   };
 }
 export type TaskView = ReturnType<typeof taskView>;

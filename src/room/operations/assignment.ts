@@ -24,7 +24,7 @@ export function assignStatement(ctx: OpContext, plan: Assignment[], guard: Versi
     sql`UPDATE tasks SET
           status = CASE WHEN require_plan THEN 'planning' ELSE 'assigned' END,
           assigned_server_id = (SELECT a.value ->> 'server_id' FROM json_each(${rows}) a WHERE a.value ->> 'task_id' = tasks.id),
-          target_session_id = NULL, version = version + 1, updated_at = ${ctx.now}
+          target_session_id = NULL, assigned_at = ${ctx.now}, version = version + 1, updated_at = ${ctx.now}
         WHERE id IN (SELECT a.value ->> 'task_id' FROM json_each(${rows}) a) AND status = 'pending' AND ${guardHolds(guard)}`,
   );
 }
@@ -98,7 +98,7 @@ export const assign: Planner<"assign"> = async (ctx, cmd) => {
   return taskWrite(
     ctx,
     task,
-    { status, assignedServerId: target.serverId, targetSessionId: target.sessionId, requirePlan },
+    { status, assignedServerId: target.serverId, targetSessionId: target.sessionId, assignedAt: ctx.now, requirePlan },
     [
       statusEvent("task_assigned", task, status, {
         server_id: target.serverId,
@@ -126,7 +126,7 @@ export const autoAssign: Planner<"auto_assign"> = async (ctx, cmd) => {
   if (!best || best.score < 0) return answerOnly(task.id, { status: "no_match" });
   const assignment = { taskId: task.id, match: best, requirePlan: task.requirePlan };
   return {
-    ...taskWrite(ctx, task, { status: task.requirePlan ? "planning" : "assigned", assignedServerId: best.server_id, targetSessionId: null }, assignmentEvents([assignment]), (guard) => [
+    ...taskWrite(ctx, task, { status: task.requirePlan ? "planning" : "assigned", assignedServerId: best.server_id, targetSessionId: null, assignedAt: ctx.now }, assignmentEvents([assignment]), (guard) => [
       capacityCheck(ctx, [assignment], guard),
     ]),
     data: { status: "assigned", server_id: best.server_id, server_name: best.server_name, match_score: best.score },

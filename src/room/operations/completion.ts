@@ -10,6 +10,7 @@ import { guardHolds, statement, type EventDraft, type TaskRow, type VersionGuard
 import { assignmentEvents, assignmentStatements, planAutoAssign } from "./assignment";
 import { partyOf, statusEvent, taskWrite, transition, type Cmd, type OpContext, type OpOutcome, type WritePlan } from "./kernel";
 import { notFound, resultConflict } from "./refusals";
+import { errorBlock } from "../../protocol/task-format";
 
 /** Open questions of a task that ends are cancelled; those an agent waits on (ask-user) come back so it can be told. */
 const cancelPendingInterventions = (ctx: OpContext, task: TaskRow, guard: VersionGuard) => [
@@ -97,7 +98,13 @@ export async function fail(ctx: OpContext, cmd: Cmd<"fail">): Promise<OpOutcome>
   const next = cmd.code === "TIMEOUT" && task.status === "running" ? "failed" : transition(ctx, task, "fail");
   if (typeof next !== "string") return next;
   const result = { error: cmd.error, ...(cmd.code ? { code: cmd.code } : {}) };
-  return endWithoutCompleting(ctx, task, links, next, statusEvent("task_failed", task, next, result), { result, resultStructured: false, errorCode: cmd.code });
+  const error = errorBlock(cmd.error, cmd.code, cmd.details, cmd.recoverable);
+  return endWithoutCompleting(ctx, task, links, next, statusEvent("task_failed", task, next, { ...result, recoverable: error.recoverable }), {
+    result,
+    resultStructured: false,
+    errorCode: cmd.code,
+    error,
+  });
 }
 
 export async function cancel(ctx: OpContext, cmd: Cmd<"cancel">): Promise<OpOutcome> {

@@ -5,13 +5,23 @@ import { isBlocked, resolveDependency } from "../../domain/dependencies";
 import type { TaskStatus } from "../../domain/lifecycle";
 import { chunkRows, guardHolds, statement, type EventDraft, type TaskRow, type VersionGuard } from "../statements";
 import { loadTask, recordEvents, statusEvent, taskWrite, transition, type AgentNotice, type Cmd, type OpContext, type OpOutcome } from "./kernel";
-import { blocked, interventionClosed, invalidField, notAllowed, notFound, unknownDependencies } from "./refusals";
+import { beginTrace, parseTraceparent } from "../../protocol/trace-context";
+import { blocked, clientIdTaken, interventionClosed, invalidField, notAllowed, notFound, unknownDependencies } from "./refusals";
 
 const deadlineFrom = (task: TaskRow, now: string) =>
   task.timeoutSeconds ? new Date(Date.parse(now) + task.timeoutSeconds * 1000).toISOString() : null;
 
 export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutcome> {
   const { db, projectId, now } = ctx;
+  const origin = cmd.task.origin ?? {};
+  if (origin.clientId) {
+    // A task-format request names its task: the same request again finds it, another one under that id is refused.
+    const existing = await db.query.tasks.findFirst({
+      where: and(eq(tasks.projectId, projectId), eq(tasks.clientId, origin.clientId)),
+      columns: { id: true, clientRequestHash: true },
+    });
+    if (existing) return existing.clientRequestHash === origin.clientRequestHash ? { taskId: existing.id, statements: [], unchanged: true } : clientIdTaken(origin.clientId);
+  }
   const id = crypto.randomUUID();
   const depIds = [...new Set(cmd.dependencies.map((d) => d.depends_on_task_id))];
   if (depIds.length !== cmd.dependencies.length) {
@@ -42,6 +52,9 @@ export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutc
     };
   });
   const t = cmd.task;
+  const target = origin.assignTo;
+  const status: TaskStatus = target ? (t.requirePlan ? "planning" : "assigned") : "pending";
+  const trace = parseTraceparent(origin.traceparent) ?? beginTrace();
   const row = {
     id,
     projectId,
@@ -49,7 +62,7 @@ export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutc
     spec: t.spec,
     type: t.type,
     priority: t.priority,
-    status: "pending" as const,
+    status,
     targetRepo: t.targetRepo,
     targetBranch: t.targetBranch,
     acceptanceCriteria: t.acceptanceCriteria,
@@ -60,12 +73,43 @@ export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutc
     sourceSessionId: t.sourceSessionId,
     createdBy: ctx.actor.label,
     warnings: t.warnings,
+    clientId: origin.clientId ?? null,
+    clientRequestHash: origin.clientRequestHash ?? null,
+    payload: origin.payload === undefined ? null : origin.payload,
+    context: origin.context ?? null,
+    routing: origin.routing ?? null,
+    observability: origin.observability ?? null,
+    assignedServerId: target?.serverId ?? null,
+    targetSessionId: target?.sessionId ?? null,
+    assignedAt: target ? now : null,
+    traceId: trace.traceId,
+    traceparent: trace.traceparent,
     createdAt: now,
     updatedAt: now,
   };
   const events: EventDraft[] = [
-    { type: "task_created", taskId: id, data: { title: t.title, status: "pending", priority: t.priority, blocked: isBlocked(deps) } },
+    { type: "task_created", taskId: id, data: { title: t.title, status: "pending", priority: t.priority, blocked: isBlocked(deps), ...(origin.clientId ? { client_id: origin.clientId } : {}) } },
     ...t.warnings.map((warning) => ({ type: "schema_warning" as const, taskId: id, data: { warning } })),
+    ...(target
+      ? [
+          {
+            type: "task_assigned" as const,
+            taskId: id,
+            data: {
+              status,
+              previous_status: "pending",
+              server_id: target.serverId,
+              server_name: target.serverName,
+              session_id: target.sessionId,
+              session_name: target.sessionName,
+              require_plan: t.requirePlan,
+              title: t.title,
+              priority: t.priority,
+              from_session_name: null,
+            },
+          },
+        ]
+      : []),
   ];
   return {
     taskId: id,
@@ -144,7 +188,7 @@ export async function retry(ctx: OpContext, cmd: Cmd<"retry">): Promise<OpOutcom
   return taskWrite(
     ctx,
     task,
-    { status: next, result: null, resultStructured: false, errorCode: null, assignedServerId: null, targetSessionId: null, startedAt: null, completedAt: null, deadlineAt: null },
+    { status: next, result: null, resultStructured: false, errorCode: null, error: null, retryCount: task.retryCount + 1, assignedServerId: null, targetSessionId: null, assignedAt: null, startedAt: null, completedAt: null, deadlineAt: null },
     [statusEvent("task_retried", task, next, { previous_error: task.result?.error ?? null })],
   );
 }

@@ -38,6 +38,23 @@ export function blocked(blockers: Blocker[]): ProblemData {
   };
 }
 
+/** Compute protocol: a task is immutable once dispatched. */
+export const taskImmutable = (status: TaskStatus, fields: string[]): ProblemData => ({
+  status: 409,
+  code: "TASK_IMMUTABLE",
+  detail: `A task is immutable once it has left pending; this one is ${status}, so ${fields.join(", ")} cannot change`,
+  errors: fields.map((path) => ({ path, message: "cannot change once the task has left pending" })),
+  extensions: { current_status: status },
+});
+
+/** A task-format request reused an id its project already gave to another request. */
+export const clientIdTaken = (clientId: string): ProblemData => ({
+  status: 409,
+  code: "TASK_ID_TAKEN",
+  detail: `A task with id ${JSON.stringify(clientId)} was already created in this project from another request`,
+  errors: [{ path: "id", message: "is already the id of another request's task in this project" }],
+});
+
 export const resultConflict = (): ProblemData => ({ status: 409, code: "RESULT_CONFLICT", detail: "The task is already done with a different result" });
 
 export const interventionClosed = (status: string): ProblemData => ({
