@@ -5,7 +5,7 @@
  */
 import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { accessTokenUntil, addMember, call, createUser, expectProblem, registerAgent, type Reply } from "./helpers";
+import { aTraceparent, accessTokenUntil, addMember, call, createUser, expectProblem, registerAgent, type Reply } from "./helpers";
 import { b64, fakeDaemon, unb64, type FakeDaemon } from "./fake-daemon";
 import { dashboard, isEvent, openSocket, type TestSocket } from "./sockets";
 import { cli, createWorld, expectOk, T, type World } from "./task-world";
@@ -450,6 +450,7 @@ describe("what a task's sessions are told", () => {
       status: "completed",
       status_label: "completed",
       summary: "built",
+      traceparent: aTraceparent(),
     });
     orchestrator.socket.ws.close(1000, "done");
   });
@@ -457,7 +458,7 @@ describe("what a task's sessions are told", () => {
   it("tells the creator its task was rejected when a person cancels it, and the worker that it is over", async () => {
     const { id, target, orchestrator } = await delegated("Not needed");
     await expectOk(call(`/api/v1/tasks/${id}`, { method: "DELETE", token: w.member.token, body: { reason: "duplicate" } }));
-    expect(await orchestrator.socket.next((f) => f.type === "task_rejected")).toEqual({ type: "task_rejected", session_id: w.orchestratorSession, task_id: id, title: "Not needed", reason: "duplicate" });
+    expect(await orchestrator.socket.next((f) => f.type === "task_rejected")).toEqual({ type: "task_rejected", session_id: w.orchestratorSession, task_id: id, title: "Not needed", reason: "duplicate", traceparent: aTraceparent() });
     expect(await daemon.socket.next((f) => f.type === "task_status_update" && f.task_id === id)).toMatchObject({ session_id: target, status: "cancelled", summary: "duplicate" });
     orchestrator.socket.ws.close(1000, "done");
   });
@@ -474,6 +475,7 @@ describe("what a task's sessions are told", () => {
       content: `@${reviewerName} please review what @${targetName} did.`,
       author: w.member.email,
       mentioned_via: "mention",
+      traceparent: aTraceparent(),
     });
     // The session working on the task gets the note as its own task_note, not twice.
     expect(daemon.socket.frames.filter((f) => f.type === "task_note" && f.task_id === id)).toHaveLength(1);

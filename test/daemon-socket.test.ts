@@ -5,7 +5,7 @@
  * else as a refusal.
  */
 import { describe, expect, it } from "vitest";
-import { call, daemonRegistration, expectProblem, registrationToken } from "./helpers";
+import { aTraceparent, call, daemonRegistration, expectProblem, registrationToken } from "./helpers";
 import { connectDaemon, pythonJson } from "./fake-daemon";
 import { openSocket } from "./sockets";
 import { createWorld, type World } from "./task-world";
@@ -106,18 +106,19 @@ describe("frames the link cannot use", () => {
 
 describe("task triggers", () => {
   const T = "/api/v1/server/tasks";
-  const assignToWorkerSession = async (title: string) => {
-    const created = await call(T, { apiKey: w.orchestrator.apiKey, body: { title, project_id: w.project.id, priority: "high", session_id: w.orchestratorSession } });
+  const assignToWorkerSession = async (title: string, headers: Record<string, string> = {}) => {
+    const created = await call(T, { apiKey: w.orchestrator.apiKey, headers, body: { title, project_id: w.project.id, priority: "high", session_id: w.orchestratorSession } });
     expect(created.status, created.text).toBe(201);
     const assigned = await call(`${T}/${created.json.id}/assign`, { apiKey: w.orchestrator.apiKey, body: { session_name: "worker" } });
     expect(assigned.status, assigned.text).toBe(200);
     return created.json.id as string;
   };
 
-  it("pushes a task assigned to a session to that server's daemon, with the fields hub.py reads", async () => {
+  it("pushes a task assigned to a session to that server's daemon, with the fields hub.py reads and the task's trace", async () => {
     const daemon = await connectDaemon(w.worker.apiKey);
     await daemon.next((f) => f.type === "auth_ok");
-    const taskId = await assignToWorkerSession("Triggered");
+    const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    const taskId = await assignToWorkerSession("Triggered", { traceparent });
     expect(await daemon.next((f) => f.type === "task_assigned")).toEqual({
       type: "task_assigned",
       session_id: w.workerSession,
@@ -127,6 +128,7 @@ describe("task triggers", () => {
       require_plan: false,
       pending_approval: false,
       from_session_name: "orchestrator",
+      traceparent,
     });
     daemon.ws.close(1000, "done");
   });
@@ -162,7 +164,7 @@ describe("task triggers", () => {
     const id = created.json.id as string;
     await call(`${T}/${id}/assign`, { apiKey: w.orchestrator.apiKey, body: { session_name: "worker" } });
     expect(await daemon.next((f) => f.type === "task_assigned")).toMatchObject({ task_id: id, require_plan: true });
-    const base = { session_id: w.workerSession, task_id: id };
+    const base = { session_id: w.workerSession, task_id: id, traceparent: aTraceparent() };
 
     await call(`${T}/${id}/plan`, { apiKey: w.worker.apiKey, body: { plan: "first try" } });
     await call(`/api/v1/tasks/${id}/revise-plan`, { token: w.member.token, body: { feedback: "smaller steps" } });

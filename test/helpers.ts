@@ -4,6 +4,8 @@ import { issueAccessToken } from "../src/auth/jwt";
 import { expect } from "vitest";
 
 export const BASE = "https://hub.test";
+/** Any W3C traceparent the hub began (every task carries one). */
+export const aTraceparent = () => expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
 export const BOOTSTRAP_TOKEN = "test-bootstrap-token";
 
 export interface CallOptions {

@@ -102,8 +102,10 @@ export function daemonPushes(
   mentioned: ReadonlyMap<string, SessionRef[]> = new Map(),
 ): Map<string, DaemonPush[]> {
   const byServer = new Map<string, DaemonPush[]>();
-  const add = (serverId: string, push: DaemonPush | null) => push && byServer.set(serverId, [...(byServer.get(serverId) ?? []), push]);
   for (const e of events) {
+    // Every push about a task carries its trace, so the agent's work joins it.
+    const add = (serverId: string, push: DaemonPush | null) =>
+      push && byServer.set(serverId, [...(byServer.get(serverId) ?? []), e.traceparent ? { ...push, traceparent: e.traceparent } : push]);
     const d = e.data;
     // A task given to a session triggers the agent working in it.
     if (e.type === "task_assigned" && typeof d.session_id === "string" && typeof d.server_id === "string") {
