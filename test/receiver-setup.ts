@@ -23,7 +23,7 @@ interface Endpoint {
   status: number;
   /** Milliseconds to wait before answering. */
   delayMs: number;
-  received: { id: string; timestamp: string; verified: boolean; body: unknown; at: number }[];
+  received: { id: string; timestamp: string; traceparent: string | null; verified: boolean; body: unknown; at: number }[];
 }
 
 /** A long-poll waiting for an endpoint's deliveries to reach `count`. */
@@ -97,7 +97,7 @@ export default async function setup(project: TestProject) {
         }
       });
       if (e.delayMs) await new Promise((r) => setTimeout(r, e.delayMs));
-      e.received.push({ id: headers["webhook-id"] ?? "", timestamp: headers["webhook-timestamp"] ?? "", verified, body: JSON.parse(body || "null"), at: Date.now() });
+      e.received.push({ id: headers["webhook-id"] ?? "", timestamp: headers["webhook-timestamp"] ?? "", traceparent: headers.traceparent ?? null, verified, body: JSON.parse(body || "null"), at: Date.now() });
       for (const w of waiters) if (w.name === name && e.received.length >= w.count) w.answer();
       res.writeHead(e.status);
       return res.end(e.status >= 300 ? "not now" : "ok");

@@ -8,7 +8,7 @@ import { createExecutionContext, env, evictDurableObject, runDurableObjectAlarm,
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import worker from "../src/index";
 import { sweepExpired, wakeStrandedDeliveries } from "../src/maintenance";
-import { addMember, BASE, call, createProject, createUser, expectProblem } from "./helpers";
+import { aTraceparent, addMember, BASE, call, createProject, createUser, expectProblem } from "./helpers";
 import { cli, createWorld, expectOk, T, type World } from "./task-world";
 
 let w: World;
@@ -23,6 +23,7 @@ const endpointOf = (webhookId: string) => env.WEBHOOK_ENDPOINT.get(env.WEBHOOK_E
 
 interface Received {
   id: string;
+  traceparent: string | null;
   verified: boolean;
   body: { type: string; timestamp: string; data: any };
 }
@@ -119,7 +120,7 @@ describe("setting webhooks up", () => {
 });
 
 describe("deliveries", () => {
-  it("delivers every event once, in seq order, signed so the standardwebhooks library verifies it", async () => {
+  it("delivers every event once, in seq order, signed so the standardwebhooks library verifies it, with the task's trace", async () => {
     const hook = await subscribe();
     const taskId = await newTask("Delivered");
     // Dozens of concurrent writes to the project.
@@ -135,6 +136,10 @@ describe("deliveries", () => {
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
     expect(forTask[0]!.body).toEqual({ type: "task_created", timestamp: mine[0].created_at, data: { ...mine[0] } });
     expect(forTask[0]!.id).toMatch(/^msg_[0-9a-f]{32}$/);
+    // Each delivery about the task joins its trace: the header and the event say the task's traceparent.
+    const { traceparent } = (await call(`${T}/${taskId}`, { apiKey: w.orchestrator.apiKey })).json;
+    expect(traceparent).toEqual(aTraceparent());
+    expect(forTask.every((m) => m.traceparent === traceparent && m.body.data.traceparent === traceparent)).toBe(true);
   });
 
   it("sends only the event types a webhook asks for", async () => {
