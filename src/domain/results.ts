@@ -2,14 +2,16 @@
  * The three forms of a completion result (seed §2): a task-result/v1 object,
  * a legacy object (no `$schema`, stored as is), or a string. Strings — and
  * any other JSON value the CLI may send — are wrapped as
- * `{summary, completed_by: "agent:<server>"}`.
+ * `{summary, completed_by: "agent:<server>"}`. An agent envelope's output
+ * (seeds/agent-envelope.md) is a fourth: kept as sent, with the outcome it asks for.
  */
+import { envelopeOutcome, isOutputEnvelope, parseOutputEnvelope, type EnvelopeOutcome } from "../protocol/agent-envelope";
 import { type FieldError, zodFieldErrors } from "../protocol/field-errors";
 import { taskResultSchema } from "../protocol/orchestratia-v1";
 import { checkSchemaId } from "../protocol/schema-id";
 
 export type NormalisedResult =
-  | { ok: true; result: Record<string, unknown>; structured: boolean; warnings: string[] }
+  | { ok: true; result: Record<string, unknown>; structured: boolean; warnings: string[]; envelope?: EnvelopeOutcome }
   | { ok: false; errors: FieldError[] };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -29,6 +31,12 @@ export function normaliseResult(raw: unknown, serverName: string): NormalisedRes
   if (typeof raw === "string") return { ok: true, result: { summary: raw, completed_by: completedBy }, structured: false, warnings: [] };
   if (!isObject(raw)) {
     return { ok: true, result: { summary: JSON.stringify(raw), value: raw, completed_by: completedBy }, structured: false, warnings: [] };
+  }
+  // An agent envelope's result decides how the task ends; a malformed one is refused, never stored as an opaque result.
+  if (isOutputEnvelope(raw)) {
+    const parsed = parseOutputEnvelope(raw);
+    if (!parsed.ok) return parsed;
+    return { ok: true, result: parsed.envelope, structured: false, warnings: [], envelope: envelopeOutcome(parsed.envelope) };
   }
   const schema = checkSchemaId("task-result", raw.$schema);
   if (schema.kind === "absent") return { ok: true, result: raw, structured: false, warnings: [] };

@@ -1,4 +1,5 @@
 /** What the Worker asks a ProjectRoom to do, and what it answers. Plain data: it crosses the RPC boundary. */
+import type { EnvelopeOutcome } from "../protocol/agent-envelope";
 import type { DependencyInput } from "../protocol/orchestratia-v1";
 import type { Priority } from "../db/schema";
 import type { TaskView } from "../views/tasks";
@@ -81,7 +82,15 @@ export type RoomCommand =
   | { op: "plan"; taskId: string; plan: unknown }
   | { op: "approve_plan"; taskId: string }
   | { op: "revise_plan"; taskId: string; feedback: string }
-  | { op: "complete"; taskId: string; result: Record<string, unknown>; structured: boolean; warnings: string[] }
+  | {
+      op: "complete";
+      taskId: string;
+      result: Record<string, unknown>;
+      structured: boolean;
+      warnings: string[];
+      /** How an agent envelope's result ends the task (done, failed or needs_human); absent for every other result. */
+      envelope?: EnvelopeOutcome;
+    }
   | {
       op: "fail";
       taskId: string;

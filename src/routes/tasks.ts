@@ -11,6 +11,7 @@ import { z } from "zod";
 import { assertAccess, membershipOf, principalOf, projectFor, scopesOverlap, visibleProjectIds, type Access } from "../auth/access";
 import { agent, currentServer, person } from "../auth/middleware";
 import { dependenciesOf, listTasks, notesOf, taskView1 } from "../db/task-queries";
+import { envelopeOf } from "../db/task-envelope";
 import { events, OPEN_SESSION_STATUSES, servers, sessions, taskNotes, tasks } from "../db/schema";
 import { FINISHED, TASK_STATUSES, type TaskStatus } from "../domain/lifecycle";
 import { STATUS_ALIASES } from "../protocol/task-format";
@@ -246,7 +247,7 @@ export const completeTask = (c: HubContext, id: string) =>
     const normalised = normaliseResult(body.result, p.kind === "server" ? p.server.name : p.user.email);
     if (!normalised.ok) throw validationFailed(normalised.errors);
     const result = (await offloadFor(c, projectId)(normalised.result, OFFLOAD_DEPTH.result)) as Record<string, unknown>;
-    return { op: "complete", taskId, result, structured: normalised.structured, warnings: normalised.warnings };
+    return { op: "complete", taskId, result, structured: normalised.structured, warnings: normalised.warnings, ...(normalised.envelope ? { envelope: normalised.envelope } : {}) };
   });
 
 export const failTask = (c: HubContext, id: string) =>
@@ -310,6 +311,7 @@ export function taskRoutes(surface: "people" | "agents") {
   r.post("/", write, async (c) => c.json(await createTask(c), 201));
   r.get("/", read, async (c) => c.json(await listVisibleTasks(c)));
   r.get("/:id", read, async (c) => c.json(await taskView1(c.var.db, (await taskFor(c, id(c))).id)));
+  r.get("/:id/envelope", read, async (c) => c.json(await envelopeOf(c.var.db, (await taskFor(c, id(c))).id)));
   r.put("/:id", write, async (c) => c.json(await updateTask(c, id(c))));
   r.delete("/:id", write, async (c) =>
     c.json(await transition(c, id(c), async (taskId) => ({ op: "cancel", taskId, reason: (await readJson(c, cancelBody)).reason ?? null }))),

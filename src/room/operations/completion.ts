@@ -11,6 +11,8 @@ import { assignmentEvents, assignmentStatements, planAutoAssign } from "./assign
 import { partyOf, statusEvent, taskWrite, transition, type Cmd, type OpContext, type OpOutcome, type WritePlan } from "./kernel";
 import { notFound, resultConflict } from "./refusals";
 import { errorBlock } from "../../protocol/task-format";
+import { escalationContext, type EnvelopeOutcome } from "../../protocol/agent-envelope";
+import { help } from "./lifecycle";
 
 /** Open questions of a task that ends are cancelled; those an agent waits on (ask-user) come back so it can be told. */
 const cancelPendingInterventions = (ctx: OpContext, task: TaskRow, guard: VersionGuard) => [
@@ -38,6 +40,7 @@ export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<Op
   }
   const next = transition(ctx, task, "complete");
   if (typeof next !== "string") return next;
+  if (cmd.envelope && cmd.envelope.status !== "done") return endAsEnvelopeSays(ctx, task, links, cmd.result, cmd.envelope);
 
   const resolution = resolveDownstream(cmd.result, cmd.structured, links);
   const assignments = await planAutoAssign(ctx, resolution.unblocked, task.assignedServerId);
@@ -97,14 +100,32 @@ export async function fail(ctx: OpContext, cmd: Cmd<"fail">): Promise<OpOutcome>
   const { task, links } = loaded;
   const next = cmd.code === "TIMEOUT" && task.status === "running" ? "failed" : transition(ctx, task, "fail");
   if (typeof next !== "string") return next;
-  const result = { error: cmd.error, ...(cmd.code ? { code: cmd.code } : {}) };
-  const error = errorBlock(cmd.error, cmd.code, cmd.details, cmd.recoverable);
-  return endWithoutCompleting(ctx, task, links, next, statusEvent("task_failed", task, next, { ...result, recoverable: error.recoverable }), {
-    result,
-    resultStructured: false,
-    errorCode: cmd.code,
-    error,
-  });
+  const failure = failureOf(task, next, cmd);
+  return endWithoutCompleting(ctx, task, links, next, failure.event, failure.set);
+}
+
+/** What a failure writes: the error block, its event, and as the result `{error, code}` — or what the agent sent instead. */
+function failureOf(task: TaskRow, next: TaskStatus, f: Pick<Cmd<"fail">, "error" | "code" | "details" | "recoverable">, sent?: Record<string, unknown>) {
+  const result = { error: f.error, ...(f.code ? { code: f.code } : {}) };
+  const error = errorBlock(f.error, f.code, f.details, f.recoverable);
+  return {
+    event: statusEvent("task_failed", task, next, { ...result, recoverable: error.recoverable }),
+    set: { result: sent ?? result, resultStructured: false, errorCode: f.code, error } satisfies Partial<TaskRow>,
+  };
+}
+
+/**
+ * An agent envelope that does not proceed (seeds/agent-envelope.md): `retry`
+ * or `success: false` fails the task as recoverable, keeping the envelope as
+ * its result; `escalate` asks a person for help, as the agent's /help would,
+ * with what the agent produced and noted as the question's context.
+ */
+async function endAsEnvelopeSays(ctx: OpContext, task: TaskRow, links: DownstreamLink[], envelope: Record<string, unknown>, outcome: Exclude<EnvelopeOutcome, { status: "done" }>) {
+  if (outcome.status === "needs_human") {
+    return help(ctx, { op: "help", taskId: task.id, question: outcome.question, context: escalationContext(envelope), interventionType: "help", targetSessionId: null });
+  }
+  const failure = failureOf(task, "failed", { error: outcome.message, code: outcome.code, recoverable: true }, envelope);
+  return endWithoutCompleting(ctx, task, links, "failed", failure.event, failure.set);
 }
 
 export async function cancel(ctx: OpContext, cmd: Cmd<"cancel">): Promise<OpOutcome> {

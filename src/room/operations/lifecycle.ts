@@ -189,7 +189,7 @@ export async function retry(ctx: OpContext, cmd: Cmd<"retry">): Promise<OpOutcom
     ctx,
     task,
     { status: next, result: null, resultStructured: false, errorCode: null, error: null, retryCount: task.retryCount + 1, assignedServerId: null, targetSessionId: null, assignedAt: null, startedAt: null, completedAt: null, deadlineAt: null },
-    [statusEvent("task_retried", task, next, { previous_error: task.result?.error ?? null })],
+    [statusEvent("task_retried", task, next, { previous_error: task.result?.error ?? task.error?.message ?? null })],
   );
 }
 
