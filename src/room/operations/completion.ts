@@ -10,6 +10,7 @@ import { guardHolds, statement, type EventDraft, type TaskRow, type VersionGuard
 import { assignmentEvents, assignmentStatements, planAutoAssign } from "./assignment";
 import { partyOf, statusEvent, taskWrite, transition, type Cmd, type OpContext, type OpOutcome, type WritePlan } from "./kernel";
 import { notFound, resultConflict } from "./refusals";
+import { HUB_ACTOR } from "../commands";
 import { errorBlock } from "../../protocol/task-format";
 
 /** Open questions of a task that ends are cancelled; those an agent waits on (ask-user) come back so it can be told. */
@@ -95,7 +96,9 @@ export async function fail(ctx: OpContext, cmd: Cmd<"fail">): Promise<OpOutcome>
   const loaded = await ctx.reads.taskWithDownstream(cmd.taskId);
   if (!loaded) return notFound("Task");
   const { task, links } = loaded;
-  const next = cmd.code === "TIMEOUT" && task.status === "running" ? "failed" : transition(ctx, task, "fail");
+  // Only the hub's own timeout skips the lifecycle's check of who may fail the task: an agent's error block may say TIMEOUT too.
+  const timedOut = cmd.code === "TIMEOUT" && ctx.actor.kind === "person" && ctx.actor.label === HUB_ACTOR.label;
+  const next = timedOut && task.status === "running" ? "failed" : transition(ctx, task, "fail");
   if (typeof next !== "string") return next;
   const result = { error: cmd.error, ...(cmd.code ? { code: cmd.code } : {}) };
   const error = errorBlock(cmd.error, cmd.code, cmd.details, cmd.recoverable);
