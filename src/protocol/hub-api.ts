@@ -72,7 +72,6 @@ export const assignBody = z
   .refine((b) => b.session_name || b.server_name || b.session_id, "give session_name, server_name or session_id");
 
 export const completeBody = z.object({ result: z.unknown().refine((v) => v !== undefined, "is required") });
-export const failBody = z.object({ error: z.string().min(1, "must not be empty").max(20_000).default("Failed without a reason") });
 export const helpBody = z.looseObject({
   question: z.string().trim().min(1, "must not be empty").max(20_000),
   context: z.unknown().optional(),

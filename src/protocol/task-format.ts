@@ -3,7 +3,12 @@
  * Its statuses name the hub's in the seed's words; a status the hub has and
  * the seed does not is mapped to the nearest of the seed's.
  */
+import { z } from "zod";
+import type { Priority } from "../db/schema";
+import { canonicalJson } from "../domain/canonical-json";
 import type { TaskStatus } from "../domain/lifecycle";
+import { withinJsonLimit } from "../http/fields";
+import type { TaskView } from "../views/tasks";
 
 export const TASK_FORMAT_STATUSES = ["pending", "in_progress", "completed", "failed", "cancelled", "input_required"] as const;
 export type TaskFormatStatus = (typeof TASK_FORMAT_STATUSES)[number];
@@ -33,3 +38,197 @@ export const STATUS_ALIASES: Record<string, TaskStatus[]> = Object.fromEntries(
     (Object.keys(TASK_FORMAT_STATUS) as TaskStatus[]).filter((hub) => TASK_FORMAT_STATUS[hub] === name),
   ]),
 );
+
+/* ---------------------------------------------------------------------------
+ * Task request (§Task Request): `{id, type, payload, context?, routing?,
+ * observability?}`, plus the hub's `priority`, `project_id` and `session_id`.
+ * The named fields of each block are type-checked; anything else inside a
+ * block is kept as sent. A field the request does not define is refused by
+ * name rather than dropped.
+ * ------------------------------------------------------------------------- */
+
+const str = (max: number) => z.string({ error: "must be a string" }).max(max, `must be at most ${max} characters`);
+const record = z.record(z.string(), z.unknown(), { error: "must be an object" });
+/** The seed's urgency scale (context.priority). */
+export const TASK_FORMAT_PRIORITIES = ["low", "normal", "high", "urgent"] as const;
+
+const contextBlock = withinJsonLimit(
+  z.looseObject({
+    conversationId: str(500).optional(),
+    parentTaskId: str(500).optional(),
+    user: str(500).optional(),
+    timestamp: str(100)
+      .refine((s) => /^\d{4}-\d{2}-\d{2}T/.test(s) && !Number.isNaN(Date.parse(s)), "must be an ISO-8601 timestamp")
+      .optional(),
+    priority: z.enum(TASK_FORMAT_PRIORITIES, { error: `must be one of ${TASK_FORMAT_PRIORITIES.join(", ")}` }).optional(),
+  }, { error: "must be an object" }),
+  64 * 1024,
+);
+
+const routingBlock = withinJsonLimit(
+  z.looseObject({
+    source: str(200).optional(),
+    target: str(200).trim().min(1, "must not be empty").optional(),
+    delegationChain: z.array(str(200), { error: "must be an array of strings" }).max(100, "must list at most 100 agents").optional(),
+  }, { error: "must be an object" }),
+  64 * 1024,
+);
+
+const observabilityBlock = withinJsonLimit(
+  z.looseObject({
+    traceId: str(100).optional(),
+    spanId: str(100).optional(),
+    baggage: record.optional(),
+  }, { error: "must be an object" }),
+  64 * 1024,
+);
+
+const required = (what: string) => ({ error: (issue: { input?: unknown }) => (issue.input === undefined ? "is required" : `must be ${what}`) });
+
+const REQUEST_FIELDS = {
+  id: z.string(required("a string")).trim().min(1, "must not be empty").max(200, "must be at most 200 characters"),
+  type: z.string(required("a string")).trim().min(1, "must not be empty").max(100, "must be at most 100 characters"),
+  payload: withinJsonLimit(z.record(z.string(), z.unknown(), required("an object"))),
+  context: contextBlock.optional(),
+  routing: routingBlock.optional(),
+  observability: observabilityBlock.optional(),
+  priority: z.enum(["low", "normal", "high", "critical", "urgent"], { error: "must be one of low, normal, high, critical, urgent" }).optional(),
+  project_id: z.uuid("must be a UUID").optional(),
+  session_id: z.uuid("must be a UUID").nullish(),
+};
+
+export const taskFormatRequest = z.object(REQUEST_FIELDS).catchall(z.unknown()).superRefine((body, ctx) => {
+  for (const key of Object.keys(body)) {
+    if (!(key in REQUEST_FIELDS)) {
+      ctx.addIssue({ code: "custom", path: [key], message: `is not a field of a task-format request (${Object.keys(REQUEST_FIELDS).join(", ")})` });
+    }
+  }
+});
+export type TaskFormatRequest = z.output<typeof taskFormatRequest>;
+
+/** API.md: a create body with `payload` and no `title` is a task-format request. */
+export const isTaskFormatRequest = (body: unknown): boolean =>
+  typeof body === "object" && body !== null && !Array.isArray(body) && "payload" in body && !("title" in body);
+
+/** What identifies the request for repeats: its body without where it was sent to (project_id, session_id). */
+export function requestForHash(body: Record<string, unknown>): string {
+  const { project_id: _p, session_id: _s, ...request } = body;
+  return canonicalJson(request);
+}
+
+/** The hub's priority: `priority` when sent, else `context.priority`; the seed's `urgent` is the hub's `critical`. */
+export function priorityOf(request: Pick<TaskFormatRequest, "priority" | "context">): Priority {
+  const p = request.priority ?? request.context?.priority ?? "normal";
+  return p === "urgent" ? "critical" : p;
+}
+
+/** A readable title from the type (parse_recipe → "Parse recipe"), with the client's id to tell repeats of a type apart. */
+export function titleOf(type: string, id: string): string {
+  const words = type.replace(/[_\-.]+/g, " ").replace(/([a-z])([A-Z])/g, "$1 $2").trim().toLowerCase();
+  const readable = words ? words[0]!.toUpperCase() + words.slice(1) : type;
+  return `${readable} (${id})`.slice(0, 500);
+}
+
+/** observability.traceId as a W3C trace id, when it is one (any case); otherwise the hub begins a trace of its own. */
+export function traceIdOf(request: Pick<TaskFormatRequest, "observability">): string | null {
+  const id = request.observability?.traceId?.toLowerCase();
+  return id && /^[0-9a-f]{32}$/.test(id) && !/^0+$/.test(id) ? id : null;
+}
+
+/** The request as the hub's new task: its blocks kept as sent, for the task and its repeats. */
+export function newTaskOf(request: TaskFormatRequest, requestHash: string, warnings: string[]) {
+  const kept = <T>(v: T | undefined) => (v === undefined ? null : v);
+  return {
+    title: titleOf(request.type, request.id),
+    spec: `A task-format request of type ${request.type}; its input is the task's payload.`,
+    type: request.type,
+    priority: priorityOf(request),
+    warnings: [
+      ...warnings,
+      ...(request.observability?.traceId !== undefined && !traceIdOf(request)
+        ? ["observability.traceId is not an OpenTelemetry trace id (32 hex digits): kept as sent; the task's trace is a new one"]
+        : []),
+    ],
+    origin: {
+      clientId: request.id,
+      clientRequestHash: requestHash,
+      payload: request.payload,
+      context: kept(request.context),
+      routing: kept(request.routing),
+      observability: kept(request.observability),
+    },
+  };
+}
+
+/* ---------------------------------------------------------------------------
+ * Task response (§Task Response): the task in the seed's words.
+ * ------------------------------------------------------------------------- */
+
+type ResponseSource = Pick<
+  TaskView,
+  "id" | "client_id" | "status" | "result" | "error" | "started_at" | "completed_at" | "assigned_server_name" | "retry_count"
+>;
+
+/**
+ * The seed's artifacts: an array the result names `artifacts` as it is; a
+ * task-result/v1 `artifacts` record ({name: reference}) one entry per name.
+ */
+export function artifactsOf(result: unknown): unknown[] {
+  const artifacts = result && typeof result === "object" && !Array.isArray(result) ? (result as Record<string, unknown>).artifacts : undefined;
+  if (Array.isArray(artifacts)) return artifacts;
+  if (artifacts && typeof artifacts === "object") {
+    return Object.entries(artifacts).map(([name, value]) =>
+      value && typeof value === "object" && !Array.isArray(value) ? { ...value, name } : { name, value },
+    );
+  }
+  return [];
+}
+
+export function taskFormatResponse(task: ResponseSource) {
+  const status = TASK_FORMAT_STATUS[task.status as TaskStatus];
+  const duration = task.started_at && task.completed_at ? Date.parse(task.completed_at) - Date.parse(task.started_at) : null;
+  return {
+    id: task.client_id ?? task.id,
+    status,
+    ...(status === "completed" ? { result: task.result } : {}),
+    ...(status === "failed" && task.error ? { error: task.error } : {}),
+    metadata: {
+      ...(task.started_at ? { startedAt: task.started_at } : {}),
+      ...(task.completed_at ? { completedAt: task.completed_at } : {}),
+      ...(duration !== null && duration >= 0 ? { duration_ms: duration } : {}),
+      ...(task.assigned_server_name ? { agent: task.assigned_server_name } : {}),
+      retryCount: task.retry_count,
+    },
+    artifacts: status === "completed" ? artifactsOf(task.result) : [],
+  };
+}
+
+/* ---------------------------------------------------------------------------
+ * Error block (§Error Block) as `fail` takes it: the text the official CLI
+ * sends, or the block.
+ * ------------------------------------------------------------------------- */
+
+const errorBlockBody = z.object({
+    code: z.string({ error: "must be a string" }).trim().min(1, "must not be empty").max(100, "must be at most 100 characters"),
+    message: z.string({ error: "is required (a string)" }).trim().min(1, "must not be empty").max(20_000, "must be at most 20000 characters"),
+    details: withinJsonLimit(z.unknown(), 64 * 1024).optional(),
+    recoverable: z.boolean({ error: "must be true or false" }).optional(),
+});
+
+const errorText = z.string({ error: "must be a string or an error block {code, message, details?, recoverable?}" }).min(1, "must not be empty").max(20_000, "must be at most 20000 characters");
+
+/** `error` is text (as the official CLI sends it) or an error block; problems name the block's field (error.code). */
+export const failRequest = z.object({ error: z.unknown().optional() }).transform((body, ctx) => {
+  const raw = body.error === undefined ? "Failed without a reason" : body.error;
+  const parsed = (raw && typeof raw === "object" && !Array.isArray(raw) ? errorBlockBody : errorText).safeParse(raw);
+  if (parsed.success) return { error: parsed.data };
+  for (const issue of parsed.error.issues) ctx.addIssue({ code: "custom", path: ["error", ...issue.path], message: issue.message });
+  return z.NEVER;
+});
+
+/** The fail command's fields from either form. */
+export function failureOf(error: z.output<typeof failRequest>["error"]) {
+  return typeof error === "string"
+    ? { error, code: null }
+    : { error: error.message, code: error.code, ...(error.details !== undefined ? { details: error.details } : {}), ...(error.recoverable !== undefined ? { recoverable: error.recoverable } : {}) };
+}

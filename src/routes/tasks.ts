@@ -14,10 +14,11 @@ import { dependenciesOf, listTasks, notesOf, taskView1 } from "../db/task-querie
 import { envelopeOf } from "../db/task-envelope";
 import { events, OPEN_SESSION_STATUSES, servers, sessions, taskNotes, tasks } from "../db/schema";
 import { FINISHED, TASK_STATUSES, type TaskStatus } from "../domain/lifecycle";
-import { STATUS_ALIASES } from "../protocol/task-format";
-import { parseTraceparent } from "../protocol/trace-context";
+import { failRequest, failureOf, isTaskFormatRequest, newTaskOf, requestForHash, STATUS_ALIASES, taskFormatRequest, taskFormatResponse, traceIdOf } from "../protocol/task-format";
+import { beginTrace, parseTraceparent } from "../protocol/trace-context";
+import { sha256Hex } from "../auth/secrets";
 import { normaliseResult } from "../domain/results";
-import { readJson, readQuery } from "../http/body";
+import { parseWith, readJson, readQuery } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
 import { conflict, fieldError, notFound, Problem, validationFailed } from "../http/problem";
 import {
@@ -26,7 +27,6 @@ import {
   checkTaskProtocol,
   completeBody,
   createTaskBody,
-  failBody,
   helpBody,
   noteBody,
   planBody,
@@ -38,7 +38,7 @@ import { roomActor, runInRoom, runInRoomForView } from "../room/client";
 import { OFFLOAD_DEPTH, pointedTo } from "../offload";
 import { discardOffloaded, offloaderFor } from "../http/request-offloads";
 import { eventView } from "../views/events";
-import { dependencyView, noteView } from "../views/tasks";
+import { dependencyView, noteView, type TaskView } from "../views/tasks";
 import { rankServers } from "../domain/matching";
 import { dependencySchema, type Requirements } from "../protocol/orchestratia-v1";
 import { serverCandidates } from "../db/server-candidates";
@@ -105,8 +105,47 @@ function requestTrace(c: HubContext, warnings: string[]): string | undefined {
   return trace?.traceparent;
 }
 
-export async function createTask(c: HubContext) {
-  const body = await readJson(c, createTaskBody);
+/** A create: the core protocol's, or a task-format request (seeds/task-format.md). `repeated`: the same request came before. */
+export async function createAnyTask(c: HubContext): Promise<{ view: TaskView; repeated: boolean }> {
+  const raw = await readJson(c, z.unknown());
+  return isTaskFormatRequest(raw) ? createTaskFormatTask(c, raw as Record<string, unknown>) : { view: await createTask(c, raw), repeated: false };
+}
+
+/**
+ * A task-format request: its `id` names the task in the project (the same
+ * request again answers the task, another one under the id is refused), its
+ * blocks are kept, routing.target assigns it, observability.traceId continues
+ * its trace unless a traceparent header came.
+ */
+async function createTaskFormatTask(c: HubContext, raw: Record<string, unknown>) {
+  const request = parseWith(taskFormatRequest, raw);
+  const warnings: string[] = [];
+  const traceparent = requestTrace(c, warnings) ?? beginTrace(traceIdOf(request)).traceparent;
+  const project = await projectOfNewTask(c, request);
+  const { origin, ...task } = newTaskOf(request, await sha256Hex(requestForHash(raw)), warnings);
+  const target = request.routing?.target;
+  const { result, view } = await runInRoomForView(c, project.id, {
+    op: "create",
+    task: {
+      ...task,
+      targetRepo: null,
+      targetBranch: null,
+      acceptanceCriteria: [],
+      structuredSpec: null,
+      requirements: null,
+      requirePlan: false,
+      timeoutSeconds: null,
+      sourceSessionId: request.session_id ?? null,
+      origin: { ...origin, traceparent, ...(target ? { assignTo: await routingTarget(c, project.id, target) } : {}) },
+    },
+    dependencies: [],
+  });
+  rememberProjectOf(view.id, project.id);
+  return { view, repeated: result.unchanged === true };
+}
+
+export async function createTask(c: HubContext, raw?: unknown) {
+  const body = raw === undefined ? await readJson(c, createTaskBody) : parseWith(createTaskBody, raw);
   const warnings = protocolWarnings(body);
   const traceparent = requestTrace(c, warnings);
   const project = await projectOfNewTask(c, body);
@@ -160,6 +199,10 @@ const listQuery = z.object({
     .optional(),
 });
 
+/** `?format=task-format` answers tasks in the task-format response shape; without it, the hub's own. */
+const formatQuery = z.looseObject({ format: z.enum(["task-format"], { error: "must be task-format (or left out for the hub's own shape)" }).optional() });
+const readFormat = (c: HubContext) => readQuery(c, formatQuery).format;
+
 async function listVisibleTasks(c: HubContext) {
   const q = readQuery(c, listQuery);
   const projectIds = q.project_id ? [(await projectFor(c, q.project_id)).id] : await visibleProjectIds(c);
@@ -189,7 +232,11 @@ async function updateTask(c: HubContext, taskId: string) {
 }
 
 /** Finds who a task goes to: an open session by name (optionally on a named server), a session id, or a server by name. */
-async function assignTarget(c: HubContext, projectId: string, body: z.output<typeof assignBody>): Promise<AssignTarget> {
+async function assignTarget(
+  c: HubContext,
+  projectId: string,
+  body: Pick<z.output<typeof assignBody>, "session_name" | "server_name" | "session_id">,
+): Promise<AssignTarget> {
   const { db } = c.var;
   if (body.session_name || body.session_id) {
     const rows = await db
@@ -222,6 +269,18 @@ async function assignTarget(c: HubContext, projectId: string, body: z.output<typ
   return { serverId: server.id, serverName: server.name, sessionId: null, sessionName: null };
 }
 
+/** A task-format routing.target: an open session of that name in the project, else a server of that name serving it. */
+async function routingTarget(c: HubContext, projectId: string, name: string): Promise<AssignTarget> {
+  for (const by of [{ session_name: name }, { server_name: name }]) {
+    try {
+      return await assignTarget(c, projectId, by);
+    } catch (e) {
+      if (!(e instanceof Problem && e.status === 404)) throw e;
+    }
+  }
+  throw fieldError("routing.target", `names no open session in the project and no server serving it: ${JSON.stringify(name)}`);
+}
+
 async function assignTask(c: HubContext, taskId: string) {
   const task = await taskFor(c, taskId, "write");
   const body = await readJson(c, assignBody);
@@ -250,8 +309,9 @@ export const completeTask = (c: HubContext, id: string) =>
     return { op: "complete", taskId, result, structured: normalised.structured, warnings: normalised.warnings, ...(normalised.envelope ? { envelope: normalised.envelope } : {}) };
   });
 
+/** `error` is text (the official CLI) or a task-format error block {code, message, details?, recoverable?}. */
 export const failTask = (c: HubContext, id: string) =>
-  transition(c, id, async (taskId) => ({ op: "fail", taskId, error: (await readJson(c, failBody)).error, code: null }));
+  transition(c, id, async (taskId) => ({ op: "fail", taskId, ...failureOf((await readJson(c, failRequest)).error) }));
 
 export async function askForHelp(c: HubContext, taskId: string) {
   const task = await taskFor(c, taskId, "write");
@@ -308,9 +368,20 @@ export function taskRoutes(surface: "people" | "agents") {
   const id = (c: HubContext) => c.req.param("id")!;
 
   if (surface === "agents") r.get("/check", read, async (c) => c.json(await checkAssigned(c)));
-  r.post("/", write, async (c) => c.json(await createTask(c), 201));
-  r.get("/", read, async (c) => c.json(await listVisibleTasks(c)));
-  r.get("/:id", read, async (c) => c.json(await taskView1(c.var.db, (await taskFor(c, id(c))).id)));
+  r.post("/", write, async (c) => {
+    const { view, repeated } = await createAnyTask(c);
+    return c.json(view, repeated ? 200 : 201);
+  });
+  r.get("/", read, async (c) => {
+    const format = readFormat(c);
+    const page = await listVisibleTasks(c);
+    return c.json(format === "task-format" ? { ...page, tasks: page.tasks.map(taskFormatResponse) } : page);
+  });
+  r.get("/:id", read, async (c) => {
+    const format = readFormat(c);
+    const view = await taskView1(c.var.db, (await taskFor(c, id(c))).id);
+    return c.json(format === "task-format" ? taskFormatResponse(view) : view);
+  });
   r.get("/:id/envelope", read, async (c) => c.json(await envelopeOf(c.var.db, (await taskFor(c, id(c))).id)));
   r.put("/:id", write, async (c) => c.json(await updateTask(c, id(c))));
   r.delete("/:id", write, async (c) =>

@@ -74,6 +74,11 @@ export interface Task {
   resolved_inputs: Record<string, unknown>;
   recent_notes: Note[];
   warnings: string[];
+  /** A task-format request's own id and blocks (seeds/task-format.md), kept as sent. */
+  client_id?: string | null;
+  payload?: unknown;
+  context?: Record<string, unknown> | null;
+  routing?: Record<string, unknown> | null;
 }
 
 export interface HubEvent {

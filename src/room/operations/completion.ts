@@ -10,6 +10,7 @@ import { guardHolds, statement, type EventDraft, type TaskRow, type VersionGuard
 import { assignmentEvents, assignmentStatements, planAutoAssign } from "./assignment";
 import { partyOf, statusEvent, taskWrite, transition, type Cmd, type OpContext, type OpOutcome, type WritePlan } from "./kernel";
 import { notFound, resultConflict } from "./refusals";
+import { HUB_ACTOR } from "../commands";
 import { errorBlock } from "../../protocol/task-format";
 import { escalationContext, type EnvelopeOutcome } from "../../protocol/agent-envelope";
 import { help } from "./lifecycle";
@@ -98,7 +99,9 @@ export async function fail(ctx: OpContext, cmd: Cmd<"fail">): Promise<OpOutcome>
   const loaded = await ctx.reads.taskWithDownstream(cmd.taskId);
   if (!loaded) return notFound("Task");
   const { task, links } = loaded;
-  const next = cmd.code === "TIMEOUT" && task.status === "running" ? "failed" : transition(ctx, task, "fail");
+  // Only the hub's own timeout skips the lifecycle's check of who may fail the task: an agent's error block may say TIMEOUT too.
+  const timedOut = cmd.code === "TIMEOUT" && ctx.actor.kind === "person" && ctx.actor.label === HUB_ACTOR.label;
+  const next = timedOut && task.status === "running" ? "failed" : transition(ctx, task, "fail");
   if (typeof next !== "string") return next;
   const failure = failureOf(task, next, cmd);
   return endWithoutCompleting(ctx, task, links, next, failure.event, failure.set);

@@ -92,6 +92,7 @@ export function TaskPage({ projectId, taskId }: { projectId: string; taskId: str
             </Section>
           )}
           {shown.structured_spec && <StructuredSpec spec={shown.structured_spec} />}
+          {shown.client_id && <TaskFormatRequest task={shown} />}
           {shown.dependencies.length > 0 && (
             <Section title="Dependencies">
               <ul>
@@ -141,6 +142,26 @@ function Section({ title, children }: { title: string; children: preact.Componen
       <h3>{title}</h3>
       {children}
     </section>
+  );
+}
+
+/** What a task-format request sent beside the hub's fields: its id, input and blocks. */
+function TaskFormatRequest({ task }: { task: Task }) {
+  const blocks = { payload: task.payload, context: task.context, routing: task.routing };
+  return (
+    <Section title="Task-format request">
+      <p>
+        Client id: <code>{task.client_id}</code>
+      </p>
+      {Object.entries(blocks).map(([name, value]) =>
+        value == null ? null : (
+          <>
+            <h4>{name}</h4>
+            <pre class="json">{json(value)}</pre>
+          </>
+        ),
+      )}
+    </Section>
   );
 }
 
