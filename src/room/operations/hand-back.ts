@@ -12,7 +12,7 @@ import { AGENT_LOST, leaseDecision } from "../../protocol/compute-protocol";
 import { errorBlock } from "../../protocol/task-format";
 import type { EventDraft, TaskRow } from "../statements";
 import type { Blocker } from "../task-reads";
-import { assignmentEvents, assignmentStatements, planAutoAssign } from "./assignment";
+import { assignmentEvents, assignStatement, capacityCheck, planAutoAssign } from "./assignment";
 import { endWithoutCompleting } from "./completion";
 import { answerOnly, statusEvent, taskWrite, transition, type OpContext, type OpOutcome, type Planner } from "./kernel";
 import { notFound } from "./refusals";
@@ -26,14 +26,20 @@ async function backToPending(ctx: OpContext, task: TaskRow, blockers: Blocker[],
   const returning =
     task.requirements && blockers.length === 0 ? { id: task.id, requirements: task.requirements as Requirements, requirePlan: task.requirePlan, rejectedBy: notTo } : undefined;
   const assignments = await planAutoAssign(ctx, [], task.assignedServerId, returning);
+  // The task's own new assignment rides in its own (guarded) update; the other waiting tasks' in the set-based one.
+  const own = assignments.find((a) => a.taskId === task.id);
+  const others = assignments.filter((a) => a !== own);
+  const placement: Partial<TaskRow> = own
+    ? { status: own.requirePlan ? "planning" : "assigned", assignedServerId: own.match.server_id, assignedAt: ctx.now }
+    : { status: "pending", assignedServerId: null, assignedAt: null };
   const plan = taskWrite(
     ctx,
     task,
-    { status: "pending", assignedServerId: null, targetSessionId: null, assignedAt: null, startedAt: null, deadlineAt: null, ...set },
+    { targetSessionId: null, startedAt: null, deadlineAt: null, ...set, ...placement },
     [event, ...assignmentEvents(assignments)],
-    (guard) => assignmentStatements(ctx, assignments, guard),
+    (guard) => [...(others.length ? [assignStatement(ctx, others, guard)] : []), ...(assignments.length ? [capacityCheck(ctx, assignments, guard)] : [])],
   );
-  return { ...plan, effects: { ...plan.effects, assignments } };
+  return { ...plan, effects: { ...plan.effects, assignments: others } };
 }
 
 /** The assignee declines an assigned or planning task; its server is never offered the task again. */
