@@ -15,6 +15,7 @@ import {
   type LeaseFacts,
 } from "../src/protocol/compute-protocol";
 import { REJECTED_REASON } from "../src/domain/matching";
+import { wakeRoomsWithLapsedLeases } from "../src/maintenance";
 import { call, daemonRegistration, expectProblem, registrationToken, type Reply } from "./helpers";
 import { openSocket } from "./sockets";
 import { cli, createWorld, expectOk, newTask, T, taskIn, taskStatus, type World } from "./task-world";
@@ -223,6 +224,15 @@ describe("agent disappearance: leases", () => {
     socket.ws.close(1000, "done");
   });
 
+  it("is looked at by the hourly sweep when a room's lease lapsed", async () => {
+    const { id } = await taskIn(w, "assigned");
+    await silence(w.worker.id, id);
+    expect(await wakeRoomsWithLapsedLeases(env)).toBeGreaterThanOrEqual(1);
+    expect(await runDurableObjectAlarm(room(w.project.id))).toBe(true);
+    expect(await taskStatus(w, id)).toBe("pending");
+    expect(await wakeRoomsWithLapsedLeases(env)).toBe(0);
+  });
+
   it("offers a requeued task with requirements to another server, not the one that lost it", async () => {
     const language = `lang-${crypto.randomUUID().slice(0, 8)}`;
     const lost = await capableServer(w.admin, language, { tags: ["fast"] });
@@ -359,12 +369,14 @@ describe("idempotent registration", () => {
 describe("a lease expiring while the agent completes", () => {
   it("ends each time in exactly one of the two outcomes", async () => {
     const outcomes = { completed: 0, lost: 0 };
-    for (let round = 0; round < 12; round++) {
+    for (let round = 0; round < 20; round++) {
       const { id } = await taskIn(w, "running");
       await silence(w.worker.id, id);
+      // Every other round the alarm waits for the next turn of the event loop, so that the two reach the room in either order.
+      const alarm = () => runDurableObjectAlarm(room(w.project.id));
       const [completion, alarmRan] = await Promise.all([
         cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result: { summary: `round ${round}` } }),
-        runDurableObjectAlarm(room(w.project.id)),
+        round % 2 === 0 ? alarm() : new Promise((resolve) => setTimeout(resolve, 0)).then(alarm),
       ]);
       expect(alarmRan).toBe(true);
       const task = await taskOf(w, id);
@@ -379,6 +391,6 @@ describe("a lease expiring while the agent completes", () => {
       const types = (await eventsOf(w, id)).map((e) => e.type);
       expect(types.filter((t) => t === "task_completed" || t === "task_failed")).toHaveLength(1);
     }
-    expect(outcomes.completed + outcomes.lost).toBe(12);
+    expect(outcomes.completed + outcomes.lost).toBe(20);
   });
 });
