@@ -34,4 +34,6 @@ export interface Env {
   TELEGRAM_WEBHOOK_SECRET?: string;
   /** Telegram's Bot API root; empty for Telegram's own (tests point it at a local fake). */
   TELEGRAM_API_ROOT: string;
+  /** Seconds a task's server may stay silent (no heartbeat, no socket) before the task is taken back; default 300. */
+  ASSIGNMENT_LEASE_SECONDS?: string;
 }

@@ -1,6 +1,6 @@
 /** Worker entry: the HTTP app, the housekeeping cron, and the Durable Object classes. */
 import { buildApp } from "./app";
-import { sweepExpired, wakeStrandedDeliveries } from "./maintenance";
+import { sweepExpired, wakeRoomsWithLapsedLeases, wakeStrandedDeliveries } from "./maintenance";
 import type { WorkerEnv } from "./worker-env";
 
 export { ProjectRoom } from "./room/project-room";
@@ -15,5 +15,6 @@ export default {
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(sweepExpired(env));
     ctx.waitUntil(wakeStrandedDeliveries(env));
+    ctx.waitUntil(wakeRoomsWithLapsedLeases(env));
   },
 } satisfies ExportedHandler<WorkerEnv>;

@@ -2,6 +2,9 @@
 import { IDEMPOTENCY_TTL_MS } from "./http/idempotency";
 import { laneStub } from "./integrations/client";
 import type { RoomEnv } from "./room-env";
+import { leaseSeconds, LEASED_STATUSES } from "./protocol/compute-protocol";
+import { roomStub } from "./room/client";
+import type { WorkerEnv } from "./worker-env";
 
 const KEEP_EXPIRED_MS = 7 * 24 * 60 * 60 * 1000;
 
@@ -29,5 +32,22 @@ export async function wakeStrandedDeliveries(env: RoomEnv, now = Date.now()) {
     .bind(new Date(now).toISOString())
     .all<{ target_kind: "webhook" | "telegram"; target_id: string }>();
   await Promise.all(results.map((r) => laneStub(env, { kind: r.target_kind, id: r.target_id }).wake()));
+  return results.length;
+}
+
+/**
+ * Wakes the rooms holding a task whose server has been silent past the lease.
+ * Each room watches its own leases with its alarm; this bounds the wait when
+ * an alarm was lost. One query.
+ */
+export async function wakeRoomsWithLapsedLeases(env: WorkerEnv, now = Date.now()) {
+  const cutoff = new Date(now - leaseSeconds(env.ASSIGNMENT_LEASE_SECONDS) * 1000).toISOString();
+  const { results } = await env.DB.prepare(
+    `SELECT DISTINCT t.project_id FROM tasks t JOIN servers s ON s.id = t.assigned_server_id
+     WHERE t.status IN (SELECT value FROM json_each(?1)) AND MAX(COALESCE(t.assigned_at, ''), COALESCE(s.last_heartbeat, '')) < ?2`,
+  )
+    .bind(JSON.stringify(LEASED_STATUSES), cutoff)
+    .all<{ project_id: string }>();
+  await Promise.all(results.map((r) => roomStub(env, r.project_id).wakeForLeases()));
   return results.length;
 }

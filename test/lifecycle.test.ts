@@ -4,8 +4,8 @@ import { allowedActions, checkTransition, LIFECYCLE, TASK_ACTIONS, TASK_STATUSES
 
 const EXPECTED: Partial<Record<TaskStatus, Partial<Record<TaskAction, TaskStatus>>>> = {
   pending: { assign: "assigned", cancel: "cancelled", update: "pending" },
-  assigned: { assign: "assigned", start: "running", fail: "failed", cancel: "cancelled", update: "assigned" },
-  planning: { assign: "assigned", plan: "plan_review", fail: "failed", cancel: "cancelled", update: "planning" },
+  assigned: { assign: "assigned", start: "running", fail: "failed", cancel: "cancelled", update: "assigned", reject: "pending" },
+  planning: { assign: "assigned", plan: "plan_review", fail: "failed", cancel: "cancelled", update: "planning", reject: "pending" },
   plan_review: { approve_plan: "running", revise_plan: "planning", fail: "failed", cancel: "cancelled", update: "plan_review" },
   running: { complete: "done", fail: "failed", help: "needs_human", cancel: "cancelled", update: "running" },
   needs_human: { fail: "failed", help: "needs_human", respond: "running", cancel: "cancelled", update: "needs_human" },
@@ -38,8 +38,8 @@ describe("every (status, action) pair", () => {
 });
 
 describe("who may act", () => {
-  it("keeps start, plan, complete, fail and help to the assigned agent", () => {
-    for (const [action, status] of [["start", "assigned"], ["plan", "planning"], ["complete", "running"], ["fail", "running"], ["help", "running"]] as const) {
+  it("keeps start, plan, complete, fail, help and reject to the assigned agent", () => {
+    for (const [action, status] of [["start", "assigned"], ["plan", "planning"], ["complete", "running"], ["fail", "running"], ["help", "running"], ["reject", "assigned"], ["reject", "planning"]] as const) {
       expect(checkTransition(status, action, { kind: "agent", isAssignee: true }).ok).toBe(true);
       const other = checkTransition(status, action, { kind: "agent", isAssignee: false });
       expect(other).toMatchObject({ ok: false, reason: "not_allowed" });

@@ -147,11 +147,15 @@ describe("orchestratia task ...", () => {
   });
 
   it("task update", async () => {
+    // The task is dispatched (planning): what the work is (spec, type) no longer changes (compute protocol), the rest does.
+    const refused = await orc("PUT", `${T}/${taskId}`, { title: "Build the API v2", spec: "new spec", priority: "critical", type: "refactor" });
+    expectProblem(refused, 409, "TASK_IMMUTABLE");
+    expect(refused.json.errors.map((e: { path: string }) => e.path)).toEqual(["spec", "type"]);
     const updated = await expectOk(
-      orc("PUT", `${T}/${taskId}`, { title: "Build the API v2", spec: "new spec", priority: "critical", type: "refactor", target_repo: "gw", target_branch: "main", acceptance_criteria: ["green"] }),
+      orc("PUT", `${T}/${taskId}`, { title: "Build the API v2", priority: "critical", target_repo: "gw", target_branch: "main", acceptance_criteria: ["green"] }),
     );
     expectPrintableTask(updated.json, true);
-    expect(updated.json).toMatchObject({ title: "Build the API v2", spec: "new spec", priority: "critical", type: "refactor", target_repo: "gw", target_branch: "main", acceptance_criteria: ["green"] });
+    expect(updated.json).toMatchObject({ title: "Build the API v2", spec: "Endpoints per the schema", priority: "critical", type: "bugfix", target_repo: "gw", target_branch: "main", acceptance_criteria: ["green"] });
   });
 
   it("task list and task list --status", async () => {

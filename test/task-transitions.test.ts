@@ -38,6 +38,8 @@ function act(action: TaskAction, id: string, interventionId?: string): Promise<R
       return cli(w.orchestrator.apiKey, "DELETE", `${T}/${id}`);
     case "update":
       return cli(w.orchestrator.apiKey, "PUT", `${T}/${id}`, { title: "renamed" });
+    case "reject":
+      return asWorker("POST", "/reject", { reason: "not for this machine" });
   }
 }
 

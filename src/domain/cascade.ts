@@ -63,6 +63,8 @@ export interface Assignable {
   id: string;
   requirements: Requirements;
   requirePlan: boolean;
+  /** Servers never to be offered this task: those that rejected it (compute protocol). */
+  rejectedBy?: readonly string[];
 }
 
 export interface Assignment {
@@ -78,7 +80,7 @@ export function planAssignments(tasks: readonly Assignable[], candidates: readon
   for (const task of tasks) {
     // Once every server is full, no later task can be placed either.
     if (!pool.some(hasCapacity)) break;
-    const match = bestMatch(task.requirements, pool);
+    const match = bestMatch(task.requirements, pool, task.rejectedBy);
     if (!match) continue;
     plan.push({ taskId: task.id, match, requirePlan: task.requirePlan });
     pool.find((c) => c.id === match.server_id)!.activeTasks++;

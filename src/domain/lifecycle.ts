@@ -6,6 +6,7 @@
  *              └─assign (plan required)→ planning ─plan→ plan_review ─approve_plan→ running
  *                                                        └─revise_plan→ planning
  *   running ─help→ needs_human ─respond→ running;  running ─fail→ failed ─retry→ pending
+ *   assigned, planning ─reject→ pending (the assignee declines: compute protocol)
  *   any unfinished status ─cancel→ cancelled
  */
 export const TASK_STATUSES = ["pending", "assigned", "planning", "plan_review", "running", "done", "failed", "needs_human", "cancelled"] as const;
@@ -24,6 +25,7 @@ export const TASK_ACTIONS = [
   "retry",
   "cancel",
   "update",
+  "reject",
 ] as const;
 export type TaskAction = (typeof TASK_ACTIONS)[number];
 
@@ -54,6 +56,7 @@ export const LIFECYCLE: Record<TaskAction, Rule> = {
   retry: { from: ["failed"], to: "pending", by: "people" },
   cancel: { from: UNFINISHED, to: "cancelled", by: "anyone" },
   update: { from: TASK_STATUSES, to: "same", by: "anyone" },
+  reject: { from: ["assigned", "planning"], to: "pending", by: "assignee" },
 };
 
 export const FINISHED: readonly TaskStatus[] = ["done", "failed", "cancelled"];

@@ -103,14 +103,20 @@ export function scoreServer(req: Requirements, c: Candidate): Match {
   return { ...base, score, reasons };
 }
 
-/** Best first: score, then fewer active tasks, then name; disqualified servers last. */
-export function rankServers(req: Requirements, candidates: readonly Candidate[]): Match[] {
+/** What a server that rejected the task scores for it: never offered it again. */
+export const REJECTED_REASON = "rejected this task (disqualified)";
+
+/** Best first: score, then fewer active tasks, then name; disqualified servers (and those in `rejectedBy`) last. */
+export function rankServers(req: Requirements, candidates: readonly Candidate[], rejectedBy: readonly string[] = []): Match[] {
   return candidates
-    .map((c) => scoreServer(req, c))
+    .map((c) => {
+      const match = scoreServer(req, c);
+      return rejectedBy.includes(c.id) ? { ...match, score: -1, reasons: [REJECTED_REASON] } : match;
+    })
     .sort((a, b) => b.score - a.score || a.active_tasks - b.active_tasks || a.server_name.localeCompare(b.server_name));
 }
 
-export const bestMatch = (req: Requirements, candidates: readonly Candidate[]): Match | null => {
-  const [best] = rankServers(req, candidates);
+export const bestMatch = (req: Requirements, candidates: readonly Candidate[], rejectedBy: readonly string[] = []): Match | null => {
+  const [best] = rankServers(req, candidates, rejectedBy);
   return best && best.score >= 0 ? best : null;
 };

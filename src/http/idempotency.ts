@@ -9,11 +9,16 @@
  * otherwise strand the key for a day, so once the lease has passed with no
  * answer recorded, a retry takes the key over. The claim's time identifies it:
  * a request that outlived its lease records nothing over its successor's.
+ *
+ * Two callers use it: the middleware on authenticated routes (the caller is
+ * the principal), and registration (the caller is its registration token,
+ * and the answer, which holds the new API key, is stored sealed).
  */
 import { createMiddleware } from "hono/factory";
 import { callerKey } from "../auth/principal";
 import { sha256Hex } from "../auth/secrets";
-import type { HubEnv } from "./context";
+import { seal, unseal } from "../auth/sealed";
+import type { HubContext, HubEnv } from "./context";
 import { conflict, fieldError, Problem } from "./problem";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -22,15 +27,30 @@ export const IDEMPOTENCY_LEASE_MS = 30_000;
 export const requestFingerprint = (method: string, path: string, body: string) => sha256Hex(`${method} ${path}\n${body}`);
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
-export const idempotent = createMiddleware<HubEnv>(async (c, next) => {
+/** The request's Idempotency-Key on a POST, checked; undefined when there is none. */
+export function idempotencyKeyOf(c: HubContext): string | undefined {
   const key = c.req.header("Idempotency-Key");
-  const principal = c.var.principal;
-  if (c.req.method !== "POST" || key === undefined || !principal) return next();
-  if (!KEY_PATTERN.test(key)) {
-    throw fieldError("header.Idempotency-Key", "must be 1 to 255 visible ASCII characters");
-  }
+  if (c.req.method !== "POST" || key === undefined) return undefined;
+  if (!KEY_PATTERN.test(key)) throw fieldError("header.Idempotency-Key", "must be 1 to 255 visible ASCII characters");
+  return key;
+}
 
-  const caller = callerKey(principal);
+export interface IdempotencyScope {
+  /** Whose keys these are: a caller's keys never meet another's. */
+  caller: string;
+  key: string;
+  /** Store the answer sealed under DATA_KEY (it holds a secret the replay must hand out again). */
+  sealed?: boolean;
+}
+
+/**
+ * Runs `handle` at most once per caller, key and body: replays its answer to
+ * the same request again, refuses another body (422) or a request while the
+ * first is still being handled (409). `handle` answers the response to keep;
+ * a 5xx, or a throw, releases the key so a retry runs again.
+ */
+export async function runIdempotently(c: HubContext, scope: IdempotencyScope, handle: () => Promise<Response>): Promise<Response> {
+  const { caller, key } = scope;
   const requestHash = await requestFingerprint(c.req.method, c.req.path, await c.req.text());
   const now = Date.now();
   const claimedAt = new Date(now).toISOString();
@@ -51,7 +71,7 @@ export const idempotent = createMiddleware<HubEnv>(async (c, next) => {
     )
       .bind(caller, key)
       .first<{ request_hash: string; response_status: number | null; response_body: string | null; response_content_type: string }>();
-    if (!prior) return next(); // expired and swept between the two statements
+    if (!prior) return handle(); // expired and swept between the two statements
     if (prior.request_hash !== requestHash) {
       throw new Problem(422, "IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was already used with a different request body");
     }
@@ -64,22 +84,45 @@ export const idempotent = createMiddleware<HubEnv>(async (c, next) => {
     if (prior.response_body === null) {
       throw conflict("The request with this Idempotency-Key succeeded, but its answer held a secret that is shown only once", "IDEMPOTENT_SECRET_NOT_REPLAYED");
     }
-    return new Response(prior.response_body, {
+    const body = scope.sealed ? await unseal(c.env.DATA_KEY, prior.response_body) : prior.response_body;
+    return new Response(body, {
       status: prior.response_status,
       headers: { "Content-Type": prior.response_content_type, "Idempotent-Replayed": "true" },
     });
   }
 
-  await next();
-
-  if (c.res.status >= 500) {
-    // Nothing was done that must not be done twice: let the client retry with the same key.
-    await c.env.DB.prepare("DELETE FROM idempotency_keys WHERE caller = ?1 AND key = ?2 AND created_at = ?3").bind(caller, key, claimedAt).run();
-    return;
+  const release = () => c.env.DB.prepare("DELETE FROM idempotency_keys WHERE caller = ?1 AND key = ?2 AND created_at = ?3").bind(caller, key, claimedAt).run();
+  let res: Response;
+  try {
+    res = await handle();
+  } catch (e) {
+    await release();
+    throw e;
   }
+  if (res.status >= 500) {
+    // Nothing was done that must not be done twice: let the client retry with the same key.
+    await release();
+    return res;
+  }
+  const text = c.var.secretResponse && !scope.sealed ? null : await res.clone().text();
   await c.env.DB.prepare(
     "UPDATE idempotency_keys SET response_status = ?4, response_body = ?5, response_content_type = ?6 WHERE caller = ?1 AND key = ?2 AND created_at = ?3",
   )
-    .bind(caller, key, claimedAt, c.res.status, c.var.secretResponse ? null : await c.res.clone().text(), c.res.headers.get("Content-Type") ?? "application/json")
+    .bind(caller, key, claimedAt, res.status, text !== null && scope.sealed ? await seal(c.env.DATA_KEY, text) : text, res.headers.get("Content-Type") ?? "application/json")
     .run();
+  return res;
+}
+
+/** The middleware of authenticated routes: keys are the principal's. */
+export const idempotent = createMiddleware<HubEnv>(async (c, next) => {
+  const principal = c.var.principal;
+  if (c.req.method !== "POST" || c.req.header("Idempotency-Key") === undefined || !principal) return next();
+  let handled = false;
+  const res = await runIdempotently(c, { caller: callerKey(principal), key: idempotencyKeyOf(c)! }, async () => {
+    handled = true;
+    await next();
+    return c.res;
+  });
+  // A replay: the handler never ran, and this is the answer.
+  if (!handled) return res;
 });

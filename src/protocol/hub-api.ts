@@ -60,7 +60,8 @@ export const updateTaskBody = z
     require_plan: taskFields.require_plan.optional(),
     timeout_seconds: taskFields.timeout_seconds,
   })
-  .refine((b) => Object.keys(b).some((k) => k in taskFields), "give at least one field to change");
+  // payload (task-format) is kept as sent, and like spec cannot change once the task has left pending.
+  .refine((b) => Object.keys(b).some((k) => k in taskFields || k === "payload"), "give at least one field to change");
 
 export const assignBody = z
   .object({

@@ -43,7 +43,7 @@ export interface TaskOrigin {
   assignTo?: AssignTarget;
 }
 
-export type TaskChanges = Partial<Omit<NewTask, "sourceSessionId" | "warnings" | "origin">> & { warnings?: string[] };
+export type TaskChanges = Partial<Omit<NewTask, "sourceSessionId" | "warnings" | "origin">> & { warnings?: string[]; payload?: unknown };
 
 export interface AssignTarget {
   serverId: string;
@@ -104,6 +104,13 @@ export type RoomCommand =
   | { op: "help"; taskId: string; question: string; context: unknown; interventionType: "help" | "question" | "approval"; targetSessionId: string | null }
   | { op: "respond"; interventionId: string; response: string }
   | { op: "retry"; taskId: string }
+  /** The assignee declines the task (compute protocol): back to pending, never offered to its server again. */
+  | { op: "reject"; taskId: string; reason: string }
+  /**
+   * The room's alarm found the task's server silent past its lease: requeued or failed (AGENT_LOST), decided again
+   * from fresh reads. `connected`: the server has a socket open (agent or daemon) as the alarm looked.
+   */
+  | { op: "expire_lease"; taskId: string; connected: boolean; leaseSeconds: number }
   | { op: "cancel"; taskId: string; reason: string | null }
   | { op: "note"; taskId: string; content: string; urgent: boolean }
   | { op: "progress"; taskId: string; progress: number; message: string | null }

@@ -17,9 +17,11 @@ import { tellAgents } from "./agent-notices";
 import { AgentProtocol, AUTH_GRACE_MS, notify } from "./agent-socket";
 import { HUB_ACTOR, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 import { DashboardProtocol } from "./dashboard-socket";
-import { forgetAbandonedUploads, lastHeartbeat, nextDeadline, nextQuestionExpiry, nextUploadExpiry, openSessionsNamed, overdueTasks, taskSessions } from "./room-queries";
+import { forgetAbandonedUploads, lastHeartbeat, leasedTasks, nextDeadline, nextQuestionExpiry, nextUploadExpiry, openSessionsNamed, overdueTasks, taskSessions } from "./room-queries";
 import { RoomWriter, type Committed } from "./room-writer";
 import type { CommittedEvent } from "./statements";
+import type { TaskStatus } from "../domain/lifecycle";
+import { leaseDecision, leaseSeconds, LEASED_STATUSES } from "../protocol/compute-protocol";
 import { AGENT_TAG, attachmentOf, CLOSE, DASHBOARD_TAG, type AgentAttachment, type DashboardAttachment } from "./sockets";
 
 /** How long past its URL's expiry an upload that started in time may still be streaming. */
@@ -148,6 +150,42 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
       this.ctx.waitUntil(this.pushing);
     }
     for (const deadline of deadlines) await this.scheduleAlarm(Date.parse(deadline));
+    // A task given to a server, or put to work there, is watched by its lease from now on.
+    if (events.some((e) => e.task_id && LEASED_STATUSES.includes(e.data.status as TaskStatus))) await this.scheduleAlarm(Date.now() + this.leaseMs());
+  }
+
+  private leaseMs = () => leaseSeconds(this.env.ASSIGNMENT_LEASE_SECONDS) * 1000;
+
+  /**
+   * Takes back the tasks whose server stayed silent past the lease (run in the
+   * queue: each is one expire_lease operation, decided again from fresh reads
+   * so that a completion is either before it or refused after it). A daemon's
+   * socket is asked about only for a task that would otherwise go. Returns
+   * when to look again.
+   */
+  private async expireLeases(): Promise<number | null> {
+    const leaseMs = this.leaseMs();
+    const sockets = new Set(this.agentSockets().map((ws) => (attachmentOf(ws) as AgentAttachment).serverId));
+    const daemons = new Map<string, Promise<boolean>>();
+    const daemonConnected = (serverId: string) => {
+      if (!daemons.has(serverId)) daemons.set(serverId, linkStub(this.env, serverId).connected().catch(() => false));
+      return daemons.get(serverId)!;
+    };
+    let next: number | null = null;
+    for (const t of await leasedTasks(this.env.DB, this.projectId)) {
+      const facts = { status: t.status, assignedAt: t.assigned_at, lastHeartbeat: t.last_heartbeat, now: Date.now(), leaseMs };
+      let connected = sockets.has(t.server_id);
+      let decision = leaseDecision({ ...facts, connected });
+      if (decision.action !== "keep" && (await daemonConnected(t.server_id))) decision = leaseDecision({ ...facts, connected: (connected = true) });
+      if (decision.action === "keep") next = earliest([next, decision.recheckAt]);
+      else await this.writer.apply({ actor: HUB_ACTOR, command: { op: "expire_lease", taskId: t.id, connected, leaseSeconds: leaseMs / 1000 }, withView: false });
+    }
+    return next;
+  }
+
+  /** The hourly sweep found a task here past its lease: look now. */
+  async wakeForLeases() {
+    await this.scheduleAlarm(Date.now());
   }
 
   /** Hands each daemon what the committed events tell its sessions. */
@@ -296,7 +334,8 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   /**
    * Closes sockets whose token expired or that never authenticated, fails
    * running tasks whose timeout has passed (code TIMEOUT; never retried
-   * implicitly), times out questions nobody answered, forgets uploads that
+   * implicitly), times out questions nobody answered, takes back tasks from
+   * servers silent past their lease, forgets uploads that
    * never completed, and takes lapsed servers offline; then sleeps until the
    * next of these is due.
    */
@@ -310,7 +349,8 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
         await apply({ op: "fail", taskId: task.id, error: `Timed out after ${task.timeoutSeconds} s`, code: "TIMEOUT" });
       }
       await apply({ op: "expire_questions" });
-      const wakeAt = earliest([await nextDeadline(this.writer.db, this.projectId), nextExpiry, await nextQuestionExpiry(this.env.DB, this.projectId), nextAuth, await this.cleanUpUploads()]);
+      const nextLease = await this.expireLeases();
+      const wakeAt = earliest([await nextDeadline(this.writer.db, this.projectId), nextLease, nextExpiry, await nextQuestionExpiry(this.env.DB, this.projectId), nextAuth, await this.cleanUpUploads()]);
       // scheduleAlarm keeps an earlier alarm set meanwhile (a new socket, a heartbeat).
       if (wakeAt !== null) await this.scheduleAlarm(Math.max(wakeAt, Date.now() + 1000));
     });

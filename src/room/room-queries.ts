@@ -3,9 +3,24 @@ import { and, asc, eq, gt, isNotNull, lte, min } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { events, tasks } from "../db/schema";
 import type { SessionRef, TaskSessions } from "../server-link/pushes";
+import type { TaskStatus } from "../domain/lifecycle";
+import { LEASED_STATUSES } from "../protocol/compute-protocol";
 
 export const lastHeartbeat = async (d1: D1Database, serverId: string) =>
   (await d1.prepare("SELECT last_heartbeat FROM servers WHERE id = ?1").bind(serverId).first<{ last_heartbeat: string | null }>())?.last_heartbeat;
+
+/** The project's tasks the assignment lease watches, with their server's last heartbeat. */
+export async function leasedTasks(d1: D1Database, projectId: string) {
+  const { results } = await d1
+    .prepare(
+      `SELECT t.id, t.status, t.assigned_at, t.assigned_server_id AS server_id, s.last_heartbeat
+       FROM tasks t JOIN servers s ON s.id = t.assigned_server_id
+       WHERE t.project_id = ?1 AND t.status IN (SELECT value FROM json_each(?2))`,
+    )
+    .bind(projectId, JSON.stringify(LEASED_STATUSES))
+    .all<{ id: string; status: TaskStatus; assigned_at: string | null; server_id: string; last_heartbeat: string | null }>();
+  return results;
+}
 
 /** Running tasks whose timeout has passed. */
 export const overdueTasks = (db: Db, projectId: string, now: string) =>

@@ -230,6 +230,7 @@ export class RoomWriter {
       if (outcome.guardedUpdate !== undefined && own[outcome.guardedUpdate]!.results.length !== 1) return { ok: false, problem: outcome.guardRefusal ?? concurrentChange() };
       committed.notices.push(...(outcome.notices ?? []));
       if (outcome.deadline) committed.deadlines.push(outcome.deadline);
+      if (outcome.refusal) return { ok: false, problem: outcome.refusal };
       const view = operations[i]!.withView ? viewOf.get(outcome.taskId) : undefined;
       return { ok: true, taskId: outcome.taskId, ...(outcome.data ? { data: outcome.data } : {}), ...(outcome.unchanged ? { unchanged: true } : {}), ...(view ? { view } : {}) };
     });

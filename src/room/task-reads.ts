@@ -72,8 +72,8 @@ const BLOCKED = sql`EXISTS (SELECT 1 FROM task_dependencies d WHERE d.task_id = 
  */
 const waitingJson = (projectId: string, limit: number, condition: SQL) => sql<string>`(
   SELECT json_group_array(json_object('id', w.id, 'requirements', json(w.requirements), 'require_plan', w.require_plan, 'blocked', w.blocked,
-    'rank', w.rank, 'created_at', w.created_at)) FROM (
-    SELECT id, requirements, require_plan, ${BLOCKED} AS blocked, ${PRIORITY_RANK} AS rank, created_at
+    'rank', w.rank, 'created_at', w.created_at, 'rejected_by', json(w.rejected_by))) FROM (
+    SELECT id, requirements, require_plan, ${BLOCKED} AS blocked, ${PRIORITY_RANK} AS rank, created_at, rejected_by
     FROM tasks t
     WHERE project_id = ${projectId} AND status = 'pending' AND requirements IS NOT NULL AND ${condition}
     ORDER BY rank, created_at, id
@@ -82,10 +82,11 @@ const waitingJson = (projectId: string, limit: number, condition: SQL) => sql<st
 type Waiting = Assignable & { blocked: boolean; rank: number; createdAt: string };
 
 const parseWaiting = (json: string): Waiting[] =>
-  (JSON.parse(json) as { id: string; requirements: Requirements; require_plan: number; blocked: number; rank: number; created_at: string }[]).map((w) => ({
+  (JSON.parse(json) as { id: string; requirements: Requirements; require_plan: number; blocked: number; rank: number; created_at: string; rejected_by: string[] | null }[]).map((w) => ({
     id: w.id,
     requirements: w.requirements,
     requirePlan: Boolean(w.require_plan),
+    rejectedBy: w.rejected_by ?? [],
     blocked: Boolean(w.blocked),
     rank: w.rank,
     createdAt: w.created_at,

@@ -10,6 +10,7 @@ import { nowIso, type ServerRow } from "../db/client";
 import { projects, registrationTokens, servers } from "../db/schema";
 import { negotiateProtocol, HUB_PROTOCOL_VERSIONS } from "../domain/protocol-version";
 import { readJson } from "../http/body";
+import { idempotencyKeyOf, runIdempotently } from "../http/idempotency";
 import { hubBaseUrl } from "../http/base-url";
 import type { HubContext, HubEnv } from "../http/context";
 import { label, uuid, withinJsonLimit } from "../http/fields";
@@ -121,7 +122,31 @@ async function rekeyProof(c: HubContext, existing: ServerRow, machineId: string 
   };
 }
 
+/**
+ * Registration honours Idempotency-Key (compute protocol: safe retries): the
+ * same key and body again answer the same server and the same API key, even
+ * once the token is used up. The keys are the registration token's (there is
+ * no principal yet), and the stored answer is sealed: it holds the API key.
+ */
 registrationRoutes.post("/register", async (c) => {
+  const key = idempotencyKeyOf(c);
+  const token = key === undefined ? undefined : registrationTokenIn(await c.req.text());
+  // Without a token the handler says what is wrong with the body.
+  if (key === undefined || token === undefined) return register(c);
+  if (!c.env.DATA_KEY) throw new Problem(503, "NOT_CONFIGURED", "The hub has no DATA_KEY secret to keep a registration's answer for replay: set it, or register without Idempotency-Key");
+  return runIdempotently(c, { caller: `registration:${await sha256Hex(token)}`, key, sealed: true }, () => register(c));
+});
+
+function registrationTokenIn(raw: string): string | undefined {
+  try {
+    const token = (JSON.parse(raw) as { registration_token?: unknown } | null)?.registration_token;
+    return typeof token === "string" && token.length > 0 ? token : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function register(c: HubContext): Promise<Response> {
   const body = await readJson(c, registerBody);
   const protocolVersions = body.protocol_versions ?? undefined;
   if (!negotiateProtocol(protocolVersions)) {
@@ -189,4 +214,4 @@ registrationRoutes.post("/register", async (c) => {
     c.executionCtx.waitUntil(shutdownServer(c.env, old, "the server registered again; its old API key no longer works"));
   }
   return c.json({ id: server!.id, server_id: server!.id, name: server!.name, api_key: apiKey }, 201);
-});
+}

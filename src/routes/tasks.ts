@@ -43,6 +43,7 @@ import { rankServers } from "../domain/matching";
 import { dependencySchema, type Requirements } from "../protocol/orchestratia-v1";
 import { serverCandidates } from "../db/server-candidates";
 import { rememberedProjectOf, rememberProjectOf } from "../db/task-projects";
+import { rejectBody } from "../protocol/compute-protocol";
 
 /** Large JSON the caller sends for this project goes to R2 (see offload.ts). */
 const offloadFor = (c: HubContext, projectId: string) => offloaderFor(c, projectId, roomActor(c).label);
@@ -226,6 +227,7 @@ async function updateTask(c: HubContext, taskId: string) {
     ...(body.requirements !== undefined ? { requirements: body.requirements } : {}),
     ...(body.require_plan !== undefined ? { requirePlan: body.require_plan } : {}),
     ...(body.timeout_seconds !== undefined ? { timeoutSeconds: body.timeout_seconds } : {}),
+    ...(body.payload !== undefined ? { payload: body.payload } : {}),
     ...(warnings.length ? { warnings } : {}),
   };
   return (await runInRoomForView(c, task.projectId, { op: "update", taskId: task.id, changes })).view;
@@ -332,9 +334,9 @@ export const UNFINISHED = TASK_STATUSES.filter((s) => !FINISHED.includes(s));
 /** Every server that could take the task, scored as seed §5 says, best first. */
 async function matchingAgents(c: HubContext, taskId: string) {
   const task = await taskFor(c, taskId);
-  const row = await c.var.db.query.tasks.findFirst({ where: eq(tasks.id, task.id), columns: { requirements: true } });
+  const row = await c.var.db.query.tasks.findFirst({ where: eq(tasks.id, task.id), columns: { requirements: true, rejectedBy: true } });
   const candidates = await serverCandidates(c.var.db, task.projectId);
-  const servers = rankServers((row!.requirements ?? {}) as Requirements, candidates).map(({ active_tasks: _, ...match }) => match);
+  const servers = rankServers((row!.requirements ?? {}) as Requirements, candidates, row!.rejectedBy).map(({ active_tasks: _, ...match }) => match);
   return { servers, total: servers.length };
 }
 
@@ -400,6 +402,9 @@ export function taskRoutes(surface: "people" | "agents") {
   r.post("/:id/approve-plan", write, async (c) => c.json(await transition(c, id(c), async (taskId) => ({ op: "approve_plan", taskId }))));
   r.post("/:id/revise-plan", write, async (c) =>
     c.json(await transition(c, id(c), async (taskId) => ({ op: "revise_plan", taskId, feedback: (await readJson(c, reviseBody)).feedback }))),
+  );
+  r.post("/:id/reject", write, async (c) =>
+    c.json(await transition(c, id(c), async (taskId) => ({ op: "reject", taskId, reason: (await readJson(c, rejectBody)).reason }))),
   );
   r.post("/:id/retry", write, async (c) => c.json(await transition(c, id(c), async (taskId) => ({ op: "retry", taskId }))));
   r.post("/:id/dependencies", write, async (c) => {

@@ -5,7 +5,7 @@
  */
 import { eq, sql } from "drizzle-orm";
 import { sessions } from "../../db/schema";
-import { planAssignments, type Assignment } from "../../domain/cascade";
+import { planAssignments, type Assignable, type Assignment } from "../../domain/cascade";
 import { errorMentions } from "../../db/errors";
 import { activeTasksOfServer } from "../../db/server-candidates";
 import { DEFAULT_MAX_CONCURRENT_TASKS, rankServers } from "../../domain/matching";
@@ -73,9 +73,12 @@ export const assignmentEvents = (plan: Assignment[]): EventDraft[] =>
  * included) go to the best servers. `freedServer` no longer counts the task
  * the operation finishes. One query, whatever the number of tasks.
  */
-export async function planAutoAssign(ctx: OpContext, unblocked: string[], freedServer: string | null): Promise<Assignment[]> {
+export async function planAutoAssign(ctx: OpContext, unblocked: string[], freedServer: string | null, returning?: Assignable): Promise<Assignment[]> {
   if (!ctx.offerWaiting) return [];
-  const { waiting, candidates } = await ctx.reads.assignmentContext(ASSIGN_BATCH, unblocked);
+  const context = await ctx.reads.assignmentContext(ASSIGN_BATCH, unblocked);
+  // A task the operation itself hands back to pending is offered too, after those already waiting.
+  const waiting = returning ? [...context.waiting.filter((w) => w.id !== returning.id), returning] : context.waiting;
+  const { candidates } = context;
   if (waiting.length === 0) return [];
   return planAssignments(
     waiting,
@@ -122,7 +125,7 @@ export const autoAssign: Planner<"auto_assign"> = async (ctx, cmd) => {
   if (!task.requirements) return noRequirements();
   if (!ctx.offerWaiting) return concurrentChange("Other projects kept filling the matching servers while this was planned; retry");
   const { candidates } = await ctx.reads.assignmentContext(0);
-  const [best] = rankServers(task.requirements as Requirements, candidates);
+  const [best] = rankServers(task.requirements as Requirements, candidates, task.rejectedBy);
   if (!best || best.score < 0) return answerOnly(task.id, { status: "no_match" });
   const assignment = { taskId: task.id, match: best, requirePlan: task.requirePlan };
   return {

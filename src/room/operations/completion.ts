@@ -5,12 +5,12 @@
 import { sql } from "drizzle-orm";
 import { canonicalJson, contentOfPointers } from "../../domain/canonical-json";
 import { checkContracts, resolveDownstream, type DownstreamLink } from "../../domain/cascade";
-import { ACTIVE, FINISHED, type TaskStatus } from "../../domain/lifecycle";
+import { ACTIVE, allowedActions, FINISHED, type TaskStatus } from "../../domain/lifecycle";
 import { guardHolds, statement, type EventDraft, type TaskRow, type VersionGuard } from "../statements";
 import { assignmentEvents, assignmentStatements, planAutoAssign } from "./assignment";
 import { partyOf, statusEvent, taskWrite, transition, type Cmd, type OpContext, type OpOutcome, type WritePlan } from "./kernel";
-import { notFound, resultConflict } from "./refusals";
-import { HUB_ACTOR } from "../commands";
+import { HUB_ACTOR, type RoomActor } from "../commands";
+import { invalidTransition, notFound, resultConflict } from "./refusals";
 import { errorBlock } from "../../protocol/task-format";
 import { escalationContext, type EnvelopeOutcome } from "../../protocol/agent-envelope";
 import { help } from "./lifecycle";
@@ -38,6 +38,9 @@ export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<Op
     // DataRef pointers compare by content: each completion stores its large parts anew.
     if (canonicalJson(task.result, contentOfPointers) === canonicalJson(cmd.result, contentOfPointers)) return { taskId: task.id, statements: [], unchanged: true };
     return resultConflict();
+  }
+  if ((task.status === "failed" || task.status === "cancelled") && ctx.actor.kind === "agent" && (await heldBy(ctx, task, ctx.actor.serverId))) {
+    return keepLateResult(ctx, task, ctx.actor, cmd);
   }
   const next = transition(ctx, task, "complete");
   if (typeof next !== "string") return next;
@@ -140,3 +143,33 @@ export async function cancel(ctx: OpContext, cmd: Cmd<"cancel">): Promise<OpOutc
   return endWithoutCompleting(ctx, task, links, next, statusEvent("task_cancelled", task, next, { reason: cmd.reason, assigned_server_id: task.assignedServerId }), {});
 }
 
+
+/** Whether the agent's server held the task at some point: its last assignee, one that rejected it, or one it was assigned to before. */
+async function heldBy(ctx: OpContext, task: TaskRow, serverId: string): Promise<boolean> {
+  if (task.assignedServerId === serverId || task.rejectedBy.includes(serverId)) return true;
+  const row = await ctx.d1
+    .prepare("SELECT 1 AS held FROM events WHERE project_id = ?1 AND task_id = ?2 AND type = 'task_assigned' AND data ->> '$.server_id' = ?3 LIMIT 1")
+    .bind(ctx.projectId, task.id, serverId)
+    .first<{ held: number }>();
+  return row !== null;
+}
+
+/**
+ * "Duplicate or late results are valid and expected" (compute protocol): a
+ * result for a task that already failed or was cancelled changes nothing of
+ * its outcome, but is kept on the task (the latest one) with who sent it and
+ * when; the agent is still told 409.
+ */
+function keepLateResult(ctx: OpContext, task: TaskRow, actor: Extract<RoomActor, { kind: "agent" }>, cmd: Cmd<"complete">): WritePlan {
+  const lateResult = { result: cmd.result, structured: cmd.structured, server_id: actor.serverId, server_name: actor.serverName, received_at: ctx.now };
+  const plan = taskWrite(ctx, task, { lateResult }, [
+    { type: "late_result_received", taskId: task.id, data: { status: task.status, server_id: actor.serverId, server_name: actor.serverName, summary: typeof cmd.result.summary === "string" ? cmd.result.summary : null } },
+  ]);
+  return {
+    ...plan,
+    refusal: {
+      ...invalidTransition(task.status, `Cannot complete a task that is ${task.status}; the result was kept on the task as late_result`, allowedActions(task.status)),
+      extensions: { current_status: task.status, allowed_actions: allowedActions(task.status), late_result_kept: true },
+    },
+  };
+}

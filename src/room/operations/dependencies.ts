@@ -1,4 +1,4 @@
-/** Dependencies added and removed after creation: same project only, never a cycle. */
+/** Dependencies added and removed after creation: same project only, never a cycle, and only while the task is pending (compute protocol). */
 import { and, eq } from "drizzle-orm";
 import { taskDependencies } from "../../db/schema";
 import { isBlocked, resolveDependency } from "../../domain/dependencies";
@@ -7,11 +7,13 @@ import { FINISHED } from "../../domain/lifecycle";
 import { statement } from "../statements";
 import { assignmentEvents, assignmentStatements, planAutoAssign } from "./assignment";
 import { loadTask, recordEvents, type Cmd, type OpContext, type OpOutcome } from "./kernel";
-import { dependencyCycle, invalidField, notFound } from "./refusals";
+import { dependencyCycle, invalidField, notFound, taskImmutable } from "./refusals";
+import { isDispatched } from "../../protocol/compute-protocol";
 
 export async function addDependency(ctx: OpContext, cmd: Cmd<"add_dependency">): Promise<OpOutcome> {
   const task = await loadTask(ctx, cmd.taskId);
   if (!task) return notFound("Task");
+  if (isDispatched(task.status)) return taskImmutable(task.status, ["dependencies"]);
   const upstream = await loadTask(ctx, cmd.dependency.depends_on_task_id);
   if (!upstream) {
     return invalidField("depends_on_task_id", "no such task in this project");
@@ -49,6 +51,7 @@ export async function addDependency(ctx: OpContext, cmd: Cmd<"add_dependency">):
 export async function removeDependency(ctx: OpContext, cmd: Cmd<"remove_dependency">): Promise<OpOutcome> {
   const task = await loadTask(ctx, cmd.taskId);
   if (!task) return notFound("Task");
+  if (isDispatched(task.status)) return taskImmutable(task.status, ["dependencies"]);
   const deps = await ctx.db.select().from(taskDependencies).where(eq(taskDependencies.taskId, task.id));
   const removed = deps.find((d) => d.dependsOnTaskId === cmd.dependsOnTaskId);
   if (!removed) return notFound("Dependency");

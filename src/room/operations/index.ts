@@ -7,6 +7,7 @@ import { addDependency, removeDependency } from "./dependencies";
 import type { OpContext, OpOutcome, Planner } from "./kernel";
 import { beginWork, create, help, respond, retry, revisePlan, submitPlan, update } from "./lifecycle";
 import { disableWebhook } from "./integrations";
+import { expireLease, reject } from "./hand-back";
 import { changeSession, openSession } from "./sessions";
 
 const planners = {
@@ -22,6 +23,8 @@ const planners = {
   help,
   respond,
   retry,
+  reject,
+  expire_lease: expireLease,
   cancel,
   note,
   auto_assign: autoAssign,

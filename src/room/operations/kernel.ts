@@ -50,6 +50,8 @@ export interface WritePlan {
   notices?: AgentNotice[];
   /** What later operations of the same group must see of this one. */
   effects?: PlanEffects;
+  /** Commit the statements, and still answer this refusal (a late result is kept, and the agent is told no). */
+  refusal?: ProblemData;
 }
 
 export type OpOutcome = WritePlan | ProblemData;

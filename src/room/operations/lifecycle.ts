@@ -6,7 +6,8 @@ import type { TaskStatus } from "../../domain/lifecycle";
 import { chunkRows, guardHolds, statement, type EventDraft, type TaskRow, type VersionGuard } from "../statements";
 import { loadTask, recordEvents, statusEvent, taskWrite, transition, type AgentNotice, type Cmd, type OpContext, type OpOutcome } from "./kernel";
 import { beginTrace, parseTraceparent } from "../../protocol/trace-context";
-import { blocked, clientIdTaken, interventionClosed, invalidField, notAllowed, notFound, unknownDependencies } from "./refusals";
+import { blocked, clientIdTaken, interventionClosed, invalidField, notAllowed, notFound, taskImmutable, unknownDependencies } from "./refusals";
+import { immutableFieldsChanged } from "../../protocol/compute-protocol";
 
 const deadlineFrom = (task: TaskRow, now: string) =>
   task.timeoutSeconds ? new Date(Date.parse(now) + task.timeoutSeconds * 1000).toISOString() : null;
@@ -127,6 +128,12 @@ export async function update(ctx: OpContext, cmd: Cmd<"update">): Promise<OpOutc
   const next = transition(ctx, task, "update");
   if (typeof next !== "string") return next;
   const { warnings, ...changes } = cmd.changes;
+  const locked = immutableFieldsChanged(
+    task.status,
+    { spec: task.spec, structured_spec: task.structuredSpec, requirements: task.requirements, type: task.type, payload: task.payload },
+    { spec: changes.spec, structured_spec: changes.structuredSpec, requirements: changes.requirements, type: changes.type, payload: changes.payload },
+  );
+  if (locked.length) return taskImmutable(task.status, locked);
   const fields = Object.keys(cmd.changes).filter((k) => k !== "warnings");
   // A new timeout on work already under way counts from when it started.
   const working = task.startedAt && (task.status === "running" || task.status === "needs_human");
@@ -180,6 +187,7 @@ export async function revisePlan(ctx: OpContext, cmd: Cmd<"revise_plan">): Promi
   return taskWrite(ctx, task, { status: next, planFeedback: cmd.feedback }, [statusEvent("plan_revision_requested", task, next, { feedback: cmd.feedback })]);
 }
 
+/** A person's retry: pending again, editable again; the servers that rejected it stay excluded (rejected_by is kept). */
 export async function retry(ctx: OpContext, cmd: Cmd<"retry">): Promise<OpOutcome> {
   const task = await loadTask(ctx, cmd.taskId);
   if (!task) return notFound("Task");

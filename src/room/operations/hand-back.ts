@@ -1,0 +1,97 @@
+/**
+ * Dispatched tasks coming back (seeds/compute-protocol.md): an agent rejects
+ * the task it was given, or the room takes it back when its server has been
+ * silent past the lease. Either way nothing is retried implicitly: the task
+ * is pending again (and offered like any waiting task), or, for work under way
+ * that an agent took with it, failed explicitly with AGENT_LOST.
+ */
+import { eq } from "drizzle-orm";
+import { servers } from "../../db/schema";
+import type { Requirements } from "../../protocol/orchestratia-v1";
+import { AGENT_LOST, leaseDecision } from "../../protocol/compute-protocol";
+import { errorBlock } from "../../protocol/task-format";
+import type { EventDraft, TaskRow } from "../statements";
+import type { Blocker } from "../task-reads";
+import { assignmentEvents, assignStatement, capacityCheck, planAutoAssign } from "./assignment";
+import { endWithoutCompleting } from "./completion";
+import { answerOnly, statusEvent, taskWrite, transition, type OpContext, type OpOutcome, type Planner } from "./kernel";
+import { notFound } from "./refusals";
+
+/**
+ * Puts a dispatched task back to pending, its assignment cleared, and offers
+ * it with the other waiting tasks in the same batch; never to `notTo` (the
+ * servers that rejected it, and the one that just lost it).
+ */
+async function backToPending(ctx: OpContext, task: TaskRow, blockers: Blocker[], set: Partial<TaskRow>, event: EventDraft, notTo: string[]): Promise<OpOutcome> {
+  const returning =
+    task.requirements && blockers.length === 0 ? { id: task.id, requirements: task.requirements as Requirements, requirePlan: task.requirePlan, rejectedBy: notTo } : undefined;
+  const assignments = await planAutoAssign(ctx, [], task.assignedServerId, returning);
+  // The task's own new assignment rides in its own (guarded) update; the other waiting tasks' in the set-based one.
+  const own = assignments.find((a) => a.taskId === task.id);
+  const others = assignments.filter((a) => a !== own);
+  const placement: Partial<TaskRow> = own
+    ? { status: own.requirePlan ? "planning" : "assigned", assignedServerId: own.match.server_id, assignedAt: ctx.now }
+    : { status: "pending", assignedServerId: null, assignedAt: null };
+  const plan = taskWrite(
+    ctx,
+    task,
+    { targetSessionId: null, startedAt: null, deadlineAt: null, ...set, ...placement },
+    [event, ...assignmentEvents(assignments)],
+    (guard) => [...(others.length ? [assignStatement(ctx, others, guard)] : []), ...(assignments.length ? [capacityCheck(ctx, assignments, guard)] : [])],
+  );
+  return { ...plan, effects: { ...plan.effects, assignments: others } };
+}
+
+/** The assignee declines an assigned or planning task; its server is never offered the task again. */
+export const reject: Planner<"reject"> = async (ctx, cmd) => {
+  const loaded = await ctx.reads.taskWithBlockers(cmd.taskId);
+  if (!loaded) return notFound("Task");
+  const { task, blockers } = loaded;
+  const next = transition(ctx, task, "reject");
+  if (typeof next !== "string") return next;
+  // The lifecycle table lets only the assignee reject, and only agents are assignees.
+  const { serverId, serverName } = ctx.actor as Extract<typeof ctx.actor, { kind: "agent" }>;
+  const rejectedBy = [...new Set([...task.rejectedBy, serverId])];
+  return backToPending(ctx, task, blockers, { rejectedBy }, statusEvent("task_rejected", task, next, { reason: cmd.reason, server_id: serverId, server_name: serverName }), rejectedBy);
+};
+
+/** The lease lapsed, as the alarm saw it: decided again here, in the room's turn, so a completion cannot slip between. */
+export const expireLease: Planner<"expire_lease"> = async (ctx, cmd) => {
+  const loaded = await ctx.reads.taskWithDownstream(cmd.taskId);
+  if (!loaded) return notFound("Task");
+  const { task, links } = loaded;
+  const server = task.assignedServerId
+    ? await ctx.db.query.servers.findFirst({ where: eq(servers.id, task.assignedServerId), columns: { name: true, lastHeartbeat: true } })
+    : undefined;
+  if (!server) return answerOnly(task.id, { action: "keep" });
+  const decision = leaseDecision({
+    status: task.status,
+    assignedAt: task.assignedAt,
+    lastHeartbeat: server.lastHeartbeat,
+    connected: cmd.connected,
+    now: Date.parse(ctx.now),
+    leaseMs: cmd.leaseSeconds * 1000,
+  });
+  const lost = { server_id: task.assignedServerId, server_name: server.name, last_heartbeat: server.lastHeartbeat, lease_seconds: cmd.leaseSeconds };
+  if (decision.action === "keep") return answerOnly(task.id, { action: "keep" });
+  if (decision.action === "requeue") {
+    const blockers = (await ctx.reads.taskWithBlockers(task.id))?.blockers ?? [];
+    const retryCount = task.retryCount + 1;
+    return backToPending(
+      ctx,
+      task,
+      blockers,
+      { retryCount },
+      statusEvent("task_requeued", task, "pending", { reason: "lease_expired", retry_count: retryCount, ...lost }),
+      [...task.rejectedBy, task.assignedServerId!],
+    );
+  }
+  const message = `The agent on ${server.name} disappeared: no heartbeat or connection for ${cmd.leaseSeconds} s`;
+  const result = { error: message, code: AGENT_LOST };
+  return endWithoutCompleting(ctx, task, links, "failed", statusEvent("task_failed", task, "failed", { ...result, recoverable: true }), {
+    result,
+    resultStructured: false,
+    errorCode: AGENT_LOST,
+    error: errorBlock(message, AGENT_LOST, lost, true),
+  });
+};
