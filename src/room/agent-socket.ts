@@ -22,7 +22,7 @@ import {
   type ErrorCode,
   type EventType,
   type RequestType,
-} from "../protocol/agent-messages";
+} from "../protocol/agent-orchestrator-messages";
 import type { TaskView } from "../views/tasks";
 import type { RoomActor, RoomCommand, RoomResult } from "./commands";
 import { attachmentOf, CLOSE, FrameRate, sendJson, type AgentAttachment } from "./sockets";
