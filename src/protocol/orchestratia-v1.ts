@@ -90,10 +90,25 @@ export type TaskSpec = z.infer<typeof taskSpecSchema>;
 const count = z.int("must be an integer").min(0, "must not be negative");
 
 /** A contract entry as reported. Entries without `status` are normalised to fulfilled data (see normaliseResult). */
-const contractEntry = z.looseObject({
-  status: z.enum(["fulfilled", "partial", "skipped"], { error: "must be one of fulfilled, partial, skipped" }).optional(),
-  data: z.unknown().optional(),
-});
+const contractEntry = z
+  .looseObject({
+    status: z.enum(["fulfilled", "partial", "skipped"], { error: "must be one of fulfilled, partial, skipped" }).optional(),
+    data: z.unknown().optional(),
+  })
+  .superRefine((entry, ctx) => {
+    // §2: "skipped — Intentionally not fulfilled. Must provide reason in data." A reason beside data is taken too.
+    if (entry.status === "skipped" && !skipReasonOf(entry)) {
+      ctx.addIssue({ code: "custom", path: ["reason"], message: "is required when status is skipped: a non-empty reason, in data.reason or beside status" });
+    }
+  });
+
+/** Why a contract was skipped: `data.reason` (the seed's place) or `reason`. */
+export function skipReasonOf(entry: Record<string, unknown>): string | null {
+  const data = entry.data;
+  const inData = data && typeof data === "object" && !Array.isArray(data) ? (data as Record<string, unknown>).reason : typeof data === "string" ? data : undefined;
+  for (const r of [inData, entry.reason]) if (typeof r === "string" && r.trim()) return r;
+  return null;
+}
 
 /** §2 Result Reporting Format: orchestratia/task-result/v1. */
 export const taskResultSchema = z.looseObject({
