@@ -19,6 +19,8 @@ export const baseMessage = z.looseObject({
   id: z.string().min(1).max(200).optional(),
   timestamp: z.string().max(100).optional(),
   payload: z.unknown().optional(),
+  // Only ever a hint: a malformed one is dropped (the hub then begins a trace of its own).
+  traceparent: z.string().max(200).optional().catch(undefined),
 });
 
 const text = (max: number) => z.string().max(max);

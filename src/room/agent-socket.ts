@@ -63,6 +63,8 @@ interface Message {
   type: string;
   id?: string;
   payload?: unknown;
+  /** A W3C trace context the message belongs to (the hub's addition, as on its notify frames). */
+  traceparent?: string;
 }
 
 /** What a request is answered with; `later` when the answer comes with a commit (ask-user). */
@@ -386,7 +388,8 @@ export class AgentProtocol {
               timeoutSeconds: null,
               sourceSessionId: null,
               warnings: [],
-              ...(p.payload === undefined ? {} : { origin: { payload: p.payload } }),
+              // The task keeps its payload as sent (the description is its spec), and the trace the message names.
+              origin: { ...(p.payload === undefined ? {} : { payload: p.payload }), ...(m.traceparent ? { traceparent: m.traceparent } : {}) },
             },
             dependencies: (p.dependencies ?? []).map((id) => ({ depends_on_task_id: id, dependency_type: "blocks" as const, contract_key: null })),
           },
