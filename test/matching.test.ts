@@ -1,7 +1,8 @@
 /** Capability matching exactly as seed §5, rule by rule. */
 import { describe, expect, it } from "vitest";
 import { planAssignments } from "../src/domain/cascade";
-import { rankServers, scoreServer, type Candidate } from "../src/domain/matching";
+import { rankServers, rolesOf, scoreServer, unmetCustomRequirement, type Candidate } from "../src/domain/matching";
+import { requirementsSchema } from "../src/protocol/orchestratia-v1";
 
 const devBackend: Candidate = {
   id: "uuid-of-dev-backend",
@@ -81,6 +82,84 @@ describe("hard requirements", () => {
     expect(score({ environments: ["windows", "linux"] }, { online: false })).toMatchObject({ score: 80, reasons: ["environment match: linux (+30)", "has capacity (+50)"] });
     expect(score({ environments: ["windows"] })).toMatchObject({ score: -1, reasons: ["missing environment: windows (disqualified)"] });
     expect(score({ environments: ["macos"] }, { capabilities: {}, os: "darwin", online: false }).score).toBe(80);
+  });
+});
+
+describe("the hub's hard requirements: role and capabilities", () => {
+  it("an agent's roles come from capabilities.role or capabilities.roles, \"worker\" when neither is given", () => {
+    const table: [Candidate["capabilities"], string[]][] = [
+      [null, ["worker"]],
+      [{}, ["worker"]],
+      [{ role: "reviewer" }, ["reviewer"]],
+      [{ roles: ["planner", "reviewer"] }, ["planner", "reviewer"]],
+      [{ role: "reviewer", roles: ["reviewer", "worker"] }, ["reviewer", "worker"]],
+    ];
+    for (const [caps, roles] of table) expect(rolesOf(caps), JSON.stringify(caps)).toEqual(roles);
+  });
+
+  it("role: only a server with that role (case-insensitive) qualifies", () => {
+    expect(score({ role: "reviewer" })).toMatchObject({ score: -1, reasons: ["missing role: reviewer (disqualified)"] });
+    expect(score({ role: "worker" }, { online: false }).score).toBe(50);
+    expect(score({ role: "Reviewer" }, { online: false, capabilities: { roles: ["planner", "reviewer"] } }).score).toBe(50);
+    expect(score({ role: "worker" }, { capabilities: { role: "reviewer" } }).score).toBe(-1);
+  });
+
+  it("capabilities: each must be among languages, tools, tags and environments (case-insensitive)", () => {
+    const table: [string[], number | string][] = [
+      [["rust", "Docker", "backend", "linux"], 50],
+      [["cobol"], "missing capabilities: cobol (disqualified)"],
+      [["rust", "cobol", "fortran"], "missing capabilities: cobol, fortran (disqualified)"],
+      [["cargo"], 50],
+    ];
+    for (const [wanted, expected] of table) {
+      const m = score({ capabilities: wanted }, { online: false });
+      if (typeof expected === "number") expect(m.score, wanted.join()).toBe(expected);
+      else expect(m, wanted.join()).toMatchObject({ score: -1, reasons: [expected] });
+    }
+  });
+});
+
+describe("requirement fields the hub does not know", () => {
+  const caps = { cpu_cores: 32, gpu: "a100", gpus: ["a100", "h100"], arm64: true, zones: ["eu", "us"] };
+  it("are matched against the server's same-named capability", () => {
+    const table: [string, unknown, string | null][] = [
+      ["cpu_cores", 16, null],
+      ["cpu_cores", 32, null],
+      ["cpu_cores", 64, "insufficient cpu_cores: 32 < 64"],
+      ["memory_gb", 64, "missing memory_gb: 64"],
+      ["gpu", "A100", null],
+      ["gpu", "h100", "missing gpu: h100"],
+      ["gpus", "h100", null],
+      ["arm64", true, null],
+      ["arm64", false, "missing arm64: false"],
+      ["zones", ["us", "eu"], null],
+      ["zones", ["us", "ap"], "missing zones: ap"],
+      ["gpu", 1, "missing gpu: 1"],
+      ["gpu", { model: "a100" }, "cannot match gpu"],
+    ];
+    for (const [field, wanted, unmet] of table) expect(unmetCustomRequirement(field, wanted, caps), `${field}=${JSON.stringify(wanted)}`).toBe(unmet);
+  });
+
+  it("disqualify a server that lacks them, with the seed's style of reason", () => {
+    expect(score({ cpu_cores: 64 } as never)).toMatchObject({ score: -1, reasons: ["missing cpu_cores: 64 (disqualified)"] });
+    expect(score({ cpu_cores: 64 } as never, { online: false, capabilities: { cpu_cores: 128 } as never }).score).toBe(50);
+    // $schema is the document's version, not a requirement.
+    expect(score({ $schema: "orchestratia/requirements/v1" }, { online: false }).score).toBe(50);
+  });
+
+  it("are refused when they hold a value that cannot be compared, naming the field", () => {
+    const table: [Record<string, unknown>, string[]][] = [
+      [{ cpu_cores: 64 }, []],
+      [{ zones: ["eu", 1, true] }, []],
+      [{ gpu: { model: "a100" } }, ["gpu"]],
+      [{ gpus: [{ model: "a100" }] }, ["gpus"]],
+      [{ affinity: null }, ["affinity"]],
+      [{ $schema: "orchestratia/requirements/v1", role: "reviewer", capabilities: ["cobol"] }, []],
+    ];
+    for (const [req, paths] of table) {
+      const parsed = requirementsSchema.safeParse(req);
+      expect(parsed.success ? [] : parsed.error.issues.map((i) => i.path.join(".")), JSON.stringify(req)).toEqual(paths);
+    }
   });
 });
 

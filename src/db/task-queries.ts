@@ -170,6 +170,10 @@ export interface TaskFilter {
   targetSessionId?: string;
   /** Tasks for this session: in its project, assigned to it or to its server without naming a session. */
   forSession?: string;
+  /** An agent's own tasks: assigned to its server, or created by it. */
+  ownedBy?: { serverId: string; createdBy: string };
+  /** Tasks whose requirements name this role (case-insensitive). */
+  requiredRole?: string;
   limit: number;
   cursor?: string;
 }
@@ -199,6 +203,8 @@ export async function listTasks(db: Db, f: TaskFilter): Promise<{ tasks: TaskVie
       ? sql`${tasks.projectId} = (SELECT project_id FROM sessions WHERE id = ${f.forSession})
           AND (${tasks.targetSessionId} = ${f.forSession} OR (${tasks.targetSessionId} IS NULL AND ${tasks.assignedServerId} = (SELECT server_id FROM sessions WHERE id = ${f.forSession})))`
       : undefined,
+    f.ownedBy ? sql`(${tasks.assignedServerId} = ${f.ownedBy.serverId} OR ${tasks.createdBy} = ${f.ownedBy.createdBy})` : undefined,
+    f.requiredRole ? sql`lower(${tasks.requirements} ->> '$.role') = lower(${f.requiredRole})` : undefined,
   ];
   if (f.cursor) {
     const [createdAt, id] = decodeCursor(f.cursor);

@@ -3,7 +3,7 @@
  * requirements. Hard requirements disqualify (score -1) when missing; soft
  * ones only add. The reasons are the seed's strings.
  */
-import type { Capabilities, Requirements } from "../protocol/orchestratia-v1";
+import { isMatchableValue, KNOWN_REQUIREMENT_FIELDS, type Capabilities, type Requirements } from "../protocol/orchestratia-v1";
 
 export interface Candidate {
   id: string;
@@ -46,6 +46,39 @@ const maxTasks = (c: Candidate) => maxConcurrentTasks(c.capabilities);
 /** Whether the server can take another task (one without declared capabilities can take none). */
 export const hasCapacity = (c: Candidate) => c.capabilities != null && c.activeTasks < maxTasks(c);
 
+/** The roles a server's agent declared (`role` or `roles` in its capabilities); "worker" when it declared none. */
+export function rolesOf(capabilities: Capabilities | null | undefined): string[] {
+  const declared = [...(capabilities?.role ? [capabilities.role] : []), ...(capabilities?.roles ?? [])];
+  return declared.length ? [...new Set(declared)] : ["worker"];
+}
+
+/** What a server offers for `requirements.capabilities`: its languages, tools, tags and environments. */
+export const capabilityNames = (caps: Capabilities) => [...new Set([...(caps.languages ?? []), ...(caps.tools ?? []), ...(caps.tags ?? []), ...(caps.environments ?? [])])];
+
+const same = (a: unknown, b: unknown) => (typeof a === "string" && typeof b === "string" ? a.toLowerCase() === b.toLowerCase() : a === b);
+const shown = (v: unknown) => (Array.isArray(v) ? v.map(String).join(", ") : String(v));
+
+/**
+ * A requirement field the hub does not know, against the server's capability
+ * of the same name: a number is a minimum, a boolean or string must be equal
+ * (or among a listed capability), a list must be contained entirely. Null
+ * when it holds; otherwise why not.
+ */
+export function unmetCustomRequirement(field: string, wanted: unknown, caps: Capabilities): string | null {
+  if (!isMatchableValue(wanted)) return `cannot match ${field}`;
+  const has = (caps as Record<string, unknown>)[field];
+  if (has === undefined || has === null) return `missing ${field}: ${shown(wanted)}`;
+  if (typeof wanted === "number") {
+    if (typeof has !== "number") return `missing ${field}: ${wanted}`;
+    return has >= wanted ? null : `insufficient ${field}: ${has} < ${wanted}`;
+  }
+  const offered = Array.isArray(has) ? has : [has];
+  const missing = (Array.isArray(wanted) ? wanted : [wanted]).filter((w) => !offered.some((o) => same(o, w)));
+  return missing.length ? `missing ${field}: ${shown(missing)}` : null;
+}
+
+const customFields = (req: Requirements) => Object.entries(req).filter(([field]) => !(KNOWN_REQUIREMENT_FIELDS as readonly string[]).includes(field));
+
 export function scoreServer(req: Requirements, c: Candidate): Match {
   const base = { server_id: c.id, server_name: c.name, status: c.online ? ("online" as const) : ("offline" as const), active_tasks: c.activeTasks };
   const disqualified = (reason: string): Match => ({ ...base, score: -1, reasons: [`${reason} (disqualified)`] });
@@ -74,6 +107,17 @@ export function scoreServer(req: Requirements, c: Candidate): Match {
     if (matched.length === 0) return disqualified(`missing environment: ${req.environments.join(", ")}`);
     score += SCORES.environment;
     reasons.push(`environment match: ${matched.join(", ")} (+${SCORES.environment})`);
+  }
+
+  if (req.role && !rolesOf(caps).some((r) => same(r, req.role))) return disqualified(`missing role: ${req.role}`);
+  if (req.capabilities?.length) {
+    const offered = new Set(lower(capabilityNames(caps)));
+    const missing = req.capabilities.filter((x) => !offered.has(x.toLowerCase()));
+    if (missing.length) return disqualified(`missing capabilities: ${missing.join(", ")}`);
+  }
+  for (const [field, wanted] of customFields(req)) {
+    const unmet = unmetCustomRequirement(field, wanted, caps);
+    if (unmet) return disqualified(unmet);
   }
 
   if (!hasCapacity(c)) return disqualified(`at capacity: ${c.activeTasks}/${maxTasks(c)} tasks`);

@@ -22,6 +22,9 @@ export const capabilitiesSchema = z.looseObject({
   environments: names.optional(),
   tags: names.optional(),
   max_concurrent_tasks: z.int("must be an integer").min(1, "must be at least 1").max(1000).optional(),
+  /** The hub's: the agent's role (agent-orchestrator-messages.md), or several; "worker" when neither is given. */
+  role: name.optional(),
+  roles: names.optional(),
 });
 export type Capabilities = z.infer<typeof capabilitiesSchema>;
 
@@ -87,10 +90,25 @@ export type TaskSpec = z.infer<typeof taskSpecSchema>;
 const count = z.int("must be an integer").min(0, "must not be negative");
 
 /** A contract entry as reported. Entries without `status` are normalised to fulfilled data (see normaliseResult). */
-const contractEntry = z.looseObject({
-  status: z.enum(["fulfilled", "partial", "skipped"], { error: "must be one of fulfilled, partial, skipped" }).optional(),
-  data: z.unknown().optional(),
-});
+const contractEntry = z
+  .looseObject({
+    status: z.enum(["fulfilled", "partial", "skipped"], { error: "must be one of fulfilled, partial, skipped" }).optional(),
+    data: z.unknown().optional(),
+  })
+  .superRefine((entry, ctx) => {
+    // §2: "skipped — Intentionally not fulfilled. Must provide reason in data." A reason beside data is taken too.
+    if (entry.status === "skipped" && !skipReasonOf(entry)) {
+      ctx.addIssue({ code: "custom", path: ["reason"], message: "is required when status is skipped: a non-empty reason, in data.reason or beside status" });
+    }
+  });
+
+/** Why a contract was skipped: `data.reason` (the seed's place) or `reason`. */
+export function skipReasonOf(entry: Record<string, unknown>): string | null {
+  const data = entry.data;
+  const inData = data && typeof data === "object" && !Array.isArray(data) ? (data as Record<string, unknown>).reason : typeof data === "string" ? data : undefined;
+  for (const r of [inData, entry.reason]) if (typeof r === "string" && r.trim()) return r;
+  return null;
+}
 
 /** §2 Result Reporting Format: orchestratia/task-result/v1. */
 export const taskResultSchema = z.looseObject({
@@ -120,16 +138,42 @@ export const taskResultSchema = z.looseObject({
 });
 export type TaskResult = z.infer<typeof taskResultSchema>;
 
-/** §5 Task Requirements Schema (orchestratia/requirements/v1). */
-export const requirementsSchema = z.looseObject({
-  $schema: z.string().max(200).optional(),
-  repo: name.optional(),
-  languages: names.optional(),
-  tools: names.optional(),
-  environments: names.optional(),
-  tags: names.optional(),
-  prefer_server: name.optional(),
-});
+/** The requirement fields the hub itself knows; any other is matched against the server's same-named capability. */
+export const KNOWN_REQUIREMENT_FIELDS = ["$schema", "repo", "languages", "tools", "environments", "tags", "prefer_server", "role", "capabilities"] as const;
+
+/** A value an unknown requirement field may hold: one that can be compared with a capability. */
+export const isMatchableValue = (v: unknown): boolean =>
+  typeof v === "number" || typeof v === "boolean" || typeof v === "string" || (Array.isArray(v) && v.every((x) => typeof x === "number" || typeof x === "boolean" || typeof x === "string"));
+
+/**
+ * §5 Task Requirements Schema (orchestratia/requirements/v1), plus the hub's
+ * hard `role` and `capabilities`. Fields the seed does not name are not
+ * ignored (compute-protocol.md forbids implicit compatibility): they are
+ * matched against the server's capabilities, so they must hold a value that
+ * can be compared.
+ */
+export const requirementsSchema = z
+  .looseObject({
+    $schema: z.string().max(200).optional(),
+    repo: name.optional(),
+    languages: names.optional(),
+    tools: names.optional(),
+    environments: names.optional(),
+    tags: names.optional(),
+    prefer_server: name.optional(),
+    role: name.optional(),
+    capabilities: names.optional(),
+  })
+  .superRefine((req, ctx) => {
+    for (const [field, value] of Object.entries(req)) {
+      if ((KNOWN_REQUIREMENT_FIELDS as readonly string[]).includes(field) || isMatchableValue(value)) continue;
+      ctx.addIssue({
+        code: "custom",
+        path: [field],
+        message: "cannot be matched: an unknown requirement must be a number, boolean, string or list of those, compared with the server's capability of that name",
+      });
+    }
+  });
 export type Requirements = z.infer<typeof requirementsSchema>;
 
 export const DEPENDENCY_TYPES = ["blocks", "input", "related"] as const;

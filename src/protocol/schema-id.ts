@@ -18,3 +18,17 @@ export function checkSchemaId(family: SchemaFamily, value: unknown): SchemaCheck
   }
   return { kind: "foreign", warning: `${family}: unrecognised $schema "${id}"` };
 }
+
+/**
+ * Warnings about a capabilities object's `$schema` (seed §7: validated by
+ * prefix, unknown versions accepted with a warning). A foreign identifier is
+ * accepted with a warning too: capabilities are informational (a node
+ * descriptor in compute-protocol.md), and every field is still checked.
+ */
+export function capabilitiesWarnings(capabilities: { $schema?: unknown } | null | undefined): string[] {
+  const id = checkSchemaId("capabilities", capabilities?.$schema);
+  return id.kind === "other-version" || id.kind === "foreign" ? [id.warning] : [];
+}
+
+/** A response's `warnings`, only when there are some (responses the official clients get stay as they were). */
+export const withWarnings = (warnings: string[]) => (warnings.length ? { warnings } : {});

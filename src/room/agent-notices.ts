@@ -1,7 +1,8 @@
 /**
  * What agents hear once a batch has committed: their assignments and
  * cancellations, events of the tasks they subscribed to, answers to the
- * questions they wait on, and word that no answer will come.
+ * questions they wait on, and word that no answer will come. Frames about a
+ * task carry its W3C `traceparent`, so its work can be followed across agents.
  */
 import { notify, respond, respondError } from "./agent-socket";
 import type { AgentNotice } from "./operations";
@@ -16,12 +17,12 @@ export function tellAgents(sockets: WebSocket[], events: CommittedEvent[], notic
     const a = attachmentOf(ws) as AgentAttachment;
     for (const e of events) {
       if (e.type === "task_assigned" && e.data.server_id === a.serverId) {
-        notify(ws, "notify:task-assigned", { taskId: e.task_id, message: "Task assigned. Use request:get-task to view details." });
+        notify(ws, "notify:task-assigned", { taskId: e.task_id, message: "Task assigned. Use request:get-task to view details." }, e.traceparent);
       }
       if (e.type === "task_cancelled" && e.data.assigned_server_id === a.serverId) {
-        notify(ws, "notify:task-cancelled", { taskId: e.task_id, reason: e.data.reason ?? "Cancelled" });
+        notify(ws, "notify:task-cancelled", { taskId: e.task_id, reason: e.data.reason ?? "Cancelled" }, e.traceparent);
       }
-      if (e.task_id && a.subscriptions.includes(e.task_id)) notify(ws, "notify:task-event", { taskId: e.task_id, event: e });
+      if (e.task_id && a.subscriptions.includes(e.task_id)) notify(ws, "notify:task-event", { taskId: e.task_id, event: e }, e.traceparent);
     }
   }
   for (const n of notices) {

@@ -4,31 +4,42 @@
  * response:error correlated by id; events need no answer; what the hub has to
  * tell an agent arrives as notify:* messages.
  */
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { sha256Hex } from "../auth/secrets";
 import { logError } from "../log";
 import type { Db } from "../db/client";
-import { servers, tasks } from "../db/schema";
+import { interventions, servers, tasks } from "../db/schema";
 import { serverCandidates } from "../db/server-candidates";
 import { listTasks, taskViews } from "../db/task-queries";
+import { capabilityNames, rolesOf } from "../domain/matching";
 import { zodFieldErrors } from "../protocol/field-errors";
 import {
+  agentMatches,
   baseMessage,
+  DEFAULT_ASK_TIMEOUT_MS,
   eventPayloads,
   hubStatusesOf,
   priorityOf,
+  REMEMBER_ANSWERS_MS,
+  REMEMBERED_REQUESTS,
+  REQUEST_TIMEOUT_MS,
+  requestFingerprintText,
   requestPayloads,
-  seedStatusOf,
+  requirementsOfSubmit,
+  seedAgent,
+  seedErrorOf,
+  seedTask,
+  withinDeadline,
   type ErrorCode,
   type EventType,
   type RequestType,
-} from "../protocol/agent-messages";
+} from "../protocol/agent-orchestrator-messages";
 import type { TaskView } from "../views/tasks";
 import type { RoomActor, RoomCommand, RoomResult } from "./commands";
 import { attachmentOf, CLOSE, FrameRate, sendJson, type AgentAttachment } from "./sockets";
 
 export const RATE_LIMIT_PER_SECOND = 100;
-export const DEFAULT_ASK_TIMEOUT_MS = 5 * 60_000;
+export { DEFAULT_ASK_TIMEOUT_MS, REQUEST_TIMEOUT_MS };
 /** How long a socket that has not sent its API key is kept. */
 export const AUTH_GRACE_MS = 10_000;
 
@@ -52,7 +63,15 @@ interface Message {
   type: string;
   id?: string;
   payload?: unknown;
+  /** A W3C trace context the message belongs to (the hub's addition, as on its notify frames). */
+  traceparent?: string;
 }
+
+/** What a request is answered with; `later` when the answer comes with a commit (ask-user). */
+type Answer =
+  | { type: "response:success"; payload: unknown }
+  | { type: "response:error"; error: { code: ErrorCode; message: string; details?: unknown } }
+  | { type: "later" };
 
 const stamp = () => new Date().toISOString();
 
@@ -70,29 +89,37 @@ export function respondError(ws: WebSocket, correlationId: string | undefined | 
   });
 }
 
-export const notify = (ws: WebSocket, type: string, payload: unknown) => sendJson(ws, { type, id: crypto.randomUUID(), timestamp: stamp(), payload });
+/** A notification; one about a task carries the task's W3C trace context. */
+export const notify = (ws: WebSocket, type: string, payload: unknown, traceparent?: string | null) =>
+  sendJson(ws, { type, id: crypto.randomUUID(), timestamp: stamp(), ...(traceparent ? { traceparent } : {}), payload });
+
+const success = (payload: unknown): Answer => ({ type: "response:success", payload });
+const failure = (code: ErrorCode, message: string, details?: unknown): Answer => ({
+  type: "response:error",
+  error: { code, message, ...(details === undefined ? {} : { details }) },
+});
+
+function send(ws: WebSocket, correlationId: string | undefined, answer: Answer) {
+  if (answer.type === "response:success") respond(ws, correlationId, answer.payload);
+  else if (answer.type === "response:error") respondError(ws, correlationId, answer.error.code, answer.error.message, answer.error.details);
+}
 
 const actorOf = (a: AgentAttachment): RoomActor => ({ kind: "agent", serverId: a.serverId!, serverName: a.serverName!, label: `agent:${a.serverName}` });
 
-/** A task as the seed's messages show it. */
-const seedTask = (t: TaskView) => ({
-  id: t.id,
-  name: t.title,
-  description: t.spec,
-  type: t.type,
-  status: seedStatusOf(t.status),
-  hub_status: t.status,
-  priority: t.priority,
-  requiredRole: "worker",
-  dependencies: t.dependencies.map((d) => d.depends_on_task_id),
-  assignedTo: t.assigned_server_name,
-  progress: t.progress,
-  result: t.result,
-  resolved_inputs: t.resolved_inputs,
-});
+/** The seed's "Agents can only query their own tasks": assigned to the agent's server, or created by it. */
+const ownTask = (a: AgentAttachment, t: TaskView) => t.assigned_server_id === a.serverId || t.created_by === actorOf(a).label;
+
+/** Payload errors are answered before anything runs. */
+class InvalidPayload extends Error {
+  constructor(readonly answer: Answer) {
+    super("invalid payload");
+  }
+}
 
 export class AgentProtocol {
   private readonly rate = new FrameRate(RATE_LIMIT_PER_SECOND);
+  /** Remembered requests being handled, by server and id: a concurrent repeat waits for the first one's answer. */
+  private readonly inFlight = new Map<string, { fingerprint: string; answer: Promise<Answer> }>();
 
   constructor(private readonly room: AgentRoomPort) {}
 
@@ -115,6 +142,12 @@ export class AgentProtocol {
       if (message.success && message.data.type === "auth") return this.authenticate(ws, attachment, (parsed as { api_key?: unknown }).api_key);
       respondError(ws, message.success ? message.data.id : null, "UNAUTHORIZED", 'Authenticate first: {"type":"auth","api_key":"orc_..."}');
       return ws.close(CLOSE.unauthorized, "authentication required");
+    }
+    if (attachment.closing) {
+      // notify:shutdown announced a grace period: answers already under way still arrive, nothing new is done.
+      return respondError(ws, message.success ? message.data.id : null, "UNAUTHORIZED", `This socket is shutting down: ${attachment.closing.reason}`, {
+        closes_at: new Date(attachment.closing.at).toISOString(),
+      });
     }
     if (this.rate.exceeded(ws)) {
       return respondError(ws, message.success ? message.data.id : null, "INVALID_REQUEST", `Rate limit: at most ${RATE_LIMIT_PER_SECOND} messages per second`, {
@@ -164,26 +197,21 @@ export class AgentProtocol {
     if (a?.serverId) await this.room.left(a.serverId, ws);
   }
 
-  private payload<T extends RequestType | EventType>(ws: WebSocket, m: Message, type: T) {
+  private payload<T extends RequestType | EventType>(m: Message, type: T): any {
     const schema = (type in requestPayloads ? requestPayloads[type as RequestType] : eventPayloads[type as EventType]) as (typeof requestPayloads)[RequestType];
     const parsed = schema.safeParse(m.payload ?? {});
-    if (!parsed.success) {
-      respondError(ws, m.id, "INVALID_REQUEST", `Invalid payload for ${type}`, zodFieldErrors(parsed.error, "payload"));
-      return undefined;
-    }
-    return parsed.data as never;
+    if (!parsed.success) throw new InvalidPayload(failure("INVALID_REQUEST", `Invalid payload for ${type}`, zodFieldErrors(parsed.error, "payload")));
+    return parsed.data;
   }
 
-  /** Answers a room write: success, or the refusal mapped to the protocol's codes. */
-  private async write(ws: WebSocket, m: Message, a: AgentAttachment, command: RoomCommand, answer?: (r: Extract<RoomResult, { ok: true }>) => unknown) {
+  /** Runs a room write: its answer, or the refusal in the seed's terms with the hub's problem in `details`. */
+  private async write(a: AgentAttachment, command: RoomCommand, answer: (r: Extract<RoomResult, { ok: true }>) => Promise<Answer> | Answer): Promise<Answer> {
     const result = await this.room.run(actorOf(a), command);
     if (!result.ok) {
-      const code: ErrorCode = result.problem.status === 404 ? "NOT_FOUND" : result.problem.status === 403 ? "UNAUTHORIZED" : "INVALID_REQUEST";
-      respondError(ws, m.id, code, result.problem.detail, result.problem.errors);
-      return undefined;
+      const e = seedErrorOf(result.problem);
+      return failure(e.code, e.message, e.details);
     }
-    if (answer) respond(ws, m.id, await answer(result));
-    return result;
+    return answer(result);
   }
 
   /** Task data with DataRef download URLs, for the base URL the agent connected through. */
@@ -197,133 +225,242 @@ export class AgentProtocol {
     return view && view.project_id === this.room.projectId ? view : undefined;
   }
 
+  /** One of the agent's own tasks, or undefined (another agent's task is not found, as a missing one). */
+  private async ownTaskHere(a: AgentAttachment, taskId: string) {
+    const view = isUuid(taskId) ? await this.taskHere(taskId) : undefined;
+    return view && ownTask(a, view) ? view : undefined;
+  }
+
+  /**
+   * Answers a request within REQUEST_TIMEOUT_MS: a handler still running then
+   * is answered TIMEOUT and its late answer is not sent (a remembered request
+   * still records it, for a retry of the same id).
+   */
   private async onRequest(ws: WebSocket, a: AgentAttachment, m: Message, type: RequestType) {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, REQUEST_TIMEOUT_MS);
+    });
+    try {
+      const outcome = await withinDeadline(this.answerOnce(ws, a, m, type), deadline);
+      if (outcome.done) send(ws, m.id, outcome.value);
+      else respondError(ws, m.id, "TIMEOUT", `No answer within ${REQUEST_TIMEOUT_MS / 1000} s`, { timeout_ms: REQUEST_TIMEOUT_MS });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * A remembered request (one with an effect) repeated with an id already
+   * answered — on this socket or another of the same server, before or after
+   * a reconnect — gets the first answer and does nothing again; the same id
+   * with another request is refused. Concurrent repeats wait for the first.
+   */
+  private answerOnce(ws: WebSocket, a: AgentAttachment, m: Message, type: RequestType): Promise<Answer> {
+    if (!m.id || !REMEMBERED_REQUESTS.includes(type)) return this.answer(ws, a, m, type);
+    const fingerprint = requestFingerprintText(type, m.payload);
+    const key = `${a.serverId}\n${m.id}`;
+    const running = this.inFlight.get(key);
+    if (running) return running.fingerprint === fingerprint ? running.answer : Promise.resolve(idReused(m.id));
+    const answer = this.remembered(ws, a, m, type, fingerprint).finally(() => this.inFlight.delete(key));
+    this.inFlight.set(key, { fingerprint, answer });
+    return answer;
+  }
+
+  private async remembered(ws: WebSocket, a: AgentAttachment, m: Message, type: RequestType, fingerprint: string): Promise<Answer> {
+    const db = this.room.db;
+    const caller = `server:${a.serverId}`;
+    // Per project: the same id sent to two projects' sockets names two requests.
+    const key = `agent-ws:${this.room.projectId}:${m.id}`;
+    const hash = await sha256Hex(fingerprint);
+    const now = Date.now();
+    const claimedAt = new Date(now).toISOString();
+    // This room is the only one answering this key, so a claim with no answer is one cut off (the room restarted): taken over.
+    const claim = await db.run(sql`INSERT INTO idempotency_keys (caller, key, request_hash, created_at) VALUES (${caller}, ${key}, ${hash}, ${claimedAt})
+      ON CONFLICT (caller, key) DO UPDATE SET request_hash = excluded.request_hash, response_status = NULL, response_body = NULL, created_at = excluded.created_at
+      WHERE idempotency_keys.created_at < ${new Date(now - REMEMBER_ANSWERS_MS).toISOString()} OR idempotency_keys.response_status IS NULL`);
+    if (claim.meta.changes === 0) {
+      const prior = await db.get<{ request_hash: string; response_body: string | null }>(
+        sql`SELECT request_hash, response_body FROM idempotency_keys WHERE caller = ${caller} AND key = ${key}`,
+      );
+      if (prior && prior.request_hash !== hash) return idReused(m.id!);
+      if (prior?.response_body) return this.replay(a, m, JSON.parse(prior.response_body) as Answer);
+    }
+    let answer: Answer;
+    try {
+      answer = await this.answer(ws, a, m, type);
+    } catch (e) {
+      // Nothing was done that must not be done twice: a retry of this id runs again.
+      await db.run(sql`DELETE FROM idempotency_keys WHERE caller = ${caller} AND key = ${key} AND created_at = ${claimedAt}`);
+      throw e;
+    }
+    await db.run(
+      sql`UPDATE idempotency_keys SET response_status = 200, response_body = ${JSON.stringify(answer)}, response_content_type = 'application/json'
+          WHERE caller = ${caller} AND key = ${key} AND created_at = ${claimedAt}`,
+    );
+    return answer;
+  }
+
+  /** The first answer again; for ask-user, the answer its question has by now (none yet while nobody answered). */
+  private async replay(a: AgentAttachment, m: Message, first: Answer): Promise<Answer> {
+    if (first.type !== "later") return first;
+    const asked = await this.room.db.query.interventions.findFirst({
+      where: and(eq(interventions.projectId, this.room.projectId), eq(interventions.serverId, a.serverId!), eq(interventions.correlationId, m.id!)),
+      columns: { status: true, response: true, respondedAt: true },
+    });
+    if (asked?.status === "responded") return success({ answer: asked.response, metadata: { answeredAt: asked.respondedAt } });
+    if (asked?.status === "timed_out") return failure("TIMEOUT", "Nobody answered in time");
+    if (asked?.status === "cancelled") return failure("NOT_FOUND", "The question was withdrawn");
+    return first;
+  }
+
+  private async answer(ws: WebSocket, a: AgentAttachment, m: Message, type: RequestType): Promise<Answer> {
+    try {
+      return await this.handle(ws, a, m, type);
+    } catch (e) {
+      if (e instanceof InvalidPayload) return e.answer;
+      throw e;
+    }
+  }
+
+  private async handle(ws: WebSocket, a: AgentAttachment, m: Message, type: RequestType): Promise<Answer> {
     switch (type) {
       case "request:query-agents": {
-        const p = this.payload(ws, m, type) as { role?: string; status?: string; capabilities?: string[] } | undefined;
-        if (!p) return;
+        const p = this.payload(m, type) as { role?: string; status?: string; capabilities?: string[] };
         const candidates = await serverCandidates(this.room.db, this.room.projectId);
         const running = await this.room.db
           .select({ id: tasks.id, server: tasks.assignedServerId })
           .from(tasks)
           .where(and(eq(tasks.projectId, this.room.projectId), eq(tasks.status, "running")));
         const agents = candidates
-          .map((c) => ({
-            id: c.id,
-            name: c.name,
-            role: "worker",
-            status: !c.online ? "offline" : c.activeTasks > 0 ? "busy" : "idle",
-            capabilities: [...new Set([...(c.capabilities?.languages ?? []), ...(c.capabilities?.tools ?? []), ...(c.capabilities?.tags ?? [])])],
-            currentTask: running.find((t) => t.server === c.id)?.id ?? null,
-          }))
-          .filter((x) => (!p.role || p.role === x.role) && (!p.status || p.status === x.status) && (p.capabilities ?? []).every((cap) => x.capabilities.includes(cap)));
-        return respond(ws, m.id, { agents });
+          .map((c) =>
+            seedAgent({
+              id: c.id,
+              name: c.name,
+              roles: rolesOf(c.capabilities),
+              online: c.online,
+              activeTasks: c.activeTasks,
+              capabilities: c.capabilities ? capabilityNames(c.capabilities) : [],
+              currentTask: running.find((t) => t.server === c.id)?.id ?? null,
+            }),
+          )
+          .filter((x) => agentMatches(x, p));
+        return success({ agents });
       }
       case "request:query-tasks": {
-        const p = this.payload(ws, m, type) as { status?: string; requiredRole?: string; limit?: number } | undefined;
-        if (!p) return;
-        // An agent queries its own tasks (the protocol's authorization rule).
+        const p = this.payload(m, type) as { status?: string; requiredRole?: string; limit?: number };
+        // An agent queries its own tasks (the protocol's authorization rule): assigned to it, or submitted by it.
         const page = await listTasks(this.room.db, {
           projectIds: [this.room.projectId],
-          assignedServerId: a.serverId!,
+          ownedBy: { serverId: a.serverId!, createdBy: actorOf(a).label },
           ...(p.status ? { statuses: hubStatusesOf[p.status] } : {}),
+          ...(p.requiredRole ? { requiredRole: p.requiredRole } : {}),
           limit: p.limit ?? 50,
         });
-        const list = p.requiredRole && p.requiredRole !== "worker" ? [] : page.tasks.map(seedTask);
-        return respond(ws, m.id, await this.linked(ws, { tasks: list }));
+        return success(await this.linked(ws, { tasks: page.tasks.map(seedTask) }));
       }
       case "request:submit-task": {
-        const p = this.payload(ws, m, type) as
-          | { type?: string; name: string; description?: string; payload?: unknown; requiredCapabilities?: string[]; dependencies?: string[]; priority?: number | "low" }
-          | undefined;
-        if (!p) return;
-        const spec = [p.description ?? "", p.payload === undefined ? "" : `Payload:\n${JSON.stringify(p.payload, null, 2)}`].filter(Boolean).join("\n\n");
+        const p = this.payload(m, type) as {
+          type?: string;
+          name: string;
+          description?: string;
+          payload?: unknown;
+          requiredRole?: string;
+          requiredCapabilities?: string[];
+          dependencies?: string[];
+          priority?: number | "low";
+        };
         return this.write(
-          ws,
-          m,
           a,
           {
             op: "create",
             task: {
               title: p.name,
-              spec,
+              spec: p.description ?? "",
               type: p.type ?? "feature",
               priority: priorityOf(p.priority),
               targetRepo: null,
               targetBranch: null,
               acceptanceCriteria: [],
               structuredSpec: null,
-              requirements: p.requiredCapabilities?.length ? { tags: p.requiredCapabilities } : null,
+              requirements: requirementsOfSubmit(p),
               requirePlan: false,
               timeoutSeconds: null,
               sourceSessionId: null,
               warnings: [],
+              // The task keeps its payload as sent (the description is its spec), and the trace the message names.
+              origin: { ...(p.payload === undefined ? {} : { payload: p.payload }), ...(m.traceparent ? { traceparent: m.traceparent } : {}) },
             },
             dependencies: (p.dependencies ?? []).map((id) => ({ depends_on_task_id: id, dependency_type: "blocks" as const, contract_key: null })),
           },
-          async (r) => ({ task: seedTask((await this.taskHere(r.taskId))!) }),
+          async (r) => success({ task: seedTask((await this.taskHere(r.taskId))!) }),
         );
       }
       case "request:get-task": {
-        const p = this.payload(ws, m, type) as { taskId: string } | undefined;
-        if (!p) return;
-        const task = await this.taskHere(p.taskId);
-        if (!task) return respondError(ws, m.id, "NOT_FOUND", `No task ${p.taskId} in this project`);
-        return respond(ws, m.id, await this.linked(ws, { task: seedTask(task) }));
+        const p = this.payload(m, type) as { taskId: string };
+        const task = await this.ownTaskHere(a, p.taskId);
+        if (!task) return failure("NOT_FOUND", `No task ${p.taskId} of this agent in this project (agents reach only their own tasks)`);
+        return success(await this.linked(ws, { task: seedTask(task) }));
       }
       case "request:ask-user": {
-        const p = this.payload(ws, m, type) as { question: string; options?: unknown[]; timeout?: number; taskId?: string } | undefined;
-        if (!p) return;
-        if (!m.id) return respondError(ws, null, "INVALID_REQUEST", "ask-user needs an id to answer to");
+        const p = this.payload(m, type) as { question: string; options?: unknown[]; timeout?: number; taskId?: string };
+        if (!m.id) return failure("INVALID_REQUEST", "ask-user needs an id to answer to");
         const expiresAt = new Date(Date.now() + (p.timeout ?? DEFAULT_ASK_TIMEOUT_MS)).toISOString();
         // The answer comes later: when a person responds, or TIMEOUT when expiresAt passes.
-        await this.write(ws, m, a, {
-          op: "ask",
-          question: p.question,
-          context: null,
-          options: p.options ?? null,
-          taskId: p.taskId ?? null,
-          waiting: { serverId: a.serverId!, correlationId: m.id, expiresAt },
-        });
-        return;
+        return this.write(
+          a,
+          { op: "ask", question: p.question, context: null, options: p.options ?? null, taskId: p.taskId ?? null, waiting: { serverId: a.serverId!, correlationId: m.id, expiresAt } },
+          () => ({ type: "later" }),
+        );
       }
       case "request:subscribe-task":
       case "request:unsubscribe-task": {
-        const p = this.payload(ws, m, type) as { taskId: string } | undefined;
-        if (!p) return;
-        if (!(await this.room.db.query.tasks.findFirst({ where: and(eq(tasks.id, p.taskId), eq(tasks.projectId, this.room.projectId)), columns: { id: true } }))) {
-          return respondError(ws, m.id, "NOT_FOUND", `No task ${p.taskId} in this project`);
+        const p = this.payload(m, type) as { taskId: string };
+        if (type === "request:subscribe-task" && !(await this.ownTaskHere(a, p.taskId))) {
+          return failure("NOT_FOUND", `No task ${p.taskId} of this agent in this project (agents reach only their own tasks)`);
         }
         const current = (attachmentOf(ws) as AgentAttachment).subscriptions;
         const subscriptions = type === "request:subscribe-task" ? [...new Set([...current, p.taskId])] : current.filter((id) => id !== p.taskId);
         ws.serializeAttachment({ ...(attachmentOf(ws) as AgentAttachment), subscriptions } satisfies AgentAttachment);
-        return respond(ws, m.id, { subscriptions });
+        return success({ subscriptions });
       }
     }
   }
 
   private async onEvent(ws: WebSocket, a: AgentAttachment, m: Message, type: EventType) {
-    const p = this.payload(ws, m, type) as Record<string, unknown> | undefined;
-    if (!p) return;
+    let p: Record<string, unknown>;
+    try {
+      p = this.payload(m, type);
+    } catch (e) {
+      if (e instanceof InvalidPayload) return send(ws, m.id, e.answer);
+      throw e;
+    }
+    // Events need no answer; a refusal is answered all the same.
+    const run = async (command: RoomCommand) => {
+      const answer = await this.write(a, command, () => ({ type: "later" }));
+      send(ws, m.id, answer);
+    };
     switch (type) {
       case "event:progress":
-        await this.write(ws, m, a, { op: "progress", taskId: p.taskId as string, progress: p.progress as number, message: (p.message as string | undefined) ?? null });
-        return;
+        return run({ op: "progress", taskId: p.taskId as string, progress: p.progress as number, message: (p.message as string | undefined) ?? null });
       case "event:log":
-        await this.write(ws, m, a, { op: "agent_log", level: p.level as string, message: p.message as string, context: p.context ?? null, taskId: null });
-        return;
+        return run({ op: "agent_log", level: p.level as string, message: p.message as string, context: p.context ?? null, taskId: null });
       case "event:error":
-        await this.write(ws, m, a, {
+        return run({
           op: "agent_log",
           level: "error",
           message: p.error as string,
           context: { stack: p.stack ?? null, recoverable: p.recoverable ?? null },
           taskId: (p.taskId as string | undefined) ?? null,
         });
-        return;
       case "event:question":
-        await this.write(ws, m, a, { op: "ask", question: p.question as string, context: p.context ?? null, options: null, taskId: (p.taskId as string | undefined) ?? null, waiting: null });
-        return;
+        return run({ op: "ask", question: p.question as string, context: p.context ?? null, options: null, taskId: (p.taskId as string | undefined) ?? null, waiting: null });
     }
   }
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const isUuid = (id: string) => UUID.test(id);
+
+const idReused = (id: string) =>
+  failure("INVALID_REQUEST", `The id ${JSON.stringify(id)} was already used for another request; send a new id for a new request`, { id });

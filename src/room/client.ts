@@ -1,4 +1,5 @@
 /** How the Worker talks to a project's room: every write to a project's tasks goes through here. */
+import type { ShutdownReason } from "../protocol/agent-orchestrator-messages";
 import type { WorkerEnv as Env } from "../worker-env";
 import { Problem } from "../http/problem";
 import { taskView1 } from "../db/task-queries";
@@ -79,10 +80,15 @@ export async function serversWithSessionsIn(env: Env, projectIds: string[] | nul
  * Tells the agents using a server's old key to shut down (revoked or replaced), in every project it could be in,
  * and closes its daemon's socket on that key.
  */
-export async function shutdownServer(env: Env, server: { id: string; projectIds: string[] | null; keyHash: string | null }, reason: string) {
+export async function shutdownServer(
+  env: Env,
+  server: { id: string; projectIds: string[] | null; keyHash: string | null },
+  reason: string,
+  why: Exclude<ShutdownReason, "project-deleted">,
+) {
   if (!server.keyHash) return;
   const ids = await projectsIn(env, server.projectIds);
-  await Promise.all([...ids.map((id) => roomStub(env, id).shutdownServer(server.id, server.keyHash!, reason)), linkStub(env, server.id).revokeKey(server.keyHash, reason)]);
+  await Promise.all([...ids.map((id) => roomStub(env, id).shutdownServer(server.id, server.keyHash!, reason, why)), linkStub(env, server.id).revokeKey(server.keyHash, reason)]);
 }
 
 /** A heartbeat brought a server online: it becomes present in every project it serves. */

@@ -15,6 +15,7 @@ import { linkStub } from "../server-link/client";
 import { daemonPushes, mentionsIn, needsTaskSessions } from "../server-link/pushes";
 import { tellAgents } from "./agent-notices";
 import { AgentProtocol, AUTH_GRACE_MS, notify } from "./agent-socket";
+import { SHUTDOWN_GRACE_MS } from "../protocol/agent-orchestrator-messages";
 import { HUB_ACTOR, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 import { DashboardProtocol } from "./dashboard-socket";
 import { forgetAbandonedUploads, lastHeartbeat, leasedTasks, nextDeadline, nextQuestionExpiry, nextUploadExpiry, openSessionsNamed, overdueTasks, taskSessions } from "./room-queries";
@@ -108,13 +109,28 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
    * replaced) and closes their sockets; sockets on a new key stay. The key is
    * remembered so that a socket still authenticating with it is refused.
    */
-  async shutdownServer(serverId: string, keyHash: string, reason: string) {
+  async shutdownServer(serverId: string, keyHash: string, reason: string, why: "revoked" | "replaced" = "revoked") {
     await this.ctx.storage.put(`revoked-key:${keyHash}`, Date.now());
-    for (const ws of this.agentSockets(serverId)) {
-      if ((attachmentOf(ws) as AgentAttachment).keyHash !== keyHash) continue;
-      notify(ws, "notify:shutdown", { gracePeriod: 0, reason });
-      ws.close(CLOSE.revoked, reason);
+    const sockets = this.agentSockets(serverId).filter((ws) => (attachmentOf(ws) as AgentAttachment).keyHash === keyHash);
+    await this.shutDown(sockets, reason, SHUTDOWN_GRACE_MS[why]);
+  }
+
+  /**
+   * notify:shutdown, and what it announces: from now on the sockets' requests
+   * are refused; they close at once, or when the grace period ends (answers
+   * already under way still reach them meanwhile).
+   */
+  private async shutDown(sockets: WebSocket[], reason: string, graceMs: number) {
+    const at = Date.now() + graceMs;
+    for (const ws of sockets) {
+      notify(ws, "notify:shutdown", { gracePeriod: graceMs, reason });
+      if (graceMs === 0) ws.close(CLOSE.revoked, reason);
+      else ws.serializeAttachment({ ...(attachmentOf(ws) as AgentAttachment), closing: { at, reason } } satisfies AgentAttachment);
     }
+    if (graceMs === 0 || sockets.length === 0) return;
+    // As for the API key's grace: the timer covers an idle room, every turn and the alarm a busy or restarted one.
+    setTimeout(() => this.closeLateAgents(Date.now()), graceMs);
+    await this.scheduleAlarm(at);
   }
 
   /** A DataRef upload was offered: clean it up if it never completes. */
@@ -122,10 +138,10 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     await this.scheduleAlarm(Date.parse(expiresAt) + 1000);
   }
 
-  /** A project deleted: everyone connected to it is told and disconnected. */
+  /** A project deleted: everyone connected to it is told and disconnected at once (there is nothing left to finish). */
   async closeAll(reason: string) {
     for (const ws of this.ctx.getWebSockets()) {
-      if (attachmentOf(ws)?.kind === "agent") notify(ws, "notify:shutdown", { gracePeriod: 0, reason });
+      if (attachmentOf(ws)?.kind === "agent") notify(ws, "notify:shutdown", { gracePeriod: SHUTDOWN_GRACE_MS["project-deleted"], reason });
       ws.close(CLOSE.revoked, reason);
     }
   }
@@ -264,13 +280,26 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
 
   private keyRevoked = async (keyHash: string) => (await this.ctx.storage.get(`revoked-key:${keyHash}`)) !== undefined;
 
-  /** Closes agent sockets whose grace to send their API key has ended; cheap enough for every turn of the room. */
-  private closeLateAgents(now: number) {
+  /**
+   * Closes agent sockets whose grace to send their API key has ended, and
+   * those whose shutdown grace has; cheap enough for every turn of the room.
+   * Returns when the next shutdown grace ends.
+   */
+  private closeLateAgents(now: number): number | null {
     for (const [ws, deadline] of this.authDeadlines) {
-      if (deadline > now) return;
+      if (deadline > now) break;
       this.authDeadlines.delete(ws);
       this.closeIfUnauthenticated(ws);
     }
+    let next: number | null = null;
+    for (const ws of this.ctx.getWebSockets(AGENT_TAG)) {
+      const closing = (attachmentOf(ws) as AgentAttachment).closing;
+      if (!closing) continue;
+      if (closing.at <= now) {
+        if (ws.readyState === WebSocket.OPEN) ws.close(CLOSE.revoked, closing.reason);
+      } else next = earliest([next, closing.at]);
+    }
+    return next;
   }
 
   private closeIfUnauthenticated(ws: WebSocket) {
@@ -343,6 +372,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     // Sockets first: closing them needs no turn of the queue.
     const nextExpiry = this.dashboards.closeExpired(Date.now());
     const nextAuth = this.closeUnauthenticatedAgents(Date.now());
+    const nextShutdown = this.closeLateAgents(Date.now());
     await this.writer.serialise(async () => {
       const apply = (command: RoomCommand) => this.writer.apply({ actor: HUB_ACTOR, command, withView: false });
       for (const task of await overdueTasks(this.writer.db, this.projectId, new Date().toISOString())) {
@@ -350,7 +380,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
       }
       await apply({ op: "expire_questions" });
       const nextLease = await this.expireLeases();
-      const wakeAt = earliest([await nextDeadline(this.writer.db, this.projectId), nextLease, nextExpiry, await nextQuestionExpiry(this.env.DB, this.projectId), nextAuth, await this.cleanUpUploads()]);
+      const wakeAt = earliest([await nextDeadline(this.writer.db, this.projectId), nextLease, nextExpiry, await nextQuestionExpiry(this.env.DB, this.projectId), nextAuth, nextShutdown, await this.cleanUpUploads()]);
       // scheduleAlarm keeps an earlier alarm set meanwhile (a new socket, a heartbeat).
       if (wakeAt !== null) await this.scheduleAlarm(Math.max(wakeAt, Date.now() + 1000));
     });

@@ -30,6 +30,8 @@ export interface AgentAttachment {
   /** Tasks whose events this agent asked to receive (request:subscribe-task). */
   subscriptions: string[];
   connectedAt: number;
+  /** Set once notify:shutdown announced a grace period: requests are refused and the socket closes at `at`. */
+  closing?: { at: number; reason: string } | null;
 }
 
 export type SocketAttachment = DashboardAttachment | AgentAttachment;

@@ -16,6 +16,7 @@ import type { HubContext, HubEnv } from "../http/context";
 import { label, uuid, withinJsonLimit } from "../http/fields";
 import { conflict, fieldError, notFound, Problem, unauthorized } from "../http/problem";
 import { capabilitiesSchema } from "../protocol/orchestratia-v1";
+import { capabilitiesWarnings, withWarnings } from "../protocol/schema-id";
 import { announceOnline, shutdownServer } from "../room/client";
 
 export const registrationRoutes = new Hono<HubEnv>();
@@ -211,7 +212,7 @@ async function register(c: HubContext): Promise<Response> {
   // Agents still connected with the replaced key are told to stop.
   if (existing) {
     const old = { id: existing.id, projectIds: existing.projectIds ?? null, keyHash: existing.apiKeyHash };
-    c.executionCtx.waitUntil(shutdownServer(c.env, old, "the server registered again; its old API key no longer works"));
+    c.executionCtx.waitUntil(shutdownServer(c.env, old, "the server registered again; its old API key no longer works", "replaced"));
   }
-  return c.json({ id: server!.id, server_id: server!.id, name: server!.name, api_key: apiKey }, 201);
+  return c.json({ id: server!.id, server_id: server!.id, name: server!.name, api_key: apiKey, ...withWarnings(capabilitiesWarnings(body.capabilities)) }, 201);
 }

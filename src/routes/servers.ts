@@ -13,6 +13,7 @@ import { withinJsonLimit } from "../http/fields";
 import type { HubContext, HubEnv } from "../http/context";
 import { notFound, Problem } from "../http/problem";
 import { capabilitiesSchema, type Capabilities } from "../protocol/orchestratia-v1";
+import { capabilitiesWarnings, withWarnings } from "../protocol/schema-id";
 import { maxConcurrentTasks } from "../domain/matching";
 import { activeTasksOf } from "../db/server-candidates";
 import { isOnline } from "../domain/presence";
@@ -53,7 +54,7 @@ serverRoutes.post("/heartbeat", agent, async (c) => {
     .where(eq(servers.id, server.id));
   if (offer) c.executionCtx.waitUntil(offerWaitingTasks(c.env, server.projectIds ?? null));
   if (cameOnline) c.executionCtx.waitUntil(announceOnline(c.env, { id: server.id, name: server.name, projectIds: server.projectIds ?? null }));
-  return c.json({ status: "ok", server_time: now });
+  return c.json({ status: "ok", server_time: now, ...withWarnings(capabilitiesWarnings(body.capabilities)) });
 });
 
 /** Servers a person may see: all for admins, otherwise those serving one of their projects. */
@@ -108,7 +109,7 @@ serverRoutes.delete("/:id", person("admin"), async (c) => {
   const [updated] = await c.var.db.update(servers).set({ apiKeyHash: null, revokedAt: now, updatedAt: now }).where(eq(servers.id, id)).returning();
   if (!updated) throw notFound("Server");
   const old = { id, projectIds: updated.projectIds ?? null, keyHash: before?.apiKeyHash ?? null };
-  c.executionCtx.waitUntil(shutdownServer(c.env, old, "the server's API key was revoked"));
+  c.executionCtx.waitUntil(shutdownServer(c.env, old, "the server's API key was revoked", "revoked"));
   // Its sessions end through their projects' rooms (each with its event); the agents are stopped if the machine comes back.
   const open = await c.var.db.select({ id: sessions.id, projectId: sessions.projectId }).from(sessions).where(and(eq(sessions.serverId, id), inArray(sessions.status, OPEN_SESSION_STATUSES)));
   for (const s of open) {
