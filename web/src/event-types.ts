@@ -35,6 +35,9 @@ export const EVENT_TYPES = [
   "session_closed",
   "session_error",
   "webhook_disabled",
+  "task_rejected",
+  "task_requeued",
+  "late_result_received",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
