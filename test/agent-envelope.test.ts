@@ -133,6 +133,9 @@ describe("output envelopes decide the outcome", () => {
       error: { code: "AGENT_RETRY", message: "Validation failed: 2 requirements untestable", recoverable: true },
       retry_count: 0,
     });
+    // The same envelope sent again (a lost answer) is the same answer, not a late result.
+    const again = await expectOk(complete(id, sent));
+    expect(again.json).toMatchObject({ status: "failed", late_result: null });
     // Agents may not retry; people may.
     expectProblem(await cli(w.worker.apiKey, "POST", `${T}/${id}/retry`), 403, "NOT_ALLOWED");
     const retried = await expectOk(call(`${PEOPLE}/${id}/retry`, { method: "POST", token: w.member.token }));

@@ -3,6 +3,7 @@
  * agent disappearance (leases), immutability once dispatched, late results,
  * idempotent registration, and the races between them.
  */
+import { sha256Hex } from "../src/auth/secrets";
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -331,6 +332,23 @@ describe("idempotent registration", () => {
     expectProblem(await register({ ...body, hostname: "elsewhere" }, key), 422, "IDEMPOTENCY_KEY_REUSED");
     // Without the key, the spent token is refused as before.
     expectProblem(await call("/api/v1/servers/register", { body }), 401, "INVALID_REGISTRATION_TOKEN");
+  });
+
+  it("refuses to replay a registration whose token was revoked or whose key was replaced since", async () => {
+    const token = await registrationToken(admin());
+    const body = daemonRegistration(`stale-${crypto.randomUUID().slice(0, 6)}`, token);
+    const key = crypto.randomUUID();
+    expect((await register(body, key)).status).toBe(201);
+    await env.DB.prepare("UPDATE registration_tokens SET revoked_at = ?1 WHERE token_hash = ?2").bind(new Date().toISOString(), await sha256Hex(token)).run();
+    const replay = await register(body, key);
+    expectProblem(replay, 409, "IDEMPOTENT_REGISTRATION_STALE");
+    expect(replay.text).not.toContain("orc_");
+
+    const other = daemonRegistration(`rekeyed-${crypto.randomUUID().slice(0, 6)}`, await registrationToken(admin()));
+    const otherKey = crypto.randomUUID();
+    const first = await register(other, otherKey);
+    await env.DB.prepare("UPDATE servers SET api_key_hash = ?1 WHERE id = ?2").bind(await sha256Hex("orc_replaced"), first.json.id).run();
+    expectProblem(await register(other, otherKey), 409, "IDEMPOTENT_REGISTRATION_STALE");
   });
 
   it("stores the answer sealed: the API key is never kept in clear", async () => {

@@ -1,4 +1,5 @@
 /** The task-format dialect (seeds/task-format.md), section by section: requests, routing, responses, artifacts, error blocks, repeats and traces. */
+import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { TASK_STATUSES } from "../src/domain/lifecycle";
 import {
@@ -245,6 +246,20 @@ describe("routing.target (§Routing Block)", () => {
     const reply = await createTf(w, seedRequest(w, { routing: { target: w.orchestrator.name } }));
     expect(reply.status, reply.text).toBe(201);
     expect(reply.json).toMatchObject({ status: "assigned", assigned_server_name: w.orchestrator.name, target_session_id: null });
+  });
+
+  it("answers a repeat with the task it made even once the target it named has gone", async () => {
+    const body = seedRequest(w, { routing: { target: w.orchestrator.name } });
+    const first = await createTf(w, body);
+    expect(first.status, first.text).toBe(201);
+    await env.DB.prepare("UPDATE servers SET name = ?1 WHERE id = ?2").bind(`${w.orchestrator.name}-gone`, w.orchestrator.id).run();
+    try {
+      const again = await createTf(w, body);
+      expect(again.status, again.text).toBe(200);
+      expect(again.json.id).toBe(first.json.id);
+    } finally {
+      await env.DB.prepare("UPDATE servers SET name = ?1 WHERE id = ?2").bind(w.orchestrator.name, w.orchestrator.id).run();
+    }
   });
 
   it("refuses a target naming nothing with 422 naming routing.target, creating nothing", async () => {

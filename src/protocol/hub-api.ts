@@ -59,6 +59,8 @@ export const updateTaskBody = z
     requirements: taskFields.requirements,
     require_plan: taskFields.require_plan.optional(),
     timeout_seconds: taskFields.timeout_seconds,
+    /** Held to the inline limit like a task-format request's: a payload is the task's input, not a bulk upload. */
+    payload: withinJsonLimit(z.record(z.string(), z.unknown(), { error: "must be an object" })).optional(),
   })
   // payload (task-format) is kept as sent, and like spec cannot change once the task has left pending.
   .refine((b) => Object.keys(b).some((k) => k in taskFields || k === "payload"), "give at least one field to change");

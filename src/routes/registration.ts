@@ -135,8 +135,29 @@ registrationRoutes.post("/register", async (c) => {
   // Without a token the handler says what is wrong with the body.
   if (key === undefined || token === undefined) return register(c);
   if (!c.env.DATA_KEY) throw new Problem(503, "NOT_CONFIGURED", "The hub has no DATA_KEY secret to keep a registration's answer for replay: set it, or register without Idempotency-Key");
-  return runIdempotently(c, { caller: `registration:${await sha256Hex(token)}`, key, sealed: true }, () => register(c));
+  const tokenHash = await sha256Hex(token);
+  const answer = await runIdempotently(c, { caller: `registration:${tokenHash}`, key, sealed: true }, () => register(c));
+  if (answer.headers.get("Idempotent-Replayed") === "true") await assertReplayHolds(c, answer, tokenHash);
+  return answer;
 });
+
+/**
+ * A replayed registration hands out its API key again only while that still
+ * means something: the token not revoked since, and the server still holding
+ * that very key (not removed, revoked or re-keyed).
+ */
+async function assertReplayHolds(c: HubContext, answer: Response, tokenHash: string) {
+  const { server_id, api_key } = (await answer.clone().json()) as { server_id?: string; api_key?: string };
+  const token = await c.var.db.query.registrationTokens.findFirst({ where: eq(registrationTokens.tokenHash, tokenHash), columns: { revokedAt: true } });
+  const server = server_id ? await c.var.db.query.servers.findFirst({ where: eq(servers.id, server_id), columns: { apiKeyHash: true, revokedAt: true } }) : undefined;
+  const holds = token && !token.revokedAt && server && !server.revokedAt && typeof api_key === "string" && server.apiKeyHash === (await sha256Hex(api_key));
+  if (!holds) {
+    throw conflict(
+      "The registration this Idempotency-Key answered no longer holds (its token was revoked, or the server was removed or re-keyed since); register again with a new key",
+      "IDEMPOTENT_REGISTRATION_STALE",
+    );
+  }
+}
 
 function registrationTokenIn(raw: string): string | undefined {
   try {

@@ -125,6 +125,18 @@ async function createTaskFormatTask(c: HubContext, raw: Record<string, unknown>)
   const project = await projectOfNewTask(c, request);
   const { origin, ...task } = newTaskOf(request, await sha256Hex(requestForHash(raw)), warnings);
   const target = request.routing?.target;
+  let assignTo: AssignTarget | undefined;
+  try {
+    assignTo = target ? await routingTarget(c, project.id, target) : undefined;
+  } catch (e) {
+    // A repeat answers the task it made, even once the target it named has gone.
+    const made = await c.var.db.query.tasks.findFirst({
+      where: and(eq(tasks.projectId, project.id), eq(tasks.clientId, request.id), eq(tasks.clientRequestHash, origin!.clientRequestHash!)),
+      columns: { id: true },
+    });
+    if (!made) throw e;
+    return { view: await taskView1(c.var.db, made.id), repeated: true };
+  }
   const { result, view } = await runInRoomForView(c, project.id, {
     op: "create",
     task: {
@@ -137,7 +149,7 @@ async function createTaskFormatTask(c: HubContext, raw: Record<string, unknown>)
       requirePlan: false,
       timeoutSeconds: null,
       sourceSessionId: request.session_id ?? null,
-      origin: { ...origin, traceparent, ...(target ? { assignTo: await routingTarget(c, project.id, target) } : {}) },
+      origin: { ...origin, traceparent, ...(assignTo ? { assignTo } : {}) },
     },
     dependencies: [],
   });

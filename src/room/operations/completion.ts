@@ -39,6 +39,11 @@ export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<Op
     if (canonicalJson(task.result, contentOfPointers) === canonicalJson(cmd.result, contentOfPointers)) return { taskId: task.id, statements: [], unchanged: true };
     return resultConflict();
   }
+  // An output envelope that failed the task, sent again by its agent, is the same answer, not a late result.
+  const sameResult = canonicalJson(task.result, contentOfPointers) === canonicalJson(cmd.result, contentOfPointers);
+  if (task.status === "failed" && cmd.envelope && sameResult && partyOf(ctx.actor, task).kind === "agent" && task.assignedServerId === (ctx.actor as { serverId?: string }).serverId) {
+    return { taskId: task.id, statements: [], unchanged: true };
+  }
   if ((task.status === "failed" || task.status === "cancelled") && ctx.actor.kind === "agent" && (await heldBy(ctx, task, ctx.actor.serverId))) {
     return keepLateResult(ctx, task, ctx.actor, cmd);
   }

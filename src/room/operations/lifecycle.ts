@@ -89,7 +89,7 @@ export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutc
     updatedAt: now,
   };
   const events: EventDraft[] = [
-    { type: "task_created", taskId: id, data: { title: t.title, status: "pending", priority: t.priority, blocked: isBlocked(deps), ...(origin.clientId ? { client_id: origin.clientId } : {}) } },
+    { type: "task_created", taskId: id, data: { title: t.title, status, priority: t.priority, blocked: isBlocked(deps), ...(origin.clientId ? { client_id: origin.clientId } : {}) } },
     ...t.warnings.map((warning) => ({ type: "schema_warning" as const, taskId: id, data: { warning } })),
     ...(target
       ? [
