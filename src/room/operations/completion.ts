@@ -33,15 +33,15 @@ export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<Op
   const loaded = await ctx.reads.taskWithDownstream(cmd.taskId);
   if (!loaded) return notFound("Task");
   const { task, links } = loaded;
-  if (task.status === "done" && partyOf(ctx.actor, task).kind === "agent") {
+  const party = partyOf(ctx.actor, task);
+  // DataRef pointers compare by content: each completion stores its large parts anew. Only compared off the hot path.
+  const sameResult = () => canonicalJson(task.result, contentOfPointers) === canonicalJson(cmd.result, contentOfPointers);
+  if (task.status === "done" && party.kind === "agent") {
     // Completing again is a no-op when the result is the same, a conflict when it is not.
-    // DataRef pointers compare by content: each completion stores its large parts anew.
-    if (canonicalJson(task.result, contentOfPointers) === canonicalJson(cmd.result, contentOfPointers)) return { taskId: task.id, statements: [], unchanged: true };
-    return resultConflict();
+    return sameResult() ? { taskId: task.id, statements: [], unchanged: true } : resultConflict();
   }
-  // An output envelope that failed the task, sent again by its agent, is the same answer, not a late result.
-  const sameResult = canonicalJson(task.result, contentOfPointers) === canonicalJson(cmd.result, contentOfPointers);
-  if (task.status === "failed" && cmd.envelope && sameResult && partyOf(ctx.actor, task).kind === "agent" && task.assignedServerId === (ctx.actor as { serverId?: string }).serverId) {
+  // An output envelope that failed the task, sent again by its assignee, is the same answer, not a late result.
+  if (task.status === "failed" && cmd.envelope && party.kind === "agent" && party.isAssignee && sameResult()) {
     return { taskId: task.id, statements: [], unchanged: true };
   }
   if ((task.status === "failed" || task.status === "cancelled") && ctx.actor.kind === "agent" && (await heldBy(ctx, task, ctx.actor.serverId))) {
@@ -170,11 +170,6 @@ function keepLateResult(ctx: OpContext, task: TaskRow, actor: Extract<RoomActor,
   const plan = taskWrite(ctx, task, { lateResult }, [
     { type: "late_result_received", taskId: task.id, data: { status: task.status, server_id: actor.serverId, server_name: actor.serverName, summary: typeof cmd.result.summary === "string" ? cmd.result.summary : null } },
   ]);
-  return {
-    ...plan,
-    refusal: {
-      ...invalidTransition(task.status, `Cannot complete a task that is ${task.status}; the result was kept on the task as late_result`, allowedActions(task.status)),
-      extensions: { current_status: task.status, allowed_actions: allowedActions(task.status), late_result_kept: true },
-    },
-  };
+  const refusal = invalidTransition(task.status, `Cannot complete a task that is ${task.status}; the result was kept on the task as late_result`, allowedActions(task.status));
+  return { ...plan, refusal: { ...refusal, extensions: { ...refusal.extensions, late_result_kept: true } } };
 }
