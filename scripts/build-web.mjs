@@ -32,6 +32,9 @@ const options = {
 rmSync(out, { recursive: true, force: true });
 mkdirSync(`${out}/assets`, { recursive: true });
 cpSync(`${root}web/public`, out, { recursive: true });
+// The API reference at /docs (src/routes/reference.ts) runs Scalar's page from here, not from a CDN.
+mkdirSync(`${out}/reference`);
+cpSync(`${root}node_modules/@scalar/api-reference/dist/browser/standalone.js`, `${out}/reference/scalar.js`);
 
 if (process.argv.includes("--watch")) {
   const ctx = await context(options);
@@ -45,5 +48,7 @@ if (process.argv.includes("--watch")) {
   const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
   const total = firstLoad.reduce((sum, f) => sum + gzipped(f.replace(root, "")), 0);
   const lazy = Object.keys(metafile.outputs).filter((f) => f.endsWith(".js") && !firstLoad.includes(f));
-  console.log(`dashboard built: first load ${kib(total)} gzipped (${firstLoad.length} files); loaded on demand: ${lazy.map((f) => `${f.split("/").pop()} ${kib(gzipped(f))}`).join(", ")}`);
+  console.log(
+    `dashboard built: first load ${kib(total)} gzipped (${firstLoad.length} files); loaded on demand: ${lazy.map((f) => `${f.split("/").pop()} ${kib(gzipped(f))}`).join(", ")}`,
+  );
 }

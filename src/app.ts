@@ -27,6 +27,7 @@ import { projectRoutes } from "./routes/projects";
 import { registrationRoutes } from "./routes/registration";
 import { serverRoutes } from "./routes/servers";
 import { userRoutes } from "./routes/users";
+import { referenceRoutes } from "./routes/reference";
 
 export function buildApp() {
   const app = new Hono<HubEnv>({ strict: false });
@@ -84,6 +85,7 @@ export function buildApp() {
   app.route("/api/v1", api);
   app.route("/ws/server", daemonSocketRoutes);
   app.route("/telegram", telegramWebhookRoutes);
+  app.route("/", referenceRoutes(app));
 
   app.notFound((c) => new Problem(404, "NOT_FOUND", `No endpoint at ${c.req.path}`).toResponse());
 

@@ -1,12 +1,17 @@
 /** Drives the real Worker (in workerd, against real D1) the way clients do: over HTTP. */
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import { issueAccessToken } from "../src/auth/jwt";
 import { expect } from "vitest";
+import { hubClient, type HubCredentials } from "../client";
+import { conformingFetch } from "./api-conformance";
 
 export const BASE = "https://hub.test";
 /** Any W3C traceparent the hub began (every task carries one). */
 export const aTraceparent = () => expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
 export const BOOTSTRAP_TOKEN = "test-bootstrap-token";
+
+/** The typed client (client/), calling the Worker as this person or server; every answer is held to the description. */
+export const hubAs = (credentials: HubCredentials = {}) => hubClient({ baseUrl: BASE, fetch: conformingFetch, ...credentials });
 
 export interface CallOptions {
   method?: string;
@@ -41,7 +46,7 @@ export async function call(path: string, opts: CallOptions = {}): Promise<Reply>
     if (!headers.has("Content-Type")) headers.set("Content-Type", "application/json");
   }
   const method = opts.method ?? (body !== undefined ? "POST" : "GET");
-  const res = await exports.default.fetch(new Request(BASE + path, { method, headers, body }));
+  const res = await conformingFetch(new Request(BASE + path, { method, headers, body }));
   const text = await res.text();
   let json: unknown;
   try {

@@ -17,6 +17,8 @@ export interface HubEnv {
     offloaded?: StoredDataref[];
     /** What became of this request's room operation: asked (no answer yet), committed, or refused. */
     roomOutcome?: "asked" | "committed" | "refused";
+    /** The operation's id in the API's description (src/openapi): named in log lines. */
+    operation?: string;
   };
 }
 

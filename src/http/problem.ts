@@ -5,6 +5,7 @@
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { InvalidCursor, NotFound } from "../domain/errors";
 import type { FieldError } from "../protocol/field-errors";
+import { problemType, type ProblemCode } from "./problem-codes";
 
 const TITLES: Record<number, string> = {
   400: "Bad Request",
@@ -26,7 +27,7 @@ const TITLES: Record<number, string> = {
 export class Problem extends Error {
   constructor(
     readonly status: ContentfulStatusCode,
-    readonly code: string,
+    readonly code: ProblemCode,
     readonly detail: string,
     readonly errors?: FieldError[],
     readonly headers: Record<string, string> = {},
@@ -39,7 +40,7 @@ export class Problem extends Error {
 
   toJSON() {
     return {
-      type: `/problems/${this.code.toLowerCase().replaceAll("_", "-")}`,
+      type: problemType(this.code),
       title: TITLES[this.status] ?? "Error",
       status: this.status,
       detail: this.detail,
@@ -57,16 +58,16 @@ export class Problem extends Error {
   }
 }
 
-export const badRequest = (detail: string, code = "MALFORMED_REQUEST") => new Problem(400, code, detail);
+export const badRequest = (detail: string, code: ProblemCode = "MALFORMED_REQUEST") => new Problem(400, code, detail);
 
-export const unauthorized = (detail: string, code = "UNAUTHORIZED") =>
+export const unauthorized = (detail: string, code: ProblemCode = "UNAUTHORIZED") =>
   new Problem(401, code, detail, undefined, { "WWW-Authenticate": 'Bearer realm="orchestratia"' });
 
-export const forbidden = (detail: string, code = "FORBIDDEN") => new Problem(403, code, detail);
+export const forbidden = (detail: string, code: ProblemCode = "FORBIDDEN") => new Problem(403, code, detail);
 
 export const notFound = (what: string) => new Problem(404, "NOT_FOUND", `${what} not found`);
 
-export const conflict = (detail: string, code = "CONFLICT", extensions: Record<string, unknown> = {}) =>
+export const conflict = (detail: string, code: ProblemCode = "CONFLICT", extensions: Record<string, unknown> = {}) =>
   new Problem(409, code, detail, undefined, {}, extensions);
 
 export const validationFailed = (errors: FieldError[]) =>

@@ -3,6 +3,7 @@ import type { EnvelopeOutcome } from "../protocol/agent-envelope";
 import type { DependencyInput } from "../protocol/orchestratia-v1";
 import type { Priority } from "../db/schema";
 import type { TaskView } from "../views/tasks";
+import type { ProblemCode } from "../http/problem-codes";
 
 export type RoomActor =
   | { kind: "person"; userId: string; label: string }
@@ -136,7 +137,7 @@ export type RoomCommand =
 
 export interface ProblemData {
   status: 400 | 403 | 404 | 409 | 422;
-  code: string;
+  code: ProblemCode;
   detail: string;
   errors?: { path: string; message: string }[];
   extensions?: Record<string, unknown>;

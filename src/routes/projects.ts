@@ -9,7 +9,9 @@ import { nowIso } from "../db/client";
 import { events, projectMembers, projects, users } from "../db/schema";
 import { slugify } from "../domain/slug";
 import { readJson, readQuery } from "../http/body";
-import { eventView } from "../views/events";
+import { eventSchema, eventView } from "../views/events";
+import { documented } from "../openapi/operation";
+import { id, timestamp } from "../views/fields";
 import { disconnectUser, roomStub, serversWithSessionsIn } from "../room/client";
 import { linkStub } from "../server-link/client";
 import { deleteProjectBlobs } from "../blobs";
@@ -18,7 +20,7 @@ import { label, seqQuery, text, uuid } from "../http/fields";
 import { notFound } from "../http/problem";
 import { isUniqueViolation } from "../db/errors";
 import { inJsonList } from "../db/sql";
-import { projectView, userView } from "../views/people";
+import { projectSchema, projectView, userSchema, userView } from "../views/people";
 
 export const projectRoutes = new Hono<HubEnv>();
 
@@ -35,112 +37,215 @@ async function freeSlug(db: Db, name: string): Promise<string> {
   return slug;
 }
 
-projectRoutes.post("/", person("member"), async (c) => {
-  const body = await readJson(c, z.object({ name: label(), description: text().nullable().optional() }));
-  const user = currentUser(c);
-  const now = nowIso();
-  const id = crypto.randomUUID();
-  // A concurrent create can take the slug between the check and the insert: then add a random suffix.
-  for (let attempt = 1; ; attempt++) {
-    const free = await freeSlug(c.var.db, body.name);
-    const project = {
-      id,
-      name: body.name,
-      slug: attempt === 1 ? free : `${free}-${crypto.randomUUID().slice(0, 4)}`,
-      description: body.description ?? null,
-      createdBy: user.id,
-      createdAt: now,
-      updatedAt: now,
-    };
-    try {
-      // The creator becomes a member, so a member who creates a project can see it.
-      await c.var.db.batch([
-        c.var.db.insert(projects).values(project),
-        c.var.db.insert(projectMembers).values({ projectId: id, userId: user.id, createdAt: now }),
-      ]);
-      return c.json(projectView(project), 201);
-    } catch (e) {
-      if (attempt >= 5 || !isUniqueViolation(e)) throw e;
-    }
-  }
-});
+const newProject = z.object({ name: label(), description: text().nullable().optional() });
+const projectChanges = z.object({ name: label().optional(), description: text().nullable().optional() });
+const projectWithHead = projectSchema.extend({ last_seq: z.int().meta({ description: "The seq of the project's last event (0 for none)" }) });
+const member = userSchema.extend({ member_since: timestamp });
 
-projectRoutes.get("/", person(), async (c) => {
-  const visible = await visibleProjectIds(c);
-  const rows =
-    visible === null
-      ? await c.var.db.select().from(projects).orderBy(desc(projects.createdAt))
-      : visible.length === 0
-        ? []
-        : await c.var.db.select().from(projects).where(inJsonList(projects.id, visible)).orderBy(desc(projects.createdAt));
-  return c.json({ projects: rows.map(projectView) });
-});
+projectRoutes.post(
+  "/",
+  documented({
+    id: "createProject",
+    tag: "Projects",
+    summary: "Create a project",
+    description: "The slug is made from the name (`-2`, `-3`… while taken). The creator becomes a member.",
+    caller: "person",
+    body: newProject,
+    responses: { 201: projectSchema },
+  }),
+  person("member"),
+  async (c) => {
+    const body = await readJson(c, newProject);
+    const user = currentUser(c);
+    const now = nowIso();
+    const id = crypto.randomUUID();
+    // A concurrent create can take the slug between the check and the insert: then add a random suffix.
+    for (let attempt = 1; ; attempt++) {
+      const free = await freeSlug(c.var.db, body.name);
+      const project = {
+        id,
+        name: body.name,
+        slug: attempt === 1 ? free : `${free}-${crypto.randomUUID().slice(0, 4)}`,
+        description: body.description ?? null,
+        createdBy: user.id,
+        createdAt: now,
+        updatedAt: now,
+      };
+      try {
+        // The creator becomes a member, so a member who creates a project can see it.
+        await c.var.db.batch([
+          c.var.db.insert(projects).values(project),
+          c.var.db.insert(projectMembers).values({ projectId: id, userId: user.id, createdAt: now }),
+        ]);
+        return c.json(projectView(project), 201);
+      } catch (e) {
+        if (attempt >= 5 || !isUniqueViolation(e)) throw e;
+      }
+    }
+  },
+);
+
+projectRoutes.get(
+  "/",
+  documented({
+    id: "listProjects",
+    tag: "Projects",
+    summary: "The projects the caller can see, newest first",
+    caller: "person",
+    responses: { 200: z.object({ projects: z.array(projectSchema) }) },
+  }),
+  person(),
+  async (c) => {
+    const visible = await visibleProjectIds(c);
+    const rows =
+      visible === null
+        ? await c.var.db.select().from(projects).orderBy(desc(projects.createdAt))
+        : visible.length === 0
+          ? []
+          : await c.var.db.select().from(projects).where(inJsonList(projects.id, visible)).orderBy(desc(projects.createdAt));
+    return c.json({ projects: rows.map(projectView) });
+  },
+);
 
 /** A project, with the seq of its last event: a live view reads what it shows, then follows the socket from there. */
-projectRoutes.get("/:id", person(), async (c) => {
-  const project = await projectFor(c, c.req.param("id"));
-  const [head] = await c.var.db.select({ seq: max(events.seq) }).from(events).where(eq(events.projectId, project.id));
-  return c.json({ ...projectView(project), last_seq: head?.seq ?? 0 });
-});
+projectRoutes.get(
+  "/:id",
+  documented({
+    id: "getProject",
+    tag: "Projects",
+    summary: "A project, with the seq of its last event",
+    caller: "person",
+    responses: { 200: projectWithHead },
+  }),
+  person(),
+  async (c) => {
+    const project = await projectFor(c, c.req.param("id"));
+    const [head] = await c.var.db
+      .select({ seq: max(events.seq) })
+      .from(events)
+      .where(eq(events.projectId, project.id));
+    return c.json({ ...projectView(project), last_seq: head?.seq ?? 0 });
+  },
+);
 
-projectRoutes.put("/:id", person("member"), async (c) => {
-  const project = await projectFor(c, c.req.param("id"), "write");
-  const body = await readJson(c, z.object({ name: label().optional(), description: text().nullable().optional() }));
-  const [updated] = await c.var.db
-    .update(projects)
-    .set({
-      // The slug stays as it was: links and scripts keep working after a rename.
-      ...(body.name !== undefined ? { name: body.name } : {}),
-      ...(body.description !== undefined ? { description: body.description } : {}),
-      updatedAt: nowIso(),
-    })
-    .where(eq(projects.id, project.id))
-    .returning();
-  return c.json(projectView(updated!));
-});
+projectRoutes.put(
+  "/:id",
+  documented({
+    id: "updateProject",
+    tag: "Projects",
+    summary: "Rename a project or change its description",
+    description: "The slug stays as it was, so links keep working.",
+    caller: "person",
+    body: projectChanges,
+    responses: { 200: projectSchema },
+  }),
+  person("member"),
+  async (c) => {
+    const project = await projectFor(c, c.req.param("id"), "write");
+    const body = await readJson(c, projectChanges);
+    const [updated] = await c.var.db
+      .update(projects)
+      .set({
+        // The slug stays as it was: links and scripts keep working after a rename.
+        ...(body.name !== undefined ? { name: body.name } : {}),
+        ...(body.description !== undefined ? { description: body.description } : {}),
+        updatedAt: nowIso(),
+      })
+      .where(eq(projects.id, project.id))
+      .returning();
+    return c.json(projectView(updated!));
+  },
+);
 
-projectRoutes.delete("/:id", person("admin"), async (c) => {
-  const project = await projectFor(c, c.req.param("id"), "write");
-  // Read before the sessions go with the project: their servers' links hold its terminals.
-  const links = await serversWithSessionsIn(c.env, [project.id]);
-  await c.var.db.delete(projects).where(eq(projects.id, project.id));
-  c.executionCtx.waitUntil(roomStub(c.env, project.id).closeAll("the project was deleted"));
-  for (const serverId of links) c.executionCtx.waitUntil(linkStub(c.env, serverId).closeProject(project.id));
-  c.executionCtx.waitUntil(deleteProjectBlobs(c.env.BLOBS, project.id));
-  return c.json({ deleted: true, id: project.id });
-});
+projectRoutes.delete(
+  "/:id",
+  documented({
+    id: "deleteProject",
+    tag: "Projects",
+    summary: "Delete a project with its tasks, sessions, events and DataRefs (admins)",
+    caller: "person",
+    responses: { 200: z.object({ deleted: z.literal(true), id }) },
+  }),
+  person("admin"),
+  async (c) => {
+    const project = await projectFor(c, c.req.param("id"), "write");
+    // Read before the sessions go with the project: their servers' links hold its terminals.
+    const links = await serversWithSessionsIn(c.env, [project.id]);
+    await c.var.db.delete(projects).where(eq(projects.id, project.id));
+    c.executionCtx.waitUntil(roomStub(c.env, project.id).closeAll("the project was deleted"));
+    for (const serverId of links) c.executionCtx.waitUntil(linkStub(c.env, serverId).closeProject(project.id));
+    c.executionCtx.waitUntil(deleteProjectBlobs(c.env.BLOBS, project.id));
+    return c.json({ deleted: true, id: project.id });
+  },
+);
 
-projectRoutes.get("/:id/members", person(), async (c) => {
-  const project = await projectFor(c, c.req.param("id"));
-  const rows = await c.var.db
-    .select({ user: users, since: projectMembers.createdAt })
-    .from(projectMembers)
-    .innerJoin(users, eq(users.id, projectMembers.userId))
-    .where(eq(projectMembers.projectId, project.id))
-    .orderBy(asc(projectMembers.createdAt));
-  return c.json({ members: rows.map((r) => ({ ...userView(r.user), member_since: r.since })) });
-});
+projectRoutes.get(
+  "/:id/members",
+  documented({
+    id: "listProjectMembers",
+    tag: "Projects",
+    summary: "The project's members, oldest first",
+    caller: "person",
+    responses: { 200: z.object({ members: z.array(member) }) },
+  }),
+  person(),
+  async (c) => {
+    const project = await projectFor(c, c.req.param("id"));
+    const rows = await c.var.db
+      .select({ user: users, since: projectMembers.createdAt })
+      .from(projectMembers)
+      .innerJoin(users, eq(users.id, projectMembers.userId))
+      .where(eq(projectMembers.projectId, project.id))
+      .orderBy(asc(projectMembers.createdAt));
+    return c.json({ members: rows.map((r) => ({ ...userView(r.user), member_since: r.since })) });
+  },
+);
 
-projectRoutes.post("/:id/members", person("admin"), async (c) => {
-  const project = await projectFor(c, c.req.param("id"), "write");
-  const body = await readJson(c, z.object({ user_id: uuid }));
-  const user = await c.var.db.query.users.findFirst({ where: eq(users.id, body.user_id) });
-  if (!user) throw notFound("User");
-  const now = nowIso();
-  await c.var.db.insert(projectMembers).values({ projectId: project.id, userId: user.id, createdAt: now }).onConflictDoNothing();
-  return c.json({ project_id: project.id, user: userView(user) }, 201);
-});
+const newMember = z.object({ user_id: uuid });
 
-projectRoutes.delete("/:id/members/:userId", person("admin"), async (c) => {
-  const project = await projectFor(c, c.req.param("id"), "write");
-  const [gone] = await c.var.db
-    .delete(projectMembers)
-    .where(and(eq(projectMembers.projectId, project.id), eq(projectMembers.userId, c.req.param("userId"))))
-    .returning();
-  if (!gone) throw notFound("Member");
-  c.executionCtx.waitUntil(disconnectUser(c.env, gone.userId, [project.id]));
-  return c.json({ removed: true, project_id: project.id, user_id: gone.userId });
-});
+projectRoutes.post(
+  "/:id/members",
+  documented({
+    id: "addProjectMember",
+    tag: "Projects",
+    summary: "Make a user a member of the project (admins); adding a member again changes nothing",
+    caller: "person",
+    body: newMember,
+    responses: { 201: z.object({ project_id: id, user: userSchema }) },
+  }),
+  person("admin"),
+  async (c) => {
+    const project = await projectFor(c, c.req.param("id"), "write");
+    const body = await readJson(c, newMember);
+    const user = await c.var.db.query.users.findFirst({ where: eq(users.id, body.user_id) });
+    if (!user) throw notFound("User");
+    const now = nowIso();
+    await c.var.db.insert(projectMembers).values({ projectId: project.id, userId: user.id, createdAt: now }).onConflictDoNothing();
+    return c.json({ project_id: project.id, user: userView(user) }, 201);
+  },
+);
+
+projectRoutes.delete(
+  "/:id/members/:userId",
+  documented({
+    id: "removeProjectMember",
+    tag: "Projects",
+    summary: "Remove a member (admins); their live sockets on the project close",
+    caller: "person",
+    responses: { 200: z.object({ removed: z.literal(true), project_id: id, user_id: id }) },
+  }),
+  person("admin"),
+  async (c) => {
+    const project = await projectFor(c, c.req.param("id"), "write");
+    const [gone] = await c.var.db
+      .delete(projectMembers)
+      .where(and(eq(projectMembers.projectId, project.id), eq(projectMembers.userId, c.req.param("userId"))))
+      .returning();
+    if (!gone) throw notFound("Member");
+    c.executionCtx.waitUntil(disconnectUser(c.env, gone.userId, [project.id]));
+    return c.json({ removed: true, project_id: project.id, user_id: gone.userId });
+  },
+);
 
 const eventsQuery = z.object({
   since: seqQuery.default(0),
@@ -148,14 +253,28 @@ const eventsQuery = z.object({
 });
 
 /** The project's event log after `since`, in seq order. */
-projectRoutes.get("/:id/events", person(), async (c) => {
-  const project = await projectFor(c, c.req.param("id"));
-  const q = readQuery(c, eventsQuery);
-  const rows = await c.var.db
-    .select()
-    .from(events)
-    .where(and(eq(events.projectId, project.id), gt(events.seq, q.since)))
-    .orderBy(asc(events.seq))
-    .limit(q.limit);
-  return c.json({ events: rows.map(eventView), next_since: rows.at(-1)?.seq ?? q.since });
-});
+projectRoutes.get(
+  "/:id/events",
+  documented({
+    id: "listProjectEvents",
+    tag: "Projects",
+    summary: "The project's event log after `since`, in seq order",
+    caller: "person",
+    query: eventsQuery,
+    responses: {
+      200: z.object({ events: z.array(eventSchema), next_since: z.int().meta({ description: "Send as `since` for the next page" }) }),
+    },
+  }),
+  person(),
+  async (c) => {
+    const project = await projectFor(c, c.req.param("id"));
+    const q = readQuery(c, eventsQuery);
+    const rows = await c.var.db
+      .select()
+      .from(events)
+      .where(and(eq(events.projectId, project.id), gt(events.seq, q.since)))
+      .orderBy(asc(events.seq))
+      .limit(q.limit);
+    return c.json({ events: rows.map(eventView), next_since: rows.at(-1)?.seq ?? q.since });
+  },
+);

@@ -1,7 +1,22 @@
 import type { InferSelectModel } from "drizzle-orm";
+import { z } from "zod";
 import type { events } from "../db/schema";
+import { id, json, timestamp } from "./fields";
 
-export const eventView = (e: InferSelectModel<typeof events>) => ({
+export const eventSchema = z
+  .object({
+    seq: z.int().meta({ description: "Strictly increasing per project: resume a stream after the last one seen" }),
+    project_id: id,
+    type: z.string().meta({ description: "What happened: task_created, task_completed, … (the README lists them)" }),
+    task_id: id.nullable(),
+    actor: z.string().meta({ description: "Who did it: `user:<id>`, `agent:<server name>`, `system`" }),
+    data: json,
+    traceparent: z.string().nullable().meta({ description: "The W3C trace context of the task it concerns" }),
+    created_at: timestamp,
+  })
+  .meta({ id: "Event" });
+
+export const eventView = (e: InferSelectModel<typeof events>): z.infer<typeof eventSchema> => ({
   seq: e.seq,
   project_id: e.projectId,
   type: e.type,

@@ -1,6 +1,11 @@
+import { z } from "zod";
 import type { ProjectRow, UserRow } from "../db/client";
+import { ROLES } from "../db/schema";
+import { id, timestamp } from "./fields";
 
-export const userView = (u: UserRow) => ({
+export const userSchema = z.object({ id, email: z.string(), name: z.string().nullable(), role: z.enum(ROLES), created_at: timestamp }).meta({ id: "User" });
+
+export const userView = (u: UserRow): z.infer<typeof userSchema> => ({
   id: u.id,
   email: u.email,
   name: u.name,
@@ -8,7 +13,11 @@ export const userView = (u: UserRow) => ({
   created_at: u.createdAt,
 });
 
-export const projectView = (p: ProjectRow) => ({
+export const projectSchema = z
+  .object({ id, name: z.string(), slug: z.string(), description: z.string().nullable(), created_at: timestamp, updated_at: timestamp })
+  .meta({ id: "Project" });
+
+export const projectView = (p: ProjectRow): z.infer<typeof projectSchema> => ({
   id: p.id,
   name: p.name,
   slug: p.slug,

@@ -1,0 +1,76 @@
+/**
+ * Every `code` a problem document can carry, with its meaning. The `Problem`
+ * class only takes these, so a new code cannot ship without its line here;
+ * the list is served at /docs/problems (where each problem's `type` points)
+ * and in the API's description.
+ */
+export const PROBLEM_CODES = {
+  // The request itself
+  MALFORMED_REQUEST: "The request cannot be understood as sent (a parameter or header is malformed).",
+  MALFORMED_JSON: "The body is not valid JSON. `detail` quotes the parser.",
+  BODY_UNREADABLE: "The body could not be read: the connection broke off or its encoding is malformed.",
+  PAYLOAD_TOO_LARGE: "The body is larger than `MAX_BODY_BYTES` (or, for a DataRef upload, than its declared size).",
+  VALIDATION_FAILED: "A field breaks a rule of the schema. `errors` lists each as `{path, message}`.",
+  METHOD_NOT_ALLOWED: "The path exists but not with this method. `Allow` names the methods it has.",
+  NOT_FOUND: "No such thing, or it belongs to a project the caller cannot see (the hub does not tell the two apart).",
+  INVALID_CURSOR: "The `cursor` of a list was not one the hub handed out.",
+  UPGRADE_REQUIRED: "This path is a WebSocket: send `Upgrade: websocket`.",
+  HTTP_ERROR: "The request was refused by the HTTP layer before reaching the hub's own checks.",
+  RATE_LIMITED: "Too many attempts. `Retry-After` says how many seconds to wait.",
+  // Credentials and permissions
+  UNAUTHORIZED: "No credentials, or credentials of the wrong kind for this surface.",
+  INVALID_TOKEN: "The access token is malformed, expired, tampered with, or its account is gone.",
+  INVALID_API_KEY: "The API key is unknown or has been revoked (a server re-registered under its name gets a new one).",
+  INVALID_CREDENTIALS: "Wrong email or password.",
+  INVALID_REFRESH_TOKEN: "The refresh token is missing, unknown, expired or revoked: sign in again.",
+  REFRESH_TOKEN_REUSED: "A refresh token was used twice: every token of that sign-in is revoked, as it may have been stolen.",
+  INVALID_BOOTSTRAP_TOKEN: "The bootstrap call did not carry the `BOOTSTRAP_TOKEN` secret.",
+  ALREADY_BOOTSTRAPPED: "The hub already has users: bootstrap creates only the first admin.",
+  INVALID_REGISTRATION_TOKEN: "The registration token is malformed, unknown, expired, revoked or used up.",
+  FORBIDDEN: "Authenticated, but the caller's role does not allow this.",
+  NOT_ALLOWED: "The caller may see this but not do this to it (only the assignee completes a task, for instance).",
+  NO_ACCOUNT: "An external identity provider's token was valid, but no hub account has its email.",
+  INVALID_URL: "The signed URL is malformed, expired or tampered with.",
+  URL_NOT_FOR_THIS: "The signed URL is valid but for another object or method.",
+  // Conflicts with the hub's state
+  CONFLICT: "The request conflicts with the current state.",
+  INVALID_TRANSITION: "The task's status does not allow this action (the lifecycle table in the README says which do).",
+  UNRESOLVED_DEPENDENCIES: "The task is blocked: a `blocks` or `input` dependency has not resolved yet.",
+  RESULT_CONFLICT: "The task is already done with a different result (the same result again is a no-op).",
+  TASK_IMMUTABLE: "The task has left `pending`: its spec, type, requirements, payload and dependencies no longer change.",
+  TASK_ID_TAKEN: "A task-format request reused an `id` of this project with a different body.",
+  DEPENDENCY_CYCLE: "The dependency would close a cycle.",
+  NO_REQUIREMENTS: "Auto-assignment needs the task's requirements, and it has none.",
+  CONCURRENT_CHANGE: "The task changed while the request was being decided: read it again and retry.",
+  INTERVENTION_CLOSED: "The intervention has already been answered or has expired.",
+  AMBIGUOUS_SESSION: "A session name matches open sessions on several servers: add `server_name`.",
+  SESSION_NAME_TAKEN: "An open session of that name already exists on this server.",
+  SERVER_NAME_TAKEN: "A server of that name exists and the registration may not take it over.",
+  EMAIL_TAKEN: "A user with that email exists.",
+  CANNOT_DELETE_SELF: "Admins cannot delete their own account.",
+  DAEMON_OFFLINE: "The server's daemon is not connected, so it cannot start or reach a session now.",
+  DATAREF_PENDING: "The DataRef has no bytes yet: upload them first.",
+  DATAREF_IMMUTABLE: "The DataRef's bytes are uploaded (or being uploaded) and cannot change.",
+  IDEMPOTENCY_KEY_IN_FLIGHT: "A request with this `Idempotency-Key` is still being handled: retry once it has finished.",
+  IDEMPOTENCY_KEY_REUSED: "This `Idempotency-Key` was used with a different request.",
+  IDEMPOTENT_SECRET_NOT_REPLAYED: "The request with this `Idempotency-Key` succeeded, but its answer held a secret shown only once.",
+  IDEMPOTENT_REGISTRATION_STALE: "A repeated registration cannot hand its API key out again: the token was revoked or the server has been re-keyed since.",
+  // What the request carried
+  SIZE_MISMATCH: "The uploaded bytes are not as many as the DataRef declared.",
+  SHA256_MISMATCH: "The uploaded bytes do not hash to the DataRef's declared sha256; nothing was kept.",
+  RANGE_NOT_SATISFIABLE: "The `Range` lies outside the DataRef's bytes.",
+  INCOMPATIBLE_PROTOCOL: "The agent speaks none of the protocol versions this hub speaks (see `GET /api/v1/health`).",
+  // The hub and its neighbours
+  NOT_CONFIGURED: "A feature's secret is not set on this hub (e.g. `DATA_KEY` for webhooks, the bot token for Telegram).",
+  TELEGRAM_REFUSED: "Telegram's Bot API refused the call; `detail` says what it answered.",
+  DATABASE_UNAVAILABLE: "The database is not answering.",
+  INTERNAL_ERROR: "A failure inside the hub. `request_id` names it in the hub's logs; please report it.",
+} as const;
+
+export type ProblemCode = keyof typeof PROBLEM_CODES;
+
+/** The fragment of /docs/problems that explains a code: `VALIDATION_FAILED` → `validation-failed`. */
+export const problemAnchor = (code: string) => code.toLowerCase().replaceAll("_", "-");
+
+/** Where a problem's `type` points: the code's entry in the list (a reference resolved against the hub's address). */
+export const problemType = (code: ProblemCode) => `/docs/problems#${problemAnchor(code)}`;

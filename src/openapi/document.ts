@@ -1,0 +1,160 @@
+/**
+ * The OpenAPI 3.1 document of the hub, built from the routes of the app that
+ * serves it: each route's `documented(...)` description and the zod schemas in
+ * it (zod-openapi turns them into JSON Schema). What a route validates is what
+ * the document says, because both are the same schema.
+ */
+import type { Hono } from "hono";
+import { z } from "zod";
+import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponsesObject } from "zod-openapi";
+import { HUB_VERSION } from "../version";
+import { operationOf, type Caller, type Operation, type Reply } from "./operation";
+import { problemSchema } from "./problem-schema";
+
+/** A route the app answers: its method and its path in the document's form (`/tasks/{id}`). */
+export interface RouteKey {
+  method: string;
+  path: string;
+}
+
+/** Hono's `/tasks/:id` → OpenAPI's `/tasks/{id}`; a trailing slash is not part of the path. */
+export const openApiPath = (honoPath: string) => (honoPath.replace(/\/+$/, "") || "/").replace(/:(\w+)(\{[^}]*\})?/g, "{$1}");
+
+const pathParamNames = (path: string) => [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+
+/** Each route of the app (not middleware mounted for every method), with the description it carries if any. */
+export function appRoutes(app: Hono<any>): { key: RouteKey; operation?: Operation }[] {
+  const found = new Map<string, { key: RouteKey; operation?: Operation }>();
+  for (const route of app.routes) {
+    if (route.method === "ALL") continue;
+    const key = { method: route.method.toLowerCase(), path: openApiPath(route.path) };
+    const id = `${key.method} ${key.path}`;
+    const entry = found.get(id) ?? { key };
+    // A sub-app's handler may arrive wrapped; hono keeps the original beside it.
+    const handler = route.handler as unknown as { [k: symbol]: unknown };
+    const composed = Object.getOwnPropertySymbols(handler).map((s) => handler[s]);
+    entry.operation ??= operationOf(route.handler) ?? composed.map(operationOf).find(Boolean);
+    found.set(id, entry);
+  }
+  return [...found.values()];
+}
+
+const SECURITY: Record<Caller, Record<string, string[]>[]> = {
+  person: [{ personToken: [] }],
+  agent: [{ apiKeyHeader: [] }, { apiKeyBearer: [] }],
+  anyone: [{}],
+  bootstrap: [{ bootstrapToken: [] }],
+  "signed-url": [{}],
+  telegram: [{ telegramSecret: [] }],
+};
+
+const securitySchemes = {
+  personToken: {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+    description: "A person's access token from `POST /api/v1/auth/login` (15 minutes; renew with `POST /api/v1/auth/refresh`).",
+  },
+  apiKeyHeader: { type: "apiKey", in: "header", name: "X-API-Key", description: "A server's API key (`orc_...`) from registration." },
+  apiKeyBearer: { type: "http", scheme: "bearer", description: "The same API key as `Authorization: Bearer orc_...`." },
+  bootstrapToken: { type: "http", scheme: "bearer", description: "The `BOOTSTRAP_TOKEN` secret; only for creating the first admin." },
+  telegramSecret: {
+    type: "apiKey",
+    in: "header",
+    name: "X-Telegram-Bot-Api-Secret-Token",
+    description: "`TELEGRAM_WEBHOOK_SECRET`, which Telegram sends with every update.",
+  },
+} as const;
+
+const PROBLEM_CONTENT = { "application/problem+json": { schema: problemSchema } };
+
+const STATUS_TEXT: Record<number, string> = {
+  101: "Switching protocols: the WebSocket is open",
+  200: "OK",
+  201: "Created",
+  202: "Accepted",
+  204: "No content",
+  206: "Partial content (a `Range` was asked for)",
+  301: "Moved permanently",
+  302: "Found: see `Location`",
+};
+
+/** Headers (name → what it means) as the object schema the generator takes. */
+const described = (headers: Record<string, string>, optional = false) =>
+  z.object(
+    Object.fromEntries(Object.entries(headers).map(([name, description]) => [name, (optional ? z.string().optional() : z.string()).meta({ description })])),
+  );
+
+function response(status: number, reply: Reply) {
+  if (reply instanceof z.ZodType) return { description: STATUS_TEXT[status] ?? "OK", content: { "application/json": { schema: reply } } };
+  const headers = reply.headers ? described(reply.headers) : undefined;
+  const content = reply.schema || reply.contentType ? { [reply.contentType ?? "application/json"]: { schema: reply.schema ?? {} } } : undefined;
+  return { description: reply.description, ...(content ? { content } : {}), ...(headers ? { headers } : {}) };
+}
+
+function operationObject(op: Operation, path: string): ZodOpenApiOperationObject {
+  const names = pathParamNames(path);
+  const params = op.params ?? (names.length ? z.object(Object.fromEntries(names.map((n) => [n, z.string()]))) : undefined);
+  const headers = op.headers ? described(op.headers, true) : undefined;
+  const responses: ZodOpenApiResponsesObject = {};
+  for (const [status, reply] of Object.entries(op.responses)) responses[status as "200"] = response(Number(status), reply!);
+  responses["4XX"] = { description: "The request was refused: a problem document names why (see /docs/problems)", content: PROBLEM_CONTENT };
+  responses["5XX"] = { description: "The hub failed or lacks a setting: a problem document, quoting the request id", content: PROBLEM_CONTENT };
+  const callers = Array.isArray(op.caller) ? op.caller : [op.caller];
+  return {
+    operationId: op.id,
+    tags: [op.tag],
+    summary: op.summary,
+    ...(op.description ? { description: op.description } : {}),
+    security: callers.flatMap((c) => SECURITY[c]),
+    ...(params || op.query || headers
+      ? { requestParams: { ...(params ? { path: params } : {}), ...(op.query ? { query: op.query } : {}), ...(headers ? { header: headers } : {}) } }
+      : {}),
+    ...(op.body ? { requestBody: { required: op.bodyRequired ?? true, content: { "application/json": { schema: op.body } } } } : {}),
+    responses,
+  };
+}
+
+const TAGS = [
+  ["Health", "Whether the hub is up, and which protocol versions it speaks."],
+  ["Auth", "People's sign-in: the first admin, login, tokens, and linking a Telegram chat."],
+  ["Users", "People's accounts and roles (admin, member, viewer)."],
+  ["Projects", "Projects, their members and their event log."],
+  ["Servers", "Registering agents' servers, their heartbeat, registration tokens."],
+  ["Sessions", "Agent processes on a server, each in one project; people start, watch and stop them."],
+  ["Tasks", "Tasks as people see and steer them (`/api/v1/tasks`)."],
+  ["Agent tasks", "The same tasks from an agent's side (`/api/v1/server/tasks`, API key)."],
+  ["Daemon", "The official daemon's own paths: its task polling and its socket."],
+  ["Interventions", "Questions and approvals agents ask people."],
+  ["DataRefs", "Large payloads in R2, moved through signed short-lived URLs."],
+  ["Live", "WebSockets: dashboards' event stream, agents' message protocol, terminals."],
+  ["Webhooks", "Signed HTTP deliveries of a project's events (Standard Webhooks)."],
+  ["Telegram", "The Telegram bot: its webhook and its setup."],
+  ["Reference", "This description, and the list of problem codes."],
+] as const;
+
+/** The document for an app whose routes all carry descriptions (a test holds every route to that). */
+export function apiDocument(app: Hono<any>) {
+  const paths: ZodOpenApiPathsObject = {};
+  for (const { key, operation } of appRoutes(app)) {
+    if (!operation) continue;
+    (paths[key.path] ??= {})[key.method as "get"] = operationObject(operation, key.path);
+  }
+  return createDocument(
+    {
+      openapi: "3.1.0",
+      info: {
+        title: "Orchestratia hub",
+        version: HUB_VERSION,
+        description:
+          "The coordination hub for AI agents: agents register, receive tasks and exchange results through typed " +
+          "dependencies and contracts; people watch and steer. Errors are RFC 9457 problem documents whose `code` " +
+          "is listed at [/docs/problems](/docs/problems).",
+      },
+      tags: TAGS.map(([name, description]) => ({ name, description })),
+      paths,
+      components: { securitySchemes: securitySchemes as never },
+    },
+    { reused: "inline" },
+  );
+}
