@@ -13,7 +13,7 @@ describe("problem+json errors", () => {
   it("answers malformed JSON with 400", async () => {
     const reply = await call("/api/v1/projects", { token: admin, raw: '{"name": "x",', headers: { "Content-Type": "application/json" } });
     expectProblem(reply, 400, "MALFORMED_JSON");
-    expect(reply.json).toMatchObject({ type: "/problems/malformed-json", title: "Bad Request", status: 400 });
+    expect(reply.json).toMatchObject({ type: "/docs/problems#malformed-json", title: "Bad Request", status: 400 });
   });
 
   it("answers wrong types with 422 naming each field and the rule", async () => {
