@@ -14,8 +14,9 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import openapiTS from "openapi-typescript";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-// Inside the project, so that the bundle's imports of packages resolve to node_modules.
-const dir = `${root}node_modules/.cache/hub-api`;
+// Inside the project, so that the bundle's imports of packages resolve to node_modules; one per run, as
+// checkouts may share node_modules.
+const dir = `${root}node_modules/.cache/hub-api-${process.pid}`;
 mkdirSync(dir, { recursive: true });
 try {
   const bundle = `${dir}/document.mjs`;
