@@ -90,7 +90,8 @@ projectRoutes.get(
   documented({
     id: "listProjects",
     tag: "Projects",
-    summary: "The projects the caller can see, newest first",
+    summary: "List projects",
+    description: "The projects the caller can see, newest first.",
     caller: "person",
     responses: { 200: z.object({ projects: z.array(projectSchema) }) },
   }),
@@ -113,7 +114,8 @@ projectRoutes.get(
   documented({
     id: "getProject",
     tag: "Projects",
-    summary: "A project, with the seq of its last event",
+    summary: "Get a project",
+    description: "With the seq of its last event: a live view reads what it shows, then follows the socket from there.",
     caller: "person",
     responses: { 200: projectWithHead },
   }),
@@ -133,8 +135,8 @@ projectRoutes.put(
   documented({
     id: "updateProject",
     tag: "Projects",
-    summary: "Rename a project or change its description",
-    description: "The slug stays as it was, so links keep working.",
+    summary: "Update a project",
+    description: "Rename it or change its description. The slug stays as it was, so links keep working.",
     caller: "person",
     body: projectChanges,
     responses: { 200: projectSchema },
@@ -162,7 +164,8 @@ projectRoutes.delete(
   documented({
     id: "deleteProject",
     tag: "Projects",
-    summary: "Delete a project with its tasks, sessions, events and DataRefs (admins)",
+    summary: "Delete a project",
+    description: "Admins only. Its tasks, sessions, events and DataRefs go with it; its live sockets close.",
     caller: "person",
     responses: { 200: z.object({ deleted: z.literal(true), id }) },
   }),
@@ -184,7 +187,8 @@ projectRoutes.get(
   documented({
     id: "listProjectMembers",
     tag: "Projects",
-    summary: "The project's members, oldest first",
+    summary: "List members",
+    description: "The project's members, oldest first.",
     caller: "person",
     responses: { 200: z.object({ members: z.array(member) }) },
   }),
@@ -208,7 +212,8 @@ projectRoutes.post(
   documented({
     id: "addProjectMember",
     tag: "Projects",
-    summary: "Make a user a member of the project (admins); adding a member again changes nothing",
+    summary: "Add a member",
+    description: "Admins only. Adding a member again changes nothing.",
     caller: "person",
     body: newMember,
     responses: { 201: z.object({ project_id: id, user: userSchema }) },
@@ -230,7 +235,8 @@ projectRoutes.delete(
   documented({
     id: "removeProjectMember",
     tag: "Projects",
-    summary: "Remove a member (admins); their live sockets on the project close",
+    summary: "Remove a member",
+    description: "Admins only. Their live sockets on the project close.",
     caller: "person",
     responses: { 200: z.object({ removed: z.literal(true), project_id: id, user_id: id }) },
   }),
@@ -258,7 +264,8 @@ projectRoutes.get(
   documented({
     id: "listProjectEvents",
     tag: "Projects",
-    summary: "The project's event log after `since`, in seq order",
+    summary: "List events",
+    description: "The project's event log after `since`, in seq order, at most `limit` at a time.",
     caller: "person",
     query: eventsQuery,
     responses: {

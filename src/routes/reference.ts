@@ -34,7 +34,16 @@ const problemsPage = html(
   PROBLEMS_STYLE,
 );
 
-const referenceConfig = JSON.stringify({ url: "/api/v1/openapi.json", withDefaultFonts: false, hideClientButton: true, telemetry: false });
+// Nothing that calls Scalar's own services: no hosted fonts, assistant, telemetry or developer toolbar.
+const referenceConfig = JSON.stringify({
+  url: "/api/v1/openapi.json",
+  withDefaultFonts: false,
+  hideClientButton: true,
+  telemetry: false,
+  showDeveloperTools: "never",
+  agent: { disabled: true },
+  documentDownloadType: "json",
+});
 const referencePage = html(
   "API reference · Orchestratia hub",
   `<script id="api-reference" data-configuration='${escape(referenceConfig)}'></script><script src="/reference/scalar.js"></script>`,
@@ -52,7 +61,7 @@ export function referenceRoutes(app: Hono<HubEnv>) {
     documented({
       id: "getOpenApiDocument",
       tag: "Reference",
-      summary: "This description of the API (OpenAPI 3.1)",
+      summary: "The OpenAPI document",
       caller: "anyone",
       responses: { 200: { description: "The OpenAPI document", schema: z.looseObject({ openapi: z.string() }) } },
     }),
@@ -65,13 +74,13 @@ export function referenceRoutes(app: Hono<HubEnv>) {
 
   routes.get(
     "/docs",
-    documented({ id: "getReferencePage", tag: "Reference", summary: "The interactive API reference", caller: "anyone", responses: { 200: htmlPage } }),
+    documented({ id: "getReferencePage", tag: "Reference", summary: "API reference page", caller: "anyone", responses: { 200: htmlPage } }),
     (c) => c.html(referencePage),
   );
 
   routes.get(
     "/docs/problems",
-    documented({ id: "getProblemCodes", tag: "Reference", summary: "Every problem code and what it means", caller: "anyone", responses: { 200: htmlPage } }),
+    documented({ id: "getProblemCodes", tag: "Reference", summary: "Problem codes page", caller: "anyone", responses: { 200: htmlPage } }),
     (c) => c.html(problemsPage),
   );
 

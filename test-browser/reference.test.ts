@@ -1,0 +1,48 @@
+/**
+ * The API reference as a person reads it, in real Chromium: Scalar's page at
+ * /docs renders the hub's own description, every script and style it loads
+ * comes from the hub, and a problem's `type` link lands on its code's entry.
+ */
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, hub, launchChromium, screenshot } from "./driver";
+
+let browser: Browser;
+
+beforeAll(async () => {
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe("the API reference", () => {
+  it("renders the hub's operations from the hub's own assets", async () => {
+    const page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
+    const elsewhere: string[] = [];
+    page.on("request", (r) => {
+      const url = new URL(r.url());
+      if (url.origin !== hub().url && url.protocol !== "data:" && url.protocol !== "blob:") elsewhere.push(r.url());
+    });
+    await page.goto(`${hub().url}/docs`);
+    await page.getByRole("heading", { name: "Orchestratia hub", level: 1 }).waitFor({ timeout: 30_000 });
+    // An operation's summary, from its documented() description, under its tag.
+    await page.getByRole("button", { name: "Projects" }).first().click();
+    await page.getByRole("heading", { name: "Create a project" }).waitFor();
+    await page.getByRole("heading", { name: "Create a project" }).scrollIntoViewIfNeeded();
+    await screenshot(page, "api-reference");
+    expect(elsewhere).toEqual([]);
+    await page.context().close();
+  });
+
+  it("takes a refusal's problem type to the explanation of its code", async () => {
+    const refused = await call<{ type: string; code: string }>("/api/v1/projects", { body: { name: "x" } }, 401);
+    const page = await (await browser.newContext({ viewport: { width: 1000, height: 700 } })).newPage();
+    await page.goto(new URL(refused.type, `${hub().url}/api/v1/projects`).href);
+    const entry = page.locator("dt:target");
+    await expect(entry.textContent()).resolves.toBe(refused.code);
+    await expect(page.locator("dt:target + dd").textContent()).resolves.toMatch(/credentials/);
+    await screenshot(page, "problem-codes");
+    await page.context().close();
+  });
+});
