@@ -17,6 +17,11 @@ export interface HubEnv {
     offloaded?: StoredDataref[];
     /** What became of this request's room operation: asked (no answer yet), committed, or refused. */
     roomOutcome?: "asked" | "committed" | "refused";
+    /** The operation's name in logs (its OpenAPI operationId), where the route sets one; else "<METHOD> <route>". */
+    operation?: string;
+    /** The project and task this request turned out to be about, for its log line (set where they are resolved). */
+    logProject?: string;
+    logTask?: string;
   };
 }
 

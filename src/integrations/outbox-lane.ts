@@ -80,7 +80,7 @@ export abstract class OutboxLane extends DurableObject<RoomReachingEnv> {
           await this.ctx.storage.setAlarm(Date.now() + RESUME_AFTER_MS);
           await this.drain();
         } catch (e) {
-          logError(`${this.kind} delivery failed`, { target_id: this.ctx.id.name }, e);
+          logError(`${this.kind} delivery failed`, { operation: `${this.kind}_delivery`, target_id: this.ctx.id.name }, e);
           await this.ctx.storage.setAlarm(Date.now() + RETRY_DELAYS_MS[1]);
         }
       } while (this.again);
