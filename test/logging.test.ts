@@ -48,6 +48,16 @@ const lineOf = (reply: { headers: Headers }) => {
 const roomLinesOf = (reply: { headers: Headers }) => lines().filter((l) => l.msg === "room operation" && l.request_id === reply.headers.get("X-Request-Id"));
 const fetchUrl = (url: string, init?: RequestInit) => exports.default.fetch(new Request(url, init));
 
+async function until<T>(read: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = read();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
 let admin: string;
 beforeAll(async () => {
   admin = await bootstrapAdmin();
@@ -150,9 +160,14 @@ describe("request lines", () => {
     const rotated = await call(`/api/v1/projects/${project.id}/webhooks/${hook.json.id}/rotate-secret`, { method: "POST", token: admin });
     expect(rotated.status, rotated.text).toBe(200);
     secrets.push(rotated.json.secret, rotated.json.secret.slice("whsec_".length));
+    // An event in the project is delivered to the webhook, signed with both secrets: the delivery's line names it.
+    const task = await call("/api/v1/tasks", { token: admin, body: { title: "delivered", project_id: project.id } });
+    expect(task.status, task.text).toBe(201);
+    const delivery = await until(() => lines().find((l) => l.msg === "delivery" && l.task_id === task.json.id), "the delivery's line");
+    expect(delivery).toMatchObject({ level: "info", operation: "webhook_delivery", project_id: project.id, target_id: hook.json.id, event_type: "task_created", outcome: "delivered", status_code: 200 });
 
     // What was written is there to check: every request above has its line.
-    expect(requestLines().length).toBeGreaterThanOrEqual(14);
+    expect(requestLines().length).toBeGreaterThanOrEqual(15);
     expect(requestLines().map((l) => l.route)).toEqual(expect.arrayContaining(["/api/v1/auth/login", "/api/v1/servers/register", "/api/v1/blobs/:id", "/api/v1/projects/:id/webhooks"]));
     const output = written.join("\n");
     for (const secret of secrets) {

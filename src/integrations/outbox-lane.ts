@@ -6,7 +6,7 @@
  * loses nothing: the row is still pending and is sent again.
  */
 import { DurableObject } from "cloudflare:workers";
-import { logError } from "../log";
+import { log, logError } from "../log";
 import type { RoomReachingEnv } from "../room/rpc-port";
 import { RETRY_DELAYS_MS } from "./retry-schedule";
 
@@ -125,6 +125,19 @@ export abstract class OutboxLane extends DurableObject<RoomReachingEnv> {
          WHERE id = ?1`,
       ).bind(row.id, attempts, result.statusCode, result.error, result.ok ? 1 : 0, now),
     ]);
+    // Only the status code: a receiver's error text or URL may carry what it was given (Slack-style hooks keep a token in the path).
+    log("info", "delivery", {
+      project_id: row.project_id,
+      task_id: row.event_task_id ?? undefined,
+      operation: `${this.kind}_delivery`,
+      target_id: this.targetId,
+      event_type: row.event_type,
+      seq: row.seq,
+      attempt: attempts,
+      outcome: result.ok ? "delivered" : "failed",
+      status_code: result.statusCode,
+      duration_ms: result.durationMs,
+    });
   }
 
   /** Tries the row again at `at` (holding what follows it). */
