@@ -36,6 +36,8 @@ export default defineConfig(async () => {
             TELEGRAM_API_ROOT: `http://127.0.0.1:${process.env.BOT_API_PORT}`,
             TELEGRAM_BOT_TOKEN: "4242:test-bot-token",
             TELEGRAM_WEBHOOK_SECRET: "test-telegram-webhook-secret",
+            // A line per request and per room operation would bury the failures a test run needs to show.
+            LOG_LEVEL: "warn",
           },
         },
       }),

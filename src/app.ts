@@ -10,6 +10,7 @@ import { datarefLinks } from "./http/dataref-links";
 import { logFailure } from "./http/failure-log";
 import { Problem, problemOfDomainError, quotingRequestId } from "./http/problem";
 import { withRequestId } from "./http/request-id";
+import { logRequests } from "./http/request-log";
 import { discardOffloadsOnError } from "./http/request-offloads";
 import { agentSessionRoutes } from "./routes/agent-sessions";
 import { authRoutes } from "./routes/auth";
@@ -33,6 +34,8 @@ export function buildApp() {
   const app = new Hono<HubEnv>({ strict: false });
 
   app.use("*", withRequestId);
+  // Outside everything else, so that its line sees the final status (refusals, 405s, errors turned into problems).
+  app.use("*", logRequests);
 
   // Before everything else that can refuse: a preflight is answered here (204) rather than as a 404/405, and
   // refusals further in (405, 401, 413) still carry the CORS headers a browser needs to read them.

@@ -46,12 +46,16 @@ it("logs the failure as one JSON line with the request id, and nothing the clien
     const reply = await call("/api/v1/projects", { token: admin, body: { name: "secret-body" }, headers: { "cf-ray": "log123-LHR" } });
     expect(reply.status).toBe(500);
     const lines = logged.mock.calls.map((args) => args.join(" ")).filter((line) => line.includes("log123-LHR"));
-    expect(lines).toHaveLength(1);
-    const entry = JSON.parse(lines[0]!);
-    expect(entry).toMatchObject({ request_id: "log123-LHR", method: "POST", path: "/api/v1/projects" });
-    expect(typeof entry.error.message).toBe("string");
-    expect(lines[0]).not.toContain("secret-body");
-    expect(lines[0]).not.toContain(admin);
+    // The failure, with its error, and the request's own line (an error too: the hub failed it).
+    expect(lines).toHaveLength(2);
+    const [failure, request] = lines.map((line) => JSON.parse(line));
+    expect(failure).toMatchObject({ level: "error", msg: "request failed", request_id: "log123-LHR", method: "POST", route: "/api/v1/projects", path: "/api/v1/projects" });
+    expect(typeof failure.error.message).toBe("string");
+    expect(request).toMatchObject({ level: "error", msg: "request", request_id: "log123-LHR", route: "/api/v1/projects", status: 500 });
+    for (const line of lines) {
+      expect(line).not.toContain("secret-body");
+      expect(line).not.toContain(admin);
+    }
   } finally {
     logged.mockRestore();
   }

@@ -63,6 +63,7 @@ export async function projectFor(c: HubContext, projectId: string, access: Acces
     .where(eq(projects.id, projectId));
   if (!row) throw notFound("Project");
   assertAccess(p, projectId, row.member !== null, access, "Project");
+  c.set("logProject", projectId);
   return row.project;
 }
 

@@ -17,8 +17,11 @@ export interface HubEnv {
     offloaded?: StoredDataref[];
     /** What became of this request's room operation: asked (no answer yet), committed, or refused. */
     roomOutcome?: "asked" | "committed" | "refused";
-    /** The operation's id in the API's description (src/openapi): named in log lines. */
+    /** The operation's id in the API's description (src/openapi), set by documented(): named in log lines. */
     operation?: string;
+    /** The project and task this request turned out to be about, for its log line (set where they are resolved). */
+    logProject?: string;
+    logTask?: string;
   };
 }
 

@@ -6,7 +6,7 @@
  * loses nothing: the row is still pending and is sent again.
  */
 import { DurableObject } from "cloudflare:workers";
-import { logError } from "../log";
+import { log, logError } from "../log";
 import type { RoomReachingEnv } from "../room/rpc-port";
 import { RETRY_DELAYS_MS } from "./retry-schedule";
 
@@ -80,7 +80,7 @@ export abstract class OutboxLane extends DurableObject<RoomReachingEnv> {
           await this.ctx.storage.setAlarm(Date.now() + RESUME_AFTER_MS);
           await this.drain();
         } catch (e) {
-          logError(`${this.kind} delivery failed`, { target_id: this.ctx.id.name }, e);
+          logError(`${this.kind} delivery failed`, { operation: `${this.kind}_delivery`, target_id: this.ctx.id.name }, e);
           await this.ctx.storage.setAlarm(Date.now() + RETRY_DELAYS_MS[1]);
         }
       } while (this.again);
@@ -125,6 +125,19 @@ export abstract class OutboxLane extends DurableObject<RoomReachingEnv> {
          WHERE id = ?1`,
       ).bind(row.id, attempts, result.statusCode, result.error, result.ok ? 1 : 0, now),
     ]);
+    // Only the status code: a receiver's error text or URL may carry what it was given (Slack-style hooks keep a token in the path).
+    log("info", "delivery", {
+      project_id: row.project_id,
+      task_id: row.event_task_id ?? undefined,
+      operation: `${this.kind}_delivery`,
+      target_id: this.targetId,
+      event_type: row.event_type,
+      seq: row.seq,
+      attempt: attempts,
+      outcome: result.ok ? "delivered" : "failed",
+      status_code: result.statusCode,
+      duration_ms: result.durationMs,
+    });
   }
 
   /** Tries the row again at `at` (holding what follows it). */

@@ -67,6 +67,12 @@ interface Message {
   traceparent?: string;
 }
 
+/** The task a message is about, when its payload names one as an id (nothing the agent wrote is logged). */
+const taskIdIn = (payload: unknown) => {
+  const taskId = (payload as { taskId?: unknown } | null)?.taskId;
+  return typeof taskId === "string" && /^[0-9a-f-]{36}$/i.test(taskId) ? taskId : undefined;
+};
+
 /** What a request is answered with; `later` when the answer comes with a commit (ask-user). */
 type Answer =
   | { type: "response:success"; payload: unknown }
@@ -167,7 +173,7 @@ export class AgentProtocol {
       if (m.type in eventPayloads) return await this.onEvent(ws, attachment, m, m.type as EventType);
       respondError(ws, m.id, "INVALID_MESSAGE_TYPE", `Unknown message type ${JSON.stringify(m.type)}`);
     } catch (e) {
-      logError("agent message failed", { project_id: this.room.projectId, message_type: m.type, message_id: m.id ?? null }, e);
+      logError("agent message failed", { project_id: this.room.projectId, task_id: taskIdIn(m.payload), operation: m.type, message_id: m.id ?? null }, e);
       respondError(ws, m.id, "INTERNAL_ERROR", "The hub could not handle this message; it has been logged");
     }
   }

@@ -19,9 +19,13 @@ export const roomStub = (env: Env, projectId: string) => env.PROJECT_ROOM.get(en
 /** Runs a command in the project's room; a refusal becomes the problem the client sees. */
 export async function runInRoom(c: HubContext, projectId: string, command: RoomCommand, withView = false) {
   c.set("roomOutcome", "asked");
+  c.set("logProject", projectId);
+  // The room logs the operation under the request's id, so the request's line and the room's are found together.
+  const options = { view: withView, requestId: c.var.requestId };
   // RPC's type mapping cannot express `unknown` payloads; the value is exactly a RoomResult.
-  const result = (await roomStub(c.env, projectId).execute(roomActor(c), command, { view: withView })) as unknown as RoomResult;
+  const result = (await roomStub(c.env, projectId).execute(roomActor(c), command, options)) as unknown as RoomResult;
   c.set("roomOutcome", result.ok ? "committed" : "refused");
+  if (result.ok && result.taskId) c.set("logTask", result.taskId);
   // Operators (and the benchmark) see what the write cost inside the room, with the operations it was committed with.
   const { ms, d1Queries, operations } = result.metrics;
   c.header("Server-Timing", `room;dur=${ms.toFixed(2)};desc="d1 queries=${d1Queries}, operations=${operations}"`);

@@ -93,9 +93,12 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
 
   // ── entry points (RPC from the Worker) ───────────────────────────────────
 
-  /** Runs one operation; with `view`, also answers the task as its batch left it (read in that batch). */
-  execute(actor: RoomActor, command: RoomCommand, options: { view?: boolean } = {}): Promise<RoomResult> {
-    return this.writer.execute({ actor, command, withView: options.view ?? false });
+  /**
+   * Runs one operation; with `view`, also answers the task as its batch left it (read in that batch). `requestId`
+   * names the HTTP request that asked, in the operation's log line.
+   */
+  execute(actor: RoomActor, command: RoomCommand, options: { view?: boolean; requestId?: string } = {}): Promise<RoomResult> {
+    return this.writer.execute({ actor, command, withView: options.view ?? false, requestId: options.requestId });
   }
 
   /** A heartbeat brought the server online: present here, and watched until its heartbeats stop. */
@@ -156,13 +159,13 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     this.dashboards.publish(events);
     // Integrations deliver on their own objects, never in the room's turn.
     for (const target of outbox) {
-      this.ctx.waitUntil(laneStub(this.env, target).wake().catch((e) => logError("waking an integration failed", { project_id: this.projectId, target }, e)));
+      this.ctx.waitUntil(laneStub(this.env, target).wake().catch((e) => logError("waking an integration failed", { project_id: this.projectId, operation: "wake_integration", target }, e)));
     }
     tellAgents(this.agentSockets(), events, notices);
     // Daemons are told outside the room's turn: their links are other objects, reached over RPC.
     if (events.some((e) => needsTaskSessions(e) || mentionsIn(e.type === "note_added" ? e.data.content : null).length > 0 || (e.type === "task_assigned" && e.data.session_id))) {
       // One after another, so a daemon hears of its sessions' events in the order they committed.
-      this.pushing = this.pushing.then(() => this.pushToDaemons(events)).catch((e) => logError("pushing to daemons failed", { project_id: this.projectId }, e));
+      this.pushing = this.pushing.then(() => this.pushToDaemons(events)).catch((e) => logError("pushing to daemons failed", { project_id: this.projectId, operation: "push_to_daemons" }, e));
       this.ctx.waitUntil(this.pushing);
     }
     for (const deadline of deadlines) await this.scheduleAlarm(Date.parse(deadline));
@@ -369,6 +372,16 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
    * next of these is due.
    */
   override async alarm() {
+    try {
+      await this.dueWork();
+    } catch (e) {
+      // Thrown on, so that the runtime runs the alarm again.
+      logError("room alarm failed", { project_id: this.projectId, operation: "alarm" }, e);
+      throw e;
+    }
+  }
+
+  private async dueWork() {
     // Sockets first: closing them needs no turn of the queue.
     const nextExpiry = this.dashboards.closeExpired(Date.now());
     const nextAuth = this.closeUnauthenticatedAgents(Date.now());

@@ -8,7 +8,7 @@
  * and no duplicate.
  */
 import { createDb, type Db } from "../db/client";
-import { logError } from "../log";
+import { log, logError, logs } from "../log";
 import { taskViewsInBatch } from "../db/task-queries";
 import { HUB_ACTOR, type RoomActor, type RoomAnswer, type RoomCommand, type RoomResult } from "./commands";
 import { concurrentChange } from "./operations/refusals";
@@ -32,6 +32,8 @@ export interface Operation {
   command: RoomCommand;
   /** The caller answers with the task's view: read in the commit's batch. */
   withView: boolean;
+  /** The HTTP request that asked, named in the operation's log line. */
+  requestId?: string;
 }
 
 /** What one batch committed, for the room to hand on. */
@@ -64,6 +66,8 @@ export class RoomWriter {
   private readonly gathering: { operation: Operation; resolve: (r: RoomResult) => void; reject: (e: unknown) => void }[] = [];
   /** D1 round trips of the operation running now (operations never overlap). */
   private d1Queries = 0;
+  /** When the operation (or group) running now began, for its log lines. */
+  private started = 0;
   private readonly outbox: OutboxRecorder;
 
   constructor(
@@ -97,6 +101,8 @@ export class RoomWriter {
 
   /** Runs one operation from inside the queue (presence, the alarm's work). */
   apply(operation: Operation): Promise<RoomAnswer> {
+    this.started = performance.now();
+    this.d1Queries = 0;
     return this.replanned(operation.command, async (offerWaiting) => {
       const [answer] = await this.commit([await planOperation(this.opContext(operation.actor, undefined, offerWaiting), operation.command)], [operation]);
       return answer!;
@@ -105,7 +111,7 @@ export class RoomWriter {
 
   /** Runs operations, reporting what they cost together: D1 round trips and time. */
   private async measured(operations: number, run: () => Promise<(RoomAnswer | Failure)[]>): Promise<(RoomResult | Failure)[]> {
-    const started = performance.now();
+    const started = (this.started = performance.now());
     this.d1Queries = 0;
     const answers = await run();
     const metrics = { d1Queries: this.d1Queries, ms: performance.now() - started, operations };
@@ -199,7 +205,7 @@ export class RoomWriter {
 
   /** After an operation committed without offering waiting tasks, they are offered in the room's next turn. */
   private offerWaitingSoon() {
-    this.serialise(() => this.apply({ actor: HUB_ACTOR, command: { op: "sweep" }, withView: false })).catch((e) => logError("offering waiting tasks failed", { project_id: this.projectId }, e));
+    this.serialise(() => this.apply({ actor: HUB_ACTOR, command: { op: "sweep" }, withView: false })).catch((e) => logError("offering waiting tasks failed", { project_id: this.projectId, operation: "sweep" }, e));
   }
 
   /**
@@ -238,9 +244,34 @@ export class RoomWriter {
       await this.hooks.afterCommit(committed);
     } catch (e) {
       // The batch has committed: its callers get their answers whatever became of handing it on.
-      logError("handing on a commit failed", { project_id: this.projectId }, e);
+      logError("handing on a commit failed", { project_id: this.projectId, operation: "after_commit" }, e);
     }
+    this.logOperations(operations, answers);
     return answers;
+  }
+
+  /**
+   * One line per operation once its batch is settled: what it was, on which
+   * task, for which request and caller, how it ended, and what its batch cost
+   * (shared by the operations committed with it).
+   */
+  private logOperations(operations: readonly Operation[], answers: RoomAnswer[]) {
+    if (!logs("info")) return;
+    const batch = { duration_ms: Math.round((performance.now() - this.started) * 10) / 10, d1_queries: this.d1Queries, batch_size: operations.length };
+    operations.forEach(({ command, actor, requestId }, i) => {
+      const answer = answers[i]!;
+      log("info", "room operation", {
+        request_id: requestId,
+        project_id: this.projectId,
+        task_id: (answer.ok && answer.taskId) || taskIdOf(command),
+        session_id: sessionIdOf(command),
+        operation: command.op,
+        actor: actorFields(actor),
+        outcome: !answer.ok ? "refused" : answer.unchanged ? "unchanged" : "committed",
+        code: answer.ok ? undefined : answer.problem.code,
+        ...batch,
+      });
+    });
   }
 
   /** What the batch's events owe integrations (the first batch of the room reads where the project's events stand). */
@@ -259,6 +290,16 @@ export class RoomWriter {
     return { db: this.db, d1: this.d1, projectId: this.projectId, actor, now: new Date().toISOString(), reads, offerWaiting };
   }
 }
+
+/** The caller, as a kind and an id (never a label: a person's is their email). The hub's own arrives copied over RPC. */
+const HUB_USER_ID = (HUB_ACTOR as Extract<RoomActor, { kind: "person" }>).userId;
+const actorFields = (actor: RoomActor) =>
+  actor.kind === "agent" ? { kind: "server", id: actor.serverId } : actor.userId === HUB_USER_ID ? { kind: "hub" } : { kind: "user", id: actor.userId };
+
+const taskIdOf = (command: RoomCommand) => ("taskId" in command && command.taskId) || undefined;
+
+const sessionIdOf = (command: RoomCommand) =>
+  command.op === "open_session" ? command.session.id : command.op === "session_status" ? command.sessionId : undefined;
 
 /** Agents waiting on a question whose task just ended hear that no answer will come (the cancelled rows name them). */
 function abandonedQuestions(results: D1Result[]): AgentNotice[] {

@@ -89,7 +89,7 @@ projectSessionRoutes.post("/:id/sessions", person("member"), async (c) => {
     rows: body.rows,
   })
     .catch((e) => {
-      logError("starting a session failed", { project_id: project.id, session_id: session.id }, e);
+      logError("starting a session failed", { request_id: c.var.requestId, project_id: project.id, session_id: session.id, operation: "start_session" }, e);
       return false;
     });
   if (!started) {

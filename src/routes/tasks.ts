@@ -60,6 +60,7 @@ export async function taskFor(c: HubContext, taskId: string, access: Access = "r
   const known = access === "write" && p.kind === "server" ? rememberedProjectOf(taskId) : undefined;
   if (known) {
     assertAccess(p, known, false, access, "Task");
+    noteTask(c, taskId, known);
     return { id: taskId, projectId: known };
   }
   const [task] = await c.var.db
@@ -69,7 +70,14 @@ export async function taskFor(c: HubContext, taskId: string, access: Access = "r
   if (!task) throw notFound("Task");
   rememberProjectOf(task.id, task.projectId);
   assertAccess(p, task.projectId, task.member !== null, access, "Task");
+  noteTask(c, task.id, task.projectId);
   return task;
+}
+
+/** The task (and its project) this request is about, for its log line. */
+function noteTask(c: HubContext, taskId: string, projectId: string) {
+  c.set("logTask", taskId);
+  c.set("logProject", projectId);
 }
 
 function protocolWarnings(body: { structured_spec?: Record<string, unknown> | null; requirements?: Record<string, unknown> | null }) {

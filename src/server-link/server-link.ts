@@ -125,7 +125,7 @@ export class ServerLink extends DurableObject<RoomReachingEnv> {
       await this.fromDaemon(ws, frame.type, frame.frame);
     } catch (e) {
       // One frame's failure (D1 unreachable, say) is the daemon's to retry, never the link's end.
-      logError("daemon frame failed", { server_id: this.ctx.id.name, type: frame.type }, e);
+      logError("daemon frame failed", { server_id: this.ctx.id.name, operation: frame.type }, e);
       this.daemonError(ws, "INTERNAL_ERROR", `the hub could not handle ${frame.type}`);
     }
   }
@@ -154,7 +154,7 @@ export class ServerLink extends DurableObject<RoomReachingEnv> {
       }
       default:
         // Kinds this hub does not take part in (tunnels, file transfer, governance, …).
-        logDebug("daemon message ignored", { server_id: this.ctx.id.name, type });
+        logDebug("daemon message ignored", { server_id: this.ctx.id.name, operation: type });
     }
   }
 
@@ -227,7 +227,7 @@ export class ServerLink extends DurableObject<RoomReachingEnv> {
       .bind(await this.serverId(), tmuxName, tmuxPrefixOf(tmuxName) ?? "")
       .first<{ id: string }>();
     const session = row && (await this.lookup(row.id));
-    if (!session) return logDebug("recovered session not known", { server_id: this.ctx.id.name, tmux_name: tmuxName });
+    if (!session) return logDebug("recovered session not known", { server_id: this.ctx.id.name, operation: "session_recovered", tmux_name: tmuxName });
     if (isFinalSession(session.status)) {
       // Ended while the daemon was away: its agent is stopped (the daemon still knows it by its tmux name).
       ws.send(JSON.stringify({ type: "session_kill", session_id: tmuxName }));
@@ -245,7 +245,7 @@ export class ServerLink extends DurableObject<RoomReachingEnv> {
     const serverName = (await this.ctx.storage.get<string>("server-name")) ?? "";
     const actor: RoomActor = { kind: "agent", serverId, serverName, label: `agent:${serverName}` };
     const result = await executeInRoom(this.env, session.projectId, actor, { op: "session_status", sessionId: session.id, serverName, change });
-    if (!result.ok) return logDebug("session report refused", { server_id: serverId, session_id: session.id, detail: result.problem.detail });
+    if (!result.ok) return logDebug("session report refused", { server_id: serverId, project_id: session.projectId, session_id: session.id, operation: "session_report", detail: result.problem.detail });
     const now = result.data?.session as { status: string; exitCode: number | null; error: string | null } | undefined;
     // The hub ended it (closed, or it never started in time), yet its agent runs: it is stopped, as nobody could reach it.
     if (now && isFinalSession(now.status) && change.status === "running") this.toDaemon({ type: "session_kill", session_id: session.id });
@@ -269,7 +269,7 @@ export class ServerLink extends DurableObject<RoomReachingEnv> {
   }
 
   override async webSocketError(ws: WebSocket, error: unknown) {
-    logError("link socket failed", { server_id: this.ctx.id.name, viewer: !isDaemon(ws) }, error);
+    logError("link socket failed", { server_id: this.ctx.id.name, operation: "link_socket", viewer: !isDaemon(ws) }, error);
   }
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string) {
@@ -395,7 +395,7 @@ export class ServerLink extends DurableObject<RoomReachingEnv> {
     if (held.size > MAX_HELD_PUSHES) {
       const dropped = [...held.keys()].slice(0, held.size - MAX_HELD_PUSHES);
       await this.ctx.storage.delete(dropped);
-      logError("pushes dropped for a daemon away too long", { server_id: this.ctx.id.name }, new Error(`${dropped.length} held pushes dropped`));
+      logError("pushes dropped for a daemon away too long", { server_id: this.ctx.id.name, operation: "push" }, new Error(`${dropped.length} held pushes dropped`));
     }
   }
 

@@ -41,7 +41,7 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
     if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: "Only a private chat with the bot can act" });
   });
   // A failing handler is logged and the update still answered 200, so Telegram does not send it again.
-  bot.catch((err) => logError("telegram update failed", { update_id: err.ctx.update.update_id }, err.error));
+  bot.catch((err) => logError("telegram update failed", { operation: "telegram_update", update_id: err.ctx.update.update_id }, err.error));
   const answer = (ctx: Context, text: string, alert = false) => ctx.answerCallbackQuery({ text: answerText(text), show_alert: alert });
 
   /** The person this chat is linked to, with the link. */
