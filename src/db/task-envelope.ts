@@ -1,15 +1,20 @@
 /** A task's agent-envelope input (seeds/agent-envelope.md), read from D1: its view and the results of its resolved upstreams. */
 import { inArray } from "drizzle-orm";
-import { inputEnvelope, type InputEnvelope } from "../protocol/agent-envelope";
+import type { z } from "zod";
+import { inputEnvelope } from "../protocol/agent-envelope";
+import type { inputEnvelopeSchema } from "../views/tasks";
 import type { Db } from "./client";
 import { tasks } from "./schema";
 import { taskView1 } from "./task-queries";
 
-export async function envelopeOf(db: Db, taskId: string): Promise<InputEnvelope> {
+export async function envelopeOf(db: Db, taskId: string): Promise<z.infer<typeof inputEnvelopeSchema>> {
   const view = await taskView1(db, taskId);
   // Only finished work passes notes forward: a related upstream counts as resolved while it still runs.
   const upstreamIds = view.dependencies.filter((d) => d.resolved && d.depends_on_status === "done").map((d) => d.depends_on_task_id);
   const rows = upstreamIds.length ? await db.select({ id: tasks.id, result: tasks.result }).from(tasks).where(inArray(tasks.id, upstreamIds)) : [];
   const results = new Map(rows.map((r) => [r.id, r.result]));
-  return inputEnvelope(view, upstreamIds.map((id) => results.get(id)));
+  return inputEnvelope(
+    view,
+    upstreamIds.map((id) => results.get(id)),
+  );
 }

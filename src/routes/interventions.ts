@@ -12,12 +12,13 @@ import type { HubContext, HubEnv } from "../http/context";
 import { notFound, Problem } from "../http/problem";
 import { respondBody } from "../protocol/hub-api";
 import { runInRoom } from "../room/client";
-import { interventionView } from "../views/tasks";
-import { taskFor } from "./tasks";
+import { documented } from "../openapi/operation";
+import { interventionSchema, interventionView } from "../views/tasks";
+import { IDEMPOTENCY_KEY, taskFor } from "./tasks";
 
 const listQuery = z.object({
-  task_id: z.uuid("must be a UUID").optional(),
-  project_id: z.uuid("must be a UUID").optional(),
+  task_id: z.uuid("must be a UUID").optional().meta({ description: "Only this task's" }),
+  project_id: z.uuid("must be a UUID").optional().meta({ description: "Only this project's (without either: every project the caller can see)" }),
   status: z.enum(INTERVENTION_STATUSES, { error: `must be one of ${INTERVENTION_STATUSES.join(", ")}` }).optional(),
   limit: z.coerce.number().int().min(1).max(500).default(100),
 });
@@ -47,9 +48,7 @@ async function listInterventions(c: HubContext) {
 
 async function respond(c: HubContext) {
   const id = c.req.param("id")!;
-  const row = isUuid(id)
-    ? await c.var.db.query.interventions.findFirst({ where: eq(interventions.id, id), columns: { projectId: true } })
-    : undefined;
+  const row = isUuid(id) ? await c.var.db.query.interventions.findFirst({ where: eq(interventions.id, id), columns: { projectId: true } }) : undefined;
   if (!row) throw notFound("Intervention");
   try {
     await projectFor(c, row.projectId, "write");
@@ -64,7 +63,37 @@ async function respond(c: HubContext) {
 
 export function interventionRoutes(surface: "people" | "agents") {
   const r = new Hono<HubEnv>();
-  r.get("/", surface === "people" ? person() : agent, async (c) => c.json(await listInterventions(c)));
-  r.post("/:id/respond", surface === "people" ? person("member") : agent, async (c) => c.json(await respond(c)));
+  const people = surface === "people";
+  r.get(
+    "/",
+    documented({
+      id: people ? "listInterventions" : "agentListInterventions",
+      tag: "Interventions",
+      summary: "Questions and approvals asked of people, newest first",
+      caller: people ? "person" : "agent",
+      query: listQuery,
+      responses: { 200: z.array(interventionSchema) },
+    }),
+    people ? person() : agent,
+    async (c) => c.json(await listInterventions(c)),
+  );
+  r.post(
+    "/:id/respond",
+    documented({
+      id: people ? "respondToIntervention" : "agentRespondToIntervention",
+      tag: "Interventions",
+      summary: "Answer a pending intervention",
+      description:
+        (people ? "People answer any intervention. " : "Agents answer only `question` interventions (403 `NOT_ALLOWED` for the others). ") +
+        "An intervention already answered, cancelled or timed out is 409 `INTERVENTION_CLOSED`. The answer goes to the agent that asked; " +
+        "its task (`needs_human`) goes back to `running` once its last pending intervention is answered.",
+      caller: people ? "person" : "agent",
+      headers: IDEMPOTENCY_KEY,
+      body: respondBody,
+      responses: { 200: interventionSchema },
+    }),
+    people ? person("member") : agent,
+    async (c) => c.json(await respond(c)),
+  );
   return r;
 }

@@ -14,7 +14,7 @@ import { dependenciesOf, listTasks, notesOf, taskView1 } from "../db/task-querie
 import { envelopeOf } from "../db/task-envelope";
 import { events, OPEN_SESSION_STATUSES, servers, sessions, taskNotes, tasks } from "../db/schema";
 import { FINISHED, TASK_STATUSES, type TaskStatus } from "../domain/lifecycle";
-import { failRequest, failureOf, isTaskFormatRequest, newTaskOf, requestForHash, STATUS_ALIASES, taskFormatRequest, taskFormatResponse, traceIdOf } from "../protocol/task-format";
+import { failRequest, failureOf, isTaskFormatRequest, newTaskOf, requestForHash, STATUS_ALIASES, taskFormatRequest, traceIdOf } from "../protocol/task-format";
 import { beginTrace, parseTraceparent } from "../protocol/trace-context";
 import { sha256Hex } from "../auth/secrets";
 import { normaliseResult } from "../domain/results";
@@ -37,8 +37,20 @@ import type { AssignTarget, TaskChanges } from "../room/commands";
 import { roomActor, runInRoom, runInRoomForView } from "../room/client";
 import { OFFLOAD_DEPTH, pointedTo } from "../offload";
 import { discardOffloaded, offloaderFor } from "../http/request-offloads";
-import { eventView } from "../views/events";
-import { dependencyView, noteView, type TaskView } from "../views/tasks";
+import { eventSchema, eventView } from "../views/events";
+import { taskFormatPageSchema, taskFormatResponseSchema, taskFormatView } from "../views/task-format";
+import { id } from "../views/fields";
+import {
+  dependencySchema as taskDependencySchema,
+  dependencyView,
+  inputEnvelopeSchema,
+  noteSchema,
+  noteView,
+  taskPageSchema,
+  taskSchema,
+  type TaskView,
+} from "../views/tasks";
+import { documented, type Operation } from "../openapi/operation";
 import { rankServers } from "../domain/matching";
 import { dependencySchema, type Requirements } from "../protocol/orchestratia-v1";
 import { serverCandidates } from "../db/server-candidates";
@@ -110,7 +122,8 @@ async function projectOfNewTask(c: HubContext, body: { project_id?: string; sess
 function requestTrace(c: HubContext, warnings: string[]): string | undefined {
   const header = c.req.header("traceparent");
   const trace = parseTraceparent(header);
-  if (header !== undefined && !trace) warnings.push("traceparent header ignored: not a W3C traceparent (version-traceid-parentid-flags); the hub began a new trace");
+  if (header !== undefined && !trace)
+    warnings.push("traceparent header ignored: not a W3C traceparent (version-traceid-parentid-flags); the hub began a new trace");
   return trace?.traceparent;
 }
 
@@ -201,31 +214,43 @@ export async function createTask(c: HubContext, raw?: unknown) {
 
 const STATUS_NAMES = Object.keys(STATUS_ALIASES) as [string, ...string[]];
 
+/** `?format=task-format` answers tasks in the task-format response shape; without it, the hub's own. */
+const format = z.enum(["task-format"], { error: "must be task-format (or left out for the hub's own shape)" }).optional();
+const formatQuery = z.looseObject({ format });
+
 const listQuery = z.object({
   project_id: z.uuid("must be a UUID").optional(),
   // The hub's statuses, and the task-format names for them (in_progress, completed, input_required).
   status: z
     .string()
-    .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
+    .transform((s) =>
+      s
+        .split(",")
+        .map((x) => x.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.enum([...TASK_STATUSES, ...STATUS_NAMES], { error: `must be one of ${[...TASK_STATUSES, ...STATUS_NAMES].join(", ")}` })))
     .transform((names) => [...new Set(names.flatMap((n) => STATUS_ALIASES[n] ?? [n as TaskStatus]))])
-    .optional(),
+    .optional()
+    .meta({ description: `Comma-separated statuses: ${[...TASK_STATUSES, ...STATUS_NAMES].join(", ")}` }),
   limit: z.coerce.number().int().min(1, "must be at least 1").max(200, "must be at most 200").default(50),
-  cursor: z.string().max(500).optional(),
+  cursor: z.string().max(500).optional().meta({ description: "A page's `next_cursor`" }),
   /** Only these tasks: a live view reads the tasks its events named in one request. */
   ids: z
     .string()
-    .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
+    .transform((s) =>
+      s
+        .split(",")
+        .map((x) => x.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(uuid).min(1, "name at least one task").max(200, "at most 200 tasks"))
-    .optional(),
+    .optional()
+    .meta({ description: "Comma-separated task ids (up to 200): only these tasks" }),
+  format,
 });
 
-/** `?format=task-format` answers tasks in the task-format response shape; without it, the hub's own. */
-const formatQuery = z.looseObject({ format: z.enum(["task-format"], { error: "must be task-format (or left out for the hub's own shape)" }).optional() });
-const readFormat = (c: HubContext) => readQuery(c, formatQuery).format;
-
-async function listVisibleTasks(c: HubContext) {
-  const q = readQuery(c, listQuery);
+async function listVisibleTasks(c: HubContext, q: z.output<typeof listQuery>) {
   const projectIds = q.project_id ? [(await projectFor(c, q.project_id)).id] : await visibleProjectIds(c);
   const page = await listTasks(c.var.db, { projectIds, ids: q.ids, statuses: q.status, limit: q.limit, cursor: q.cursor });
   return { tasks: page.tasks, count: page.tasks.length, next_cursor: page.next_cursor };
@@ -243,7 +268,9 @@ async function updateTask(c: HubContext, taskId: string) {
     ...(body.target_repo !== undefined ? { targetRepo: body.target_repo } : {}),
     ...(body.target_branch !== undefined ? { targetBranch: body.target_branch } : {}),
     ...(body.acceptance_criteria !== undefined ? { acceptanceCriteria: body.acceptance_criteria } : {}),
-    ...(body.structured_spec !== undefined ? { structuredSpec: (await offloadFor(c, task.projectId)(body.structured_spec, OFFLOAD_DEPTH.spec)) as Record<string, unknown> | null } : {}),
+    ...(body.structured_spec !== undefined
+      ? { structuredSpec: (await offloadFor(c, task.projectId)(body.structured_spec, OFFLOAD_DEPTH.spec)) as Record<string, unknown> | null }
+      : {}),
     ...(body.requirements !== undefined ? { requirements: body.requirements } : {}),
     ...(body.require_plan !== undefined ? { requirePlan: body.require_plan } : {}),
     ...(body.timeout_seconds !== undefined ? { timeoutSeconds: body.timeout_seconds } : {}),
@@ -328,7 +355,14 @@ export const completeTask = (c: HubContext, id: string) =>
     const normalised = normaliseResult(body.result, p.kind === "server" ? p.server.name : p.user.email);
     if (!normalised.ok) throw validationFailed(normalised.errors);
     const result = (await offloadFor(c, projectId)(normalised.result, OFFLOAD_DEPTH.result)) as Record<string, unknown>;
-    return { op: "complete", taskId, result, structured: normalised.structured, warnings: normalised.warnings, ...(normalised.envelope ? { envelope: normalised.envelope } : {}) };
+    return {
+      op: "complete",
+      taskId,
+      result,
+      structured: normalised.structured,
+      warnings: normalised.warnings,
+      ...(normalised.envelope ? { envelope: normalised.envelope } : {}),
+    };
   });
 
 /** `error` is text (the official CLI) or a task-format error block {code, message, details?, recoverable?}. */
@@ -382,91 +416,416 @@ async function checkAssigned(c: HubContext) {
 /** The most events a task's timeline shows: a task has a handful, a runaway one shows its first thousand. */
 const TIMELINE_LIMIT = 1000;
 
-/** The task routes of one surface. */
+const takenBack = "Refused with 403 `NOT_ALLOWED` when the caller is not the task's assignee; 409 `INVALID_TRANSITION` from any other status.";
+
+/** Request headers the hub reads on every authenticated POST, and on a create. */
+export const IDEMPOTENCY_KEY = {
+  "Idempotency-Key":
+    "The same key and body from the same caller replays the first answer (24 h); another body under the key is 422, a request still in flight with it 409",
+};
+const TRACEPARENT = { traceparent: "W3C trace context kept on the task; a malformed one is ignored with a warning and the hub begins a trace" };
+
+const taskFormatOrTask = "With `?format=task-format`, the task-format response (seeds/task-format.md §Task Response) instead of the hub's task object.";
+
+const helpAnswer = z.object({ intervention_id: id, status: z.literal("pending"), task_id: id });
+const removedDependency = z.object({ removed: z.literal(true), task_id: id, depends_on_task_id: id });
+const serverMatch = z.object({
+  server_id: id,
+  server_name: z.string(),
+  score: z.int().meta({ description: "-1: disqualified (the first reason says why)" }),
+  status: z.enum(["online", "offline"]),
+  reasons: z.array(z.string()).meta({ description: "The seed §5 strings, e.g. `repo match: api (+100)`" }),
+});
+const matches = z.object({ servers: z.array(serverMatch).meta({ description: "Best first; disqualified servers last" }), total: z.int() });
+const autoAssigned = z.union([
+  z.object({ status: z.literal("assigned"), server_id: id, server_name: z.string(), match_score: z.int() }),
+  z.object({ status: z.literal("no_match").meta({ description: "No server qualifies: the task stays pending" }) }),
+]);
+const assignedTasks = z.object({ count: z.int(), tasks: z.array(taskSchema) });
+const timeline = z.object({ events: z.array(eventSchema).meta({ description: `In seq order; at most the first ${TIMELINE_LIMIT}` }) });
+
+/** The task routes of one surface: the same operations, each under its own operation id and tag. */
 export function taskRoutes(surface: "people" | "agents") {
   const r = new Hono<HubEnv>();
-  const read = surface === "people" ? person() : agent;
-  const write = surface === "people" ? person("member") : agent;
-  const id = (c: HubContext) => c.req.param("id")!;
+  const people = surface === "people";
+  const read = people ? person() : agent;
+  const write = people ? person("member") : agent;
+  const taskId = (c: HubContext) => c.req.param("id")!;
+  /** This surface's description of an operation: agents' ids are prefixed (`agentStartTask`). */
+  const describe = (op: Omit<Operation, "tag" | "caller">) =>
+    documented({
+      ...op,
+      id: people ? op.id : `agent${op.id[0]!.toUpperCase()}${op.id.slice(1)}`,
+      tag: people ? "Tasks" : "Agent tasks",
+      caller: people ? "person" : "agent",
+    });
 
-  if (surface === "agents") r.get("/check", read, async (c) => c.json(await checkAssigned(c)));
-  r.post("/", write, async (c) => {
-    const { view, repeated } = await createAnyTask(c);
-    return c.json(view, repeated ? 200 : 201);
-  });
-  r.get("/", read, async (c) => {
-    const format = readFormat(c);
-    const page = await listVisibleTasks(c);
-    return c.json(format === "task-format" ? { ...page, tasks: page.tasks.map(taskFormatResponse) } : page);
-  });
-  r.get("/:id", read, async (c) => {
-    const format = readFormat(c);
-    const view = await taskView1(c.var.db, (await taskFor(c, id(c))).id);
-    return c.json(format === "task-format" ? taskFormatResponse(view) : view);
-  });
-  r.get("/:id/envelope", read, async (c) => c.json(await envelopeOf(c.var.db, (await taskFor(c, id(c))).id)));
-  r.put("/:id", write, async (c) => c.json(await updateTask(c, id(c))));
-  r.delete("/:id", write, async (c) =>
-    c.json(await transition(c, id(c), async (taskId) => ({ op: "cancel", taskId, reason: (await readJson(c, cancelBody)).reason ?? null }))),
+  if (!people) {
+    r.get(
+      "/check",
+      describe({
+        id: "checkAssignedTasks",
+        summary: "The unfinished tasks assigned to the calling agent's session, or to its server",
+        description:
+          "With `session_id`: the tasks in that session's project assigned to it, or to its server without naming a session. " +
+          "Without: the tasks assigned to the server. At most 200, newest first.",
+        query: checkQuery,
+        responses: { 200: assignedTasks },
+      }),
+      read,
+      async (c) => c.json(await checkAssigned(c)),
+    );
+  }
+  r.post(
+    "/",
+    describe({
+      id: "createTask",
+      summary: "Create a task (core task-spec body, or a task-format request)",
+      description:
+        "A body with `payload` and no `title` is a **task-format request** (seeds/task-format.md); any other body is the core protocol's (seed §1). " +
+        "The project is `project_id`, or that of the `session_id` it comes from.\n\n" +
+        "- Core: `structured_spec` must be an orchestratia/task-spec (another version is accepted with a warning); `requirements` are checked as " +
+        "requirements/v1; `dependencies` (or legacy `dependency_ids`, taken as `blocks`) name tasks of the same project (422 otherwise). " +
+        "Large JSON goes to R2 as DataRefs.\n" +
+        "- Task-format: `id` names the task in the project (`client_id`): the same request again answers **200** with the task it made; another " +
+        "body under that id is 409 `TASK_ID_TAKEN`. `routing.target` (an open session's name, else a server's) assigns the task at once; " +
+        "`observability.traceId` continues its trace unless a `traceparent` header came. A field the request does not define is refused by name.",
+      headers: { ...IDEMPOTENCY_KEY, ...TRACEPARENT },
+      body: z.union([createTaskBody, taskFormatRequest]),
+      responses: { 201: taskSchema, 200: { description: "A task-format request sent again: the task it made", schema: taskSchema } },
+    }),
+    write,
+    async (c) => {
+      const { view, repeated } = await createAnyTask(c);
+      return c.json(view, repeated ? 200 : 201);
+    },
   );
-  r.post("/:id/assign", write, async (c) => c.json(await assignTask(c, id(c))));
-  r.post("/:id/start", write, async (c) => c.json(await startTask(c, id(c))));
-  r.post("/:id/complete", write, async (c) => c.json(await completeTask(c, id(c))));
-  r.post("/:id/fail", write, async (c) => c.json(await failTask(c, id(c))));
-  r.post("/:id/help", write, async (c) => c.json(await askForHelp(c, id(c))));
-  r.post("/:id/plan", write, async (c) =>
-    c.json(
-      await transition(c, id(c), async (taskId, projectId) => ({ op: "plan", taskId, plan: await offloadFor(c, projectId)((await readJson(c, planBody)).plan, OFFLOAD_DEPTH.whole) })),
-    ),
+  r.get(
+    "/",
+    describe({
+      id: "listTasks",
+      summary: "Tasks the caller can see, newest first, a page at a time",
+      description: taskFormatOrTask.replace("response", "response for each task"),
+      query: listQuery,
+      responses: { 200: z.union([taskPageSchema, taskFormatPageSchema]) },
+    }),
+    read,
+    async (c) => {
+      const q = readQuery(c, listQuery);
+      const page = await listVisibleTasks(c, q);
+      return c.json(q.format === "task-format" ? { ...page, tasks: page.tasks.map(taskFormatView) } : page);
+    },
   );
-  r.post("/:id/approve-plan", write, async (c) => c.json(await transition(c, id(c), async (taskId) => ({ op: "approve_plan", taskId }))));
-  r.post("/:id/revise-plan", write, async (c) =>
-    c.json(await transition(c, id(c), async (taskId) => ({ op: "revise_plan", taskId, feedback: (await readJson(c, reviseBody)).feedback }))),
+  r.get(
+    "/:id",
+    describe({
+      id: "getTask",
+      summary: "A task",
+      description: taskFormatOrTask,
+      query: formatQuery,
+      responses: { 200: z.union([taskSchema, taskFormatResponseSchema]) },
+    }),
+    read,
+    async (c) => {
+      const { format } = readQuery(c, formatQuery);
+      const view = await taskView1(c.var.db, (await taskFor(c, taskId(c))).id);
+      return c.json(format === "task-format" ? taskFormatView(view) : view);
+    },
   );
-  r.post("/:id/reject", write, async (c) =>
-    c.json(await transition(c, id(c), async (taskId) => ({ op: "reject", taskId, reason: (await readJson(c, rejectBody)).reason }))),
+  r.get(
+    "/:id/envelope",
+    describe({
+      id: "getTaskEnvelope",
+      summary: "The task's input envelope (seeds/agent-envelope.md)",
+      description:
+        "Built from the task: what to do (`task.action` is its type), the paths it names, and `prior_context` from finished upstreams' envelope notes, resolved inputs and the task's notes.",
+      responses: { 200: inputEnvelopeSchema },
+    }),
+    read,
+    async (c) => c.json(await envelopeOf(c.var.db, (await taskFor(c, taskId(c))).id)),
   );
-  r.post("/:id/retry", write, async (c) => c.json(await transition(c, id(c), async (taskId) => ({ op: "retry", taskId }))));
-  r.post("/:id/dependencies", write, async (c) => {
-    const task = await taskFor(c, id(c), "write");
-    const body = await readJson(c, dependencySchema);
-    await runInRoom(c, task.projectId, { op: "add_dependency", taskId: task.id, dependency: body });
-    const dep = (await dependenciesOf(c.var.db, [task.id])).find((d) => d.dependsOnTaskId === body.depends_on_task_id)!;
-    return c.json(dependencyView(dep), 201);
-  });
-  r.delete("/:id/dependencies/:upstreamId", write, async (c) => {
-    const task = await taskFor(c, id(c), "write");
-    const upstreamId = c.req.param("upstreamId");
-    await runInRoom(c, task.projectId, { op: "remove_dependency", taskId: task.id, dependsOnTaskId: upstreamId });
-    return c.json({ removed: true, task_id: task.id, depends_on_task_id: upstreamId });
-  });
-  r.get("/:id/matching-agents", read, async (c) => c.json(await matchingAgents(c, id(c))));
-  r.post("/:id/auto-assign", write, async (c) => {
-    const task = await taskFor(c, id(c), "write");
-    const { data } = await runInRoom(c, task.projectId, { op: "auto_assign", taskId: task.id });
-    return c.json(data);
-  });
-  r.post("/:id/notes", write, async (c) => {
-    const task = await taskFor(c, id(c), "write");
-    const body = await readJson(c, noteBody);
-    const { data } = await runInRoom(c, task.projectId, { op: "note", taskId: task.id, content: body.content, urgent: body.urgent });
-    const note = (await c.var.db.query.taskNotes.findFirst({ where: eq(taskNotes.id, data!.note_id as string) }))!;
-    return c.json(noteView(note), 201);
-  });
-  r.get("/:id/notes", read, async (c) => {
-    const task = await taskFor(c, id(c));
-    return c.json((await notesOf(c.var.db, task.id)).map(noteView));
-  });
-  /** The task's own events, in seq order: its timeline. */
-  r.get("/:id/events", read, async (c) => {
-    const task = await taskFor(c, id(c));
-    const rows = await c.var.db
-      .select()
-      .from(events)
-      .where(and(eq(events.projectId, task.projectId), eq(events.taskId, task.id)))
-      .orderBy(asc(events.seq))
-      .limit(TIMELINE_LIMIT);
-    return c.json({ events: rows.map(eventView) });
-  });
+  r.put(
+    "/:id",
+    describe({
+      id: "updateTask",
+      summary: "Change a task's fields",
+      description:
+        "Only the fields sent change (at least one). Once the task has left `pending`, `spec`, `structured_spec`, `requirements`, `type` and " +
+        "`payload` are immutable: a different value is 409 `TASK_IMMUTABLE` (sending the current value again is no change).",
+      body: updateTaskBody,
+      responses: { 200: taskSchema },
+    }),
+    write,
+    async (c) => c.json(await updateTask(c, taskId(c))),
+  );
+  r.delete(
+    "/:id",
+    describe({
+      id: "cancelTask",
+      summary: "Cancel a task (→ `cancelled`)",
+      description: "From any unfinished status, by anyone who may write to the project; a finished task is 409 `INVALID_TRANSITION`. The body is optional.",
+      body: cancelBody,
+      bodyRequired: false,
+      responses: { 200: taskSchema },
+    }),
+    write,
+    async (c) => c.json(await transition(c, taskId(c), async (id) => ({ op: "cancel", taskId: id, reason: (await readJson(c, cancelBody)).reason ?? null }))),
+  );
+  r.post(
+    "/:id/assign",
+    describe({
+      id: "assignTask",
+      summary: "Give a task to a session or a server (→ `assigned`, or `planning` with `require_plan`)",
+      description:
+        "From `pending`, `assigned` or `planning`. `session_name` or `session_id` names an open session in the task's project (add `server_name` " +
+        "when the name is open on several servers: otherwise 409 `AMBIGUOUS_SESSION`); `server_name` alone names a server serving the project. " +
+        "An unknown target is 404.",
+      headers: IDEMPOTENCY_KEY,
+      body: assignBody,
+      responses: { 200: taskSchema },
+    }),
+    write,
+    async (c) => c.json(await assignTask(c, taskId(c))),
+  );
+  r.post(
+    "/:id/start",
+    describe({
+      id: "startTask",
+      summary: "Start work on an assigned task (→ `running`)",
+      description: `By the assignee, from \`assigned\`; 409 \`UNRESOLVED_DEPENDENCIES\` while the task is blocked. ${takenBack}`,
+      headers: IDEMPOTENCY_KEY,
+      responses: { 200: taskSchema },
+    }),
+    write,
+    async (c) => c.json(await startTask(c, taskId(c))),
+  );
+  r.post(
+    "/:id/complete",
+    describe({
+      id: "completeTask",
+      summary: "Complete a running task with its result (→ `done`)",
+      description:
+        "By the assignee, from `running`. `result` is a task-result/v1 object, a legacy object, or a string (kept as " +
+        "`{summary, completed_by}`); contract entries without a `status` are fulfilled data. An output envelope (`success` and `recommendation`) " +
+        "decides the outcome: `proceed` with success → `done`; `retry` or `success: false` → `failed` (recoverable); `escalate` → `needs_human`.\n\n" +
+        "Completing again with the same result is a no-op (200); with another, 409 `RESULT_CONFLICT`. A result for a failed or cancelled task is " +
+        `409 but kept as \`late_result\`. ${takenBack}`,
+      headers: IDEMPOTENCY_KEY,
+      body: completeBody,
+      responses: { 200: taskSchema },
+    }),
+    write,
+    async (c) => c.json(await completeTask(c, taskId(c))),
+  );
+  r.post(
+    "/:id/fail",
+    describe({
+      id: "failTask",
+      summary: "Fail a task (→ `failed`)",
+      description:
+        "By the assignee, from `assigned`, `planning`, `plan_review`, `running` or `needs_human`. `error` is text, or a task-format error block " +
+        "`{code, message, details?, recoverable?}` kept as the task's `error` (its `code` as `error_code`); without it the task fails " +
+        `"without a reason". ${takenBack}`,
+      headers: IDEMPOTENCY_KEY,
+      body: failRequest,
+      bodyRequired: false,
+      responses: { 200: taskSchema },
+    }),
+    write,
+    async (c) => c.json(await failTask(c, taskId(c))),
+  );
+  r.post(
+    "/:id/help",
+    describe({
+      id: "askForHelp",
+      summary: "Ask a person (or an orchestrator session) a question about a running task (→ `needs_human`)",
+      description: `By the assignee, from \`running\` or \`needs_human\`. The task resumes when its last open intervention is answered. ${takenBack}`,
+      headers: IDEMPOTENCY_KEY,
+      body: helpBody,
+      responses: { 200: helpAnswer },
+    }),
+    write,
+    async (c) => c.json(await askForHelp(c, taskId(c))),
+  );
+  r.post(
+    "/:id/plan",
+    describe({
+      id: "submitPlan",
+      summary: "Submit a plan for review (`planning` → `plan_review`)",
+      description: `By the assignee. A large plan goes to R2 as a DataRef. ${takenBack}`,
+      headers: IDEMPOTENCY_KEY,
+      body: planBody,
+      responses: { 200: taskSchema },
+    }),
+    write,
+    async (c) =>
+      c.json(
+        await transition(c, taskId(c), async (id, projectId) => ({
+          op: "plan",
+          taskId: id,
+          plan: await offloadFor(c, projectId)((await readJson(c, planBody)).plan, OFFLOAD_DEPTH.whole),
+        })),
+      ),
+  );
+  r.post(
+    "/:id/approve-plan",
+    describe({
+      id: "approvePlan",
+      summary: "Approve the plan (`plan_review` → `running`)",
+      description: "People only (an agent is 403 `NOT_ALLOWED`); 409 `UNRESOLVED_DEPENDENCIES` while the task is blocked.",
+      headers: IDEMPOTENCY_KEY,
+      responses: { 200: taskSchema },
+    }),
+    write,
+    async (c) => c.json(await transition(c, taskId(c), async (id) => ({ op: "approve_plan", taskId: id }))),
+  );
+  r.post(
+    "/:id/revise-plan",
+    describe({
+      id: "revisePlan",
+      summary: "Send the plan back with feedback (`plan_review` → `planning`)",
+      description: "People only (an agent is 403 `NOT_ALLOWED`). The feedback is the task's `plan_feedback`.",
+      headers: IDEMPOTENCY_KEY,
+      body: reviseBody,
+      responses: { 200: taskSchema },
+    }),
+    write,
+    async (c) => c.json(await transition(c, taskId(c), async (id) => ({ op: "revise_plan", taskId: id, feedback: (await readJson(c, reviseBody)).feedback }))),
+  );
+  r.post(
+    "/:id/reject",
+    describe({
+      id: "rejectTask",
+      summary: "Decline an assigned task (`assigned` or `planning` → `pending`)",
+      description: `By the assignee (compute protocol): the assignment is cleared, and auto-assignment never offers the task to this server again. ${takenBack}`,
+      headers: IDEMPOTENCY_KEY,
+      body: rejectBody,
+      responses: { 200: taskSchema },
+    }),
+    write,
+    async (c) => c.json(await transition(c, taskId(c), async (id) => ({ op: "reject", taskId: id, reason: (await readJson(c, rejectBody)).reason }))),
+  );
+  r.post(
+    "/:id/retry",
+    describe({
+      id: "retryTask",
+      summary: "Run a failed task again (`failed` → `pending`)",
+      description:
+        "People only (an agent is 403 `NOT_ALLOWED`). The result, error and assignment are cleared and `retry_count` goes up; servers that rejected it stay passed over.",
+      headers: IDEMPOTENCY_KEY,
+      responses: { 200: taskSchema },
+    }),
+    write,
+    async (c) => c.json(await transition(c, taskId(c), async (id) => ({ op: "retry", taskId: id }))),
+  );
+  r.post(
+    "/:id/dependencies",
+    describe({
+      id: "addTaskDependency",
+      summary: "Make the task depend on another task of its project",
+      description:
+        "Only while the task is `pending` (otherwise 409 `TASK_IMMUTABLE`). An `input` dependency needs the upstream result's `contract_key`. " +
+        "A dependency that would close a cycle is 409 `DEPENDENCY_CYCLE`; an upstream not in the project is 422.",
+      headers: IDEMPOTENCY_KEY,
+      body: dependencySchema,
+      responses: { 201: taskDependencySchema },
+    }),
+    write,
+    async (c) => {
+      const task = await taskFor(c, taskId(c), "write");
+      const body = await readJson(c, dependencySchema);
+      await runInRoom(c, task.projectId, { op: "add_dependency", taskId: task.id, dependency: body });
+      const dep = (await dependenciesOf(c.var.db, [task.id])).find((d) => d.dependsOnTaskId === body.depends_on_task_id)!;
+      return c.json(dependencyView(dep), 201);
+    },
+  );
+  r.delete(
+    "/:id/dependencies/:upstreamId",
+    describe({
+      id: "removeTaskDependency",
+      summary: "Remove one of the task's dependencies",
+      description: "Only while the task is `pending` (otherwise 409 `TASK_IMMUTABLE`). A task it leaves unblocked may be auto-assigned at once.",
+      responses: { 200: removedDependency },
+    }),
+    write,
+    async (c) => {
+      const task = await taskFor(c, taskId(c), "write");
+      const upstreamId = c.req.param("upstreamId");
+      await runInRoom(c, task.projectId, { op: "remove_dependency", taskId: task.id, dependsOnTaskId: upstreamId });
+      return c.json({ removed: true as const, task_id: task.id, depends_on_task_id: upstreamId });
+    },
+  );
+  r.get(
+    "/:id/matching-agents",
+    describe({
+      id: "matchingAgents",
+      summary: "Every server that could take the task, scored (seed §5), best first",
+      responses: { 200: matches },
+    }),
+    read,
+    async (c) => c.json(await matchingAgents(c, taskId(c))),
+  );
+  r.post(
+    "/:id/auto-assign",
+    describe({
+      id: "autoAssignTask",
+      summary: "Assign a pending task to the best-scoring server (seed §5)",
+      description:
+        "Only a `pending` task (409 `INVALID_TRANSITION` otherwise) with requirements (422 `NO_REQUIREMENTS` otherwise). " +
+        "`no_match` when no server qualifies; the task then stays pending.",
+      headers: IDEMPOTENCY_KEY,
+      responses: { 200: autoAssigned },
+    }),
+    write,
+    async (c) => {
+      const task = await taskFor(c, taskId(c), "write");
+      const { data } = await runInRoom(c, task.projectId, { op: "auto_assign", taskId: task.id });
+      return c.json(data as z.infer<typeof autoAssigned>);
+    },
+  );
+  r.post(
+    "/:id/notes",
+    describe({
+      id: "addTaskNote",
+      summary: "Leave a note on the task",
+      description:
+        "By anyone who may write to the project, in any status. The note reaches the task's agent (event `note_added`), and its envelope's `prior_context`.",
+      headers: IDEMPOTENCY_KEY,
+      body: noteBody,
+      responses: { 201: noteSchema },
+    }),
+    write,
+    async (c) => {
+      const task = await taskFor(c, taskId(c), "write");
+      const body = await readJson(c, noteBody);
+      const { data } = await runInRoom(c, task.projectId, { op: "note", taskId: task.id, content: body.content, urgent: body.urgent });
+      const note = (await c.var.db.query.taskNotes.findFirst({ where: eq(taskNotes.id, data!.note_id as string) }))!;
+      return c.json(noteView(note), 201);
+    },
+  );
+  r.get(
+    "/:id/notes",
+    describe({ id: "listTaskNotes", summary: "The task's notes, oldest first", responses: { 200: z.array(noteSchema) } }),
+    read,
+    async (c) => {
+      const task = await taskFor(c, taskId(c));
+      return c.json((await notesOf(c.var.db, task.id)).map(noteView));
+    },
+  );
+  r.get(
+    "/:id/events",
+    describe({ id: "listTaskEvents", summary: "The task's own events in seq order: its timeline", responses: { 200: timeline } }),
+    read,
+    async (c) => {
+      const task = await taskFor(c, taskId(c));
+      const rows = await c.var.db
+        .select()
+        .from(events)
+        .where(and(eq(events.projectId, task.projectId), eq(events.taskId, task.id)))
+        .orderBy(asc(events.seq))
+        .limit(TIMELINE_LIMIT);
+      return c.json({ events: rows.map(eventView) });
+    },
+  );
   return r;
 }

@@ -1,7 +1,11 @@
-/** The task object both surfaces return (API.md "Tasks"; fields the official CLI reads included). */
+/** The task object both surfaces return (API.md "Tasks"; fields the official CLI reads included), and what comes with it. */
 import type { InferSelectModel } from "drizzle-orm";
-import type { interventions, taskDependencies, taskNotes, tasks } from "../db/schema";
+import { z } from "zod";
+import { INTERVENTION_STATUSES, INTERVENTION_TYPES, PRIORITIES, type interventions, type taskDependencies, type taskNotes, type tasks } from "../db/schema";
 import { isBlocked } from "../domain/dependencies";
+import { TASK_STATUSES, type TaskStatus } from "../domain/lifecycle";
+import { DEPENDENCY_TYPES } from "../protocol/orchestratia-v1";
+import { id, json, jsonObject, timestamp } from "./fields";
 
 export type TaskRow = InferSelectModel<typeof tasks>;
 /** A dependency with what the view shows of its upstream: its status, and for a resolved input the contract's data. */
@@ -15,16 +19,35 @@ export interface TaskNames {
   sourceSessionName: string | null;
 }
 
-export const dependencyView = (d: DependencyRow) => ({
+const taskStatus = z.enum(TASK_STATUSES);
+/** Who did something: a person's email, `agent:<server name>`, or `hub` for what the hub does by itself. */
+const actorLabel = z.string().meta({ description: "A person's email, `agent:<server name>`, or `hub`" });
+
+export const dependencySchema = z
+  .object({
+    depends_on_task_id: id,
+    dependency_type: z.enum(DEPENDENCY_TYPES),
+    contract_key: z.string().nullable().meta({ description: "The upstream result's contract an `input` dependency reads" }),
+    resolved: z.boolean(),
+    resolved_at: timestamp.nullable(),
+    depends_on_status: taskStatus.meta({ description: "The upstream task's status now" }),
+  })
+  .meta({ id: "TaskDependency" });
+
+export const dependencyView = (d: DependencyRow): z.infer<typeof dependencySchema> => ({
   depends_on_task_id: d.dependsOnTaskId,
   dependency_type: d.dependencyType,
   contract_key: d.contractKey,
   resolved: d.resolved,
   resolved_at: d.resolvedAt,
-  depends_on_status: d.upstreamStatus,
+  depends_on_status: d.upstreamStatus as TaskStatus,
 });
 
-export const noteView = (n: NoteRow) => ({
+export const noteSchema = z
+  .object({ id, task_id: id, author: actorLabel, content: z.string(), urgent: z.boolean(), created_at: timestamp })
+  .meta({ id: "TaskNote" });
+
+export const noteView = (n: NoteRow): z.infer<typeof noteSchema> => ({
   id: n.id,
   task_id: n.taskId,
   author: n.author,
@@ -38,7 +61,84 @@ export function resolvedInputs(deps: DependencyRow[]): Record<string, unknown> {
   return Object.fromEntries(deps.filter((d) => d.dependencyType === "input" && d.resolved && d.contractKey).map((d) => [d.contractKey!, d.data ?? null]));
 }
 
-export function taskView(t: TaskRow, names: TaskNames, deps: DependencyRow[], notes: NoteRow[]) {
+/** The task-format error block (seeds/task-format.md §Error Block) a failed task keeps. */
+export const errorBlockSchema = z
+  .object({
+    code: z.string().meta({ description: "`TASK_FAILED` when the failure named no code; `TIMEOUT`, `AGENT_LOST`, `AGENT_RETRY`, `AGENT_FAILED` from the hub" }),
+    message: z.string(),
+    details: json.optional(),
+    recoverable: z.boolean(),
+  })
+  .meta({ id: "TaskError" });
+type ErrorBlock = z.infer<typeof errorBlockSchema>;
+
+/** A result that came after the task failed or was cancelled (compute protocol): kept, not applied. */
+const lateResultSchema = z
+  .object({
+    result: jsonObject,
+    structured: z.boolean().meta({ description: "Whether the result is a task-result/v1 object" }),
+    server_id: id,
+    server_name: z.string(),
+    received_at: timestamp,
+  })
+  .meta({ id: "LateResult" });
+
+export const taskSchema = z
+  .object({
+    id,
+    project_id: id,
+    title: z.string(),
+    spec: z.string(),
+    type: z.string().meta({ description: "A free string: feature, bugfix, …, or a capability name" }),
+    priority: z.enum(PRIORITIES),
+    status: taskStatus,
+    target_repo: z.string().nullable(),
+    target_branch: z.string().nullable(),
+    acceptance_criteria: z.array(z.string()),
+    structured_spec: jsonObject.nullable().meta({ description: "An orchestratia/task-spec/v1 object; large parts are DataRefs" }),
+    requirements: jsonObject.nullable().meta({ description: "An orchestratia/requirements/v1 object" }),
+    result: jsonObject
+      .nullable()
+      .meta({ description: "A task-result/v1 object, a legacy object, an output envelope, or `{error, code?}` for a failure; large parts are DataRefs" }),
+    error_code: z.string().nullable(),
+    progress: z.number().nullable().meta({ description: "The agent's last progress report, 0 to 1" }),
+    progress_message: z.string().nullable(),
+    plan: json.meta({ description: "The plan the agent submitted (null before)" }),
+    plan_feedback: z.string().nullable(),
+    require_plan: z.boolean(),
+    timeout_seconds: z.int().nullable(),
+    assigned_server_id: id.nullable(),
+    assigned_server_name: z.string().nullable(),
+    target_session_id: id.nullable(),
+    target_session_name: z.string().nullable(),
+    source_session_id: id.nullable(),
+    source_session_name: z.string().nullable(),
+    created_by: actorLabel,
+    created_at: timestamp,
+    updated_at: timestamp,
+    started_at: timestamp.nullable(),
+    completed_at: timestamp.nullable(),
+    blocked: z.boolean().meta({ description: "An unresolved `blocks` or `input` dependency holds the task back" }),
+    dependencies: z.array(dependencySchema),
+    resolved_inputs: z.record(z.string(), json).meta({ description: "Contract data of resolved `input` dependencies by contract key (null: not delivered)" }),
+    recent_notes: z.array(noteSchema).meta({ description: "The last 20 notes, oldest first" }),
+    warnings: z.array(z.string()),
+    client_id: z.string().nullable().meta({ description: "A task-format request's `id`" }),
+    payload: jsonObject.nullable().meta({ description: "A task-format request's payload" }),
+    context: jsonObject.nullable(),
+    routing: jsonObject.nullable(),
+    observability: jsonObject.nullable(),
+    error: errorBlockSchema.nullable(),
+    retry_count: z.int(),
+    late_result: lateResultSchema.nullable(),
+    rejected_by: z.array(id).meta({ description: "Servers that rejected the task; auto-assignment passes them over" }),
+    trace_id: z.string().nullable(),
+    traceparent: z.string().nullable(),
+  })
+  .meta({ id: "Task" });
+export type TaskView = z.infer<typeof taskSchema>;
+
+export function taskView(t: TaskRow, names: TaskNames, deps: DependencyRow[], notes: NoteRow[]): TaskView {
   return {
     id: t.id,
     project_id: t.projectId,
@@ -77,21 +177,48 @@ export function taskView(t: TaskRow, names: TaskNames, deps: DependencyRow[], no
     recent_notes: notes.map(noteView),
     warnings: t.warnings,
     client_id: t.clientId,
-    payload: t.payload ?? null,
+    // Kept as sent: a task-format payload and an update's payload are both objects.
+    payload: (t.payload ?? null) as Record<string, unknown> | null,
     context: t.context,
     routing: t.routing,
     observability: t.observability,
-    error: t.error,
+    error: t.error as ErrorBlock | null,
     retry_count: t.retryCount,
-    late_result: t.lateResult ?? null,
+    late_result: (t.lateResult ?? null) as z.infer<typeof lateResultSchema> | null,
     rejected_by: t.rejectedBy,
     trace_id: t.traceId,
     traceparent: t.traceparent,
   };
 }
-export type TaskView = ReturnType<typeof taskView>;
 
-export const interventionView = (i: InterventionRow) => ({
+/** A page of tasks, newest first. */
+export const taskPageSchema = z.object({
+  tasks: z.array(taskSchema),
+  count: z.int().meta({ description: "How many tasks this page holds" }),
+  next_cursor: z.string().nullable().meta({ description: "Send as `cursor` for the next page; null on the last" }),
+});
+
+export const interventionSchema = z
+  .object({
+    id,
+    task_id: id.nullable().meta({ description: "Null for a question an agent asked outside any task" }),
+    project_id: id,
+    intervention_type: z.enum(INTERVENTION_TYPES),
+    question: z.string(),
+    context: json,
+    status: z.enum(INTERVENTION_STATUSES),
+    response: z.string().nullable(),
+    responded_by: actorLabel.nullable(),
+    responded_at: timestamp.nullable(),
+    asked_by: actorLabel,
+    target_session_id: id.nullable().meta({ description: "The session asked (an orchestrator), when the agent named one" }),
+    options: json.meta({ description: "The answers an agent's ask-user request offered (null for none)" }),
+    expires_at: timestamp.nullable(),
+    created_at: timestamp,
+  })
+  .meta({ id: "Intervention" });
+
+export const interventionView = (i: InterventionRow): z.infer<typeof interventionSchema> => ({
   id: i.id,
   task_id: i.taskId,
   project_id: i.projectId,
@@ -108,3 +235,17 @@ export const interventionView = (i: InterventionRow) => ({
   expires_at: i.expiresAt,
   created_at: i.createdAt,
 });
+
+/** The input envelope an agent is given for a task (seeds/agent-envelope.md). */
+export const inputEnvelopeSchema = z
+  .object({
+    context: z.object({
+      feature_id: z.string().meta({ description: "The task's context or spec `feature_id`, else the task's id" }),
+      workflow: z.string().meta({ description: "The task's context `workflow`, else its type" }),
+      iteration: z.int().meta({ description: "1 on the first run, one more for each retry" }),
+    }),
+    paths: z.record(z.string(), z.string()).meta({ description: "Every file path the task names, by name" }),
+    task: z.object({ action: z.string().meta({ description: "The task's type" }), params: jsonObject }),
+    prior_context: z.array(z.string()).meta({ description: "Notes passed forward by upstream envelopes, resolved inputs in short, then the task's notes" }),
+  })
+  .meta({ id: "InputEnvelope" });
