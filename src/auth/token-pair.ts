@@ -9,14 +9,15 @@ import { nowIso } from "../db/client";
 import { refreshTokens } from "../db/schema";
 import type { Env } from "../env";
 import { unauthorized } from "../http/problem";
-import { userView } from "../views/people";
+import type { z } from "zod";
+import { type tokenPairSchema, userView } from "../views/people";
 import { ACCESS_TOKEN_TTL_SECONDS, issueAccessToken } from "./jwt";
 import { randomSecret, sha256Hex } from "./secrets";
 
 export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 const REFRESH_PREFIX = "orr_";
 
-export async function issueTokenPair(env: Env, db: Db, user: UserRow, familyId: string = crypto.randomUUID()) {
+export async function issueTokenPair(env: Env, db: Db, user: UserRow, familyId: string = crypto.randomUUID()): Promise<z.infer<typeof tokenPairSchema>> {
   const refreshToken = randomSecret(REFRESH_PREFIX);
   const now = Date.now();
   await db.insert(refreshTokens).values({
@@ -30,7 +31,7 @@ export async function issueTokenPair(env: Env, db: Db, user: UserRow, familyId: 
   return {
     user: userView(user),
     access_token: await issueAccessToken(env, user.id, user.role),
-    token_type: "bearer" as const,
+    token_type: "bearer",
     expires_in: ACCESS_TOKEN_TTL_SECONDS,
     refresh_token: refreshToken,
   };

@@ -3,13 +3,7 @@ import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { currentUser, person } from "../auth/middleware";
-import {
-  clearRefreshCookie,
-  clearingRefreshCookie,
-  readRefreshCookie,
-  setRefreshCookie,
-  withoutRefreshToken,
-} from "../auth/refresh-cookie";
+import { clearRefreshCookie, clearingRefreshCookie, readRefreshCookie, setRefreshCookie, withoutRefreshToken } from "../auth/refresh-cookie";
 import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from "../auth/password";
 import { sha256Hex } from "../auth/secrets";
 import { issueTokenPair, revokeAllRefreshTokens, revokeRefreshToken, rotateRefreshToken } from "../auth/token-pair";
@@ -19,101 +13,196 @@ import { readJson } from "../http/body";
 import type { HubEnv } from "../http/context";
 import { Problem, conflict, forbidden, tooManyRequests, unauthorized } from "../http/problem";
 import { email, label, password } from "../http/fields";
-import { userView } from "../views/people";
+import { documented } from "../openapi/operation";
+import { cookieTokenPairSchema, okSchema, tokenPairSchema, userSchema, userView } from "../views/people";
 
 export const authRoutes = new Hono<HubEnv>();
 
 const LOGIN_RETRY_AFTER_SECONDS = 60;
 
-authRoutes.post("/bootstrap", async (c) => {
-  const presented = c.req.header("Authorization")?.match(/^Bearer\s+(.+)$/i)?.[1] ?? "";
-  if (!c.env.BOOTSTRAP_TOKEN) throw forbidden("Bootstrap is disabled: no BOOTSTRAP_TOKEN is configured");
-  // Compare digests so the comparison takes the same time whatever the input.
-  if ((await sha256Hex(presented)) !== (await sha256Hex(c.env.BOOTSTRAP_TOKEN))) {
-    throw unauthorized("Send the bootstrap token as `Authorization: Bearer <BOOTSTRAP_TOKEN>`", "INVALID_BOOTSTRAP_TOKEN");
-  }
-  const body = await readJson(c, z.object({ email, password, name: label().optional() }));
-  const id = crypto.randomUUID();
-  const now = nowIso();
-  // One statement: of concurrent bootstraps, exactly one finds the table empty.
-  const created = await c.env.DB.prepare(
-    `INSERT INTO users (id, email, name, role, password_hash, created_at, updated_at)
+const bootstrapBody = z.object({ email, password, name: label().optional() });
+const loginBody = z.object({
+  email,
+  password: z.string().max(256),
+  refresh_cookie: z.boolean().optional().meta({ description: "The dashboard's: put the refresh token in an HttpOnly cookie instead of the body" }),
+});
+const passwordChange = z.object({ current_password: z.string().max(256), new_password: password });
+
+/** Sign-in answers: the pair, or without its refresh token when that went into the cookie. */
+const signedIn = z.union([tokenPairSchema, cookieTokenPairSchema]);
+const REFRESH_COOKIE_HEADER = "`orc_refresh=<token>` (HttpOnly, Secure, SameSite=Strict, Path=/api/v1/auth): only when the refresh token went into the cookie";
+
+authRoutes.post(
+  "/bootstrap",
+  documented({
+    id: "bootstrap",
+    tag: "Auth",
+    summary: "Create the first admin (with the BOOTSTRAP_TOKEN secret) and sign them in",
+    description:
+      "Only while the hub has no users: 409 `ALREADY_BOOTSTRAPPED` once any user exists (of concurrent calls exactly one succeeds). " +
+      "403 when no `BOOTSTRAP_TOKEN` is configured; 401 `INVALID_BOOTSTRAP_TOKEN` for a wrong one.",
+    caller: "bootstrap",
+    body: bootstrapBody,
+    responses: { 201: tokenPairSchema },
+  }),
+  async (c) => {
+    const presented = c.req.header("Authorization")?.match(/^Bearer\s+(.+)$/i)?.[1] ?? "";
+    if (!c.env.BOOTSTRAP_TOKEN) throw forbidden("Bootstrap is disabled: no BOOTSTRAP_TOKEN is configured");
+    // Compare digests so the comparison takes the same time whatever the input.
+    if ((await sha256Hex(presented)) !== (await sha256Hex(c.env.BOOTSTRAP_TOKEN))) {
+      throw unauthorized("Send the bootstrap token as `Authorization: Bearer <BOOTSTRAP_TOKEN>`", "INVALID_BOOTSTRAP_TOKEN");
+    }
+    const body = await readJson(c, bootstrapBody);
+    const id = crypto.randomUUID();
+    const now = nowIso();
+    // One statement: of concurrent bootstraps, exactly one finds the table empty.
+    const created = await c.env.DB.prepare(
+      `INSERT INTO users (id, email, name, role, password_hash, created_at, updated_at)
      SELECT ?1, ?2, ?3, 'admin', ?4, ?5, ?5 WHERE NOT EXISTS (SELECT 1 FROM users)`,
-  )
-    .bind(id, body.email, body.name ?? null, await hashPassword(body.password), now)
-    .run();
-  if (created.meta.changes === 0) throw conflict("The hub already has users; sign in instead", "ALREADY_BOOTSTRAPPED");
-  const user = (await c.var.db.query.users.findFirst({ where: (u, { eq }) => eq(u.id, id) }))!;
-  return c.json(await issueTokenPair(c.env, c.var.db, user), 201);
-});
+    )
+      .bind(id, body.email, body.name ?? null, await hashPassword(body.password), now)
+      .run();
+    if (created.meta.changes === 0) throw conflict("The hub already has users; sign in instead", "ALREADY_BOOTSTRAPPED");
+    const user = (await c.var.db.query.users.findFirst({ where: (u, { eq }) => eq(u.id, id) }))!;
+    return c.json(await issueTokenPair(c.env, c.var.db, user), 201);
+  },
+);
 
-authRoutes.post("/login", async (c) => {
-  const body = await readJson(c, z.object({ email, password: z.string().max(256), refresh_cookie: z.boolean().optional() }));
-  const ip = c.req.header("CF-Connecting-IP") ?? "unknown";
-  // Every attempt counts: a correct guess must not get through once a key is throttled.
-  const [byEmail, byIp] = await Promise.all([
-    c.env.LOGIN_LIMITER.limit({ key: `email:${body.email}` }),
-    c.env.LOGIN_LIMITER.limit({ key: `ip:${ip}` }),
-  ]);
-  if (!byEmail.success || !byIp.success) {
-    throw tooManyRequests("Too many sign-in attempts; wait a minute and try again", LOGIN_RETRY_AFTER_SECONDS);
-  }
-  const user = await c.var.db.query.users.findFirst({ where: (u, { eq }) => eq(u.email, body.email) });
-  const ok = await verifyPassword(body.password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
-  if (!user || !ok) throw unauthorized("Wrong email or password", "INVALID_CREDENTIALS");
-  const pair = await issueTokenPair(c.env, c.var.db, user);
-  if (!body.refresh_cookie) return c.json(pair);
-  setRefreshCookie(c, pair.refresh_token);
-  return c.json(withoutRefreshToken(pair));
-});
-
-// Without `refresh_token` in the body, the dashboard's cookie (src/auth/refresh-cookie.ts) is used instead.
-const refreshBody = z.object({ refresh_token: z.string().min(1).max(512).optional() });
-
-authRoutes.post("/refresh", async (c) => {
-  const body = await readJson(c, refreshBody);
-  if (body.refresh_token) return c.json(await rotateRefreshToken(c.env, c.var.db, body.refresh_token));
-  const presented = readRefreshCookie(c);
-  if (!presented) throw unauthorized("Send `refresh_token` in the body or sign in with `refresh_cookie`", "INVALID_REFRESH_TOKEN");
-  try {
-    const pair = await rotateRefreshToken(c.env, c.var.db, presented);
+authRoutes.post(
+  "/login",
+  documented({
+    id: "login",
+    tag: "Auth",
+    summary: "Sign in with email and password",
+    description:
+      "Answers an access token (15 minutes) and a refresh token. With `refresh_cookie: true` the refresh token is set as an HttpOnly cookie " +
+      "and left out of the body (the dashboard's way). 401 `INVALID_CREDENTIALS` for a wrong email or password (alike); " +
+      "429 with `Retry-After` after too many attempts for the email or from the address.",
+    caller: "anyone",
+    body: loginBody,
+    responses: { 200: { description: "Signed in", schema: signedIn, headers: { "Set-Cookie": REFRESH_COOKIE_HEADER } } },
+  }),
+  async (c) => {
+    const body = await readJson(c, loginBody);
+    const ip = c.req.header("CF-Connecting-IP") ?? "unknown";
+    // Every attempt counts: a correct guess must not get through once a key is throttled.
+    const [byEmail, byIp] = await Promise.all([c.env.LOGIN_LIMITER.limit({ key: `email:${body.email}` }), c.env.LOGIN_LIMITER.limit({ key: `ip:${ip}` })]);
+    if (!byEmail.success || !byIp.success) {
+      throw tooManyRequests("Too many sign-in attempts; wait a minute and try again", LOGIN_RETRY_AFTER_SECONDS);
+    }
+    const user = await c.var.db.query.users.findFirst({ where: (u, { eq }) => eq(u.email, body.email) });
+    const ok = await verifyPassword(body.password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
+    if (!user || !ok) throw unauthorized("Wrong email or password", "INVALID_CREDENTIALS");
+    const pair = await issueTokenPair(c.env, c.var.db, user);
+    if (!body.refresh_cookie) return c.json(pair);
     setRefreshCookie(c, pair.refresh_token);
     return c.json(withoutRefreshToken(pair));
-  } catch (err) {
-    // A refused token is dropped from the browser; a failure of the hub's own leaves the cookie for a retry.
-    if (err instanceof Problem && err.status === 401) throw clearingRefreshCookie(err);
-    throw err;
-  }
+  },
+);
+
+// Without `refresh_token` in the body, the dashboard's cookie (src/auth/refresh-cookie.ts) is used instead.
+const refreshBody = z.object({
+  refresh_token: z.string().min(1).max(512).optional().meta({ description: "Left out: the `orc_refresh` cookie's token is used" }),
 });
+
+authRoutes.post(
+  "/refresh",
+  documented({
+    id: "refreshTokens",
+    tag: "Auth",
+    summary: "Spend a refresh token for a new token pair",
+    description:
+      "Refresh tokens rotate: each works once. Presenting one already spent means it leaked: every token of that sign-in is revoked " +
+      "(401 `REFRESH_TOKEN_REUSED`). Without `refresh_token` in the body the `orc_refresh` cookie is used, and the new refresh token " +
+      "goes into the cookie again (not the body); a refused cookie is cleared.",
+    caller: "anyone",
+    body: refreshBody,
+    bodyRequired: false,
+    headers: { Cookie: "`orc_refresh=<token>`, when the body has no `refresh_token`" },
+    responses: { 200: { description: "A new token pair", schema: signedIn, headers: { "Set-Cookie": REFRESH_COOKIE_HEADER } } },
+  }),
+  async (c) => {
+    const body = await readJson(c, refreshBody);
+    if (body.refresh_token) return c.json(await rotateRefreshToken(c.env, c.var.db, body.refresh_token));
+    const presented = readRefreshCookie(c);
+    if (!presented) throw unauthorized("Send `refresh_token` in the body or sign in with `refresh_cookie`", "INVALID_REFRESH_TOKEN");
+    try {
+      const pair = await rotateRefreshToken(c.env, c.var.db, presented);
+      setRefreshCookie(c, pair.refresh_token);
+      return c.json(withoutRefreshToken(pair));
+    } catch (err) {
+      // A refused token is dropped from the browser; a failure of the hub's own leaves the cookie for a retry.
+      if (err instanceof Problem && err.status === 401) throw clearingRefreshCookie(err);
+      throw err;
+    }
+  },
+);
 
 /** Logging out twice, or with a cookie already gone, is still a logout: unknown tokens are ignored. */
-authRoutes.post("/logout", async (c) => {
-  const body = await readJson(c, refreshBody);
-  if (body.refresh_token) {
-    await revokeRefreshToken(c.var.db, body.refresh_token);
+authRoutes.post(
+  "/logout",
+  documented({
+    id: "logout",
+    tag: "Auth",
+    summary: "Sign out: the refresh token (and every token rotated from the same sign-in) stops working",
+    description:
+      "Unknown or already revoked tokens are ignored, so logging out twice is still a logout. Without `refresh_token` in the body the " +
+      "`orc_refresh` cookie's token is revoked and the cookie cleared. Access tokens already issued run out on their own (15 minutes).",
+    caller: "anyone",
+    body: refreshBody,
+    bodyRequired: false,
+    headers: { Cookie: "`orc_refresh=<token>`, when the body has no `refresh_token`" },
+    responses: {
+      200: { description: "Signed out", schema: okSchema, headers: { "Set-Cookie": "Clears `orc_refresh`, when the body had no `refresh_token`" } },
+    },
+  }),
+  async (c) => {
+    const body = await readJson(c, refreshBody);
+    if (body.refresh_token) {
+      await revokeRefreshToken(c.var.db, body.refresh_token);
+      return c.json({ status: "ok" });
+    }
+    const presented = readRefreshCookie(c);
+    if (presented) await revokeRefreshToken(c.var.db, presented);
+    clearRefreshCookie(c);
     return c.json({ status: "ok" });
-  }
-  const presented = readRefreshCookie(c);
-  if (presented) await revokeRefreshToken(c.var.db, presented);
-  clearRefreshCookie(c);
-  return c.json({ status: "ok" });
-});
+  },
+);
 
-authRoutes.get("/me", person(), (c) => c.json(userView(currentUser(c))));
+authRoutes.get(
+  "/me",
+  documented({ id: "getMe", tag: "Auth", summary: "The signed-in person", caller: "person", responses: { 200: userSchema } }),
+  person(),
+  (c) => c.json(userView(currentUser(c))),
+);
 
 /** Lets a signed-in person change their own password. */
-authRoutes.post("/password", person(), async (c) => {
-  const user = currentUser(c);
-  const body = await readJson(c, z.object({ current_password: z.string().max(256), new_password: password }));
-  if (!user.passwordHash || !(await verifyPassword(body.current_password, user.passwordHash))) {
-    throw forbidden("The current password is wrong", "INVALID_CREDENTIALS");
-  }
-  await c.var.db.batch([
-    c.var.db
-      .update(users)
-      .set({ passwordHash: await hashPassword(body.new_password), updatedAt: nowIso() })
-      .where(eq(users.id, user.id)),
-    revokeAllRefreshTokens(c.var.db, user.id),
-  ]);
-  return c.json({ status: "ok" });
-});
+authRoutes.post(
+  "/password",
+  documented({
+    id: "changePassword",
+    tag: "Auth",
+    summary: "Change one's own password",
+    description:
+      "403 `INVALID_CREDENTIALS` when `current_password` is wrong. Every refresh token of the person is revoked: other sign-ins end when their access token runs out.",
+    caller: "person",
+    body: passwordChange,
+    responses: { 200: okSchema },
+  }),
+  person(),
+  async (c) => {
+    const user = currentUser(c);
+    const body = await readJson(c, passwordChange);
+    if (!user.passwordHash || !(await verifyPassword(body.current_password, user.passwordHash))) {
+      throw forbidden("The current password is wrong", "INVALID_CREDENTIALS");
+    }
+    await c.var.db.batch([
+      c.var.db
+        .update(users)
+        .set({ passwordHash: await hashPassword(body.new_password), updatedAt: nowIso() })
+        .where(eq(users.id, user.id)),
+      revokeAllRefreshTokens(c.var.db, user.id),
+    ]);
+    return c.json({ status: "ok" });
+  },
+);

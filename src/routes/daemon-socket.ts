@@ -9,6 +9,7 @@ import { Hono } from "hono";
 import { serverForApiKey } from "../auth/middleware";
 import type { HubContext, HubEnv } from "../http/context";
 import { requireUpgrade } from "../http/upgrade";
+import { documented } from "../openapi/operation";
 import { linkStub } from "../server-link/client";
 import { DAEMON_AUTH_GRACE_MS, DAEMON_CLOSE, frameBytes, MAX_DAEMON_FRAME_BYTES, oversizedFrame, parseDaemonFrame } from "../server-link/daemon-frames";
 
@@ -58,46 +59,85 @@ async function joinLink(c: HubContext, daemon: WebSocket, first: string | ArrayB
   return res.webSocket;
 }
 
-daemonSocketRoutes.get("/", (c) => {
-  requireUpgrade(c);
-  const { 0: client, 1: daemon } = new WebSocketPair();
-  daemon.accept();
-  let link: WebSocket | null = null;
-  /** Frames the daemon sent while its key was being checked, relayed once it is. */
-  let held: (string | ArrayBuffer)[] | null = null;
-  const grace = setTimeout(() => link || refuse(daemon, `No API key within ${DAEMON_AUTH_GRACE_MS / 1000} s`), DAEMON_AUTH_GRACE_MS);
+daemonSocketRoutes.get(
+  "/",
+  documented({
+    id: "openDaemonSocket",
+    tag: "Daemon",
+    summary: "The official daemon's WebSocket (orchestratia-agent)",
+    description: [
+      '**Auth.** The upgrade carries no credentials: the first frame must be `{"type": "auth", "api_key": "orc_..."}`, within ' +
+        `${DAEMON_AUTH_GRACE_MS / 1000} s. The hub answers \`{"type": "auth_ok", "server_id"}\`, or \`{"type": "auth_error", "detail"}\` and closes with ` +
+        `${DAEMON_CLOSE.unauthorized}. Frames sent before \`auth_ok\` are held and delivered after it.`,
+      "**Frames.** JSON text frames of the daemon's protocol (API.md \"The official daemon's channel\"): the hub sends `session_start`, " +
+        "`session_input`, `session_resize`, `session_close`, `session_kill`, `capture_scrollback`, `task_assigned`, `task_approved`, " +
+        "`task_rejected`, `intervention_response`, `task_note`, `note_for_session`, `plan_approved`, `plan_revision`, `task_updated`, " +
+        "`task_status_update`, `pong`; it reads `session_started`, `session_recovered`, `session_output` (base64 `data`), `session_screen`, " +
+        "`session_closed`, `session_error`, `scrollback_captured`, `ping`, and ignores other kinds. A frame the hub cannot take is answered " +
+        `\`{"type": "error", "code", "detail"}\` and the socket stays open; frames over ${MAX_DAEMON_FRAME_BYTES / 1024 / 1024} MiB are dropped ` +
+        "(`FRAME_TOO_LARGE`).",
+      `**Close codes.** ${DAEMON_CLOSE.unauthorized} refused credentials, ${DAEMON_CLOSE.revoked} the API key was revoked or replaced by a ` +
+        `new registration, ${DAEMON_CLOSE.replaced} another connection of the same server replaced this one.`,
+      "Before upgrading: 426 without `Upgrade: websocket`.",
+    ].join("\n\n"),
+    caller: "anyone",
+    headers: { Upgrade: "`websocket`" },
+    responses: { 101: { description: "The daemon's WebSocket is open; authenticate with the first frame" } },
+  }),
+  (c) => {
+    requireUpgrade(c);
+    const { 0: client, 1: daemon } = new WebSocketPair();
+    daemon.accept();
+    let link: WebSocket | null = null;
+    /** Frames the daemon sent while its key was being checked, relayed once it is. */
+    let held: (string | ArrayBuffer)[] | null = null;
+    const grace = setTimeout(() => link || refuse(daemon, `No API key within ${DAEMON_AUTH_GRACE_MS / 1000} s`), DAEMON_AUTH_GRACE_MS);
 
-  daemon.addEventListener("message", (e) => {
-    // The runtime refuses larger frames between the Worker and the link: the daemon is told, and stays connected.
-    if (frameBytes(e.data) > MAX_DAEMON_FRAME_BYTES) {
-      const tooBig = oversizedFrame(e.data);
-      daemon.send(JSON.stringify({ type: "error", code: "FRAME_TOO_LARGE", detail: `frames are at most ${MAX_DAEMON_FRAME_BYTES} bytes; ${tooBig.type ?? "the frame"} was dropped` }));
-      if (link && tooBig.type === "scrollback_captured" && tooBig.sessionId) {
-        // The viewers who asked for it learn why nothing came.
-        link.send(JSON.stringify({ type: "scrollback_captured", session_id: tooBig.sessionId, lines: [], error: `the capture was larger than ${MAX_DAEMON_FRAME_BYTES} bytes` }));
+    daemon.addEventListener("message", (e) => {
+      // The runtime refuses larger frames between the Worker and the link: the daemon is told, and stays connected.
+      if (frameBytes(e.data) > MAX_DAEMON_FRAME_BYTES) {
+        const tooBig = oversizedFrame(e.data);
+        daemon.send(
+          JSON.stringify({
+            type: "error",
+            code: "FRAME_TOO_LARGE",
+            detail: `frames are at most ${MAX_DAEMON_FRAME_BYTES} bytes; ${tooBig.type ?? "the frame"} was dropped`,
+          }),
+        );
+        if (link && tooBig.type === "scrollback_captured" && tooBig.sessionId) {
+          // The viewers who asked for it learn why nothing came.
+          link.send(
+            JSON.stringify({
+              type: "scrollback_captured",
+              session_id: tooBig.sessionId,
+              lines: [],
+              error: `the capture was larger than ${MAX_DAEMON_FRAME_BYTES} bytes`,
+            }),
+          );
+        }
+        return;
       }
-      return;
-    }
-    if (link) return link.send(e.data);
-    if (held) return void held.push(e.data);
-    held = [];
-    void joinLink(c, daemon, e.data).then(
-      (joined) => {
-        clearTimeout(grace);
-        if (!joined) return;
-        if (daemon.readyState !== WebSocket.OPEN) return closeQuietly(joined, 1000, "the daemon left");
-        link = joined;
-        joined.addEventListener("message", (m) => daemon.send(m.data));
-        joined.addEventListener("close", (m) => closeQuietly(daemon, m.code, m.reason));
-        held!.forEach((frame) => joined.send(frame));
-        held = null;
-      },
-      () => refuse(daemon, "The hub could not check the API key; retry"),
-    );
-  });
-  daemon.addEventListener("close", (e) => {
-    clearTimeout(grace);
-    if (link) closeQuietly(link, e.code, e.reason);
-  });
-  return new Response(null, { status: 101, webSocket: client });
-});
+      if (link) return link.send(e.data);
+      if (held) return void held.push(e.data);
+      held = [];
+      void joinLink(c, daemon, e.data).then(
+        (joined) => {
+          clearTimeout(grace);
+          if (!joined) return;
+          if (daemon.readyState !== WebSocket.OPEN) return closeQuietly(joined, 1000, "the daemon left");
+          link = joined;
+          joined.addEventListener("message", (m) => daemon.send(m.data));
+          joined.addEventListener("close", (m) => closeQuietly(daemon, m.code, m.reason));
+          held!.forEach((frame) => joined.send(frame));
+          held = null;
+        },
+        () => refuse(daemon, "The hub could not check the API key; retry"),
+      );
+    });
+    daemon.addEventListener("close", (e) => {
+      clearTimeout(grace);
+      if (link) closeQuietly(link, e.code, e.reason);
+    });
+    return new Response(null, { status: 101, webSocket: client });
+  },
+);

@@ -4,22 +4,109 @@
  * answer `{status: "ok", task}` as the seed shows.
  */
 import { Hono } from "hono";
+import { z } from "zod";
 import { agent, currentServer } from "../auth/middleware";
 import { listTasks } from "../db/task-queries";
 import type { HubContext, HubEnv } from "../http/context";
+import { documented } from "../openapi/operation";
+import { completeBody, helpBody } from "../protocol/hub-api";
+import { failRequest } from "../protocol/task-format";
+import { taskRef } from "../views/agents";
+import { id } from "../views/fields";
 import { askForHelp, completeTask, failTask, startTask } from "./tasks";
 
 export const daemonTaskRoutes = new Hono<HubEnv>();
 
-const ok = (c: HubContext, task: unknown) => c.json({ status: "ok", task });
+const transitioned = z.object({ status: z.literal("ok"), task: taskRef });
+const helpAsked = z.object({ intervention_id: id, status: z.literal("pending"), task_id: id });
+
+const ok = (c: HubContext, task: z.infer<typeof taskRef>) => c.json({ status: "ok", task } satisfies z.infer<typeof transitioned>);
+
+/** A transition the agent surface has too: its rule, and what is the same and what differs. */
+const SAME_AS = (op: string, rule: string) =>
+  `${rule} The same transition as \`POST /api/v1/server/tasks/{id}/${op}\`, answered as \`{status: "ok", task}\` (seed §6). ` +
+  "Only the server the task is assigned to may; from another status, 409 `INVALID_TRANSITION`.";
 
 /** Tasks assigned to this server and waiting to be started, with their resolved inputs. */
-daemonTaskRoutes.get("/poll", agent, async (c) => {
-  const server = currentServer(c);
-  const page = await listTasks(c.var.db, { projectIds: server.projectIds ?? null, statuses: ["assigned"], assignedServerId: server.id, limit: 200 });
-  return c.json(page.tasks);
-});
-daemonTaskRoutes.post("/:id/start", agent, async (c) => ok(c, await startTask(c, c.req.param("id"))));
-daemonTaskRoutes.post("/:id/complete", agent, async (c) => ok(c, await completeTask(c, c.req.param("id"))));
-daemonTaskRoutes.post("/:id/fail", agent, async (c) => ok(c, await failTask(c, c.req.param("id"))));
-daemonTaskRoutes.post("/:id/help", agent, async (c) => c.json(await askForHelp(c, c.req.param("id"))));
+daemonTaskRoutes.get(
+  "/poll",
+  documented({
+    id: "pollDaemonTasks",
+    tag: "Daemon",
+    summary: "Tasks assigned to the calling server and not yet started (a bare list, at most 200)",
+    description: "Each with its resolved inputs (`resolved_inputs`).",
+    caller: "agent",
+    responses: { 200: z.array(taskRef) },
+  }),
+  agent,
+  async (c) => {
+    const server = currentServer(c);
+    const page = await listTasks(c.var.db, { projectIds: server.projectIds ?? null, statuses: ["assigned"], assignedServerId: server.id, limit: 200 });
+    return c.json(page.tasks);
+  },
+);
+
+daemonTaskRoutes.post(
+  "/:id/start",
+  documented({
+    id: "startDaemonTask",
+    tag: "Daemon",
+    summary: "Start an assigned task",
+    description: SAME_AS("start", "`assigned` → `running`."),
+    caller: "agent",
+    responses: { 200: transitioned },
+  }),
+  agent,
+  async (c) => ok(c, await startTask(c, c.req.param("id"))),
+);
+
+daemonTaskRoutes.post(
+  "/:id/complete",
+  documented({
+    id: "completeDaemonTask",
+    tag: "Daemon",
+    summary: "Complete a running task with its result",
+    description: SAME_AS("complete", "`running` → `done`."),
+    caller: "agent",
+    body: completeBody,
+    responses: { 200: transitioned },
+  }),
+  agent,
+  async (c) => ok(c, await completeTask(c, c.req.param("id"))),
+);
+
+daemonTaskRoutes.post(
+  "/:id/fail",
+  documented({
+    id: "failDaemonTask",
+    tag: "Daemon",
+    summary: "Fail a task",
+    description: SAME_AS(
+      "fail",
+      "Any unfinished status but `pending` → `failed`; `error` is text or an error block `{code, message, details?, recoverable?}`.",
+    ),
+    caller: "agent",
+    body: failRequest,
+    bodyRequired: false,
+    responses: { 200: transitioned },
+  }),
+  agent,
+  async (c) => ok(c, await failTask(c, c.req.param("id"))),
+);
+
+daemonTaskRoutes.post(
+  "/:id/help",
+  documented({
+    id: "askHelpDaemonTask",
+    tag: "Daemon",
+    summary: "Ask people for help with a task (an intervention)",
+    description:
+      "`running` (or `needs_human`) → `needs_human` until a person answers the intervention. The same as `POST /api/v1/server/tasks/{id}/help`; " +
+      "only the server the task is assigned to may.",
+    caller: "agent",
+    body: helpBody,
+    responses: { 200: helpAsked },
+  }),
+  agent,
+  async (c) => c.json((await askForHelp(c, c.req.param("id"))) satisfies z.infer<typeof helpAsked>),
+);

@@ -18,79 +18,116 @@ import { conflict, fieldError, notFound, Problem, unauthorized } from "../http/p
 import { capabilitiesSchema } from "../protocol/orchestratia-v1";
 import { capabilitiesWarnings, withWarnings } from "../protocol/schema-id";
 import { announceOnline, shutdownServer } from "../room/client";
+import { documented } from "../openapi/operation";
+import { id } from "../views/fields";
+import { registrationTokenSchema, tokenStatus, tokenView, warnings } from "../views/agents";
 
 export const registrationRoutes = new Hono<HubEnv>();
 
 type TokenRow = typeof registrationTokens.$inferSelect;
 
-function tokenStatus(t: TokenRow, now = Date.now()) {
-  if (t.revokedAt) return "revoked" as const;
-  if (Date.parse(t.expiresAt) <= now) return "expired" as const;
-  if (t.uses >= t.maxUses) return "used_up" as const;
-  return "active" as const;
-}
-
-const tokenView = (t: TokenRow) => ({
-  id: t.id,
-  name: t.name,
-  expires_at: t.expiresAt,
-  max_uses: t.maxUses,
-  uses: t.uses,
-  project_ids: t.projectIds ?? null,
-  status: tokenStatus(t),
-  created_at: t.createdAt,
+const newToken = z.object({
+  name: label().optional(),
+  expires_in_seconds: z
+    .int("must be an integer")
+    .min(60, "must be at least 60")
+    .max(365 * 86400, "must be at most a year")
+    .default(86400),
+  max_uses: z.int("must be an integer").min(1, "must be at least 1").max(10_000).default(1),
+  project_ids: z
+    .array(uuid)
+    .min(1, "give at least one project, or leave it out for all")
+    .max(50)
+    .optional()
+    .meta({ description: "The projects servers registered with it serve; left out: every project" }),
 });
 
-registrationRoutes.post("/tokens", person("admin"), async (c) => {
-  const body = await readJson(
-    c,
-    z.object({
-      name: label().optional(),
-      expires_in_seconds: z.int("must be an integer").min(60, "must be at least 60").max(365 * 86400, "must be at most a year").default(86400),
-      max_uses: z.int("must be an integer").min(1, "must be at least 1").max(10_000).default(1),
-      project_ids: z.array(uuid).min(1, "give at least one project, or leave it out for all").max(50).optional(),
-    }),
-  );
-  if (body.project_ids) {
-    const found = await c.var.db.select({ id: projects.id }).from(projects).where(inArray(projects.id, body.project_ids));
-    const missing = body.project_ids.filter((id) => !found.some((p) => p.id === id));
-    if (missing.length) throw fieldError("project_ids", `no such project: ${missing.join(", ")}`);
-  }
-  const hubUrl = hubBaseUrl(c);
-  const token = formatRegistrationToken(hubUrl);
-  const now = Date.now();
-  const row: TokenRow = {
-    id: crypto.randomUUID(),
-    name: body.name ?? null,
-    tokenHash: await sha256Hex(token),
-    expiresAt: new Date(now + body.expires_in_seconds * 1000).toISOString(),
-    maxUses: body.max_uses,
-    uses: 0,
-    projectIds: body.project_ids ? [...new Set(body.project_ids)] : null,
-    createdBy: currentUser(c).id,
-    createdAt: new Date(now).toISOString(),
-    revokedAt: null,
-  };
-  await c.var.db.insert(registrationTokens).values(row);
-  // The token is shown once: a replay under the same Idempotency-Key must not hand it out again.
-  c.set("secretResponse", true);
-  return c.json({ ...tokenView(row), token, hub_url: hubUrl }, 201);
+const issuedToken = registrationTokenSchema.extend({
+  token: z.string().meta({ description: "`orcreg_<base64url(hub_url)>.<secret>`: shown this once, kept only as a digest" }),
+  hub_url: z.string().meta({ description: "The hub's address, as the token carries it" }),
 });
 
-registrationRoutes.get("/tokens", person("admin"), async (c) => {
-  const rows = await c.var.db.select().from(registrationTokens).orderBy(desc(registrationTokens.createdAt));
-  return c.json({ tokens: rows.map(tokenView) });
-});
+registrationRoutes.post(
+  "/tokens",
+  documented({
+    id: "createRegistrationToken",
+    tag: "Servers",
+    summary: "Issue a registration token for agents' servers (admins)",
+    description:
+      "The token is in the answer only: a repeat under the same `Idempotency-Key` is refused (409 `IDEMPOTENT_SECRET_NOT_REPLAYED`) " +
+      "rather than handing it out again. 422 names `project_ids` when one of them is not a project.",
+    caller: "person",
+    body: newToken,
+    bodyRequired: false,
+    responses: { 201: issuedToken },
+  }),
+  person("admin"),
+  async (c) => {
+    const body = await readJson(c, newToken);
+    if (body.project_ids) {
+      const found = await c.var.db.select({ id: projects.id }).from(projects).where(inArray(projects.id, body.project_ids));
+      const missing = body.project_ids.filter((id) => !found.some((p) => p.id === id));
+      if (missing.length) throw fieldError("project_ids", `no such project: ${missing.join(", ")}`);
+    }
+    const hubUrl = hubBaseUrl(c);
+    const token = formatRegistrationToken(hubUrl);
+    const now = Date.now();
+    const row: TokenRow = {
+      id: crypto.randomUUID(),
+      name: body.name ?? null,
+      tokenHash: await sha256Hex(token),
+      expiresAt: new Date(now + body.expires_in_seconds * 1000).toISOString(),
+      maxUses: body.max_uses,
+      uses: 0,
+      projectIds: body.project_ids ? [...new Set(body.project_ids)] : null,
+      createdBy: currentUser(c).id,
+      createdAt: new Date(now).toISOString(),
+      revokedAt: null,
+    };
+    await c.var.db.insert(registrationTokens).values(row);
+    // The token is shown once: a replay under the same Idempotency-Key must not hand it out again.
+    c.set("secretResponse", true);
+    return c.json({ ...tokenView(row), token, hub_url: hubUrl } satisfies z.infer<typeof issuedToken>, 201);
+  },
+);
 
-registrationRoutes.delete("/tokens/:id", person("admin"), async (c) => {
-  const [row] = await c.var.db
-    .update(registrationTokens)
-    .set({ revokedAt: nowIso() })
-    .where(eq(registrationTokens.id, c.req.param("id")))
-    .returning();
-  if (!row) throw notFound("Registration token");
-  return c.json(tokenView(row));
-});
+registrationRoutes.get(
+  "/tokens",
+  documented({
+    id: "listRegistrationTokens",
+    tag: "Servers",
+    summary: "Registration tokens, newest first (admins)",
+    caller: "person",
+    responses: { 200: z.object({ tokens: z.array(registrationTokenSchema) }) },
+  }),
+  person("admin"),
+  async (c) => {
+    const rows = await c.var.db.select().from(registrationTokens).orderBy(desc(registrationTokens.createdAt));
+    return c.json({ tokens: rows.map(tokenView) });
+  },
+);
+
+registrationRoutes.delete(
+  "/tokens/:id",
+  documented({
+    id: "revokeRegistrationToken",
+    tag: "Servers",
+    summary: "Revoke a registration token (admins); servers registered with it keep their keys",
+    description: "Revoking again answers the token as it is.",
+    caller: "person",
+    responses: { 200: registrationTokenSchema },
+  }),
+  person("admin"),
+  async (c) => {
+    const [row] = await c.var.db
+      .update(registrationTokens)
+      .set({ revokedAt: nowIso() })
+      .where(eq(registrationTokens.id, c.req.param("id")))
+      .returning();
+    if (!row) throw notFound("Registration token");
+    return c.json(tokenView(row));
+  },
+);
 
 const text = (max: number) => z.string().max(max, `must be at most ${max} characters`);
 
@@ -129,17 +166,55 @@ async function rekeyProof(c: HubContext, existing: ServerRow, machineId: string 
  * once the token is used up. The keys are the registration token's (there is
  * no principal yet), and the stored answer is sealed: it holds the API key.
  */
-registrationRoutes.post("/register", async (c) => {
-  const key = idempotencyKeyOf(c);
-  const token = key === undefined ? undefined : registrationTokenIn(await c.req.text());
-  // Without a token the handler says what is wrong with the body.
-  if (key === undefined || token === undefined) return register(c);
-  if (!c.env.DATA_KEY) throw new Problem(503, "NOT_CONFIGURED", "The hub has no DATA_KEY secret to keep a registration's answer for replay: set it, or register without Idempotency-Key");
-  const tokenHash = await sha256Hex(token);
-  const answer = await runIdempotently(c, { caller: `registration:${tokenHash}`, key, sealed: true }, () => register(c));
-  if (answer.headers.get("Idempotent-Replayed") === "true") await assertReplayHolds(c, answer, tokenHash);
-  return answer;
+const registered = z.object({
+  id,
+  server_id: id.meta({ description: "The same as `id`" }),
+  name: z.string(),
+  api_key: z.string().meta({ description: "`orc_...`: the server's credential from now on (`X-API-Key`); kept only as a digest" }),
+  warnings,
 });
+
+registrationRoutes.post(
+  "/register",
+  documented({
+    id: "registerServer",
+    tag: "Servers",
+    summary: "Register an agent's server with a registration token, for its API key",
+    description: [
+      "No credentials: the registration token in the body is the authority; each registration spends one of its uses.",
+      "401 `INVALID_REGISTRATION_TOKEN` for a malformed, unknown, revoked, expired or used-up token (`detail` says which). " +
+        "422 `INCOMPATIBLE_PROTOCOL` when none of `protocol_versions` is spoken here.",
+      "**Re-keying.** Registering a name that exists re-keys that server: its old key stops working and agents still connected with " +
+        "it are told to stop. Only the server itself may: the same `machine_id`, or its current API key sent as `X-API-Key`; an admin " +
+        "(`Authorization: Bearer <jwt>`) may re-key any server. Otherwise, or when the token does not cover every project the server " +
+        "serves, 409 `SERVER_NAME_TAKEN`.",
+      "**Retries.** With `Idempotency-Key` (needs the `DATA_KEY` secret, else 503) the same key and body answer the same server and " +
+        "API key again, even once the token is used up; 409 `IDEMPOTENT_REGISTRATION_STALE` when that answer no longer holds " +
+        "(the token revoked, or the server removed or re-keyed since).",
+    ].join("\n\n"),
+    // The registration token in the body is what authorises it; a server's API key or an admin's token only proves a re-key.
+    caller: ["anyone", "agent", "person"],
+    body: registerBody,
+    headers: { "Idempotency-Key": "Makes a retry safe: the same key and body answer the first registration again" },
+    responses: { 201: registered },
+  }),
+  async (c) => {
+    const key = idempotencyKeyOf(c);
+    const token = key === undefined ? undefined : registrationTokenIn(await c.req.text());
+    // Without a token the handler says what is wrong with the body.
+    if (key === undefined || token === undefined) return register(c);
+    if (!c.env.DATA_KEY)
+      throw new Problem(
+        503,
+        "NOT_CONFIGURED",
+        "The hub has no DATA_KEY secret to keep a registration's answer for replay: set it, or register without Idempotency-Key",
+      );
+    const tokenHash = await sha256Hex(token);
+    const answer = await runIdempotently(c, { caller: `registration:${tokenHash}`, key, sealed: true }, () => register(c));
+    if (answer.headers.get("Idempotent-Replayed") === "true") await assertReplayHolds(c, answer, tokenHash);
+    return answer;
+  },
+);
 
 /**
  * A replayed registration hands out its API key again only while that still
@@ -149,7 +224,9 @@ registrationRoutes.post("/register", async (c) => {
 async function assertReplayHolds(c: HubContext, answer: Response, tokenHash: string) {
   const { server_id, api_key } = (await answer.clone().json()) as { server_id?: string; api_key?: string };
   const token = await c.var.db.query.registrationTokens.findFirst({ where: eq(registrationTokens.tokenHash, tokenHash), columns: { revokedAt: true } });
-  const server = server_id ? await c.var.db.query.servers.findFirst({ where: eq(servers.id, server_id), columns: { apiKeyHash: true, revokedAt: true } }) : undefined;
+  const server = server_id
+    ? await c.var.db.query.servers.findFirst({ where: eq(servers.id, server_id), columns: { apiKeyHash: true, revokedAt: true } })
+    : undefined;
   const holds = token && !token.revokedAt && server && !server.revokedAt && typeof api_key === "string" && server.apiKeyHash === (await sha256Hex(api_key));
   if (!holds) {
     throw conflict(
@@ -172,9 +249,12 @@ async function register(c: HubContext): Promise<Response> {
   const body = await readJson(c, registerBody);
   const protocolVersions = body.protocol_versions ?? undefined;
   if (!negotiateProtocol(protocolVersions)) {
-    throw new Problem(422, "INCOMPATIBLE_PROTOCOL", `None of the protocol versions ${JSON.stringify(protocolVersions)} is spoken here; the hub speaks ${HUB_PROTOCOL_VERSIONS.join(", ")}`, [
-      { path: "protocol_versions", message: `must include one of ${HUB_PROTOCOL_VERSIONS.join(", ")}` },
-    ]);
+    throw new Problem(
+      422,
+      "INCOMPATIBLE_PROTOCOL",
+      `None of the protocol versions ${JSON.stringify(protocolVersions)} is spoken here; the hub speaks ${HUB_PROTOCOL_VERSIONS.join(", ")}`,
+      [{ path: "protocol_versions", message: `must include one of ${HUB_PROTOCOL_VERSIONS.join(", ")}` }],
+    );
   }
   if (!parseRegistrationToken(body.registration_token)) {
     throw unauthorized("The registration token is malformed: expected orcreg_<hub>.<secret>", "INVALID_REGISTRATION_TOKEN");
@@ -235,5 +315,12 @@ async function register(c: HubContext): Promise<Response> {
     const old = { id: existing.id, projectIds: existing.projectIds ?? null, keyHash: existing.apiKeyHash };
     c.executionCtx.waitUntil(shutdownServer(c.env, old, "the server registered again; its old API key no longer works", "replaced"));
   }
-  return c.json({ id: server!.id, server_id: server!.id, name: server!.name, api_key: apiKey, ...withWarnings(capabilitiesWarnings(body.capabilities)) }, 201);
+  const answer: z.infer<typeof registered> = {
+    id: server!.id,
+    server_id: server!.id,
+    name: server!.name,
+    api_key: apiKey,
+    ...withWarnings(capabilitiesWarnings(body.capabilities)),
+  };
+  return c.json(answer, 201);
 }

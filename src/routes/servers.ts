@@ -19,7 +19,9 @@ import { activeTasksOf } from "../db/server-candidates";
 import { isOnline } from "../domain/presence";
 import { announceOnline, offerWaitingTasks, runInRoom, shutdownServer } from "../room/client";
 import { linkStub } from "../server-link/client";
-import { serverView } from "../views/agents";
+import { documented } from "../openapi/operation";
+import { id, timestamp } from "../views/fields";
+import { serverDetailsSchema, serverDetailsView, serverView, serverWithLoadSchema, warnings } from "../views/agents";
 
 export const serverRoutes = new Hono<HubEnv>();
 
@@ -29,92 +31,181 @@ const heartbeatBody = z.looseObject({
   protocol_versions: z.array(z.string().max(64)).max(20).nullish(),
 });
 
-serverRoutes.post("/heartbeat", agent, async (c) => {
-  const server = currentServer(c);
-  const body = await readJson(c, heartbeatBody);
-  if (body.protocol_versions && !negotiateProtocol(body.protocol_versions)) {
-    throw new Problem(422, "INCOMPATIBLE_PROTOCOL", `The hub speaks ${HUB_PROTOCOL_VERSIONS.join(", ")}`, [
-      { path: "protocol_versions", message: `must include one of ${HUB_PROTOCOL_VERSIONS.join(", ")}` },
-    ]);
-  }
-  const now = nowIso();
-  // Coming online, or declaring more capacity, makes the server a candidate for waiting tasks.
-  const maxBefore = maxConcurrentTasks(server.capabilities as Capabilities | null);
-  const maxNow = body.capabilities ? maxConcurrentTasks(body.capabilities) : maxBefore;
-  const cameOnline = !isOnline(server.lastHeartbeat);
-  const offer = cameOnline || maxNow > maxBefore || (body.capabilities && !server.capabilities);
-  await c.var.db
-    .update(servers)
-    .set({
-      lastHeartbeat: now,
-      ...(body.system_info ? { systemInfo: body.system_info } : {}),
-      ...(body.capabilities ? { capabilities: body.capabilities } : {}),
-      ...(body.protocol_versions ? { protocolVersions: body.protocol_versions } : {}),
-    })
-    .where(eq(servers.id, server.id));
-  if (offer) c.executionCtx.waitUntil(offerWaitingTasks(c.env, server.projectIds ?? null));
-  if (cameOnline) c.executionCtx.waitUntil(announceOnline(c.env, { id: server.id, name: server.name, projectIds: server.projectIds ?? null }));
-  return c.json({ status: "ok", server_time: now, ...withWarnings(capabilitiesWarnings(body.capabilities)) });
-});
+const heartbeatAnswer = z.object({ status: z.literal("ok"), server_time: timestamp, warnings });
+
+serverRoutes.post(
+  "/heartbeat",
+  documented({
+    id: "heartbeat",
+    tag: "Servers",
+    summary: "The daemon's heartbeat: keeps its server online, and updates what it declares",
+    description:
+      "A server is online while its last heartbeat is under 90 s old (the daemon beats every 30 s). Fields left out keep their value. " +
+      "Coming online, or declaring more capacity, offers the server the tasks waiting for one. 422 `INCOMPATIBLE_PROTOCOL` when none of " +
+      "`protocol_versions` is spoken here.",
+    caller: "agent",
+    body: heartbeatBody,
+    bodyRequired: false,
+    responses: { 200: heartbeatAnswer },
+  }),
+  agent,
+  async (c) => {
+    const server = currentServer(c);
+    const body = await readJson(c, heartbeatBody);
+    if (body.protocol_versions && !negotiateProtocol(body.protocol_versions)) {
+      throw new Problem(422, "INCOMPATIBLE_PROTOCOL", `The hub speaks ${HUB_PROTOCOL_VERSIONS.join(", ")}`, [
+        { path: "protocol_versions", message: `must include one of ${HUB_PROTOCOL_VERSIONS.join(", ")}` },
+      ]);
+    }
+    const now = nowIso();
+    // Coming online, or declaring more capacity, makes the server a candidate for waiting tasks.
+    const maxBefore = maxConcurrentTasks(server.capabilities as Capabilities | null);
+    const maxNow = body.capabilities ? maxConcurrentTasks(body.capabilities) : maxBefore;
+    const cameOnline = !isOnline(server.lastHeartbeat);
+    const offer = cameOnline || maxNow > maxBefore || (body.capabilities && !server.capabilities);
+    await c.var.db
+      .update(servers)
+      .set({
+        lastHeartbeat: now,
+        ...(body.system_info ? { systemInfo: body.system_info } : {}),
+        ...(body.capabilities ? { capabilities: body.capabilities } : {}),
+        ...(body.protocol_versions ? { protocolVersions: body.protocol_versions } : {}),
+      })
+      .where(eq(servers.id, server.id));
+    if (offer) c.executionCtx.waitUntil(offerWaitingTasks(c.env, server.projectIds ?? null));
+    if (cameOnline) c.executionCtx.waitUntil(announceOnline(c.env, { id: server.id, name: server.name, projectIds: server.projectIds ?? null }));
+    return c.json({ status: "ok", server_time: now, ...withWarnings(capabilitiesWarnings(body.capabilities)) } satisfies z.infer<typeof heartbeatAnswer>);
+  },
+);
 
 /** Servers a person may see: all for admins, otherwise those serving one of their projects. */
 async function serversVisibleToPerson(c: HubContext) {
   const visible = await visibleProjectIds(c);
-  const rows = await c.var.db.select({ server: servers, activeTasks: activeTasksOf(qualified(servers.id)) }).from(servers).orderBy(servers.name);
+  const rows = await c.var.db
+    .select({ server: servers, activeTasks: activeTasksOf(qualified(servers.id)) })
+    .from(servers)
+    .orderBy(servers.name);
   return rows.filter((r) => scopesOverlap(visible, r.server.projectIds ?? null));
 }
 
 /** A server as people see it: with its load (active tasks across projects) against its capacity. */
-const withLoad = (r: { server: ServerRow; activeTasks: number }, now: number, full: boolean) => ({
-  ...serverView(r.server, now, full),
+const withLoad = (r: { server: ServerRow; activeTasks: number }, now: number, full: boolean): z.infer<typeof serverWithLoadSchema> => ({
+  ...(full ? serverDetailsView(r.server, now) : serverView(r.server, now)),
   active_tasks: r.activeTasks,
   max_concurrent_tasks: maxConcurrentTasks(r.server.capabilities as Capabilities | null),
 });
 
 const isAdmin = (c: HubContext) => c.var.principal?.kind === "user" && c.var.principal.user.role === "admin";
 
-serverRoutes.get("/", person(), async (c) => {
-  const now = Date.now();
-  const visible = await serversVisibleToPerson(c);
-  const open = await openSessionsIn(c, await visibleProjectIds(c));
-  // Whether each live server's daemon holds its socket now: sessions can only be started where it does.
-  const connected = await Promise.all(visible.map((r) => (r.server.revokedAt ? false : linkStub(c.env, r.server.id).connected())));
-  return c.json({
-    servers: visible.map((r, i) => ({ ...withLoad(r, now, isAdmin(c)), daemon_connected: connected[i], sessions: open.filter((s) => s.server_id === r.server.id) })),
-  });
+const openSession = z.object({
+  id,
+  name: z.string(),
+  server_id: id,
+  project_id: id,
+  status: z.enum(OPEN_SESSION_STATUSES),
+  created_at: timestamp,
 });
 
+const listedServer = serverWithLoadSchema.extend({
+  daemon_connected: z.boolean().meta({ description: "Whether its daemon holds its socket now: sessions can be started only where it does" }),
+  sessions: z.array(openSession).meta({ description: "Its open sessions in the projects the caller can see" }),
+});
+
+serverRoutes.get(
+  "/",
+  documented({
+    id: "listServers",
+    tag: "Servers",
+    summary: "The servers the caller can see, by name, with their load and open sessions",
+    description: "Admins see every server, with its address, machine details and scope; others the servers serving one of their projects.",
+    caller: "person",
+    responses: { 200: z.object({ servers: z.array(listedServer) }) },
+  }),
+  person(),
+  async (c) => {
+    const now = Date.now();
+    const visible = await serversVisibleToPerson(c);
+    const open = await openSessionsIn(c, await visibleProjectIds(c));
+    // Whether each live server's daemon holds its socket now: sessions can only be started where it does.
+    const connected = await Promise.all(visible.map((r) => (r.server.revokedAt ? false : linkStub(c.env, r.server.id).connected())));
+    return c.json({
+      servers: visible.map((r, i): z.infer<typeof listedServer> => ({
+        ...withLoad(r, now, isAdmin(c)),
+        daemon_connected: connected[i]!,
+        sessions: open.filter((s) => s.server_id === r.server.id),
+      })),
+    });
+  },
+);
+
 /** The open agent sessions in these projects (null: every project). */
-async function openSessionsIn(c: HubContext, projectIds: string[] | null) {
+async function openSessionsIn(c: HubContext, projectIds: string[] | null): Promise<z.infer<typeof openSession>[]> {
   if (projectIds?.length === 0) return [];
   const rows = await c.var.db
-    .select({ id: sessions.id, name: sessions.name, server_id: sessions.serverId, project_id: sessions.projectId, status: sessions.status, created_at: sessions.createdAt })
+    .select({
+      id: sessions.id,
+      name: sessions.name,
+      server_id: sessions.serverId,
+      project_id: sessions.projectId,
+      status: sessions.status,
+      created_at: sessions.createdAt,
+    })
     .from(sessions)
     .where(and(inArray(sessions.status, OPEN_SESSION_STATUSES), projectIds ? inJsonList(sessions.projectId, projectIds) : undefined))
     .orderBy(sessions.name);
-  return rows;
+  // Filtered to the open statuses above.
+  return rows as z.infer<typeof openSession>[];
 }
 
-serverRoutes.get("/:id", person(), async (c) => {
-  const server = (await serversVisibleToPerson(c)).find((r) => r.server.id === c.req.param("id"));
-  if (!server) throw notFound("Server");
-  return c.json(withLoad(server, Date.now(), isAdmin(c)));
-});
+serverRoutes.get(
+  "/:id",
+  documented({
+    id: "getServer",
+    tag: "Servers",
+    summary: "A server the caller can see, with its load",
+    description: "Admins see its address, machine details and scope too. 404 for a server serving none of the caller's projects.",
+    caller: "person",
+    responses: { 200: serverWithLoadSchema },
+  }),
+  person(),
+  async (c) => {
+    const server = (await serversVisibleToPerson(c)).find((r) => r.server.id === c.req.param("id"));
+    if (!server) throw notFound("Server");
+    return c.json(withLoad(server, Date.now(), isAdmin(c)));
+  },
+);
 
 /** Revokes the server's API key and closes its sessions; it can register again with a new token. */
-serverRoutes.delete("/:id", person("admin"), async (c) => {
-  const id = c.req.param("id");
-  const now = nowIso();
-  const before = await c.var.db.query.servers.findFirst({ where: eq(servers.id, id) });
-  const [updated] = await c.var.db.update(servers).set({ apiKeyHash: null, revokedAt: now, updatedAt: now }).where(eq(servers.id, id)).returning();
-  if (!updated) throw notFound("Server");
-  const old = { id, projectIds: updated.projectIds ?? null, keyHash: before?.apiKeyHash ?? null };
-  c.executionCtx.waitUntil(shutdownServer(c.env, old, "the server's API key was revoked", "revoked"));
-  // Its sessions end through their projects' rooms (each with its event); the agents are stopped if the machine comes back.
-  const open = await c.var.db.select({ id: sessions.id, projectId: sessions.projectId }).from(sessions).where(and(eq(sessions.serverId, id), inArray(sessions.status, OPEN_SESSION_STATUSES)));
-  for (const s of open) {
-    await linkStub(c.env, id).endSession(s.id, "kill");
-    await runInRoom(c, s.projectId, { op: "session_status", sessionId: s.id, serverName: updated.name, change: { status: "closed" } });
-  }
-  return c.json(serverView(updated, Date.now(), true));
-});
+serverRoutes.delete(
+  "/:id",
+  documented({
+    id: "revokeServer",
+    tag: "Servers",
+    summary: "Revoke a server's API key and close its sessions (admins)",
+    description:
+      "Its connected agents and daemon are told to stop; its open sessions close (each with its event). The server stays listed as " +
+      "`revoked` and can register again with a new registration token. Revoking again answers the server as it is.",
+    caller: "person",
+    responses: { 200: serverDetailsSchema },
+  }),
+  person("admin"),
+  async (c) => {
+    const id = c.req.param("id");
+    const now = nowIso();
+    const before = await c.var.db.query.servers.findFirst({ where: eq(servers.id, id) });
+    const [updated] = await c.var.db.update(servers).set({ apiKeyHash: null, revokedAt: now, updatedAt: now }).where(eq(servers.id, id)).returning();
+    if (!updated) throw notFound("Server");
+    const old = { id, projectIds: updated.projectIds ?? null, keyHash: before?.apiKeyHash ?? null };
+    c.executionCtx.waitUntil(shutdownServer(c.env, old, "the server's API key was revoked", "revoked"));
+    // Its sessions end through their projects' rooms (each with its event); the agents are stopped if the machine comes back.
+    const open = await c.var.db
+      .select({ id: sessions.id, projectId: sessions.projectId })
+      .from(sessions)
+      .where(and(eq(sessions.serverId, id), inArray(sessions.status, OPEN_SESSION_STATUSES)));
+    for (const s of open) {
+      await linkStub(c.env, id).endSession(s.id, "kill");
+      await runInRoom(c, s.projectId, { op: "session_status", sessionId: s.id, serverName: updated.name, change: { status: "closed" } });
+    }
+    return c.json(serverDetailsView(updated));
+  },
+);

@@ -12,34 +12,65 @@ import { readJson } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
 import { email, label, password, role } from "../http/fields";
 import { conflict, notFound } from "../http/problem";
-import { userView } from "../views/people";
+import { documented } from "../openapi/operation";
+import { id } from "../views/fields";
+import { userSchema, userView } from "../views/people";
 
 export const userRoutes = new Hono<HubEnv>();
 
-userRoutes.post("/", person("admin"), async (c) => {
-  const body = await readJson(c, z.object({ email, password, name: label().optional(), role }));
-  const now = nowIso();
-  const [user] = await c.var.db
-    .insert(users)
-    .values({
-      id: crypto.randomUUID(),
-      email: body.email,
-      name: body.name ?? null,
-      role: body.role,
-      passwordHash: await hashPassword(body.password),
-      createdAt: now,
-      updatedAt: now,
-    })
-    .onConflictDoNothing({ target: users.email })
-    .returning();
-  if (!user) throw conflict(`A user with email ${body.email} already exists`, "EMAIL_TAKEN");
-  return c.json(userView(user), 201);
-});
+const newUser = z.object({ email, password, name: label().optional(), role });
+const userChanges = z
+  .object({ name: label().nullable().optional(), role: role.optional(), password: password.optional() })
+  .refine((b) => Object.keys(b).length > 0, "give at least one of name, role, password");
 
-userRoutes.get("/", person("admin"), async (c) => {
-  const rows = await c.var.db.select().from(users).orderBy(asc(users.createdAt));
-  return c.json({ users: rows.map(userView) });
-});
+userRoutes.post(
+  "/",
+  documented({
+    id: "createUser",
+    tag: "Users",
+    summary: "Create an account (admins)",
+    description: "The email is kept in lower case; 409 `EMAIL_TAKEN` when an account has it already.",
+    caller: "person",
+    body: newUser,
+    responses: { 201: userSchema },
+  }),
+  person("admin"),
+  async (c) => {
+    const body = await readJson(c, newUser);
+    const now = nowIso();
+    const [user] = await c.var.db
+      .insert(users)
+      .values({
+        id: crypto.randomUUID(),
+        email: body.email,
+        name: body.name ?? null,
+        role: body.role,
+        passwordHash: await hashPassword(body.password),
+        createdAt: now,
+        updatedAt: now,
+      })
+      .onConflictDoNothing({ target: users.email })
+      .returning();
+    if (!user) throw conflict(`A user with email ${body.email} already exists`, "EMAIL_TAKEN");
+    return c.json(userView(user), 201);
+  },
+);
+
+userRoutes.get(
+  "/",
+  documented({
+    id: "listUsers",
+    tag: "Users",
+    summary: "Every account, oldest first (admins)",
+    caller: "person",
+    responses: { 200: z.object({ users: z.array(userSchema) }) },
+  }),
+  person("admin"),
+  async (c) => {
+    const rows = await c.var.db.select().from(users).orderBy(asc(users.createdAt));
+    return c.json({ users: rows.map(userView) });
+  },
+);
 
 /** The projects a person could see, to close their live feeds there when that changes. */
 async function reachableProjects(c: HubContext, userId: string): Promise<string[] | null> {
@@ -49,37 +80,59 @@ async function reachableProjects(c: HubContext, userId: string): Promise<string[
   return (await c.var.db.select({ id: projectMembers.projectId }).from(projectMembers).where(eq(projectMembers.userId, userId))).map((r) => r.id);
 }
 
-userRoutes.patch("/:id", person("admin"), async (c) => {
-  const body = await readJson(
-    c,
-    z
-      .object({ name: label().nullable().optional(), role: role.optional(), password: password.optional() })
-      .refine((b) => Object.keys(b).length > 0, "give at least one of name, role, password"),
-  );
-  const before = body.role ? await reachableProjects(c, c.req.param("id")) : [];
-  const [user] = await c.var.db
-    .update(users)
-    .set({
-      ...(body.name !== undefined ? { name: body.name } : {}),
-      ...(body.role ? { role: body.role } : {}),
-      ...(body.password ? { passwordHash: await hashPassword(body.password) } : {}),
-      updatedAt: nowIso(),
-    })
-    .where(eq(users.id, c.req.param("id")))
-    .returning();
-  if (!user) throw notFound("User");
-  if (body.password) await revokeAllRefreshTokens(c.var.db, user.id);
-  // A new role may reach fewer projects: open feeds reconnect under the new rules.
-  if (body.role) c.executionCtx.waitUntil(disconnectUser(c.env, user.id, before));
-  return c.json(userView(user));
-});
+userRoutes.patch(
+  "/:id",
+  documented({
+    id: "updateUser",
+    tag: "Users",
+    summary: "Rename an account, change its role or set its password (admins)",
+    description:
+      "A new password revokes the account's refresh tokens. A new role applies to the next request (it is read on each); " +
+      "the person's open live feeds are closed so that they reconnect under the new rules.",
+    caller: "person",
+    body: userChanges,
+    responses: { 200: userSchema },
+  }),
+  person("admin"),
+  async (c) => {
+    const body = await readJson(c, userChanges);
+    const before = body.role ? await reachableProjects(c, c.req.param("id")) : [];
+    const [user] = await c.var.db
+      .update(users)
+      .set({
+        ...(body.name !== undefined ? { name: body.name } : {}),
+        ...(body.role ? { role: body.role } : {}),
+        ...(body.password ? { passwordHash: await hashPassword(body.password) } : {}),
+        updatedAt: nowIso(),
+      })
+      .where(eq(users.id, c.req.param("id")))
+      .returning();
+    if (!user) throw notFound("User");
+    if (body.password) await revokeAllRefreshTokens(c.var.db, user.id);
+    // A new role may reach fewer projects: open feeds reconnect under the new rules.
+    if (body.role) c.executionCtx.waitUntil(disconnectUser(c.env, user.id, before));
+    return c.json(userView(user));
+  },
+);
 
-userRoutes.delete("/:id", person("admin"), async (c) => {
-  const id = c.req.param("id");
-  if (id === currentUser(c).id) throw conflict("Admins cannot delete their own account", "CANNOT_DELETE_SELF");
-  const reachable = await reachableProjects(c, id);
-  const [gone] = await c.var.db.delete(users).where(eq(users.id, id)).returning({ id: users.id });
-  if (!gone) throw notFound("User");
-  c.executionCtx.waitUntil(disconnectUser(c.env, id, reachable));
-  return c.json({ deleted: true, id });
-});
+userRoutes.delete(
+  "/:id",
+  documented({
+    id: "deleteUser",
+    tag: "Users",
+    summary: "Delete an account (admins); its live feeds close",
+    description: "409 `CANNOT_DELETE_SELF` for the caller's own account.",
+    caller: "person",
+    responses: { 200: z.object({ deleted: z.literal(true), id }) },
+  }),
+  person("admin"),
+  async (c) => {
+    const id = c.req.param("id");
+    if (id === currentUser(c).id) throw conflict("Admins cannot delete their own account", "CANNOT_DELETE_SELF");
+    const reachable = await reachableProjects(c, id);
+    const [gone] = await c.var.db.delete(users).where(eq(users.id, id)).returning({ id: users.id });
+    if (!gone) throw notFound("User");
+    c.executionCtx.waitUntil(disconnectUser(c.env, id, reachable));
+    return c.json({ deleted: true, id });
+  },
+);

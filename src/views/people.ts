@@ -25,3 +25,21 @@ export const projectView = (p: ProjectRow): z.infer<typeof projectSchema> => ({
   created_at: p.createdAt,
   updated_at: p.updatedAt,
 });
+
+export const tokenPairSchema = z
+  .object({
+    user: userSchema,
+    access_token: z.string().meta({ description: "A JWT: send it as `Authorization: Bearer <jwt>`" }),
+    token_type: z.literal("bearer"),
+    expires_in: z.int().meta({ description: "Seconds the access token is valid for" }),
+    refresh_token: z.string().meta({ description: "Opaque (`orr_...`), valid 30 days, spent by its first use: `POST /api/v1/auth/refresh` answers a new pair" }),
+  })
+  .meta({ id: "TokenPair" });
+
+/** The answer when the refresh token went into the dashboard's cookie instead of the body. */
+export const cookieTokenPairSchema = tokenPairSchema
+  .omit({ refresh_token: true })
+  .meta({ id: "CookieTokenPair", description: "The token pair without its refresh token, which went into the HttpOnly `orc_refresh` cookie" });
+
+/** An action that has nothing else to say. */
+export const okSchema = z.object({ status: z.literal("ok") });
