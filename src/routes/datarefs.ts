@@ -219,7 +219,6 @@ blobRoutes.put(
 );
 
 const BYTES_HEADERS = {
-  "Content-Type": "The DataRef's `content_type`",
   "Content-Length": "Bytes in this answer",
   "Accept-Ranges": "`bytes`",
   ETag: "The bytes' sha256, quoted",
@@ -240,7 +239,7 @@ blobRoutes.get(
     query: blobQuery,
     headers: { Range: "One byte range, `bytes=<first>-<last>`, `bytes=<first>-` or `bytes=-<suffix length>`" },
     responses: {
-      200: { description: "The whole object", contentType: "*/*", headers: BYTES_HEADERS },
+      200: { description: "The whole object, with the DataRef's `content_type`", contentType: "*/*", headers: BYTES_HEADERS },
       206: {
         description: "The range asked for",
         contentType: "*/*",
