@@ -85,9 +85,11 @@ export async function assertConforms(method: string, url: string, status: number
     if (text !== "") throw new Error(`${where}: the description says no body, but one came (${type})`);
     return;
   }
-  const content = documented!.content[type];
-  if (!content) throw new Error(`${where}: content type "${type}" is not documented (documented: ${Object.keys(documented!.content).join(", ")})`);
-  if (!isJson(type)) return;
+  // The exact type, else a media range that covers it (`text/*`, `*/*`: bytes whose type their uploader chose).
+  const documentedType = [type, `${type.split("/")[0]}/*`, "*/*"].find((t) => documented!.content![t]);
+  if (!documentedType) throw new Error(`${where}: content type "${type}" is not documented (documented: ${Object.keys(documented!.content).join(", ")})`);
+  const content = documented!.content[documentedType]!;
+  if (!isJson(documentedType)) return;
   let body: unknown;
   try {
     body = JSON.parse(text);

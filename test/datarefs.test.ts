@@ -1,7 +1,8 @@
 /** DataRefs: bytes in R2 behind signed, short-lived URLs. */
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import { SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
+import { conformingFetch } from "./api-conformance";
 import { call, createProject, createUser, expectProblem } from "./helpers";
 import { createWorld, type World } from "./task-world";
 
@@ -10,9 +11,11 @@ beforeAll(async () => {
   w = await createWorld("DataRefs");
 });
 
-const sha256 = async (bytes: Uint8Array) => [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
+const sha256 = async (bytes: Uint8Array) =>
+  [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
 const bytesOf = (n: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + 7) % 251);
-const fetchUrl = (url: string, init?: RequestInit) => exports.default.fetch(new Request(url, init));
+/** Signed URLs are called as they are, and their answers held to the API's description like every other. */
+const fetchUrl = (url: string, init?: RequestInit) => conformingFetch(new Request(url, init));
 
 async function create(body: Record<string, unknown>, apiKey = w.worker.apiKey) {
   const reply = await call("/api/v1/server/datarefs", { apiKey, body: { project_id: w.project.id, ...body } });
@@ -60,6 +63,20 @@ describe("round trip", () => {
     expect(again.status).toBe(409);
     expect(((await again.json()) as { code: string }).code).toBe("DATAREF_IMMUTABLE");
   });
+
+  it("serves JSON bytes exactly as uploaded, DataRef pointers in them and ranges of them included", async () => {
+    const text = JSON.stringify({ kept: { $dataref: crypto.randomUUID(), size: 1, sha256: "0".repeat(64), content_type: "text/plain" } });
+    const data = new TextEncoder().encode(text);
+    const { dataref, upload } = await create({ size: data.byteLength, content_type: "application/json" });
+    expect((await fetchUrl(upload.url, { method: "PUT", body: data })).status).toBe(200);
+    const download = (await call(`/api/v1/server/datarefs/${dataref.id}`, { apiKey: w.worker.apiKey })).json.download.url;
+    const whole = await fetchUrl(download);
+    expect(whole.headers.get("Content-Type")).toBe("application/json");
+    expect(await whole.text()).toBe(text);
+    const part = await fetchUrl(download, { headers: { Range: "bytes=0-19" } });
+    expect(part.status).toBe(206);
+    expect(await part.text()).toBe(text.slice(0, 20));
+  });
 });
 
 describe("refusals", () => {
@@ -98,7 +115,14 @@ describe("refusals", () => {
     expect(await status(await fetchUrl(`${base}?token=${expired}`, { method: "PUT", body: data }))).toEqual([401, "INVALID_URL"]);
     const tampered = token.slice(0, -3) + (token.endsWith("AAA") ? "BBB" : "AAA");
     expect(await status(await fetchUrl(`${base}?token=${tampered}`, { method: "PUT", body: data }))).toEqual([401, "INVALID_URL"]);
-    expect(await status(await fetchUrl(b.upload.url.replace(b.dataref.id, a.dataref.id).replace(/token=.*/, `token=${new URL(b.upload.url).searchParams.get("token")}`), { method: "PUT", body: data }))).toEqual([403, "URL_NOT_FOR_THIS"]);
+    expect(
+      await status(
+        await fetchUrl(b.upload.url.replace(b.dataref.id, a.dataref.id).replace(/token=.*/, `token=${new URL(b.upload.url).searchParams.get("token")}`), {
+          method: "PUT",
+          body: data,
+        }),
+      ),
+    ).toEqual([403, "URL_NOT_FOR_THIS"]);
     expect(await status(await fetchUrl(a.upload.url))).toEqual([403, "URL_NOT_FOR_THIS"]);
     expect(await status(await fetchUrl(base, { method: "PUT", body: data }))).toEqual([401, "INVALID_URL"]);
 
@@ -129,7 +153,9 @@ describe("lifetime", () => {
     const { runDurableObjectAlarm } = await import("cloudflare:test");
     const stale = await create({ size: 10 });
     const fresh = await create({ size: 10 });
-    await env.DB.prepare("UPDATE datarefs SET upload_expires_at = ?1 WHERE id = ?2").bind(new Date(Date.now() - 1000).toISOString(), stale.dataref.id).run();
+    await env.DB.prepare("UPDATE datarefs SET upload_expires_at = ?1 WHERE id = ?2")
+      .bind(new Date(Date.now() - 1000).toISOString(), stale.dataref.id)
+      .run();
     await runDurableObjectAlarm(env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(w.project.id)));
     expectProblem(await call(`/api/v1/server/datarefs/${stale.dataref.id}`, { apiKey: w.worker.apiKey }), 404, "NOT_FOUND");
     expect((await call(`/api/v1/server/datarefs/${fresh.dataref.id}`, { apiKey: w.worker.apiKey })).json.status).toBe("pending");
@@ -160,7 +186,13 @@ describe("automatic offload", () => {
     const done = await expectOk(cli(w.worker.apiKey, "POST", `${T}/${up}/complete`, { result }));
     const pointer = done.json.result.contracts.dataset.data;
     expect(done.json.result.summary).toBe("made the dataset");
-    expect(pointer).toMatchObject({ $dataref: expect.any(String), size: expect.any(Number), sha256: expect.stringMatching(/^[0-9a-f]{64}$/), content_type: "application/json", url: expect.any(String) });
+    expect(pointer).toMatchObject({
+      $dataref: expect.any(String),
+      size: expect.any(Number),
+      sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+      content_type: "application/json",
+      url: expect.any(String),
+    });
     // D1 holds the pointer, not the data.
     const row = await env.DB.prepare("SELECT length(result) AS n FROM tasks WHERE id = ?1").bind(up).first<{ n: number }>();
     expect(row!.n).toBeLessThan(64 * 1024);
@@ -194,7 +226,14 @@ describe("automatic offload", () => {
     const moved = created.json.structured_spec.requirements;
     expect(moved).toMatchObject({ $dataref: expect.any(String), url: expect.any(String) });
     expect(await (await fetchUrl(moved.url)).json()).toEqual(requirements);
-    const small = await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title: "small", project_id: w.project.id, structured_spec: { $schema: "orchestratia/task-spec/v1", requirements: [requirements[0]] } }), 201);
+    const small = await expectOk(
+      cli(w.orchestrator.apiKey, "POST", T, {
+        title: "small",
+        project_id: w.project.id,
+        structured_spec: { $schema: "orchestratia/task-spec/v1", requirements: [requirements[0]] },
+      }),
+      201,
+    );
     expect(small.json.structured_spec.requirements).toEqual([requirements[0]]);
   });
 
@@ -206,7 +245,11 @@ describe("automatic offload", () => {
       const objects = await env.BLOBS.list({ prefix: `projects/${project.id}/` });
       return { rows: rows!.n, objects: objects.objects.length };
     };
-    const large = (tag: string) => ({ $schema: "orchestratia/task-result/v1", summary: tag, contracts: { blob: { status: "fulfilled", data: "z".repeat(100_000) + tag } } });
+    const large = (tag: string) => ({
+      $schema: "orchestratia/task-result/v1",
+      summary: tag,
+      contracts: { blob: { status: "fulfilled", data: "z".repeat(100_000) + tag } },
+    });
     const id = await newTask({ ...w, project }, {});
     await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { server_name: w.worker.name }));
     await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/start`));
@@ -218,8 +261,15 @@ describe("automatic offload", () => {
     // Another result: refused by the room after its large part was stored.
     expectProblem(await cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result: large("second") }), 409, "RESULT_CONFLICT");
     // A large spec on a task whose dependency does not exist: refused too.
-    const spec = { $schema: "orchestratia/task-spec/v1", requirements: Array.from({ length: 400 }, (_, i) => ({ description: `r${i} ${"y".repeat(200)}`, priority: "should" })) };
-    expectProblem(await cli(w.orchestrator.apiKey, "POST", T, { title: "t", project_id: project.id, structured_spec: spec, dependency_ids: [crypto.randomUUID()] }), 422, "VALIDATION_FAILED");
+    const spec = {
+      $schema: "orchestratia/task-spec/v1",
+      requirements: Array.from({ length: 400 }, (_, i) => ({ description: `r${i} ${"y".repeat(200)}`, priority: "should" })),
+    };
+    expectProblem(
+      await cli(w.orchestrator.apiKey, "POST", T, { title: "t", project_id: project.id, structured_spec: spec, dependency_ids: [crypto.randomUUID()] }),
+      422,
+      "VALIDATION_FAILED",
+    );
     expect(await stored()).toEqual({ rows: 1, objects: 1 });
   });
 });

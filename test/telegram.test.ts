@@ -51,19 +51,27 @@ const message = (chatId: number, text: string, replyTo?: string) => {
       from: from(chatId),
       text,
       ...(command ? { entities: [{ type: "bot_command", offset: 0, length: command[0].length }] } : {}),
-      ...(replyTo ? { reply_to_message: { message_id: 1, date: 0, chat: chat(chatId), from: { id: 4242, is_bot: true, first_name: "Orchestratia" }, text: replyTo } } : {}),
+      ...(replyTo
+        ? { reply_to_message: { message_id: 1, date: 0, chat: chat(chatId), from: { id: 4242, is_bot: true, first_name: "Orchestratia" }, text: replyTo } }
+        : {}),
     },
   });
 };
 
 const press = (chatId: number, data: string) =>
-  update({ callback_query: { id: `cb-${updateId}`, from: from(chatId), chat_instance: "x", data, message: { message_id: 1, date: 0, chat: chat(chatId), text: "…" } } });
+  update({
+    callback_query: { id: `cb-${updateId}`, from: from(chatId), chat_instance: "x", data, message: { message_id: 1, date: 0, chat: chat(chatId), text: "…" } },
+  });
 
 /** Links a chat to a person the way a person does: a code from the hub, then /start <code> in the chat. */
 async function link(token: string, chatId: number) {
   const { json } = await expectOk(call("/api/v1/auth/me/telegram-link", { method: "POST", token }), 201);
   expect((await message(chatId, `/start ${json.code}`)).status).toBe(200);
-  await until(() => sentTo(chatId), (m) => m.some((c) => c.body.text.startsWith("Linked to")), "the link confirmed");
+  await until(
+    () => sentTo(chatId),
+    (m) => m.some((c) => c.body.text.startsWith("Linked to")),
+    "the link confirmed",
+  );
   return json;
 }
 
@@ -78,7 +86,8 @@ async function owed(chatId: number, taskId: string, type: string) {
   return row!.n;
 }
 
-const refuse = (chatId: number, refusal: Record<string, unknown>) => fetch(`${BOT_API}/control/refuse`, { method: "POST", body: JSON.stringify({ chat_id: chatId, ...refusal }) });
+const refuse = (chatId: number, refusal: Record<string, unknown>) =>
+  fetch(`${BOT_API}/control/refuse`, { method: "POST", body: JSON.stringify({ chat_id: chatId, ...refusal }) });
 
 const ANN = 7001;
 const VIC = 7002;
@@ -118,15 +127,29 @@ describe("setting the bot up and linking a chat", () => {
     expect((await call("/api/v1/auth/me/telegram", { token: someone.token })).json).toMatchObject({ linked: true, muted: false });
     // The code is spent: a second chat cannot use it.
     await message(7101, `/start ${code.code}`);
-    const reply = await until(() => sentTo(7101), (m) => m.length > 0, "the refusal");
+    const reply = await until(
+      () => sentTo(7101),
+      (m) => m.length > 0,
+      "the refusal",
+    );
     expect(reply[0]!.body.text).toContain("expired or was used");
     expect((await call("/api/v1/auth/me/telegram", { method: "DELETE", token: someone.token })).status).toBe(204);
     expect((await call("/api/v1/auth/me/telegram", { token: someone.token })).json.linked).toBe(false);
   });
 
   it("refuses an update without Telegram's secret token (401)", async () => {
-    expect((await update({ message: { message_id: 1, date: 0, chat: chat(ANN), from: from(ANN), text: "hi" } }, { "X-Telegram-Bot-Api-Secret-Token": "wrong" })).status).toBe(401);
-    expect((await update({ message: { message_id: 1, date: 0, chat: chat(ANN), from: from(ANN), text: "hi" } }, {})).status).toBe(401);
+    expect(
+      (await update({ message: { message_id: 1, date: 0, chat: chat(ANN), from: from(ANN), text: "hi" } }, { "X-Telegram-Bot-Api-Secret-Token": "wrong" }))
+        .status,
+    ).toBe(401);
+    expectProblem(await update({ message: { message_id: 1, date: 0, chat: chat(ANN), from: from(ANN), text: "hi" } }, {}), 401, "UNAUTHORIZED");
+  });
+
+  it("refuses an update that is not JSON (400) or has no update_id (422), before the bot reads it", async () => {
+    expectProblem(await call("/telegram/webhook", { raw: "not json", headers: SECRET }), 400, "MALFORMED_JSON");
+    const nameless = await call("/telegram/webhook", { body: { message: { text: "hi" } }, headers: SECRET });
+    expectProblem(nameless, 422, "VALIDATION_FAILED");
+    expect(nameless.json.errors).toEqual([expect.objectContaining({ path: "update_id" })]);
   });
 });
 
@@ -135,18 +158,32 @@ describe("notifications and answers", () => {
     const { json } = await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title: "Needs <input> & care", project_id: w.project.id }), 201);
     await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${json.id}/assign`, { session_name: "worker" }));
     await expectOk(cli(w.worker.apiKey, "POST", `${T}/${json.id}/start`, {}));
-    const help = await expectOk(cli(w.worker.apiKey, "POST", `${T}/${json.id}/help`, { question: "Use <b>prod</b> or staging?", intervention_type: "question" }));
-    const asked = await until(() => sentTo(ANN), (m) => m.some((c) => c.body.text.includes("Question #")), "the question");
+    const help = await expectOk(
+      cli(w.worker.apiKey, "POST", `${T}/${json.id}/help`, { question: "Use <b>prod</b> or staging?", intervention_type: "question" }),
+    );
+    const asked = await until(
+      () => sentTo(ANN),
+      (m) => m.some((c) => c.body.text.includes("Question #")),
+      "the question",
+    );
     const q = asked.find((c) => c.body.text.includes("Question #"))!;
     expect(q.body.parse_mode).toBe("HTML");
     expect(q.body.text).toContain("Needs &lt;input&gt; &amp; care");
     expect(q.body.text).toContain("Use &lt;b&gt;prod&lt;/b&gt; or staging?");
     expect(q.body.text).toContain(`Question #${help.json.intervention_id.slice(0, 8)}`);
     // The viewer hears of it too (they see the project).
-    await until(() => sentTo(VIC), (m) => m.some((c) => c.body.text.includes(`Question #${help.json.intervention_id.slice(0, 8)}`)), "the viewer's copy");
+    await until(
+      () => sentTo(VIC),
+      (m) => m.some((c) => c.body.text.includes(`Question #${help.json.intervention_id.slice(0, 8)}`)),
+      "the viewer's copy",
+    );
 
     await message(ANN, "staging, please", q.body.text);
-    await until(() => taskStatus(json.id), (s) => s === "running", "the task running again");
+    await until(
+      () => taskStatus(json.id),
+      (s) => s === "running",
+      "the task running again",
+    );
     const iv = (await call(`/api/v1/interventions?task_id=${json.id}`, { token: w.admin })).json.find((i: any) => i.id === help.json.intervention_id);
     expect(iv).toMatchObject({ status: "responded", response: "staging, please", responded_by: w.member.email });
   });
@@ -157,9 +194,16 @@ describe("notifications and answers", () => {
     await expectOk(cli(w.worker.apiKey, "POST", `${T}/${json.id}/start`, {}));
     const help = await expectOk(cli(w.worker.apiKey, "POST", `${T}/${json.id}/help`, { question: "Deploy to production now?", intervention_type: "approval" }));
     const ivId = help.json.intervention_id as string;
-    const asked = await until(() => sentTo(ANN), (m) => m.some((c) => c.body.text.includes(`Question #${ivId.slice(0, 8)}`)), "the approval");
+    const asked = await until(
+      () => sentTo(ANN),
+      (m) => m.some((c) => c.body.text.includes(`Question #${ivId.slice(0, 8)}`)),
+      "the approval",
+    );
     const buttons = asked.find((c) => c.body.text.includes(`Question #${ivId.slice(0, 8)}`))!.body.reply_markup.inline_keyboard[0];
-    expect(buttons.map((b: any) => [b.text, b.callback_data])).toEqual([["Approve", `iv:${ivId}:y`], ["Reject", `iv:${ivId}:n`]]);
+    expect(buttons.map((b: any) => [b.text, b.callback_data])).toEqual([
+      ["Approve", `iv:${ivId}:y`],
+      ["Reject", `iv:${ivId}:n`],
+    ]);
     // The viewer's press is refused; the member's answers.
     await press(VIC, `iv:${ivId}:y`);
     expect((await calls()).filter((c) => c.method === "answerCallbackQuery").at(-1)!.body).toMatchObject({ text: "Viewers can only read this project" });
@@ -171,7 +215,11 @@ describe("notifications and answers", () => {
 
   it("approves a plan by its button, and asks for changes by button then reply", async () => {
     const id = await taskInPlanReview("Planned work");
-    const plan = await until(() => sentTo(ANN), (m) => m.some((c) => c.body.text.includes(`Plan #${id.slice(0, 8)}`)), "the plan");
+    const plan = await until(
+      () => sentTo(ANN),
+      (m) => m.some((c) => c.body.text.includes(`Plan #${id.slice(0, 8)}`)),
+      "the plan",
+    );
     const msg = plan.find((c) => c.body.text.includes(`Plan #${id.slice(0, 8)}`))!;
     expect(msg.body.text).toContain("write &lt;tests&gt;");
     expect(msg.body.reply_markup.inline_keyboard[0].map((b: any) => b.callback_data)).toEqual([`pa:${id}`, `pr:${id}`]);
@@ -181,9 +229,17 @@ describe("notifications and answers", () => {
     expect(answered.body).toMatchObject({ text: "Plan approved" });
 
     const again = await taskInPlanReview("Plan to change");
-    await until(() => sentTo(ANN), (m) => m.some((c) => c.body.text.includes(`Plan #${again.slice(0, 8)}`)), "the second plan");
+    await until(
+      () => sentTo(ANN),
+      (m) => m.some((c) => c.body.text.includes(`Plan #${again.slice(0, 8)}`)),
+      "the second plan",
+    );
     await press(ANN, `pr:${again}`);
-    const prompt = await until(() => sentTo(ANN), (m) => m.some((c) => c.body.text.startsWith("What should change")), "the prompt");
+    const prompt = await until(
+      () => sentTo(ANN),
+      (m) => m.some((c) => c.body.text.startsWith("What should change")),
+      "the prompt",
+    );
     const ask = prompt.find((c) => c.body.text.startsWith("What should change"))!;
     expect(ask.body.reply_markup.force_reply).toBe(true);
     await message(ANN, "Smaller steps", ask.body.text);
@@ -194,7 +250,11 @@ describe("notifications and answers", () => {
 
   it("changes nothing when a viewer presses a button, and tells them why", async () => {
     const id = await taskInPlanReview("Viewer's plan");
-    await until(() => sentTo(VIC), (m) => m.some((c) => c.body.text.includes(`Plan #${id.slice(0, 8)}`)), "the viewer's plan");
+    await until(
+      () => sentTo(VIC),
+      (m) => m.some((c) => c.body.text.includes(`Plan #${id.slice(0, 8)}`)),
+      "the viewer's plan",
+    );
     await press(VIC, `pa:${id}`);
     const answered = (await calls()).filter((c) => c.method === "answerCallbackQuery").at(-1)!;
     expect(answered.body).toMatchObject({ text: "Viewers can only read this project", show_alert: true });
@@ -202,11 +262,18 @@ describe("notifications and answers", () => {
   });
 
   it("offers a retry on a failure, and tells the creator of a task when it is done", async () => {
-    const { json } = await expectOk(call(T.replace("/server", ""), { token: w.member.token, body: { title: "Mine to finish", project_id: w.project.id } }), 201);
+    const { json } = await expectOk(
+      call(T.replace("/server", ""), { token: w.member.token, body: { title: "Mine to finish", project_id: w.project.id } }),
+      201,
+    );
     await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${json.id}/assign`, { session_name: "worker" }));
     await expectOk(cli(w.worker.apiKey, "POST", `${T}/${json.id}/start`, {}));
     await expectOk(cli(w.worker.apiKey, "POST", `${T}/${json.id}/fail`, { error: "disk full" }));
-    const failed = await until(() => sentTo(ANN), (m) => m.some((c) => c.body.reply_markup?.inline_keyboard?.[0]?.[0]?.callback_data === `rt:${json.id}`), "the failure");
+    const failed = await until(
+      () => sentTo(ANN),
+      (m) => m.some((c) => c.body.reply_markup?.inline_keyboard?.[0]?.[0]?.callback_data === `rt:${json.id}`),
+      "the failure",
+    );
     expect(failed.at(-1)!.body.text).toContain("disk full");
     await press(ANN, `rt:${json.id}`);
     expect(await taskStatus(json.id)).toBe("pending");
@@ -214,7 +281,11 @@ describe("notifications and answers", () => {
     await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${json.id}/assign`, { session_name: "worker" }));
     await expectOk(cli(w.worker.apiKey, "POST", `${T}/${json.id}/start`, {}));
     await expectOk(cli(w.worker.apiKey, "POST", `${T}/${json.id}/complete`, { result: { summary: "all green" } }));
-    await until(() => sentTo(ANN), (m) => m.some((c) => c.body.text.includes("Task done") && c.body.text.includes("all green")), "the creator told");
+    await until(
+      () => sentTo(ANN),
+      (m) => m.some((c) => c.body.text.includes("Task done") && c.body.text.includes("all green")),
+      "the creator told",
+    );
     // Only its creator hears a task is done: nothing was even recorded for the viewer.
     expect(await owed(VIC, json.id, "task_completed")).toBe(0);
     expect(await owed(ANN, json.id, "task_completed")).toBe(1);
@@ -224,7 +295,8 @@ describe("notifications and answers", () => {
     await refuse(ANN, { times: 1, error_code: 429, description: "Too Many Requests: retry after 3", retry_after: 3 });
     const id = await taskInPlanReview("Throttled");
     const attempts = await until(
-      async () => (await calls()).filter((c) => c.method === "sendMessage" && Number(c.body.chat_id) === ANN && c.body.text.includes(`Plan #${id.slice(0, 8)}`)),
+      async () =>
+        (await calls()).filter((c) => c.method === "sendMessage" && Number(c.body.chat_id) === ANN && c.body.text.includes(`Plan #${id.slice(0, 8)}`)),
       (m) => m.length >= 2,
       "the retry after 429",
       10_000,
@@ -242,21 +314,46 @@ describe("notifications and answers", () => {
     await refuse(chatId, { times: 1, error_code: 400, description: "Bad Request: can't parse entities" });
     const first = await taskInPlanReview("Unparsable");
     const second = await taskInPlanReview("Parsable");
-    await until(() => sentTo(chatId), (m) => m.some((c) => c.body.text.includes(`Plan #${second.slice(0, 8)}`)), "the next message");
+    await until(
+      () => sentTo(chatId),
+      (m) => m.some((c) => c.body.text.includes(`Plan #${second.slice(0, 8)}`)),
+      "the next message",
+    );
     expect((await sentTo(chatId)).filter((c) => c.body.text.includes(`Plan #${first.slice(0, 8)}`))).toHaveLength(1);
     await refuse(chatId, { times: 5, error_code: 403, description: "Forbidden: bot was blocked by the user" });
     await taskInPlanReview("Blocked");
-    await until(async () => (await call("/api/v1/auth/me/telegram", { token: person.token })).json.linked, (linked) => linked === false, "the link ended");
+    await until(
+      async () => (await call("/api/v1/auth/me/telegram", { token: person.token })).json.linked,
+      (linked) => linked === false,
+      "the link ended",
+    );
   });
 
   it("refuses to link or act in a group chat", async () => {
     const person = await createUser(w.admin, "member");
     const { json } = await expectOk(call("/api/v1/auth/me/telegram-link", { method: "POST", token: person.token }), 201);
     const group = -100123;
-    await update({ message: { message_id: messageId++, date: 0, chat: { id: group, type: "group", title: "Team" }, from: from(7400), text: `/start ${json.code}`, entities: [{ type: "bot_command", offset: 0, length: 6 }] } });
+    await update({
+      message: {
+        message_id: messageId++,
+        date: 0,
+        chat: { id: group, type: "group", title: "Team" },
+        from: from(7400),
+        text: `/start ${json.code}`,
+        entities: [{ type: "bot_command", offset: 0, length: 6 }],
+      },
+    });
     expect((await call("/api/v1/auth/me/telegram", { token: person.token })).json.linked).toBe(false);
     const id = await taskInPlanReview("Group press");
-    await update({ callback_query: { id: "cb-group", from: from(7400), chat_instance: "g", data: `pa:${id}`, message: { message_id: 1, date: 0, chat: { id: group, type: "group", title: "Team" }, text: "…" } } });
+    await update({
+      callback_query: {
+        id: "cb-group",
+        from: from(7400),
+        chat_instance: "g",
+        data: `pa:${id}`,
+        message: { message_id: 1, date: 0, chat: { id: group, type: "group", title: "Team" }, text: "…" },
+      },
+    });
     expect((await calls()).filter((c) => c.method === "answerCallbackQuery").at(-1)!.body).toMatchObject({ text: "Only a private chat with the bot can act" });
     expect(await taskStatus(id)).toBe("plan_review");
   });
@@ -272,7 +369,11 @@ describe("commands", () => {
     const ask = async (text: string) => {
       const before = (await sentTo(chatId)).length;
       await message(chatId, text);
-      await until(() => sentTo(chatId), (m) => m.length > before, `the answer to ${text}`);
+      await until(
+        () => sentTo(chatId),
+        (m) => m.length > before,
+        `the answer to ${text}`,
+      );
       return last();
     };
     expect(await ask("/projects")).toContain("Telegram project");

@@ -11,6 +11,8 @@ import type { HubEnv } from "./context";
 
 export const datarefLinks = createMiddleware<HubEnv>(async (c, next) => {
   await next();
+  // A DataRef's own bytes are served as they were uploaded, even JSON that holds pointers (and a range of it is no JSON at all).
+  if (c.req.path.startsWith("/api/v1/blobs/")) return;
   if (!c.res.headers.get("Content-Type")?.includes("json")) return;
   const text = await c.res.clone().text();
   if (!text.includes('"$dataref"')) return;

@@ -19,26 +19,13 @@ import { hubBaseUrl } from "../http/base-url";
 import type { HubContext, HubEnv } from "../http/context";
 import { conflict, fieldError, notFound, Problem } from "../http/problem";
 import { roomActor, roomStub } from "../room/client";
-
-type DatarefRow = typeof datarefs.$inferSelect;
+import { documented } from "../openapi/operation";
+import { datarefView, datarefSchema, datarefWithDownloadSchema, newDatarefSchema, type DatarefRow } from "../views/datarefs";
 
 /** Largest object one PUT may carry (R2's single-upload limit). */
 export const MAX_DATAREF_BYTES = 5 * 1024 ** 3;
 
 const objectKey = (d: Pick<DatarefRow, "projectId" | "id">) => blobKey(d.projectId, d.id);
-
-const datarefView = (d: DatarefRow) => ({
-  id: d.id,
-  uri: `dataref:${d.id}`,
-  project_id: d.projectId,
-  size: d.size,
-  sha256: d.sha256,
-  content_type: d.contentType,
-  filename: d.filename,
-  status: d.status === "complete" ? ("complete" as const) : ("pending" as const),
-  created_at: d.createdAt,
-  completed_at: d.completedAt,
-});
 
 const createBody = z.object({
   project_id: z.uuid("must be a UUID").optional(),
@@ -90,15 +77,74 @@ async function describeDataref(c: HubContext, id: string, projectIdFromPath?: st
   return c.json({ ...datarefView(row), ...(download ? { download } : {}) });
 }
 
+const CREATE_RULES =
+  "Declares the object: its exact `size` (at most 5 GiB), its `content_type` (default `application/octet-stream`), optionally its `sha256` " +
+  "(then R2 checks the bytes against it) and a `filename` for downloads. Answers with a signed upload URL, good for 15 minutes and for this object only: " +
+  "`PUT` the bytes there. A DataRef whose bytes do not arrive in time is removed.";
+
+const DESCRIBE_RULES =
+  "Its metadata; once its bytes are in, also a fresh signed `download` URL (10 minutes, honours `Range`). " +
+  "A DataRef of a project the caller cannot see is a 404, as for one that does not exist.";
+
 export const datarefRoutes = {
   /** /api/v1/projects/{id}/datarefs — people. */
   people: new Hono<HubEnv>()
-    .post("/:projectId/datarefs", person("member"), (c) => createDataref(c, c.req.param("projectId")))
-    .get("/:projectId/datarefs/:id", person(), (c) => describeDataref(c, c.req.param("id"), c.req.param("projectId"))),
+    .post(
+      "/:projectId/datarefs",
+      documented({
+        id: "createProjectDataref",
+        tag: "DataRefs",
+        summary: "Create a DataRef in a project and get its upload URL",
+        description: `${CREATE_RULES} Members and admins; \`project_id\` in the body is ignored (the path names the project).`,
+        caller: "person",
+        body: createBody,
+        responses: { 201: newDatarefSchema },
+      }),
+      person("member"),
+      (c) => createDataref(c, c.req.param("projectId")),
+    )
+    .get(
+      "/:projectId/datarefs/:id",
+      documented({
+        id: "getProjectDataref",
+        tag: "DataRefs",
+        summary: "A DataRef of the project, with a download URL once complete",
+        description: DESCRIBE_RULES,
+        caller: "person",
+        responses: { 200: datarefWithDownloadSchema },
+      }),
+      person(),
+      (c) => describeDataref(c, c.req.param("id"), c.req.param("projectId")),
+    ),
   /** /api/v1/server/datarefs — agents. */
   agents: new Hono<HubEnv>()
-    .post("/datarefs", agent, (c) => createDataref(c))
-    .get("/datarefs/:id", agent, (c) => describeDataref(c, c.req.param("id"))),
+    .post(
+      "/datarefs",
+      documented({
+        id: "createDataref",
+        tag: "DataRefs",
+        summary: "Create a DataRef and get its upload URL",
+        description: `${CREATE_RULES} \`project_id\` is required: a project the server may work in.`,
+        caller: "agent",
+        body: createBody,
+        responses: { 201: newDatarefSchema },
+      }),
+      agent,
+      (c) => createDataref(c),
+    )
+    .get(
+      "/datarefs/:id",
+      documented({
+        id: "getDataref",
+        tag: "DataRefs",
+        summary: "A DataRef, with a download URL once complete",
+        description: DESCRIBE_RULES,
+        caller: "agent",
+        responses: { 200: datarefWithDownloadSchema },
+      }),
+      agent,
+      (c) => describeDataref(c, c.req.param("id")),
+    ),
 };
 
 function refused(e: unknown): never {
@@ -109,69 +155,118 @@ function refused(e: unknown): never {
 /** Moving the bytes: /api/v1/blobs/{id}?token=… — the signed URL is the only credential. */
 export const blobRoutes = new Hono<HubEnv>();
 
-blobRoutes.put("/:id", async (c) => {
-  const id = c.req.param("id");
-  const grant = await verifyBlobUrl(c.env, c.req.query("token"), id, "PUT").catch(refused);
-  const row = await c.var.db.query.datarefs.findFirst({ where: eq(datarefs.id, id) });
-  if (!row) throw notFound("DataRef");
-  if (row.status === "complete") throw conflict("This DataRef is complete and immutable; create a new one", "DATAREF_IMMUTABLE");
-  const declared = Number(c.req.header("Content-Length"));
-  if (c.req.header("Content-Length") !== undefined && declared !== grant.size) {
-    throw new Problem(422, "SIZE_MISMATCH", `The body is ${declared} bytes; this DataRef was declared as ${grant.size}`);
-  }
-  // One upload at a time: the first to claim the object wins.
-  const claimed = await c.var.db
-    .update(datarefs)
-    .set({ status: "uploading" })
-    .where(and(eq(datarefs.id, id), eq(datarefs.status, "pending")))
-    .returning({ id: datarefs.id });
-  if (claimed.length === 0) throw conflict("Another upload of this DataRef is in progress or done", "DATAREF_IMMUTABLE");
+const blobQuery = z.object({ token: z.string().meta({ description: "The signed token of the URL the hub handed out" }) });
 
-  const body = c.req.raw.body ?? new Blob([]).stream();
-  // Streams straight to R2. A body with a matching Content-Length already has a known length; otherwise it is held
-  // to the declared size. The sha256 is R2's own check when declared, computed on the way otherwise.
-  const sized = c.req.header("Content-Length") === undefined ? new FixedLengthStream(grant.size) : null;
-  const digest = row.sha256 ? null : new crypto.DigestStream("SHA-256");
-  const [toR2, toDigest] = digest ? body.tee() : [body, null];
-  const piping = sized ? toR2.pipeTo(sized.writable).catch(() => undefined) : Promise.resolve();
-  const hashing = toDigest && digest ? toDigest.pipeTo(digest) : Promise.resolve();
-  try {
-    await c.env.BLOBS.put(objectKey(row), sized ? sized.readable : toR2, {
-      httpMetadata: { contentType: row.contentType },
-      ...(row.sha256 ? { sha256: row.sha256 } : {}),
-    });
-    await Promise.all([piping, hashing]);
-  } catch (e) {
-    await c.var.db.update(datarefs).set({ status: "pending" }).where(eq(datarefs.id, id));
-    const message = String((e as Error).message ?? e);
-    if (/sha-?256|checksum|digest/i.test(message)) throw new Problem(422, "SHA256_MISMATCH", "The bytes do not match the declared sha256");
-    throw new Problem(422, "SIZE_MISMATCH", `The body is not the declared ${grant.size} bytes`);
-  }
-  const sha256 = row.sha256 ?? [...new Uint8Array(await digest!.digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-  const [done] = await c.var.db.update(datarefs).set({ status: "complete", sha256, completedAt: nowIso() }).where(eq(datarefs.id, id)).returning();
-  return c.json(datarefView(done!));
-});
+blobRoutes.put(
+  "/:id",
+  documented({
+    id: "uploadDatarefBytes",
+    tag: "DataRefs",
+    summary: "Upload a DataRef's bytes to its signed upload URL",
+    description:
+      "The request body is the raw bytes (any content type; the DataRef's own `content_type` is what downloads get), exactly the declared `size`, " +
+      "streamed to R2. Once only: the first upload to start claims the DataRef, any other is 409 `DATAREF_IMMUTABLE`. " +
+      "422 `SIZE_MISMATCH` when the bytes are not the declared size, 422 `SHA256_MISMATCH` when they do not hash to the declared `sha256`; " +
+      "after either the DataRef is pending again and the same URL may be used again while it lasts. " +
+      "401 `INVALID_URL` for an expired or tampered token, 403 `URL_NOT_FOR_THIS` for a token of another object or method.",
+    caller: "signed-url",
+    query: blobQuery,
+    headers: { "Content-Length": "When sent, must equal the declared size (else 422 at once); without it the body is held to the declared size" },
+    responses: { 200: datarefSchema },
+  }),
+  async (c) => {
+    const id = c.req.param("id");
+    const grant = await verifyBlobUrl(c.env, c.req.query("token"), id, "PUT").catch(refused);
+    const row = await c.var.db.query.datarefs.findFirst({ where: eq(datarefs.id, id) });
+    if (!row) throw notFound("DataRef");
+    if (row.status === "complete") throw conflict("This DataRef is complete and immutable; create a new one", "DATAREF_IMMUTABLE");
+    const declared = Number(c.req.header("Content-Length"));
+    if (c.req.header("Content-Length") !== undefined && declared !== grant.size) {
+      throw new Problem(422, "SIZE_MISMATCH", `The body is ${declared} bytes; this DataRef was declared as ${grant.size}`);
+    }
+    // One upload at a time: the first to claim the object wins.
+    const claimed = await c.var.db
+      .update(datarefs)
+      .set({ status: "uploading" })
+      .where(and(eq(datarefs.id, id), eq(datarefs.status, "pending")))
+      .returning({ id: datarefs.id });
+    if (claimed.length === 0) throw conflict("Another upload of this DataRef is in progress or done", "DATAREF_IMMUTABLE");
 
-blobRoutes.get("/:id", async (c) => {
-  const id = c.req.param("id");
-  await verifyBlobUrl(c.env, c.req.query("token"), id, "GET").catch(refused);
-  const row = await c.var.db.query.datarefs.findFirst({ where: eq(datarefs.id, id) });
-  if (!row) throw notFound("DataRef");
-  if (row.status !== "complete") throw conflict("This DataRef has no bytes yet", "DATAREF_PENDING");
-  const range = parseByteRange(c.req.header("Range") ?? null, row.size);
-  if (range === "unsatisfiable") {
-    throw new Problem(416, "RANGE_NOT_SATISFIABLE", `The object is ${row.size} bytes`, undefined, { "Content-Range": `bytes */${row.size}` });
-  }
-  const object = await c.env.BLOBS.get(objectKey(row), range ? { range } : {});
-  if (!object) throw notFound("DataRef bytes");
-  const headers: Record<string, string> = {
-    "Content-Type": row.contentType,
-    "Accept-Ranges": "bytes",
-    ETag: `"${row.sha256}"`,
-    "Content-Length": String(range ? range.length : row.size),
-    ...(row.filename ? { "Content-Disposition": `attachment; filename="${row.filename.replaceAll('"', "")}"` } : {}),
-    ...(range ? { "Content-Range": `bytes ${range.offset}-${range.offset + range.length - 1}/${row.size}` } : {}),
-  };
-  return new Response(object.body, { status: range ? 206 : 200, headers });
-});
+    const body = c.req.raw.body ?? new Blob([]).stream();
+    // Streams straight to R2. A body with a matching Content-Length already has a known length; otherwise it is held
+    // to the declared size. The sha256 is R2's own check when declared, computed on the way otherwise.
+    const sized = c.req.header("Content-Length") === undefined ? new FixedLengthStream(grant.size) : null;
+    const digest = row.sha256 ? null : new crypto.DigestStream("SHA-256");
+    const [toR2, toDigest] = digest ? body.tee() : [body, null];
+    const piping = sized ? toR2.pipeTo(sized.writable).catch(() => undefined) : Promise.resolve();
+    const hashing = toDigest && digest ? toDigest.pipeTo(digest) : Promise.resolve();
+    try {
+      await c.env.BLOBS.put(objectKey(row), sized ? sized.readable : toR2, {
+        httpMetadata: { contentType: row.contentType },
+        ...(row.sha256 ? { sha256: row.sha256 } : {}),
+      });
+      await Promise.all([piping, hashing]);
+    } catch (e) {
+      await c.var.db.update(datarefs).set({ status: "pending" }).where(eq(datarefs.id, id));
+      const message = String((e as Error).message ?? e);
+      if (/sha-?256|checksum|digest/i.test(message)) throw new Problem(422, "SHA256_MISMATCH", "The bytes do not match the declared sha256");
+      throw new Problem(422, "SIZE_MISMATCH", `The body is not the declared ${grant.size} bytes`);
+    }
+    const sha256 = row.sha256 ?? [...new Uint8Array(await digest!.digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+    const [done] = await c.var.db.update(datarefs).set({ status: "complete", sha256, completedAt: nowIso() }).where(eq(datarefs.id, id)).returning();
+    return c.json(datarefView(done!));
+  },
+);
 
+const BYTES_HEADERS = {
+  "Content-Length": "Bytes in this answer",
+  "Accept-Ranges": "`bytes`",
+  ETag: "The bytes' sha256, quoted",
+  "Content-Disposition": '`attachment; filename="…"` when the DataRef has a filename (absent otherwise)',
+};
+
+blobRoutes.get(
+  "/:id",
+  documented({
+    id: "downloadDatarefBytes",
+    tag: "DataRefs",
+    summary: "Download a DataRef's bytes from its signed download URL",
+    description:
+      "The bytes, with the DataRef's `content_type`. One `Range: bytes=a-b` (or `a-`, `-n`) gets 206 with that part; " +
+      "a range outside the object is 416 `RANGE_NOT_SATISFIABLE` with `Content-Range: bytes */<size>`; several ranges or another unit get the whole object. " +
+      "409 `DATAREF_PENDING` while the bytes are not in. 401 `INVALID_URL` / 403 `URL_NOT_FOR_THIS` as for the upload.",
+    caller: "signed-url",
+    query: blobQuery,
+    headers: { Range: "One byte range, `bytes=<first>-<last>`, `bytes=<first>-` or `bytes=-<suffix length>`" },
+    responses: {
+      200: { description: "The whole object, with the DataRef's `content_type`", contentType: "*/*", headers: BYTES_HEADERS },
+      206: {
+        description: "The range asked for",
+        contentType: "*/*",
+        headers: { ...BYTES_HEADERS, "Content-Range": "`bytes <first>-<last>/<size>`" },
+      },
+    },
+  }),
+  async (c) => {
+    const id = c.req.param("id");
+    await verifyBlobUrl(c.env, c.req.query("token"), id, "GET").catch(refused);
+    const row = await c.var.db.query.datarefs.findFirst({ where: eq(datarefs.id, id) });
+    if (!row) throw notFound("DataRef");
+    if (row.status !== "complete") throw conflict("This DataRef has no bytes yet", "DATAREF_PENDING");
+    const range = parseByteRange(c.req.header("Range") ?? null, row.size);
+    if (range === "unsatisfiable") {
+      throw new Problem(416, "RANGE_NOT_SATISFIABLE", `The object is ${row.size} bytes`, undefined, { "Content-Range": `bytes */${row.size}` });
+    }
+    const object = await c.env.BLOBS.get(objectKey(row), range ? { range } : {});
+    if (!object) throw notFound("DataRef bytes");
+    const headers: Record<string, string> = {
+      "Content-Type": row.contentType,
+      "Accept-Ranges": "bytes",
+      ETag: `"${row.sha256}"`,
+      "Content-Length": String(range ? range.length : row.size),
+      ...(row.filename ? { "Content-Disposition": `attachment; filename="${row.filename.replaceAll('"', "")}"` } : {}),
+      ...(range ? { "Content-Range": `bytes ${range.offset}-${range.offset + range.length - 1}/${row.size}` } : {}),
+    };
+    return new Response(object.body, { status: range ? 206 : 200, headers });
+  },
+);
