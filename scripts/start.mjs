@@ -3,18 +3,23 @@
  * `npm start`: runs the hub locally with wrangler (local D1, R2 and Durable
  * Objects, kept in .wrangler/state between runs). Creates .dev.vars with fresh
  * secrets when missing, applies the migrations, starts `wrangler dev`, makes
- * sure a development admin exists, and prints credentials that work.
+ * sure a development admin exists, and ends with one box of what to open and
+ * sign in with. Wrangler's own output is trimmed to errors, warnings, the
+ * Worker's logs and 5xx answers (dev-output-filter.mjs); VERBOSE=1 shows all of it.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { devOutputFilter } from "./dev-output-filter.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const port = process.env.PORT || "8787";
 const hub = `http://localhost:${port}`;
 const devVarsPath = `${root}.dev.vars`;
 const wrangler = `${root}node_modules/.bin/wrangler`;
+const verbose = Boolean(process.env.VERBOSE);
 
 const secret = (bytes) => randomBytes(bytes).toString("base64url");
 
@@ -88,42 +93,65 @@ async function devAdminSession(vars) {
   );
 }
 
-function printCredentials(vars, session, token) {
-  const agentName = "my-laptop";
-  console.log(`
-────────────────────────────────────────────────────────────────────────
- Orchestratia hub running at ${hub}
- Dashboard           ${hub}/  (sign in with the admin below)
+/** The one box `npm start` ends with: each line "label  value", so it reads well and scripts can parse it. */
+function printBox(vars, token) {
+  const rows = [
+    ["Hub", hub],
+    ["Dashboard", `${hub}/`],
+    ["API reference", `${hub}/docs`],
+    ["Admin email", vars.DEV_ADMIN_EMAIL],
+    ["Admin password", vars.DEV_ADMIN_PASSWORD],
+    ["Registration token", token.token],
+    ["", `(${token.max_uses} uses, until ${token.expires_at})`],
+  ];
+  const label = Math.max(...rows.map(([l]) => l.length)) + 2;
+  const lines = [
+    "Orchestratia hub is running",
+    "",
+    ...rows.map(([l, v]) => l.padEnd(label) + v),
+    "",
+    "Next: the walkthrough in README.md. Ctrl-C stops the hub; its data stays in .wrangler/state.",
+  ];
+  const width = Math.max(...lines.map((l) => l.length));
+  const bar = "─".repeat(width + 2);
+  console.log(`\n┌${bar}┐\n${lines.map((l) => `│ ${l.padEnd(width)} │`).join("\n")}\n└${bar}┘`);
+}
 
- Development admin   ${vars.DEV_ADMIN_EMAIL}
- Password            ${vars.DEV_ADMIN_PASSWORD}
- Registration token  ${token.token}
-                     (${token.max_uses} uses, expires ${token.expires_at})
+/** Runs a step quietly, showing its output only when it fails. */
+function quietly(what, command, args, env = {}) {
+  const run = spawnSync(command, args, { cwd: root, encoding: "utf8", env: { ...process.env, ...env } });
+  if (run.status !== 0 || verbose) process.stdout.write(`${run.stdout ?? ""}${run.stderr ?? ""}`);
+  if (run.status !== 0) {
+    console.error(`✗ ${what} failed`);
+    process.exit(run.status ?? 1);
+  }
+  return run.stdout ?? "";
+}
 
- Sign in:
-   curl -s ${hub}/api/v1/auth/login -H 'Content-Type: application/json' \\
-     -d '{"email":"${vars.DEV_ADMIN_EMAIL}","password":"${vars.DEV_ADMIN_PASSWORD}"}'
-
- Register an agent (or: orchestratia-agent --register <token>):
-   curl -s ${hub}/api/v1/servers/register -H 'Content-Type: application/json' \\
-     -d '{"name":"${agentName}","hostname":"${agentName}","registration_token":"${token.token}"}'
-
- Then call the agent API with the returned key:
-   curl -s ${hub}/api/v1/server/servers -H 'X-API-Key: orc_...'
-
- Access token for the admin (15 minutes): ${session.access_token.slice(0, 24)}...
-────────────────────────────────────────────────────────────────────────
-`);
+/** Passes a child's stream through the filter, line by line. */
+function relay(stream, out, filter) {
+  createInterface({ input: stream }).on("line", (line) => {
+    if (filter.show(line)) out.write(`${line}\n`);
+  });
 }
 
 const vars = ensureDevVars();
-console.log("• building the dashboard");
-execFileSync(process.execPath, [`${root}scripts/build-web.mjs`], { cwd: root, stdio: "inherit" });
-console.log("• applying D1 migrations locally");
-execFileSync(wrangler, ["d1", "migrations", "apply", "DB", "--local"], { cwd: root, stdio: "inherit", env: { ...process.env, CI: "true" } });
+const built = quietly("building the dashboard", process.execPath, [`${root}scripts/build-web.mjs`]);
+console.log(`• ${built.trim().split("\n").at(-1)}`);
+const migrated = quietly("applying the D1 migrations", wrangler, ["d1", "migrations", "apply", "DB", "--local"], { CI: "true" });
+const applied = migrated.match(/About to apply (\d+) migration/)?.[1];
+console.log(`• D1 migrations: ${applied ? `${applied} applied` : "up to date"}`);
 
-console.log(`• starting wrangler dev on port ${port}`);
-const child = spawn(wrangler, ["dev", "--port", port, "--local"], { cwd: root, stdio: ["ignore", "inherit", "inherit"] });
+console.log(`• starting wrangler dev on port ${port}${verbose ? "" : " (VERBOSE=1 npm start shows all of its output)"}`);
+const child = spawn(wrangler, ["dev", "--port", port, "--local", "--show-interactive-dev-session=false"], {
+  cwd: root,
+  stdio: ["ignore", verbose ? "inherit" : "pipe", verbose ? "inherit" : "pipe"],
+});
+if (!verbose) {
+  const filter = devOutputFilter();
+  relay(child.stdout, process.stdout, filter);
+  relay(child.stderr, process.stderr, filter);
+}
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
 child.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 
@@ -132,7 +160,7 @@ try {
   const session = await devAdminSession(vars);
   const token = await post("/api/v1/servers/tokens", { name: "npm start", max_uses: 10, expires_in_seconds: 86400 }, session.access_token);
   if (token.status !== 201) throw new Error(`could not create a registration token: ${token.json.detail ?? token.status}`);
-  printCredentials(vars, session, token.json);
+  printBox(vars, token.json);
 } catch (e) {
   console.error(`✗ ${e.message}`);
 }
