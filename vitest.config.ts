@@ -25,7 +25,6 @@ export default defineConfig(async () => {
           // Secrets come from .dev.vars or `wrangler secret put` elsewhere; tests use fixed ones.
           bindings: {
             TEST_MIGRATIONS: migrations,
-            API_CONFORMANCE: process.env.API_CONFORMANCE ?? "strict",
             JWT_SECRET: "test-jwt-secret-that-is-long-enough-for-hs256",
             BOOTSTRAP_TOKEN: "test-bootstrap-token",
             PUBLIC_URL: "https://hub.test",

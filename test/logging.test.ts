@@ -76,7 +76,7 @@ describe("request lines", () => {
       level: "info",
       route: "/api/v1/projects/:id",
       method: "GET",
-      operation: "GET /api/v1/projects/:id",
+      operation: "getProject",
       status: 200,
       project_id: project.id,
       actor: { kind: "user", id: expect.any(String) },
@@ -94,7 +94,7 @@ describe("request lines", () => {
 
     const noted = await call(`/api/v1/server/tasks/${taskId}/notes`, { apiKey, body: { content: "a note" } });
     expect(noted.status, noted.text).toBe(201);
-    expect(lineOf(noted)).toMatchObject({ route: "/api/v1/server/tasks/:id/notes", operation: "POST /api/v1/server/tasks/:id/notes", project_id: project.id, task_id: taskId });
+    expect(lineOf(noted)).toMatchObject({ route: "/api/v1/server/tasks/:id/notes", operation: "agentAddTaskNote", project_id: project.id, task_id: taskId });
     expect(roomLinesOf(noted)).toEqual([expect.objectContaining({ operation: "note", task_id: taskId, outcome: "committed" })]);
 
     // A refusal in the room is logged as one, with its code, under the request's id.

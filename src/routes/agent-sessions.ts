@@ -2,6 +2,7 @@
 import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
+import { taskSchema } from "../views/tasks";
 import { projectFor, scopesOverlap } from "../auth/access";
 import { agent, currentServer } from "../auth/middleware";
 import type { SessionRow } from "../db/client";
@@ -16,7 +17,7 @@ import { forbidden, notFound } from "../http/problem";
 import { runInRoom } from "../room/client";
 import { documented } from "../openapi/operation";
 import { id } from "../views/fields";
-import { serverSchema, serverView, sessionSchema, sessionView, taskRef } from "../views/agents";
+import { serverSchema, serverView, sessionSchema, sessionView } from "../views/agents";
 
 export const agentSessionRoutes = new Hono<HubEnv>();
 
@@ -40,7 +41,7 @@ const agentStatus = z.object({
   session_name: z.string().nullable(),
   project_id: id.nullable().meta({ description: "The session's project (null without `session_id`)" }),
   project_name: z.string().nullable(),
-  tasks: z.array(taskRef).meta({ description: "Unfinished tasks assigned to the session (or the server), at most 200" }),
+  tasks: z.array(taskSchema).meta({ description: "Unfinished tasks assigned to the session (or the server), at most 200" }),
   task_summary: z.object({
     pending: z.int().meta({ description: "pending, assigned, planning or plan_review" }),
     running: z.int().meta({ description: "running or needs_human" }),

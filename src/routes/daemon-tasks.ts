@@ -5,22 +5,22 @@
  */
 import { Hono } from "hono";
 import { z } from "zod";
+import { taskSchema } from "../views/tasks";
 import { agent, currentServer } from "../auth/middleware";
 import { listTasks } from "../db/task-queries";
 import type { HubContext, HubEnv } from "../http/context";
 import { documented } from "../openapi/operation";
 import { completeBody, helpBody } from "../protocol/hub-api";
 import { failRequest } from "../protocol/task-format";
-import { taskRef } from "../views/agents";
 import { id } from "../views/fields";
 import { askForHelp, completeTask, failTask, startTask } from "./tasks";
 
 export const daemonTaskRoutes = new Hono<HubEnv>();
 
-const transitioned = z.object({ status: z.literal("ok"), task: taskRef });
+const transitioned = z.object({ status: z.literal("ok"), task: taskSchema });
 const helpAsked = z.object({ intervention_id: id, status: z.literal("pending"), task_id: id });
 
-const ok = (c: HubContext, task: z.infer<typeof taskRef>) => c.json({ status: "ok", task } satisfies z.infer<typeof transitioned>);
+const ok = (c: HubContext, task: z.infer<typeof taskSchema>) => c.json({ status: "ok", task } satisfies z.infer<typeof transitioned>);
 
 /** A transition the agent surface has too: its rule, and what is the same and what differs. */
 const SAME_AS = (op: string, rule: string) =>
@@ -36,7 +36,7 @@ daemonTaskRoutes.get(
     summary: "Tasks assigned to the calling server and not yet started (a bare list, at most 200)",
     description: "Each with its resolved inputs (`resolved_inputs`).",
     caller: "agent",
-    responses: { 200: z.array(taskRef) },
+    responses: { 200: z.array(taskSchema) },
   }),
   agent,
   async (c) => {

@@ -2,7 +2,6 @@
 import { z } from "zod";
 import type { ServerRow, SessionRow } from "../db/client";
 import { registrationTokens, SESSION_ROLES, SESSION_STATUSES } from "../db/schema";
-import { TASK_STATUSES } from "../domain/lifecycle";
 import { isOnline } from "../domain/presence";
 import { capabilitiesSchema } from "../protocol/orchestratia-v1";
 import { id, json, jsonObject, timestamp } from "./fields";
@@ -139,9 +138,3 @@ export const tokenView = (t: TokenRow): z.infer<typeof registrationTokenSchema> 
 
 /** `warnings` appear only when there are some (answers the official clients get stay as they were). */
 export const warnings = z.array(z.string()).optional().meta({ description: "What the hub accepted but did not recognise (e.g. an unknown `$schema` version)" });
-
-/**
- * A task where an agent's answer carries one.
- * TODO(merge): the Task schema (src/views/tasks.ts) replaces this reference.
- */
-export const taskRef = z.looseObject({ id, status: z.enum(TASK_STATUSES) });
