@@ -80,27 +80,37 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 /** Headers (name → what it means) as the object schema the generator takes. */
-const described = (headers: Record<string, string>, optional = false) =>
-  z.object(
-    Object.fromEntries(Object.entries(headers).map(([name, description]) => [name, (optional ? z.string().optional() : z.string()).meta({ description })])),
-  );
+const described = (headers: Record<string, string>) =>
+  z.object(Object.fromEntries(Object.entries(headers).map(([name, description]) => [name, z.string().optional().meta({ description })])));
 
 function response(status: number, reply: Reply) {
   if (reply instanceof z.ZodType) return { description: STATUS_TEXT[status] ?? "OK", content: { "application/json": { schema: reply } } };
+  // A response header's description says when it is sent; none is promised on every answer.
   const headers = reply.headers ? described(reply.headers) : undefined;
   const content = reply.schema || reply.contentType ? { [reply.contentType ?? "application/json"]: { schema: reply.schema ?? {} } } : undefined;
   return { description: reply.description, ...(content ? { content } : {}), ...(headers ? { headers } : {}) };
 }
 
-function operationObject(op: Operation, path: string): ZodOpenApiOperationObject {
+const IDEMPOTENCY_KEY =
+  "The same key and body from the same caller replays the first answer (for 24 h); another body under the key is 422 " +
+  "`IDEMPOTENCY_KEY_REUSED`, a request still in flight with it 409 `IDEMPOTENCY_KEY_IN_FLIGHT`";
+
+/** The headers an operation reads: its own, and Idempotency-Key on every POST a person or an agent makes (http/idempotency.ts). */
+function requestHeaders(op: Operation, method: string, callers: Caller[]) {
+  const idempotent = method === "post" && callers.some((c) => c === "person" || c === "agent");
+  const all = { ...(idempotent ? { "Idempotency-Key": IDEMPOTENCY_KEY } : {}), ...op.headers };
+  return Object.keys(all).length ? described(all) : undefined;
+}
+
+function operationObject(op: Operation, path: string, method: string): ZodOpenApiOperationObject {
   const names = pathParamNames(path);
   const params = op.params ?? (names.length ? z.object(Object.fromEntries(names.map((n) => [n, z.string()]))) : undefined);
-  const headers = op.headers ? described(op.headers, true) : undefined;
+  const callers = Array.isArray(op.caller) ? op.caller : [op.caller];
+  const headers = requestHeaders(op, method, callers);
   const responses: ZodOpenApiResponsesObject = {};
   for (const [status, reply] of Object.entries(op.responses)) responses[status as "200"] = response(Number(status), reply!);
   responses["4XX"] = { description: "The request was refused: a problem document names why (see /docs/problems)", content: PROBLEM_CONTENT };
   responses["5XX"] = { description: "The hub failed or lacks a setting: a problem document, quoting the request id", content: PROBLEM_CONTENT };
-  const callers = Array.isArray(op.caller) ? op.caller : [op.caller];
   return {
     operationId: op.id,
     tags: [op.tag],
@@ -138,7 +148,7 @@ export function apiDocument(app: Hono<any>) {
   const paths: ZodOpenApiPathsObject = {};
   for (const { key, operation } of appRoutes(app)) {
     if (!operation) continue;
-    (paths[key.path] ??= {})[key.method as "get"] = operationObject(operation, key.path);
+    (paths[key.path] ??= {})[key.method as "get"] = operationObject(operation, key.path, key.method);
   }
   return createDocument(
     {

@@ -218,7 +218,11 @@ const errorBlockBody = z.object({
 const errorText = z.string({ error: "must be a string or an error block {code, message, details?, recoverable?}" }).min(1, "must not be empty").max(20_000, "must be at most 20000 characters");
 
 /** `error` is text (as the official CLI sends it) or an error block; problems name the block's field (error.code). */
-export const failRequest = z.object({ error: z.unknown().optional() }).transform((body, ctx) => {
+/** How the API's description shows `error`: the two forms the transform below tells apart by type (for its precise messages). */
+const documentedError = z.toJSONSchema(z.union([errorText, errorBlockBody]), { io: "input", target: "draft-2020-12" });
+delete documentedError.$schema;
+
+export const failRequest = z.object({ error: z.unknown().optional().meta({ override: ({ jsonSchema }) => void Object.assign(jsonSchema, documentedError) }) }).transform((body, ctx) => {
   const raw = body.error === undefined ? "Failed without a reason" : body.error;
   const parsed = (raw && typeof raw === "object" && !Array.isArray(raw) ? errorBlockBody : errorText).safeParse(raw);
   if (parsed.success) return { error: parsed.data };

@@ -54,7 +54,8 @@ agentSessionRoutes.get(
   documented({
     id: "listServersForAgent",
     tag: "Servers",
-    summary: "The servers sharing a project with the calling server, by name (revoked ones left out)",
+    summary: "List fellow servers",
+    description: "List fellow servers.\n\n" + "The servers sharing a project with the calling server, by name (revoked ones left out).",
     caller: "agent",
     responses: { 200: z.object({ servers: z.array(serverSchema) }) },
   }),
@@ -73,8 +74,10 @@ agentSessionRoutes.post(
   documented({
     id: "registerSession",
     tag: "Sessions",
-    summary: "Record a session the calling server's agent runs in (a worker, `running` at once)",
+    summary: "Register a session",
     description:
+      "Register a session.\n\n" +
+      "Record a session the calling server's agent runs in (a worker, `running` at once).\n\n" +
       "The agent calling is the process working in it, so the session starts `running`. The name is unique among the server's open " +
       "sessions (409 `SESSION_NAME_TAKEN` otherwise); tasks are assigned to it by that name.",
     caller: "agent",
@@ -109,7 +112,8 @@ agentSessionRoutes.get(
   documented({
     id: "listSessionsForAgent",
     tag: "Sessions",
-    summary: "Sessions in the calling server's projects (any server's), newest first",
+    summary: "List sessions",
+    description: "List sessions.\n\n" + "List sessions.\n\n" + "Sessions in the calling server's projects (any server's), newest first.",
     caller: "agent",
     query: sessionsQuery,
     responses: { 200: z.object({ sessions: z.array(sessionSchema) }) },
@@ -129,8 +133,8 @@ agentSessionRoutes.delete(
   documented({
     id: "closeSessionForAgent",
     tag: "Sessions",
-    summary: "Close a session the calling server hosts",
-    description: "403 for another server's session.",
+    summary: "Close a session",
+    description: "Close a session.\n\n" + "Close a session.\n\n" + "Close a session the calling server hosts.\n\n" + "403 for another server's session.",
     caller: "agent",
     responses: { 200: sessionSchema },
   }),
@@ -151,8 +155,11 @@ agentSessionRoutes.get(
   documented({
     id: "getAgentStatus",
     tag: "Sessions",
-    summary: "Who the calling agent is, and the unfinished work assigned to its session (or its server)",
-    description: "What `orchestratia status` shows. 404 for a `session_id` outside the server's projects.",
+    summary: "Get the agent's status",
+    description:
+      "Get the agent's status.\n\n" +
+      "Who the calling agent is, and the unfinished work assigned to its session (or its server).\n\n" +
+      "What `orchestratia status` shows. 404 for a `session_id` outside the server's projects.",
     caller: "agent",
     query: statusQuery,
     responses: { 200: agentStatus },

@@ -33,8 +33,11 @@ daemonTaskRoutes.get(
   documented({
     id: "pollDaemonTasks",
     tag: "Daemon",
-    summary: "Tasks assigned to the calling server and not yet started (a bare list, at most 200)",
-    description: "Each with its resolved inputs (`resolved_inputs`).",
+    summary: "Poll for assigned tasks",
+    description:
+      "Poll for assigned tasks.\n\n" +
+      "Tasks assigned to the calling server and not yet started (a bare list, at most 200).\n\n" +
+      "Each with its resolved inputs (`resolved_inputs`).",
     caller: "agent",
     responses: { 200: z.array(taskSchema) },
   }),
@@ -65,8 +68,8 @@ daemonTaskRoutes.post(
   documented({
     id: "completeDaemonTask",
     tag: "Daemon",
-    summary: "Complete a running task with its result",
-    description: SAME_AS("complete", "`running` → `done`."),
+    summary: "Complete a task",
+    description: "Complete a task.\n\n" + "Complete a running task with its result.\n\n" + SAME_AS("complete", "`running` → `done`."),
     caller: "agent",
     body: completeBody,
     responses: { 200: transitioned },
@@ -99,8 +102,10 @@ daemonTaskRoutes.post(
   documented({
     id: "askHelpDaemonTask",
     tag: "Daemon",
-    summary: "Ask people for help with a task (an intervention)",
+    summary: "Ask for help",
     description:
+      "Ask for help.\n\n" +
+      "Ask people for help with a task (an intervention).\n\n" +
       "`running` (or `needs_human`) → `needs_human` until a person answers the intervention. The same as `POST /api/v1/server/tasks/{id}/help`; " +
       "only the server the task is assigned to may.",
     caller: "agent",

@@ -94,8 +94,12 @@ export const datarefRoutes = {
       documented({
         id: "createProjectDataref",
         tag: "DataRefs",
-        summary: "Create a DataRef in a project and get its upload URL",
-        description: `${CREATE_RULES} Members and admins; \`project_id\` in the body is ignored (the path names the project).`,
+        summary: "Create a DataRef",
+        description:
+          "Create a DataRef.\n\n" +
+          "Create a DataRef.\n\n" +
+          "Create a DataRef in a project and get its upload URL.\n\n" +
+          `${CREATE_RULES} Members and admins; \`project_id\` in the body is ignored (the path names the project).`,
         caller: "person",
         body: createBody,
         responses: { 201: newDatarefSchema },
@@ -108,8 +112,8 @@ export const datarefRoutes = {
       documented({
         id: "getProjectDataref",
         tag: "DataRefs",
-        summary: "A DataRef of the project, with a download URL once complete",
-        description: DESCRIBE_RULES,
+        summary: "Get a DataRef",
+        description: "Get a DataRef.\n\n" + "Get a DataRef.\n\n" + "A DataRef of the project, with a download URL once complete.\n\n" + DESCRIBE_RULES,
         caller: "person",
         responses: { 200: datarefWithDownloadSchema },
       }),
@@ -123,8 +127,8 @@ export const datarefRoutes = {
       documented({
         id: "createDataref",
         tag: "DataRefs",
-        summary: "Create a DataRef and get its upload URL",
-        description: `${CREATE_RULES} \`project_id\` is required: a project the server may work in.`,
+        summary: "Create a DataRef",
+        description: "Create a DataRef and get its upload URL.\n\n" + `${CREATE_RULES} \`project_id\` is required: a project the server may work in.`,
         caller: "agent",
         body: createBody,
         responses: { 201: newDatarefSchema },
@@ -137,8 +141,8 @@ export const datarefRoutes = {
       documented({
         id: "getDataref",
         tag: "DataRefs",
-        summary: "A DataRef, with a download URL once complete",
-        description: DESCRIBE_RULES,
+        summary: "Get a DataRef",
+        description: "A DataRef, with a download URL once complete.\n\n" + DESCRIBE_RULES,
         caller: "agent",
         responses: { 200: datarefWithDownloadSchema },
       }),
@@ -162,8 +166,10 @@ blobRoutes.put(
   documented({
     id: "uploadDatarefBytes",
     tag: "DataRefs",
-    summary: "Upload a DataRef's bytes to its signed upload URL",
+    summary: "Upload DataRef bytes",
     description:
+      "Upload DataRef bytes.\n\n" +
+      "Upload a DataRef's bytes to its signed upload URL.\n\n" +
       "The request body is the raw bytes (any content type; the DataRef's own `content_type` is what downloads get), exactly the declared `size`, " +
       "streamed to R2. Once only: the first upload to start claims the DataRef, any other is 409 `DATAREF_IMMUTABLE`. " +
       "422 `SIZE_MISMATCH` when the bytes are not the declared size, 422 `SHA256_MISMATCH` when they do not hash to the declared `sha256`; " +
@@ -230,8 +236,10 @@ blobRoutes.get(
   documented({
     id: "downloadDatarefBytes",
     tag: "DataRefs",
-    summary: "Download a DataRef's bytes from its signed download URL",
+    summary: "Download DataRef bytes",
     description:
+      "Download DataRef bytes.\n\n" +
+      "Download a DataRef's bytes from its signed download URL.\n\n" +
       "The bytes, with the DataRef's `content_type`. One `Range: bytes=a-b` (or `a-`, `-n`) gets 206 with that part; " +
       "a range outside the object is 416 `RANGE_NOT_SATISFIABLE` with `Content-Range: bytes */<size>`; several ranges or another unit get the whole object. " +
       "409 `DATAREF_PENDING` while the bytes are not in. 401 `INVALID_URL` / 403 `URL_NOT_FOR_THIS` as for the upload.",

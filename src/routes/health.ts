@@ -20,8 +20,8 @@ healthRoutes.get(
   documented({
     id: "getHealth",
     tag: "Health",
-    summary: "Whether the hub and its database answer",
-    description: "503 `DATABASE_UNAVAILABLE` when D1 does not answer.",
+    summary: "Check health",
+    description: "Check health.\n\n" + "Whether the hub and its database answer.\n\n" + "503 `DATABASE_UNAVAILABLE` when D1 does not answer.",
     caller: "anyone",
     responses: { 200: health },
   }),

@@ -14,7 +14,7 @@ import { respondBody } from "../protocol/hub-api";
 import { runInRoom } from "../room/client";
 import { documented } from "../openapi/operation";
 import { interventionSchema, interventionView } from "../views/tasks";
-import { IDEMPOTENCY_KEY, taskFor } from "./tasks";
+import { taskFor } from "./tasks";
 
 const listQuery = z.object({
   task_id: z.uuid("must be a UUID").optional().meta({ description: "Only this task's" }),
@@ -69,7 +69,8 @@ export function interventionRoutes(surface: "people" | "agents") {
     documented({
       id: people ? "listInterventions" : "agentListInterventions",
       tag: "Interventions",
-      summary: "Questions and approvals asked of people, newest first",
+      summary: "List interventions",
+      description: "List interventions.\n\n" + "List interventions.\n\n" + "Questions and approvals asked of people, newest first.",
       caller: people ? "person" : "agent",
       query: listQuery,
       responses: { 200: z.array(interventionSchema) },
@@ -88,7 +89,6 @@ export function interventionRoutes(surface: "people" | "agents") {
         "An intervention already answered, cancelled or timed out is 409 `INTERVENTION_CLOSED`. The answer goes to the agent that asked; " +
         "its task (`needs_human`) goes back to `running` once its last pending intervention is answered.",
       caller: people ? "person" : "agent",
-      headers: IDEMPOTENCY_KEY,
       body: respondBody,
       responses: { 200: interventionSchema },
     }),

@@ -37,8 +37,8 @@ liveRoutes.get(
   documented({
     id: "openProjectEventSocket",
     tag: "Live",
-    summary: "A dashboard's WebSocket: the project's events, live and resumable",
-    description: DASHBOARD_PROTOCOL,
+    summary: "Open an event socket",
+    description: "Open an event socket.\n\n" + "A dashboard's WebSocket: the project's events, live and resumable.\n\n" + DASHBOARD_PROTOCOL,
     caller: "person",
     query: dashboardQuery,
     headers: {
@@ -83,8 +83,8 @@ liveRoutes.get(
   documented({
     id: "openAgentSocket",
     tag: "Live",
-    summary: "An agent's WebSocket on a project: the agent↔orchestrator message protocol",
-    description: AGENT_PROTOCOL,
+    summary: "Open an agent socket",
+    description: "An agent's WebSocket on a project: the agent↔orchestrator message protocol.\n\n" + AGENT_PROTOCOL,
     caller: ["agent", "anyone"],
     headers: { Upgrade: "`websocket` (else 426 `UPGRADE_REQUIRED`)" },
     responses: { 101: { description: "The WebSocket is open; messages as described above" } },

@@ -66,15 +66,18 @@ projectSessionRoutes.post(
   documented({
     id: "startSession",
     tag: "Sessions",
-    summary: "Start an agent session on a server serving the project",
-    description: [
-      "The server's daemon is asked to start the agent in a terminal; the session is `starting` until the daemon answers, then `running`, " +
-        "later `closed` or `error`.",
-      "404 for a server that does not serve the project (or is revoked). 403 `NOT_ALLOWED` unless the caller is an admin or a member " +
-        "of every project the server serves: the agent runs with the server's API key. 409 `DAEMON_OFFLINE` when the server's daemon is " +
-        "not connected (or left before the start; the session then ends in `error`); 409 `SESSION_NAME_TAKEN` for a name already open " +
-        "on the server.",
-    ].join("\n\n"),
+    summary: "Start a session",
+    description:
+      "Start a session.\n\n" +
+      "Start an agent session on a server serving the project.\n\n" +
+      [
+        "The server's daemon is asked to start the agent in a terminal; the session is `starting` until the daemon answers, then `running`, " +
+          "later `closed` or `error`.",
+        "404 for a server that does not serve the project (or is revoked). 403 `NOT_ALLOWED` unless the caller is an admin or a member " +
+          "of every project the server serves: the agent runs with the server's API key. 409 `DAEMON_OFFLINE` when the server's daemon is " +
+          "not connected (or left before the start; the session then ends in `error`); 409 `SESSION_NAME_TAKEN` for a name already open " +
+          "on the server.",
+      ].join("\n\n"),
     caller: "person",
     body: startBody,
     responses: { 201: sessionSchema },
@@ -142,7 +145,8 @@ projectSessionRoutes.get(
   documented({
     id: "listSessions",
     tag: "Sessions",
-    summary: "The project's sessions, newest first (at most 100)",
+    summary: "List sessions",
+    description: "List sessions.\n\n" + "List sessions.\n\n" + "The project's sessions, newest first (at most 100).",
     caller: "person",
     query: listQuery,
     responses: { 200: z.object({ sessions: z.array(sessionSchema) }) },
@@ -183,9 +187,13 @@ projectSessionRoutes.delete(
   documented({
     id: "closeSession",
     tag: "Sessions",
-    summary: "Close a session: its daemon ends the agent",
+    summary: "Close a session",
     description:
-      "The session is `closed` at once; its daemon is told now, or when it next connects. A session already `closed` or in `error` " + "is answered as it is.",
+      "Close a session.\n\n" +
+      "Close a session.\n\n" +
+      "Close a session: its daemon ends the agent.\n\n" +
+      "The session is `closed` at once; its daemon is told now, or when it next connects. A session already `closed` or in `error` " +
+      "is answered as it is.",
     caller: "person",
     query: closeQuery,
     responses: { 200: sessionSchema },
@@ -209,21 +217,24 @@ projectSessionRoutes.get(
   documented({
     id: "openTerminal",
     tag: "Sessions",
-    summary: "The session's terminal, as a WebSocket",
-    description: [
-      '**Auth.** The person\'s access token as subprotocols `["bearer", "<jwt>"]` (answered with `bearer`) or as `?access_token=`. ' +
-        "Anyone who may see the project watches; admins and members of every project the server serves (not viewers) may also type.",
-      '**Server → client.** First `{"type": "ready", "writer", "status"}`, then the recent scrollback and live output as ' +
-        '`{"type": "output", "data": "<base64>"}`; `{"type": "status", "status", ...}` when the session changes; `{"type": "screen" | ' +
-        '"scrollback", "lines"}` from the daemon; `{"type": "lagging"}` when output is paused for a viewer with more than 1 MiB ' +
-        'unacknowledged, `{"type": "resync", "dropped"}` when it resumes; `{"type": "error", "code", "message"}` for a refused frame.',
-      '**Client → server.** `{"type": "ack", "bytes"}` for output read; writers only: `{"type": "input", "data": "<base64>"}`, ' +
-        '`{"type": "resize", "cols", "rows"}`, and `{"type": "capture"}` to have the daemon capture the whole scrollback (once per 5 s ' +
-        "per session). Frames are at most 256 KiB.",
-      "**Close codes.** 4001 the access token expired (connect again with a fresh one), 4004 the session or its access is gone, " +
-        "4013 a frame was too large.",
-      "Before upgrading: 426 without `Upgrade: websocket`, 401 without a valid token, 404 for a session not in the project.",
-    ].join("\n\n"),
+    summary: "Open a terminal",
+    description:
+      "Open a terminal.\n\n" +
+      "The session's terminal, as a WebSocket.\n\n" +
+      [
+        '**Auth.** The person\'s access token as subprotocols `["bearer", "<jwt>"]` (answered with `bearer`) or as `?access_token=`. ' +
+          "Anyone who may see the project watches; admins and members of every project the server serves (not viewers) may also type.",
+        '**Server → client.** First `{"type": "ready", "writer", "status"}`, then the recent scrollback and live output as ' +
+          '`{"type": "output", "data": "<base64>"}`; `{"type": "status", "status", ...}` when the session changes; `{"type": "screen" | ' +
+          '"scrollback", "lines"}` from the daemon; `{"type": "lagging"}` when output is paused for a viewer with more than 1 MiB ' +
+          'unacknowledged, `{"type": "resync", "dropped"}` when it resumes; `{"type": "error", "code", "message"}` for a refused frame.',
+        '**Client → server.** `{"type": "ack", "bytes"}` for output read; writers only: `{"type": "input", "data": "<base64>"}`, ' +
+          '`{"type": "resize", "cols", "rows"}`, and `{"type": "capture"}` to have the daemon capture the whole scrollback (once per 5 s ' +
+          "per session). Frames are at most 256 KiB.",
+        "**Close codes.** 4001 the access token expired (connect again with a fresh one), 4004 the session or its access is gone, " +
+          "4013 a frame was too large.",
+        "Before upgrading: 426 without `Upgrade: websocket`, 401 without a valid token, 404 for a session not in the project.",
+      ].join("\n\n"),
     caller: "person",
     query: terminalQuery,
     headers: {

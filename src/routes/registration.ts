@@ -52,8 +52,10 @@ registrationRoutes.post(
   documented({
     id: "createRegistrationToken",
     tag: "Servers",
-    summary: "Issue a registration token for agents' servers (admins)",
+    summary: "Create a registration token",
     description:
+      "Create a registration token.\n\n" +
+      "Issue a registration token for agents' servers (admins).\n\n" +
       "The token is in the answer only: a repeat under the same `Idempotency-Key` is refused (409 `IDEMPOTENT_SECRET_NOT_REPLAYED`) " +
       "rather than handing it out again. 422 names `project_ids` when one of them is not a project.",
     caller: "person",
@@ -112,8 +114,11 @@ registrationRoutes.delete(
   documented({
     id: "revokeRegistrationToken",
     tag: "Servers",
-    summary: "Revoke a registration token (admins); servers registered with it keep their keys",
-    description: "Revoking again answers the token as it is.",
+    summary: "Revoke a registration token",
+    description:
+      "Revoke a registration token.\n\n" +
+      "Revoke a registration token (admins); servers registered with it keep their keys.\n\n" +
+      "Revoking again answers the token as it is.",
     caller: "person",
     responses: { 200: registrationTokenSchema },
   }),
@@ -179,19 +184,22 @@ registrationRoutes.post(
   documented({
     id: "registerServer",
     tag: "Servers",
-    summary: "Register an agent's server with a registration token, for its API key",
-    description: [
-      "No credentials: the registration token in the body is the authority; each registration spends one of its uses.",
-      "401 `INVALID_REGISTRATION_TOKEN` for a malformed, unknown, revoked, expired or used-up token (`detail` says which). " +
-        "422 `INCOMPATIBLE_PROTOCOL` when none of `protocol_versions` is spoken here.",
-      "**Re-keying.** Registering a name that exists re-keys that server: its old key stops working and agents still connected with " +
-        "it are told to stop. Only the server itself may: the same `machine_id`, or its current API key sent as `X-API-Key`; an admin " +
-        "(`Authorization: Bearer <jwt>`) may re-key any server. Otherwise, or when the token does not cover every project the server " +
-        "serves, 409 `SERVER_NAME_TAKEN`.",
-      "**Retries.** With `Idempotency-Key` (needs the `DATA_KEY` secret, else 503) the same key and body answer the same server and " +
-        "API key again, even once the token is used up; 409 `IDEMPOTENT_REGISTRATION_STALE` when that answer no longer holds " +
-        "(the token revoked, or the server removed or re-keyed since).",
-    ].join("\n\n"),
+    summary: "Register a server",
+    description:
+      "Register a server.\n\n" +
+      "Register an agent's server with a registration token, for its API key.\n\n" +
+      [
+        "No credentials: the registration token in the body is the authority; each registration spends one of its uses.",
+        "401 `INVALID_REGISTRATION_TOKEN` for a malformed, unknown, revoked, expired or used-up token (`detail` says which). " +
+          "422 `INCOMPATIBLE_PROTOCOL` when none of `protocol_versions` is spoken here.",
+        "**Re-keying.** Registering a name that exists re-keys that server: its old key stops working and agents still connected with " +
+          "it are told to stop. Only the server itself may: the same `machine_id`, or its current API key sent as `X-API-Key`; an admin " +
+          "(`Authorization: Bearer <jwt>`) may re-key any server. Otherwise, or when the token does not cover every project the server " +
+          "serves, 409 `SERVER_NAME_TAKEN`.",
+        "**Retries.** With `Idempotency-Key` (needs the `DATA_KEY` secret, else 503) the same key and body answer the same server and " +
+          "API key again, even once the token is used up; 409 `IDEMPOTENT_REGISTRATION_STALE` when that answer no longer holds " +
+          "(the token revoked, or the server removed or re-keyed since).",
+      ].join("\n\n"),
     // The registration token in the body is what authorises it; a server's API key or an admin's token only proves a re-key.
     caller: ["anyone", "agent", "person"],
     body: registerBody,

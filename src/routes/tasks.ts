@@ -418,11 +418,7 @@ const TIMELINE_LIMIT = 1000;
 
 const takenBack = "Refused with 403 `NOT_ALLOWED` when the caller is not the task's assignee; 409 `INVALID_TRANSITION` from any other status.";
 
-/** Request headers the hub reads on every authenticated POST, and on a create. */
-export const IDEMPOTENCY_KEY = {
-  "Idempotency-Key":
-    "The same key and body from the same caller replays the first answer (24 h); another body under the key is 422, a request still in flight with it 409",
-};
+/** A request header a create reads (Idempotency-Key, read on every POST, is stated for all of them by the document). */
 const TRACEPARENT = { traceparent: "W3C trace context kept on the task; a malformed one is ignored with a warning and the hub begins a trace" };
 
 const taskFormatOrTask = "With `?format=task-format`, the task-format response (seeds/task-format.md §Task Response) instead of the hub's task object.";
@@ -465,8 +461,10 @@ export function taskRoutes(surface: "people" | "agents") {
       "/check",
       describe({
         id: "checkAssignedTasks",
-        summary: "The unfinished tasks assigned to the calling agent's session, or to its server",
+        summary: "Check assigned tasks",
         description:
+          "Check assigned tasks.\n\n" +
+          "The unfinished tasks assigned to the calling agent's session, or to its server.\n\n" +
           "With `session_id`: the tasks in that session's project assigned to it, or to its server without naming a session. " +
           "Without: the tasks assigned to the server. At most 200, newest first.",
         query: checkQuery,
@@ -480,8 +478,11 @@ export function taskRoutes(surface: "people" | "agents") {
     "/",
     describe({
       id: "createTask",
-      summary: "Create a task (core task-spec body, or a task-format request)",
+      summary: "Create a task",
       description:
+        "Create a task.\n\n" +
+        "Create a task.\n\n" +
+        "Create a task (core task-spec body, or a task-format request).\n\n" +
         "A body with `payload` and no `title` is a **task-format request** (seeds/task-format.md); any other body is the core protocol's (seed §1). " +
         "The project is `project_id`, or that of the `session_id` it comes from.\n\n" +
         "- Core: `structured_spec` must be an orchestratia/task-spec (another version is accepted with a warning); `requirements` are checked as " +
@@ -490,7 +491,7 @@ export function taskRoutes(surface: "people" | "agents") {
         "- Task-format: `id` names the task in the project (`client_id`): the same request again answers **200** with the task it made; another " +
         "body under that id is 409 `TASK_ID_TAKEN`. `routing.target` (an open session's name, else a server's) assigns the task at once; " +
         "`observability.traceId` continues its trace unless a `traceparent` header came. A field the request does not define is refused by name.",
-      headers: { ...IDEMPOTENCY_KEY, ...TRACEPARENT },
+      headers: TRACEPARENT,
       body: z.union([createTaskBody, taskFormatRequest]),
       responses: { 201: taskSchema, 200: { description: "A task-format request sent again: the task it made", schema: taskSchema } },
     }),
@@ -504,8 +505,12 @@ export function taskRoutes(surface: "people" | "agents") {
     "/",
     describe({
       id: "listTasks",
-      summary: "Tasks the caller can see, newest first, a page at a time",
-      description: taskFormatOrTask.replace("response", "response for each task"),
+      summary: "List tasks",
+      description:
+        "List tasks.\n\n" +
+        "List tasks.\n\n" +
+        "Tasks the caller can see, newest first, a page at a time.\n\n" +
+        taskFormatOrTask.replace("response", "response for each task"),
       query: listQuery,
       responses: { 200: z.union([taskPageSchema, taskFormatPageSchema]) },
     }),
@@ -520,8 +525,8 @@ export function taskRoutes(surface: "people" | "agents") {
     "/:id",
     describe({
       id: "getTask",
-      summary: "A task",
-      description: taskFormatOrTask,
+      summary: "Get a task",
+      description: "A task.\n\n" + taskFormatOrTask,
       query: formatQuery,
       responses: { 200: z.union([taskSchema, taskFormatResponseSchema]) },
     }),
@@ -536,8 +541,9 @@ export function taskRoutes(surface: "people" | "agents") {
     "/:id/envelope",
     describe({
       id: "getTaskEnvelope",
-      summary: "The task's input envelope (seeds/agent-envelope.md)",
+      summary: "Get the input envelope",
       description:
+        "The task's input envelope (seeds/agent-envelope.md).\n\n" +
         "Built from the task: what to do (`task.action` is its type), the paths it names, and `prior_context` from finished upstreams' envelope notes, resolved inputs and the task's notes.",
       responses: { 200: inputEnvelopeSchema },
     }),
@@ -548,8 +554,9 @@ export function taskRoutes(surface: "people" | "agents") {
     "/:id",
     describe({
       id: "updateTask",
-      summary: "Change a task's fields",
+      summary: "Update a task",
       description:
+        "Change a task's fields.\n\n" +
         "Only the fields sent change (at least one). Once the task has left `pending`, `spec`, `structured_spec`, `requirements`, `type` and " +
         "`payload` are immutable: a different value is 409 `TASK_IMMUTABLE` (sending the current value again is no change).",
       body: updateTaskBody,
@@ -562,8 +569,10 @@ export function taskRoutes(surface: "people" | "agents") {
     "/:id",
     describe({
       id: "cancelTask",
-      summary: "Cancel a task (→ `cancelled`)",
-      description: "From any unfinished status, by anyone who may write to the project; a finished task is 409 `INVALID_TRANSITION`. The body is optional.",
+      summary: "Cancel a task",
+      description:
+        "Cancel a task (→ `cancelled`).\n\n" +
+        "From any unfinished status, by anyone who may write to the project; a finished task is 409 `INVALID_TRANSITION`. The body is optional.",
       body: cancelBody,
       bodyRequired: false,
       responses: { 200: taskSchema },
@@ -575,12 +584,12 @@ export function taskRoutes(surface: "people" | "agents") {
     "/:id/assign",
     describe({
       id: "assignTask",
-      summary: "Give a task to a session or a server (→ `assigned`, or `planning` with `require_plan`)",
+      summary: "Assign a task",
       description:
+        "Give a task to a session or a server (→ `assigned`, or `planning` with `require_plan`).\n\n" +
         "From `pending`, `assigned` or `planning`. `session_name` or `session_id` names an open session in the task's project (add `server_name` " +
         "when the name is open on several servers: otherwise 409 `AMBIGUOUS_SESSION`); `server_name` alone names a server serving the project. " +
         "An unknown target is 404.",
-      headers: IDEMPOTENCY_KEY,
       body: assignBody,
       responses: { 200: taskSchema },
     }),
@@ -591,9 +600,10 @@ export function taskRoutes(surface: "people" | "agents") {
     "/:id/start",
     describe({
       id: "startTask",
-      summary: "Start work on an assigned task (→ `running`)",
-      description: `By the assignee, from \`assigned\`; 409 \`UNRESOLVED_DEPENDENCIES\` while the task is blocked. ${takenBack}`,
-      headers: IDEMPOTENCY_KEY,
+      summary: "Start a task",
+      description:
+        "Start work on an assigned task (→ `running`).\n\n" +
+        `By the assignee, from \`assigned\`; 409 \`UNRESOLVED_DEPENDENCIES\` while the task is blocked. ${takenBack}`,
       responses: { 200: taskSchema },
     }),
     write,
@@ -603,14 +613,15 @@ export function taskRoutes(surface: "people" | "agents") {
     "/:id/complete",
     describe({
       id: "completeTask",
-      summary: "Complete a running task with its result (→ `done`)",
+      summary: "Complete a task",
       description:
+        "Complete a task.\n\n" +
+        "Complete a running task with its result (→ `done`).\n\n" +
         "By the assignee, from `running`. `result` is a task-result/v1 object, a legacy object, or a string (kept as " +
         "`{summary, completed_by}`); contract entries without a `status` are fulfilled data. An output envelope (`success` and `recommendation`) " +
         "decides the outcome: `proceed` with success → `done`; `retry` or `success: false` → `failed` (recoverable); `escalate` → `needs_human`.\n\n" +
         "Completing again with the same result is a no-op (200); with another, 409 `RESULT_CONFLICT`. A result for a failed or cancelled task is " +
         `409 but kept as \`late_result\`. ${takenBack}`,
-      headers: IDEMPOTENCY_KEY,
       body: completeBody,
       responses: { 200: taskSchema },
     }),
@@ -621,12 +632,12 @@ export function taskRoutes(surface: "people" | "agents") {
     "/:id/fail",
     describe({
       id: "failTask",
-      summary: "Fail a task (→ `failed`)",
+      summary: "Fail a task",
       description:
+        "Fail a task (→ `failed`).\n\n" +
         "By the assignee, from `assigned`, `planning`, `plan_review`, `running` or `needs_human`. `error` is text, or a task-format error block " +
         "`{code, message, details?, recoverable?}` kept as the task's `error` (its `code` as `error_code`); without it the task fails " +
         `"without a reason". ${takenBack}`,
-      headers: IDEMPOTENCY_KEY,
       body: failRequest,
       bodyRequired: false,
       responses: { 200: taskSchema },
@@ -638,9 +649,11 @@ export function taskRoutes(surface: "people" | "agents") {
     "/:id/help",
     describe({
       id: "askForHelp",
-      summary: "Ask a person (or an orchestrator session) a question about a running task (→ `needs_human`)",
-      description: `By the assignee, from \`running\` or \`needs_human\`. The task resumes when its last open intervention is answered. ${takenBack}`,
-      headers: IDEMPOTENCY_KEY,
+      summary: "Ask for help",
+      description:
+        "Ask for help.\n\n" +
+        "Ask a person (or an orchestrator session) a question about a running task (→ `needs_human`).\n\n" +
+        `By the assignee, from \`running\` or \`needs_human\`. The task resumes when its last open intervention is answered. ${takenBack}`,
       body: helpBody,
       responses: { 200: helpAnswer },
     }),
@@ -651,9 +664,8 @@ export function taskRoutes(surface: "people" | "agents") {
     "/:id/plan",
     describe({
       id: "submitPlan",
-      summary: "Submit a plan for review (`planning` → `plan_review`)",
-      description: `By the assignee. A large plan goes to R2 as a DataRef. ${takenBack}`,
-      headers: IDEMPOTENCY_KEY,
+      summary: "Submit a plan",
+      description: "Submit a plan for review (`planning` → `plan_review`).\n\n" + `By the assignee. A large plan goes to R2 as a DataRef. ${takenBack}`,
       body: planBody,
       responses: { 200: taskSchema },
     }),
@@ -671,9 +683,10 @@ export function taskRoutes(surface: "people" | "agents") {
     "/:id/approve-plan",
     describe({
       id: "approvePlan",
-      summary: "Approve the plan (`plan_review` → `running`)",
-      description: "People only (an agent is 403 `NOT_ALLOWED`); 409 `UNRESOLVED_DEPENDENCIES` while the task is blocked.",
-      headers: IDEMPOTENCY_KEY,
+      summary: "Approve a plan",
+      description:
+        "Approve the plan (`plan_review` → `running`).\n\n" +
+        "People only (an agent is 403 `NOT_ALLOWED`); 409 `UNRESOLVED_DEPENDENCIES` while the task is blocked.",
       responses: { 200: taskSchema },
     }),
     write,
@@ -683,9 +696,10 @@ export function taskRoutes(surface: "people" | "agents") {
     "/:id/revise-plan",
     describe({
       id: "revisePlan",
-      summary: "Send the plan back with feedback (`plan_review` → `planning`)",
-      description: "People only (an agent is 403 `NOT_ALLOWED`). The feedback is the task's `plan_feedback`.",
-      headers: IDEMPOTENCY_KEY,
+      summary: "Ask for plan changes",
+      description:
+        "Send the plan back with feedback (`plan_review` → `planning`).\n\n" +
+        "People only (an agent is 403 `NOT_ALLOWED`). The feedback is the task's `plan_feedback`.",
       body: reviseBody,
       responses: { 200: taskSchema },
     }),
@@ -696,9 +710,10 @@ export function taskRoutes(surface: "people" | "agents") {
     "/:id/reject",
     describe({
       id: "rejectTask",
-      summary: "Decline an assigned task (`assigned` or `planning` → `pending`)",
-      description: `By the assignee (compute protocol): the assignment is cleared, and auto-assignment never offers the task to this server again. ${takenBack}`,
-      headers: IDEMPOTENCY_KEY,
+      summary: "Reject a task",
+      description:
+        "Decline an assigned task (`assigned` or `planning` → `pending`).\n\n" +
+        `By the assignee (compute protocol): the assignment is cleared, and auto-assignment never offers the task to this server again. ${takenBack}`,
       body: rejectBody,
       responses: { 200: taskSchema },
     }),
@@ -709,10 +724,10 @@ export function taskRoutes(surface: "people" | "agents") {
     "/:id/retry",
     describe({
       id: "retryTask",
-      summary: "Run a failed task again (`failed` → `pending`)",
+      summary: "Retry a task",
       description:
+        "Run a failed task again (`failed` → `pending`).\n\n" +
         "People only (an agent is 403 `NOT_ALLOWED`). The result, error and assignment are cleared and `retry_count` goes up; servers that rejected it stay passed over.",
-      headers: IDEMPOTENCY_KEY,
       responses: { 200: taskSchema },
     }),
     write,
@@ -722,11 +737,13 @@ export function taskRoutes(surface: "people" | "agents") {
     "/:id/dependencies",
     describe({
       id: "addTaskDependency",
-      summary: "Make the task depend on another task of its project",
+      summary: "Add a dependency",
       description:
+        "Add a dependency.\n\n" +
+        "Add a dependency.\n\n" +
+        "Make the task depend on another task of its project.\n\n" +
         "Only while the task is `pending` (otherwise 409 `TASK_IMMUTABLE`). An `input` dependency needs the upstream result's `contract_key`. " +
         "A dependency that would close a cycle is 409 `DEPENDENCY_CYCLE`; an upstream not in the project is 422.",
-      headers: IDEMPOTENCY_KEY,
       body: dependencySchema,
       responses: { 201: taskDependencySchema },
     }),
@@ -743,8 +760,12 @@ export function taskRoutes(surface: "people" | "agents") {
     "/:id/dependencies/:upstreamId",
     describe({
       id: "removeTaskDependency",
-      summary: "Remove one of the task's dependencies",
-      description: "Only while the task is `pending` (otherwise 409 `TASK_IMMUTABLE`). A task it leaves unblocked may be auto-assigned at once.",
+      summary: "Remove a dependency",
+      description:
+        "Remove a dependency.\n\n" +
+        "Remove a dependency.\n\n" +
+        "Remove one of the task's dependencies.\n\n" +
+        "Only while the task is `pending` (otherwise 409 `TASK_IMMUTABLE`). A task it leaves unblocked may be auto-assigned at once.",
       responses: { 200: removedDependency },
     }),
     write,
@@ -759,7 +780,8 @@ export function taskRoutes(surface: "people" | "agents") {
     "/:id/matching-agents",
     describe({
       id: "matchingAgents",
-      summary: "Every server that could take the task, scored (seed §5), best first",
+      summary: "Match servers to a task",
+      description: "Every server that could take the task, scored (seed §5), best first.",
       responses: { 200: matches },
     }),
     read,
@@ -769,11 +791,11 @@ export function taskRoutes(surface: "people" | "agents") {
     "/:id/auto-assign",
     describe({
       id: "autoAssignTask",
-      summary: "Assign a pending task to the best-scoring server (seed §5)",
+      summary: "Auto-assign a task",
       description:
+        "Assign a pending task to the best-scoring server (seed §5).\n\n" +
         "Only a `pending` task (409 `INVALID_TRANSITION` otherwise) with requirements (422 `NO_REQUIREMENTS` otherwise). " +
         "`no_match` when no server qualifies; the task then stays pending.",
-      headers: IDEMPOTENCY_KEY,
       responses: { 200: autoAssigned },
     }),
     write,
@@ -787,10 +809,12 @@ export function taskRoutes(surface: "people" | "agents") {
     "/:id/notes",
     describe({
       id: "addTaskNote",
-      summary: "Leave a note on the task",
+      summary: "Add a note",
       description:
+        "Add a note.\n\n" +
+        "Add a note.\n\n" +
+        "Leave a note on the task.\n\n" +
         "By anyone who may write to the project, in any status. The note reaches the task's agent (event `note_added`), and its envelope's `prior_context`.",
-      headers: IDEMPOTENCY_KEY,
       body: noteBody,
       responses: { 201: noteSchema },
     }),
@@ -805,7 +829,7 @@ export function taskRoutes(surface: "people" | "agents") {
   );
   r.get(
     "/:id/notes",
-    describe({ id: "listTaskNotes", summary: "The task's notes, oldest first", responses: { 200: z.array(noteSchema) } }),
+    describe({ id: "listTaskNotes", summary: "List notes", description: "The task's notes, oldest first.", responses: { 200: z.array(noteSchema) } }),
     read,
     async (c) => {
       const task = await taskFor(c, taskId(c));
@@ -814,7 +838,12 @@ export function taskRoutes(surface: "people" | "agents") {
   );
   r.get(
     "/:id/events",
-    describe({ id: "listTaskEvents", summary: "The task's own events in seq order: its timeline", responses: { 200: timeline } }),
+    describe({
+      id: "listTaskEvents",
+      summary: "List a task's events",
+      description: "List a task's events.\n\n" + "List a task's events.\n\n" + "The task's own events in seq order: its timeline.",
+      responses: { 200: timeline },
+    }),
     read,
     async (c) => {
       const task = await taskFor(c, taskId(c));

@@ -81,8 +81,10 @@ telegramSetupRoutes.post(
   documented({
     id: "setUpTelegram",
     tag: "Telegram",
-    summary: "Set up the Telegram bot (admins)",
+    summary: "Set up Telegram",
     description:
+      "Set up Telegram.\n\n" +
+      "Set up the Telegram bot (admins).\n\n" +
       "Asks Telegram who the bot is (`TELEGRAM_BOT_TOKEN`) and points its webhook at this hub's `/telegram/webhook` with `TELEGRAM_WEBHOOK_SECRET`. " +
       "Run it again after changing either. 503 `NOT_CONFIGURED` when a secret is missing; 502 `TELEGRAM_REFUSED` when Telegram refuses.",
     caller: "person",
@@ -129,8 +131,10 @@ telegramAccountRoutes.post(
   documented({
     id: "createTelegramLinkCode",
     tag: "Auth",
-    summary: "A one-time code to link the caller's Telegram chat",
+    summary: "Create a Telegram link code",
     description:
+      "Create a Telegram link code.\n\n" +
+      "A one-time code to link the caller's Telegram chat.\n\n" +
       "Sending `/start <code>` to the bot (the `deep_link` does it) within ten minutes links that private chat to the caller; a chat linked before is replaced. " +
       "503 `NOT_CONFIGURED` until an admin has set the bot up.",
     caller: "person",
@@ -152,7 +156,8 @@ telegramAccountRoutes.get(
   documented({
     id: "getTelegramLink",
     tag: "Auth",
-    summary: "Whether the caller's Telegram chat is linked",
+    summary: "Get the Telegram link",
+    description: "Get the Telegram link.\n\n" + "Whether the caller's Telegram chat is linked.",
     caller: "person",
     responses: { 200: telegramLink },
   }),

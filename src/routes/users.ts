@@ -85,8 +85,10 @@ userRoutes.patch(
   documented({
     id: "updateUser",
     tag: "Users",
-    summary: "Rename an account, change its role or set its password (admins)",
+    summary: "Update a user",
     description:
+      "Update a user.\n\n" +
+      "Rename an account, change its role or set its password (admins).\n\n" +
       "A new password revokes the account's refresh tokens. A new role applies to the next request (it is read on each); " +
       "the person's open live feeds are closed so that they reconnect under the new rules.",
     caller: "person",
@@ -120,8 +122,8 @@ userRoutes.delete(
   documented({
     id: "deleteUser",
     tag: "Users",
-    summary: "Delete an account (admins); its live feeds close",
-    description: "409 `CANNOT_DELETE_SELF` for the caller's own account.",
+    summary: "Delete a user",
+    description: "Delete a user.\n\n" + "Delete an account (admins); its live feeds close.\n\n" + "409 `CANNOT_DELETE_SELF` for the caller's own account.",
     caller: "person",
     responses: { 200: z.object({ deleted: z.literal(true), id }) },
   }),

@@ -145,8 +145,10 @@ webhookRoutes.patch(
   "/:id/webhooks/:wid",
   webhookOperation({
     id: "updateWebhook",
-    summary: "Change a webhook's URL, events or description, or disable or enable it",
+    summary: "Update a webhook",
     description:
+      "Update a webhook.\n\n" +
+      "Change a webhook's URL, events or description, or disable or enable it.\n\n" +
       URL_RULES +
       "Fields left out stay as they were; `events: null` delivers every type. Enabling clears `disabled_reason`, and what waited is delivered from where it stopped.",
     body: updateBody,
@@ -178,7 +180,8 @@ webhookRoutes.delete(
   "/:id/webhooks/:wid",
   webhookOperation({
     id: "deleteWebhook",
-    summary: "Delete a webhook with the deliveries it still owed",
+    summary: "Delete a webhook",
+    description: "Delete a webhook.\n\n" + "Delete a webhook with the deliveries it still owed.",
     responses: { 204: { description: "Deleted" } },
   }),
   person("member"),
@@ -197,8 +200,10 @@ webhookRoutes.post(
   "/:id/webhooks/:wid/rotate-secret",
   webhookOperation({
     id: "rotateWebhookSecret",
-    summary: "Give a webhook a new signing secret",
+    summary: "Rotate a webhook's secret",
     description:
+      "Rotate a webhook's secret.\n\n" +
+      "Give a webhook a new signing secret.\n\n" +
       "The answer carries the new `secret`, shown this once. For 24 hours deliveries are signed with the previous secret too (two signatures in `webhook-signature`), " +
       "so the receiver can move over; `previous_secret_expires_at` says until when.",
     responses: { 200: webhookWithSecretSchema },
@@ -259,7 +264,8 @@ webhookRoutes.get(
   "/:id/webhooks/:wid/deliveries",
   webhookOperation({
     id: "listWebhookDeliveries",
-    summary: "The webhook's last 100 deliveries, newest first",
+    summary: "List deliveries",
+    description: "List deliveries.\n\n" + "The webhook's last 100 deliveries, newest first.",
     query: deliveriesQuery,
     responses: { 200: z.object({ deliveries: z.array(deliverySchema) }) },
   }),
@@ -290,7 +296,8 @@ webhookRoutes.get(
   "/:id/webhooks/:wid/deliveries/:did",
   webhookOperation({
     id: "getWebhookDelivery",
-    summary: "A delivery with every attempt at it",
+    summary: "Get a delivery",
+    description: "Get a delivery.\n\n" + "A delivery with every attempt at it.",
     responses: { 200: deliveryWithAttemptsSchema },
   }),
   person("member"),
