@@ -2,7 +2,7 @@
 import { env } from "cloudflare:workers";
 import { issueAccessToken } from "../src/auth/jwt";
 import { expect } from "vitest";
-import { hubClient, type HubCredentials } from "../client";
+import { hubClient, type HubCredentials, type paths } from "../client";
 import { conformingFetch } from "./api-conformance";
 
 export const BASE = "https://hub.test";
@@ -77,32 +77,35 @@ export async function login(email: string, password: string): Promise<Reply> {
   return call("/api/v1/auth/login", { body: { email, password } });
 }
 
+/** The answer's data, once its status is `status` (the typed client's calls; the problem is shown when it is not). */
+export async function answered<T>(reply: Promise<{ data?: T; error?: unknown; response: Response }>, status = 200): Promise<T> {
+  const { data, error, response } = await reply;
+  expect(response.status, JSON.stringify(error)).toBe(status);
+  return data as T;
+}
+
 let userCounter = 0;
 export async function createUser(adminToken: string, role: "admin" | "member" | "viewer") {
   const email = `${role}-${++userCounter}-${crypto.randomUUID().slice(0, 8)}@example.com`;
   const password = `password-${userCounter}-long`;
-  const created = await call("/api/v1/users", { token: adminToken, body: { email, password, role } });
-  expect(created.status, created.text).toBe(201);
-  const session = await login(email, password);
-  expect(session.status, session.text).toBe(200);
-  return { id: created.json.id as string, email, password, token: session.json.access_token as string };
+  const created = await answered(hubAs({ token: adminToken }).POST("/api/v1/users", { body: { email, password, role } }), 201);
+  const session = await answered(hubAs().POST("/api/v1/auth/login", { body: { email, password } }));
+  return { id: created.id, email, password, token: session.access_token };
 }
 
 export async function createProject(token: string, name = `project ${crypto.randomUUID().slice(0, 6)}`) {
-  const reply = await call("/api/v1/projects", { token, body: { name } });
-  expect(reply.status, reply.text).toBe(201);
-  return reply.json as { id: string; name: string; slug: string };
+  return answered(hubAs({ token }).POST("/api/v1/projects", { body: { name } }), 201);
 }
 
 export async function addMember(adminToken: string, projectId: string, userId: string) {
-  const reply = await call(`/api/v1/projects/${projectId}/members`, { token: adminToken, body: { user_id: userId } });
-  expect(reply.status, reply.text).toBe(201);
+  await answered(hubAs({ token: adminToken }).POST("/api/v1/projects/{id}/members", { params: { path: { id: projectId } }, body: { user_id: userId } }), 201);
 }
 
-export async function registrationToken(adminToken: string, body: Record<string, unknown> = {}) {
-  const reply = await call("/api/v1/servers/tokens", { token: adminToken, body });
-  expect(reply.status, reply.text).toBe(201);
-  return reply.json.token as string;
+type TokenRequest = NonNullable<paths["/api/v1/servers/tokens"]["post"]["requestBody"]>["content"]["application/json"];
+
+export async function registrationToken(adminToken: string, body: TokenRequest = {}) {
+  const issued = await answered(hubAs({ token: adminToken }).POST("/api/v1/servers/tokens", { body }), 201);
+  return issued.token;
 }
 
 /** The body the official daemon sends to register. */
@@ -120,11 +123,10 @@ export function daemonRegistration(name: string, token: string) {
   };
 }
 
-export async function registerAgent(adminToken: string, name: string, tokenBody: Record<string, unknown> = {}) {
+export async function registerAgent(adminToken: string, name: string, tokenBody: TokenRequest = {}) {
   const token = await registrationToken(adminToken, tokenBody);
-  const reply = await call("/api/v1/servers/register", { body: daemonRegistration(name, token) });
-  expect(reply.status, reply.text).toBe(201);
-  return { id: reply.json.id as string, apiKey: reply.json.api_key as string, name };
+  const registered = await answered(hubAs().POST("/api/v1/servers/register", { body: daemonRegistration(name, token) }), 201);
+  return { id: registered.id, apiKey: registered.api_key, name };
 }
 
 /** A person's access token signed like the hub's own, expiring at `expiresAt` (seconds since the epoch). */

@@ -1,6 +1,6 @@
 /** A project with a worker agent (session "worker"), an orchestrator agent, and people, for task tests. */
 import { expect } from "vitest";
-import { bootstrapAdmin, call, createProject, createUser, registerAgent, type Reply } from "./helpers";
+import { addMember, answered, bootstrapAdmin, call, createProject, createUser, hubAs, registerAgent, type Reply } from "./helpers";
 
 export interface World {
   admin: string;
@@ -16,7 +16,7 @@ export async function createWorld(name = "World"): Promise<World> {
   const admin = await bootstrapAdmin();
   const member = await createUser(admin, "member");
   const project = await createProject(admin, name);
-  await call(`/api/v1/projects/${project.id}/members`, { token: admin, body: { user_id: member.id } });
+  await addMember(admin, project.id, member.id);
   const worker = await registerAgent(admin, `worker-${crypto.randomUUID().slice(0, 6)}`);
   const orchestrator = await registerAgent(admin, `orchestrator-${crypto.randomUUID().slice(0, 6)}`);
   const workerSession = await openSession(worker.apiKey, project.id, "worker");
@@ -25,9 +25,7 @@ export async function createWorld(name = "World"): Promise<World> {
 }
 
 export async function openSession(apiKey: string, projectId: string, name: string): Promise<string> {
-  const reply = await call("/api/v1/server/sessions", { apiKey, body: { name, project_id: projectId } });
-  expect(reply.status, reply.text).toBe(201);
-  return reply.json.id;
+  return (await answered(hubAs({ apiKey }).POST("/api/v1/server/sessions", { body: { name, project_id: projectId } }), 201)).id;
 }
 
 /** Requests the way the official CLI makes them: X-API-Key, a JSON Content-Type always, a body only when there is data. */
@@ -44,7 +42,14 @@ export function cli(apiKey: string, method: string, path: string, data?: unknown
 export const T = "/api/v1/server/tasks";
 
 export async function newTask(w: World, body: Record<string, unknown> = {}): Promise<string> {
-  const reply = await cli(w.orchestrator.apiKey, "POST", T, { title: "A task", spec: "Do it", priority: "normal", type: "feature", project_id: w.project.id, ...body });
+  const reply = await cli(w.orchestrator.apiKey, "POST", T, {
+    title: "A task",
+    spec: "Do it",
+    priority: "normal",
+    type: "feature",
+    project_id: w.project.id,
+    ...body,
+  });
   expect(reply.status, reply.text).toBe(201);
   return reply.json.id;
 }
@@ -59,11 +64,18 @@ export async function taskStatus(w: World, id: string): Promise<string> {
   return (await expectOk(cli(w.orchestrator.apiKey, "GET", `${T}/${id}`))).json.status;
 }
 
-/** Creates a task and drives it to `status` through the API. Returns its id and, in needs_human, the open intervention. */
+/** Creates a task and drives it to `status` through the API, as its agents would. Returns its id and, in needs_human, the open intervention. */
 export async function taskIn(w: World, status: string): Promise<{ id: string; interventionId?: string }> {
   const id = await newTask(w);
-  const worker = (method: string, path: string, data?: unknown) => expectOk(cli(w.worker.apiKey, method, `${T}/${id}${path}`, data));
-  const assign = (requirePlan = false) => expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { session_name: "worker", ...(requirePlan ? { require_plan: true } : {}) }));
+  const task = { params: { path: { id } } };
+  const worker = hubAs({ apiKey: w.worker.apiKey });
+  const assign = (requirePlan = false) =>
+    answered(
+      hubAs({ apiKey: w.orchestrator.apiKey }).POST("/api/v1/server/tasks/{id}/assign", {
+        ...task,
+        body: { session_name: "worker", ...(requirePlan ? { require_plan: true } : {}) },
+      }),
+    );
   switch (status) {
     case "pending":
       break;
@@ -75,23 +87,25 @@ export async function taskIn(w: World, status: string): Promise<{ id: string; in
       break;
     case "plan_review":
       await assign(true);
-      await worker("POST", "/plan", { plan: { summary: "the plan" } });
+      await answered(worker.POST("/api/v1/server/tasks/{id}/plan", { ...task, body: { plan: { summary: "the plan" } } }));
       break;
     case "running":
     case "needs_human":
     case "done":
     case "failed":
       await assign();
-      await worker("POST", "/start");
+      await answered(worker.POST("/api/v1/server/tasks/{id}/start", task));
       if (status === "needs_human") {
-        const help = await worker("POST", "/help", { question: "which way?", intervention_type: "question" });
-        return { id, interventionId: help.json.intervention_id };
+        const help = await answered(
+          worker.POST("/api/v1/server/tasks/{id}/help", { ...task, body: { question: "which way?", intervention_type: "question" } }),
+        );
+        return { id, interventionId: help.intervention_id };
       }
-      if (status === "done") await worker("POST", "/complete", { result: "finished" });
-      if (status === "failed") await worker("POST", "/fail", { error: "broke" });
+      if (status === "done") await answered(worker.POST("/api/v1/server/tasks/{id}/complete", { ...task, body: { result: "finished" } }));
+      if (status === "failed") await answered(worker.POST("/api/v1/server/tasks/{id}/fail", { ...task, body: { error: "broke" } }));
       break;
     case "cancelled":
-      await expectOk(cli(w.orchestrator.apiKey, "DELETE", `${T}/${id}`));
+      await answered(hubAs({ apiKey: w.orchestrator.apiKey }).DELETE("/api/v1/server/tasks/{id}", task));
       break;
     default:
       throw new Error(`cannot drive a task to ${status}`);
