@@ -143,7 +143,9 @@ const applied = migrated.match(/About to apply (\d+) migration/)?.[1];
 console.log(`• D1 migrations: ${applied ? `${applied} applied` : "up to date"}`);
 
 console.log(`• starting wrangler dev on port ${port}${verbose ? "" : " (VERBOSE=1 npm start shows all of its output)"}`);
-const child = spawn(wrangler, ["dev", "--port", port, "--local", "--show-interactive-dev-session=false"], {
+// A line per request is production's trail; locally only warnings and errors, unless asked (LOG_LEVEL=info npm start).
+const logLevel = process.env.LOG_LEVEL ?? (verbose ? "info" : "warn");
+const child = spawn(wrangler, ["dev", "--port", port, "--local", "--show-interactive-dev-session=false", "--var", `LOG_LEVEL:${logLevel}`], {
   cwd: root,
   stdio: ["ignore", verbose ? "inherit" : "pipe", verbose ? "inherit" : "pipe"],
 });
