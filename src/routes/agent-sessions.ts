@@ -55,7 +55,7 @@ agentSessionRoutes.get(
     id: "listServersForAgent",
     tag: "Servers",
     summary: "List fellow servers",
-    description: "List fellow servers.\n\n" + "The servers sharing a project with the calling server, by name (revoked ones left out).",
+    description: "The servers sharing a project with the calling server, by name (revoked ones left out).",
     caller: "agent",
     responses: { 200: z.object({ servers: z.array(serverSchema) }) },
   }),
@@ -76,7 +76,6 @@ agentSessionRoutes.post(
     tag: "Sessions",
     summary: "Register a session",
     description:
-      "Register a session.\n\n" +
       "Record a session the calling server's agent runs in (a worker, `running` at once).\n\n" +
       "The agent calling is the process working in it, so the session starts `running`. The name is unique among the server's open " +
       "sessions (409 `SESSION_NAME_TAKEN` otherwise); tasks are assigned to it by that name.",
@@ -113,7 +112,7 @@ agentSessionRoutes.get(
     id: "listSessionsForAgent",
     tag: "Sessions",
     summary: "List sessions",
-    description: "List sessions.\n\n" + "List sessions.\n\n" + "Sessions in the calling server's projects (any server's), newest first.",
+    description: "Sessions in the calling server's projects (any server's), newest first.",
     caller: "agent",
     query: sessionsQuery,
     responses: { 200: z.object({ sessions: z.array(sessionSchema) }) },
@@ -134,7 +133,7 @@ agentSessionRoutes.delete(
     id: "closeSessionForAgent",
     tag: "Sessions",
     summary: "Close a session",
-    description: "Close a session.\n\n" + "Close a session.\n\n" + "Close a session the calling server hosts.\n\n" + "403 for another server's session.",
+    description: "Close a session the calling server hosts.\n\n" + "403 for another server's session.",
     caller: "agent",
     responses: { 200: sessionSchema },
   }),
@@ -157,7 +156,6 @@ agentSessionRoutes.get(
     tag: "Sessions",
     summary: "Get the agent's status",
     description:
-      "Get the agent's status.\n\n" +
       "Who the calling agent is, and the unfinished work assigned to its session (or its server).\n\n" +
       "What `orchestratia status` shows. 404 for a `session_id` outside the server's projects.",
     caller: "agent",

@@ -39,7 +39,6 @@ authRoutes.post(
     tag: "Auth",
     summary: "Create the first admin",
     description:
-      "Create the first admin.\n\n" +
       "Create the first admin (with the BOOTSTRAP_TOKEN secret) and sign them in.\n\n" +
       "Only while the hub has no users: 409 `ALREADY_BOOTSTRAPPED` once any user exists (of concurrent calls exactly one succeeds). " +
       "403 when no `BOOTSTRAP_TOKEN` is configured; 401 `INVALID_BOOTSTRAP_TOKEN` for a wrong one.",
@@ -114,7 +113,6 @@ authRoutes.post(
     tag: "Auth",
     summary: "Refresh tokens",
     description:
-      "Refresh tokens.\n\n" +
       "Spend a refresh token for a new token pair.\n\n" +
       "Refresh tokens rotate: each works once. Presenting one already spent means it leaked: every token of that sign-in is revoked " +
       "(401 `REFRESH_TOKEN_REUSED`). Without `refresh_token` in the body the `orc_refresh` cookie is used, and the new refresh token " +
@@ -150,7 +148,6 @@ authRoutes.post(
     tag: "Auth",
     summary: "Sign out",
     description:
-      "Sign out.\n\n" +
       "Sign out: the refresh token (and every token rotated from the same sign-in) stops working.\n\n" +
       "Unknown or already revoked tokens are ignored, so logging out twice is still a logout. Without `refresh_token` in the body the " +
       "`orc_refresh` cookie's token is revoked and the cookie cleared. Access tokens already issued run out on their own (15 minutes).",

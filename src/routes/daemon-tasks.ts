@@ -35,9 +35,7 @@ daemonTaskRoutes.get(
     tag: "Daemon",
     summary: "Poll for assigned tasks",
     description:
-      "Poll for assigned tasks.\n\n" +
-      "Tasks assigned to the calling server and not yet started (a bare list, at most 200).\n\n" +
-      "Each with its resolved inputs (`resolved_inputs`).",
+      "Tasks assigned to the calling server and not yet started (a bare list, at most 200).\n\n" + "Each with its resolved inputs (`resolved_inputs`).",
     caller: "agent",
     responses: { 200: z.array(taskSchema) },
   }),
@@ -69,7 +67,7 @@ daemonTaskRoutes.post(
     id: "completeDaemonTask",
     tag: "Daemon",
     summary: "Complete a task",
-    description: "Complete a task.\n\n" + "Complete a running task with its result.\n\n" + SAME_AS("complete", "`running` → `done`."),
+    description: "Complete a running task with its result.\n\n" + SAME_AS("complete", "`running` → `done`."),
     caller: "agent",
     body: completeBody,
     responses: { 200: transitioned },
@@ -104,7 +102,6 @@ daemonTaskRoutes.post(
     tag: "Daemon",
     summary: "Ask for help",
     description:
-      "Ask for help.\n\n" +
       "Ask people for help with a task (an intervention).\n\n" +
       "`running` (or `needs_human`) → `needs_human` until a person answers the intervention. The same as `POST /api/v1/server/tasks/{id}/help`; " +
       "only the server the task is assigned to may.",

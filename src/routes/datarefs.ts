@@ -96,8 +96,6 @@ export const datarefRoutes = {
         tag: "DataRefs",
         summary: "Create a DataRef",
         description:
-          "Create a DataRef.\n\n" +
-          "Create a DataRef.\n\n" +
           "Create a DataRef in a project and get its upload URL.\n\n" +
           `${CREATE_RULES} Members and admins; \`project_id\` in the body is ignored (the path names the project).`,
         caller: "person",
@@ -113,7 +111,7 @@ export const datarefRoutes = {
         id: "getProjectDataref",
         tag: "DataRefs",
         summary: "Get a DataRef",
-        description: "Get a DataRef.\n\n" + "Get a DataRef.\n\n" + "A DataRef of the project, with a download URL once complete.\n\n" + DESCRIBE_RULES,
+        description: "A DataRef of the project, with a download URL once complete.\n\n" + DESCRIBE_RULES,
         caller: "person",
         responses: { 200: datarefWithDownloadSchema },
       }),
@@ -168,7 +166,6 @@ blobRoutes.put(
     tag: "DataRefs",
     summary: "Upload DataRef bytes",
     description:
-      "Upload DataRef bytes.\n\n" +
       "Upload a DataRef's bytes to its signed upload URL.\n\n" +
       "The request body is the raw bytes (any content type; the DataRef's own `content_type` is what downloads get), exactly the declared `size`, " +
       "streamed to R2. Once only: the first upload to start claims the DataRef, any other is 409 `DATAREF_IMMUTABLE`. " +
@@ -238,7 +235,6 @@ blobRoutes.get(
     tag: "DataRefs",
     summary: "Download DataRef bytes",
     description:
-      "Download DataRef bytes.\n\n" +
       "Download a DataRef's bytes from its signed download URL.\n\n" +
       "The bytes, with the DataRef's `content_type`. One `Range: bytes=a-b` (or `a-`, `-n`) gets 206 with that part; " +
       "a range outside the object is 416 `RANGE_NOT_SATISFIABLE` with `Content-Range: bytes */<size>`; several ranges or another unit get the whole object. " +

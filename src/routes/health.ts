@@ -21,7 +21,7 @@ healthRoutes.get(
     id: "getHealth",
     tag: "Health",
     summary: "Check health",
-    description: "Check health.\n\n" + "Whether the hub and its database answer.\n\n" + "503 `DATABASE_UNAVAILABLE` when D1 does not answer.",
+    description: "Whether the hub and its database answer.\n\n" + "503 `DATABASE_UNAVAILABLE` when D1 does not answer.",
     caller: "anyone",
     responses: { 200: health },
   }),

@@ -70,7 +70,7 @@ export function interventionRoutes(surface: "people" | "agents") {
       id: people ? "listInterventions" : "agentListInterventions",
       tag: "Interventions",
       summary: "List interventions",
-      description: "List interventions.\n\n" + "List interventions.\n\n" + "Questions and approvals asked of people, newest first.",
+      description: "Questions and approvals asked of people, newest first.",
       caller: people ? "person" : "agent",
       query: listQuery,
       responses: { 200: z.array(interventionSchema) },

@@ -38,7 +38,7 @@ liveRoutes.get(
     id: "openProjectEventSocket",
     tag: "Live",
     summary: "Open an event socket",
-    description: "Open an event socket.\n\n" + "A dashboard's WebSocket: the project's events, live and resumable.\n\n" + DASHBOARD_PROTOCOL,
+    description: "A dashboard's WebSocket: the project's events, live and resumable.\n\n" + DASHBOARD_PROTOCOL,
     caller: "person",
     query: dashboardQuery,
     headers: {

@@ -68,7 +68,6 @@ projectSessionRoutes.post(
     tag: "Sessions",
     summary: "Start a session",
     description:
-      "Start a session.\n\n" +
       "Start an agent session on a server serving the project.\n\n" +
       [
         "The server's daemon is asked to start the agent in a terminal; the session is `starting` until the daemon answers, then `running`, " +
@@ -146,7 +145,7 @@ projectSessionRoutes.get(
     id: "listSessions",
     tag: "Sessions",
     summary: "List sessions",
-    description: "List sessions.\n\n" + "List sessions.\n\n" + "The project's sessions, newest first (at most 100).",
+    description: "The project's sessions, newest first (at most 100).",
     caller: "person",
     query: listQuery,
     responses: { 200: z.object({ sessions: z.array(sessionSchema) }) },
@@ -189,8 +188,6 @@ projectSessionRoutes.delete(
     tag: "Sessions",
     summary: "Close a session",
     description:
-      "Close a session.\n\n" +
-      "Close a session.\n\n" +
       "Close a session: its daemon ends the agent.\n\n" +
       "The session is `closed` at once; its daemon is told now, or when it next connects. A session already `closed` or in `error` " +
       "is answered as it is.",
@@ -219,7 +216,6 @@ projectSessionRoutes.get(
     tag: "Sessions",
     summary: "Open a terminal",
     description:
-      "Open a terminal.\n\n" +
       "The session's terminal, as a WebSocket.\n\n" +
       [
         '**Auth.** The person\'s access token as subprotocols `["bearer", "<jwt>"]` (answered with `bearer`) or as `?access_token=`. ' +

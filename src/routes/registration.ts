@@ -54,7 +54,6 @@ registrationRoutes.post(
     tag: "Servers",
     summary: "Create a registration token",
     description:
-      "Create a registration token.\n\n" +
       "Issue a registration token for agents' servers (admins).\n\n" +
       "The token is in the answer only: a repeat under the same `Idempotency-Key` is refused (409 `IDEMPOTENT_SECRET_NOT_REPLAYED`) " +
       "rather than handing it out again. 422 names `project_ids` when one of them is not a project.",
@@ -115,10 +114,7 @@ registrationRoutes.delete(
     id: "revokeRegistrationToken",
     tag: "Servers",
     summary: "Revoke a registration token",
-    description:
-      "Revoke a registration token.\n\n" +
-      "Revoke a registration token (admins); servers registered with it keep their keys.\n\n" +
-      "Revoking again answers the token as it is.",
+    description: "Revoke a registration token (admins); servers registered with it keep their keys.\n\n" + "Revoking again answers the token as it is.",
     caller: "person",
     responses: { 200: registrationTokenSchema },
   }),
@@ -186,7 +182,6 @@ registrationRoutes.post(
     tag: "Servers",
     summary: "Register a server",
     description:
-      "Register a server.\n\n" +
       "Register an agent's server with a registration token, for its API key.\n\n" +
       [
         "No credentials: the registration token in the body is the authority; each registration spends one of its uses.",

@@ -40,7 +40,6 @@ serverRoutes.post(
     tag: "Servers",
     summary: "Send a heartbeat",
     description:
-      "Send a heartbeat.\n\n" +
       "The daemon's heartbeat: keeps its server online, and updates what it declares.\n\n" +
       "A server is online while its last heartbeat is under 90 s old (the daemon beats every 30 s). Fields left out keep their value. " +
       "Coming online, or declaring more capacity, offers the server the tasks waiting for one. 422 `INCOMPATIBLE_PROTOCOL` when none of " +
@@ -120,7 +119,6 @@ serverRoutes.get(
     tag: "Servers",
     summary: "List servers",
     description:
-      "List servers.\n\n" +
       "The servers the caller can see, by name, with their load and open sessions.\n\n" +
       "Admins see every server, with its address, machine details and scope; others the servers serving one of their projects.",
     caller: "person",
@@ -169,7 +167,6 @@ serverRoutes.get(
     tag: "Servers",
     summary: "Get a server",
     description:
-      "Get a server.\n\n" +
       "A server the caller can see, with its load.\n\n" +
       "Admins see its address, machine details and scope too. 404 for a server serving none of the caller's projects.",
     caller: "person",
@@ -191,7 +188,6 @@ serverRoutes.delete(
     tag: "Servers",
     summary: "Revoke a server",
     description:
-      "Revoke a server.\n\n" +
       "Revoke a server's API key and close its sessions (admins).\n\n" +
       "Its connected agents and daemon are told to stop; its open sessions close (each with its event). The server stays listed as " +
       "`revoked` and can register again with a new registration token. Revoking again answers the server as it is.",

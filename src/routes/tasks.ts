@@ -463,7 +463,6 @@ export function taskRoutes(surface: "people" | "agents") {
         id: "checkAssignedTasks",
         summary: "Check assigned tasks",
         description:
-          "Check assigned tasks.\n\n" +
           "The unfinished tasks assigned to the calling agent's session, or to its server.\n\n" +
           "With `session_id`: the tasks in that session's project assigned to it, or to its server without naming a session. " +
           "Without: the tasks assigned to the server. At most 200, newest first.",
@@ -480,8 +479,6 @@ export function taskRoutes(surface: "people" | "agents") {
       id: "createTask",
       summary: "Create a task",
       description:
-        "Create a task.\n\n" +
-        "Create a task.\n\n" +
         "Create a task (core task-spec body, or a task-format request).\n\n" +
         "A body with `payload` and no `title` is a **task-format request** (seeds/task-format.md); any other body is the core protocol's (seed §1). " +
         "The project is `project_id`, or that of the `session_id` it comes from.\n\n" +
@@ -506,11 +503,7 @@ export function taskRoutes(surface: "people" | "agents") {
     describe({
       id: "listTasks",
       summary: "List tasks",
-      description:
-        "List tasks.\n\n" +
-        "List tasks.\n\n" +
-        "Tasks the caller can see, newest first, a page at a time.\n\n" +
-        taskFormatOrTask.replace("response", "response for each task"),
+      description: "Tasks the caller can see, newest first, a page at a time.\n\n" + taskFormatOrTask.replace("response", "response for each task"),
       query: listQuery,
       responses: { 200: z.union([taskPageSchema, taskFormatPageSchema]) },
     }),
@@ -615,7 +608,6 @@ export function taskRoutes(surface: "people" | "agents") {
       id: "completeTask",
       summary: "Complete a task",
       description:
-        "Complete a task.\n\n" +
         "Complete a running task with its result (→ `done`).\n\n" +
         "By the assignee, from `running`. `result` is a task-result/v1 object, a legacy object, or a string (kept as " +
         "`{summary, completed_by}`); contract entries without a `status` are fulfilled data. An output envelope (`success` and `recommendation`) " +
@@ -651,7 +643,6 @@ export function taskRoutes(surface: "people" | "agents") {
       id: "askForHelp",
       summary: "Ask for help",
       description:
-        "Ask for help.\n\n" +
         "Ask a person (or an orchestrator session) a question about a running task (→ `needs_human`).\n\n" +
         `By the assignee, from \`running\` or \`needs_human\`. The task resumes when its last open intervention is answered. ${takenBack}`,
       body: helpBody,
@@ -739,8 +730,6 @@ export function taskRoutes(surface: "people" | "agents") {
       id: "addTaskDependency",
       summary: "Add a dependency",
       description:
-        "Add a dependency.\n\n" +
-        "Add a dependency.\n\n" +
         "Make the task depend on another task of its project.\n\n" +
         "Only while the task is `pending` (otherwise 409 `TASK_IMMUTABLE`). An `input` dependency needs the upstream result's `contract_key`. " +
         "A dependency that would close a cycle is 409 `DEPENDENCY_CYCLE`; an upstream not in the project is 422.",
@@ -762,8 +751,6 @@ export function taskRoutes(surface: "people" | "agents") {
       id: "removeTaskDependency",
       summary: "Remove a dependency",
       description:
-        "Remove a dependency.\n\n" +
-        "Remove a dependency.\n\n" +
         "Remove one of the task's dependencies.\n\n" +
         "Only while the task is `pending` (otherwise 409 `TASK_IMMUTABLE`). A task it leaves unblocked may be auto-assigned at once.",
       responses: { 200: removedDependency },
@@ -811,8 +798,6 @@ export function taskRoutes(surface: "people" | "agents") {
       id: "addTaskNote",
       summary: "Add a note",
       description:
-        "Add a note.\n\n" +
-        "Add a note.\n\n" +
         "Leave a note on the task.\n\n" +
         "By anyone who may write to the project, in any status. The note reaches the task's agent (event `note_added`), and its envelope's `prior_context`.",
       body: noteBody,
@@ -841,7 +826,7 @@ export function taskRoutes(surface: "people" | "agents") {
     describe({
       id: "listTaskEvents",
       summary: "List a task's events",
-      description: "List a task's events.\n\n" + "List a task's events.\n\n" + "The task's own events in seq order: its timeline.",
+      description: "The task's own events in seq order: its timeline.",
       responses: { 200: timeline },
     }),
     read,

@@ -83,7 +83,6 @@ telegramSetupRoutes.post(
     tag: "Telegram",
     summary: "Set up Telegram",
     description:
-      "Set up Telegram.\n\n" +
       "Set up the Telegram bot (admins).\n\n" +
       "Asks Telegram who the bot is (`TELEGRAM_BOT_TOKEN`) and points its webhook at this hub's `/telegram/webhook` with `TELEGRAM_WEBHOOK_SECRET`. " +
       "Run it again after changing either. 503 `NOT_CONFIGURED` when a secret is missing; 502 `TELEGRAM_REFUSED` when Telegram refuses.",
@@ -133,7 +132,6 @@ telegramAccountRoutes.post(
     tag: "Auth",
     summary: "Create a Telegram link code",
     description:
-      "Create a Telegram link code.\n\n" +
       "A one-time code to link the caller's Telegram chat.\n\n" +
       "Sending `/start <code>` to the bot (the `deep_link` does it) within ten minutes links that private chat to the caller; a chat linked before is replaced. " +
       "503 `NOT_CONFIGURED` until an admin has set the bot up.",
@@ -157,7 +155,7 @@ telegramAccountRoutes.get(
     id: "getTelegramLink",
     tag: "Auth",
     summary: "Get the Telegram link",
-    description: "Get the Telegram link.\n\n" + "Whether the caller's Telegram chat is linked.",
+    description: "Whether the caller's Telegram chat is linked.",
     caller: "person",
     responses: { 200: telegramLink },
   }),

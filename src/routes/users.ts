@@ -87,7 +87,6 @@ userRoutes.patch(
     tag: "Users",
     summary: "Update a user",
     description:
-      "Update a user.\n\n" +
       "Rename an account, change its role or set its password (admins).\n\n" +
       "A new password revokes the account's refresh tokens. A new role applies to the next request (it is read on each); " +
       "the person's open live feeds are closed so that they reconnect under the new rules.",
@@ -123,7 +122,7 @@ userRoutes.delete(
     id: "deleteUser",
     tag: "Users",
     summary: "Delete a user",
-    description: "Delete a user.\n\n" + "Delete an account (admins); its live feeds close.\n\n" + "409 `CANNOT_DELETE_SELF` for the caller's own account.",
+    description: "Delete an account (admins); its live feeds close.\n\n" + "409 `CANNOT_DELETE_SELF` for the caller's own account.",
     caller: "person",
     responses: { 200: z.object({ deleted: z.literal(true), id }) },
   }),

@@ -147,7 +147,6 @@ webhookRoutes.patch(
     id: "updateWebhook",
     summary: "Update a webhook",
     description:
-      "Update a webhook.\n\n" +
       "Change a webhook's URL, events or description, or disable or enable it.\n\n" +
       URL_RULES +
       "Fields left out stay as they were; `events: null` delivers every type. Enabling clears `disabled_reason`, and what waited is delivered from where it stopped.",
@@ -181,7 +180,7 @@ webhookRoutes.delete(
   webhookOperation({
     id: "deleteWebhook",
     summary: "Delete a webhook",
-    description: "Delete a webhook.\n\n" + "Delete a webhook with the deliveries it still owed.",
+    description: "Delete a webhook with the deliveries it still owed.",
     responses: { 204: { description: "Deleted" } },
   }),
   person("member"),
@@ -202,7 +201,6 @@ webhookRoutes.post(
     id: "rotateWebhookSecret",
     summary: "Rotate a webhook's secret",
     description:
-      "Rotate a webhook's secret.\n\n" +
       "Give a webhook a new signing secret.\n\n" +
       "The answer carries the new `secret`, shown this once. For 24 hours deliveries are signed with the previous secret too (two signatures in `webhook-signature`), " +
       "so the receiver can move over; `previous_secret_expires_at` says until when.",
@@ -265,7 +263,7 @@ webhookRoutes.get(
   webhookOperation({
     id: "listWebhookDeliveries",
     summary: "List deliveries",
-    description: "List deliveries.\n\n" + "The webhook's last 100 deliveries, newest first.",
+    description: "The webhook's last 100 deliveries, newest first.",
     query: deliveriesQuery,
     responses: { 200: z.object({ deliveries: z.array(deliverySchema) }) },
   }),
@@ -297,7 +295,7 @@ webhookRoutes.get(
   webhookOperation({
     id: "getWebhookDelivery",
     summary: "Get a delivery",
-    description: "Get a delivery.\n\n" + "A delivery with every attempt at it.",
+    description: "A delivery with every attempt at it.",
     responses: { 200: deliveryWithAttemptsSchema },
   }),
   person("member"),
