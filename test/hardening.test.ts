@@ -1,6 +1,7 @@
 /** What an outside probe of the hub found, each pinned by a test that fails without its fix. */
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
+import { conformingFetch } from "./api-conformance";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../src/index";
 import { IDEMPOTENCY_LEASE_MS, requestFingerprint } from "../src/http/idempotency";
@@ -129,7 +130,7 @@ describe("agent sockets", () => {
   }, 40_000);
 
   it("refuses an upgrade for a project that does not exist", async () => {
-    const res = await exports.default.fetch(new Request(`${BASE}/api/v1/projects/${crypto.randomUUID()}/agent-ws`, { headers: { Upgrade: "websocket" } }));
+    const res = await conformingFetch(new Request(`${BASE}/api/v1/projects/${crypto.randomUUID()}/agent-ws`, { headers: { Upgrade: "websocket" } }));
     expect(res.status).toBe(404);
     expect(res.webSocket).toBeNull();
   });
@@ -152,7 +153,7 @@ describe("resume positions", () => {
   it("refuses anything but a non-negative safe integer in ?since=", async () => {
     for (const since of ["1e3", "9".repeat(400), "-1", "0x10", " 1", "9007199254740992"]) {
       const path = `/api/v1/projects/${w.project.id}/ws?since=${encodeURIComponent(since)}`;
-      const res = await exports.default.fetch(new Request(BASE + path, { headers: { Upgrade: "websocket", "Sec-WebSocket-Protocol": `bearer, ${w.member.token}` } }));
+      const res = await conformingFetch(new Request(BASE + path, { headers: { Upgrade: "websocket", "Sec-WebSocket-Protocol": `bearer, ${w.member.token}` } }));
       expect(res.status, since).toBe(422);
       expect((await res.json<{ errors: { path: string }[] }>()).errors[0]!.path).toBe("query.since");
       const events = await call(`/api/v1/projects/${w.project.id}/events?since=${encodeURIComponent(since)}`, { token: w.member.token });

@@ -1,5 +1,6 @@
 import { evictDurableObject } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
+import { conformingFetch } from "./api-conformance";
 import { beforeAll, describe, expect, it } from "vitest";
 import { accessTokenUntil, BASE, call, createUser, expectProblem } from "./helpers";
 import { dashboard, isEvent, openSocket } from "./sockets";
@@ -24,7 +25,7 @@ describe("connecting", () => {
   });
 
   it("refuses a bad token, a project the user cannot see, and a plain GET", async () => {
-    const upgrade = (path: string, headers: Record<string, string> = {}) => exports.default.fetch(new Request(BASE + path, { headers: { Upgrade: "websocket", ...headers } }));
+    const upgrade = (path: string, headers: Record<string, string> = {}) => conformingFetch(new Request(BASE + path, { headers: { Upgrade: "websocket", ...headers } }));
     const bad = await upgrade(`/api/v1/projects/${w.project.id}/ws`, { "Sec-WebSocket-Protocol": "bearer, not-a-jwt" });
     expect(bad.status).toBe(401);
     expect(await upgrade(`/api/v1/projects/${w.project.id}/ws`)).toHaveProperty("status", 401);

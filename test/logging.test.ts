@@ -5,7 +5,8 @@
  * (vitest.config.ts); this file sets the production default, info, as an
  * operator would, and puts it back afterwards.
  */
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
+import { conformingFetch } from "./api-conformance";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it, vi } from "vitest";
 import { ADMIN, BOOTSTRAP_TOKEN, bootstrapAdmin, call, createProject, createUser, daemonRegistration, login, registrationToken } from "./helpers";
 
@@ -46,7 +47,7 @@ const lineOf = (reply: { headers: Headers }) => {
   return found[0]!;
 };
 const roomLinesOf = (reply: { headers: Headers }) => lines().filter((l) => l.msg === "room operation" && l.request_id === reply.headers.get("X-Request-Id"));
-const fetchUrl = (url: string, init?: RequestInit) => exports.default.fetch(new Request(url, init));
+const fetchUrl = (url: string, init?: RequestInit) => conformingFetch(new Request(url, init));
 
 async function until<T>(read: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
   const end = Date.now() + timeoutMs;

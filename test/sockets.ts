@@ -1,5 +1,5 @@
 /** WebSocket clients for tests: open through the Worker, and wait for frames with a timeout. */
-import { exports } from "cloudflare:workers";
+import { conformingFetch } from "./api-conformance";
 import { expect } from "vitest";
 import { BASE } from "./helpers";
 
@@ -16,7 +16,7 @@ export interface TestSocket {
 }
 
 export async function openSocket(path: string, headers: Record<string, string> = {}): Promise<TestSocket> {
-  const res = await exports.default.fetch(new Request(BASE + path, { headers: { Upgrade: "websocket", ...headers } }));
+  const res = await conformingFetch(new Request(BASE + path, { headers: { Upgrade: "websocket", ...headers } }));
   expect(res.status, await (res.webSocket ? Promise.resolve("") : res.clone().text())).toBe(101);
   const ws = res.webSocket!;
   ws.accept();
