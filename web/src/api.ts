@@ -1,24 +1,20 @@
 /**
- * The hub's API as the dashboard uses it. The access token lives only in
- * memory; the refresh token is an HttpOnly cookie scoped to the refresh path,
- * out of reach of page scripts. A 401 refreshes once and retries, so the
- * person never notices their access token expiring.
+ * The hub's API as the dashboard uses it: the typed client (client/), so a
+ * call the hub's description does not have fails to compile. The access token
+ * lives only in memory; the refresh token is an HttpOnly cookie scoped to the
+ * refresh path, out of reach of page scripts. A 401 refreshes once and
+ * retries, so the person never notices their access token expiring.
  */
-import type { Me, Problem } from "./types";
+import { checkedHubClient, type Schemas } from "../../client";
 
 export class ApiError extends Error {
   constructor(
     readonly status: number,
-    readonly problem: Problem,
+    /** Partial: an answer from something in front of the hub need not be a problem document. */
+    readonly problem: Partial<Schemas["Problem"]>,
   ) {
     super(problem.detail ?? problem.title ?? `HTTP ${status}`);
   }
-}
-
-interface TokenBody {
-  access_token: string;
-  expires_in: number;
-  user: Me;
 }
 
 /** What to tell the person when a call failed: the hub's `detail`, or that it could not be reached. */
@@ -38,30 +34,59 @@ export const onSignedOut = (listener: () => void) => {
 
 export const currentAccessToken = () => accessToken;
 
-async function readProblem(res: Response): Promise<Problem> {
-  try {
-    return (await res.json()) as Problem;
-  } catch {
-    return { title: res.statusText, status: res.status, detail: `The hub answered ${res.status}` };
-  }
+/** Sends as the signed-in person; a 401 refreshes once and sends again, a refused refresh signs the person out. */
+async function asPerson(request: Request): Promise<Response> {
+  // Kept before sending: a body can be read only once.
+  const again = request.clone();
+  const send = (r: Request) => {
+    if (accessToken) r.headers.set("Authorization", `Bearer ${accessToken}`);
+    return fetch(r);
+  };
+  const res = await send(request);
+  if (res.status !== 401) return res;
+  const refreshed = await refresh();
+  if (refreshed === "ok") return send(again);
+  if (refreshed === "signed-out") signedOutListeners.forEach((l) => l());
+  return res;
 }
 
-async function post<T>(path: string, body: unknown): Promise<T> {
-  const res = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body), credentials: "same-origin" });
-  if (!res.ok) throw new ApiError(res.status, await readProblem(res));
-  return (await res.json()) as T;
+/**
+ * Sign-in, refresh and sign-out go out as they are: their 401 is the answer
+ * (a wrong password, a spent cookie), not an access token to renew.
+ */
+const asIs = (request: Request) => fetch(request);
+
+/** The one client the dashboard calls the hub with. */
+export const hub = checkedHubClient({ fetch: asPerson });
+
+/** What a call of the client comes to: its data, or what went wrong. */
+type Answer = { data?: unknown; error?: unknown; response: Response };
+/** The data of a successful answer, as described (undefined for one without content, a 204). */
+export type DataOf<A> = A extends { data: infer D; error?: never } ? ([D] extends [never] ? undefined : D) : never;
+
+/** The data of an answer, or an ApiError carrying the hub's `detail`. */
+export async function ok<A extends Answer>(call: Promise<A>): Promise<DataOf<A>> {
+  const { data, error, response } = await call;
+  if (!response.ok) throw new ApiError(response.status, problemOf(error, response));
+  // A 204 has no body: `data` is then undefined, which its description (no content) allows.
+  return data as DataOf<A>;
+}
+
+function problemOf(error: unknown, res: Response): Partial<Schemas["Problem"]> {
+  if (error && typeof error === "object") return error;
+  return { title: res.statusText, status: res.status, detail: `The hub answered ${res.status}` };
 }
 
 /** Signs in; the hub sets the refresh cookie. */
-export async function signIn(email: string, password: string): Promise<Me> {
-  const tokens = await post<TokenBody>("/api/v1/auth/login", { email, password, refresh_cookie: true });
+export async function signIn(email: string, password: string): Promise<Schemas["User"]> {
+  const tokens = await ok(hub.POST("/api/v1/auth/login", { body: { email, password, refresh_cookie: true }, fetch: asIs }));
   accessToken = tokens.access_token;
   return tokens.user;
 }
 
 async function rotate(): Promise<Refreshed> {
   try {
-    accessToken = (await post<TokenBody>("/api/v1/auth/refresh", {})).access_token;
+    accessToken = (await ok(hub.POST("/api/v1/auth/refresh", { body: {}, fetch: asIs }))).access_token;
     return "ok";
   } catch (e) {
     // Only the hub saying no ends the session; an outage or a throttle leaves it to the next try.
@@ -87,28 +112,6 @@ export function refresh(): Promise<Refreshed> {
 
 export async function signOut() {
   accessToken = null;
-  await fetch("/api/v1/auth/logout", { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}", credentials: "same-origin" }).catch(() => undefined);
+  await hub.POST("/api/v1/auth/logout", { body: {}, fetch: asIs }).catch(() => undefined);
   signedOutListeners.forEach((l) => l());
-}
-
-/** Calls the API as the signed-in person; problems become ApiErrors carrying the hub's `detail`. */
-export async function api<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
-  const send = () =>
-    fetch(path, {
-      method: init.method ?? (init.body === undefined ? "GET" : "POST"),
-      headers: {
-        ...(accessToken ? { Authorization: `Bearer ${accessToken}` } : {}),
-        ...(init.body === undefined ? {} : { "Content-Type": "application/json" }),
-      },
-      body: init.body === undefined ? undefined : JSON.stringify(init.body),
-    });
-  let res = await send();
-  if (res.status === 401) {
-    const refreshed = await refresh();
-    if (refreshed === "ok") res = await send();
-    else if (refreshed === "signed-out") signedOutListeners.forEach((l) => l());
-  }
-  if (!res.ok) throw new ApiError(res.status, await readProblem(res));
-  // Deletions may answer 204, with no body to read.
-  return (res.status === 204 ? undefined : await res.json()) as T;
 }

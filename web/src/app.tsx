@@ -1,7 +1,7 @@
 /** The app: restores the session from the refresh cookie, then shows the page the path names. */
 import { createContext } from "preact";
 import { useContext, useEffect, useState } from "preact/hooks";
-import { api, onSignedOut, refresh, signOut } from "./api";
+import { hub, ok, onSignedOut, refresh, signOut } from "./api";
 import { linkProps, useRoute } from "./router";
 import type { Me } from "./types";
 import { Account } from "./views/account";
@@ -32,7 +32,7 @@ export function App() {
 
   useEffect(() => {
     // A reload keeps the person signed in: the refresh cookie gives a new access token.
-    void (async () => setMe((await refresh()) === "ok" ? await api<Me>("/api/v1/auth/me").catch(() => null) : null))();
+    void (async () => setMe((await refresh()) === "ok" ? await ok(hub.GET("/api/v1/auth/me")).catch(() => null) : null))();
     return onSignedOut(() => setMe(null));
   }, []);
 

@@ -4,9 +4,9 @@
  * pages GET /events instead, and the access token is renewed on the socket
  * before it expires and before every reconnection.
  */
-import { api, currentAccessToken, refresh } from "./api";
+import { currentAccessToken, hub, ok, refresh } from "./api";
 import { CLOSE_GONE, CLOSE_REVOKED } from "./close-codes";
-import type { HubEvent } from "./types";
+import { fromLog, type HubEvent } from "./types";
 
 export type FeedStatus = "connecting" | "live" | "reconnecting" | "closed";
 
@@ -71,7 +71,9 @@ export class ProjectFeed {
       this.reconnect(true);
     };
     this.renewTimer = setInterval(() => {
-      void refresh().then((r) => r === "ok" && ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify({ type: "auth", access_token: currentAccessToken() })));
+      void refresh().then(
+        (r) => r === "ok" && ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify({ type: "auth", access_token: currentAccessToken() })),
+      );
     }, RENEW_MS);
   }
 
@@ -93,7 +95,10 @@ export class ProjectFeed {
     }, delay);
   }
 
-  private onFrame(ws: WebSocket, frame: EventFrame | { type: "resumed"; last_seq: number } | { type: "resync_required"; since: number; head: number } | { type: string }) {
+  private onFrame(
+    ws: WebSocket,
+    frame: EventFrame | { type: "resumed"; last_seq: number } | { type: "resync_required"; since: number; head: number } | { type: string },
+  ) {
     if (frame.type === "event") {
       if (this.held) this.held.push(frame as EventFrame);
       else this.apply(frame as EventFrame);
@@ -121,12 +126,12 @@ export class ProjectFeed {
     this.held = [];
     try {
       for (;;) {
-        const page = await api<{ events: (HubEvent & { type: string })[]; next_since: number }>(
-          `/api/v1/projects/${this.projectId}/events?since=${this.lastSeq}&limit=1000`,
+        const page = await ok(
+          hub.GET("/api/v1/projects/{id}/events", { params: { path: { id: this.projectId }, query: { since: String(this.lastSeq), limit: 1000 } } }),
         );
         if (this.ws !== ws) return;
         if (page.events.length === 0) break;
-        this.onEvents(page.events.map((e) => ({ ...e, event_type: e.type })));
+        this.onEvents(page.events.map(fromLog));
         this.lastSeq = page.next_since;
       }
       const held = this.held;

@@ -4,14 +4,14 @@
  * they care about, to read what they show again after.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, messageOf } from "./api";
+import { hub, messageOf, ok } from "./api";
 import { ProjectFeed, type FeedStatus } from "./live";
-import type { HubEvent, Project } from "./types";
+import type { HubEvent, ProjectHead } from "./types";
 
 const REREAD_DELAY_MS = 150;
 
 export interface ProjectFeedState {
-  project: Project | null;
+  project: ProjectHead | null;
   status: FeedStatus;
   /** The wanted events of the latest batch the feed delivered. */
   latest: HubEvent[];
@@ -20,7 +20,7 @@ export interface ProjectFeedState {
 
 /** Follows the project's feed from its head; `wanted` picks the event types kept (all when left out). */
 export function useProjectFeed(projectId: string, wanted?: ReadonlySet<string>): ProjectFeedState {
-  const [project, setProject] = useState<Project | null>(null);
+  const [project, setProject] = useState<ProjectHead | null>(null);
   const [status, setStatus] = useState<FeedStatus>("connecting");
   const [latest, setLatest] = useState<HubEvent[]>([]);
   const [error, setError] = useState<string | null>(null);
@@ -31,7 +31,7 @@ export function useProjectFeed(projectId: string, wanted?: ReadonlySet<string>):
     setProject(null);
     setLatest([]);
     setError(null);
-    void api<Project & { last_seq: number }>(`/api/v1/projects/${projectId}`).then(
+    void ok(hub.GET("/api/v1/projects/{id}", { params: { path: { id: projectId } } })).then(
       (p) => {
         if (!live) return;
         feed = new ProjectFeed(

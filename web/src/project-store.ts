@@ -5,9 +5,9 @@
  * is shown ends as the hub has it even when events come faster than reads.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, ApiError } from "./api";
+import { ApiError, hub, ok } from "./api";
 import { ProjectFeed, type FeedStatus } from "./live";
-import type { HubEvent, Project, Task, TaskStatus } from "./types";
+import { tasksOf, type HubEvent, type ProjectHead, type Task, type TaskStatus } from "./types";
 
 const REREAD_DELAY_MS = 150;
 const MAX_REREAD_DELAY_MS = 10_000;
@@ -15,7 +15,7 @@ const MAX_REREAD_DELAY_MS = 10_000;
 const READ_BATCH = 200;
 
 export interface ProjectState {
-  project: Project | null;
+  project: ProjectHead | null;
   tasks: Map<string, Task>;
   events: HubEvent[];
   status: FeedStatus;
@@ -36,19 +36,22 @@ function applyEvent(task: Task, e: HubEvent): Task {
   return next;
 }
 
+const taskPage = (projectId: string, cursor: string | null) =>
+  ok(hub.GET("/api/v1/tasks", { params: { query: { project_id: projectId, limit: READ_BATCH, ...(cursor ? { cursor } : {}) } } }));
+
 export async function readAllTasks(projectId: string): Promise<Task[]> {
   const all: Task[] = [];
   let cursor: string | null = null;
   do {
-    const page: { tasks: Task[]; next_cursor: string | null } = await api(`/api/v1/tasks?project_id=${projectId}&limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
-    all.push(...page.tasks);
+    const page = await taskPage(projectId, cursor);
+    all.push(...tasksOf(page));
     cursor = page.next_cursor;
   } while (cursor);
   return all;
 }
 
 export function useProject(projectId: string, keepEvents = 200): ProjectState {
-  const [project, setProject] = useState<Project | null>(null);
+  const [project, setProject] = useState<ProjectHead | null>(null);
   const [tasks, setTasks] = useState<Map<string, Task>>(new Map());
   const [events, setEvents] = useState<HubEvent[]>([]);
   const [status, setStatus] = useState<FeedStatus>("connecting");
@@ -76,9 +79,9 @@ export function useProject(projectId: string, keepEvents = 200): ProjectState {
       stale.clear();
       for (let i = 0; i < ids.length; i += READ_BATCH) {
         const batch = ids.slice(i, i + READ_BATCH);
-        let read: { tasks: Task[] } | null = null;
+        let read: Task[] | null = null;
         try {
-          read = await api<{ tasks: Task[] }>(`/api/v1/tasks?project_id=${projectId}&ids=${batch.join(",")}&limit=${READ_BATCH}`);
+          read = tasksOf(await ok(hub.GET("/api/v1/tasks", { params: { query: { project_id: projectId, ids: batch.join(","), limit: READ_BATCH } } })));
           failures = 0;
         } catch (e) {
           // The hub refusing (access gone) is final; an outage is read again, less and less often.
@@ -89,7 +92,7 @@ export function useProject(projectId: string, keepEvents = 200): ProjectState {
         if (!read) continue;
         setTasks((current) => {
           const next = new Map(current);
-          const found = new Map(read.tasks.map((t) => [t.id, t]));
+          const found = new Map(read.map((t) => [t.id, t]));
           // A task the read no longer finds was deleted with its project's data.
           for (const id of batch) found.has(id) ? next.set(id, found.get(id)!) : next.delete(id);
           return next;
@@ -115,7 +118,7 @@ export function useProject(projectId: string, keepEvents = 200): ProjectState {
 
     void (async () => {
       try {
-        const p = await api<Project & { last_seq: number }>(`/api/v1/projects/${projectId}`);
+        const p = await ok(hub.GET("/api/v1/projects/{id}", { params: { path: { id: projectId } } }));
         if (!live) return;
         setProject(p);
         // Follow the log from the project's head, then read the tasks: nothing that happens in between is missed.

@@ -5,10 +5,10 @@
  * shown ends as the hub has it.
  */
 import { useEffect, useState } from "preact/hooks";
-import { api } from "./api";
+import { hub, ok } from "./api";
 import type { FeedStatus } from "./live";
 import { useProjectFeed, useReread } from "./project-feed";
-import type { HubEvent, Project, Session, SessionStatus } from "./types";
+import type { HubEvent, ProjectHead, Session, SessionStatus } from "./types";
 
 const SESSION_EVENTS = new Set(["session_created", "session_started", "session_closed", "session_error"]);
 
@@ -27,7 +27,7 @@ function withEvents(session: Session, events: HubEvent[]): Session {
 }
 
 export interface SessionsState {
-  project: Project | null;
+  project: ProjectHead | null;
   status: FeedStatus;
   sessions: Session[] | null;
   error: string | null;
@@ -41,7 +41,7 @@ export function useSessions(projectId: string, filter: SessionFilter): SessionsS
   const [sessions, setSessions] = useState<Session[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const reread = useReread(
-    () => api<{ sessions: Session[] }>(`/api/v1/projects/${projectId}/sessions?status=${filter}`),
+    () => ok(hub.GET("/api/v1/projects/{id}/sessions", { params: { path: { id: projectId }, query: { status: filter } } })),
     (r) => {
       setSessions(r.sessions);
       setError(null);
@@ -61,7 +61,7 @@ export function useSessions(projectId: string, filter: SessionFilter): SessionsS
 }
 
 export interface SessionState {
-  project: Project | null;
+  project: ProjectHead | null;
   status: FeedStatus;
   session: Session | null;
   error: string | null;
@@ -74,7 +74,7 @@ export function useSession(projectId: string, sessionId: string): SessionState {
   const [session, setSession] = useState<Session | null>(null);
   const [error, setError] = useState<string | null>(null);
   const reread = useReread(
-    () => api<Session>(`/api/v1/projects/${projectId}/sessions/${sessionId}`),
+    () => ok(hub.GET("/api/v1/projects/{id}/sessions/{sid}", { params: { path: { id: projectId, sid: sessionId } } })),
     (s) => {
       setSession(s);
       setError(null);

@@ -5,7 +5,7 @@
  * growing pause; every connection starts with the recent scrollback, so the
  * screen is cleared before it.
  */
-import { api, ApiError, currentAccessToken, refresh } from "./api";
+import { ApiError, currentAccessToken, hub, ok, refresh } from "./api";
 import { base64FromBytes, bytesFromBase64 } from "./base64";
 import { CLOSE_GONE, CLOSE_REVOKED } from "./close-codes";
 import type { SessionStatus } from "./types";
@@ -158,7 +158,7 @@ export class TerminalLink {
   /** A refused upgrade closes like any drop (the browser hides its status); the API tells whether the session is still there to watch. */
   private async gone() {
     try {
-      await api(`/api/v1/projects/${this.projectId}/sessions/${this.sessionId}`);
+      await ok(hub.GET("/api/v1/projects/{id}/sessions/{sid}", { params: { path: { id: this.projectId, sid: this.sessionId } } }));
       return false;
     } catch (e) {
       return e instanceof ApiError && (e.status === 403 || e.status === 404);

@@ -1,9 +1,9 @@
 /** A project's event feed: the latest from its log, then live. */
 import { useEffect, useMemo, useState } from "preact/hooks";
-import { api } from "../api";
+import { hub, ok } from "../api";
 import { useProject } from "../project-store";
 import { linkProps } from "../router";
-import type { HubEvent } from "../types";
+import { fromLog, type HubEvent } from "../types";
 import { ProjectTabs } from "./project-tabs";
 
 const HISTORY = 100;
@@ -11,13 +11,13 @@ const HISTORY = 100;
 export function Activity({ projectId }: { projectId: string }) {
   const state = useProject(projectId, HISTORY);
   const [history, setHistory] = useState<HubEvent[]>([]);
-  const head = (state.project as { last_seq?: number } | null)?.last_seq;
+  const head = state.project?.last_seq;
 
   useEffect(() => {
     if (head === undefined) return;
-    void api<{ events: (HubEvent & { type: string })[] }>(`/api/v1/projects/${projectId}/events?since=${Math.max(0, head - HISTORY)}&limit=${HISTORY}`).then((r) =>
-      setHistory(r.events.map((e) => ({ ...e, event_type: e.type })).reverse()),
-    );
+    void ok(
+      hub.GET("/api/v1/projects/{id}/events", { params: { path: { id: projectId }, query: { since: String(Math.max(0, head - HISTORY)), limit: HISTORY } } }),
+    ).then((r) => setHistory(r.events.map(fromLog).reverse()));
   }, [projectId, head]);
 
   const shown = useMemo(() => {

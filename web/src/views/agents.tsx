@@ -1,14 +1,9 @@
 /** The servers agents run on: presence, capabilities, load against capacity; registration tokens for admins. */
 import { useEffect, useState } from "preact/hooks";
-import { api, messageOf } from "../api";
+import { hub, messageOf, ok } from "../api";
 import { useMe } from "../app";
-import type { Project, Server } from "../types";
+import type { IssuedToken, Server } from "../types";
 import { Problem } from "./controls";
-
-interface IssuedToken {
-  token: string;
-  expires_at: string;
-}
 
 /** How often presence is read again (servers beat every 30 s and count as offline after 90 s). */
 const REFRESH_MS = 15_000;
@@ -24,9 +19,16 @@ export function Agents() {
   const [error, setError] = useState<string | null>(null);
 
   useEffect(() => {
-    const load = () => void api<{ servers: Server[] }>("/api/v1/servers").then((r) => setServers(r.servers), (e) => setError(e.message));
+    const load = () =>
+      void ok(hub.GET("/api/v1/servers")).then(
+        (r) => setServers(r.servers),
+        (e) => setError(e.message),
+      );
     load();
-    void api<{ projects: Project[] }>("/api/v1/projects").then((r) => setProjects(new Map(r.projects.map((p) => [p.id, p.name]))), () => undefined);
+    void ok(hub.GET("/api/v1/projects")).then(
+      (r) => setProjects(new Map(r.projects.map((p) => [p.id, p.name]))),
+      () => undefined,
+    );
     const timer = setInterval(load, REFRESH_MS);
     return () => clearInterval(timer);
   }, []);
@@ -34,7 +36,7 @@ export function Agents() {
   const issue = async () => {
     setError(null);
     try {
-      setIssued(await api<IssuedToken>("/api/v1/servers/tokens", { body: {} }));
+      setIssued(await ok(hub.POST("/api/v1/servers/tokens", { body: {} })));
     } catch (e) {
       setError(messageOf(e));
     }

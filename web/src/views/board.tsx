@@ -1,6 +1,6 @@
 /** The board: a project's tasks in columns by status, filtered, live. */
 import { useMemo, useState } from "preact/hooks";
-import { api, messageOf } from "../api";
+import { hub, messageOf, ok } from "../api";
 import { useCanWrite } from "../app";
 import { useProject } from "../project-store";
 import { linkProps } from "../router";
@@ -131,13 +131,13 @@ function TaskCard({ task }: { task: Task }) {
 function NewTask({ projectId }: { projectId: string }) {
   const [title, setTitle] = useState("");
   const [spec, setSpec] = useState("");
-  const [priority, setPriority] = useState("normal");
+  const [priority, setPriority] = useState<Task["priority"]>("normal");
   const [error, setError] = useState<string | null>(null);
   const create = async (e: Event) => {
     e.preventDefault();
     setError(null);
     try {
-      await api("/api/v1/tasks", { body: { project_id: projectId, title, spec, priority } });
+      await ok(hub.POST("/api/v1/tasks", { body: { project_id: projectId, title, spec, priority } }));
       setTitle("");
       setSpec("");
     } catch (err) {

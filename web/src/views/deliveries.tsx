@@ -5,7 +5,7 @@
  * the project's events).
  */
 import { useEffect, useState } from "preact/hooks";
-import { api } from "../api";
+import { hub, ok } from "../api";
 import { useReread } from "../project-feed";
 import type { Delivery, DeliveryAttempt, DeliveryStatus, Webhook } from "../types";
 import { Problem, useAction } from "./controls";
@@ -29,9 +29,13 @@ export function Deliveries({ hook, asked }: { hook: Webhook; /** Changes when th
   const [deliveries, setDeliveries] = useState<Delivery[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
-  const base = `/api/v1/projects/${hook.project_id}/webhooks/${hook.id}`;
   const reread = useReread(
-    () => api<{ deliveries: Delivery[] }>(`${base}/deliveries${filter ? `?status=${filter}` : ""}`),
+    () =>
+      ok(
+        hub.GET("/api/v1/projects/{id}/webhooks/{wid}/deliveries", {
+          params: { path: { id: hook.project_id, wid: hook.id }, query: filter ? { status: filter } : {} },
+        }),
+      ),
     (r) => {
       setDeliveries(r.deliveries);
       setError(null);
@@ -63,7 +67,9 @@ export function Deliveries({ hook, asked }: { hook: Webhook; /** Changes when th
           </select>
         </label>
         <span class="muted" aria-live="polite">
-          {deliveries ? `${deliveries.length} ${deliveries.length === 1 ? "delivery" : "deliveries"}${deliveries.length === 100 ? " (the newest 100)" : ""}` : "Loading deliveries…"}
+          {deliveries
+            ? `${deliveries.length} ${deliveries.length === 1 ? "delivery" : "deliveries"}${deliveries.length === 100 ? " (the newest 100)" : ""}`
+            : "Loading deliveries…"}
         </span>
       </div>
       <Problem message={error} />
@@ -84,7 +90,7 @@ export function Deliveries({ hook, asked }: { hook: Webhook; /** Changes when th
           </thead>
           <tbody>
             {deliveries.map((d) => (
-              <DeliveryRow key={d.id} base={base} delivery={d} open={open.has(d.id)} onToggle={() => toggle(d.id)} onRedelivered={() => reread(0)} />
+              <DeliveryRow key={d.id} hook={hook} delivery={d} open={open.has(d.id)} onToggle={() => toggle(d.id)} onRedelivered={() => reread(0)} />
             ))}
           </tbody>
         </table>
@@ -94,7 +100,7 @@ export function Deliveries({ hook, asked }: { hook: Webhook; /** Changes when th
   );
 }
 
-function DeliveryRow(props: { base: string; delivery: Delivery; open: boolean; onToggle: () => void; onRedelivered: () => void }) {
+function DeliveryRow(props: { hook: Webhook; delivery: Delivery; open: boolean; onToggle: () => void; onRedelivered: () => void }) {
   const d = props.delivery;
   const { run, busy, problem } = useAction();
   return (
@@ -126,7 +132,11 @@ function DeliveryRow(props: { base: string; delivery: Delivery; open: boolean; o
               disabled={busy !== null}
               onClick={() =>
                 void run("redeliver", async () => {
-                  await api(`${props.base}/deliveries/${d.id}/redeliver`, { body: {} });
+                  await ok(
+                    hub.POST("/api/v1/projects/{id}/webhooks/{wid}/deliveries/{did}/redeliver", {
+                      params: { path: { id: props.hook.project_id, wid: props.hook.id, did: d.id } },
+                    }),
+                  );
                   props.onRedelivered();
                 })
               }
@@ -140,7 +150,7 @@ function DeliveryRow(props: { base: string; delivery: Delivery; open: boolean; o
       {props.open && (
         <tr class="attempt-log-row">
           <td colSpan={7}>
-            <AttemptLog url={`${props.base}/deliveries/${d.id}`} version={[d.status, d.attempts, d.delivered_at, d.next_attempt_at].join()} />
+            <AttemptLog hook={props.hook} deliveryId={d.id} version={[d.status, d.attempts, d.delivered_at, d.next_attempt_at].join()} />
           </td>
         </tr>
       )}
@@ -149,19 +159,21 @@ function DeliveryRow(props: { base: string; delivery: Delivery; open: boolean; o
 }
 
 /** Every attempt at one delivery, redeliveries included; read again whenever the delivery changes. */
-function AttemptLog({ url, version }: { url: string; version: string }) {
+function AttemptLog({ hook, deliveryId, version }: { hook: Webhook; deliveryId: string; version: string }) {
   const [attempts, setAttempts] = useState<DeliveryAttempt[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     let live = true;
-    void api<Delivery & { attempt_log: DeliveryAttempt[] }>(url).then(
+    void ok(
+      hub.GET("/api/v1/projects/{id}/webhooks/{wid}/deliveries/{did}", { params: { path: { id: hook.project_id, wid: hook.id, did: deliveryId } } }),
+    ).then(
       (r) => live && setAttempts(r.attempt_log),
       (e) => live && setError(e.message),
     );
     return () => {
       live = false;
     };
-  }, [url, version]);
+  }, [hook.id, deliveryId, version]);
   if (error) return <Problem message={error} />;
   if (!attempts) return <p class="muted">Loading attempts…</p>;
   if (attempts.length === 0) return <p class="muted">Not tried yet.</p>;
@@ -169,7 +181,8 @@ function AttemptLog({ url, version }: { url: string; version: string }) {
     <ol class="attempt-log">
       {attempts.map((a) => (
         <li key={a.attempt} data-status-code={a.status_code ?? undefined}>
-          <span class="badge">#{a.attempt}</span> {when(a.at)} · {a.status_code !== null ? <span class="code">{a.status_code}</span> : <span class="muted">no answer</span>} ·{" "}
+          <span class="badge">#{a.attempt}</span> {when(a.at)} ·{" "}
+          {a.status_code !== null ? <span class="code">{a.status_code}</span> : <span class="muted">no answer</span>} ·{" "}
           <span class="duration">{a.duration_ms} ms</span>
           {a.error && (
             <>

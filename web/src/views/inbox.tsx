@@ -1,9 +1,9 @@
 /** What waits for a person across their projects: open questions and plans to review, answerable here. */
 import { useEffect, useState } from "preact/hooks";
-import { api } from "../api";
+import { hub, ok } from "../api";
 import { useCanWrite } from "../app";
 import { linkProps } from "../router";
-import type { Intervention, Task } from "../types";
+import { tasksOf, type Intervention, type Task } from "../types";
 import { useAction } from "./controls";
 
 const REFRESH_MS = 10_000;
@@ -16,11 +16,11 @@ export function Inbox() {
 
   const load = async () => {
     const [open, review] = await Promise.all([
-      api<Intervention[]>("/api/v1/interventions?status=pending"),
-      api<{ tasks: Task[] }>("/api/v1/tasks?status=plan_review&limit=200"),
+      ok(hub.GET("/api/v1/interventions", { params: { query: { status: "pending" } } })),
+      ok(hub.GET("/api/v1/tasks", { params: { query: { status: "plan_review", limit: 200 } } })),
     ]);
     setQuestions(open);
-    setPlans(review.tasks);
+    setPlans(tasksOf(review));
   };
   useEffect(() => {
     void load();
@@ -47,7 +47,7 @@ export function Inbox() {
           key={i.id}
           onSubmit={(e) => {
             e.preventDefault();
-            void act(i.id, () => api(`/api/v1/interventions/${i.id}/respond`, { body: { response: draft(i.id) } }));
+            void act(i.id, () => ok(hub.POST("/api/v1/interventions/{id}/respond", { params: { path: { id: i.id } }, body: { response: draft(i.id) } })));
           }}
         >
           <p>
@@ -85,10 +85,15 @@ export function Inbox() {
               class="inline"
               onSubmit={(e) => {
                 e.preventDefault();
-                void act(`revise-${t.id}`, () => api(`/api/v1/tasks/${t.id}/revise-plan`, { body: { feedback: draft(t.id) } }));
+                void act(`revise-${t.id}`, () =>
+                  ok(hub.POST("/api/v1/tasks/{id}/revise-plan", { params: { path: { id: t.id } }, body: { feedback: draft(t.id) } })),
+                );
               }}
             >
-              <button type="button" onClick={() => void act(`approve-${t.id}`, () => api(`/api/v1/tasks/${t.id}/approve-plan`, { body: {} }))}>
+              <button
+                type="button"
+                onClick={() => void act(`approve-${t.id}`, () => ok(hub.POST("/api/v1/tasks/{id}/approve-plan", { params: { path: { id: t.id } } })))}
+              >
                 Approve plan
               </button>
               {problem(`approve-${t.id}`)}

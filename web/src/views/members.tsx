@@ -1,12 +1,10 @@
 /** Who belongs to a project; admins add and remove members. */
 import { useEffect, useState } from "preact/hooks";
-import { api, messageOf } from "../api";
+import { hub, messageOf, ok } from "../api";
 import { useMe } from "../app";
-import type { Me, Project } from "../types";
+import type { Me, Member, Project } from "../types";
 import { ProjectTabs } from "./project-tabs";
 import { Problem } from "./controls";
-
-type Member = Me & { member_since: string };
 
 export function Members({ projectId }: { projectId: string }) {
   const me = useMe();
@@ -17,12 +15,16 @@ export function Members({ projectId }: { projectId: string }) {
   const [error, setError] = useState<string | null>(null);
 
   const load = async () => {
-    setMembers((await api<{ members: Member[] }>(`/api/v1/projects/${projectId}/members`)).members);
+    setMembers((await ok(hub.GET("/api/v1/projects/{id}/members", { params: { path: { id: projectId } } }))).members);
   };
   useEffect(() => {
-    void api<Project>(`/api/v1/projects/${projectId}`).then(setProject, (e) => setError(e.message));
+    void ok(hub.GET("/api/v1/projects/{id}", { params: { path: { id: projectId } } })).then(setProject, (e) => setError(e.message));
     void load().catch((e) => setError(e.message));
-    if (me.role === "admin") void api<{ users: Me[] }>("/api/v1/users").then((r) => setUsers(r.users), () => undefined);
+    if (me.role === "admin")
+      void ok(hub.GET("/api/v1/users")).then(
+        (r) => setUsers(r.users),
+        () => undefined,
+      );
   }, [projectId]);
 
   const act = async (action: () => Promise<unknown>) => {
@@ -45,7 +47,11 @@ export function Members({ projectId }: { projectId: string }) {
             <th scope="col">Member</th>
             <th scope="col">Role</th>
             <th scope="col">Since</th>
-            {me.role === "admin" && <th scope="col"><span class="muted">Remove</span></th>}
+            {me.role === "admin" && (
+              <th scope="col">
+                <span class="muted">Remove</span>
+              </th>
+            )}
           </tr>
         </thead>
         <tbody>
@@ -58,7 +64,13 @@ export function Members({ projectId }: { projectId: string }) {
               <td>{new Date(m.member_since).toLocaleDateString()}</td>
               {me.role === "admin" && (
                 <td>
-                  <button type="button" class="danger" onClick={() => void act(() => api(`/api/v1/projects/${projectId}/members/${m.id}`, { method: "DELETE" }))}>
+                  <button
+                    type="button"
+                    class="danger"
+                    onClick={() =>
+                      void act(() => ok(hub.DELETE("/api/v1/projects/{id}/members/{userId}", { params: { path: { id: projectId, userId: m.id } } })))
+                    }
+                  >
                     Remove {m.email}
                   </button>
                 </td>
@@ -73,7 +85,7 @@ export function Members({ projectId }: { projectId: string }) {
           class="inline"
           onSubmit={(e) => {
             e.preventDefault();
-            void act(() => api(`/api/v1/projects/${projectId}/members`, { body: { user_id: chosen } }));
+            void act(() => ok(hub.POST("/api/v1/projects/{id}/members", { params: { path: { id: projectId } }, body: { user_id: chosen } })));
           }}
         >
           <label>

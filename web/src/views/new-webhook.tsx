@@ -1,6 +1,6 @@
 /** Adding a webhook to a project: where to post, which events, what it is for. */
 import { useState } from "preact/hooks";
-import { api } from "../api";
+import { hub, ok } from "../api";
 import type { WebhookWithSecret } from "../types";
 import { useAction } from "./controls";
 import { EventPicker, type EventChoice } from "./event-picker";
@@ -19,9 +19,12 @@ export function NewWebhook({ projectId, onCreated }: { projectId: string; onCrea
   const create = (e: Event) => {
     e.preventDefault();
     void run("create", async () => {
-      const hook = await api<WebhookWithSecret>(`/api/v1/projects/${projectId}/webhooks`, {
-        body: { url: draft.url.trim(), events: draft.events, ...(draft.description.trim() ? { description: draft.description.trim() } : {}) },
-      });
+      const hook = await ok(
+        hub.POST("/api/v1/projects/{id}/webhooks", {
+          params: { path: { id: projectId } },
+          body: { url: draft.url.trim(), events: draft.events, ...(draft.description.trim() ? { description: draft.description.trim() } : {}) },
+        }),
+      );
       setDraft(EMPTY);
       onCreated(hook);
     });
@@ -33,12 +36,26 @@ export function NewWebhook({ projectId, onCreated }: { projectId: string; onCrea
         <label class="grow">
           URL
           {/* Not type=url: the hub's own check names what is wrong with an address. */}
-          <input name="webhook-url" required maxLength={2048} inputMode="url" placeholder="https://example.com/hooks/orchestratia" value={draft.url} onInput={(e) => setDraft({ ...draft, url: e.currentTarget.value })} />
+          <input
+            name="webhook-url"
+            required
+            maxLength={2048}
+            inputMode="url"
+            placeholder="https://example.com/hooks/orchestratia"
+            value={draft.url}
+            onInput={(e) => setDraft({ ...draft, url: e.currentTarget.value })}
+          />
         </label>
         <EventPicker value={draft.events} onChange={(events) => setDraft({ ...draft, events })} />
         <label class="grow">
           Description
-          <input name="webhook-description" maxLength={500} placeholder="optional" value={draft.description} onInput={(e) => setDraft({ ...draft, description: e.currentTarget.value })} />
+          <input
+            name="webhook-description"
+            maxLength={500}
+            placeholder="optional"
+            value={draft.description}
+            onInput={(e) => setDraft({ ...draft, description: e.currentTarget.value })}
+          />
         </label>
         <button type="submit" disabled={busy !== null}>
           Add webhook

@@ -1,6 +1,6 @@
 /** The projects the person can see, and a form to create one. */
 import { useEffect, useState } from "preact/hooks";
-import { api, messageOf } from "../api";
+import { hub, messageOf, ok } from "../api";
 import { useCanWrite } from "../app";
 import { linkProps, navigate } from "../router";
 import type { Project } from "../types";
@@ -13,14 +13,17 @@ export function Projects() {
   const [error, setError] = useState<string | null>(null);
 
   useEffect(() => {
-    void api<{ projects: Project[] }>("/api/v1/projects").then((r) => setProjects(r.projects), (e) => setError(String(e.message)));
+    void ok(hub.GET("/api/v1/projects")).then(
+      (r) => setProjects(r.projects),
+      (e) => setError(String(e.message)),
+    );
   }, []);
 
   const create = async (e: Event) => {
     e.preventDefault();
     setError(null);
     try {
-      const project = await api<Project>("/api/v1/projects", { body: { name } });
+      const project = await ok(hub.POST("/api/v1/projects", { body: { name } }));
       navigate(`/projects/${project.id}/board`);
     } catch (err) {
       setError(messageOf(err));

@@ -1,5 +1,5 @@
 /** Ending an open session: closing it (its agent is asked to exit) or killing it (stopped at once, after a confirmation). */
-import { api } from "../api";
+import { hub, ok } from "../api";
 import { useCanWrite } from "../app";
 import type { Session } from "../types";
 import { useAction } from "./controls";
@@ -12,7 +12,11 @@ export function SessionControls({ session, onChanged }: { session: Session; onCh
   if (!canWrite || !isOpen(session)) return null;
   const end = (key: "close" | "kill") =>
     run(key, async () => {
-      await api<Session>(`/api/v1/projects/${session.project_id}/sessions/${session.id}${key === "kill" ? "?mode=kill" : ""}`, { method: "DELETE" });
+      await ok(
+        hub.DELETE("/api/v1/projects/{id}/sessions/{sid}", {
+          params: { path: { id: session.project_id, sid: session.id }, query: key === "kill" ? { mode: "kill" } : {} },
+        }),
+      );
       onChanged();
     });
   return (

@@ -1,6 +1,6 @@
 /** Starting an agent session on one of the project's servers; its daemon opens the terminal. */
 import { useEffect, useState } from "preact/hooks";
-import { api } from "../api";
+import { hub, ok } from "../api";
 import type { Server, Session } from "../types";
 import { useAction } from "./controls";
 
@@ -23,7 +23,6 @@ const serves = (s: Server, projectId: string) => !s.revoked && (s.project_ids ==
 
 function serverLabel(s: Server) {
   if (s.status === "offline") return `${s.name} (offline)`;
-  if (s.daemon_connected === undefined) return `${s.name} (online)`;
   return `${s.name} (online, ${s.daemon_connected ? "daemon connected" : "daemon not connected"})`;
 }
 
@@ -33,7 +32,11 @@ export function StartSession({ projectId, onStarted }: { projectId: string; onSt
   const { run, busy, problem } = useAction();
 
   useEffect(() => {
-    const load = () => void api<{ servers: Server[] }>("/api/v1/servers").then((r) => setServers(r.servers.filter((s) => serves(s, projectId))), () => undefined);
+    const load = () =>
+      void ok(hub.GET("/api/v1/servers")).then(
+        (r) => setServers(r.servers.filter((s) => serves(s, projectId))),
+        () => undefined,
+      );
     load();
     const timer = setInterval(load, REFRESH_MS);
     return () => clearInterval(timer);
@@ -43,15 +46,18 @@ export function StartSession({ projectId, onStarted }: { projectId: string; onSt
   const start = (e: Event) => {
     e.preventDefault();
     void run("start", async () => {
-      await api<Session>(`/api/v1/projects/${projectId}/sessions`, {
-        body: {
-          server_id: draft.server_id,
-          role: draft.role,
-          ...(draft.name.trim() ? { name: draft.name.trim() } : {}),
-          ...(draft.working_directory.trim() ? { working_directory: draft.working_directory.trim() } : {}),
-          ...(draft.agent_type === "none" ? {} : { agent_type: draft.agent_type }),
-        },
-      });
+      await ok(
+        hub.POST("/api/v1/projects/{id}/sessions", {
+          params: { path: { id: projectId } },
+          body: {
+            server_id: draft.server_id,
+            role: draft.role,
+            ...(draft.name.trim() ? { name: draft.name.trim() } : {}),
+            ...(draft.working_directory.trim() ? { working_directory: draft.working_directory.trim() } : {}),
+            ...(draft.agent_type === "none" ? {} : { agent_type: draft.agent_type }),
+          },
+        }),
+      );
       setDraft({ ...draft, name: "" });
       onStarted();
     });
@@ -86,7 +92,13 @@ export function StartSession({ projectId, onStarted }: { projectId: string; onSt
         </label>
         <label>
           Working directory
-          <input name="working-directory" maxLength={4096} placeholder="the daemon's default" value={draft.working_directory} onInput={field("working_directory")} />
+          <input
+            name="working-directory"
+            maxLength={4096}
+            placeholder="the daemon's default"
+            value={draft.working_directory}
+            onInput={field("working_directory")}
+          />
         </label>
         <label>
           Agent

@@ -1,21 +1,20 @@
 /** One task: what it asks, what came of it, its timeline, and the actions the person's role allows. */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api } from "../api";
+import { hub, ok } from "../api";
 import { useCanWrite } from "../app";
 import { useProject } from "../project-store";
 import { linkProps } from "../router";
-import type { HubEvent, Intervention, Task, TaskStatus } from "../types";
+import { fromLog, isTask, type HubEvent, type Intervention, type Match, type Task, type TaskStatus } from "../types";
 import { ProjectTabs } from "./project-tabs";
 import { PrioritySelect, Problem, useAction } from "./controls";
 
-interface Match {
-  server_id: string;
-  server_name: string;
-  score: number;
-  reasons: string[];
-}
-
 const json = (value: unknown) => JSON.stringify(value, null, 2);
+/** The task as the hub has it now. */
+const readTask = async (id: string) => {
+  const t = await ok(hub.GET("/api/v1/tasks/{id}", { params: { path: { id } } }));
+  if (!isTask(t)) throw new Error("The hub answered a task-format response");
+  return t;
+};
 /** Statuses a task can be assigned (again) from. */
 const ASSIGNABLE: TaskStatus[] = ["pending", "assigned", "planning"];
 
@@ -40,18 +39,18 @@ export function TaskPage({ projectId, taskId }: { projectId: string; taskId: str
   // The task as the board knows it, read again whenever one of its events arrives.
   useEffect(() => {
     const read = ++reads.current;
-    void api<Task>(`/api/v1/tasks/${taskId}`).then(
+    void readTask(taskId).then(
       (t) => read === reads.current && setTask(t),
       (e) => read === reads.current && setError(e.message),
     );
   }, [taskId, live?.updated_at, live?.status]);
   const lastEventSeq = state.events.find((e) => e.task_id === taskId)?.seq ?? 0;
   useEffect(() => {
-    void api<{ events: (HubEvent & { type: string })[] }>(`/api/v1/tasks/${taskId}/events`).then(
-      (r) => setTimeline(r.events.map((e) => ({ ...e, event_type: e.type }))),
+    void ok(hub.GET("/api/v1/tasks/{id}/events", { params: { path: { id: taskId } } })).then(
+      (r) => setTimeline(r.events.map(fromLog)),
       () => undefined,
     );
-    void api<Intervention[]>(`/api/v1/interventions?task_id=${taskId}&status=pending`).then(setInterventions, () => undefined);
+    void ok(hub.GET("/api/v1/interventions", { params: { query: { task_id: taskId, status: "pending" } } })).then(setInterventions, () => undefined);
   }, [taskId, lastEventSeq]);
 
   const shown = task ?? live;
@@ -60,7 +59,11 @@ export function TaskPage({ projectId, taskId }: { projectId: string; taskId: str
   const [matches, setMatches] = useState<Match[] | null>(null);
   useEffect(() => {
     setMatches(null);
-    if (assignable) void api<{ servers: Match[] }>(`/api/v1/tasks/${taskId}/matching-agents`).then((r) => setMatches(r.servers), () => setMatches([]));
+    if (assignable)
+      void ok(hub.GET("/api/v1/tasks/{id}/matching-agents", { params: { path: { id: taskId } } })).then(
+        (r) => setMatches(r.servers),
+        () => setMatches([]),
+      );
   }, [taskId, assignable]);
   return (
     <section class="task-page">
@@ -98,7 +101,9 @@ export function TaskPage({ projectId, taskId }: { projectId: string; taskId: str
               <ul>
                 {shown.dependencies.map((d) => (
                   <li>
-                    <a {...linkProps(`/projects/${projectId}/tasks/${d.depends_on_task_id}`)}>{state.tasks.get(d.depends_on_task_id)?.title ?? d.depends_on_task_id.slice(0, 8)}</a>{" "}
+                    <a {...linkProps(`/projects/${projectId}/tasks/${d.depends_on_task_id}`)}>
+                      {state.tasks.get(d.depends_on_task_id)?.title ?? d.depends_on_task_id.slice(0, 8)}
+                    </a>{" "}
                     {d.dependency_type}
                     {d.contract_key && ` (${d.contract_key})`} — {d.resolved ? "resolved" : "unresolved"}
                   </li>
@@ -174,7 +179,8 @@ function StructuredSpec({ spec }: { spec: Record<string, unknown> }) {
         <ul class="requirements">
           {requirements.map((r) => (
             <li>
-              <span class={`badge moscow moscow-${String(r.priority ?? "").toLowerCase()}`}>{r.priority ?? "?"}</span> {r.id && <code>{r.id}</code>} {r.description}
+              <span class={`badge moscow moscow-${String(r.priority ?? "").toLowerCase()}`}>{r.priority ?? "?"}</span> {r.id && <code>{r.id}</code>}{" "}
+              {r.description}
             </li>
           ))}
         </ul>
@@ -241,7 +247,7 @@ function EditTask({ task, onChanged }: { task: Task; onChanged: (t: Task) => voi
       <form
         onSubmit={(e) => {
           e.preventDefault();
-          void run("edit", async () => onChanged(await api<Task>(`/api/v1/tasks/${task.id}`, { method: "PUT", body: draft })));
+          void run("edit", async () => onChanged(await ok(hub.PUT("/api/v1/tasks/{id}", { params: { path: { id: task.id } }, body: draft }))));
         }}
       >
         <label>
@@ -300,7 +306,7 @@ function Notes({ task }: { task: Task }) {
           onSubmit={(e) => {
             e.preventDefault();
             void run("note", async () => {
-              await api(`/api/v1/tasks/${task.id}/notes`, { body: { content } });
+              await ok(hub.POST("/api/v1/tasks/{id}/notes", { params: { path: { id: task.id } }, body: { content } }));
               setContent("");
             });
           }}
@@ -317,17 +323,29 @@ function Notes({ task }: { task: Task }) {
   );
 }
 
-function Actions({ task, interventions, matches, onChanged }: { task: Task; interventions: Intervention[]; matches: Match[] | null; onChanged: (t: Task) => void }) {
+function Actions({
+  task,
+  interventions,
+  matches,
+  onChanged,
+}: {
+  task: Task;
+  interventions: Intervention[];
+  matches: Match[] | null;
+  onChanged: (t: Task) => void;
+}) {
   const canWrite = useCanWrite();
   const { run, busy, problem } = useAction();
   const [server, setServer] = useState("");
   const [feedback, setFeedback] = useState("");
   const [answers, setAnswers] = useState<Record<string, string>>({});
   if (!canWrite) return null;
-  const act = (key: string, path: string, body: unknown = {}) => run(key, async () => onChanged(await api<Task>(`/api/v1/tasks/${task.id}/${path}`, { body })));
-  const button = (key: string, label: string, path: string, body?: unknown) => (
+  const path = { params: { path: { id: task.id } } };
+  /** Runs a call answering the task, and shows the task it answered. */
+  const act = (key: string, call: () => Promise<Task>) => run(key, async () => onChanged(await call()));
+  const button = (key: string, label: string, call: () => Promise<Task>) => (
     <span class="action">
-      <button type="button" disabled={busy !== null} onClick={() => void act(key, path, body)}>
+      <button type="button" disabled={busy !== null} onClick={() => void act(key, call)}>
         {label}
       </button>
       {problem(key)}
@@ -342,16 +360,12 @@ function Actions({ task, interventions, matches, onChanged }: { task: Task; inte
           class="inline"
           onSubmit={(e) => {
             e.preventDefault();
-            void act("assign", "assign", { server_name: server });
+            void act("assign", () => ok(hub.POST("/api/v1/tasks/{id}/assign", { ...path, body: { server_name: server } })));
           }}
         >
           <label>
             Assign to
-            <select
-              name="server"
-              value={server}
-              onChange={(e) => setServer(e.currentTarget.value)}
-            >
+            <select name="server" value={server} onChange={(e) => setServer(e.currentTarget.value)}>
               <option value="">choose a server</option>
               {matches?.map((m) => (
                 <option value={m.server_name} title={m.reasons.join("; ")}>
@@ -372,8 +386,8 @@ function Actions({ task, interventions, matches, onChanged }: { task: Task; inte
             type="button"
             onClick={() =>
               void run("auto", async () => {
-                await api(`/api/v1/tasks/${task.id}/auto-assign`, { body: {} });
-                onChanged(await api<Task>(`/api/v1/tasks/${task.id}`));
+                await ok(hub.POST("/api/v1/tasks/{id}/auto-assign", path));
+                onChanged(await readTask(task.id));
               })
             }
           >
@@ -384,12 +398,12 @@ function Actions({ task, interventions, matches, onChanged }: { task: Task; inte
       )}
       {task.status === "plan_review" && (
         <>
-          {button("approve", "Approve plan", "approve-plan")}
+          {button("approve", "Approve plan", () => ok(hub.POST("/api/v1/tasks/{id}/approve-plan", path)))}
           <form
             class="inline"
             onSubmit={(e) => {
               e.preventDefault();
-              void act("revise", "revise-plan", { feedback });
+              void act("revise", () => ok(hub.POST("/api/v1/tasks/{id}/revise-plan", { ...path, body: { feedback } })));
             }}
           >
             <label>
@@ -407,7 +421,9 @@ function Actions({ task, interventions, matches, onChanged }: { task: Task; inte
           key={i.id}
           onSubmit={(e) => {
             e.preventDefault();
-            void run(`answer-${i.id}`, () => api(`/api/v1/interventions/${i.id}/respond`, { body: { response: answers[i.id] ?? "" } }));
+            void run(`answer-${i.id}`, () =>
+              ok(hub.POST("/api/v1/interventions/{id}/respond", { params: { path: { id: i.id } }, body: { response: answers[i.id] ?? "" } })),
+            );
           }}
         >
           <p>
@@ -421,10 +437,10 @@ function Actions({ task, interventions, matches, onChanged }: { task: Task; inte
           {problem(`answer-${i.id}`)}
         </form>
       ))}
-      {task.status === "failed" && button("retry", "Retry", "retry")}
+      {task.status === "failed" && button("retry", "Retry", () => ok(hub.POST("/api/v1/tasks/{id}/retry", path)))}
       {unfinished && (
         <span class="action">
-          <button type="button" class="danger" onClick={() => void run("cancel", async () => onChanged(await api<Task>(`/api/v1/tasks/${task.id}`, { method: "DELETE" })))}>
+          <button type="button" class="danger" onClick={() => void act("cancel", () => ok(hub.DELETE("/api/v1/tasks/{id}", path)))}>
             Cancel task
           </button>
           {problem("cancel")}

@@ -4,14 +4,14 @@
  * bot at this hub.
  */
 import { useEffect, useState } from "preact/hooks";
-import { api, messageOf } from "../api";
-import type { TelegramLink, TelegramLinkCode } from "../types";
+import { hub, messageOf, ok } from "../api";
+import type { BotSetup as BotSetupAnswer, TelegramLink, TelegramLinkCode } from "../types";
 import { Problem, useAction } from "./controls";
 
 /** How often the link is read again while a code waits for the chat's /start. */
 const POLL_MS = 3_000;
 
-const readLink = () => api<TelegramLink>("/api/v1/auth/me/telegram");
+const readLink = () => ok(hub.GET("/api/v1/auth/me/telegram"));
 
 export function TelegramSection() {
   const [link, setLink] = useState<TelegramLink | null>(null);
@@ -47,11 +47,11 @@ export function TelegramSection() {
   const requestCode = () =>
     run("link", async () => {
       setExpired(false);
-      setCode(await api<TelegramLinkCode>("/api/v1/auth/me/telegram-link", { body: {} }));
+      setCode(await ok(hub.POST("/api/v1/auth/me/telegram-link")));
     });
   const unlink = () =>
     run("unlink", async () => {
-      await api("/api/v1/auth/me/telegram", { method: "DELETE" });
+      await ok(hub.DELETE("/api/v1/auth/me/telegram"));
       setCode(null);
       setLink(await readLink());
     });
@@ -65,7 +65,8 @@ export function TelegramSection() {
         <p data-telegram={link.linked ? "linked" : "not-linked"}>
           {link.linked ? (
             <>
-              <span class="status status-delivered">Linked</span> since <time dateTime={link.linked_at ?? undefined}>{new Date(link.linked_at!).toLocaleString()}</time>
+              <span class="status status-delivered">Linked</span> since{" "}
+              <time dateTime={link.linked_at ?? undefined}>{new Date(link.linked_at!).toLocaleString()}</time>
               {link.muted && (
                 <>
                   {" "}
@@ -99,7 +100,12 @@ export function TelegramSection() {
             </span>
             {link.linked && (
               <span class="action">
-                <button type="button" class="danger" disabled={busy !== null} onClick={() => confirm("Unlink Telegram? The bot stops telling you anything and acts for you no more.") && void unlink()}>
+                <button
+                  type="button"
+                  class="danger"
+                  disabled={busy !== null}
+                  onClick={() => confirm("Unlink Telegram? The bot stops telling you anything and acts for you no more.") && void unlink()}
+                >
                   Unlink
                 </button>
                 {problem("unlink")}
@@ -113,11 +119,6 @@ export function TelegramSection() {
   );
 }
 
-interface BotSetupAnswer {
-  bot_username: string;
-  webhook_url: string;
-}
-
 /** Asks Telegram who the bot is and points its webhook here (the bot's token and secret are the hub's secrets). */
 export function BotSetup() {
   const [bot, setBot] = useState<BotSetupAnswer | null>(null);
@@ -125,9 +126,11 @@ export function BotSetup() {
   return (
     <section class="panel" aria-labelledby="bot-title">
       <h2 id="bot-title">Telegram bot</h2>
-      <p class="muted">Tells Telegram to send the bot's updates to this hub. Needed once before anyone can link a chat, and again when the hub's address changes.</p>
+      <p class="muted">
+        Tells Telegram to send the bot's updates to this hub. Needed once before anyone can link a chat, and again when the hub's address changes.
+      </p>
       <span class="action">
-        <button type="button" disabled={busy !== null} onClick={() => void run("setup", async () => setBot(await api<BotSetupAnswer>("/api/v1/telegram/setup", { body: {} })))}>
+        <button type="button" disabled={busy !== null} onClick={() => void run("setup", async () => setBot(await ok(hub.POST("/api/v1/telegram/setup"))))}>
           Set up the bot
         </button>
         {problem("setup")}

@@ -1,5 +1,5 @@
 /** What can be done to one webhook: enabling or disabling it, a new secret, a test delivery, deleting it. */
-import { api } from "../api";
+import { hub, ok } from "../api";
 import { navigate } from "../router";
 import type { Webhook, WebhookWithSecret } from "../types";
 import { useAction } from "./controls";
@@ -14,10 +14,16 @@ interface Props {
 
 export function WebhookControls({ hook, onChanged, onSecret, onTested }: Props) {
   const { run, busy, problem } = useAction();
-  const base = `/api/v1/projects/${hook.project_id}/webhooks/${hook.id}`;
+  const path = { params: { path: { id: hook.project_id, wid: hook.id } } };
   const control = (key: string, label: string, act: () => Promise<unknown>, danger = false) => (
     <span class="action">
-      <button type="button" class={danger ? "danger" : "secondary"} disabled={busy !== null} aria-label={`${label} ${hook.url}`} onClick={() => void run(key, act)}>
+      <button
+        type="button"
+        class={danger ? "danger" : "secondary"}
+        disabled={busy !== null}
+        aria-label={`${label} ${hook.url}`}
+        onClick={() => void run(key, act)}
+      >
         {label}
       </button>
       {problem(key)}
@@ -26,17 +32,17 @@ export function WebhookControls({ hook, onChanged, onSecret, onTested }: Props) 
   return (
     <span class="webhook-controls">
       {control(hook.enabled ? "disable" : "enable", hook.enabled ? "Disable" : "Enable", async () => {
-        await api<Webhook>(base, { method: "PATCH", body: { enabled: !hook.enabled } });
+        await ok(hub.PATCH("/api/v1/projects/{id}/webhooks/{wid}", { ...path, body: { enabled: !hook.enabled } }));
         onChanged();
       })}
       {control("test", "Send test", async () => {
-        await api(`${base}/test`, { body: {} });
+        await ok(hub.POST("/api/v1/projects/{id}/webhooks/{wid}/test", path));
         navigate(`/projects/${hook.project_id}/webhooks/${hook.id}`);
         onTested();
       })}
       {control("rotate", "Rotate secret", async () => {
         if (!confirm(`Give ${hook.url} a new signing secret? The current one keeps signing beside it for 24 hours, while the receiver moves over.`)) return;
-        onSecret(await api<WebhookWithSecret>(`${base}/rotate-secret`, { body: {} }));
+        onSecret(await ok(hub.POST("/api/v1/projects/{id}/webhooks/{wid}/rotate-secret", path)));
         onChanged();
       })}
       {control(
@@ -44,7 +50,7 @@ export function WebhookControls({ hook, onChanged, onSecret, onTested }: Props) 
         "Delete",
         async () => {
           if (!confirm(`Delete the webhook to ${hook.url}? What it is still owed is not sent.`)) return;
-          await api(base, { method: "DELETE" });
+          await ok(hub.DELETE("/api/v1/projects/{id}/webhooks/{wid}", path));
           // Its deliveries went with it.
           navigate(`/projects/${hook.project_id}/webhooks`);
           onChanged();

@@ -5,7 +5,7 @@
  * names it. Read again when the hub disables one (a `webhook_disabled` event).
  */
 import { useEffect, useState } from "preact/hooks";
-import { api } from "../api";
+import { hub, ok } from "../api";
 import { useCanWrite } from "../app";
 import { useProjectFeed, useReread } from "../project-feed";
 import { linkProps } from "../router";
@@ -25,7 +25,7 @@ export function Webhooks({ projectId, webhookId }: { projectId: string; webhookI
   const [shown, setShown] = useState<ShownSecret | null>(null);
   const [asked, setAsked] = useState(0);
   const reread = useReread(
-    () => api<{ webhooks: Webhook[] }>(`/api/v1/projects/${projectId}/webhooks`),
+    () => ok(hub.GET("/api/v1/projects/{id}/webhooks", { params: { path: { id: projectId } } })),
     (r) => {
       setHooks(r.webhooks);
       setError(null);
@@ -44,7 +44,8 @@ export function Webhooks({ projectId, webhookId }: { projectId: string; webhookI
     setAsked((n) => n + 1);
   }, [feed.latest]);
 
-  const showSecret = (hook: WebhookWithSecret) => setShown({ webhookId: hook.id, url: hook.url, secret: hook.secret, previousUntil: hook.previous_secret_expires_at });
+  const showSecret = (hook: WebhookWithSecret) =>
+    setShown({ webhookId: hook.id, url: hook.url, secret: hook.secret, previousUntil: hook.previous_secret_expires_at });
   const selected = hooks?.find((h) => h.id === webhookId);
 
   return (
