@@ -39,7 +39,9 @@ async function freeSlug(db: Db, name: string): Promise<string> {
 
 const newProject = z.object({ name: label(), description: text().nullable().optional() });
 const projectChanges = z.object({ name: label().optional(), description: text().nullable().optional() });
-const projectWithHead = projectSchema.extend({ last_seq: z.int().meta({ description: "The seq of the project's last event (0 for none)" }) });
+const projectWithHead = projectSchema
+  .extend({ last_seq: z.int().meta({ description: "The seq of the project's last event (0 for none)" }) })
+  .meta({ id: "ProjectWithHead", description: "A project, with where its event log stands" });
 const member = userSchema.extend({ member_since: timestamp });
 
 projectRoutes.post(

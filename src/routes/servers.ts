@@ -107,10 +107,12 @@ const openSession = z.object({
   created_at: timestamp,
 });
 
-const listedServer = serverWithLoadSchema.extend({
-  daemon_connected: z.boolean().meta({ description: "Whether its daemon holds its socket now: sessions can be started only where it does" }),
-  sessions: z.array(openSession).meta({ description: "Its open sessions in the projects the caller can see" }),
-});
+const listedServer = serverWithLoadSchema
+  .extend({
+    daemon_connected: z.boolean().meta({ description: "Whether its daemon holds its socket now: sessions can be started only where it does" }),
+    sessions: z.array(openSession).meta({ description: "Its open sessions in the projects the caller can see" }),
+  })
+  .meta({ id: "ServerListing", description: "A server as the list shows it: with its load, its daemon's socket and its open sessions" });
 
 serverRoutes.get(
   "/",
