@@ -6,10 +6,19 @@
 import { env, exports } from "cloudflare:workers";
 import { SignJWT } from "jose";
 import { expect, it } from "vitest";
+import { hubClient, type HubCredentials } from "../client";
 import type { RoomActor, RoomResult } from "../src/room/commands";
 
 const SOCKETS = 1000;
 const ROUNDS = 10;
+/** The typed client, calling the Worker in this runtime directly (no conformance checks: their cost is not the hub's). */
+const hubAs = (credentials: HubCredentials = {}) =>
+  hubClient({ baseUrl: "https://hub.test", fetch: (request) => exports.default.fetch(request), ...credentials });
+/** The socket an upgrade answered with; throws unless the hub upgraded. */
+const upgraded = ({ response }: { response: Response }) => {
+  if (response.status !== 101 || !response.webSocket) throw new Error(`no upgrade: ${response.status}`);
+  return response.webSocket;
+};
 const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 it("fans events out to sockets", async () => {
@@ -32,9 +41,13 @@ it("fans events out to sockets", async () => {
   const sent = new Map<string, number>();
   const latencies: number[] = [];
   const dashboards: WebSocket[] = [];
+  const hub = hubAs();
   for (let i = 0; i < SOCKETS; i++) {
-    const res = await exports.default.fetch(`https://hub.test/api/v1/projects/${projectId}/ws`, { headers: { Upgrade: "websocket", "Sec-WebSocket-Protocol": `bearer, ${token}` } });
-    const ws = res.webSocket!;
+    const ws = upgraded(
+      await hub.GET("/api/v1/projects/{id}/ws", {
+        params: { path: { id: projectId }, header: { Upgrade: "websocket", "Sec-WebSocket-Protocol": `bearer, ${token}` } },
+      }),
+    );
     ws.accept();
     dashboards.push(ws);
     ws.addEventListener("message", (e) => {
@@ -46,7 +59,21 @@ it("fans events out to sockets", async () => {
   const person: RoomActor = { kind: "person", userId, label: "bench" };
   const created = (await room.execute(person, {
     op: "create",
-    task: { title: "t", spec: "", type: "feature", priority: "normal", targetRepo: null, targetBranch: null, acceptanceCriteria: [], structuredSpec: null, requirements: null, requirePlan: false, timeoutSeconds: null, sourceSessionId: null, warnings: [] },
+    task: {
+      title: "t",
+      spec: "",
+      type: "feature",
+      priority: "normal",
+      targetRepo: null,
+      targetBranch: null,
+      acceptanceCriteria: [],
+      structuredSpec: null,
+      requirements: null,
+      requirePlan: false,
+      timeoutSeconds: null,
+      sourceSessionId: null,
+      warnings: [],
+    },
     dependencies: [],
   })) as unknown as RoomResult;
   if (!created.ok) throw new Error("create failed");
@@ -62,21 +89,26 @@ it("fans events out to sockets", async () => {
 
   // Completion of an upstream → notify:task-assigned for its auto-assigned downstream, on the consumer's agent socket.
   const apiKey = `orc_bench_${crypto.randomUUID()}`;
-  const keyHash = [...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(apiKey)))].map((b) => b.toString(16).padStart(2, "0")).join("");
+  const keyHash = [...new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(apiKey)))]
+    .map((b) => b.toString(16).padStart(2, "0"))
+    .join("");
   const producer = { id: crypto.randomUUID(), name: "producer" };
   const consumer = { id: crypto.randomUUID(), name: "consumer" };
   for (const [server, caps, hash] of [
     [producer, { max_concurrent_tasks: 1000 }, null],
     [consumer, { languages: ["notify"], max_concurrent_tasks: 1000 }, keyHash],
   ] as const) {
-    await env.DB.prepare("INSERT INTO servers (id, name, hostname, capabilities, api_key_hash, last_heartbeat, created_at, updated_at) VALUES (?1, ?2, ?2, ?3, ?4, ?5, ?5, ?5)")
+    await env.DB.prepare(
+      "INSERT INTO servers (id, name, hostname, capabilities, api_key_hash, last_heartbeat, created_at, updated_at) VALUES (?1, ?2, ?2, ?3, ?4, ?5, ?5, ?5)",
+    )
       .bind(server.id, server.name, JSON.stringify(caps), hash, now)
       .run();
   }
   const waiting = new Map<string, number>();
   const notifyLatencies: number[] = [];
-  const res = await exports.default.fetch(`https://hub.test/api/v1/projects/${projectId}/agent-ws`, { headers: { Upgrade: "websocket", "X-API-Key": apiKey } });
-  const agentWs = res.webSocket!;
+  const agentWs = upgraded(
+    await hubAs({ apiKey }).GET("/api/v1/projects/{id}/agent-ws", { params: { path: { id: projectId }, header: { Upgrade: "websocket" } } }),
+  );
   agentWs.accept();
   agentWs.addEventListener("message", (e) => {
     const f = JSON.parse(e.data as string);
@@ -85,7 +117,21 @@ it("fans events out to sockets", async () => {
   const asProducer: RoomActor = { kind: "agent", serverId: producer.id, serverName: producer.name, label: "agent:producer" };
   const task = (requirements: Record<string, unknown> | null, dependsOn: string[]) => ({
     op: "create" as const,
-    task: { title: "t", spec: "", type: "feature", priority: "normal" as const, targetRepo: null, targetBranch: null, acceptanceCriteria: [], structuredSpec: null, requirements, requirePlan: false, timeoutSeconds: null, sourceSessionId: null, warnings: [] },
+    task: {
+      title: "t",
+      spec: "",
+      type: "feature",
+      priority: "normal" as const,
+      targetRepo: null,
+      targetBranch: null,
+      acceptanceCriteria: [],
+      structuredSpec: null,
+      requirements,
+      requirePlan: false,
+      timeoutSeconds: null,
+      sourceSessionId: null,
+      warnings: [],
+    },
     dependencies: dependsOn.map((id) => ({ depends_on_task_id: id, dependency_type: "blocks" as const, contract_key: null })),
   });
   const run = async (actor: RoomActor, command: Parameters<typeof room.execute>[1]) => {
@@ -97,7 +143,12 @@ it("fans events out to sockets", async () => {
   for (let i = 0; i < NOTIFY_ROUNDS; i++) {
     const up = (await run(person, task(null, []))).taskId;
     const down = (await run(person, task({ languages: ["notify"] }, [up]))).taskId;
-    await run(person, { op: "assign", taskId: up, target: { serverId: producer.id, serverName: producer.name, sessionId: null, sessionName: null }, requirePlan: false });
+    await run(person, {
+      op: "assign",
+      taskId: up,
+      target: { serverId: producer.id, serverName: producer.name, sessionId: null, sessionName: null },
+      requirePlan: false,
+    });
     await run(asProducer, { op: "start", taskId: up });
     waiting.set(down, performance.now());
     await run(asProducer, { op: "complete", taskId: up, result: { summary: "ok" }, structured: false, warnings: [] });

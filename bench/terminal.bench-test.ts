@@ -7,7 +7,7 @@
  */
 import { expect, it } from "vitest";
 import { b64, fakeDaemon, pythonJson } from "../test/fake-daemon";
-import { bootstrapAdmin, call, createProject, registerAgent } from "../test/helpers";
+import { bootstrapAdmin, createProject, hubAs, registerAgent } from "../test/helpers";
 import { openSocket, type TestSocket } from "../test/sockets";
 
 const KEYSTROKES = 500;
@@ -24,9 +24,9 @@ it("relays keystrokes and output", async () => {
   const project = await createProject(admin, "terminals");
   const box = await registerAgent(admin, "bench-box");
   const daemon = await fakeDaemon(box.apiKey, { echo: false });
-  const started = await call(`/api/v1/projects/${project.id}/sessions`, { token: admin, body: { server_id: box.id } });
-  expect(started.status, started.text).toBe(201);
-  const sessionId = started.json.id as string;
+  const started = await hubAs({ token: admin }).POST("/api/v1/projects/{id}/sessions", { params: { path: { id: project.id } }, body: { server_id: box.id } });
+  expect(started.response.status, JSON.stringify(started.error)).toBe(201);
+  const sessionId = started.data!.id;
   const viewer = () => openSocket(`/api/v1/projects/${project.id}/sessions/${sessionId}/terminal`, { "Sec-WebSocket-Protocol": `bearer, ${admin}` });
   const ready = async (t: TestSocket) => expect(await t.next((f) => f.type === "ready", 10_000)).toMatchObject({ writer: true });
 

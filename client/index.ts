@@ -4,26 +4,29 @@
  * Paths, parameters, bodies and answers are checked against the description
  * at compile time, so callers break when the API and its description part.
  */
-import createClient, { type Client, type ClientOptions, type ClientPathsWithMethod, type FetchResponse, type MaybeOptionalInit } from "openapi-fetch";
+import createClient, { type Client, type ClientOptions, type FetchResponse, type MaybeOptionalInit, type ParseAs } from "openapi-fetch";
 import type { components, paths } from "./schema";
 
-export type HubClient = Client<paths>;
-
 type Method = "get" | "put" | "post" | "delete" | "patch";
-type Operation<P extends keyof paths, M extends Method> = M extends keyof paths[P] ? paths[P][M] : never;
-type Init<P extends keyof paths, M extends Method> = M extends keyof paths[P] ? MaybeOptionalInit<paths[P], M> : never;
-/**
- * A call whose options are checked against the description rather than
- * inferred from the call: openapi-fetch infers them, so a body field or query
- * parameter the description lacks passes unnoticed; here it is a type error.
- */
-type CheckedMethod<M extends Method> = <P extends ClientPathsWithMethod<HubClient, M>>(
-  url: P,
-  ...init: undefined extends Init<P, M> ? [init?: Init<P, M>] : [init: Init<P, M>]
-) => Promise<FetchResponse<Operation<P, M> & Record<string | number, unknown>, {}, `${string}/${string}`>>;
+type PathsWith<M extends Method> = { [P in keyof paths]: paths[P] extends Record<M, unknown> ? P : never }[keyof paths];
+type Init<P extends keyof paths, M extends Method> = Exclude<MaybeOptionalInit<paths[P], M & keyof paths[P]>, undefined>;
+type Operation<P extends keyof paths, M extends Method> = Extract<paths[P][M & keyof paths[P]], Record<string, unknown>>;
+type Answer<P extends keyof paths, M extends Method, Options> = Promise<FetchResponse<Operation<P, M>, Options, `${string}/${string}`>>;
 
-/** The same client, typed so that options the description does not have fail to compile. */
-export type CheckedHubClient = { [M in Method as Uppercase<M>]: CheckedMethod<M> } & Pick<HubClient, "use" | "eject">;
+/**
+ * openapi-fetch's own methods infer their options as a type parameter, which lets through a body field or
+ * parameter the description lacks (openapi-ts/openapi-typescript#2329). These take the operation's own options
+ * type, so TypeScript refuses such a field; `parseAs` picks the second signature, whose data is text, bytes or a stream.
+ */
+interface StrictMethod<M extends Method> {
+  <P extends PathsWith<M>>(
+    url: P,
+    ...init: {} extends Init<P, M> ? [(Init<P, M> & { parseAs?: never })?] : [Init<P, M> & { parseAs?: never }]
+  ): Answer<P, M, {}>;
+  <P extends PathsWith<M>, As extends ParseAs>(url: P, init: Init<P, M> & { parseAs: As }): Answer<P, M, { parseAs: As }>;
+}
+
+export type HubClient = Omit<Client<paths>, Uppercase<Method>> & { [M in Method as Uppercase<M>]: StrictMethod<M> };
 export type Schemas = components["schemas"];
 export type { paths };
 
@@ -33,13 +36,6 @@ export interface HubCredentials {
   /** A server's API key (`orc_...`). */
   apiKey?: string;
 }
-
-/**
- * The hub's client typed as CheckedHubClient. The cast is the one place the
- * two views meet: the object is openapi-fetch's, only its options' typing is
- * narrower (openapi-fetch's inferred options are not assignable to it).
- */
-export const checkedHubClient = (options: ClientOptions & HubCredentials = {}) => hubClient(options) as unknown as CheckedHubClient;
 
 export function hubClient(options: ClientOptions & HubCredentials = {}): HubClient {
   const { token, apiKey, ...rest } = options;

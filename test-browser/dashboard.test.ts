@@ -7,7 +7,11 @@
  */
 import type { Browser, Page, WebSocketRoute } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { adminToken, call, columnOrNull, executeSql, hub, launchChromium, registerAgent, screenshot, signIn } from "./driver";
+import type { paths } from "../client";
+import { adminToken, columnOrNull, executeSql, hub, hubAs, launchChromium, ok, registerAgent, screenshot, signIn } from "./driver";
+
+/** A task in the core protocol's body (the operation also takes a task-format request). */
+type NewTask = Extract<paths["/api/v1/tasks"]["post"]["requestBody"]["content"]["application/json"], { title: string }>;
 
 let browser: Browser;
 let admin: string;
@@ -48,7 +52,7 @@ async function liveBoardBehindANetwork(name: string) {
     ws.connectToServer();
     sockets.push(ws);
   });
-  const project = await call<{ id: string }>("/api/v1/projects", { token: admin, body: { name } }, 201);
+  const project = await ok(hubAs({ token: admin }).POST("/api/v1/projects", { body: { name } }), 201);
   await signIn(page, hub().admin.email, hub().admin.password);
   await page.goto(`${hub().url}/projects/${project.id}/board`);
   await page.locator("[data-feed=live]").waitFor();
@@ -98,14 +102,15 @@ describe("the board", () => {
     expect(await columnOrNull(page, taskId)).toBe("pending");
 
     const agent = await registerAgent(admin, projectId, "builder");
-    const T = "/api/v1/server/tasks";
-    await call(`${T}/${taskId}/assign`, { apiKey: agent.apiKey, body: { server_name: agent.name } });
+    const asAgent = hubAs({ apiKey: agent.apiKey });
+    const path = { id: taskId };
+    await ok(asAgent.POST("/api/v1/server/tasks/{id}/assign", { params: { path }, body: { server_name: agent.name } }));
     await expect.poll(() => columnOrNull(page, taskId)).toBe("assigned");
-    await call(`${T}/${taskId}/start`, { apiKey: agent.apiKey, body: {} });
+    await ok(asAgent.POST("/api/v1/server/tasks/{id}/start", { params: { path } }));
     await expect.poll(() => columnOrNull(page, taskId)).toBe("running");
     expect(await cardTitled(page, "Build the login page").textContent()).toContain("builder");
     await screenshot(page, "board");
-    await call(`${T}/${taskId}/complete`, { apiKey: agent.apiKey, body: { result: "Login page done" } });
+    await ok(asAgent.POST("/api/v1/server/tasks/{id}/complete", { params: { path }, body: { result: "Login page done" } }));
     await expect.poll(() => columnOrNull(page, taskId)).toBe("done");
     // Followed live: the page never reloaded.
     expect(await page.evaluate(() => performance.getEntriesByType("navigation").length)).toBe(1);
@@ -125,7 +130,8 @@ describe("the board", () => {
     await network.goDown();
     await page.locator("[data-feed=reconnecting]").waitFor();
     const created = [];
-    for (let i = 0; i < 12; i++) created.push(await call<{ id: string }>("/api/v1/tasks", { token: admin, body: { project_id: project.id, title: `While offline ${i}` } }, 201));
+    for (let i = 0; i < 12; i++)
+      created.push(await ok(hubAs({ token: admin }).POST("/api/v1/tasks", { body: { project_id: project.id, title: `While offline ${i}` } }), 201));
     await screenshot(page, "board-reconnecting");
     network.comeBack();
     await page.locator("[data-feed=live]").waitFor({ timeout: 20_000 });
@@ -140,15 +146,15 @@ describe("a board far behind", () => {
 
     await network.goDown();
     await page.locator("[data-feed=reconnecting]").waitFor();
-    const before = await call<{ id: string }>("/api/v1/tasks", { token: admin, body: { project_id: project.id, title: "Before the backlog" } }, 201);
+    const before = await ok(hubAs({ token: admin }).POST("/api/v1/tasks", { body: { project_id: project.id, title: "Before the backlog" } }), 201);
     // More than the 5,000 events a socket replays: the hub answers resync_required.
-    const { last_seq } = await call<{ last_seq: number }>(`/api/v1/projects/${project.id}`, { token: admin });
+    const { last_seq } = await ok(hubAs({ token: admin }).GET("/api/v1/projects/{id}", { params: { path: { id: project.id } } }));
     executeSql(
       `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5200)
        INSERT INTO events (project_id, seq, type, task_id, actor, data, created_at)
        SELECT '${project.id}', ${last_seq} + i, 'filler', NULL, 'test', '{}', '2026-01-01T00:00:00.000Z' FROM n`,
     );
-    const after = await call<{ id: string }>("/api/v1/tasks", { token: admin, body: { project_id: project.id, title: "After the backlog" } }, 201);
+    const after = await ok(hubAs({ token: admin }).POST("/api/v1/tasks", { body: { project_id: project.id, title: "After the backlog" } }), 201);
     const paged: string[] = [];
     page.on("request", (r) => r.url().includes("/events?since=") && paged.push(r.url()));
     network.comeBack();
@@ -157,16 +163,16 @@ describe("a board far behind", () => {
     await page.locator(`.card[data-task-id="${after.id}"]`).waitFor();
     expect(paged.length).toBeGreaterThanOrEqual(6);
     // Live again: a new task shows without a reload.
-    const live = await call<{ id: string }>("/api/v1/tasks", { token: admin, body: { project_id: project.id, title: "Live again" } }, 201);
+    const live = await ok(hubAs({ token: admin }).POST("/api/v1/tasks", { body: { project_id: project.id, title: "Live again" } }), 201);
     await page.locator(`.card[data-task-id="${live.id}"]`).waitFor();
   });
 });
 
 describe("the graph", () => {
   it("lays out a three-level DAG, upstream above downstream, each kind of edge drawn apart", async () => {
-    const project = await call<{ id: string }>("/api/v1/projects", { token: admin, body: { name: "Layers" } }, 201);
-    const create = (title: string, dependencies: object[] = []) =>
-      call<{ id: string }>("/api/v1/tasks", { token: admin, body: { project_id: project.id, title, dependencies } }, 201);
+    const project = await ok(hubAs({ token: admin }).POST("/api/v1/projects", { body: { name: "Layers" } }), 201);
+    const create = (title: string, dependencies: NewTask["dependencies"] = []) =>
+      ok(hubAs({ token: admin }).POST("/api/v1/tasks", { body: { project_id: project.id, title, dependencies } }), 201);
     const schema = await create("Design the schema");
     const api = await create("Build the API", [{ depends_on_task_id: schema.id, dependency_type: "blocks" }]);
     const ui = await create("Build the UI", [{ depends_on_task_id: api.id, dependency_type: "input", contract_key: "openapi" }]);
@@ -200,12 +206,16 @@ describe("the graph", () => {
 describe("the task page", () => {
   it("answers an agent's question and approves its plan", async () => {
     const page = await newPage();
-    const project = await call<{ id: string }>("/api/v1/projects", { token: admin, body: { name: "Steering" } }, 201);
+    const project = await ok(hubAs({ token: admin }).POST("/api/v1/projects", { body: { name: "Steering" } }), 201);
     const agent = await registerAgent(admin, project.id, "planner");
-    const T = "/api/v1/server/tasks";
-    const task = await call<{ id: string }>(T, { apiKey: agent.apiKey, body: { project_id: project.id, title: "Migrate the database", spec: "Move to D1", require_plan: true } }, 201);
-    await call(`${T}/${task.id}/assign`, { apiKey: agent.apiKey, body: { server_name: agent.name } });
-    await call(`${T}/${task.id}/plan`, { apiKey: agent.apiKey, body: { plan: "1. Export\n2. Import\n3. Verify" } });
+    const asAgent = hubAs({ apiKey: agent.apiKey });
+    const task = await ok(
+      asAgent.POST("/api/v1/server/tasks", { body: { project_id: project.id, title: "Migrate the database", spec: "Move to D1", require_plan: true } }),
+      201,
+    );
+    const path = { id: task.id };
+    await ok(asAgent.POST("/api/v1/server/tasks/{id}/assign", { params: { path }, body: { server_name: agent.name } }));
+    await ok(asAgent.POST("/api/v1/server/tasks/{id}/plan", { params: { path }, body: { plan: "1. Export\n2. Import\n3. Verify" } }));
 
     await signIn(page, hub().admin.email, hub().admin.password);
     await page.goto(`${hub().url}/projects/${project.id}/tasks/${task.id}`);
@@ -214,19 +224,19 @@ describe("the task page", () => {
     await page.getByRole("button", { name: "Approve plan" }).click();
     await page.locator(".status-running").waitFor();
 
-    await call(`${T}/${task.id}/help`, { apiKey: agent.apiKey, body: { question: "Which region?", intervention_type: "question" } });
+    await ok(asAgent.POST("/api/v1/server/tasks/{id}/help", { params: { path }, body: { question: "Which region?", intervention_type: "question" } }));
     await page.getByText("Which region?").waitFor();
     await page.getByLabel("Answer").fill("Europe");
     await page.getByRole("button", { name: "Send answer" }).click();
     await page.locator(".status-running").waitFor();
-    const answered = await call<{ response: string; status: string }[]>(`/api/v1/server/interventions?task_id=${task.id}`, { apiKey: agent.apiKey });
+    const answered = await ok(asAgent.GET("/api/v1/server/interventions", { params: { query: { task_id: task.id } } }));
     expect(answered.map((i) => [i.status, i.response])).toEqual([["responded", "Europe"]]);
   });
 
   it("shows the hub's refusal next to the control that asked", async () => {
-    const project = await call<{ id: string }>("/api/v1/projects", { token: admin, body: { name: "Refusals" } }, 201);
+    const project = await ok(hubAs({ token: admin }).POST("/api/v1/projects", { body: { name: "Refusals" } }), 201);
     const agent = await registerAgent(admin, project.id, "short-lived");
-    const task = await call<{ id: string }>("/api/v1/tasks", { token: admin, body: { project_id: project.id, title: "Needs a server" } }, 201);
+    const task = await ok(hubAs({ token: admin }).POST("/api/v1/tasks", { body: { project_id: project.id, title: "Needs a server" } }), 201);
 
     const page = await newPage();
     await signIn(page, hub().admin.email, hub().admin.password);
@@ -236,7 +246,7 @@ describe("the task page", () => {
     await page.locator(`option[value="${agent.name}"]`).waitFor({ state: "attached" });
     await server.selectOption(agent.name);
     // The server is revoked while the page still offers it.
-    await call(`/api/v1/servers/${agent.id}`, { method: "DELETE", token: admin });
+    await ok(hubAs({ token: admin }).DELETE("/api/v1/servers/{id}", { params: { path: { id: agent.id } } }));
     await page.getByRole("button", { name: "Assign", exact: true }).click();
     const refusal = page.locator("form", { has: server }).getByRole("alert");
     await refusal.waitFor();
@@ -250,11 +260,11 @@ describe("the task page", () => {
   });
 
   it("shows a viewer everything and no action", async () => {
-    const project = await call<{ id: string }>("/api/v1/projects", { token: admin, body: { name: "Watched" } }, 201);
+    const project = await ok(hubAs({ token: admin }).POST("/api/v1/projects", { body: { name: "Watched" } }), 201);
     const viewer = { email: `viewer-${Date.now()}@example.com`, password: "viewer-password-1" };
-    const user = await call<{ id: string }>("/api/v1/users", { token: admin, body: { ...viewer, role: "viewer" } }, 201);
-    await call(`/api/v1/projects/${project.id}/members`, { token: admin, body: { user_id: user.id } }, 201);
-    await call("/api/v1/tasks", { token: admin, body: { project_id: project.id, title: "Read only for some" } }, 201);
+    const user = await ok(hubAs({ token: admin }).POST("/api/v1/users", { body: { ...viewer, role: "viewer" } }), 201);
+    await ok(hubAs({ token: admin }).POST("/api/v1/projects/{id}/members", { params: { path: { id: project.id } }, body: { user_id: user.id } }), 201);
+    await ok(hubAs({ token: admin }).POST("/api/v1/tasks", { body: { project_id: project.id, title: "Read only for some" } }), 201);
 
     const page = await newPage();
     await signIn(page, viewer.email, viewer.password);

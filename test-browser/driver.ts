@@ -4,6 +4,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { expect, inject } from "vitest";
+import { hubClient, type HubCredentials } from "../client";
 
 export const hub = () => inject("hub");
 export const SCREENSHOTS = path.resolve(import.meta.dirname, "../docs/screenshots");
@@ -12,13 +13,37 @@ export const SCREENSHOTS = path.resolve(import.meta.dirname, "../docs/screenshot
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
 }
 
 export async function screenshot(page: Page, name: string) {
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: false });
+}
+
+/** The typed client (client/), calling the hub as this person or server: a path or field the description lacks fails the typecheck. */
+export const hubAs = (credentials: HubCredentials = {}) => hubClient({ baseUrl: hub().url, ...credentials });
+
+/** The body of an answer with this status (any 2xx when none is given); fails the test otherwise. */
+export async function ok<A extends { data?: unknown; error?: unknown; response: Response }>(
+  pending: Promise<A>,
+  status?: number,
+): Promise<Extract<A, { error?: never }>["data"]> {
+  const { data, error, response } = await pending;
+  const said = `${response.url}: ${response.status} ${JSON.stringify(error)}`;
+  if (status !== undefined) expect(response.status, said).toBe(status);
+  else expect(response.ok, said).toBe(true);
+  return data;
 }
 
 export interface CallOptions {
@@ -28,7 +53,7 @@ export interface CallOptions {
   method?: string;
 }
 
-/** Calls the hub's API over HTTP and checks the status. */
+/** Calls the hub's API over HTTP, untyped, and checks the status: for requests the description does not allow, on purpose. */
 export async function call<T = any>(pathname: string, opts: CallOptions = {}, status?: number): Promise<T> {
   const res = await fetch(hub().url + pathname, {
     method: opts.method ?? (opts.body === undefined ? "GET" : "POST"),
@@ -47,11 +72,15 @@ export async function call<T = any>(pathname: string, opts: CallOptions = {}, st
 
 /** Runs SQL on the hub's local D1 (to make history a test needs, such as a long backlog of events). */
 export function executeSql(sql: string) {
-  execFileSync(path.resolve(import.meta.dirname, "../node_modules/.bin/wrangler"), ["d1", "execute", "DB", "--local", "--persist-to", hub().state, "--command", sql], {
-    cwd: path.resolve(import.meta.dirname, ".."),
-    stdio: "ignore",
-    env: { ...process.env, CI: "true" },
-  });
+  execFileSync(
+    path.resolve(import.meta.dirname, "../node_modules/.bin/wrangler"),
+    ["d1", "execute", "DB", "--local", "--persist-to", hub().state, "--command", sql],
+    {
+      cwd: path.resolve(import.meta.dirname, ".."),
+      stdio: "ignore",
+      env: { ...process.env, CI: "true" },
+    },
+  );
 }
 
 /** Sign-ins are limited to 10 a minute from one address: past that, a run waits for the next minute. */
@@ -59,25 +88,24 @@ const SIGN_IN_RETRY_MS = 2_000;
 const SIGN_IN_WAIT_MS = 70_000;
 
 export async function adminToken(): Promise<string> {
-  for (const start = Date.now(); ; ) {
-    const res = await fetch(`${hub().url}/api/v1/auth/login`, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(hub().admin) });
-    if (res.status !== 429 || Date.now() - start > SIGN_IN_WAIT_MS) {
-      expect(res.status, await res.clone().text()).toBe(200);
-      return ((await res.json()) as { access_token: string }).access_token;
-    }
+  for (const start = Date.now(); ;) {
+    const answer = hubAs().POST("/api/v1/auth/login", { body: hub().admin });
+    const { response } = await answer;
+    if (response.status !== 429 || Date.now() - start > SIGN_IN_WAIT_MS) return (await ok(answer, 200)).access_token;
     await new Promise((r) => setTimeout(r, SIGN_IN_RETRY_MS));
   }
 }
 
 /** An agent registered the way the official daemon registers, with a session in the project. */
 export async function registerAgent(admin: string, projectId: string, name = `agent-${Math.random().toString(36).slice(2, 8)}`) {
-  const { token } = await call<{ token: string }>("/api/v1/servers/tokens", { token: admin, body: {} }, 201);
-  const reg = await call<{ id: string; api_key: string }>(
-    "/api/v1/servers/register",
-    { body: { name, hostname: `${name}.internal`, os: "linux", repos: {}, registration_token: token, machine_id: `${name}-machine` } },
+  const { token } = await ok(hubAs({ token: admin }).POST("/api/v1/servers/tokens", { body: {} }), 201);
+  const reg = await ok(
+    hubAs().POST("/api/v1/servers/register", {
+      body: { name, hostname: `${name}.internal`, os: "linux", repos: {}, registration_token: token, machine_id: `${name}-machine` },
+    }),
     201,
   );
-  await call("/api/v1/server/sessions", { apiKey: reg.api_key, body: { name: `${name}-worker`, project_id: projectId } }, 201);
+  await ok(hubAs({ apiKey: reg.api_key }).POST("/api/v1/server/sessions", { body: { name: `${name}-worker`, project_id: projectId } }), 201);
   return { id: reg.id, name, apiKey: reg.api_key };
 }
 
@@ -86,8 +114,11 @@ export async function signIn(page: Page, email: string, password: string) {
   await page.goto(hub().url + "/");
   await page.getByLabel("Email").fill(email);
   await page.getByLabel("Password").fill(password);
-  for (const start = Date.now(); ; ) {
-    const [answer] = await Promise.all([page.waitForResponse((r) => r.url().endsWith("/api/v1/auth/login")), page.getByRole("button", { name: "Sign in" }).click()]);
+  for (const start = Date.now(); ;) {
+    const [answer] = await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith("/api/v1/auth/login")),
+      page.getByRole("button", { name: "Sign in" }).click(),
+    ]);
     if (answer.status() !== 429 || Date.now() - start > SIGN_IN_WAIT_MS) break;
     await page.waitForTimeout(SIGN_IN_RETRY_MS);
   }

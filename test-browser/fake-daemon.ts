@@ -6,7 +6,7 @@
  * terminal's line discipline would), keeps every byte it was sent, and
  * answers a scrollback capture with what it printed.
  */
-import { call, hub } from "./driver";
+import { hub, hubAs, ok } from "./driver";
 
 interface HubFrame {
   type: string;
@@ -42,10 +42,9 @@ export class FakeDaemon {
 
   /** Registers a server serving the project with a registration token an admin issued, as `orchestratia-agent --register` does. */
   static async register(admin: string, projectId: string, name: string): Promise<FakeDaemon> {
-    const { token } = await call<{ token: string }>("/api/v1/servers/tokens", { token: admin, body: { project_ids: [projectId] } }, 201);
-    const reg = await call<{ id: string; api_key: string }>(
-      "/api/v1/servers/register",
-      {
+    const { token } = await ok(hubAs({ token: admin }).POST("/api/v1/servers/tokens", { body: { project_ids: [projectId] } }), 201);
+    const reg = await ok(
+      hubAs().POST("/api/v1/servers/register", {
         body: {
           name,
           hostname: `${name}.internal`,
@@ -57,11 +56,11 @@ export class FakeDaemon {
           machine_id: `${name}-machine-id`,
           mac_address: "02:00:00:00:00:01",
         },
-      },
+      }),
       201,
     );
     const daemon = new FakeDaemon(reg.id, name, reg.api_key);
-    await call("/api/v1/servers/heartbeat", { apiKey: reg.api_key, body: { system_info: { cpu_count: 2 } } });
+    await ok(hubAs({ apiKey: reg.api_key }).POST("/api/v1/servers/heartbeat", { body: { system_info: { cpu_count: 2 } } }));
     return daemon;
   }
 
@@ -107,7 +106,13 @@ export class FakeDaemon {
       case "session_start":
         this.starts.push(frame);
         this.inputs.set(id, []);
-        this.send({ type: "session_started", session_id: id, pid: 4242, tmux_name: `orc-${id.slice(0, 12)}`, working_dir: (frame.working_directory as string | undefined) ?? "/tmp/x" });
+        this.send({
+          type: "session_started",
+          session_id: id,
+          pid: 4242,
+          tmux_name: `orc-${id.slice(0, 12)}`,
+          working_dir: (frame.working_directory as string | undefined) ?? "/tmp/x",
+        });
         this.output(id, BANNER);
         break;
       case "session_input": {

@@ -7,7 +7,8 @@
  */
 import type { Browser, BrowserContext, Page, WebSocketRoute } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { accessTokenOf, call, hub, launchChromium, screenshot, signedIn } from "./driver";
+import type { Schemas } from "../client";
+import { accessTokenOf, hub, hubAs, launchChromium, ok, screenshot, signedIn } from "./driver";
 import { FakeDaemon } from "./fake-daemon";
 
 let browser: Browser;
@@ -25,7 +26,7 @@ beforeAll(async () => {
   admin = await accessTokenOf(signedInAdmin.page);
   await signedInAdmin.page.close();
   const viewer = { email: `session-viewer-${Date.now()}@example.com`, password: "viewer-password-1" };
-  viewerId = (await call<{ id: string }>("/api/v1/users", { token: admin, body: { ...viewer, role: "viewer" } }, 201)).id;
+  viewerId = (await ok(hubAs({ token: admin }).POST("/api/v1/users", { body: { ...viewer, role: "viewer" } }), 201)).id;
   asViewer = (await signedIn(browser, viewer.email, viewer.password)).context;
 });
 afterEach(async () => {
@@ -36,15 +37,13 @@ afterAll(async () => {
   await browser?.close();
 });
 
-interface Session {
-  id: string;
-  name: string;
-  status: string;
-}
+/** A session's status, as the admin reads it over the API. */
+const sessionStatus = async (projectId: string, sid: string) =>
+  (await ok(hubAs({ token: admin }).GET("/api/v1/projects/{id}/sessions/{sid}", { params: { path: { id: projectId, sid } } }))).status;
 
 /** A project served by a connected fake daemon. */
 async function projectWithDaemon(name: string, server: string) {
-  const project = await call<{ id: string }>("/api/v1/projects", { token: admin, body: { name } }, 201);
+  const project = await ok(hubAs({ token: admin }).POST("/api/v1/projects", { body: { name } }), 201);
   const daemon = await FakeDaemon.register(admin, project.id, server);
   daemons.push(daemon);
   await daemon.connect();
@@ -52,9 +51,12 @@ async function projectWithDaemon(name: string, server: string) {
 }
 
 /** Starts a session over the API and waits until the daemon has started it. */
-async function runningSession(projectId: string, daemon: FakeDaemon, name: string): Promise<Session> {
-  const session = await call<Session>(`/api/v1/projects/${projectId}/sessions`, { token: admin, body: { server_id: daemon.id, name } }, 201);
-  await expect.poll(async () => (await call<Session>(`/api/v1/projects/${projectId}/sessions/${session.id}`, { token: admin })).status).toBe("running");
+async function runningSession(projectId: string, daemon: FakeDaemon, name: string): Promise<Schemas["Session"]> {
+  const session = await ok(
+    hubAs({ token: admin }).POST("/api/v1/projects/{id}/sessions", { params: { path: { id: projectId } }, body: { server_id: daemon.id, name } }),
+    201,
+  );
+  await expect.poll(() => sessionStatus(projectId, session.id)).toBe("running");
   return session;
 }
 
@@ -112,7 +114,7 @@ describe("agent sessions", () => {
   it("shows a viewer the terminal read-only: nothing they type reaches the session", async () => {
     const { project, daemon } = await projectWithDaemon("Watched terminals", "fake-watched");
     const session = await runningSession(project.id, daemon, "watched-1");
-    await call(`/api/v1/projects/${project.id}/members`, { token: admin, body: { user_id: viewerId } }, 201);
+    await ok(hubAs({ token: admin }).POST("/api/v1/projects/{id}/members", { params: { path: { id: project.id } }, body: { user_id: viewerId } }), 201);
 
     const page = await asViewer.newPage();
     await openSessions(page, project.id);
@@ -189,12 +191,12 @@ describe("agent sessions", () => {
     await row("to-kill").locator('[data-status="closed"]').waitFor();
     expect(dialogs[1]).toContain("to-kill");
     expect(await page.getByRole("button", { name: /Close|Kill/ }).count()).toBe(0);
-    expect((await call<Session>(`/api/v1/projects/${project.id}/sessions/${closing.id}`, { token: admin })).status).toBe("closed");
-    expect((await call<Session>(`/api/v1/projects/${project.id}/sessions/${killing.id}`, { token: admin })).status).toBe("closed");
+    expect(await sessionStatus(project.id, closing.id)).toBe("closed");
+    expect(await sessionStatus(project.id, killing.id)).toBe("closed");
   });
 
   it("shows the hub's refusal next to the form when the server's daemon is not connected", async () => {
-    const project = await call<{ id: string }>("/api/v1/projects", { token: admin, body: { name: "No daemon" } }, 201);
+    const project = await ok(hubAs({ token: admin }).POST("/api/v1/projects", { body: { name: "No daemon" } }), 201);
     const daemon = await FakeDaemon.register(admin, project.id, "fake-asleep");
 
     const page = await asAdmin.newPage();

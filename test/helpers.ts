@@ -2,7 +2,7 @@
 import { env } from "cloudflare:workers";
 import { issueAccessToken } from "../src/auth/jwt";
 import { expect } from "vitest";
-import { checkedHubClient, type HubCredentials, type paths } from "../client";
+import { hubClient, type HubCredentials, type paths } from "../client";
 import { conformingFetch } from "./api-conformance";
 
 export const BASE = "https://hub.test";
@@ -11,7 +11,7 @@ export const aTraceparent = () => expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-
 export const BOOTSTRAP_TOKEN = "test-bootstrap-token";
 
 /** The typed client (client/), calling the Worker as this person or server; every answer is held to the description. */
-export const hubAs = (credentials: HubCredentials = {}) => checkedHubClient({ baseUrl: BASE, fetch: conformingFetch, ...credentials });
+export const hubAs = (credentials: HubCredentials = {}) => hubClient({ baseUrl: BASE, fetch: conformingFetch, ...credentials });
 
 export interface CallOptions {
   method?: string;

@@ -5,7 +5,7 @@
  * refresh path, out of reach of page scripts. A 401 refreshes once and
  * retries, so the person never notices their access token expiring.
  */
-import { checkedHubClient, type Schemas } from "../../client";
+import { hubClient, type Schemas } from "../../client";
 
 export class ApiError extends Error {
   constructor(
@@ -57,7 +57,7 @@ async function asPerson(request: Request): Promise<Response> {
 const asIs = (request: Request) => fetch(request);
 
 /** The one client the dashboard calls the hub with. */
-export const hub = checkedHubClient({ fetch: asPerson });
+export const hub = hubClient({ fetch: asPerson });
 
 /** What a call of the client comes to: its data, or what went wrong. */
 type Answer = { data?: unknown; error?: unknown; response: Response };

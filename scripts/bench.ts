@@ -5,9 +5,10 @@
  * in-runtime room scenario with vitest, and prints every figure beside the
  * baseline measured in the same run.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { hubClient, type HubClient, type HubCredentials, type paths, type Schemas } from "../client/index.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const wrangler = `${root}node_modules/.bin/wrangler`;
@@ -20,12 +21,12 @@ const BOOTSTRAP = "bench-bootstrap-token";
 
 /** `npm run bench -- tree dataref` runs only the named scenarios: fan-out, fan-in, tree, costs, sockets, dataref, dashboard, workerd. */
 const only = new Set(process.argv.slice(2));
-const wanted = (scenario) => only.size === 0 || only.has(scenario);
+const wanted = (scenario: string) => only.size === 0 || only.has(scenario);
 
 // The hub serves the dashboard from web/dist: build it first.
 execFileSync(process.execPath, [`${root}scripts/build-web.mjs`], { cwd: root, stdio: "inherit" });
 
-const children = [];
+const children: ChildProcess[] = [];
 process.on("exit", () => children.forEach((c) => c.kill("SIGTERM")));
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => process.exit(130));
 
@@ -35,18 +36,18 @@ for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => process.exi
  * front of it). Linux only: null where /proc is missing.
  */
 const CLOCK_TICKS = existsSync("/proc/self/stat") ? Number(execFileSync("getconf", ["CLK_TCK"]).toString()) : 0;
-function cpuMs(child) {
+function cpuMs(child: ChildProcess): number | null {
   if (!CLOCK_TICKS) return null;
-  const ticks = (pid) => {
+  const ticks = (pid: string | number) => {
     try {
-      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
       return Number(fields[11]) + Number(fields[12]);
     } catch {
       return 0; // gone
     }
   };
-  const tree = (pid) => {
-    let kids = [];
+  const tree = (pid: string | number): (string | number)[] => {
+    let kids: string[] = [];
     try {
       kids = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
     } catch {
@@ -54,19 +55,23 @@ function cpuMs(child) {
     }
     return [pid, ...kids.flatMap(tree)];
   };
-  return (tree(child.pid).reduce((sum, pid) => sum + ticks(pid), 0) * 1000) / CLOCK_TICKS;
+  return (tree(child.pid!).reduce((sum: number, pid) => sum + ticks(pid), 0) * 1000) / CLOCK_TICKS;
 }
 
-function startWorker(args, port) {
-  const child = spawn(wrangler, ["dev", "--port", String(port), "--inspector-port", String(port + 1000), "--ip", "127.0.0.1", "--local", "--log-level", "error", ...args], {
-    cwd: root,
-    stdio: ["ignore", "ignore", "inherit"],
-  });
+function startWorker(args: string[], port: number) {
+  const child = spawn(
+    wrangler,
+    ["dev", "--port", String(port), "--inspector-port", String(port + 1000), "--ip", "127.0.0.1", "--local", "--log-level", "error", ...args],
+    {
+      cwd: root,
+      stdio: ["ignore", "ignore", "inherit"],
+    },
+  );
   children.push(child);
   return child;
 }
 
-async function waitFor(url) {
+async function waitFor(url: string) {
   for (let i = 0; i < 240; i++) {
     try {
       const res = await fetch(url);
@@ -79,31 +84,27 @@ async function waitFor(url) {
   throw new Error(`${url} did not come up`);
 }
 
-async function api(method, path, { token, apiKey, body } = {}) {
-  const res = await fetch(`${hub}${path}`, {
-    method,
-    headers: {
-      "Content-Type": "application/json",
-      ...(token ? { Authorization: `Bearer ${token}` } : {}),
-      ...(apiKey ? { "X-API-Key": apiKey } : {}),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  const json = text ? JSON.parse(text) : undefined;
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-  return { json, timing: res.headers.get("Server-Timing") };
+/** The typed client (client/), calling the hub as this person or server: a path or field the hub's description lacks fails the typecheck. */
+const hubAs = (credentials: HubCredentials = {}): HubClient => hubClient({ baseUrl: hub, ...credentials });
+type HeartbeatBody = NonNullable<paths["/api/v1/servers/heartbeat"]["post"]["requestBody"]>["content"]["application/json"];
+type NewTask = NonNullable<paths["/api/v1/server/tasks"]["post"]["requestBody"]>["content"]["application/json"];
+
+/** A successful answer (its body and the response, whose Server-Timing the figures read), or an error naming what the hub said. */
+async function ok<A extends { data?: unknown; error?: unknown; response: Response }>(pending: Promise<A>): Promise<Extract<A, { error?: never }>> {
+  const answer = await pending;
+  if (!answer.response.ok) throw new Error(`${answer.response.url}: ${answer.response.status} ${JSON.stringify(answer.error)}`);
+  return answer as Extract<A, { error?: never }>;
 }
 
 /** Runs `fn` over `items` with at most `limit` in flight. */
-async function pool(items, limit, fn) {
-  const out = new Array(items.length);
+async function pool<T, R>(items: T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(limit, items.length) }, async () => {
       while (next < items.length) {
         const i = next++;
-        out[i] = await fn(items[i], i);
+        out[i] = await fn(items[i]!, i);
       }
     }),
   );
@@ -111,22 +112,23 @@ async function pool(items, limit, fn) {
 }
 
 /** Every event of a project after `since`, paging through the log. */
-async function eventsOf(project, since = 0) {
-  const all = [];
+async function eventsOf(project: string, since = 0) {
+  const all: Schemas["Event"][] = [];
   for (;;) {
-    const page = (await api("GET", `/api/v1/projects/${project}/events?limit=1000&since=${since}`, { token: admin })).json;
+    const page = (await ok(asAdmin.GET("/api/v1/projects/{id}/events", { params: { path: { id: project }, query: { limit: 1000, since: String(since) } } })))
+      .data;
     all.push(...page.events);
     if (page.events.length < 1000) return all;
     since = page.next_since;
   }
 }
 
-const roomCost = (timing) => {
+const roomCost = (timing: string | null) => {
   const m = timing?.match(/room;dur=([\d.]+);desc="d1 queries=(\d+)/);
   return m ? { roomMs: Number(m[1]), d1Queries: Number(m[2]) } : { roomMs: NaN, d1Queries: NaN };
 };
-const secondsSince = (t) => (performance.now() - t) / 1000;
-const fmt = (n, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
+const secondsSince = (t: number) => (performance.now() - t) / 1000;
+const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
 
 /** One request to the baseline Worker: one D1 insert. */
 async function oneInsert() {
@@ -135,7 +137,7 @@ async function oneInsert() {
   await res.arrayBuffer();
 }
 
-async function baselineRate(requests, concurrency) {
+async function baselineRate(requests: number, concurrency: number) {
   const started = performance.now();
   await pool(Array.from({ length: requests }), concurrency, oneInsert);
   const seconds = secondsSince(started);
@@ -145,28 +147,52 @@ async function baselineRate(requests, concurrency) {
 // ── setup ────────────────────────────────────────────────────────────────
 rmSync(state, { recursive: true, force: true });
 console.log("• starting the hub and the baseline Worker");
-execFileSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", `${state}/hub`], { cwd: root, stdio: "ignore", env: { ...process.env, CI: "true" } });
-const hubProcess = startWorker(["--persist-to", `${state}/hub`, "--var", `JWT_SECRET:bench-${Date.now()}-secret-long-enough`, "--var", `BOOTSTRAP_TOKEN:${BOOTSTRAP}`], HUB_PORT);
+execFileSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", `${state}/hub`], {
+  cwd: root,
+  stdio: "ignore",
+  env: { ...process.env, CI: "true" },
+});
+const hubProcess = startWorker(
+  ["--persist-to", `${state}/hub`, "--var", `JWT_SECRET:bench-${Date.now()}-secret-long-enough`, "--var", `BOOTSTRAP_TOKEN:${BOOTSTRAP}`],
+  HUB_PORT,
+);
 const baselineProcess = startWorker(["-c", "bench/baseline/wrangler.toml", "--persist-to", `${state}/baseline`], BASELINE_PORT);
 await Promise.all([waitFor(`${hub}/api/v1/health`), waitFor(baselineUrl)]);
 
 const adminCredentials = { email: "bench@example.com", password: "bench-password" };
-const admin = (await api("POST", "/api/v1/auth/bootstrap", { token: BOOTSTRAP, body: adminCredentials })).json.access_token;
-const newProject = async (name) => (await api("POST", "/api/v1/projects", { token: admin, body: { name } })).json.id;
-const newAgent = async (name, capabilities) => {
-  const token = (await api("POST", "/api/v1/servers/tokens", { token: admin, body: {} })).json.token;
-  const agent = (await api("POST", "/api/v1/servers/register", { body: { name, hostname: name, registration_token: token } })).json;
-  if (capabilities) await api("POST", "/api/v1/servers/heartbeat", { apiKey: agent.api_key, body: { capabilities } });
-  return { id: agent.id, name, apiKey: agent.api_key };
+const admin = (await ok(hubAs({ token: BOOTSTRAP }).POST("/api/v1/auth/bootstrap", { body: adminCredentials }))).data.access_token;
+const asAdmin = hubAs({ token: admin });
+const newProject = async (name: string) => (await ok(asAdmin.POST("/api/v1/projects", { body: { name } }))).data.id;
+type Capabilities = NonNullable<HeartbeatBody["capabilities"]>;
+interface Agent {
+  id: string;
+  name: string;
+  apiKey: string;
+  /** The hub as this agent calls it. */
+  hub: HubClient;
+}
+const newAgent = async (name: string, capabilities?: Capabilities): Promise<Agent> => {
+  const { token } = (await ok(asAdmin.POST("/api/v1/servers/tokens", { body: {} }))).data;
+  const registered = (await ok(hubAs().POST("/api/v1/servers/register", { body: { name, hostname: name, registration_token: token } }))).data;
+  const agent = { id: registered.id, name, apiKey: registered.api_key, hub: hubAs({ apiKey: registered.api_key }) };
+  if (capabilities) await heartbeat(agent, capabilities);
+  return agent;
 };
-const createTask = async (apiKey, body) => (await api("POST", "/api/v1/server/tasks", { apiKey, body })).json.id;
-const assignTo = (agent, taskId) => api("POST", `/api/v1/server/tasks/${taskId}/assign`, { apiKey: agent.apiKey, body: { server_name: agent.name } });
+const heartbeat = (agent: Agent, capabilities: Capabilities) => ok(agent.hub.POST("/api/v1/servers/heartbeat", { body: { capabilities } }));
+const createTask = async (agent: Agent, body: NewTask) => (await ok(agent.hub.POST("/api/v1/server/tasks", { body }))).data.id;
+const assignTo = (agent: Agent, id: string) =>
+  ok(agent.hub.POST("/api/v1/server/tasks/{id}/assign", { params: { path: { id } }, body: { server_name: agent.name } }));
+const start = (agent: Agent, id: string) => ok(agent.hub.POST("/api/v1/server/tasks/{id}/start", { params: { path: { id } } }));
+const complete = (agent: Agent, id: string, result: string) =>
+  ok(agent.hub.POST("/api/v1/server/tasks/{id}/complete", { params: { path: { id } }, body: { result } }));
+const addNote = (agent: Agent, id: string, content: string) =>
+  ok(agent.hub.POST("/api/v1/server/tasks/{id}/notes", { params: { path: { id } }, body: { content } }));
 
 // Warm both up, then take the baseline.
 await baselineRate(200, 16);
 const baseline = await baselineRate(3000, 32);
-const results = [];
-const report = (line) => {
+const results: string[] = [];
+const report = (line: string) => {
   results.push(line);
   console.log(line);
 };
@@ -179,25 +205,27 @@ if (wanted("fan-out")) {
   const fanOut = [];
   for (const k of [1, 10, 100, 1000]) {
     const project = await newProject(`fan-out ${k}`);
-    const upstream = await createTask(fanAgent.apiKey, { title: "upstream", project_id: project });
+    const upstream = await createTask(fanAgent, { title: "upstream", project_id: project });
     await assignTo(fanAgent, upstream);
-    await api("POST", `/api/v1/server/tasks/${upstream}/start`, { apiKey: fanAgent.apiKey });
-    await pool(Array.from({ length: k }), 16, () => createTask(fanAgent.apiKey, { title: "downstream", project_id: project, dependency_ids: [upstream] }));
+    await start(fanAgent, upstream);
+    await pool(Array.from({ length: k }), 16, () => createTask(fanAgent, { title: "downstream", project_id: project, dependency_ids: [upstream] }));
     const started = performance.now();
-    const done = await api("POST", `/api/v1/server/tasks/${upstream}/complete`, { apiKey: fanAgent.apiKey, body: { result: "done" } });
+    const done = await complete(fanAgent, upstream, "done");
     const ms = performance.now() - started;
     const unblocked = (await eventsOf(project)).filter((e) => e.type === "task_unblocked").length;
-    fanOut.push({ k, ms, unblocked, ...roomCost(done.timing) });
+    fanOut.push({ k, ms, unblocked, ...roomCost(done.response.headers.get("Server-Timing")) });
   }
-  const k1 = fanOut[0];
+  const k1 = fanOut[0]!;
   for (const f of fanOut) {
     report(
       `  K=${String(f.k).padStart(4)}: ${fmt(f.ms)} ms end to end (room ${fmt(f.roomMs)} ms), ${f.d1Queries} D1 queries, ${f.unblocked} unblocked` +
         `   | K=1: ${fmt(k1.ms)} ms, ${k1.d1Queries} queries; one insert: ${fmt(1000 / baseline.perSecond, 2)} ms`,
     );
   }
-  const k1000 = fanOut.at(-1);
-  report(`  → D1 queries per completion: K=1 ${k1.d1Queries}, K=1000 ${k1000.d1Queries} (${k1.d1Queries === k1000.d1Queries ? "same" : "DIFFERENT"}); K=1000 cascade ${fmt(k1000.ms)} ms (target < 2000 ms)`);
+  const k1000 = fanOut.at(-1)!;
+  report(
+    `  → D1 queries per completion: K=1 ${k1.d1Queries}, K=1000 ${k1000.d1Queries} (${k1.d1Queries === k1000.d1Queries ? "same" : "DIFFERENT"}); K=1000 cascade ${fmt(k1000.ms)} ms (target < 2000 ms)`,
+  );
 }
 
 // ── (2) fan-in race ─────────────────────────────────────────────────────
@@ -206,14 +234,14 @@ if (wanted("fan-in")) {
   {
     const project = await newProject("fan-in");
     const agent = await newAgent("fan-in-agent", { languages: ["rust"], max_concurrent_tasks: 1000 });
-    const ups = await pool(Array.from({ length: 100 }), 16, () => createTask(agent.apiKey, { title: "up", project_id: project }));
-    const down = await createTask(agent.apiKey, { title: "down", project_id: project, dependency_ids: ups, requirements: { languages: ["rust"] } });
+    const ups = await pool(Array.from({ length: 100 }), 16, () => createTask(agent, { title: "up", project_id: project }));
+    const down = await createTask(agent, { title: "down", project_id: project, dependency_ids: ups, requirements: { languages: ["rust"] } });
     await pool(ups, 16, async (id) => {
       await assignTo(agent, id);
-      await api("POST", `/api/v1/server/tasks/${id}/start`, { apiKey: agent.apiKey });
+      await start(agent, id);
     });
     const started = performance.now();
-    await Promise.all(ups.map((id) => api("POST", `/api/v1/server/tasks/${id}/complete`, { apiKey: agent.apiKey, body: { result: "up" } })));
+    await Promise.all(ups.map((id) => complete(agent, id, "up")));
     const seconds = secondsSince(started);
     const events = (await eventsOf(project)).filter((e) => e.task_id === down);
     const assigned = events.filter((e) => e.type === "task_assigned").length;
@@ -236,14 +264,15 @@ if (wanted("tree")) {
     const agents = await Promise.all(Array.from({ length: AGENTS }, (_, i) => newAgent(`tree-agent-${i}`)));
     const requirements = { languages: ["tree"] };
     const setupStarted = performance.now();
-    let level = await pool(Array.from({ length: 1000 }), 16, () => createTask(agents[0].apiKey, { title: "leaf", project_id: project, requirements }));
+    const creator = agents[0]!;
+    let level = await pool(Array.from({ length: 1000 }), 16, () => createTask(creator, { title: "leaf", project_id: project, requirements }));
     for (const count of [100, 10, 1]) {
       const children = level;
       level = await pool(Array.from({ length: count }), 16, (_, i) =>
-        createTask(agents[0].apiKey, { title: "node", project_id: project, requirements, dependency_ids: children.slice(i * 10, i * 10 + 10) }),
+        createTask(creator, { title: "node", project_id: project, requirements, dependency_ids: children.slice(i * 10, i * 10 + 10) }),
       );
     }
-    const rootId = level[0];
+    const rootId = level[0]!;
     const setupSeconds = secondsSince(setupStarted);
 
     // The machine's speed drifts: the baseline is taken again right before and right after the drive, and the ratio uses their mean.
@@ -252,12 +281,12 @@ if (wanted("tree")) {
     let requests = 0;
     const started = performance.now();
     // Declaring capabilities brings the agents' capacity online: waiting tasks are offered to them.
-    await Promise.all(agents.map((a) => api("POST", "/api/v1/servers/heartbeat", { apiKey: a.apiKey, body: { capabilities: { languages: ["tree"], max_concurrent_tasks: CAPACITY } } })));
+    await Promise.all(agents.map((a) => heartbeat(a, { languages: ["tree"], max_concurrent_tasks: CAPACITY })));
     await Promise.all(
       agents.map(async (a) => {
         while (!rootDone) {
           requests++;
-          const { tasks } = (await api("GET", "/api/v1/server/tasks/check", { apiKey: a.apiKey })).json;
+          const { tasks } = (await ok(a.hub.GET("/api/v1/server/tasks/check"))).data;
           const ready = tasks.filter((t) => t.status === "assigned");
           if (ready.length === 0) {
             await new Promise((r) => setTimeout(r, 2));
@@ -266,8 +295,8 @@ if (wanted("tree")) {
           await Promise.all(
             ready.map(async (t) => {
               requests += 2;
-              await api("POST", `/api/v1/server/tasks/${t.id}/start`, { apiKey: a.apiKey });
-              await api("POST", `/api/v1/server/tasks/${t.id}/complete`, { apiKey: a.apiKey, body: { result: "ok" } });
+              await start(a, t.id);
+              await complete(a, t.id, "ok");
               if (t.id === rootId) rootDone = true;
             }),
           );
@@ -294,24 +323,24 @@ if (wanted("costs")) {
   if (!CLOCK_TICKS) console.log("  skipped: needs /proc");
   else {
     const N = 1000;
-    const perRequest = async (proc, run) => {
-      const before = cpuMs(proc);
+    const perRequest = async (proc: ChildProcess, run: (i: number) => Promise<unknown>) => {
+      const before = cpuMs(proc)!;
       await pool(Array.from({ length: N }), 32, (_, i) => run(i));
-      return (cpuMs(proc) - before) / N;
+      return (cpuMs(proc)! - before) / N;
     };
     const insertBefore = await perRequest(baselineProcess, oneInsert);
     const agent = await newAgent("cost-agent", { max_concurrent_tasks: N });
-    const rows = [
+    const rows: [string, number][] = [
       ["one D1 read, no auth (GET /health)", await perRequest(hubProcess, async () => (await fetch(`${hub}/api/v1/health`)).arrayBuffer())],
       // The agent has no tasks yet: its key's lookup and one read that finds nothing.
-      ["API-key lookup and a read (GET /server/status)", await perRequest(hubProcess, () => api("GET", "/api/v1/server/status", { apiKey: agent.apiKey }))],
+      ["API-key lookup and a read (GET /server/status)", await perRequest(hubProcess, () => ok(agent.hub.GET("/api/v1/server/status")))],
     ];
     const project = await newProject("costs");
-    const ids = await pool(Array.from({ length: N }), 16, () => createTask(agent.apiKey, { title: "cost", project_id: project }));
+    const ids = await pool(Array.from({ length: N }), 16, () => createTask(agent, { title: "cost", project_id: project }));
     await pool(ids, 16, (id) => assignTo(agent, id));
     rows.push(
-      ["agent start", await perRequest(hubProcess, (i) => api("POST", `/api/v1/server/tasks/${ids[i]}/start`, { apiKey: agent.apiKey }))],
-      ["agent complete", await perRequest(hubProcess, (i) => api("POST", `/api/v1/server/tasks/${ids[i]}/complete`, { apiKey: agent.apiKey, body: { result: "ok" } }))],
+      ["agent start", await perRequest(hubProcess, (i) => start(agent, ids[i]!))],
+      ["agent complete", await perRequest(hubProcess, (i) => complete(agent, ids[i]!, "ok"))],
     );
     // Taken before and after the hub's figures, like the tree's baseline.
     const insert = (insertBefore + (await perRequest(baselineProcess, oneInsert))) / 2;
@@ -322,22 +351,33 @@ if (wanted("costs")) {
 
 // ── (4)–(6) live sockets ────────────────────────────────────────────────
 const wsBase = hub.replace("http", "ws");
-const percentile = (xs, p) => {
+const percentile = (xs: number[], p: number) => {
   const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 };
 /** Opens a socket and resolves once it is open; frames go to `onFrame`. */
-function openWs(url, protocols, onFrame) {
+/**
+ * What the figures read of the sockets' frames, on the frames of the types they read (the description gives the
+ * sockets' protocols in prose, not schemas).
+ */
+interface Frame {
+  type: string;
+  event_type: string;
+  created_at: string;
+  data: { content: string };
+  payload: { taskId: string };
+}
+function openWs(url: string, protocols: string[], onFrame: (frame: Frame) => void): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, protocols);
     ws.onopen = () => resolve(ws);
-    ws.onerror = (e) => reject(new Error(`socket failed: ${e.message ?? e.type}`));
+    ws.onerror = (e) => reject(new Error(`socket failed: ${(e as ErrorEvent).message ?? e.type}`));
     ws.onmessage = (m) => onFrame(JSON.parse(m.data));
   });
 }
 /** Latency of one-insert requests, one at a time: the baseline of the latency scenarios. */
-async function oneInsertLatencies(n) {
-  const out = [];
+async function oneInsertLatencies(n: number) {
+  const out: number[] = [];
   for (let i = 0; i < n; i++) {
     const t = performance.now();
     await oneInsert();
@@ -353,14 +393,14 @@ if (wanted("sockets")) {
   {
     const project = await newProject("fan-out sockets");
     const agent = await newAgent("socket-agent");
-    const task = await createTask(agent.apiKey, { title: "noisy", project_id: project });
-    const pending = new Map(); // note content → send time
-    const latencies = [];
-    const afterCommit = [];
+    const task = await createTask(agent, { title: "noisy", project_id: project });
+    const pending = new Map<string, number>(); // note content → send time
+    const latencies: number[] = [];
+    const afterCommit: number[] = [];
     const sockets = await pool(Array.from({ length: 1000 }), 50, () =>
       openWs(`${wsBase}/api/v1/projects/${project}/ws`, ["bearer", admin], (f) => {
         if (f.type !== "event" || f.event_type !== "note_added") return;
-        latencies.push(performance.now() - pending.get(f.data.content));
+        latencies.push(performance.now() - pending.get(f.data.content)!);
         // Same machine, same clock: the event's created_at is its commit time.
         afterCommit.push(Date.now() - Date.parse(f.created_at));
       }),
@@ -369,7 +409,7 @@ if (wanted("sockets")) {
     for (let i = 0; i < ROUNDS; i++) {
       const content = `n${i}`;
       pending.set(content, performance.now());
-      await api("POST", `/api/v1/server/tasks/${task}/notes`, { apiKey: agent.apiKey, body: { content } });
+      await addNote(agent, task, content);
       const expected = (i + 1) * sockets.length;
       for (let t = 0; latencies.length < expected && t < 1000; t++) await new Promise((r) => setTimeout(r, 5));
     }
@@ -386,22 +426,22 @@ if (wanted("sockets")) {
     const project = await newProject("notify");
     const producer = await newAgent("notify-producer", { languages: ["none"], max_concurrent_tasks: 1000 });
     const consumer = await newAgent("notify-consumer", { languages: ["notify"], max_concurrent_tasks: 1000 });
-    const waiting = new Map();
-    const latencies = [];
+    const waiting = new Map<string, number>();
+    const latencies: number[] = [];
     const ws = await openWs(`${wsBase}/api/v1/projects/${project}/agent-ws`, [], (f) => {
       if (f.type === "auth_ok") return;
-      if (f.type === "notify:task-assigned" && waiting.has(f.payload.taskId)) latencies.push(performance.now() - waiting.get(f.payload.taskId));
+      if (f.type === "notify:task-assigned" && waiting.has(f.payload.taskId)) latencies.push(performance.now() - waiting.get(f.payload.taskId)!);
     });
     ws.send(JSON.stringify({ type: "auth", api_key: consumer.apiKey }));
     await new Promise((r) => setTimeout(r, 200));
     const ROUNDS = 100;
     for (let i = 0; i < ROUNDS; i++) {
-      const up = await createTask(producer.apiKey, { title: "up", project_id: project });
-      const down = await createTask(producer.apiKey, { title: "down", project_id: project, dependency_ids: [up], requirements: { languages: ["notify"] } });
+      const up = await createTask(producer, { title: "up", project_id: project });
+      const down = await createTask(producer, { title: "down", project_id: project, dependency_ids: [up], requirements: { languages: ["notify"] } });
       await assignTo(producer, up);
-      await api("POST", `/api/v1/server/tasks/${up}/start`, { apiKey: producer.apiKey });
+      await start(producer, up);
       waiting.set(down, performance.now());
-      await api("POST", `/api/v1/server/tasks/${up}/complete`, { apiKey: producer.apiKey, body: { result: "done" } });
+      await complete(producer, up, "done");
       for (let t = 0; latencies.length <= i && t < 400; t++) await new Promise((r) => setTimeout(r, 2));
     }
     report(
@@ -415,7 +455,7 @@ if (wanted("sockets")) {
   {
     const project = await newProject("sustained");
     const agent = await newAgent("sustained-agent");
-    const task = await createTask(agent.apiKey, { title: "stream", project_id: project });
+    const task = await createTask(agent, { title: "stream", project_id: project });
     let delivered = 0;
     const sockets = await pool(Array.from({ length: 100 }), 25, () =>
       openWs(`${wsBase}/api/v1/projects/${project}/ws`, ["bearer", admin], (f) => {
@@ -428,7 +468,7 @@ if (wanted("sockets")) {
     await Promise.all(
       Array.from({ length: 8 }, async () => {
         while (performance.now() - started < SECONDS * 1000) {
-          await api("POST", `/api/v1/server/tasks/${task}/notes`, { apiKey: agent.apiKey, body: { content: "tick" } });
+          await addNote(agent, task, "tick");
           sent++;
         }
       }),
@@ -455,26 +495,27 @@ if (wanted("dataref")) {
     const sha256 = createHash("sha256").update(data).digest("hex");
     const project = await newProject("bytes");
     const agent = await newAgent("bytes-agent");
-    const mibPerSecond = (ms) => size / 1024 / 1024 / (ms / 1000);
-    const timed = async (fn) => {
+    const mibPerSecond = (ms: number) => size / 1024 / 1024 / (ms / 1000);
+    const timed = async (fn: () => Promise<void>) => {
       const t = performance.now();
       await fn();
       return performance.now() - t;
     };
     const ROUNDS = 3;
-    const hubUp = [];
-    const hubDown = [];
-    const plainUp = [];
-    const plainDown = [];
+    const hubUp: number[] = [];
+    const hubDown: number[] = [];
+    const plainUp: number[] = [];
+    const plainDown: number[] = [];
     for (let i = 0; i < ROUNDS; i++) {
-      const { dataref, upload } = (await api("POST", "/api/v1/server/datarefs", { apiKey: agent.apiKey, body: { project_id: project, size, sha256 } })).json;
+      const { dataref, upload } = (await ok(agent.hub.POST("/api/v1/server/datarefs", { body: { project_id: project, size, sha256 } }))).data;
       hubUp.push(
         await timed(async () => {
           const res = await fetch(upload.url, { method: "PUT", body: data });
           if (res.status !== 200) throw new Error(`upload answered ${res.status}: ${await res.text()}`);
         }),
       );
-      const { download } = (await api("GET", `/api/v1/server/datarefs/${dataref.id}`, { apiKey: agent.apiKey })).json;
+      const { download } = (await ok(agent.hub.GET("/api/v1/server/datarefs/{id}", { params: { path: { id: dataref.id } } }))).data;
+      if (!download) throw new Error("a complete DataRef without a download URL");
       hubDown.push(
         await timed(async () => {
           const bytes = new Uint8Array(await (await fetch(download.url)).arrayBuffer());
@@ -484,7 +525,7 @@ if (wanted("dataref")) {
       plainUp.push(await timed(async () => void (await fetch(`${baselineUrl}/r2/blob-${i}`, { method: "PUT", body: data })).arrayBuffer()));
       plainDown.push(await timed(async () => void (await (await fetch(`${baselineUrl}/r2/blob-${i}`)).arrayBuffer())));
     }
-    const best = (xs) => Math.min(...xs);
+    const best = (xs: number[]) => Math.min(...xs);
     const up = mibPerSecond(best(hubUp));
     const down = mibPerSecond(best(hubDown));
     const baseUp = mibPerSecond(best(plainUp));
@@ -499,15 +540,19 @@ if (wanted("dataref")) {
 // ── (3b) tree inside the runtime ────────────────────────────────────────
 if (wanted("dashboard")) {
   console.log("\n(8) the dashboard in headless Chromium");
-  const { benchDashboard } = await import("../bench/dashboard.mjs");
-  await benchDashboard({ hub, api, admin, adminCredentials, newProject, pool, report, fmt });
+  const { benchDashboard } = await import("../bench/dashboard.ts");
+  await benchDashboard({ hub, asAdmin, adminCredentials, newProject, pool, report, fmt });
 }
 
 if (wanted("workerd")) {
   console.log("\n(3b) inside workerd, without HTTP: the tree through the ProjectRoom, socket fan-out, a DataRef upload, terminals, webhooks");
   {
-    const out = execFileSync(`${root}node_modules/.bin/vitest`, ["run", "--config", "vitest.bench.config.ts"], { cwd: root, encoding: "utf8", env: { ...process.env, FORCE_COLOR: "0" } });
-    const benches = [...out.matchAll(/BENCH (\{.*\})/g)].map((m) => JSON.parse(m[1]));
+    const out = execFileSync(`${root}node_modules/.bin/vitest`, ["run", "--config", "vitest.bench.config.ts"], {
+      cwd: root,
+      encoding: "utf8",
+      env: { ...process.env, FORCE_COLOR: "0" },
+    });
+    const benches = [...out.matchAll(/BENCH (\{.*\})/g)].map((m) => JSON.parse(m[1]!));
     const bench = benches.find((b) => b.scenario === "room-tree");
     const fanout = benches.find((b) => b.scenario === "socket-fanout");
     const upload = benches.find((b) => b.scenario === "dataref-upload");
@@ -548,7 +593,9 @@ if (wanted("workerd")) {
         `  webhook in workerd, event commit → received by a local receiver, ${hooks.rounds} events one at a time: p50 ${fmt(hooks.p50)} ms, p99 ${fmt(hooks.p99)} ms (target p99 ≤ 50 ms; the room call itself p50 ${fmt(hooks.commitP50)} ms, p99 ${fmt(hooks.commitP99)} ms)` +
           `   | a signed POST from workerd to the same receiver: p50 ${fmt(hooks.postP50)} ms, p99 ${fmt(hooks.postP99)} ms`,
       );
-      const failed = Object.entries(hooks.failedAttempts).map(([error, n]) => `${n}× ${error}`).join(", ");
+      const failed = Object.entries(hooks.failedAttempts)
+        .map(([error, n]) => `${n}× ${error}`)
+        .join(", ");
       report(
         `  webhooks in workerd, ${hooks.events} events (${hooks.batch} committed at once) to ${hooks.endpoints} endpoints: ` +
           `${hooks.allDelivered ? "all delivered, in seq order, verified" : `NOT all delivered: ${JSON.stringify(hooks.shortfalls)}`}${hooks.duplicates ? ` (${hooks.duplicates} sent again)` : ""}, in ${fmt(hooks.seconds, 1)} s = ${fmt(hooks.deliveriesPerSecond, 0)} deliveries/s` +
@@ -566,9 +613,9 @@ console.log("\nSummary\n" + results.map((r) => `  ${r.trim()}`).join("\n"));
 await Promise.all(
   children.map(
     (child) =>
-      new Promise((resolve) => {
+      new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();
-        child.once("exit", resolve);
+        child.once("exit", () => resolve());
         child.kill("SIGINT");
         setTimeout(resolve, 5000);
       }),

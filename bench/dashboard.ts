@@ -5,16 +5,41 @@
  * beside what it is compared with in the same run.
  */
 import { existsSync } from "node:fs";
+import type { HubClient, paths } from "../client/index.ts";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-export async function benchDashboard({ hub, api, admin, adminCredentials, newProject, pool, report, fmt }) {
+/** A task in the core protocol's body (the operation also takes a task-format request). */
+type NewTask = Extract<paths["/api/v1/tasks"]["post"]["requestBody"]["content"]["application/json"], { title: string }>;
+
+/** What scripts/bench.ts lends the scenario. */
+export interface DashboardBench {
+  hub: string;
+  /** The typed client, signed in as the admin. */
+  asAdmin: HubClient;
+  adminCredentials: { email: string; password: string };
+  newProject: (name: string) => Promise<string>;
+  pool: <T, R>(items: T[], limit: number, fn: (item: T, index: number) => Promise<R>) => Promise<R[]>;
+  report: (line: string) => void;
+  fmt: (n: number, digits?: number) => string;
+}
+
+export async function benchDashboard({ hub, asAdmin, adminCredentials, newProject, pool, report, fmt }: DashboardBench) {
   if (!existsSync(CHROMIUM)) return report(`  dashboard: skipped (no Chromium at ${CHROMIUM}; apt-get install chromium)`);
   const { chromium } = await import("playwright-core");
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
   try {
     const page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
@@ -26,10 +51,14 @@ export async function benchDashboard({ hub, api, admin, adminCredentials, newPro
 
     // (a) A board of 1,000 tasks: from navigation to every card shown, filters usable.
     const big = await newProject("Board of 1,000");
-    await pool(Array.from({ length: 1000 }), 16, (_, i) =>
-      api("POST", "/api/v1/tasks", { token: admin, body: { project_id: big, title: `Task ${i}`, priority: ["low", "normal", "high", "critical"][i % 4] } }),
-    );
-    const openBoard = async (projectId, cards) => {
+    const createTask = async (body: NewTask) => {
+      const { data, error, response } = await asAdmin.POST("/api/v1/tasks", { body });
+      if (!data) throw new Error(`POST /api/v1/tasks: ${response.status} ${JSON.stringify(error)}`);
+      return data.id;
+    };
+    const priorities = ["low", "normal", "high", "critical"] as const;
+    await pool(Array.from({ length: 1000 }), 16, (_, i) => createTask({ project_id: big, title: `Task ${i}`, priority: priorities[i % 4] }));
+    const openBoard = async (projectId: string, cards: number) => {
       const started = performance.now();
       await page.goto(`${hub}/projects/${projectId}/board`);
       await page.locator(".board[data-loaded=true]").waitFor({ timeout: 30_000 });
@@ -40,9 +69,12 @@ export async function benchDashboard({ hub, api, admin, adminCredentials, newPro
     const emptyMs = median([await openBoard(empty, 0), await openBoard(empty, 0), await openBoard(empty, 0)]);
     const bigMs = median([await openBoard(big, 1000), await openBoard(big, 1000), await openBoard(big, 1000)]);
     let started = performance.now();
-    for (let cursor = null, first = true; first || cursor; first = false) {
-      cursor = (await api("GET", `/api/v1/tasks?project_id=${big}&limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, { token: admin })).json.next_cursor;
-    }
+    let cursor: string | undefined;
+    do {
+      const page = await asAdmin.GET("/api/v1/tasks", { params: { query: { project_id: big, limit: 200, cursor } } });
+      if (!page.data) throw new Error(`GET /api/v1/tasks: ${page.response.status} ${JSON.stringify(page.error)}`);
+      cursor = page.data.next_cursor ?? undefined;
+    } while (cursor);
     const readMs = performance.now() - started;
     report(
       `  board of 1,000 tasks usable in Chromium: ${fmt(bigMs, 0)} ms (median of 3, from navigation to every card shown; target ≤ 1500 ms)` +
@@ -51,28 +83,37 @@ export async function benchDashboard({ hub, api, admin, adminCredentials, newPro
 
     // (a') The graph of 500 tasks, each depending on the one before it in a binary tree: layout and drawing.
     const tree = await newProject("Graph of 500");
-    const ids = [];
+    const ids: string[] = [];
     for (let i = 0; i < 500; i++) {
-      const dependencies = i === 0 ? [] : [{ depends_on_task_id: ids[(i - 1) >> 1], dependency_type: i % 3 === 0 ? "input" : "blocks", ...(i % 3 === 0 ? { contract_key: "out" } : {}) }];
-      ids.push((await api("POST", "/api/v1/tasks", { token: admin, body: { project_id: tree, title: `Node ${i}`, dependencies } })).json.id);
+      const dependencies: NewTask["dependencies"] =
+        i === 0
+          ? []
+          : [
+              i % 3 === 0
+                ? { depends_on_task_id: ids[(i - 1) >> 1]!, dependency_type: "input", contract_key: "out" }
+                : { depends_on_task_id: ids[(i - 1) >> 1]!, dependency_type: "blocks" },
+            ];
+      ids.push(await createTask({ project_id: tree, title: `Node ${i}`, dependencies }));
     }
-    const openGraph = async (projectId, nodes) => {
+    const openGraph = async (projectId: string, nodes: number) => {
       const began = performance.now();
       await page.goto(`${hub}/projects/${projectId}/graph`);
       await page.waitForFunction((n) => document.querySelectorAll(".graph[data-loaded=true] .node").length === n, nodes, { timeout: 60_000 });
       return performance.now() - began;
     };
     const graphMs = median([await openGraph(tree, 500), await openGraph(tree, 500), await openGraph(tree, 500)]);
-    report(`  graph of 500 tasks (499 dependencies) laid out and drawn: ${fmt(graphMs, 0)} ms (median of 3, from navigation)   | the board of 1,000 tasks: ${fmt(bigMs, 0)} ms`);
+    report(
+      `  graph of 500 tasks (499 dependencies) laid out and drawn: ${fmt(graphMs, 0)} ms (median of 3, from navigation)   | the board of 1,000 tasks: ${fmt(bigMs, 0)} ms`,
+    );
 
     // (b) 100 events a second for 10 seconds to an open board: each creation must show up.
     const busy = await newProject("Busy board");
     await page.goto(`${hub}/projects/${busy}/board`);
     await page.locator("[data-feed=live]").waitFor();
-    const creations = [];
+    const creations: Promise<string>[] = [];
     started = performance.now();
     for (let tick = 0; tick < 100; tick++) {
-      for (let i = 0; i < 10; i++) creations.push(api("POST", "/api/v1/tasks", { token: admin, body: { project_id: busy, title: `Live ${tick}.${i}` } }));
+      for (let i = 0; i < 10; i++) creations.push(createTask({ project_id: busy, title: `Live ${tick}.${i}` }));
       const due = started + (tick + 1) * 100;
       await new Promise((r) => setTimeout(r, Math.max(0, due - performance.now())));
     }
