@@ -75,14 +75,7 @@ export function apiKeyOf(c: HubContext): string | undefined {
 }
 
 /** An agent request looks its key up by its digest. */
-const serverByKeyHash = builtOnce((db) =>
-  db
-    .select()
-    .from(servers)
-    .where(eq(servers.apiKeyHash, sql.placeholder("hash")))
-    .limit(1)
-    .prepare(),
-);
+const serverByKeyHash = builtOnce((db) => db.select().from(servers).where(eq(servers.apiKeyHash, sql.placeholder("hash"))).limit(1).prepare());
 
 /** How long this isolate answers an API key from a lookup it made: the longest a revoked key can still read. */
 export const API_KEY_LOOKUP_TTL_MS = 30_000;
@@ -127,10 +120,7 @@ export const agent = every(authenticateAgent(isRead), idempotent);
  * Agents on routes whose writes all go through a project's room (RoomActor carries the key's digest, and the room
  * refuses a revoked one): no D1 read for a key this isolate looked up in the last 30 s.
  */
-export const roomAgent = every(
-  authenticateAgent(() => true),
-  idempotent,
-);
+export const roomAgent = every(authenticateAgent(() => true), idempotent);
 
 export function currentUser(c: HubContext) {
   const p = c.var.principal;
