@@ -3,7 +3,8 @@ import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { dbOf } from "./db/client";
-import type { HubEnv } from "./http/context";
+import { countedD1, countingRoundTrips, type RoundTrips } from "./db/round-trips";
+import type { HubContext, HubEnv } from "./http/context";
 import { limitedBody } from "./http/body-limit";
 import { apiCors } from "./http/cors";
 import { datarefLinks } from "./http/dataref-links";
@@ -54,9 +55,15 @@ export function buildApp() {
     }),
   );
 
+  // Every D1 call the request makes (through c.var.db or c.env.DB) is counted, and reported beside the room's.
   app.use("*", async (c, next) => {
-    c.set("db", dbOf(c.env.DB));
-    await next();
+    const DB = countedD1(c.env.DB);
+    c.env = { ...c.env, DB };
+    c.set("db", dbOf(DB));
+    const trips: RoundTrips = { d1: 0 };
+    await countingRoundTrips(trips, next);
+    // A socket's upgrade answer is handed on as it is.
+    if (c.res.status !== 101) appendHeader(c, "Server-Timing", `worker;desc="d1 queries=${trips.d1}"`);
   });
 
   app.use("*", limitedBody);
@@ -101,6 +108,16 @@ export function buildApp() {
   });
 
   return app;
+}
+
+/** Adds a header to the response in place where its headers can change (copying a response costs CPU on every request). */
+function appendHeader(c: HubContext, name: string, value: string) {
+  try {
+    c.res.headers.append(name, value);
+  } catch {
+    // Headers of a response fetched from elsewhere are immutable: Hono copies it.
+    c.header(name, value, { append: true });
+  }
 }
 
 /** The problem an error stands for, when it is one the hub foresaw; undefined for any other failure. */

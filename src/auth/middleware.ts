@@ -7,12 +7,13 @@ import { eq, sql } from "drizzle-orm";
 import { every } from "hono/combine";
 import { createMiddleware } from "hono/factory";
 import { servers, users, type Role } from "../db/schema";
-import type { UserRow } from "../db/client";
+import type { ServerRow, UserRow } from "../db/client";
 import { builtOnce } from "../db/sql";
 import type { HubContext, HubEnv } from "../http/context";
 import { idempotent } from "../http/idempotency";
 import { forbidden, unauthorized } from "../http/problem";
 import { InvalidToken, verifyAccessToken } from "./jwt";
+import { KeyLookups } from "./key-lookups";
 import { hasRole } from "./roles";
 import { sha256Hex } from "./secrets";
 
@@ -73,24 +74,53 @@ export function apiKeyOf(c: HubContext): string | undefined {
   return token?.startsWith(API_KEY_PREFIX) ? token : undefined;
 }
 
-/** Every agent request looks its key up. */
+/** An agent request looks its key up by its digest. */
 const serverByKeyHash = builtOnce((db) => db.select().from(servers).where(eq(servers.apiKeyHash, sql.placeholder("hash"))).limit(1).prepare());
 
+/** How long this isolate answers an API key from a lookup it made: the longest a revoked key can still read. */
+export const API_KEY_LOOKUP_TTL_MS = 30_000;
+
+/** This isolate's API-key lookups (key digest → server, or none), each answered for at most API_KEY_LOOKUP_TTL_MS. */
+export const apiKeyLookups = new KeyLookups<ServerRow>({ ttlMs: API_KEY_LOOKUP_TTL_MS, maxEntries: 1_000 });
+
+/** The server whose API key this is, read from D1 now (and remembered); undefined for an unknown or revoked key. */
 export async function serverForApiKey(c: HubContext, apiKey: string) {
-  const row = await serverByKeyHash(c.var.db).get({ hash: await sha256Hex(apiKey) });
-  return row && !row.revokedAt ? row : undefined;
+  const hash = await sha256Hex(apiKey);
+  return liveServer(await apiKeyLookups.refresh(hash, () => serverByKeyHash(c.var.db).get({ hash })));
 }
 
-const authenticateAgent = createMiddleware<HubEnv>(async (c, next) => {
-  const apiKey = apiKeyOf(c);
-  if (!apiKey) throw unauthorized("Send the server's API key as `X-API-Key: orc_...`");
-  const server = await serverForApiKey(c, apiKey);
-  if (!server) throw unauthorized("The API key is invalid or has been revoked", "INVALID_API_KEY");
-  c.set("principal", { kind: "server", server });
-  await next();
-});
+/** The server whose API key this is, as this isolate last read it (at most API_KEY_LOOKUP_TTL_MS ago). */
+async function rememberedServerForApiKey(c: HubContext, apiKey: string) {
+  const hash = await sha256Hex(apiKey);
+  return liveServer(await apiKeyLookups.lookup(hash, () => serverByKeyHash(c.var.db).get({ hash })));
+}
 
-export const agent = every(authenticateAgent, idempotent);
+const liveServer = (row: ServerRow | undefined) => (row && !row.revokedAt ? row : undefined);
+
+const isRead = (c: HubContext) => c.req.method === "GET" || c.req.method === "HEAD";
+
+/**
+ * `remembered`: whether a lookup this isolate remembers will do. Reads take it; so do writes that only a project's
+ * room makes, since the room refuses a revoked key at once whatever the lookup said. Other writes read the key now.
+ */
+const authenticateAgent = (remembered: (c: HubContext) => boolean) =>
+  createMiddleware<HubEnv>(async (c, next) => {
+    const apiKey = apiKeyOf(c);
+    if (!apiKey) throw unauthorized("Send the server's API key as `X-API-Key: orc_...`");
+    const server = remembered(c) ? await rememberedServerForApiKey(c, apiKey) : await serverForApiKey(c, apiKey);
+    if (!server) throw unauthorized("The API key is invalid or has been revoked", "INVALID_API_KEY");
+    c.set("principal", { kind: "server", server });
+    await next();
+  });
+
+/** Agents (servers with an API key). A read may be answered for a key revoked up to 30 s ago; a write reads the key. */
+export const agent = every(authenticateAgent(isRead), idempotent);
+
+/**
+ * Agents on routes whose writes all go through a project's room (RoomActor carries the key's digest, and the room
+ * refuses a revoked one): no D1 read for a key this isolate looked up in the last 30 s.
+ */
+export const roomAgent = every(authenticateAgent(() => true), idempotent);
 
 export function currentUser(c: HubContext) {
   const p = c.var.principal;

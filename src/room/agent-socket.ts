@@ -110,7 +110,13 @@ function send(ws: WebSocket, correlationId: string | undefined, answer: Answer) 
   else if (answer.type === "response:error") respondError(ws, correlationId, answer.error.code, answer.error.message, answer.error.details);
 }
 
-const actorOf = (a: AgentAttachment): RoomActor => ({ kind: "agent", serverId: a.serverId!, serverName: a.serverName!, label: `agent:${a.serverName}` });
+const actorOf = (a: AgentAttachment): RoomActor => ({
+  kind: "agent",
+  serverId: a.serverId!,
+  serverName: a.serverName!,
+  label: `agent:${a.serverName}`,
+  ...(a.keyHash ? { keyHash: a.keyHash } : {}),
+});
 
 /** The seed's "Agents can only query their own tasks": assigned to the agent's server, or created by it. */
 const ownTask = (a: AgentAttachment, t: TaskView) => t.assigned_server_id === a.serverId || t.created_by === actorOf(a).label;

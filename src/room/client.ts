@@ -5,13 +5,21 @@ import { Problem } from "../http/problem";
 import { taskView1 } from "../db/task-queries";
 import type { HubContext } from "../http/context";
 import { linkStub } from "../server-link/client";
+import { rememberProjectOf } from "../db/task-projects";
 import { HUB_ACTOR, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 
 export function roomActor(c: HubContext): RoomActor {
   const p = c.var.principal!;
   return p.kind === "user"
     ? { kind: "person", userId: p.user.id, label: p.user.email }
-    : { kind: "agent", serverId: p.server.id, serverName: p.server.name, label: `agent:${p.server.name}` };
+    : {
+        kind: "agent",
+        serverId: p.server.id,
+        serverName: p.server.name,
+        label: `agent:${p.server.name}`,
+        // The server row was found by this key's digest: the room refuses the write if it knows the key is revoked.
+        ...(p.server.apiKeyHash ? { keyHash: p.server.apiKeyHash } : {}),
+      };
 }
 
 export const roomStub = (env: Env, projectId: string) => env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(projectId));
@@ -25,7 +33,11 @@ export async function runInRoom(c: HubContext, projectId: string, command: RoomC
   // RPC's type mapping cannot express `unknown` payloads; the value is exactly a RoomResult.
   const result = (await roomStub(c.env, projectId).execute(roomActor(c), command, options)) as unknown as RoomResult;
   c.set("roomOutcome", result.ok ? "committed" : "refused");
-  if (result.ok && result.taskId) c.set("logTask", result.taskId);
+  if (result.ok && result.taskId) {
+    c.set("logTask", result.taskId);
+    // The room found the task in its project: the next write to it goes straight there.
+    rememberProjectOf(result.taskId, projectId);
+  }
   // Operators (and the benchmark) see what the write cost inside the room, with the operations it was committed with.
   const { ms, d1Queries, operations } = result.metrics;
   c.header("Server-Timing", `room;dur=${ms.toFixed(2)};desc="d1 queries=${d1Queries}, operations=${operations}"`);
@@ -78,6 +90,16 @@ export async function serversWithSessionsIn(env: Env, projectIds: string[] | nul
     .bind(projectIds === null ? null : JSON.stringify(projectIds))
     .all<{ server_id: string }>();
   return results.map((r) => r.server_id);
+}
+
+/**
+ * Makes every room the server could write in refuse its key, before D1 revokes or replaces it: the Worker may still
+ * answer the key from a recent lookup, and once this returns no write by it commits.
+ */
+export async function refuseKeyInRooms(env: Env, server: { projectIds: string[] | null; keyHash: string | null }) {
+  if (!server.keyHash) return;
+  const ids = await projectsIn(env, server.projectIds);
+  await Promise.all(ids.map((id) => roomStub(env, id).refuseKey(server.keyHash!)));
 }
 
 /**

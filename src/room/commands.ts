@@ -7,7 +7,8 @@ import type { ProblemCode } from "../http/problem-codes";
 
 export type RoomActor =
   | { kind: "person"; userId: string; label: string }
-  | { kind: "agent"; serverId: string; serverName: string; label: string };
+  /** `keyHash`: the sha256 of the API key the agent called with; the room refuses its writes once that key is revoked or replaced. */
+  | { kind: "agent"; serverId: string; serverName: string; label: string; keyHash?: string };
 
 /** The hub itself, acting on a timer or a trigger (timeouts, auto-assignment after a heartbeat). */
 export const HUB_ACTOR: RoomActor = { kind: "person", userId: "hub", label: "hub" };
@@ -136,7 +137,7 @@ export type RoomCommand =
   | { op: "disable_webhook"; webhookId: string; reason: string };
 
 export interface ProblemData {
-  status: 400 | 403 | 404 | 409 | 422;
+  status: 400 | 401 | 403 | 404 | 409 | 422;
   code: ProblemCode;
   detail: string;
   errors?: { path: string; message: string }[];

@@ -19,6 +19,7 @@ import { SHUTDOWN_GRACE_MS } from "../protocol/agent-orchestrator-messages";
 import { HUB_ACTOR, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 import { DashboardProtocol } from "./dashboard-socket";
 import { forgetAbandonedUploads, lastHeartbeat, leasedTasks, nextDeadline, nextQuestionExpiry, nextUploadExpiry, openSessionsNamed, overdueTasks, taskSessions } from "./room-queries";
+import { RoomKeys } from "./room-keys";
 import { RoomWriter, type Committed } from "./room-writer";
 import type { CommittedEvent } from "./statements";
 import type { TaskStatus } from "../domain/lifecycle";
@@ -39,6 +40,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   private writer!: RoomWriter;
   private dashboards!: DashboardProtocol;
   private agents!: AgentProtocol;
+  private keys!: RoomKeys;
   /** The pushes to daemons under way, in commit order. */
   private pushing: Promise<void> = Promise.resolve();
   /** Agent sockets still to send their API key, by when their grace ends (in arrival order, so in deadline order). */
@@ -66,9 +68,11 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     this.projectId = projectId;
     this.writer = new RoomWriter(env.DB, projectId, {
       beforeTurn: () => this.closeLateAgents(Date.now()),
+      refusal: (actor) => this.keys.refusal(actor),
       afterCommit: (committed) => this.afterCommit(committed),
     });
     const { db } = this.writer;
+    this.keys = new RoomKeys(ctx.storage, db);
     this.dashboards = new DashboardProtocol({
       projectId,
       env,
@@ -81,7 +85,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
       projectId,
       db,
       run: (actor, command) => this.writer.execute({ actor, command, withView: false }),
-      keyRevoked: (keyHash) => this.keyRevoked(keyHash),
+      keyRevoked: (keyHash) => this.keys.revoked(keyHash),
       withDownloadUrls: (base, value) => withDownloadUrls(env, base, value),
       arrived: (serverId, serverName) => this.markPresent(serverId, serverName),
       left: async (serverId, except) => {
@@ -108,12 +112,21 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   }
 
   /**
+   * From now on this API key writes nothing here: asked before D1 revokes or
+   * replaces it, in the queue, so that every write by the key this room took
+   * has committed when this answers.
+   */
+  refuseKey(keyHash: string): Promise<void> {
+    return this.writer.serialise(() => this.keys.revoke(keyHash));
+  }
+
+  /**
    * Tells the agents using a server's old key to stop (the key was revoked or
    * replaced) and closes their sockets; sockets on a new key stay. The key is
    * remembered so that a socket still authenticating with it is refused.
    */
   async shutdownServer(serverId: string, keyHash: string, reason: string, why: "revoked" | "replaced" = "revoked") {
-    await this.ctx.storage.put(`revoked-key:${keyHash}`, Date.now());
+    await this.keys.revoke(keyHash);
     const sockets = this.agentSockets(serverId).filter((ws) => (attachmentOf(ws) as AgentAttachment).keyHash === keyHash);
     await this.shutDown(sockets, reason, SHUTDOWN_GRACE_MS[why]);
   }
@@ -229,7 +242,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
       const serverId = request.headers.get("X-Server-Id");
       const serverName = request.headers.get("X-Server-Name");
       const keyHash = request.headers.get("X-Key-Hash");
-      if (keyHash && (await this.keyRevoked(keyHash))) return new Response("the API key has been revoked", { status: 401 });
+      if (keyHash && (await this.keys.revoked(keyHash))) return new Response("the API key has been revoked", { status: 401 });
       this.ctx.acceptWebSocket(server, [AGENT_TAG]);
       const hubBase = request.headers.get("X-Hub-Base");
       server.serializeAttachment({ kind: "agent", serverId, serverName, keyHash, hubBase, subscriptions: [], connectedAt: Date.now() } satisfies AgentAttachment);
@@ -280,8 +293,6 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
       return a?.serverId && (serverId === undefined || a.serverId === serverId);
     });
   }
-
-  private keyRevoked = async (keyHash: string) => (await this.ctx.storage.get(`revoked-key:${keyHash}`)) !== undefined;
 
   /**
    * Closes agent sockets whose grace to send their API key has ended, and

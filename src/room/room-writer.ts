@@ -10,7 +10,7 @@
 import { createDb, type Db } from "../db/client";
 import { log, logError, logs } from "../log";
 import { taskViewsInBatch } from "../db/task-queries";
-import { HUB_ACTOR, type RoomActor, type RoomAnswer, type RoomCommand, type RoomResult } from "./commands";
+import { HUB_ACTOR, type ProblemData, type RoomActor, type RoomAnswer, type RoomCommand, type RoomResult } from "./commands";
 import { concurrentChange } from "./operations/refusals";
 import { isProblem, overCapacity, planOperation, type AgentNotice, type OpContext, type OpOutcome } from "./operations";
 import { OutboxRecorder, outboxTargets, type OutboxTarget } from "./outbox";
@@ -50,6 +50,8 @@ export interface Committed {
 export interface WriterHooks {
   /** Each turn of the queue starts here: cheap checks that must not wait for the room to go idle. */
   beforeTurn(): void;
+  /** Why this caller may not write at all (an agent whose API key was revoked), checked in the operation's turn. */
+  refusal(actor: RoomActor): Promise<ProblemData | undefined>;
   /** Runs after every batch that committed, inside the queue. */
   afterCommit(committed: Committed): Promise<void>;
 }
@@ -104,7 +106,8 @@ export class RoomWriter {
     this.started = performance.now();
     this.d1Queries = 0;
     return this.replanned(operation.command, async (offerWaiting) => {
-      const [answer] = await this.commit([await planOperation(this.opContext(operation.actor, undefined, offerWaiting), operation.command)], [operation]);
+      const outcome = (await this.hooks.refusal(operation.actor)) ?? (await planOperation(this.opContext(operation.actor, undefined, offerWaiting), operation.command));
+      const [answer] = await this.commit([outcome], [operation]);
       return answer!;
     });
   }
@@ -178,7 +181,7 @@ export class RoomWriter {
     const reads = await GroupReads.load(this.db, this.projectId, taskIds, operations.some((o) => o.command.op === "complete"));
     const outcomes: OpOutcome[] = [];
     for (const { actor, command } of operations) {
-      const outcome = await planOperation(this.opContext(actor, reads, offerWaiting), command);
+      const outcome = (await this.hooks.refusal(actor)) ?? (await planOperation(this.opContext(actor, reads, offerWaiting), command));
       if (!isProblem(outcome)) reads.record(outcome.effects);
       outcomes.push(outcome);
     }

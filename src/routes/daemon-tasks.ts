@@ -6,7 +6,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { taskSchema } from "../views/tasks";
-import { agent, currentServer } from "../auth/middleware";
+import { agent, currentServer, roomAgent } from "../auth/middleware";
 import { listTasks } from "../db/task-queries";
 import type { HubContext, HubEnv } from "../http/context";
 import { documented } from "../openapi/operation";
@@ -57,7 +57,7 @@ daemonTaskRoutes.post(
     caller: "agent",
     responses: { 200: transitioned },
   }),
-  agent,
+  roomAgent,
   async (c) => ok(c, await startTask(c, c.req.param("id"))),
 );
 
@@ -72,7 +72,7 @@ daemonTaskRoutes.post(
     body: completeBody,
     responses: { 200: transitioned },
   }),
-  agent,
+  roomAgent,
   async (c) => ok(c, await completeTask(c, c.req.param("id"))),
 );
 
@@ -91,7 +91,7 @@ daemonTaskRoutes.post(
     bodyRequired: false,
     responses: { 200: transitioned },
   }),
-  agent,
+  roomAgent,
   async (c) => ok(c, await failTask(c, c.req.param("id"))),
 );
 
@@ -109,6 +109,6 @@ daemonTaskRoutes.post(
     body: helpBody,
     responses: { 200: helpAsked },
   }),
-  agent,
+  roomAgent,
   async (c) => c.json((await askForHelp(c, c.req.param("id"))) satisfies z.infer<typeof helpAsked>),
 );

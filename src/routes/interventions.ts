@@ -4,7 +4,7 @@ import { Hono } from "hono";
 import { isUuid } from "../http/fields";
 import { z } from "zod";
 import { projectFor, visibleProjectIds } from "../auth/access";
-import { agent, person } from "../auth/middleware";
+import { agent, person, roomAgent } from "../auth/middleware";
 import { interventions, INTERVENTION_STATUSES } from "../db/schema";
 import { inJsonList } from "../db/sql";
 import { readJson, readQuery } from "../http/body";
@@ -92,7 +92,7 @@ export function interventionRoutes(surface: "people" | "agents") {
       body: respondBody,
       responses: { 200: interventionSchema },
     }),
-    people ? person("member") : agent,
+    people ? person("member") : roomAgent,
     async (c) => c.json(await respond(c)),
   );
   return r;

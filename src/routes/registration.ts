@@ -1,5 +1,5 @@
 /** Registration tokens (issued by admins) and agent registration with them. */
-import { desc, eq, inArray } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull, sql } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { API_KEY_PREFIX, apiKeyOf, bearerToken, currentUser, person, signInWithToken } from "../auth/middleware";
@@ -17,7 +17,7 @@ import { label, uuid, withinJsonLimit } from "../http/fields";
 import { conflict, fieldError, notFound, Problem, unauthorized } from "../http/problem";
 import { capabilitiesSchema } from "../protocol/orchestratia-v1";
 import { capabilitiesWarnings, withWarnings } from "../protocol/schema-id";
-import { announceOnline, shutdownServer } from "../room/client";
+import { announceOnline, refuseKeyInRooms, shutdownServer } from "../room/client";
 import { documented } from "../openapi/operation";
 import { id } from "../views/fields";
 import { registrationTokenSchema, tokenStatus, tokenView, warnings } from "../views/agents";
@@ -306,22 +306,30 @@ async function register(c: HubContext): Promise<Response> {
     updatedAt: now,
     revokedAt: null,
   };
-  // Registering a name that exists re-keys that server: the old key stops working.
+  // Registering a name that exists re-keys that server: the old key stops working. Its rooms refuse it first (the
+  // Worker may still answer it from a recent lookup), and the key is replaced only if it is still the one they were
+  // told of and the server is still the one whose proof was checked.
+  if (existing) await refuseKeyInRooms(c.env, { projectIds: existing.projectIds ?? null, keyHash: existing.apiKeyHash });
   const [server] = await c.var.db
     .insert(servers)
     .values({ id: crypto.randomUUID(), name: body.name, createdAt: now, ...fields })
-    .onConflictDoUpdate({ target: servers.name, set: fields })
+    .onConflictDoUpdate({
+      target: servers.name,
+      set: fields,
+      setWhere: existing ? and(eq(servers.id, existing.id), existing.apiKeyHash === null ? isNull(servers.apiKeyHash) : eq(servers.apiKeyHash, existing.apiKeyHash)) : sql`0`,
+    })
     .returning();
-  c.executionCtx.waitUntil(announceOnline(c.env, { id: server!.id, name: server!.name, projectIds: server!.projectIds ?? null }));
+  if (!server) throw conflict(`A server named "${body.name}" registered or was revoked meanwhile; register again`, "SERVER_NAME_TAKEN");
+  c.executionCtx.waitUntil(announceOnline(c.env, { id: server.id, name: server.name, projectIds: server.projectIds ?? null }));
   // Agents still connected with the replaced key are told to stop.
   if (existing) {
     const old = { id: existing.id, projectIds: existing.projectIds ?? null, keyHash: existing.apiKeyHash };
     c.executionCtx.waitUntil(shutdownServer(c.env, old, "the server registered again; its old API key no longer works", "replaced"));
   }
   const answer: z.infer<typeof registered> = {
-    id: server!.id,
-    server_id: server!.id,
-    name: server!.name,
+    id: server.id,
+    server_id: server.id,
+    name: server.name,
     api_key: apiKey,
     ...withWarnings(capabilitiesWarnings(body.capabilities)),
   };

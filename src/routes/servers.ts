@@ -1,5 +1,5 @@
 /** Agents' servers: the daemon's heartbeat, and the people's view and revocation of servers. */
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, isNull } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { scopesOverlap, visibleProjectIds } from "../auth/access";
@@ -11,13 +11,13 @@ import { HUB_PROTOCOL_VERSIONS, negotiateProtocol } from "../domain/protocol-ver
 import { readJson } from "../http/body";
 import { withinJsonLimit } from "../http/fields";
 import type { HubContext, HubEnv } from "../http/context";
-import { notFound, Problem } from "../http/problem";
+import { conflict, notFound, Problem } from "../http/problem";
 import { capabilitiesSchema, type Capabilities } from "../protocol/orchestratia-v1";
 import { capabilitiesWarnings, withWarnings } from "../protocol/schema-id";
 import { maxConcurrentTasks } from "../domain/matching";
 import { activeTasksOf } from "../db/server-candidates";
 import { isOnline } from "../domain/presence";
-import { announceOnline, offerWaitingTasks, runInRoom, shutdownServer } from "../room/client";
+import { announceOnline, offerWaitingTasks, refuseKeyInRooms, runInRoom, shutdownServer } from "../room/client";
 import { linkStub } from "../server-link/client";
 import { documented } from "../openapi/operation";
 import { id, timestamp } from "../views/fields";
@@ -182,6 +182,26 @@ serverRoutes.get(
   },
 );
 
+/**
+ * Revokes the server's key: its rooms refuse it first, then D1 forgets it, only if it is still the key the rooms
+ * were told of (a registration may have replaced it meanwhile: then the new one is told and revoked).
+ */
+async function revokeKey(c: HubContext, id: string) {
+  for (let attempt = 1; ; attempt++) {
+    const before = await c.var.db.query.servers.findFirst({ where: eq(servers.id, id) });
+    if (!before) throw notFound("Server");
+    await refuseKeyInRooms(c.env, { projectIds: before.projectIds ?? null, keyHash: before.apiKeyHash });
+    const now = nowIso();
+    const [updated] = await c.var.db
+      .update(servers)
+      .set({ apiKeyHash: null, revokedAt: before.revokedAt ?? now, updatedAt: now })
+      .where(and(eq(servers.id, id), before.apiKeyHash === null ? isNull(servers.apiKeyHash) : eq(servers.apiKeyHash, before.apiKeyHash)))
+      .returning();
+    if (updated) return { before, updated };
+    if (attempt === 3) throw conflict("The server registered again while it was being revoked; revoke it again", "CONCURRENT_CHANGE");
+  }
+}
+
 /** Revokes the server's API key and closes its sessions; it can register again with a new token. */
 serverRoutes.delete(
   "/:id",
@@ -199,11 +219,8 @@ serverRoutes.delete(
   person("admin"),
   async (c) => {
     const id = c.req.param("id");
-    const now = nowIso();
-    const before = await c.var.db.query.servers.findFirst({ where: eq(servers.id, id) });
-    const [updated] = await c.var.db.update(servers).set({ apiKeyHash: null, revokedAt: now, updatedAt: now }).where(eq(servers.id, id)).returning();
-    if (!updated) throw notFound("Server");
-    const old = { id, projectIds: updated.projectIds ?? null, keyHash: before?.apiKeyHash ?? null };
+    const { before, updated } = await revokeKey(c, id);
+    const old = { id, projectIds: updated.projectIds ?? null, keyHash: before.apiKeyHash };
     c.executionCtx.waitUntil(shutdownServer(c.env, old, "the server's API key was revoked", "revoked"));
     // Its sessions end through their projects' rooms (each with its event); the agents are stopped if the machine comes back.
     const open = await c.var.db

@@ -9,10 +9,10 @@ import { Hono } from "hono";
 import { isUuid, uuid } from "../http/fields";
 import { z } from "zod";
 import { assertAccess, membershipOf, principalOf, projectFor, scopesOverlap, visibleProjectIds, type Access } from "../auth/access";
-import { agent, currentServer, person } from "../auth/middleware";
+import { agent, currentServer, person, roomAgent } from "../auth/middleware";
 import { dependenciesOf, listTasks, notesOf, taskView1 } from "../db/task-queries";
 import { envelopeOf } from "../db/task-envelope";
-import { events, OPEN_SESSION_STATUSES, servers, sessions, taskNotes, tasks } from "../db/schema";
+import { events, OPEN_SESSION_STATUSES, servers, sessions, tasks } from "../db/schema";
 import { FINISHED, TASK_STATUSES, type TaskStatus } from "../domain/lifecycle";
 import { failRequest, failureOf, isTaskFormatRequest, newTaskOf, requestForHash, STATUS_ALIASES, taskFormatRequest, traceIdOf } from "../protocol/task-format";
 import { beginTrace, parseTraceparent } from "../protocol/trace-context";
@@ -48,6 +48,7 @@ import {
   noteView,
   taskPageSchema,
   taskSchema,
+  type NoteRow,
   type TaskView,
 } from "../views/tasks";
 import { documented, type Operation } from "../openapi/operation";
@@ -63,13 +64,13 @@ const offloadFor = (c: HubContext, projectId: string) => offloaderFor(c, project
 /**
  * The task, if the caller can see its project (404 otherwise, like a missing
  * one). One query; none for an agent's write to a task whose project this
- * isolate already knows (the room then reads the task itself, and answers 404
- * if it is gone).
+ * isolate already knows, or whose server serves a single project: the room
+ * then reads the task itself, and answers 404 if it is not in its project.
  */
 export async function taskFor(c: HubContext, taskId: string, access: Access = "read") {
   if (!isUuid(taskId)) throw notFound("Task");
   const p = principalOf(c);
-  const known = access === "write" && p.kind === "server" ? rememberedProjectOf(taskId) : undefined;
+  const known = access === "write" && p.kind === "server" ? (rememberedProjectOf(taskId) ?? onlyProjectOf(p.server.projectIds ?? null)) : undefined;
   if (known) {
     assertAccess(p, known, false, access, "Task");
     noteTask(c, taskId, known);
@@ -85,6 +86,9 @@ export async function taskFor(c: HubContext, taskId: string, access: Access = "r
   noteTask(c, task.id, task.projectId);
   return task;
 }
+
+/** The one project a scope names, if it names exactly one. */
+const onlyProjectOf = (scope: readonly string[] | null) => (scope?.length === 1 ? scope[0] : undefined);
 
 /** The task (and its project) this request is about, for its log line. */
 function noteTask(c: HubContext, taskId: string, projectId: string) {
@@ -445,7 +449,8 @@ export function taskRoutes(surface: "people" | "agents") {
   const r = new Hono<HubEnv>();
   const people = surface === "people";
   const read = people ? person() : agent;
-  const write = people ? person("member") : agent;
+  // Every agent write here is made by a project's room, which refuses a revoked key itself.
+  const write = people ? person("member") : roomAgent;
   const taskId = (c: HubContext) => c.req.param("id")!;
   /** This surface's description of an operation: agents' ids are prefixed (`agentStartTask`). */
   const describe = (op: Omit<Operation, "tag" | "caller">) =>
@@ -808,8 +813,8 @@ export function taskRoutes(surface: "people" | "agents") {
       const task = await taskFor(c, taskId(c), "write");
       const body = await readJson(c, noteBody);
       const { data } = await runInRoom(c, task.projectId, { op: "note", taskId: task.id, content: body.content, urgent: body.urgent });
-      const note = (await c.var.db.query.taskNotes.findFirst({ where: eq(taskNotes.id, data!.note_id as string) }))!;
-      return c.json(noteView(note), 201);
+      // The room answers the note it wrote, so the answer costs no read.
+      return c.json(noteView(data!.note as NoteRow), 201);
     },
   );
   r.get(

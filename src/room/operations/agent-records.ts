@@ -10,11 +10,13 @@ export async function note(ctx: OpContext, cmd: Cmd<"note">): Promise<OpOutcome>
   const task = await loadTask(ctx, cmd.taskId);
   if (!task) return notFound("Task");
   const noteId = crypto.randomUUID();
+  const row = { id: noteId, taskId: task.id, projectId: ctx.projectId, author: ctx.actor.label, content: cmd.content, urgent: cmd.urgent, createdAt: ctx.now };
   return {
     taskId: task.id,
-    data: { note_id: noteId },
+    // The note as written, so that the caller answers it without reading it back.
+    data: { note_id: noteId, note: row },
     statements: [
-      statement(ctx.d1, ctx.db.insert(taskNotes).values({ id: noteId, taskId: task.id, projectId: ctx.projectId, author: ctx.actor.label, content: cmd.content, urgent: cmd.urgent, createdAt: ctx.now })),
+      statement(ctx.d1, ctx.db.insert(taskNotes).values(row)),
       recordEvents(ctx, [{ type: "note_added", taskId: task.id, data: { note_id: noteId, urgent: cmd.urgent, content: cmd.content } }]),
     ],
   };

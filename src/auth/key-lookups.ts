@@ -1,0 +1,67 @@
+/**
+ * API-key lookups remembered by one isolate for a bounded time, so that an
+ * agent's requests do not each read D1 for its key. What a lookup found (the
+ * server, or that no server has the key) is answered for at most `ttlMs`
+ * after it was read, so a key revoked elsewhere stops working here within
+ * that time; writes do not wait for it, since the project's room refuses a
+ * revoked key itself (src/room/room-keys.ts). Lookups of the same key
+ * arriving together share one read.
+ */
+
+export interface KeyLookupOptions {
+  /** How long a lookup's answer is used after it was read. */
+  ttlMs: number;
+  /** The most keys remembered; the oldest lookup is forgotten first. */
+  maxEntries: number;
+  /** The clock, in milliseconds (a parameter so that expiry can be tested without waiting). */
+  now?: () => number;
+}
+
+interface Entry<T> {
+  readAt: number;
+  answer: Promise<T | undefined>;
+}
+
+export class KeyLookups<T> {
+  private readonly entries = new Map<string, Entry<T>>();
+  readonly ttlMs: number;
+  readonly maxEntries: number;
+  now: () => number;
+
+  constructor(options: KeyLookupOptions) {
+    this.ttlMs = options.ttlMs;
+    this.maxEntries = options.maxEntries;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The answer for `keyHash`: remembered while fresh, otherwise read (once, however many ask at the same time). */
+  lookup(keyHash: string, read: () => Promise<T | undefined>): Promise<T | undefined> {
+    const now = this.now();
+    const entry = this.entries.get(keyHash);
+    if (entry && now - entry.readAt < this.ttlMs) return entry.answer;
+    if (entry) this.entries.delete(keyHash);
+    const answer = read();
+    this.remember(keyHash, { readAt: now, answer });
+    // A failed read is not an answer: the next request reads again.
+    answer.catch(() => {
+      if (this.entries.get(keyHash)?.answer === answer) this.entries.delete(keyHash);
+    });
+    return answer;
+  }
+
+  /** Reads the answer for `keyHash` now, and remembers it as the latest lookup. */
+  refresh(keyHash: string, read: () => Promise<T | undefined>): Promise<T | undefined> {
+    this.entries.delete(keyHash);
+    return this.lookup(keyHash, read);
+  }
+
+  get size() {
+    return this.entries.size;
+  }
+
+  private remember(keyHash: string, entry: Entry<T>) {
+    // Maps iterate in insertion order: the first key is the oldest lookup.
+    while (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(keyHash, entry);
+  }
+}
