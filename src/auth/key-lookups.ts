@@ -4,8 +4,10 @@
  * server, or that no server has the key) is answered for at most `ttlMs`
  * after it was read, so a key revoked elsewhere stops working here within
  * that time; writes do not wait for it, since the project's room refuses a
- * revoked key itself (src/room/room-keys.ts). Lookups of the same key
- * arriving together share one read.
+ * revoked key itself (src/room/room-keys.ts). Only settled answers are kept:
+ * a read in flight belongs to the request that made it (Workers refuse I/O
+ * begun by one request and awaited by another), so lookups of the same key
+ * arriving together each read once.
  */
 
 export interface KeyLookupOptions {
@@ -19,7 +21,7 @@ export interface KeyLookupOptions {
 
 interface Entry<T> {
   readAt: number;
-  answer: Promise<T | undefined>;
+  answer: T | undefined;
 }
 
 export class KeyLookups<T> {
@@ -34,25 +36,20 @@ export class KeyLookups<T> {
     this.now = options.now ?? Date.now;
   }
 
-  /** The answer for `keyHash`: remembered while fresh, otherwise read (once, however many ask at the same time). */
-  lookup(keyHash: string, read: () => Promise<T | undefined>): Promise<T | undefined> {
-    const now = this.now();
+  /** The answer for `keyHash`: remembered while fresh, otherwise read and remembered (a failed read is not an answer). */
+  async lookup(keyHash: string, read: () => Promise<T | undefined>): Promise<T | undefined> {
     const entry = this.entries.get(keyHash);
-    if (entry && now - entry.readAt < this.ttlMs) return entry.answer;
-    if (entry) this.entries.delete(keyHash);
-    const answer = read();
-    this.remember(keyHash, { readAt: now, answer });
-    // A failed read is not an answer: the next request reads again.
-    answer.catch(() => {
-      if (this.entries.get(keyHash)?.answer === answer) this.entries.delete(keyHash);
-    });
-    return answer;
+    if (entry && this.now() - entry.readAt < this.ttlMs) return entry.answer;
+    return this.refresh(keyHash, read);
   }
 
   /** Reads the answer for `keyHash` now, and remembers it as the latest lookup. */
-  refresh(keyHash: string, read: () => Promise<T | undefined>): Promise<T | undefined> {
-    this.entries.delete(keyHash);
-    return this.lookup(keyHash, read);
+  async refresh(keyHash: string, read: () => Promise<T | undefined>): Promise<T | undefined> {
+    const readAt = this.now();
+    const answer = await read();
+    // A read that began before the one remembered now is older news: keep the newer.
+    if ((this.entries.get(keyHash)?.readAt ?? -Infinity) <= readAt) this.remember(keyHash, { readAt, answer });
+    return answer;
   }
 
   get size() {
@@ -60,6 +57,7 @@ export class KeyLookups<T> {
   }
 
   private remember(keyHash: string, entry: Entry<T>) {
+    this.entries.delete(keyHash);
     // Maps iterate in insertion order: the first key is the oldest lookup.
     while (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(keyHash, entry);
