@@ -155,7 +155,18 @@ execFileSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist
   env: { ...process.env, CI: "true" },
 });
 const hubProcess = startWorker(
-  ["--persist-to", `${state}/hub`, "--var", `JWT_SECRET:bench-${Date.now()}-secret-long-enough`, "--var", `BOOTSTRAP_TOKEN:${BOOTSTRAP}`],
+  [
+    "--persist-to",
+    `${state}/hub`,
+    "--var",
+    `JWT_SECRET:bench-${Date.now()}-secret-long-enough`,
+    "--var",
+    `BOOTSTRAP_TOKEN:${BOOTSTRAP}`,
+    // Locally every log line crosses a pipe to wrangler's process, which production's Workers Logs do not: the
+    // figures leave the per-request lines out (BENCH_LOG_LEVEL=info puts them back).
+    "--var",
+    `LOG_LEVEL:${process.env.BENCH_LOG_LEVEL ?? "warn"}`,
+  ],
   HUB_PORT,
 );
 const baselineProcess = startWorker(["-c", "bench/baseline/wrangler.toml", "--persist-to", `${state}/baseline`], BASELINE_PORT);
