@@ -5,7 +5,7 @@
  */
 import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { aTraceparent, accessTokenUntil, addMember, call, createUser, expectProblem, registerAgent, type Reply } from "./helpers";
+import { aTraceparent, accessTokenUntil, addMember, call, createUser, expectProblem, registerAgent, until as waitUntil, type Reply } from "./helpers";
 import { b64, fakeDaemon, unb64, type FakeDaemon } from "./fake-daemon";
 import { dashboard, isEvent, openSocket, type TestSocket } from "./sockets";
 import { cli, createWorld, expectOk, T, type World } from "./task-world";
@@ -38,24 +38,31 @@ async function runningSession(body: Record<string, unknown> = {}): Promise<strin
   return json.id;
 }
 
-async function until(check: () => Promise<boolean>, what = "the condition", timeoutMs = 5000) {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = (check: () => Promise<boolean>, what = "the condition", timeoutMs = 5000) => waitUntil(check, (yes) => yes, what, timeoutMs);
 
 const terminal = (sessionId: string, token = w.member.token) => openSocket(`${S()}/${sessionId}/terminal`, { "Sec-WebSocket-Protocol": `bearer, ${token}` });
 
 /** Everything a viewer has been sent as output, decoded, in order. */
-const screen = (t: TestSocket) => t.frames.filter((f) => f.type === "output").map((f) => unb64(f.data)).join("");
+const screen = (t: TestSocket) =>
+  t.frames
+    .filter((f) => f.type === "output")
+    .map((f) => unb64(f.data))
+    .join("");
 
 describe("starting a session from the API", () => {
   it("asks the daemon to start it with the fields hub.py reads, and shows it running once the daemon says so", async () => {
     const live = await dashboard(w.project.id, w.member.token);
     const started = await startSession({ name: "claude-main", working_directory: "/srv/app", role: "orchestrator", cols: 100, rows: 30 });
-    expect(started.json).toMatchObject({ name: "claude-main", server_id: box.id, server_name: box.name, project_id: w.project.id, status: "starting", working_directory: "/srv/app", role: "orchestrator", agent_type: "claude" });
+    expect(started.json).toMatchObject({
+      name: "claude-main",
+      server_id: box.id,
+      server_name: box.name,
+      project_id: w.project.id,
+      status: "starting",
+      working_directory: "/srv/app",
+      role: "orchestrator",
+      agent_type: "claude",
+    });
     const id = started.json.id;
     expect(await daemon.socket.next((f) => f.type === "session_start" && f.session_id === id)).toEqual({
       type: "session_start",
@@ -132,7 +139,10 @@ describe("starting a session from the API", () => {
     // The minute passes: the start's deadline is moved to now and the link's alarm runs.
     await runInDurableObject(link(serverId), async (_, state) => state.storage.put(`start:${json.id}`, Date.now() - 1));
     await runDurableObjectAlarm(link(serverId));
-    expect((await call(`${S()}/${json.id}`, { token: w.member.token })).json).toMatchObject({ status: "error", error: "The daemon did not start the session within 60 s" });
+    expect((await call(`${S()}/${json.id}`, { token: w.member.token })).json).toMatchObject({
+      status: "error",
+      error: "The daemon did not start the session within 60 s",
+    });
   });
 });
 
@@ -150,7 +160,9 @@ describe("closing and killing", () => {
     expectProblem(await call(`${S()}/${killing}?mode=explode`, { method: "DELETE", token: w.member.token }), 422, "VALIDATION_FAILED");
     expectProblem(await call(`${S()}/${killing}`, { method: "DELETE", token: viewer.token }), 403, "FORBIDDEN");
     await new Promise((r) => setTimeout(r, 200));
-    expect(daemon.socket.frames.filter((f) => (f.type === "session_kill" || f.type === "session_close") && [closing, killing].includes(f.session_id))).toHaveLength(2);
+    expect(
+      daemon.socket.frames.filter((f) => (f.type === "session_kill" || f.type === "session_close") && [closing, killing].includes(f.session_id)),
+    ).toHaveLength(2);
   });
 
   it("lets only admins run sessions on a server that serves projects the person is not in", async () => {
@@ -186,7 +198,11 @@ describe("terminals", () => {
     await until(async () => screen(t) === "fake-agent ready\r\n$ ", "the scrollback");
     t.send({ type: "input", data: b64("echo hi\r") });
     await until(async () => daemon.typed(id) === "echo hi\r", "the input at the daemon");
-    expect(daemon.socket.frames.find((f) => f.type === "session_input" && f.session_id === id)).toEqual({ type: "session_input", session_id: id, data: b64("echo hi\r") });
+    expect(daemon.socket.frames.find((f) => f.type === "session_input" && f.session_id === id)).toEqual({
+      type: "session_input",
+      session_id: id,
+      data: b64("echo hi\r"),
+    });
     await until(async () => screen(t) === "fake-agent ready\r\n$ echo hi\r\n", "the echo");
     t.send({ type: "resize", cols: 132, rows: 43 });
     expect(await daemon.socket.next((f) => f.type === "session_resize")).toEqual({ type: "session_resize", session_id: id, cols: 132, rows: 43 });
@@ -216,10 +232,14 @@ describe("terminals", () => {
     t.send({ type: "input", data: b64("ok\r") });
     await until(async () => daemon.typed(id) === "ok\r", "input after bad frames");
     expect((await call(`${S()}/${id}/terminal`, { token: w.member.token })).status).toBe(426);
-    const tampered = await call(`${S()}/${id}/terminal`, { headers: { Upgrade: "websocket", "Sec-WebSocket-Protocol": `bearer, ${w.member.token.slice(0, -2)}xx` } });
+    const tampered = await call(`${S()}/${id}/terminal`, {
+      headers: { Upgrade: "websocket", "Sec-WebSocket-Protocol": `bearer, ${w.member.token.slice(0, -2)}xx` },
+    });
     expectProblem(tampered, 401, "INVALID_TOKEN");
     const other = await call("/api/v1/projects", { token: w.admin, body: { name: `elsewhere ${crypto.randomUUID().slice(0, 6)}` } });
-    const outsider = await call(`/api/v1/projects/${other.json.id}/sessions/${id}/terminal`, { headers: { Upgrade: "websocket", "Sec-WebSocket-Protocol": `bearer, ${w.admin}` } });
+    const outsider = await call(`/api/v1/projects/${other.json.id}/sessions/${id}/terminal`, {
+      headers: { Upgrade: "websocket", "Sec-WebSocket-Protocol": `bearer, ${w.admin}` },
+    });
     expectProblem(outsider, 404, "NOT_FOUND");
   });
 
@@ -334,7 +354,11 @@ describe("the daemon coming back", () => {
     const start = (name: string) => expectOk(call(S(), { token: w.member.token, body: { server_id: host.id, name } }), 201);
     const alive = (await start("alive")).json.id;
     const orphan = (await start("orphan")).json.id;
-    await until(async () => (await call(`${S()}?status=open`, { token: w.member.token })).json.sessions.filter((s: any) => [alive, orphan].includes(s.id) && s.status === "running").length === 2);
+    await until(
+      async () =>
+        (await call(`${S()}?status=open`, { token: w.member.token })).json.sessions.filter((s: any) => [alive, orphan].includes(s.id) && s.status === "running")
+          .length === 2,
+    );
     first.socket.ws.close(1000, "daemon restart");
     await first.socket.closed;
 
@@ -342,7 +366,11 @@ describe("the daemon coming back", () => {
     // report_alive_sessions: a session it still tracks, then a tmux session it found without knowing its id.
     again.send({ type: "session_started", session_id: alive, pid: 5151, recovered: true, tmux_name: `orc-${alive.slice(0, 12)}`, working_dir: "/srv" });
     again.send({ type: "session_recovered", tmux_name: `orc-${orphan.slice(0, 12)}`, pid: 6161, working_dir: "/srv" });
-    expect(await again.socket.next((f) => f.type === "session_recovered_ack")).toEqual({ type: "session_recovered_ack", tmux_name: `orc-${orphan.slice(0, 12)}`, session_id: orphan });
+    expect(await again.socket.next((f) => f.type === "session_recovered_ack")).toEqual({
+      type: "session_recovered_ack",
+      tmux_name: `orc-${orphan.slice(0, 12)}`,
+      session_id: orphan,
+    });
     await until(async () => (await call(`${S()}/${orphan}`, { token: w.member.token })).json.pid === 6161, "the orphan's new pid");
     await until(async () => (await call(`${S()}/${alive}`, { token: w.member.token })).json.pid === 5151, "the alive session's new pid");
     // An unknown tmux session is left alone.
@@ -458,8 +486,19 @@ describe("what a task's sessions are told", () => {
   it("tells the creator its task was rejected when a person cancels it, and the worker that it is over", async () => {
     const { id, target, orchestrator } = await delegated("Not needed");
     await expectOk(call(`/api/v1/tasks/${id}`, { method: "DELETE", token: w.member.token, body: { reason: "duplicate" } }));
-    expect(await orchestrator.socket.next((f) => f.type === "task_rejected")).toEqual({ type: "task_rejected", session_id: w.orchestratorSession, task_id: id, title: "Not needed", reason: "duplicate", traceparent: aTraceparent() });
-    expect(await daemon.socket.next((f) => f.type === "task_status_update" && f.task_id === id)).toMatchObject({ session_id: target, status: "cancelled", summary: "duplicate" });
+    expect(await orchestrator.socket.next((f) => f.type === "task_rejected")).toEqual({
+      type: "task_rejected",
+      session_id: w.orchestratorSession,
+      task_id: id,
+      title: "Not needed",
+      reason: "duplicate",
+      traceparent: aTraceparent(),
+    });
+    expect(await daemon.socket.next((f) => f.type === "task_status_update" && f.task_id === id)).toMatchObject({
+      session_id: target,
+      status: "cancelled",
+      summary: "duplicate",
+    });
     orchestrator.socket.ws.close(1000, "done");
   });
 
@@ -467,7 +506,10 @@ describe("what a task's sessions are told", () => {
     const { id, targetName, orchestrator } = await delegated("Mentions");
     const reviewer = await runningSession({ name: `rev-${crypto.randomUUID().slice(0, 6)}` });
     const reviewerName = (await call(`${S()}/${reviewer}`, { token: w.member.token })).json.name;
-    await expectOk(call(`/api/v1/tasks/${id}/notes`, { token: w.member.token, body: { content: `@${reviewerName} please review what @${targetName} did.` } }), 201);
+    await expectOk(
+      call(`/api/v1/tasks/${id}/notes`, { token: w.member.token, body: { content: `@${reviewerName} please review what @${targetName} did.` } }),
+      201,
+    );
     expect(await daemon.socket.next((f) => f.type === "note_for_session")).toEqual({
       type: "note_for_session",
       target_session_id: reviewer,

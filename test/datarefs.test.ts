@@ -2,8 +2,7 @@
 import { env } from "cloudflare:workers";
 import { SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
-import { conformingFetch } from "./api-conformance";
-import { call, createProject, createUser, expectProblem } from "./helpers";
+import { call, createProject, createUser, expectProblem, fetchUrl } from "./helpers";
 import { createWorld, type World } from "./task-world";
 
 let w: World;
@@ -15,7 +14,6 @@ const sha256 = async (bytes: Uint8Array) =>
   [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
 const bytesOf = (n: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + 7) % 251);
 /** Signed URLs are called as they are, and their answers held to the API's description like every other. */
-const fetchUrl = (url: string, init?: RequestInit) => conformingFetch(new Request(url, init));
 
 async function create(body: Record<string, unknown>, apiKey = w.worker.apiKey) {
   const reply = await call("/api/v1/server/datarefs", { apiKey, body: { project_id: w.project.id, ...body } });

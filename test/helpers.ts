@@ -10,6 +10,20 @@ export const BASE = "https://hub.test";
 export const aTraceparent = () => expect.stringMatching(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
 export const BOOTSTRAP_TOKEN = "test-bootstrap-token";
 
+/** A request to a URL the hub handed out (signed DataRef URLs), held to the description like every other. */
+export const fetchUrl = (url: string, init?: RequestInit) => conformingFetch(new Request(url, init));
+
+/** Polls `read` until `done` says its value will do (every 25 ms); fails after `timeoutMs`, quoting the last value. */
+export async function until<T>(read: () => T | Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 10_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; last ${JSON.stringify(value)?.slice(0, 600)}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
 /** The typed client (client/), calling the Worker as this person or server; every answer is held to the description. */
 export const hubAs = (credentials: HubCredentials = {}) => hubClient({ baseUrl: BASE, fetch: conformingFetch, ...credentials });
 

@@ -6,9 +6,20 @@
  * operator would, and puts it back afterwards.
  */
 import { env } from "cloudflare:workers";
-import { conformingFetch } from "./api-conformance";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it, vi } from "vitest";
-import { ADMIN, BOOTSTRAP_TOKEN, bootstrapAdmin, call, createProject, createUser, daemonRegistration, login, registrationToken } from "./helpers";
+import {
+  ADMIN,
+  BOOTSTRAP_TOKEN,
+  bootstrapAdmin,
+  call,
+  createProject,
+  createUser,
+  daemonRegistration,
+  login,
+  fetchUrl,
+  registrationToken,
+  until as waitUntil,
+} from "./helpers";
 
 const receiver = inject("receiver");
 const levelBefore = env.LOG_LEVEL;
@@ -47,17 +58,8 @@ const lineOf = (reply: { headers: Headers }) => {
   return found[0]!;
 };
 const roomLinesOf = (reply: { headers: Headers }) => lines().filter((l) => l.msg === "room operation" && l.request_id === reply.headers.get("X-Request-Id"));
-const fetchUrl = (url: string, init?: RequestInit) => conformingFetch(new Request(url, init));
 
-async function until<T>(read: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = read();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const until = async <T>(read: () => T | undefined, what: string) => (await waitUntil(read, (value) => value !== undefined, what)) as T;
 
 let admin: string;
 beforeAll(async () => {
@@ -87,10 +89,26 @@ describe("request lines", () => {
     const created = await call("/api/v1/server/tasks", { apiKey, body: { title: "logged task", project_id: project.id } });
     expect(created.status, created.text).toBe(201);
     const taskId = created.json.id as string;
-    expect(lineOf(created)).toMatchObject({ route: "/api/v1/server/tasks", status: 201, project_id: project.id, task_id: taskId, actor: { kind: "server", id: server.json.id } });
+    expect(lineOf(created)).toMatchObject({
+      route: "/api/v1/server/tasks",
+      status: 201,
+      project_id: project.id,
+      task_id: taskId,
+      actor: { kind: "server", id: server.json.id },
+    });
     // The room's line for the operation carries the request's id.
     expect(roomLinesOf(created)).toEqual([
-      expect.objectContaining({ level: "info", project_id: project.id, task_id: taskId, operation: "create", outcome: "committed", actor: { kind: "server", id: server.json.id }, batch_size: 1, duration_ms: expect.any(Number), d1_queries: expect.any(Number) }),
+      expect.objectContaining({
+        level: "info",
+        project_id: project.id,
+        task_id: taskId,
+        operation: "create",
+        outcome: "committed",
+        actor: { kind: "server", id: server.json.id },
+        batch_size: 1,
+        duration_ms: expect.any(Number),
+        d1_queries: expect.any(Number),
+      }),
     ]);
 
     const noted = await call(`/api/v1/server/tasks/${taskId}/notes`, { apiKey, body: { content: "a note" } });
@@ -155,7 +173,10 @@ describe("request lines", () => {
     secrets.push(new URL(meta.json.download.url).searchParams.get("token")!);
     expect((await fetchUrl(meta.json.download.url)).status).toBe(200);
 
-    const hook = await call(`/api/v1/projects/${project.id}/webhooks`, { token: admin, body: { url: `${receiver}/hooks/logging-${crypto.randomUUID().slice(0, 8)}` } });
+    const hook = await call(`/api/v1/projects/${project.id}/webhooks`, {
+      token: admin,
+      body: { url: `${receiver}/hooks/logging-${crypto.randomUUID().slice(0, 8)}` },
+    });
     expect(hook.status, hook.text).toBe(201);
     secrets.push(hook.json.secret, hook.json.secret.slice("whsec_".length));
     const rotated = await call(`/api/v1/projects/${project.id}/webhooks/${hook.json.id}/rotate-secret`, { method: "POST", token: admin });
@@ -165,11 +186,21 @@ describe("request lines", () => {
     const task = await call("/api/v1/tasks", { token: admin, body: { title: "delivered", project_id: project.id } });
     expect(task.status, task.text).toBe(201);
     const delivery = await until(() => lines().find((l) => l.msg === "delivery" && l.task_id === task.json.id), "the delivery's line");
-    expect(delivery).toMatchObject({ level: "info", operation: "webhook_delivery", project_id: project.id, target_id: hook.json.id, event_type: "task_created", outcome: "delivered", status_code: 200 });
+    expect(delivery).toMatchObject({
+      level: "info",
+      operation: "webhook_delivery",
+      project_id: project.id,
+      target_id: hook.json.id,
+      event_type: "task_created",
+      outcome: "delivered",
+      status_code: 200,
+    });
 
     // What was written is there to check: every request above has its line.
     expect(requestLines().length).toBeGreaterThanOrEqual(15);
-    expect(requestLines().map((l) => l.route)).toEqual(expect.arrayContaining(["/api/v1/auth/login", "/api/v1/servers/register", "/api/v1/blobs/:id", "/api/v1/projects/:id/webhooks"]));
+    expect(requestLines().map((l) => l.route)).toEqual(
+      expect.arrayContaining(["/api/v1/auth/login", "/api/v1/servers/register", "/api/v1/blobs/:id", "/api/v1/projects/:id/webhooks"]),
+    );
     const output = written.join("\n");
     for (const secret of secrets) {
       expect(secret.length).toBeGreaterThanOrEqual(8);

@@ -5,7 +5,7 @@
  */
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { addMember, call, createUser, expectProblem } from "./helpers";
+import { addMember, call, createUser, expectProblem, until as waitUntil } from "./helpers";
 import { cli, createWorld, expectOk, T, type World } from "./task-world";
 
 const BOT_API = `http://127.0.0.1:${env.TELEGRAM_API_ROOT.split(":").at(-1)}`;
@@ -24,15 +24,7 @@ interface BotCall {
 const calls = async (): Promise<BotCall[]> => (await fetch(`${BOT_API}/control/calls`)).json();
 const sentTo = async (chatId: number) => (await calls()).filter((c) => c.method === "sendMessage" && Number(c.body.chat_id) === chatId);
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 8000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; last ${JSON.stringify(value).slice(-600)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const until = <T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 8000) => waitUntil(read, done, what, timeoutMs);
 
 const from = (chatId: number) => ({ id: chatId, is_bot: false, first_name: "Ann" });
 const chat = (chatId: number) => ({ id: chatId, type: "private" });

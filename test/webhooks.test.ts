@@ -8,7 +8,7 @@ import { createExecutionContext, env, evictDurableObject, runDurableObjectAlarm,
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import worker from "../src/index";
 import { sweepExpired, wakeStrandedDeliveries } from "../src/maintenance";
-import { aTraceparent, addMember, BASE, call, createProject, createUser, expectProblem } from "./helpers";
+import { aTraceparent, addMember, BASE, call, createProject, createUser, expectProblem, until } from "./helpers";
 import { cli, createWorld, expectOk, T, type World } from "./task-world";
 
 let w: World;
@@ -35,16 +35,6 @@ async function control(name: string, settings: Record<string, unknown> = {}): Pr
 }
 const received = async (name: string) => (await control(name)).received;
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; last ${JSON.stringify(value).slice(0, 400)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 /** A webhook of the world's project to a fresh receiver that knows its secret. */
 async function subscribe(body: Record<string, unknown> = {}) {
   const name = crypto.randomUUID().slice(0, 8);
@@ -58,14 +48,25 @@ const newTask = async (title: string) => (await expectOk(cli(w.orchestrator.apiK
 
 /** Moves a webhook's waiting deliveries' next attempt to now and runs its object's alarm: the retry schedule, without the wait. */
 async function retryNow(webhookId: string) {
-  await env.DB.prepare("UPDATE outbox SET next_attempt_at = ?2 WHERE target_id = ?1 AND status = 'pending'").bind(webhookId, new Date(Date.now() - 1000).toISOString()).run();
+  await env.DB.prepare("UPDATE outbox SET next_attempt_at = ?2 WHERE target_id = ?1 AND status = 'pending'")
+    .bind(webhookId, new Date(Date.now() - 1000).toISOString())
+    .run();
   await runDurableObjectAlarm(endpointOf(webhookId));
 }
 
 describe("setting webhooks up", () => {
   it("creates a webhook with a whsec_ secret shown once, lists it without the secret", async () => {
-    const created = await expectOk(call(H(), { token: w.member.token, body: { url: `${receiver}/hooks/setup`, events: ["task_created", "task_failed"], description: "CI" } }), 201);
-    expect(created.json).toMatchObject({ url: `${receiver}/hooks/setup`, events: ["task_created", "task_failed"], description: "CI", enabled: true, disabled_reason: null });
+    const created = await expectOk(
+      call(H(), { token: w.member.token, body: { url: `${receiver}/hooks/setup`, events: ["task_created", "task_failed"], description: "CI" } }),
+      201,
+    );
+    expect(created.json).toMatchObject({
+      url: `${receiver}/hooks/setup`,
+      events: ["task_created", "task_failed"],
+      description: "CI",
+      enabled: true,
+      disabled_reason: null,
+    });
     expect(created.json.secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
     const one = await expectOk(call(`${H()}/${created.json.id}`, { token: w.member.token }));
     expect(one.json.secret).toBeUndefined();
@@ -103,14 +104,31 @@ describe("setting webhooks up", () => {
     const create = async (url: string) => {
       const ctx = createExecutionContext();
       const res = await worker.fetch(
-        new Request(`${BASE}${H()}`, { method: "POST", headers: { Authorization: `Bearer ${w.member.token}`, "Content-Type": "application/json" }, body: JSON.stringify({ url }) }),
+        new Request(`${BASE}${H()}`, {
+          method: "POST",
+          headers: { Authorization: `Bearer ${w.member.token}`, "Content-Type": "application/json" },
+          body: JSON.stringify({ url }),
+        }),
         production,
         ctx,
       );
       await waitOnExecutionContext(ctx);
       return { status: res.status, json: (await res.json()) as any };
     };
-    for (const url of ["http://public.example/hook", "https://127.0.0.1/hook", "https://10.1.2.3/hook", "https://192.168.1.5/hook", "https://169.254.169.254/latest", "https://[::1]/hook", "https://[fd00::1]/hook", "https://localhost/hook", "https://printer.local/hook", "https://loopback.example/hook", "https://sneaky.example/hook", "https://nowhere.example/hook"]) {
+    for (const url of [
+      "http://public.example/hook",
+      "https://127.0.0.1/hook",
+      "https://10.1.2.3/hook",
+      "https://192.168.1.5/hook",
+      "https://169.254.169.254/latest",
+      "https://[::1]/hook",
+      "https://[fd00::1]/hook",
+      "https://localhost/hook",
+      "https://printer.local/hook",
+      "https://loopback.example/hook",
+      "https://sneaky.example/hook",
+      "https://nowhere.example/hook",
+    ]) {
       const refused = await create(url);
       expect(refused.status, url).toBe(422);
       expect(refused.json.errors[0].path, url).toBe("url");
@@ -125,9 +143,15 @@ describe("deliveries", () => {
     const taskId = await newTask("Delivered");
     // Dozens of concurrent writes to the project.
     await Promise.all(Array.from({ length: 24 }, (_, i) => note(taskId, `note ${i}`)));
-    const events = (await call(`/api/v1/projects/${w.project.id}/events?since=0&limit=500`, { token: w.member.token })).json.events.filter((e: any) => e.seq >= 1);
+    const events = (await call(`/api/v1/projects/${w.project.id}/events?since=0&limit=500`, { token: w.member.token })).json.events.filter(
+      (e: any) => e.seq >= 1,
+    );
     const mine = events.filter((e: any) => e.task_id === taskId);
-    const got = await until(() => received(hook.name), (r) => r.filter((m) => m.body.data.task_id === taskId).length >= mine.length, "every event");
+    const got = await until(
+      () => received(hook.name),
+      (r) => r.filter((m) => m.body.data.task_id === taskId).length >= mine.length,
+      "every event",
+    );
     const forTask = got.filter((m) => m.body.data.task_id === taskId);
     expect(forTask.map((m) => m.body.data.seq)).toEqual(mine.map((e: any) => e.seq));
     expect(forTask.every((m) => m.verified)).toBe(true);
@@ -149,7 +173,11 @@ describe("deliveries", () => {
     await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { session_name: "worker" }));
     await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/start`, {}));
     await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/fail`, { error: "boom" }));
-    const got = await until(() => received(hook.name), (r) => r.length >= 1, "the failure");
+    const got = await until(
+      () => received(hook.name),
+      (r) => r.length >= 1,
+      "the failure",
+    );
     await new Promise((r) => setTimeout(r, 200));
     expect((await received(hook.name)).map((m) => m.body.type)).toEqual(["task_failed"]);
     expect(got[0]!.body.data).toMatchObject({ task_id: id, data: { error: "boom" } });
@@ -161,7 +189,11 @@ describe("deliveries", () => {
     const id = await newTask("Flaky receiver");
     await note(id, "second");
     await note(id, "third");
-    await until(() => received(hook.name), (r) => r.length >= 1, "the first attempt");
+    await until(
+      () => received(hook.name),
+      (r) => r.length >= 1,
+      "the first attempt",
+    );
     const deliveries = await until(
       async () => (await call(`${H()}/${hook.id}/deliveries`, { token: w.member.token })).json.deliveries,
       (d: any[]) => d.length === 3 && d.some((x) => x.attempts === 1),
@@ -176,7 +208,11 @@ describe("deliveries", () => {
     expect((await received(hook.name)).length).toBe(2);
     await control(hook.name, { status: 200 });
     await retryNow(hook.id);
-    const got = await until(() => received(hook.name), (r) => r.length >= 5, "all three after recovery");
+    const got = await until(
+      () => received(hook.name),
+      (r) => r.length >= 5,
+      "all three after recovery",
+    );
     expect(got.map((m) => m.id)).toEqual([got[0]!.id, got[0]!.id, got[0]!.id, got[3]!.id, got[4]!.id]);
     expect(got.slice(2).map((m) => m.body.data.data.content ?? m.body.type)).toEqual(["task_created", "second", "third"]);
     const log = await expectOk(call(`${H()}/${hook.id}/deliveries/${got[0]!.id}`, { token: w.member.token }));
@@ -191,11 +227,19 @@ describe("deliveries", () => {
     const id = await newTask("Evicted");
     await note(id, "after it");
     // The second delivery is under way (the receiver takes its time) when the object goes: its answer is never recorded.
-    await until(() => received(hook.name), (r) => r.length >= 1, "the first delivery");
+    await until(
+      () => received(hook.name),
+      (r) => r.length >= 1,
+      "the first delivery",
+    );
     await evictDurableObject(endpointOf(hook.id));
     await control(hook.name, { delayMs: 0 });
     await retryNow(hook.id);
-    const got = await until(() => received(hook.name), (r) => new Set(r.map((m) => m.id)).size >= 2, "both events");
+    const got = await until(
+      () => received(hook.name),
+      (r) => new Set(r.map((m) => m.id)).size >= 2,
+      "both events",
+    );
     const firsts = [...new Map(got.map((m) => [m.id, m.body.data.seq])).values()];
     expect(firsts).toEqual([...firsts].sort((a, b) => a - b));
     const deliveries = (await call(`${H()}/${hook.id}/deliveries`, { token: w.member.token })).json.deliveries;
@@ -209,25 +253,63 @@ describe("deliveries", () => {
     expect(Date.parse(rotated.json.previous_secret_expires_at) - Date.now()).toBeGreaterThan(23 * 3600 * 1000);
     // A receiver that still holds the old secret, and one that already has the new one, both verify.
     const id = await newTask("Rotated");
-    expect((await until(() => received(hook.name), (r) => r.length >= 1, "a delivery"))[0]!.verified).toBe(true);
+    expect(
+      (
+        await until(
+          () => received(hook.name),
+          (r) => r.length >= 1,
+          "a delivery",
+        )
+      )[0]!.verified,
+    ).toBe(true);
     await control(hook.name, { secrets: [rotated.json.secret] });
     await note(id, "new secret only");
-    expect((await until(() => received(hook.name), (r) => r.length >= 2, "a second delivery"))[1]!.verified).toBe(true);
-    await env.DB.prepare("UPDATE webhooks SET previous_secret_expires_at = ?2 WHERE id = ?1").bind(hook.id, new Date(Date.now() - 1000).toISOString()).run();
+    expect(
+      (
+        await until(
+          () => received(hook.name),
+          (r) => r.length >= 2,
+          "a second delivery",
+        )
+      )[1]!.verified,
+    ).toBe(true);
+    await env.DB.prepare("UPDATE webhooks SET previous_secret_expires_at = ?2 WHERE id = ?1")
+      .bind(hook.id, new Date(Date.now() - 1000).toISOString())
+      .run();
     await control(hook.name, { secrets: [hook.secret] });
     await note(id, "old secret expired");
-    expect((await until(() => received(hook.name), (r) => r.length >= 3, "a third delivery"))[2]!.verified).toBe(false);
+    expect(
+      (
+        await until(
+          () => received(hook.name),
+          (r) => r.length >= 3,
+          "a third delivery",
+        )
+      )[2]!.verified,
+    ).toBe(false);
   });
 
   it("sends a test delivery, and a delivery again by hand with the same webhook-id", async () => {
     const hook = await subscribe({ events: ["task_cancelled"] });
     const test = await expectOk(call(`${H()}/${hook.id}/test`, { method: "POST", token: w.member.token }), 202);
-    const got = await until(() => received(hook.name), (r) => r.length >= 1, "the test");
+    const got = await until(
+      () => received(hook.name),
+      (r) => r.length >= 1,
+      "the test",
+    );
     expect(got[0]).toMatchObject({ id: test.json.id, verified: true, body: { type: "webhook.test", data: { webhook_id: hook.id } } });
     await expectOk(call(`${H()}/${hook.id}/deliveries/${test.json.id}/redeliver`, { method: "POST", token: w.member.token }), 202);
-    const again = await until(() => received(hook.name), (r) => r.length >= 2, "the redelivery");
+    const again = await until(
+      () => received(hook.name),
+      (r) => r.length >= 2,
+      "the redelivery",
+    );
     expect(again[1]!.id).toBe(test.json.id);
-    const log = await until(async () => (await call(`${H()}/${hook.id}/deliveries/${test.json.id}`, { token: w.member.token })).json, (d: any) => d.attempt_log.length === 2, "both attempts logged");
+    const log = await until(
+      async () => (await call(`${H()}/${hook.id}/deliveries/${test.json.id}`, { token: w.member.token })).json,
+      (d: any) => d.attempt_log.length === 2,
+      "both attempts logged",
+    );
     expect(log.attempt_log.map((a: any) => a.attempt)).toEqual([1, 2]);
     expectProblem(await call(`${H()}/${hook.id}/deliveries/msg_nope/redeliver`, { method: "POST", token: w.member.token }), 404, "NOT_FOUND");
   });
@@ -236,10 +318,18 @@ describe("deliveries", () => {
     const hook = await subscribe();
     await control(hook.name, { status: 500 });
     const id = await newTask("Dead endpoint");
-    await until(() => received(hook.name), (r) => r.length >= 1, "the first attempt");
+    await until(
+      () => received(hook.name),
+      (r) => r.length >= 1,
+      "the first attempt",
+    );
     await env.DB.prepare("UPDATE outbox SET attempts = 7 WHERE target_id = ?1 AND seq IS NOT NULL").bind(hook.id).run();
     await retryNow(hook.id);
-    const disabled = await until(async () => (await call(`${H()}/${hook.id}`, { token: w.member.token })).json, (h: any) => h.enabled === false, "the endpoint disabled");
+    const disabled = await until(
+      async () => (await call(`${H()}/${hook.id}`, { token: w.member.token })).json,
+      (h: any) => h.enabled === false,
+      "the endpoint disabled",
+    );
     expect(disabled.disabled_reason).toContain("failed 8 times");
     const events = (await call(`/api/v1/projects/${w.project.id}/events?since=0&limit=1000`, { token: w.member.token })).json.events;
     const disabledEvents = events.filter((e: any) => e.type === "webhook_disabled" && e.data.webhook_id === hook.id);
@@ -252,29 +342,50 @@ describe("deliveries", () => {
     const enabled = await expectOk(call(`${H()}/${hook.id}`, { method: "PATCH", token: w.member.token, body: { enabled: true } }));
     expect(enabled.json).toMatchObject({ enabled: true, disabled_reason: null });
     await note(id, "after enabling");
-    const got = await until(() => received(hook.name), (r) => r.some((m) => m.body.data.data?.content === "after enabling"), "the delivery after enabling");
+    const got = await until(
+      () => received(hook.name),
+      (r) => r.some((m) => m.body.data.data?.content === "after enabling"),
+      "the delivery after enabling",
+    );
     expect(got.some((m) => m.body.data.data?.content === "while disabled")).toBe(false);
   });
 
   it("keeps finished deliveries and their attempts a week, and pending ones until they are sent", async () => {
     const hook = await subscribe();
     await newTask("Swept");
-    await until(() => received(hook.name), (r) => r.length >= 1, "a delivery");
+    await until(
+      () => received(hook.name),
+      (r) => r.length >= 1,
+      "a delivery",
+    );
     await control(hook.name, { status: 500 });
     await newTask("Still owed");
-    await until(() => received(hook.name), (r) => r.length >= 2, "a failing attempt");
-    const count = async (status: string) => (await env.DB.prepare("SELECT COUNT(*) AS n FROM outbox WHERE target_id = ?1 AND status = ?2").bind(hook.id, status).first<{ n: number }>())!.n;
+    await until(
+      () => received(hook.name),
+      (r) => r.length >= 2,
+      "a failing attempt",
+    );
+    const count = async (status: string) =>
+      (await env.DB.prepare("SELECT COUNT(*) AS n FROM outbox WHERE target_id = ?1 AND status = ?2").bind(hook.id, status).first<{ n: number }>())!.n;
     await sweepExpired(env, Date.now() + 6 * 24 * 3600 * 1000);
     expect([await count("delivered"), await count("pending")]).toEqual([1, 1]);
     await sweepExpired(env, Date.now() + 8 * 24 * 3600 * 1000);
     expect([await count("delivered"), await count("pending")]).toEqual([0, 1]);
-    expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM delivery_attempts a JOIN outbox o ON o.id = a.outbox_id WHERE o.target_id = ?1").bind(hook.id).first<{ n: number }>())!.n).toBe(1);
+    expect(
+      (await env.DB.prepare("SELECT COUNT(*) AS n FROM delivery_attempts a JOIN outbox o ON o.id = a.outbox_id WHERE o.target_id = ?1")
+        .bind(hook.id)
+        .first<{ n: number }>())!.n,
+    ).toBe(1);
   });
 
   it("delivers what nobody woke its endpoint for, at the next housekeeping", async () => {
     const hook = await subscribe();
     await newTask("Woken late");
-    await until(() => received(hook.name), (r) => r.length >= 1, "the first delivery");
+    await until(
+      () => received(hook.name),
+      (r) => r.length >= 1,
+      "the first delivery",
+    );
     // A row recorded as a batch records it, but whose wake never came (the room restarted between commit and wake).
     const seq = (await env.DB.prepare("SELECT MAX(seq) AS s FROM events WHERE project_id = ?1").bind(w.project.id).first<{ s: number }>())!.s;
     await env.DB.prepare(
@@ -284,14 +395,22 @@ describe("deliveries", () => {
       .run();
     await evictDurableObject(endpointOf(hook.id));
     expect(await wakeStrandedDeliveries(env)).toBeGreaterThanOrEqual(1);
-    await until(() => received(hook.name), (r) => r.some((m) => m.id === "msg_stranded0000000000000000000000"), "the stranded delivery");
+    await until(
+      () => received(hook.name),
+      (r) => r.some((m) => m.id === "msg_stranded0000000000000000000000"),
+      "the stranded delivery",
+    );
   });
 
   it("forgets a deleted webhook's deliveries", async () => {
     const hook = await subscribe();
     await control(hook.name, { status: 500 });
     await newTask("Deleted hook");
-    await until(() => received(hook.name), (r) => r.length >= 1, "an attempt");
+    await until(
+      () => received(hook.name),
+      (r) => r.length >= 1,
+      "an attempt",
+    );
     expect((await call(`${H()}/${hook.id}`, { method: "DELETE", token: w.member.token })).status).toBe(204);
     expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM outbox WHERE target_id = ?1").bind(hook.id).first<{ n: number }>())!.n).toBe(0);
     expectProblem(await call(`${H()}/${hook.id}`, { token: w.member.token }), 404, "NOT_FOUND");
