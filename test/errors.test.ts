@@ -29,6 +29,12 @@ describe("problem+json errors", () => {
     expect(reply.json.detail).toMatch(/max_uses/);
   });
 
+  it("names the bound a number breaks, not only its type", async () => {
+    const reply = await call("/api/v1/servers/heartbeat", { apiKey, body: { capabilities: { max_concurrent_tasks: 1001 } } });
+    expectProblem(reply, 422, "VALIDATION_FAILED");
+    expect(reply.json.errors).toEqual([{ path: "capabilities.max_concurrent_tasks", message: "must be at most 1000" }]);
+  });
+
   it("answers a JSON body of the wrong shape with 422", async () => {
     for (const raw of ["[1,2]", '"text"', "null", "42"]) {
       expectProblem(await call("/api/v1/projects", { token: admin, raw }), 422, "VALIDATION_FAILED");

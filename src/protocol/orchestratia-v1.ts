@@ -21,7 +21,7 @@ export const capabilitiesSchema = z.looseObject({
   tools: names.optional(),
   environments: names.optional(),
   tags: names.optional(),
-  max_concurrent_tasks: z.int("must be an integer").min(1, "must be at least 1").max(1000).optional(),
+  max_concurrent_tasks: z.int("must be an integer").min(1, "must be at least 1").max(1000, "must be at most 1000").optional(),
   /** The hub's: the agent's role (agent-orchestrator-messages.md), or several; "worker" when neither is given. */
   role: name.optional(),
   roles: names.optional(),
