@@ -29,15 +29,33 @@ function failingAsBadRequest(body: ReadableStream<Uint8Array>): ReadableStream<U
   });
 }
 
-export const limitedBody = createMiddleware<HubEnv>((c, next) => {
+const tooLarge = (maxSize: number) => new Problem(413, "PAYLOAD_TOO_LARGE", `The request body is larger than the ${maxSize}-byte limit`);
+
+export const limitedBody = createMiddleware<HubEnv>(async (c, next) => {
   // Blob uploads stream to R2 and are held to their DataRef's declared size instead.
   if (c.req.path.startsWith("/api/v1/blobs/")) return next();
-  if (c.req.raw.body) c.req.raw = new Request(c.req.raw, { body: failingAsBadRequest(c.req.raw.body) });
+  const raw = c.req.raw;
+  if (!raw.body) return next();
   const maxSize = Number(c.env.MAX_BODY_BYTES) || DEFAULT_MAX_BODY_BYTES;
+  const declared = raw.headers.get("Content-Length");
+  if (declared !== null && !raw.headers.has("Transfer-Encoding")) {
+    // A body of declared length is read here, in one native read: cheaper than a stream wrapped in JavaScript, which
+    // costs every request (and an agent's are small).
+    if (Number(declared) > maxSize) throw tooLarge(maxSize);
+    let bytes: ArrayBuffer;
+    try {
+      bytes = await raw.arrayBuffer();
+    } catch {
+      throw unreadable();
+    }
+    c.req.raw = new Request(raw, { body: bytes });
+    return next();
+  }
+  c.req.raw = new Request(raw, { body: failingAsBadRequest(raw.body) });
   return bodyLimit({
     maxSize,
     onError: () => {
-      throw new Problem(413, "PAYLOAD_TOO_LARGE", `The request body is larger than the ${maxSize}-byte limit`);
+      throw tooLarge(maxSize);
     },
   })(c, next);
 });

@@ -168,7 +168,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   }
 
   /** What committed goes to dashboards, agents and daemons, and its deadlines to the alarm. */
-  private async afterCommit({ events, notices, deadlines, outbox }: Committed) {
+  private async afterCommit({ events, notices, deadlines, outbox, sessionless }: Committed) {
     this.dashboards.publish(events);
     // Integrations deliver on their own objects, never in the room's turn.
     for (const target of outbox) {
@@ -176,9 +176,11 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     }
     tellAgents(this.agentSockets(), events, notices);
     // Daemons are told outside the room's turn: their links are other objects, reached over RPC.
-    if (events.some((e) => needsTaskSessions(e) || mentionsIn(e.type === "note_added" ? e.data.content : null).length > 0 || (e.type === "task_assigned" && e.data.session_id))) {
+    // A task the batch wrote is known to have no sessions: only the others' are looked up.
+    const sessionsOf = (e: CommittedEvent) => needsTaskSessions(e) && !sessionless.has(e.task_id!);
+    if (events.some((e) => sessionsOf(e) || mentionsIn(e.type === "note_added" ? e.data.content : null).length > 0 || (e.type === "task_assigned" && e.data.session_id))) {
       // One after another, so a daemon hears of its sessions' events in the order they committed.
-      this.pushing = this.pushing.then(() => this.pushToDaemons(events)).catch((e) => logError("pushing to daemons failed", { project_id: this.projectId, operation: "push_to_daemons" }, e));
+      this.pushing = this.pushing.then(() => this.pushToDaemons(events, sessionsOf)).catch((e) => logError("pushing to daemons failed", { project_id: this.projectId, operation: "push_to_daemons" }, e));
       this.ctx.waitUntil(this.pushing);
     }
     for (const deadline of deadlines) await this.scheduleAlarm(Date.parse(deadline));
@@ -221,8 +223,8 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   }
 
   /** Hands each daemon what the committed events tell its sessions. */
-  private async pushToDaemons(events: CommittedEvent[]) {
-    const taskIds = [...new Set(events.flatMap((e) => (needsTaskSessions(e) ? [e.task_id!] : [])))];
+  private async pushToDaemons(events: CommittedEvent[], sessionsOf: (e: CommittedEvent) => boolean) {
+    const taskIds = [...new Set(events.flatMap((e) => (sessionsOf(e) ? [e.task_id!] : [])))];
     const names = [...new Set(events.flatMap((e) => (e.type === "note_added" ? mentionsIn(e.data.content) : [])))];
     const [tasks, mentioned] = await Promise.all([taskSessions(this.env.DB, taskIds), openSessionsNamed(this.env.DB, this.projectId, names)]);
     const pushes = daemonPushes(events, tasks, mentioned);

@@ -45,6 +45,8 @@ export interface Committed {
   deadlines: string[];
   /** Integrations the batch recorded deliveries for, to wake. */
   outbox: OutboxTarget[];
+  /** Tasks the batch wrote that belong to no session (their rows were read in the turn): no daemon hears of them. */
+  sessionless: ReadonlySet<string>;
 }
 
 export interface WriterHooks {
@@ -230,6 +232,7 @@ export class RoomWriter {
       notices: abandonedQuestions(results),
       deadlines: [],
       outbox: outboxTargets(batched.slice(writes.length, writes.length + owed.length)),
+      sessionless: sessionlessTasks(outcomes),
     };
     this.outbox.committed(committed.events);
     const answers = outcomes.map((outcome, i): RoomAnswer => {
@@ -303,6 +306,16 @@ const taskIdOf = (command: RoomCommand) => ("taskId" in command && command.taskI
 
 const sessionIdOf = (command: RoomCommand) =>
   command.op === "open_session" ? command.session.id : command.op === "session_status" ? command.sessionId : undefined;
+
+/** Tasks written by these outcomes whose rows, as planned, name neither a target nor a source session. */
+function sessionlessTasks(outcomes: OpOutcome[]): Set<string> {
+  const ids = new Set<string>();
+  for (const o of outcomes) {
+    const after = isProblem(o) ? undefined : o.effects?.task?.after;
+    if (after && after.targetSessionId === null && after.sourceSessionId === null) ids.add(after.id);
+  }
+  return ids;
+}
 
 /** Agents waiting on a question whose task just ended hear that no answer will come (the cancelled rows name them). */
 function abandonedQuestions(results: D1Result[]): AgentNotice[] {
