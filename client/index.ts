@@ -37,15 +37,34 @@ export interface HubCredentials {
   apiKey?: string;
 }
 
+/** The hub's answers name the database state they saw or made; sending it back makes reads see at least that. */
+const BOOKMARK_HEADER = "X-D1-Bookmark";
+
+/**
+ * The newer of two D1 bookmarks: D1 documents them as sorting as strings from oldest to newest. Keeping the newer
+ * rather than the last means an answer overtaken by a later one cannot move the client back.
+ */
+export const newerBookmark = (a: string | null, b: string | null): string | null => (a === null || (b !== null && b > a) ? b : a);
+
+/**
+ * A client of the hub. It remembers the newest `X-D1-Bookmark` the hub answered with and sends it on every request,
+ * so that what it reads is never older than what it wrote or read before, wherever the hub reads from.
+ */
 export function hubClient(options: ClientOptions & HubCredentials = {}): HubClient {
   const { token, apiKey, ...rest } = options;
   const client = createClient<paths>(rest);
+  let bookmark: string | null = null;
   client.use({
     onRequest({ request }) {
       const bearer = typeof token === "function" ? token() : token;
       if (bearer && !request.headers.has("Authorization")) request.headers.set("Authorization", `Bearer ${bearer}`);
       if (apiKey && !request.headers.has("X-API-Key")) request.headers.set("X-API-Key", apiKey);
+      if (bookmark && !request.headers.has(BOOKMARK_HEADER)) request.headers.set(BOOKMARK_HEADER, bookmark);
       return request;
+    },
+    onResponse({ response }) {
+      bookmark = newerBookmark(bookmark, response.headers.get(BOOKMARK_HEADER) || null);
+      return undefined;
     },
   });
   return client;

@@ -3,6 +3,8 @@ import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { dbOf } from "./db/client";
+import { BOOKMARK_HEADER, sessionStartOf } from "./db/d1-bookmarks";
+import { RequestSession } from "./db/request-session";
 import { countedD1, countingRoundTrips, type RoundTrips } from "./db/round-trips";
 import type { HubContext, HubEnv } from "./http/context";
 import { limitedBody } from "./http/body-limit";
@@ -55,15 +57,26 @@ export function buildApp() {
     }),
   );
 
-  // Every D1 call the request makes (through c.var.db or c.env.DB) is counted, and reported beside the room's.
+  // Every D1 call the request makes (through c.var.db or c.env.DB) is counted, and reported beside the room's. It
+  // runs in the request's D1 session, which starts from the caller's bookmark: with read replication on, a replica
+  // near the Worker may answer, but never one older than what the caller saw. Without a bookmark the session starts
+  // at the primary, so callers that carry none (the official CLI and daemon) still read their own writes.
   app.use("*", async (c, next) => {
-    const DB = countedD1(c.env.DB);
+    const start = sessionStartOf(c.req.header(BOOKMARK_HEADER));
+    if (!start.ok) throw new Problem(400, "INVALID_BOOKMARK", `${BOOKMARK_HEADER} ${start.message}`, [{ path: `header.${BOOKMARK_HEADER}`, message: start.message }]);
+    const binding = c.env.DB;
+    const DB = countedD1(binding);
     c.env = { ...c.env, DB };
     c.set("db", dbOf(DB));
+    const session = new RequestSession(binding, start.start);
+    c.set("d1Session", session);
     const trips: RoundTrips = { d1: 0 };
-    await countingRoundTrips(trips, next);
+    await countingRoundTrips(trips, next, session);
     // A socket's upgrade answer is handed on as it is.
-    if (c.res.status !== 101) appendHeader(c, "Server-Timing", `worker;desc="d1 queries=${trips.d1}"`);
+    if (c.res.status === 101) return;
+    appendHeader(c, "Server-Timing", `worker;desc="d1 queries=${trips.d1}"`);
+    const bookmark = session.bookmark();
+    if (bookmark) setHeader(c, BOOKMARK_HEADER, bookmark);
   });
 
   app.use("*", limitedBody);
@@ -117,6 +130,15 @@ function appendHeader(c: HubContext, name: string, value: string) {
   } catch {
     // Headers of a response fetched from elsewhere are immutable: Hono copies it.
     c.header(name, value, { append: true });
+  }
+}
+
+/** Sets a header of the response, in place where it can (as appendHeader). */
+function setHeader(c: HubContext, name: string, value: string) {
+  try {
+    c.res.headers.set(name, value);
+  } catch {
+    c.header(name, value);
   }
 }
 

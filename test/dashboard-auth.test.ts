@@ -151,6 +151,7 @@ describe("CORS for /api/*", () => {
         "Content-Type",
         "Idempotency-Key",
         "X-API-Key",
+        "X-D1-Bookmark",
         "traceparent",
       ]);
       expect(h.get("Access-Control-Max-Age")).toBe("600");
@@ -180,6 +181,7 @@ describe("CORS for /api/*", () => {
       "Idempotent-Replayed",
       "Retry-After",
       "Allow",
+      "X-D1-Bookmark",
     ]);
     expect(health.headers.get("X-Request-Id")).toBeTruthy();
     expect(health.headers.get("Vary")).toContain("Origin");

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import type { Principal } from "../auth/principal";
 import type { Db } from "../db/client";
+import type { RequestSession } from "../db/request-session";
 import type { StoredDataref } from "../offload";
 import type { WorkerEnv } from "../worker-env";
 
@@ -8,6 +9,8 @@ export interface HubEnv {
   Bindings: WorkerEnv;
   Variables: {
     db: Db;
+    /** The request's D1 session, which its statements run in; a room's write moves it forward (room/client.ts). */
+    d1Session?: RequestSession;
     /** Names this request in its response (X-Request-Id), its 5xx problems and its log lines. */
     requestId: string;
     principal?: Principal;

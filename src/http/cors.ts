@@ -17,8 +17,8 @@ export const allowedOrigins = (configured: string | undefined): string[] =>
 const withCors = cors({
   origin: (origin: string, c: Context<HubEnv>) => (allowedOrigins(c.env.CORS_ORIGINS).includes(origin) ? origin : null),
   allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
-  allowHeaders: ["Authorization", "Content-Type", "Idempotency-Key", "X-API-Key", "traceparent"],
-  exposeHeaders: ["X-Request-Id", "Server-Timing", "Idempotent-Replayed", "Retry-After", "Allow"],
+  allowHeaders: ["Authorization", "Content-Type", "Idempotency-Key", "X-API-Key", "X-D1-Bookmark", "traceparent"],
+  exposeHeaders: ["X-Request-Id", "Server-Timing", "Idempotent-Replayed", "Retry-After", "Allow", "X-D1-Bookmark"],
   credentials: true,
   maxAge: 600,
 });

@@ -13,6 +13,7 @@ export const PROBLEM_CODES = {
   VALIDATION_FAILED: "A field breaks a rule of the schema. `errors` lists each as `{path, message}`.",
   METHOD_NOT_ALLOWED: "The path exists but not with this method. `Allow` names the methods it has.",
   NOT_FOUND: "No such thing, or it belongs to a project the caller cannot see (the hub does not tell the two apart).",
+  INVALID_BOOKMARK: "`X-D1-Bookmark` is not a bookmark the hub handed out (or is over 128 characters): send back one a response carried, or none.",
   INVALID_CURSOR: "The `cursor` of a list was not one the hub handed out.",
   UPGRADE_REQUIRED: "This path is a WebSocket: send `Upgrade: websocket`.",
   HTTP_ERROR: "The request was refused by the HTTP layer before reaching the hub's own checks.",

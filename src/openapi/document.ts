@@ -7,6 +7,7 @@
 import type { Hono } from "hono";
 import { z } from "zod";
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponsesObject } from "zod-openapi";
+import { BOOKMARK_HEADER, MAX_BOOKMARK_LENGTH } from "../db/d1-bookmarks";
 import { HUB_VERSION } from "../version";
 import { operationOf, type Caller, type Operation, type Reply } from "./operation";
 import { problemSchema } from "./problem-schema";
@@ -80,26 +81,58 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 /** Headers (name → what it means) as the object schema the generator takes. */
-const described = (headers: Record<string, string>) =>
-  z.object(Object.fromEntries(Object.entries(headers).map(([name, description]) => [name, z.string().optional().meta({ description })])));
+const described = (headers: Record<string, string | z.ZodType>) =>
+  z.object(
+    Object.fromEntries(
+      Object.entries(headers).map(([name, header]) => [name, typeof header === "string" ? z.string().optional().meta({ description: header }) : header]),
+    ),
+  );
+
+/** `X-D1-Bookmark` on answers (src/db/d1-bookmarks.ts): every one but a socket's upgrade; one component, referred to. */
+const answerBookmark = z
+  .string()
+  .optional()
+  .meta({
+    description:
+      "Where the database stood for this request: after what it read and wrote. Sent when the request used the " +
+      "database or carried a bookmark; send the newest one received back as `X-D1-Bookmark`",
+    header: { id: "D1BookmarkAnswered" },
+  });
+const ANSWER_BOOKMARK = { [BOOKMARK_HEADER]: answerBookmark };
 
 function response(status: number, reply: Reply) {
-  if (reply instanceof z.ZodType) return { description: STATUS_TEXT[status] ?? "OK", content: { "application/json": { schema: reply } } };
+  const bookmark = status === 101 ? {} : ANSWER_BOOKMARK;
+  if (reply instanceof z.ZodType) return { description: STATUS_TEXT[status] ?? "OK", content: { "application/json": { schema: reply } }, headers: described(bookmark) };
   // A response header's description says when it is sent; none is promised on every answer.
-  const headers = reply.headers ? described(reply.headers) : undefined;
+  const headers = { ...reply.headers, ...bookmark };
   const content = reply.schema || reply.contentType ? { [reply.contentType ?? "application/json"]: { schema: reply.schema ?? {} } } : undefined;
-  return { description: reply.description, ...(content ? { content } : {}), ...(headers ? { headers } : {}) };
+  return { description: reply.description, ...(content ? { content } : {}), ...(Object.keys(headers).length ? { headers: described(headers) } : {}) };
 }
 
 const IDEMPOTENCY_KEY =
   "The same key and body from the same caller replays the first answer (for 24 h); another body under the key is 422 " +
   "`IDEMPOTENCY_KEY_REUSED`, a request still in flight with it 409 `IDEMPOTENCY_KEY_IN_FLIGHT`";
 
-/** The headers an operation reads: its own, and Idempotency-Key on every POST a person or an agent makes (http/idempotency.ts). */
+/** `X-D1-Bookmark` on requests (src/app.ts): every operation reads it; one component, referred to. */
+const requestBookmark = z
+  .string()
+  .max(MAX_BOOKMARK_LENGTH)
+  .optional()
+  .meta({
+    description:
+      "The newest `X-D1-Bookmark` an answer of this hub carried: this request reads a database at least that recent, " +
+      "so a caller reads its own writes wherever the hub reads from. Without it reads go to the primary database; " +
+      "`first-unconstrained` lets any copy answer. Anything else is 400 `INVALID_BOOKMARK`",
+    param: { id: "D1Bookmark" },
+  });
+
+/**
+ * The headers an operation reads: its own, Idempotency-Key on every POST a person or an agent makes
+ * (http/idempotency.ts), and X-D1-Bookmark on all (src/app.ts).
+ */
 function requestHeaders(op: Operation, method: string, callers: Caller[]) {
   const idempotent = method === "post" && callers.some((c) => c === "person" || c === "agent");
-  const all = { ...(idempotent ? { "Idempotency-Key": IDEMPOTENCY_KEY } : {}), ...op.headers };
-  return Object.keys(all).length ? described(all) : undefined;
+  return described({ ...(idempotent ? { "Idempotency-Key": IDEMPOTENCY_KEY } : {}), ...op.headers, [BOOKMARK_HEADER]: requestBookmark });
 }
 
 function operationObject(op: Operation, path: string, method: string): ZodOpenApiOperationObject {
@@ -109,8 +142,8 @@ function operationObject(op: Operation, path: string, method: string): ZodOpenAp
   const headers = requestHeaders(op, method, callers);
   const responses: ZodOpenApiResponsesObject = {};
   for (const [status, reply] of Object.entries(op.responses)) responses[status as "200"] = response(Number(status), reply!);
-  responses["4XX"] = { description: "The request was refused: a problem document names why (see /docs/problems)", content: PROBLEM_CONTENT };
-  responses["5XX"] = { description: "The hub failed or lacks a setting: a problem document, quoting the request id", content: PROBLEM_CONTENT };
+  responses["4XX"] = { description: "The request was refused: a problem document names why (see /docs/problems)", content: PROBLEM_CONTENT, headers: described(ANSWER_BOOKMARK) };
+  responses["5XX"] = { description: "The hub failed or lacks a setting: a problem document, quoting the request id", content: PROBLEM_CONTENT, headers: described(ANSWER_BOOKMARK) };
   return {
     operationId: op.id,
     tags: [op.tag],

@@ -33,6 +33,8 @@ export async function runInRoom(c: HubContext, projectId: string, command: RoomC
   // RPC's type mapping cannot express `unknown` payloads; the value is exactly a RoomResult.
   const result = (await roomStub(c.env, projectId).execute(roomActor(c), command, options)) as unknown as RoomResult;
   c.set("roomOutcome", result.ok ? "committed" : "refused");
+  // The room wrote on the primary: the request's later reads, and the caller's next request, see that write.
+  c.var.d1Session?.caughtUpTo(result.bookmark);
   if (result.ok && result.taskId) {
     c.set("logTask", result.taskId);
     // The room found the task in its project: the next write to it goes straight there.

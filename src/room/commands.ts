@@ -163,4 +163,5 @@ export type RoomAnswer =
     }
   | { ok: false; problem: ProblemData };
 
-export type RoomResult = RoomAnswer & { metrics: RoomMetrics };
+/** `bookmark`: where D1 stood after the operation's writes committed (none when it wrote nothing). */
+export type RoomResult = RoomAnswer & { metrics: RoomMetrics; bookmark?: string };

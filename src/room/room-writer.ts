@@ -8,6 +8,7 @@
  * and no duplicate.
  */
 import { createDb, type Db } from "../db/client";
+import { newerBookmark } from "../db/d1-bookmarks";
 import { log, logError, logs } from "../log";
 import { taskViewsInBatch } from "../db/task-queries";
 import { HUB_ACTOR, type ProblemData, type RoomActor, type RoomAnswer, type RoomCommand, type RoomResult } from "./commands";
@@ -72,6 +73,8 @@ export class RoomWriter {
   private d1Queries = 0;
   /** When the operation (or group) running now began, for its log lines. */
   private started = 0;
+  /** The D1 bookmark of the operation's last committed batch, handed back so its caller reads what it wrote. */
+  private committedAt: string | null = null;
   private readonly outbox: OutboxRecorder;
 
   constructor(
@@ -118,9 +121,11 @@ export class RoomWriter {
   private async measured(operations: number, run: () => Promise<(RoomAnswer | Failure)[]>): Promise<(RoomResult | Failure)[]> {
     const started = (this.started = performance.now());
     this.d1Queries = 0;
+    this.committedAt = null;
     const answers = await run();
     const metrics = { d1Queries: this.d1Queries, ms: performance.now() - started, operations };
-    return answers.map((answer) => ("failure" in answer ? answer : { ...answer, metrics }));
+    const bookmark = this.committedAt ? { bookmark: this.committedAt } : {};
+    return answers.map((answer) => ("failure" in answer ? answer : { ...answer, metrics, ...bookmark }));
   }
 
   /**
@@ -286,10 +291,16 @@ export class RoomWriter {
     return this.outbox.statements(new Date().toISOString());
   }
 
-  /** The writes of one operation (or group): one D1 transaction, one round trip. */
-  private batch(statements: D1PreparedStatement[]) {
+  /**
+   * The writes of one operation (or group): one D1 transaction, one round trip. It runs in a session of its own
+   * starting at the primary (where writes go anyway) only to learn the bookmark it committed at.
+   */
+  private async batch(statements: D1PreparedStatement[]) {
     this.d1Queries++;
-    return this.d1.batch(statements);
+    const session = this.d1.withSession("first-primary");
+    const results = await session.batch(statements);
+    this.committedAt = newerBookmark(this.committedAt, session.getBookmark());
+    return results;
   }
 
   private opContext(actor: RoomActor, reads: TaskReads = d1Reads(this.db, this.projectId), offerWaiting = true): OpContext {

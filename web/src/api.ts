@@ -3,7 +3,9 @@
  * call the hub's description does not have fails to compile. The access token
  * lives only in memory; the refresh token is an HttpOnly cookie scoped to the
  * refresh path, out of reach of page scripts. A 401 refreshes once and
- * retries, so the person never notices their access token expiring.
+ * retries, so the person never notices their access token expiring. The
+ * client sends back the newest `X-D1-Bookmark` the hub answered with, so a
+ * page never shows the database older than the person's last change or read.
  */
 import { hubClient, type Schemas } from "../../client";
 
