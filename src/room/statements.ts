@@ -4,9 +4,8 @@
  * update only take effect if that update did, i.e. if the task still had the
  * version the operation read.
  */
-import { and, eq, sql, type SQL } from "drizzle-orm";
+import { getTableColumns, sql, type Column, type SQL } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
-import type { Db } from "../db/client";
 import { tasks } from "../db/schema";
 
 const dialect = new SQLiteAsyncDialect();
@@ -78,15 +77,27 @@ export function guardHolds(guard: VersionGuard): SQL {
   return sql`EXISTS (SELECT 1 FROM webhooks WHERE id = ${guard.webhookId} AND updated_at = ${guard.updatedAt})`;
 }
 
-export function updateTask(db: Db, d1: D1Database, task: TaskRow, set: Partial<TaskRow>, now: string) {
-  return statement(
-    d1,
-    db
-      .update(tasks)
-      .set({ ...set, version: task.version + 1, updatedAt: now })
-      .where(and(eq(tasks.id, task.id), eq(tasks.version, task.version)))
-      .returning({ id: tasks.id }),
-  );
+/** Each task field's column (its SQL name and how its values are stored), read once from the schema. */
+const TASK_COLUMNS: ReadonlyMap<string, Column> = new Map(Object.entries(getTableColumns(tasks)));
+
+/**
+ * The task's update to `set`, guarded by the version read: written as SQL
+ * directly, as drizzle's builder costs a tenth of a millisecond per update
+ * on the room's hot path. Values are stored as drizzle stores them (each
+ * column's own encoding); test/task-update.test.ts holds the two equal.
+ */
+export function updateTask(d1: D1Database, task: TaskRow, set: Partial<TaskRow>, now: string) {
+  const assignments: string[] = [];
+  const values: unknown[] = [];
+  for (const [field, value] of Object.entries({ ...set, version: task.version + 1, updatedAt: now })) {
+    // As drizzle does, a field set to undefined is left as it is.
+    if (value === undefined) continue;
+    const column = TASK_COLUMNS.get(field);
+    if (!column) throw new Error(`tasks has no field ${field}`);
+    assignments.push(`"${column.name}" = ?`);
+    values.push(value === null ? null : column.mapToDriverValue(value));
+  }
+  return d1.prepare(`UPDATE tasks SET ${assignments.join(", ")} WHERE id = ? AND version = ? RETURNING id`).bind(...values, task.id, task.version);
 }
 
 export const guardAfter = (task: TaskRow): VersionGuard => ({ taskId: task.id, version: task.version + 1 });
@@ -97,14 +108,17 @@ export const guardAfter = (task: TaskRow): VersionGuard => ({ taskId: task.id, v
  */
 export function appendEvents(d1: D1Database, projectId: string, actor: string, events: EventDraft[], now: string, guard: VersionGuard) {
   const rows = JSON.stringify(events.map((e) => ({ type: e.type, task_id: e.taskId, data: e.data })));
-  return statement(d1, sql`
+  return statement(
+    d1,
+    sql`
     INSERT INTO events (project_id, seq, type, task_id, actor, data, traceparent, created_at)
     SELECT ${projectId}, base.next + e.key, e.value ->> 'type', e.value ->> 'task_id', ${actor}, e.value -> 'data',
            (SELECT t.traceparent FROM tasks t WHERE t.id = e.value ->> 'task_id'), ${now}
     FROM (SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM events WHERE project_id = ${projectId}) AS base, json_each(${rows}) AS e
     WHERE ${guardHolds(guard)}
     ORDER BY e.key
-    RETURNING project_id, seq, type, task_id, actor, data, traceparent, created_at`);
+    RETURNING project_id, seq, type, task_id, actor, data, traceparent, created_at`,
+  );
 }
 
 /** An event as committed: what appendEvents returns and the room publishes. */

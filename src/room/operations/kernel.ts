@@ -92,7 +92,7 @@ export function taskWrite(ctx: OpContext, task: TaskRow, set: Partial<TaskRow>, 
     taskId: task.id,
     guardedUpdate: 0,
     effects: { task: { before: task, after: { ...task, ...set, version: task.version + 1, updatedAt: ctx.now } } },
-    statements: [updateTask(ctx.db, ctx.d1, task, set, ctx.now), ...extra(guard), recordEvents(ctx, events, guard)],
+    statements: [updateTask(ctx.d1, task, set, ctx.now), ...extra(guard), recordEvents(ctx, events, guard)],
   };
 }
 
