@@ -163,6 +163,7 @@ async function round(bullmq: typeof import("bullmq"), admin: RedisClient, redis:
   let rootId = "";
   let settle!: { resolve: () => void; reject: (e: Error) => void };
   const rootDone = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+  const stuck = setTimeout(() => settle.reject(new Error("the root did not complete within 60 s")), 60_000);
   const workers = Array.from(
     { length: setting.workers },
     () =>
@@ -221,6 +222,7 @@ async function round(bullmq: typeof import("bullmq"), admin: RedisClient, redis:
       scriptMsPerJob: stats.scriptMicros / 1000 / JOBS,
     };
   } finally {
+    clearTimeout(stuck);
     await Promise.all([...workers.map((w) => w.close()), producer.close()]);
     await admin.flushall();
   }
