@@ -19,7 +19,7 @@ const hub = `http://127.0.0.1:${HUB_PORT}`;
 const baselineUrl = `http://127.0.0.1:${BASELINE_PORT}`;
 const BOOTSTRAP = "bench-bootstrap-token";
 
-/** `npm run bench -- tree dataref` runs only the named scenarios: fan-out, fan-in, tree, costs, sockets, dataref, dashboard, workerd. */
+/** `npm run bench -- tree dataref` runs only the named scenarios: fan-out, fan-in, tree, costs, sockets, dataref, dashboard, workerd (with its BullMQ peer). */
 const only = new Set(process.argv.slice(2));
 const wanted = (scenario: string) => only.size === 0 || only.has(scenario);
 
@@ -581,6 +581,8 @@ if (wanted("workerd")) {
       `  room: ${bench.tasks} tasks in ${fmt(bench.seconds, 2)} s = ${fmt(bench.tasksPerSecond)} tasks/s` +
         `   | same runtime, one D1 insert per call: ${fmt(bench.baselineInsertsPerSecond, 0)} inserts/s`,
     );
+    // The same tree as one BullMQ Flow on a local redis-server, run right after the room's.
+    (await (await import("../bench/bullmq-peer.ts")).bullmqPeerLines(bench, out)).forEach(report);
     if (fanout) {
       report(
         `  sockets in workerd (no dev proxy, no Node client): one event to ${fanout.sockets} dashboards, ${fanout.rounds} rounds: p50 ${fmt(fanout.p50)} ms, p99 ${fmt(fanout.p99)} ms from the room call (target p99 ≤ 100 ms)` +
