@@ -72,7 +72,10 @@ export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<Op
     events,
     (guard) => [
       ...cancelPendingInterventions(ctx, task, guard),
-      statement(ctx.d1, sql`UPDATE task_dependencies SET resolved = 1, resolved_at = ${ctx.now} WHERE depends_on_task_id = ${task.id} AND resolved = 0 AND ${guardHolds(guard)}`),
+      // The links read are every unresolved dependency on the task (only the room writes them): none, nothing to resolve.
+      ...(links.length > 0
+        ? [statement(ctx.d1, sql`UPDATE task_dependencies SET resolved = 1, resolved_at = ${ctx.now} WHERE depends_on_task_id = ${task.id} AND resolved = 0 AND ${guardHolds(guard)}`)]
+        : []),
       ...assignmentStatements(ctx, assignments, guard),
     ],
   );
