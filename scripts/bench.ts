@@ -322,15 +322,14 @@ if (wanted("tree")) {
     const tps = 1111 / seconds;
     report(
       `  HTTP: 1,111 tasks in ${fmt(seconds, 2)} s = ${fmt(tps)} tasks/s (${requests} requests, ${fmt(requests / seconds, 0)} requests/s; setup ${fmt(setupSeconds, 1)} s)` +
-        `   | baseline right before and after: ${fmt(before.perSecond, 0)} and ${fmt(after.perSecond, 0)} requests/s → ratio ${fmt(tps / near, 2)} (target ≥ 0.5)`,
+        `   | baseline right before and after: ${fmt(before.perSecond, 0)} and ${fmt(after.perSecond, 0)} requests/s → ratio ${fmt(tps / near, 2)} (target ≥ 0.4)`,
     );
   }
 }
 
 // ── (3c) what one request costs ─────────────────────────────────────────
-// The tree's ratio reaches 0.5 only if a task (two agent writes) costs the machine no more than two one-insert
-// requests. CPU time per request, of all the processes serving each side, shows where it stands without the
-// machine's speed drifting into it.
+// What an agent's write costs the machine beside a one-insert request (target ≤ 1.2×), as CPU time of all the
+// processes serving each side, so the machine's speed does not drift into it.
 if (wanted("costs")) {
   console.log("\n(3c) CPU per request: the hub's processes beside the baseline's");
   if (!CLOCK_TICKS) console.log("  skipped: needs /proc");
@@ -360,13 +359,13 @@ if (wanted("costs")) {
     );
     for (const [write, counts] of Object.entries(trips)) {
       report(
-        `  Worker-side D1 round trips per warm agent ${write}: ${fmt(Math.max(...counts), 0)} at most, ${fmt(counts.reduce((a, b) => a + b, 0) / counts.length, 2)} on average over ${counts.length} (target 0)`,
+        `  Worker-side D1 round trips per warm agent ${write}: ${fmt(Math.max(...counts), 0)} at most, ${fmt(counts.reduce((a, b) => a + b, 0) / counts.length, 2)} on average over ${counts.length} (target 0; a key's lookup is kept 30 s, so a longer run looks it up again)`,
       );
     }
     // Taken before and after the hub's figures, like the tree's baseline.
     const insert = (insertBefore + (await perRequest(baselineProcess, oneInsert))) / 2;
     report(`  one-insert baseline request: ${fmt(insert, 2)} ms of CPU`);
-    for (const [label, ms] of rows) report(`  ${label}: ${fmt(ms, 2)} ms of CPU = ${fmt(ms / insert, 2)}× the baseline request`);
+    for (const [label, ms] of rows) report(`  ${label}: ${fmt(ms, 2)} ms of CPU = ${fmt(ms / insert, 2)}× the baseline request${label.startsWith("agent") ? " (target ≤ 1.2×)" : ""}`);
   }
 }
 
