@@ -82,7 +82,17 @@ const waitingJson = (projectId: string, limit: number, condition: SQL) => sql<st
 type Waiting = Assignable & { blocked: boolean; rank: number; createdAt: string };
 
 const parseWaiting = (json: string): Waiting[] =>
-  (JSON.parse(json) as { id: string; requirements: Requirements; require_plan: number; blocked: number; rank: number; created_at: string; rejected_by: string[] | null }[]).map((w) => ({
+  (
+    JSON.parse(json) as {
+      id: string;
+      requirements: Requirements;
+      require_plan: number;
+      blocked: number;
+      rank: number;
+      created_at: string;
+      rejected_by: string[] | null;
+    }[]
+  ).map((w) => ({
     id: w.id,
     requirements: w.requirements,
     requirePlan: Boolean(w.require_plan),
@@ -158,6 +168,14 @@ function groupWaiting(db: Db, projectId: string, ids: readonly string[]) {
     .where(eq(projects.id, projectId));
 }
 
+/** The group's tasks (of this project) with their blockers and downstream links. */
+export const groupTasks = (db: Db, projectId: string, ids: readonly string[]) =>
+  db
+    .select({ task: tasks, blockers: blockersJson, links: downstreamJson })
+    .from(tasks)
+    // The unary + keeps SQLite from choosing the project's index (a scan of all its tasks) over a lookup per id.
+    .where(and(inJsonList(tasks.id, ids), sql`+${qualified(tasks.projectId)} = ${projectId}`));
+
 /** Reads for a group of operations on these tasks: one round trip for all of them, then the group's own effects. */
 export class GroupReads implements TaskReads {
   private readonly tasks = new Map<string, TaskRow>();
@@ -192,10 +210,7 @@ export class GroupReads implements TaskReads {
   /** The tasks (of this project) with their blockers and downstream links, and, when asked, the assignment context: one round trip. */
   static async load(db: Db, projectId: string, taskIds: readonly string[], withAssignment: boolean): Promise<GroupReads> {
     const ids = [...new Set(taskIds)];
-    const taskQuery = db
-      .select({ task: tasks, blockers: blockersJson, links: downstreamJson })
-      .from(tasks)
-      .where(and(inJsonList(tasks.id, ids), eq(tasks.projectId, projectId)));
+    const taskQuery = groupTasks(db, projectId, ids);
     if (!withAssignment) return new GroupReads(db, projectId, (await db.batch([taskQuery]))[0]);
     const [rows, context] = await db.batch([taskQuery, groupWaiting(db, projectId, ids)]);
     const reads = new GroupReads(db, projectId, rows);
@@ -225,7 +240,9 @@ export class GroupReads implements TaskReads {
 
   async assignmentContext(limit: number, alsoUnblocking: readonly string[] = []) {
     const eligible = (w: Waiting) =>
-      (!w.blocked || this.unblocked.has(w.id) || alsoUnblocking.includes(w.id)) && !this.assigned.has(w.id) && (this.tasks.get(w.id)?.status ?? "pending") === "pending";
+      (!w.blocked || this.unblocked.has(w.id) || alsoUnblocking.includes(w.id)) &&
+      !this.assigned.has(w.id) &&
+      (this.tasks.get(w.id)?.status ?? "pending") === "pending";
     const { tasks, knownUpTo } = this.waiting;
     let waiting = (knownUpTo ? tasks.filter((w) => inWaitingOrder(w, knownUpTo) <= 0) : tasks).filter(eligible);
     if (waiting.length < limit && knownUpTo) {
