@@ -11,15 +11,15 @@ export const activeTasksOf = (serverId: SQLWrapper) =>
 export const activeTasksOfServer = activeTasksOf(sql`s.id`);
 
 /**
- * Every live server as one JSON array, with its active tasks (assigned,
- * planning, running) across all projects — a scalar subquery, so it can ride
- * along in another query.
+ * The live servers serving the project as one JSON array, with their active
+ * tasks (assigned, planning, running) across all projects — a scalar
+ * subquery, so it can ride along in another query. Servers of other
+ * projects are left out here rather than after reading them all.
  */
-export const candidatesJson = sql<string>`(SELECT json_group_array(json_object(
+export const candidatesJson = (projectId: string) => sql<string>`(SELECT json_group_array(json_object(
     'id', s.id, 'name', s.name, 'capabilities', json(s.capabilities), 'repos', json(s.repos), 'os', s.os,
-    'last_heartbeat', s.last_heartbeat, 'project_ids', json(s.project_ids),
-    'active', ${activeTasksOfServer}))
-  FROM servers s WHERE s.revoked_at IS NULL)`;
+    'last_heartbeat', s.last_heartbeat, 'active', ${activeTasksOfServer}))
+  FROM servers s WHERE s.revoked_at IS NULL AND (s.project_ids IS NULL OR EXISTS (SELECT 1 FROM json_each(s.project_ids) WHERE value = ${projectId})))`;
 
 interface CandidateJson {
   id: string;
@@ -28,27 +28,24 @@ interface CandidateJson {
   repos: unknown;
   os: string | null;
   last_heartbeat: string | null;
-  project_ids: string[] | null;
   active: number;
 }
 
-/** The servers of `candidatesJson` that serve the project. */
-export function parseCandidates(json: string, projectId: string, now = Date.now()): Candidate[] {
-  return (JSON.parse(json) as CandidateJson[])
-    .filter((s) => s.project_ids === null || s.project_ids.includes(projectId))
-    .map((s) => ({
-      id: s.id,
-      name: s.name,
-      capabilities: s.capabilities,
-      repos: s.repos,
-      os: s.os,
-      online: isOnline(s.last_heartbeat, now),
-      activeTasks: s.active,
-    }));
+/** The servers `candidatesJson` read. */
+export function parseCandidates(json: string, now = Date.now()): Candidate[] {
+  return (JSON.parse(json) as CandidateJson[]).map((s) => ({
+    id: s.id,
+    name: s.name,
+    capabilities: s.capabilities,
+    repos: s.repos,
+    os: s.os,
+    online: isOnline(s.last_heartbeat, now),
+    activeTasks: s.active,
+  }));
 }
 
 /** Servers serving the project, with their load. One query. */
 export async function serverCandidates(db: Db, projectId: string): Promise<Candidate[]> {
-  const [row] = await db.all<{ candidates: string }>(sql`SELECT ${candidatesJson} AS candidates`);
-  return parseCandidates(row!.candidates, projectId);
+  const [row] = await db.all<{ candidates: string }>(sql`SELECT ${candidatesJson(projectId)} AS candidates`);
+  return parseCandidates(row!.candidates);
 }

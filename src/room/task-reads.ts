@@ -129,9 +129,9 @@ export function d1Reads(db: Db, projectId: string): TaskReads {
     },
     async assignmentContext(limit, alsoUnblocking = []) {
       const [row] = await db.all<{ waiting: string; candidates: string }>(
-        sql`SELECT ${waitingAlone(projectId, limit, alsoUnblocking)} AS waiting, ${candidatesJson} AS candidates`,
+        sql`SELECT ${waitingAlone(projectId, limit, alsoUnblocking)} AS waiting, ${candidatesJson(projectId)} AS candidates`,
       );
-      return { waiting: parseWaiting(row!.waiting), candidates: parseCandidates(row!.candidates, projectId) };
+      return { waiting: parseWaiting(row!.waiting), candidates: parseCandidates(row!.candidates) };
     },
   };
 }
@@ -162,7 +162,7 @@ function groupWaiting(db: Db, projectId: string, ids: readonly string[]) {
     .select({
       unblocked: waitingJson(projectId, GROUP_WAITING, sql`NOT ${BLOCKED}`),
       unblockable: waitingJson(projectId, GROUP_WAITING, blockedOnlyByGroup),
-      candidates: candidatesJson,
+      candidates: candidatesJson(projectId),
     })
     .from(projects)
     .where(eq(projects.id, projectId));
@@ -223,7 +223,7 @@ export class GroupReads implements TaskReads {
     const lists = [parseWaiting(row.unblocked), parseWaiting(row.unblockable)];
     const cutAt = lists.filter((l) => l.length >= GROUP_WAITING).map((l) => l.at(-1)!);
     this.waiting = { tasks: lists.flat().sort(inWaitingOrder), knownUpTo: cutAt.sort(inWaitingOrder)[0] ?? null };
-    this.candidates = parseCandidates(row.candidates, this.projectId);
+    this.candidates = parseCandidates(row.candidates);
   }
 
   async taskWithBlockers(taskId: string) {
