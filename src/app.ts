@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { dbOf } from "./db/client";
-import { countedD1, countingRoundTrips, type RoundTrips } from "./db/round-trips";
+import { countedD1, countingRoundTrips, noRoundTrips } from "./db/round-trips";
 import type { HubContext, HubEnv } from "./http/context";
 import { limitedBody } from "./http/body-limit";
 import { apiCors } from "./http/cors";
@@ -60,10 +60,15 @@ export function buildApp() {
     const DB = countedD1(c.env.DB);
     c.env = { ...c.env, DB };
     c.set("db", dbOf(DB));
-    const trips: RoundTrips = { d1: 0 };
+    const trips = noRoundTrips();
     await countingRoundTrips(trips, next);
-    // A socket's upgrade answer is handed on as it is.
-    if (c.res.status !== 101) appendHeader(c, "Server-Timing", `worker;desc="d1 queries=${trips.d1}"`);
+    // A socket's upgrade answer is handed on as it is. What the bill is made of goes in entries of its own, so the
+    // existing entries keep their exact form for those who read them.
+    if (c.res.status !== 101) {
+      appendHeader(c, "Server-Timing", `worker;desc="d1 queries=${trips.d1}"`);
+      appendHeader(c, "Server-Timing", `worker-d1;desc="rows read=${trips.rowsRead}, rows written=${trips.rowsWritten}"`);
+      appendHeader(c, "Server-Timing", `worker-do;desc="requests=${trips.doRequests}"`);
+    }
   });
 
   app.use("*", limitedBody);

@@ -3,13 +3,22 @@
  * (first, all, run, raw), every batch and every exec is one. The Worker's
  * requests share one drizzle instance per isolate (building one is costly),
  * so the binding is wrapped once and each call counts against the request
- * it runs for, found through AsyncLocalStorage.
+ * it runs for, found through AsyncLocalStorage. Beside them, what the
+ * bill is made of: the rows D1 says each call read and wrote, and the
+ * requests made to Durable Objects (each RPC call or fetch on a stub is one).
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import { withRowCounts } from "./d1-meta";
 
 export interface RoundTrips {
   d1: number;
+  rowsRead: number;
+  rowsWritten: number;
+  /** Calls made on Durable Object stubs (billed one request each). */
+  doRequests: number;
 }
+
+export const noRoundTrips = (): RoundTrips => ({ d1: 0, rowsRead: 0, rowsWritten: 0, doRequests: 0 });
 
 const current = new AsyncLocalStorage<RoundTrips>();
 
@@ -20,6 +29,39 @@ const counted = () => {
   const trips = current.getStore();
   if (trips) trips.d1++;
 };
+
+const rowsHeard = (read: number, written: number) => {
+  const trips = current.getStore();
+  if (!trips) return;
+  trips.rowsRead += read;
+  trips.rowsWritten += written;
+};
+
+const rowCounted = new WeakMap<D1Database, D1Database>();
+/** The binding, with the rows each call reads and writes counted against the work running (once per binding per isolate). */
+export function rowCountedD1(d1: D1Database): D1Database {
+  let db = rowCounted.get(d1);
+  if (!db) rowCounted.set(d1, (db = withRowCounts(d1, rowsHeard).d1));
+  return db;
+}
+
+/**
+ * The stub, with each call on it (an RPC method, or fetch) counted as one Durable Object request against the work
+ * running. Properties that are not methods (`id`, `name`) pass as they are.
+ */
+export function countedStub<T extends object>(stub: T): T {
+  return new Proxy(stub, {
+    get(target, key) {
+      const value = Reflect.get(target, key);
+      if (typeof value !== "function" || key === "then") return value;
+      return (...args: unknown[]) => {
+        const trips = current.getStore();
+        if (trips) trips.doRequests++;
+        return Reflect.apply(value, target, args);
+      };
+    },
+  });
+}
 
 class CountedStatement {
   constructor(readonly inner: D1PreparedStatement) {}
@@ -74,6 +116,6 @@ const wrapped = new WeakMap<D1Database, D1Database>();
 /** The binding, counting its round trips against the request running (once per binding per isolate). */
 export function countedD1(d1: D1Database): D1Database {
   let db = wrapped.get(d1);
-  if (!db) wrapped.set(d1, (db = new CountedD1(d1) as unknown as D1Database));
+  if (!db) wrapped.set(d1, (db = new CountedD1(rowCountedD1(d1)) as unknown as D1Database));
   return db;
 }

@@ -6,6 +6,7 @@ import { taskView1 } from "../db/task-queries";
 import type { HubContext } from "../http/context";
 import { linkStub } from "../server-link/client";
 import { rememberProjectOf } from "../db/task-projects";
+import { countedStub } from "../db/round-trips";
 import { HUB_ACTOR, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 
 export function roomActor(c: HubContext): RoomActor {
@@ -22,7 +23,8 @@ export function roomActor(c: HubContext): RoomActor {
       };
 }
 
-export const roomStub = (env: Env, projectId: string) => env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(projectId));
+/** Each call on it is one billed Durable Object request, counted against the request running. */
+export const roomStub = (env: Env, projectId: string) => countedStub(env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(projectId)));
 
 /** Runs a command in the project's room; a refusal becomes the problem the client sees. */
 export async function runInRoom(c: HubContext, projectId: string, command: RoomCommand, withView = false) {
@@ -39,8 +41,11 @@ export async function runInRoom(c: HubContext, projectId: string, command: RoomC
     rememberProjectOf(result.taskId, projectId);
   }
   // Operators (and the benchmark) see what the write cost inside the room, with the operations it was committed with.
-  const { ms, d1Queries, operations } = result.metrics;
+  const { ms, d1Queries, operations, rowsRead, rowsWritten, doRequests } = result.metrics;
   c.header("Server-Timing", `room;dur=${ms.toFixed(2)};desc="d1 queries=${d1Queries}, operations=${operations}"`);
+  // What the bill is made of, in entries of their own so the one above keeps its exact form.
+  c.header("Server-Timing", `room-d1;desc="rows read=${rowsRead}, rows written=${rowsWritten}"`, { append: true });
+  c.header("Server-Timing", `room-do;desc="requests=${doRequests}"`, { append: true });
   if (!result.ok) {
     const { status, code, detail, errors, extensions } = result.problem;
     throw new Problem(status, code, detail, errors, {}, extensions);

@@ -8,6 +8,7 @@
  * and no duplicate.
  */
 import { createDb, type Db } from "../db/client";
+import { countingRoundTrips, noRoundTrips } from "../db/round-trips";
 import { log, logError, logs } from "../log";
 import { taskViewsInBatch } from "../db/task-queries";
 import { HUB_ACTOR, type ProblemData, type RoomActor, type RoomAnswer, type RoomCommand, type RoomResult } from "./commands";
@@ -116,8 +117,11 @@ export class RoomWriter {
   private async measured(operations: number, run: () => Promise<(RoomAnswer | Failure)[]>): Promise<(RoomResult | Failure)[]> {
     const started = (this.started = performance.now());
     this.d1Queries = 0;
-    const answers = await run();
-    const metrics = { d1Queries: this.d1Queries, ms: performance.now() - started, operations };
+    // Rows and calls to other objects are counted against this turn's own tally (AsyncLocalStorage), not the room's.
+    const billed = noRoundTrips();
+    const answers = await countingRoundTrips(billed, run);
+    const { rowsRead, rowsWritten, doRequests } = billed;
+    const metrics = { d1Queries: this.d1Queries, ms: performance.now() - started, operations, rowsRead, rowsWritten, doRequests };
     return answers.map((answer) => ("failure" in answer ? answer : { ...answer, metrics }));
   }
 
