@@ -66,7 +66,7 @@ export function buildApp() {
     // existing entries keep their exact form for those who read them.
     if (c.res.status !== 101) {
       appendHeader(c, "Server-Timing", `worker;desc="d1 queries=${trips.d1}"`);
-      appendHeader(c, "Server-Timing", `worker-d1;desc="rows read=${trips.rowsRead}, rows written=${trips.rowsWritten}"`);
+      appendHeader(c, "Server-Timing", `worker-d1;desc="rows read=${trips.rowsRead}, rows written=${trips.rowsWritten}, calls uncounted=${trips.uncounted}"`);
       appendHeader(c, "Server-Timing", `worker-do;desc="requests=${trips.doRequests}"`);
     }
   });

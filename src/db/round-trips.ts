@@ -6,19 +6,20 @@
  * it runs for, found through AsyncLocalStorage. Beside them, what the
  * bill is made of: the rows D1 says each call read and wrote, and the
  * requests made to Durable Objects (each RPC call or fetch on a stub is one).
+ * Only the rows of a query's first raw() in the isolate, of a raw() whose
+ * rows cannot be rebuilt from all() and of exec go uncounted, and are
+ * counted as such (src/db/d1-meta.ts).
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { withRowCounts } from "./d1-meta";
+import { countedRaw, firstOf, heard, type RowCounts } from "./d1-meta";
 
-export interface RoundTrips {
+export interface RoundTrips extends RowCounts {
   d1: number;
-  rowsRead: number;
-  rowsWritten: number;
   /** Calls made on Durable Object stubs (billed one request each). */
   doRequests: number;
 }
 
-export const noRoundTrips = (): RoundTrips => ({ d1: 0, rowsRead: 0, rowsWritten: 0, doRequests: 0 });
+export const noRoundTrips = (): RoundTrips => ({ d1: 0, rowsRead: 0, rowsWritten: 0, uncounted: 0, doRequests: 0 });
 
 const current = new AsyncLocalStorage<RoundTrips>();
 
@@ -29,21 +30,6 @@ const counted = () => {
   const trips = current.getStore();
   if (trips) trips.d1++;
 };
-
-const rowsHeard = (read: number, written: number) => {
-  const trips = current.getStore();
-  if (!trips) return;
-  trips.rowsRead += read;
-  trips.rowsWritten += written;
-};
-
-const rowCounted = new WeakMap<D1Database, D1Database>();
-/** The binding, with the rows each call reads and writes counted against the work running (once per binding per isolate). */
-export function rowCountedD1(d1: D1Database): D1Database {
-  let db = rowCounted.get(d1);
-  if (!db) rowCounted.set(d1, (db = withRowCounts(d1, rowsHeard).d1));
-  return db;
-}
 
 /**
  * The stub, with each call on it (an RPC method, or fetch) counted as one Durable Object request against the work
@@ -63,27 +49,36 @@ export function countedStub<T extends object>(stub: T): T {
   });
 }
 
+/** Each call also adds the rows D1 reports for it (first and raw run as all: src/db/d1-meta.ts). */
 class CountedStatement {
-  constructor(readonly inner: D1PreparedStatement) {}
+  constructor(
+    readonly inner: D1PreparedStatement,
+    private readonly query: string,
+  ) {}
   bind(...values: unknown[]) {
-    return new CountedStatement(this.inner.bind(...values));
+    return new CountedStatement(this.inner.bind(...values), this.query);
   }
-  first(column?: string) {
+  async first(column?: string) {
     counted();
-    return column === undefined ? this.inner.first() : this.inner.first(column);
+    const { results, meta } = await this.inner.all<Record<string, unknown>>();
+    heard(current.getStore(), meta);
+    return firstOf(results, column);
   }
-  all() {
+  async all() {
     counted();
-    return this.inner.all();
+    const result = await this.inner.all();
+    heard(current.getStore(), result.meta);
+    return result;
   }
-  run() {
+  async run() {
     counted();
-    return this.inner.run();
+    const result = await this.inner.run();
+    heard(current.getStore(), result.meta);
+    return result;
   }
   raw(options?: { columnNames?: boolean }) {
     counted();
-    // The overloads differ only in whether the first row is the column names.
-    return this.inner.raw(options as { columnNames: true });
+    return countedRaw(this.inner as Parameters<typeof countedRaw>[0], this.query, options, current.getStore());
   }
 }
 
@@ -93,14 +88,18 @@ const innerOf = (statement: D1PreparedStatement) => (statement instanceof Counte
 class CountedD1 {
   constructor(private readonly inner: D1Database | D1DatabaseSession) {}
   prepare(query: string) {
-    return new CountedStatement(this.inner.prepare(query));
+    return new CountedStatement(this.inner.prepare(query), query);
   }
-  batch(statements: D1PreparedStatement[]) {
+  async batch(statements: D1PreparedStatement[]) {
     counted();
-    return this.inner.batch(statements.map(innerOf));
+    const results = await this.inner.batch(statements.map(innerOf));
+    for (const r of results) heard(current.getStore(), r.meta);
+    return results;
   }
   exec(query: string) {
     counted();
+    // exec answers no meta.
+    heard(current.getStore(), undefined);
     return (this.inner as D1Database).exec(query);
   }
   withSession(constraintOrBookmark?: string) {
@@ -116,6 +115,6 @@ const wrapped = new WeakMap<D1Database, D1Database>();
 /** The binding, counting its round trips against the request running (once per binding per isolate). */
 export function countedD1(d1: D1Database): D1Database {
   let db = wrapped.get(d1);
-  if (!db) wrapped.set(d1, (db = new CountedD1(rowCountedD1(d1)) as unknown as D1Database));
+  if (!db) wrapped.set(d1, (db = new CountedD1(d1) as unknown as D1Database));
   return db;
 }

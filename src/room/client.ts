@@ -41,10 +41,10 @@ export async function runInRoom(c: HubContext, projectId: string, command: RoomC
     rememberProjectOf(result.taskId, projectId);
   }
   // Operators (and the benchmark) see what the write cost inside the room, with the operations it was committed with.
-  const { ms, d1Queries, operations, rowsRead, rowsWritten, doRequests } = result.metrics;
+  const { ms, d1Queries, operations, rowsRead, rowsWritten, uncounted, doRequests } = result.metrics;
   c.header("Server-Timing", `room;dur=${ms.toFixed(2)};desc="d1 queries=${d1Queries}, operations=${operations}"`);
   // What the bill is made of, in entries of their own so the one above keeps its exact form.
-  c.header("Server-Timing", `room-d1;desc="rows read=${rowsRead}, rows written=${rowsWritten}"`, { append: true });
+  c.header("Server-Timing", `room-d1;desc="rows read=${rowsRead}, rows written=${rowsWritten}, calls uncounted=${uncounted}"`, { append: true });
   c.header("Server-Timing", `room-do;desc="requests=${doRequests}"`, { append: true });
   if (!result.ok) {
     const { status, code, detail, errors, extensions } = result.problem;

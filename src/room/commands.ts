@@ -152,6 +152,8 @@ export interface RoomMetrics {
   /** What the bill is made of, as D1 reported it: rows the room's calls read and wrote. */
   rowsRead: number;
   rowsWritten: number;
+  /** Calls whose rows D1 did not report (src/db/d1-meta.ts). */
+  uncounted: number;
   /** Calls the room made on other Durable Objects (a server's link, an integration's lane). */
   doRequests: number;
 }

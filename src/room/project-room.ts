@@ -12,7 +12,7 @@ import { withDownloadUrls } from "../offload";
 import { logError } from "../log";
 import { laneStub } from "../integrations/client";
 import { linkStub } from "../server-link/client";
-import { rowCountedD1 } from "../db/round-trips";
+import { countedD1 } from "../db/round-trips";
 import { daemonPushes, mentionsIn, needsTaskSessions } from "../server-link/pushes";
 import { tellAgents } from "./agent-notices";
 import { AgentProtocol, AUTH_GRACE_MS, notify } from "./agent-socket";
@@ -49,7 +49,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
 
   constructor(ctx: DurableObjectState, env: RoomEnv) {
     // D1's rows read and written by the room's calls are counted against the turn that makes them (RoomWriter).
-    super(ctx, { ...env, DB: rowCountedD1(env.DB) });
+    super(ctx, { ...env, DB: countedD1(env.DB) });
     // Answered by the runtime without waking the object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair('{"type":"ping"}', '{"type":"pong"}'));
     // The room is its project: it is only reached by idFromName(projectId), and the runtime gives that name back as

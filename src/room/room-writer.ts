@@ -120,8 +120,8 @@ export class RoomWriter {
     // Rows and calls to other objects are counted against this turn's own tally (AsyncLocalStorage), not the room's.
     const billed = noRoundTrips();
     const answers = await countingRoundTrips(billed, run);
-    const { rowsRead, rowsWritten, doRequests } = billed;
-    const metrics = { d1Queries: this.d1Queries, ms: performance.now() - started, operations, rowsRead, rowsWritten, doRequests };
+    const { rowsRead, rowsWritten, uncounted, doRequests } = billed;
+    const metrics = { d1Queries: this.d1Queries, ms: performance.now() - started, operations, rowsRead, rowsWritten, uncounted, doRequests };
     return answers.map((answer) => ("failure" in answer ? answer : { ...answer, metrics }));
   }
 
