@@ -19,7 +19,7 @@ const hub = `http://127.0.0.1:${HUB_PORT}`;
 const baselineUrl = `http://127.0.0.1:${BASELINE_PORT}`;
 const BOOTSTRAP = "bench-bootstrap-token";
 
-/** `npm run bench -- tree dataref` runs only the named scenarios: fan-out, fan-in, tree, costs, sockets, dataref, dashboard, workerd (with its BullMQ peer). */
+/** `npm run bench -- tree dataref` runs only the named scenarios: fan-out, fan-in, tree, costs, costs-model, sockets, dataref, dashboard, workerd (with its BullMQ peer). */
 const only = new Set(process.argv.slice(2));
 const wanted = (scenario: string) => only.size === 0 || only.has(scenario);
 
@@ -366,6 +366,21 @@ if (wanted("costs")) {
     const insert = (insertBefore + (await perRequest(baselineProcess, oneInsert))) / 2;
     report(`  one-insert baseline request: ${fmt(insert, 2)} ms of CPU`);
     for (const [label, ms] of rows) report(`  ${label}: ${fmt(ms, 2)} ms of CPU = ${fmt(ms / insert, 2)}× the baseline request${label.startsWith("agent") ? " (target ≤ 1.2×)" : ""}`);
+  }
+}
+
+// ── (3d) the cost model ─────────────────────────────────────────────────
+// What a task costs on Cloudflare's bill, line by line at the published rates (bench/costs.ts), beside the figures
+// recorded at the commit before #19's work (bench/costs-before.json). BENCH_COSTS_RECORD=<path> writes this run's.
+if (wanted("costs-model")) {
+  console.log("\n(3d) cost model: 1,000 tasks (900 → 90 → 9 → 1) created, assigned, started and completed by an agent over HTTP");
+  const { measureCosts, recordCosts, reportCosts } = await import("../bench/costs.ts");
+  const figures = await measureCosts({ hub, admin, cpuMs: () => cpuMs(hubProcess), pool });
+  const recordedAt = `${root}bench/costs-before.json`;
+  reportCosts(figures, existsSync(recordedAt) ? JSON.parse(readFileSync(recordedAt, "utf8")) : undefined, report);
+  if (process.env.BENCH_COSTS_RECORD) {
+    const commit = execFileSync("git", ["rev-parse", "HEAD"], { cwd: root, encoding: "utf8" }).trim();
+    recordCosts(process.env.BENCH_COSTS_RECORD, figures, commit, `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim());
   }
 }
 

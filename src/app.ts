@@ -5,7 +5,7 @@ import { methodNotAllowed } from "hono/method-not-allowed";
 import { dbOf } from "./db/client";
 import { BOOKMARK_HEADER, sessionStartOf } from "./db/d1-bookmarks";
 import { RequestSession } from "./db/request-session";
-import { countedD1, countingRoundTrips, type RoundTrips } from "./db/round-trips";
+import { countedD1, countingRoundTrips, noRoundTrips } from "./db/round-trips";
 import type { HubContext, HubEnv } from "./http/context";
 import { limitedBody } from "./http/body-limit";
 import { apiCors } from "./http/cors";
@@ -63,18 +63,22 @@ export function buildApp() {
   // at the primary, so callers that carry none (the official CLI and daemon) still read their own writes.
   app.use("*", async (c, next) => {
     const start = sessionStartOf(c.req.header(BOOKMARK_HEADER));
-    if (!start.ok) throw new Problem(400, "INVALID_BOOKMARK", `${BOOKMARK_HEADER} ${start.message}`, [{ path: `header.${BOOKMARK_HEADER}`, message: start.message }]);
+    if (!start.ok)
+      throw new Problem(400, "INVALID_BOOKMARK", `${BOOKMARK_HEADER} ${start.message}`, [{ path: `header.${BOOKMARK_HEADER}`, message: start.message }]);
     const binding = c.env.DB;
     const DB = countedD1(binding);
     c.env = { ...c.env, DB };
     c.set("db", dbOf(DB));
     const session = new RequestSession(binding, start.start);
     c.set("d1Session", session);
-    const trips: RoundTrips = { d1: 0 };
+    const trips = noRoundTrips();
     await countingRoundTrips(trips, next, session);
     // A socket's upgrade answer is handed on as it is.
     if (c.res.status === 101) return;
+    // What the bill is made of goes in entries of its own, so the existing entry keeps its exact form for those who read it.
     appendHeader(c, "Server-Timing", `worker;desc="d1 queries=${trips.d1}"`);
+    appendHeader(c, "Server-Timing", `worker-d1;desc="rows read=${trips.rowsRead}, rows written=${trips.rowsWritten}, calls uncounted=${trips.uncounted}"`);
+    appendHeader(c, "Server-Timing", `worker-do;desc="requests=${trips.doRequests}"`);
     const bookmark = session.bookmark();
     if (bookmark) setHeader(c, BOOKMARK_HEADER, bookmark);
   });

@@ -149,6 +149,13 @@ export interface RoomMetrics {
   d1Queries: number;
   ms: number;
   operations: number;
+  /** What the bill is made of, as D1 reported it: rows the room's calls read and wrote. */
+  rowsRead: number;
+  rowsWritten: number;
+  /** Calls whose rows D1 did not report (src/db/d1-meta.ts). */
+  uncounted: number;
+  /** Calls the room made on other Durable Objects (a server's link, an integration's lane). */
+  doRequests: number;
 }
 
 /** An operation's answer; `view` is the task as the batch that committed it left it, when the caller asked and the operation wrote. */

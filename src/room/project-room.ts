@@ -12,13 +12,24 @@ import { withDownloadUrls } from "../offload";
 import { logError } from "../log";
 import { laneStub } from "../integrations/client";
 import { linkStub } from "../server-link/client";
+import { countedD1 } from "../db/round-trips";
 import { daemonPushes, mentionsIn, needsTaskSessions } from "../server-link/pushes";
 import { tellAgents } from "./agent-notices";
 import { AgentProtocol, AUTH_GRACE_MS, notify } from "./agent-socket";
 import { SHUTDOWN_GRACE_MS } from "../protocol/agent-orchestrator-messages";
 import { HUB_ACTOR, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 import { DashboardProtocol } from "./dashboard-socket";
-import { forgetAbandonedUploads, lastHeartbeat, leasedTasks, nextDeadline, nextQuestionExpiry, nextUploadExpiry, openSessionsNamed, overdueTasks, taskSessions } from "./room-queries";
+import {
+  forgetAbandonedUploads,
+  lastHeartbeat,
+  leasedTasks,
+  nextDeadline,
+  nextQuestionExpiry,
+  nextUploadExpiry,
+  openSessionsNamed,
+  overdueTasks,
+  taskSessions,
+} from "./room-queries";
 import { RoomKeys } from "./room-keys";
 import { RoomWriter, type Committed } from "./room-writer";
 import type { CommittedEvent } from "./statements";
@@ -47,7 +58,8 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   private readonly authDeadlines = new Map<WebSocket, number>();
 
   constructor(ctx: DurableObjectState, env: RoomEnv) {
-    super(ctx, env);
+    // D1's rows read and written by the room's calls are counted against the turn that makes them (RoomWriter).
+    super(ctx, { ...env, DB: countedD1(env.DB) });
     // Answered by the runtime without waking the object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair('{"type":"ping"}', '{"type":"pong"}'));
     // The room is its project: it is only reached by idFromName(projectId), and the runtime gives that name back as
@@ -172,15 +184,25 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     this.dashboards.publish(events);
     // Integrations deliver on their own objects, never in the room's turn.
     for (const target of outbox) {
-      this.ctx.waitUntil(laneStub(this.env, target).wake().catch((e) => logError("waking an integration failed", { project_id: this.projectId, operation: "wake_integration", target }, e)));
+      this.ctx.waitUntil(
+        laneStub(this.env, target)
+          .wake()
+          .catch((e) => logError("waking an integration failed", { project_id: this.projectId, operation: "wake_integration", target }, e)),
+      );
     }
     tellAgents(this.agentSockets(), events, notices);
     // Daemons are told outside the room's turn: their links are other objects, reached over RPC.
     // A task the batch wrote is known to have no sessions: only the others' are looked up.
     const sessionsOf = (e: CommittedEvent) => needsTaskSessions(e) && !sessionless.has(e.task_id!);
-    if (events.some((e) => sessionsOf(e) || mentionsIn(e.type === "note_added" ? e.data.content : null).length > 0 || (e.type === "task_assigned" && e.data.session_id))) {
+    if (
+      events.some(
+        (e) => sessionsOf(e) || mentionsIn(e.type === "note_added" ? e.data.content : null).length > 0 || (e.type === "task_assigned" && e.data.session_id),
+      )
+    ) {
       // One after another, so a daemon hears of its sessions' events in the order they committed.
-      this.pushing = this.pushing.then(() => this.pushToDaemons(events, sessionsOf)).catch((e) => logError("pushing to daemons failed", { project_id: this.projectId, operation: "push_to_daemons" }, e));
+      this.pushing = this.pushing
+        .then(() => this.pushToDaemons(events, sessionsOf))
+        .catch((e) => logError("pushing to daemons failed", { project_id: this.projectId, operation: "push_to_daemons" }, e));
       this.ctx.waitUntil(this.pushing);
     }
     for (const deadline of deadlines) await this.scheduleAlarm(Date.parse(deadline));
@@ -202,7 +224,13 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     const sockets = new Set(this.agentSockets().map((ws) => (attachmentOf(ws) as AgentAttachment).serverId));
     const daemons = new Map<string, Promise<boolean>>();
     const daemonConnected = (serverId: string) => {
-      if (!daemons.has(serverId)) daemons.set(serverId, linkStub(this.env, serverId).connected().catch(() => false));
+      if (!daemons.has(serverId))
+        daemons.set(
+          serverId,
+          linkStub(this.env, serverId)
+            .connected()
+            .catch(() => false),
+        );
       return daemons.get(serverId)!;
     };
     let next: number | null = null;
@@ -212,7 +240,8 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
       let decision = leaseDecision({ ...facts, connected });
       if (decision.action !== "keep" && (await daemonConnected(t.server_id))) decision = leaseDecision({ ...facts, connected: (connected = true) });
       if (decision.action === "keep") next = earliest([next, decision.recheckAt]);
-      else await this.writer.apply({ actor: HUB_ACTOR, command: { op: "expire_lease", taskId: t.id, connected, leaseSeconds: leaseMs / 1000 }, withView: false });
+      else
+        await this.writer.apply({ actor: HUB_ACTOR, command: { op: "expire_lease", taskId: t.id, connected, leaseSeconds: leaseMs / 1000 }, withView: false });
     }
     return next;
   }
@@ -247,7 +276,15 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
       if (keyHash && (await this.keys.revoked(keyHash))) return new Response("the API key has been revoked", { status: 401 });
       this.ctx.acceptWebSocket(server, [AGENT_TAG]);
       const hubBase = request.headers.get("X-Hub-Base");
-      server.serializeAttachment({ kind: "agent", serverId, serverName, keyHash, hubBase, subscriptions: [], connectedAt: Date.now() } satisfies AgentAttachment);
+      server.serializeAttachment({
+        kind: "agent",
+        serverId,
+        serverName,
+        keyHash,
+        hubBase,
+        subscriptions: [],
+        connectedAt: Date.now(),
+      } satisfies AgentAttachment);
       if (serverId && serverName) await this.agents.connected(server, serverId, serverName);
       else {
         // Timers and alarms wait while the room is kept busy, so every turn of the room also looks (closeLateAgents);
@@ -261,7 +298,11 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     }
     this.ctx.acceptWebSocket(server, [DASHBOARD_TAG]);
     const since = request.headers.get("X-Resume-Since");
-    const attachment: DashboardAttachment = { kind: "dashboard", userId: request.headers.get("X-User-Id")!, expiresAt: Number(request.headers.get("X-Token-Expires")) * 1000 };
+    const attachment: DashboardAttachment = {
+      kind: "dashboard",
+      userId: request.headers.get("X-User-Id")!,
+      expiresAt: Number(request.headers.get("X-Token-Expires")) * 1000,
+    };
     await this.dashboards.accepted(server, attachment, since === null ? null : Number(since));
     const protocol = request.headers.get("X-Subprotocol");
     return new Response(null, { status: 101, webSocket: client, headers: protocol ? { "Sec-WebSocket-Protocol": protocol } : {} });
@@ -319,7 +360,8 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   }
 
   private closeIfUnauthenticated(ws: WebSocket) {
-    if (!(attachmentOf(ws) as AgentAttachment).serverId && ws.readyState === WebSocket.OPEN) ws.close(CLOSE.unauthorized, `no API key within ${AUTH_GRACE_MS / 1000} s`);
+    if (!(attachmentOf(ws) as AgentAttachment).serverId && ws.readyState === WebSocket.OPEN)
+      ws.close(CLOSE.unauthorized, `no API key within ${AUTH_GRACE_MS / 1000} s`);
   }
 
   /** Closes agent sockets that never sent their API key (after a restart, when no timer is left); returns when the next one's grace ends. */
@@ -406,7 +448,15 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
       }
       await apply({ op: "expire_questions" });
       const nextLease = await this.expireLeases();
-      const wakeAt = earliest([await nextDeadline(this.writer.db, this.projectId), nextLease, nextExpiry, await nextQuestionExpiry(this.env.DB, this.projectId), nextAuth, nextShutdown, await this.cleanUpUploads()]);
+      const wakeAt = earliest([
+        await nextDeadline(this.writer.db, this.projectId),
+        nextLease,
+        nextExpiry,
+        await nextQuestionExpiry(this.env.DB, this.projectId),
+        nextAuth,
+        nextShutdown,
+        await this.cleanUpUploads(),
+      ]);
       // scheduleAlarm keeps an earlier alarm set meanwhile (a new socket, a heartbeat).
       if (wakeAt !== null) await this.scheduleAlarm(Math.max(wakeAt, Date.now() + 1000));
     });

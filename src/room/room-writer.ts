@@ -9,6 +9,7 @@
  */
 import { createDb, type Db } from "../db/client";
 import { newerBookmark } from "../db/d1-bookmarks";
+import { countingRoundTrips, noRoundTrips } from "../db/round-trips";
 import { log, logError, logs } from "../log";
 import { taskViewsInBatch } from "../db/task-queries";
 import { HUB_ACTOR, type ProblemData, type RoomActor, type RoomAnswer, type RoomCommand, type RoomResult } from "./commands";
@@ -111,7 +112,8 @@ export class RoomWriter {
     this.started = performance.now();
     this.d1Queries = 0;
     return this.replanned(operation.command, async (offerWaiting) => {
-      const outcome = (await this.hooks.refusal(operation.actor)) ?? (await planOperation(this.opContext(operation.actor, undefined, offerWaiting), operation.command));
+      const outcome =
+        (await this.hooks.refusal(operation.actor)) ?? (await planOperation(this.opContext(operation.actor, undefined, offerWaiting), operation.command));
       const [answer] = await this.commit([outcome], [operation]);
       return answer!;
     });
@@ -122,8 +124,11 @@ export class RoomWriter {
     const started = (this.started = performance.now());
     this.d1Queries = 0;
     this.committedAt = null;
-    const answers = await run();
-    const metrics = { d1Queries: this.d1Queries, ms: performance.now() - started, operations };
+    // Rows and calls to other objects are counted against this turn's own tally (AsyncLocalStorage), not the room's.
+    const billed = noRoundTrips();
+    const answers = await countingRoundTrips(billed, run);
+    const { rowsRead, rowsWritten, uncounted, doRequests } = billed;
+    const metrics = { d1Queries: this.d1Queries, ms: performance.now() - started, operations, rowsRead, rowsWritten, uncounted, doRequests };
     const bookmark = this.committedAt ? { bookmark: this.committedAt } : {};
     return answers.map((answer) => ("failure" in answer ? answer : { ...answer, metrics, ...bookmark }));
   }
@@ -185,7 +190,12 @@ export class RoomWriter {
   private async commitGroup(operations: Operation[], offerWaiting: boolean): Promise<RoomAnswer[]> {
     this.d1Queries++;
     const taskIds = operations.map((o) => (o.command as { taskId: string }).taskId);
-    const reads = await GroupReads.load(this.db, this.projectId, taskIds, operations.some((o) => o.command.op === "complete"));
+    const reads = await GroupReads.load(
+      this.db,
+      this.projectId,
+      taskIds,
+      operations.some((o) => o.command.op === "complete"),
+    );
     const outcomes: OpOutcome[] = [];
     for (const { actor, command } of operations) {
       const outcome = (await this.hooks.refusal(actor)) ?? (await planOperation(this.opContext(actor, reads, offerWaiting), command));
@@ -215,7 +225,9 @@ export class RoomWriter {
 
   /** After an operation committed without offering waiting tasks, they are offered in the room's next turn. */
   private offerWaitingSoon() {
-    this.serialise(() => this.apply({ actor: HUB_ACTOR, command: { op: "sweep" }, withView: false })).catch((e) => logError("offering waiting tasks failed", { project_id: this.projectId, operation: "sweep" }, e));
+    this.serialise(() => this.apply({ actor: HUB_ACTOR, command: { op: "sweep" }, withView: false })).catch((e) =>
+      logError("offering waiting tasks failed", { project_id: this.projectId, operation: "sweep" }, e),
+    );
   }
 
   /**
@@ -244,12 +256,19 @@ export class RoomWriter {
       if (isProblem(outcome)) return { ok: false, problem: outcome };
       const own = results.slice(offset, (offset += outcome.statements.length));
       // Only this room writes the project's tasks, so this means the task was deleted or changed underneath.
-      if (outcome.guardedUpdate !== undefined && own[outcome.guardedUpdate]!.results.length !== 1) return { ok: false, problem: outcome.guardRefusal ?? concurrentChange() };
+      if (outcome.guardedUpdate !== undefined && own[outcome.guardedUpdate]!.results.length !== 1)
+        return { ok: false, problem: outcome.guardRefusal ?? concurrentChange() };
       committed.notices.push(...(outcome.notices ?? []));
       if (outcome.deadline) committed.deadlines.push(outcome.deadline);
       if (outcome.refusal) return { ok: false, problem: outcome.refusal };
       const view = operations[i]!.withView ? viewOf.get(outcome.taskId) : undefined;
-      return { ok: true, taskId: outcome.taskId, ...(outcome.data ? { data: outcome.data } : {}), ...(outcome.unchanged ? { unchanged: true } : {}), ...(view ? { view } : {}) };
+      return {
+        ok: true,
+        taskId: outcome.taskId,
+        ...(outcome.data ? { data: outcome.data } : {}),
+        ...(outcome.unchanged ? { unchanged: true } : {}),
+        ...(view ? { view } : {}),
+      };
     });
     try {
       await this.hooks.afterCommit(committed);
@@ -334,7 +353,14 @@ function abandonedQuestions(results: D1Result[]): AgentNotice[] {
     .flatMap((r) => r.results as { waiting_server_id?: string | null; waiting_correlation_id?: string | null }[])
     .flatMap((row) =>
       row.waiting_server_id && row.waiting_correlation_id
-        ? [{ kind: "timeout" as const, serverId: row.waiting_server_id, correlationId: row.waiting_correlation_id, message: "Closed unanswered: its task ended" }]
+        ? [
+            {
+              kind: "timeout" as const,
+              serverId: row.waiting_server_id,
+              correlationId: row.waiting_correlation_id,
+              message: "Closed unanswered: its task ended",
+            },
+          ]
         : [],
     );
 }

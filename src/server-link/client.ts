@@ -1,4 +1,6 @@
 /** How the Worker reaches a server's link: one Durable Object per server, named by its id. */
 import type { RoomEnv } from "../room-env";
+import { countedStub } from "../db/round-trips";
 
-export const linkStub = (env: RoomEnv, serverId: string) => env.SERVER_LINK.get(env.SERVER_LINK.idFromName(serverId));
+/** Each call on it is one billed Durable Object request, counted against the work running (a request, a room's turn). */
+export const linkStub = (env: RoomEnv, serverId: string) => countedStub(env.SERVER_LINK.get(env.SERVER_LINK.idFromName(serverId)));
