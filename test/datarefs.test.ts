@@ -13,6 +13,19 @@ beforeAll(async () => {
 const sha256 = async (bytes: Uint8Array) =>
   [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))].map((b) => b.toString(16).padStart(2, "0")).join("");
 const bytesOf = (n: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + 7) % 251);
+/** A body streamed in chunks of the given sizes, sent without a Content-Length. */
+const streamed = (data: Uint8Array, chunkSizes: number[]) => {
+  let at = 0;
+  let i = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (at >= data.byteLength) return controller.close();
+      const n = chunkSizes[i++ % chunkSizes.length]!;
+      controller.enqueue(data.slice(at, at + n));
+      at += n;
+    },
+  });
+};
 /** Signed URLs are called as they are, and their answers held to the API's description like every other. */
 
 async function create(body: Record<string, unknown>, apiKey = w.worker.apiKey) {
@@ -62,6 +75,17 @@ describe("round trip", () => {
     expect(((await again.json()) as { code: string }).code).toBe("DATAREF_IMMUTABLE");
   });
 
+  it("computes the exact sha256 of a body streamed in uneven chunks over several reads, and stores those bytes", async () => {
+    // Over 1 MiB, so the hub reads it more than once; chunks of odd sizes, so reads and chunks never line up.
+    const data = bytesOf(3 * 1024 * 1024 + 123);
+    const { dataref, upload } = await create({ size: data.byteLength });
+    const put = await fetchUrl(upload.url, { method: "PUT", body: streamed(data, [65_537, 7, 300_001, 4096]) });
+    expect(put.status, await put.clone().text()).toBe(200);
+    expect(((await put.json()) as { sha256: string }).sha256).toBe(await sha256(data));
+    const download = (await call(`/api/v1/server/datarefs/${dataref.id}`, { apiKey: w.worker.apiKey })).json.download.url;
+    expect(await sha256(new Uint8Array(await (await fetchUrl(download)).arrayBuffer()))).toBe(await sha256(data));
+  });
+
   it("serves JSON bytes exactly as uploaded, DataRef pointers in them and ranges of them included", async () => {
     const text = JSON.stringify({ kept: { $dataref: crypto.randomUUID(), size: 1, sha256: "0".repeat(64), content_type: "text/plain" } });
     const data = new TextEncoder().encode(text);
@@ -93,6 +117,21 @@ describe("refusals", () => {
     // A correct upload afterwards still works.
     const right = await create({ size: data.byteLength, sha256: await sha256(data) });
     expect((await fetchUrl(right.upload.url, { method: "PUT", body: data })).status).toBe(200);
+  });
+
+  it("refuses a streamed body longer or shorter than declared when it computes the sha256, and takes the right one after", async () => {
+    const data = bytesOf(2 * 1024 * 1024 + 5);
+    const { dataref, upload } = await create({ size: data.byteLength });
+    const status = async (res: Response) => [res.status, ((await res.json()) as { code?: string }).code];
+    const longer = new Uint8Array(data.byteLength + 1);
+    longer.set(data);
+    expect(await status(await fetchUrl(upload.url, { method: "PUT", body: streamed(longer, [500_000]) }))).toEqual([422, "SIZE_MISMATCH"]);
+    expect(await status(await fetchUrl(upload.url, { method: "PUT", body: streamed(data.slice(0, -1), [500_000]) }))).toEqual([422, "SIZE_MISMATCH"]);
+    expect((await call(`/api/v1/server/datarefs/${dataref.id}`, { apiKey: w.worker.apiKey })).json.status).toBe("pending");
+    expect(await env.BLOBS.head(`projects/${w.project.id}/datarefs/${dataref.id}`)).toBeNull();
+    const right = await fetchUrl(upload.url, { method: "PUT", body: streamed(data, [500_000]) });
+    expect(right.status).toBe(200);
+    expect(((await right.json()) as { sha256: string }).sha256).toBe(await sha256(data));
   });
 
   it("refuses an expired URL, a tampered signature, another object's URL, and the wrong method", async () => {

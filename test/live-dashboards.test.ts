@@ -138,4 +138,20 @@ describe("token expiry", () => {
     keeper.send({ type: "auth", access_token: w.member.token });
     expect(await keeper.next((f) => f.type === "auth_ok")).toMatchObject({ expires_at: expect.any(String) });
   });
+
+  it("keeps a renewed socket past the old token's expiry, in the room that renewed it and in one woken after eviction", async () => {
+    const shortLived = await accessTokenUntil(w.member.id, Math.floor(Date.now() / 1000) + 2);
+    const renewed = await dashboard(w.project.id, shortLived);
+    const unrenewed = await dashboard(w.project.id, shortLived);
+    renewed.send({ type: "auth", access_token: w.member.token });
+    await renewed.next((f) => f.type === "auth_ok");
+    await new Promise((r) => setTimeout(r, 2100));
+    const id = await newTask(w);
+    // The first frame after the expiry closes the unrenewed socket instead of reaching it; the renewed one gets it.
+    expect(await unrenewed.closed).toEqual({ code: 4001, reason: "access token expired; reconnect with a fresh one" });
+    expect(await renewed.next((f) => isEvent(f) && f.task_id === id)).toMatchObject({ event_type: "task_created" });
+    await evictDurableObject(room());
+    await note(id, 1);
+    expect(await renewed.next((f) => isEvent(f) && f.event_type === "note_added" && f.task_id === id)).toMatchObject({ data: { content: "n1" } });
+  });
 });

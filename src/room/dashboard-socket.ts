@@ -32,26 +32,40 @@ export interface DashboardRoomPort {
 
 const send = (ws: WebSocket, frame: DashboardFrame) => sendJson(ws, frame);
 
+/**
+ * What the room keeps in memory for each open dashboard, so that publishing
+ * an event reads no attachment, allocates nothing and looks nothing up per
+ * socket. Rebuilt from the attachments when a woken room first needs it.
+ */
+interface Dashboard {
+  readonly ws: WebSocket;
+  readonly userId: string;
+  /** When its access token expires (ms since epoch). */
+  expiresAt: number;
+  /** Replaying missed events: live events reach it through the replay instead. */
+  replaying: boolean;
+  /** The seq range it has received live (0 and 0 for none), so a later resume sends none of it twice. */
+  firstLive: number;
+  lastLive: number;
+}
+
 export class DashboardProtocol {
-  /** Dashboards replaying missed events: live events reach them through the replay instead. */
-  private readonly replaying = new Set<WebSocket>();
   private readonly rate = new FrameRate(DASHBOARD_FRAMES_PER_SECOND);
-  /** The seq range each dashboard has received live, so a later resume sends none of it twice. */
-  private readonly delivered = new Map<WebSocket, { first: number; last: number }>();
-  /** When each dashboard's access token expires: asked at every frame sent, so kept out of the attachment's copy. */
-  private readonly expiries = new Map<WebSocket, number>();
+  /** The open dashboards; null until first needed after the room woke (sockets outlive a hibernating room). */
+  private index: Map<WebSocket, Dashboard> | null = null;
 
   constructor(private readonly room: DashboardRoomPort) {}
 
   /** A socket the room has just accepted; with `since`, it replays before it goes live (the gap-free way in). */
   async accepted(ws: WebSocket, attachment: DashboardAttachment, since: number | null) {
     ws.serializeAttachment(attachment);
+    this.dashboards().set(ws, dashboardOf(ws, attachment));
     if (since !== null) void this.startReplay(ws, since);
     await this.room.scheduleAlarm(attachment.expiresAt);
   }
 
   async onMessage(ws: WebSocket, message: string | ArrayBuffer) {
-    if (this.closedAtExpiry(ws, Date.now())) return;
+    if (this.closedAtExpiry(this.dashboard(ws), Date.now())) return;
     if (this.rate.exceeded(ws)) return send(ws, { type: "error", code: "INVALID_REQUEST", message: `at most ${DASHBOARD_FRAMES_PER_SECOND} frames per second` });
     let frame: unknown;
     try {
@@ -63,7 +77,7 @@ export class DashboardProtocol {
     const { type, since, access_token } = frame as { type?: unknown; since?: unknown; access_token?: unknown };
     if (type === "resume") {
       if (!isSeq(since)) return send(ws, { type: "error", code: "INVALID_REQUEST", message: "resume needs since: a non-negative integer" });
-      if (this.replaying.has(ws)) return send(ws, { type: "error", code: "INVALID_REQUEST", message: "a resume is already running on this socket" });
+      if (this.dashboard(ws).replaying) return send(ws, { type: "error", code: "INVALID_REQUEST", message: "a resume is already running on this socket" });
       await this.startReplay(ws, since);
       return;
     }
@@ -72,51 +86,65 @@ export class DashboardProtocol {
   }
 
   closed(ws: WebSocket) {
-    this.replaying.delete(ws);
-    this.delivered.delete(ws);
-    this.expiries.delete(ws);
+    this.index?.delete(ws);
     this.rate.forget(ws);
   }
 
-  /** Committed events go to every live dashboard, in seq order; none after its token expired. */
+  /** Committed events go to every live dashboard, in seq order; none after its token expired. Each frame is built once. */
   publish(committed: CommittedEvent[]) {
     if (committed.length === 0) return;
     const frames = committed.map(eventFrame);
     const first = committed[0]!.seq;
     const last = committed.at(-1)!.seq;
     const now = Date.now();
-    for (const ws of this.room.sockets()) {
-      if (this.replaying.has(ws) || this.closedAtExpiry(ws, now)) continue;
+    for (const d of this.dashboards().values()) {
+      if (d.replaying || this.closedAtExpiry(d, now)) continue;
       try {
-        for (const frame of frames) ws.send(frame);
-        const range = this.delivered.get(ws);
-        this.delivered.set(ws, { first: range?.first ?? first, last });
+        for (const frame of frames) d.ws.send(frame);
+        if (d.firstLive === 0) d.firstLive = first;
+        d.lastLive = last;
       } catch {
-        // Closed: its close handler cleans up.
+        // Closed without its close handler having run (one the room closed itself): it needs no more frames.
+        this.index?.delete(d.ws);
       }
     }
   }
 
   /** Closes a person's dashboards here: their access to the project ended (removed, demoted, deleted). */
   disconnectUser(userId: string) {
-    for (const ws of this.room.sockets()) {
-      if ((attachmentOf(ws) as DashboardAttachment).userId === userId) ws.close(CLOSE.unauthorized, "access to this project was revoked");
+    for (const d of this.dashboards().values()) {
+      if (d.userId === userId) d.ws.close(CLOSE.unauthorized, "access to this project was revoked");
     }
   }
 
   /** Closes dashboards whose access token has expired; returns when the next one expires. */
   closeExpired(now: number): number | null {
     let next: number | null = null;
-    for (const ws of this.room.sockets()) {
-      if (!this.closedAtExpiry(ws, now)) next = next === null ? this.expiryOf(ws) : Math.min(next, this.expiryOf(ws));
+    for (const d of this.dashboards().values()) {
+      if (!this.closedAtExpiry(d, now)) next = next === null ? d.expiresAt : Math.min(next, d.expiresAt);
     }
     return next;
   }
 
+  /** The open dashboards, read from the sockets' attachments once after the room woke. */
+  private dashboards(): Map<WebSocket, Dashboard> {
+    if (this.index === null) {
+      this.index = new Map();
+      for (const ws of this.room.sockets()) this.index.set(ws, dashboardOf(ws, attachmentOf(ws) as DashboardAttachment));
+    }
+    return this.index;
+  }
+
+  /** One dashboard's record; a socket the room no longer lists gets a detached one, which nothing publishes to. */
+  private dashboard(ws: WebSocket): Dashboard {
+    return this.dashboards().get(ws) ?? dashboardOf(ws, attachmentOf(ws) as DashboardAttachment);
+  }
+
   /** From now until the replay has caught up, live events reach this socket through the replay. */
   private startReplay(ws: WebSocket, since: number) {
-    this.replaying.add(ws);
-    return this.room.serialise(() => this.replay(ws, since));
+    const d = this.dashboard(ws);
+    d.replaying = true;
+    return this.room.serialise(() => this.replay(d, since));
   }
 
   /**
@@ -124,8 +152,9 @@ export class DashboardProtocol {
    * hands it back to live publishing. Runs in the queue, so no event commits
    * in between.
    */
-  private async replay(ws: WebSocket, since: number) {
-    const live = this.delivered.get(ws);
+  private async replay(d: Dashboard, since: number) {
+    const { ws } = d;
+    const live = d.firstLive === 0 ? null : { first: d.firstLive, last: d.lastLive };
     try {
       // A replay runs between writes: a backlog too long for that is read from GET /events instead.
       const backlog = await eventBacklog(this.room.env.DB, this.room.projectId, since);
@@ -136,7 +165,7 @@ export class DashboardProtocol {
       let after = since;
       for (;;) {
         const page = await eventsAfter(this.room.db, this.room.projectId, after, REPLAY_PAGE);
-        if (this.closedAtExpiry(ws, Date.now())) return;
+        if (this.closedAtExpiry(d, Date.now())) return;
         for (const e of page) {
           // The log holds only the events rooms appended, so its types are EventTypes.
           if (!live || e.seq < live.first || e.seq > live.last) ws.send(eventFrame({ ...eventView(e), data: e.data } as CommittedEvent));
@@ -144,12 +173,15 @@ export class DashboardProtocol {
         after = page.at(-1)?.seq ?? after;
         if (page.length < REPLAY_PAGE) break;
       }
-      if (after > since) this.delivered.set(ws, { first: Math.min(live?.first ?? since + 1, since + 1), last: after });
+      if (after > since) {
+        d.firstLive = Math.min(live?.first ?? since + 1, since + 1);
+        d.lastLive = after;
+      }
       send(ws, { type: "resumed", last_seq: after });
     } catch {
       // The socket closed while replaying.
     } finally {
-      this.replaying.delete(ws);
+      d.replaying = false;
     }
   }
 
@@ -168,7 +200,7 @@ export class DashboardProtocol {
       }
       const expiresAt = identity.expiresAt * 1000;
       ws.serializeAttachment({ ...attachment, expiresAt } satisfies DashboardAttachment);
-      this.expiries.set(ws, expiresAt);
+      this.dashboard(ws).expiresAt = expiresAt;
       await this.room.scheduleAlarm(expiresAt);
       send(ws, { type: "auth_ok", expires_at: new Date(expiresAt).toISOString() });
     } catch (e) {
@@ -176,20 +208,22 @@ export class DashboardProtocol {
     }
   }
 
-  /** When a dashboard's access token expires (ms since epoch). */
-  private expiryOf(ws: WebSocket): number {
-    let at = this.expiries.get(ws);
-    if (at === undefined) this.expiries.set(ws, (at = (attachmentOf(ws) as DashboardAttachment).expiresAt));
-    return at;
-  }
-
   /**
    * Closes a dashboard whose access token has expired, at the first frame
    * that would reach it after the expiry; the alarm closes idle ones.
    */
-  private closedAtExpiry(ws: WebSocket, now: number): boolean {
-    if (this.expiryOf(ws) > now) return false;
-    if (ws.readyState === WebSocket.OPEN) ws.close(CLOSE.tokenExpired, "access token expired; reconnect with a fresh one");
+  private closedAtExpiry(d: Dashboard, now: number): boolean {
+    if (d.expiresAt > now) return false;
+    if (d.ws.readyState === WebSocket.OPEN) d.ws.close(CLOSE.tokenExpired, "access token expired; reconnect with a fresh one");
     return true;
   }
 }
+
+const dashboardOf = (ws: WebSocket, attachment: DashboardAttachment): Dashboard => ({
+  ws,
+  userId: attachment.userId,
+  expiresAt: attachment.expiresAt,
+  replaying: false,
+  firstLive: 0,
+  lastLive: 0,
+});

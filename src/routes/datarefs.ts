@@ -9,6 +9,7 @@ import { isUuid } from "../http/fields";
 import { z } from "zod";
 import { projectFor } from "../auth/access";
 import { blobKey } from "../blobs";
+import { putComputingSha256 } from "../hashing-put";
 import { agent, person } from "../auth/middleware";
 import { BlobUrlRefused, signBlobUrl, UPLOAD_URL_TTL_SECONDS, verifyBlobUrl } from "../auth/signed-url";
 import { nowIso } from "../db/client";
@@ -196,26 +197,26 @@ blobRoutes.put(
     if (claimed.length === 0) throw conflict("Another upload of this DataRef is in progress or done", "DATAREF_IMMUTABLE");
 
     const body = c.req.raw.body ?? new Blob([]).stream();
-    // Streams straight to R2. A body with a matching Content-Length already has a known length; otherwise it is held
-    // to the declared size. The sha256 is R2's own check when declared, computed on the way otherwise.
-    const sized = c.req.header("Content-Length") === undefined ? new FixedLengthStream(grant.size) : null;
-    const digest = row.sha256 ? null : new crypto.DigestStream("SHA-256");
-    const [toR2, toDigest] = digest ? body.tee() : [body, null];
-    const piping = sized ? toR2.pipeTo(sized.writable).catch(() => undefined) : Promise.resolve();
-    const hashing = toDigest && digest ? toDigest.pipeTo(digest) : Promise.resolve();
+    const options: R2PutOptions = { httpMetadata: { contentType: row.contentType }, ...(row.sha256 ? { sha256: row.sha256 } : {}) };
+    let sha256: string;
     try {
-      await c.env.BLOBS.put(objectKey(row), sized ? sized.readable : toR2, {
-        httpMetadata: { contentType: row.contentType },
-        ...(row.sha256 ? { sha256: row.sha256 } : {}),
-      });
-      await Promise.all([piping, hashing]);
+      if (row.sha256) {
+        // Streams straight to R2, which checks the declared sha256. A body with a matching Content-Length already has a
+        // known length; otherwise it is held to the declared size.
+        const sized = c.req.header("Content-Length") === undefined ? new FixedLengthStream(grant.size) : null;
+        const piping = sized ? body.pipeTo(sized.writable).catch(() => undefined) : Promise.resolve();
+        await c.env.BLOBS.put(objectKey(row), sized ? sized.readable : body, options);
+        await piping;
+        sha256 = row.sha256;
+      } else {
+        sha256 = await putComputingSha256(c.env.BLOBS, objectKey(row), body, grant.size, options);
+      }
     } catch (e) {
       await c.var.db.update(datarefs).set({ status: "pending" }).where(eq(datarefs.id, id));
       const message = String((e as Error).message ?? e);
       if (/sha-?256|checksum|digest/i.test(message)) throw new Problem(422, "SHA256_MISMATCH", "The bytes do not match the declared sha256");
       throw new Problem(422, "SIZE_MISMATCH", `The body is not the declared ${grant.size} bytes`);
     }
-    const sha256 = row.sha256 ?? [...new Uint8Array(await digest!.digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
     const [done] = await c.var.db.update(datarefs).set({ status: "complete", sha256, completedAt: nowIso() }).where(eq(datarefs.id, id)).returning();
     return c.json(datarefView(done!));
   },
