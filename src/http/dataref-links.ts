@@ -5,15 +5,27 @@
  * credential. Answers without a pointer pass untouched.
  */
 import { createMiddleware } from "hono/factory";
-import { withDownloadUrls } from "../offload";
+import { pointedTo, withDownloadUrls } from "../offload";
 import { hubBaseUrl } from "./base-url";
 import type { HubEnv } from "./context";
 
 export const datarefLinks = createMiddleware<HubEnv>(async (c, next) => {
-  await next();
   // A DataRef's own bytes are served as they were uploaded, even JSON that holds pointers (and a range of it is no JSON at all).
-  if (c.req.path.startsWith("/api/v1/blobs/")) return;
-  if (!c.res.headers.get("Content-Type")?.includes("json")) return;
+  if (c.req.path.startsWith("/api/v1/blobs/")) return next();
+  // An answer made by c.json is looked at as it is made, as an object: reading every answer's text back costs each
+  // request a copy of its body. Any other JSON answer (a problem, one built elsewhere) is read back.
+  const json = c.json;
+  let made: { response: Response; pointers: boolean } | undefined;
+  c.json = ((object: unknown, ...rest: unknown[]) => {
+    const response = (json as (...args: unknown[]) => Response)(object, ...rest);
+    made = { response, pointers: pointedTo(object).size > 0 };
+    return response;
+  }) as typeof c.json;
+  await next();
+  if (made?.response === c.res && !made.pointers) return;
+  const type = c.res.headers.get("Content-Type") ?? "";
+  // A problem is the hub's own words about a refusal: it never carries a pointer.
+  if (!type.includes("json") || type.startsWith("application/problem+json")) return;
   const text = await c.res.clone().text();
   if (!text.includes('"$dataref"')) return;
   const body = await withDownloadUrls(c.env, hubBaseUrl(c), JSON.parse(text));
