@@ -1,5 +1,5 @@
 /** Servers that could take a project's tasks, as matching sees them. */
-import { sql, type SQLWrapper } from "drizzle-orm";
+import { sql, type Placeholder, type SQLWrapper } from "drizzle-orm";
 import type { Candidate } from "../domain/matching";
 import { isOnline } from "../domain/presence";
 import type { Capabilities } from "../protocol/orchestratia-v1";
@@ -16,7 +16,7 @@ export const activeTasksOfServer = activeTasksOf(sql`s.id`);
  * subquery, so it can ride along in another query. Servers of other
  * projects are left out here rather than after reading them all.
  */
-export const candidatesJson = (projectId: string) => sql<string>`(SELECT json_group_array(json_object(
+export const candidatesJson = (projectId: string | Placeholder) => sql<string>`(SELECT json_group_array(json_object(
     'id', s.id, 'name', s.name, 'capabilities', json(s.capabilities), 'repos', json(s.repos), 'os', s.os,
     'last_heartbeat', s.last_heartbeat, 'active', ${activeTasksOfServer}))
   FROM servers s WHERE s.revoked_at IS NULL AND (s.project_ids IS NULL OR EXISTS (SELECT 1 FROM json_each(s.project_ids) WHERE value = ${projectId})))`;

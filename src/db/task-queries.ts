@@ -1,10 +1,10 @@
 /** Reads of tasks for the API: straight from D1, assembled into task views. */
-import { and, desc, eq, fillPlaceholders, getTableColumns, inArray, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, getTableColumns, inArray, sql, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { InvalidCursor, NotFound } from "../domain/errors";
 import { taskView, type DependencyRow, type NoteRow, type TaskView } from "../views/tasks";
 import type { Db } from "./client";
-import { builtOnce, inJsonList, qualified } from "./sql";
+import { boundForBatch, builtOnce, inJsonList, qualified } from "./sql";
 import { servers, sessions, taskDependencies, taskNotes, tasks } from "./schema";
 
 export const RECENT_NOTES = 20;
@@ -119,17 +119,8 @@ export async function taskViews(db: Db, ids: string[]): Promise<TaskView[]> {
  * read its result.
  */
 export function taskViewsInBatch(db: Db, d1: D1Database, ids: string[]) {
-  const prepared = viewQuery(db);
-  const { sql: text, params } = prepared.getQuery();
-  return {
-    statement: d1.prepare(text).bind(...fillPlaceholders(params, { ids: JSON.stringify(ids) })),
-    read: (result: D1Result) => {
-      // Batch rows come keyed by column name and are mapped by position: a repeated name would shift every value after it.
-      const [first] = result.results as Record<string, unknown>[];
-      if (first && Object.keys(first).length !== VIEW_COLUMNS) throw new Error("task view: two selected columns share a name");
-      return viewsOf(ids, prepared.mapAllResult(result, true) as TaskViewRow[]);
-    },
-  };
+  const { statement, read } = boundForBatch<TaskViewRow>(viewQuery(db), d1, { ids: JSON.stringify(ids) }, VIEW_COLUMNS);
+  return { statement, read: (result: D1Result) => viewsOf(ids, read(result)) };
 }
 
 const upstream = alias(tasks, "upstream");
@@ -219,7 +210,10 @@ export async function listTasks(db: Db, f: TaskFilter): Promise<{ tasks: TaskVie
   const page = rows.slice(0, f.limit);
   const last = page.at(-1);
   return {
-    tasks: await taskViews(db, page.map((r) => r.id)),
+    tasks: await taskViews(
+      db,
+      page.map((r) => r.id),
+    ),
     next_cursor: rows.length > f.limit && last ? encodeCursor(last.createdAt, last.id) : null,
   };
 }

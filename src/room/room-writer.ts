@@ -192,6 +192,7 @@ export class RoomWriter {
     const taskIds = operations.map((o) => (o.command as { taskId: string }).taskId);
     const reads = await GroupReads.load(
       this.db,
+      this.d1,
       this.projectId,
       taskIds,
       operations.some((o) => o.command.op === "complete"),

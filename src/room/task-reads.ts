@@ -7,11 +7,11 @@
  * in one batch: each operation then sees the effects of those planned before
  * it (the `PlanEffects` they record), exactly as if they had been committed.
  */
-import { and, eq, sql, type SQL } from "drizzle-orm";
+import { and, eq, getTableColumns, sql, type Placeholder, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { candidatesJson, parseCandidates } from "../db/server-candidates";
 import { PRIORITY_RANK, projects, tasks } from "../db/schema";
-import { inJsonList, qualified } from "../db/sql";
+import { boundForBatch, builtOnce, inJsonList, qualified } from "../db/sql";
 import type { Assignable, Assignment, DownstreamLink } from "../domain/cascade";
 import { ACTIVE, type TaskStatus } from "../domain/lifecycle";
 import type { Candidate } from "../domain/matching";
@@ -70,7 +70,7 @@ const BLOCKED = sql`EXISTS (SELECT 1 FROM task_dependencies d WHERE d.task_id = 
  * and oldest first, as one JSON array; each says whether it is still blocked
  * in D1 and carries its place in that order.
  */
-const waitingJson = (projectId: string, limit: number, condition: SQL) => sql<string>`(
+const waitingJson = (projectId: string | Placeholder, limit: number, condition: SQL) => sql<string>`(
   SELECT json_group_array(json_object('id', w.id, 'requirements', json(w.requirements), 'require_plan', w.require_plan, 'blocked', w.blocked,
     'rank', w.rank, 'created_at', w.created_at, 'rejected_by', json(w.rejected_by))) FROM (
     SELECT id, requirements, require_plan, ${BLOCKED} AS blocked, ${PRIORITY_RANK} AS rank, created_at, rejected_by
@@ -153,28 +153,37 @@ const GROUP_WAITING = 2 * ASSIGN_BATCH;
 /**
  * What a group reads of the waiting tasks: those unblocked in D1, and those
  * blocked only by the group's own tasks (which its completions may unblock).
+ * Built once: `projectId` and `ids` (the group's tasks, a JSON array) are bound.
  */
-function groupWaiting(db: Db, projectId: string, ids: readonly string[]) {
-  const inGroup = sql`(SELECT value FROM json_each(${JSON.stringify(ids)}))`;
+const groupWaiting = builtOnce((db: Db) => {
+  const projectId = sql.placeholder("projectId");
+  const inGroup = sql`(SELECT value FROM json_each(${sql.placeholder("ids")}))`;
   const blockedOnlyByGroup = sql`${BLOCKED} AND NOT EXISTS (SELECT 1 FROM task_dependencies d
     WHERE d.task_id = t.id AND d.dependency_type != 'related' AND d.resolved = 0 AND d.depends_on_task_id NOT IN ${inGroup})`;
   return db
     .select({
-      unblocked: waitingJson(projectId, GROUP_WAITING, sql`NOT ${BLOCKED}`),
-      unblockable: waitingJson(projectId, GROUP_WAITING, blockedOnlyByGroup),
-      candidates: candidatesJson(projectId),
+      unblocked: waitingJson(projectId, GROUP_WAITING, sql`NOT ${BLOCKED}`).as("unblocked"),
+      unblockable: waitingJson(projectId, GROUP_WAITING, blockedOnlyByGroup).as("unblockable"),
+      candidates: candidatesJson(projectId).as("candidates"),
     })
     .from(projects)
-    .where(eq(projects.id, projectId));
-}
+    .where(eq(projects.id, projectId))
+    .prepare();
+});
 
-/** The group's tasks (of this project) with their blockers and downstream links. */
-export const groupTasks = (db: Db, projectId: string, ids: readonly string[]) =>
+/**
+ * The group's tasks (of this project) with their blockers and downstream links. Built once: `projectId` and `ids` (a
+ * JSON array) are bound.
+ */
+export const groupTasks = builtOnce((db: Db) =>
   db
-    .select({ task: tasks, blockers: blockersJson, links: downstreamJson })
+    .select({ task: tasks, blockers: blockersJson.as("blockers"), links: downstreamJson.as("links") })
     .from(tasks)
     // The unary + keeps SQLite from choosing the project's index (a scan of all its tasks) over a lookup per id.
-    .where(and(inJsonList(tasks.id, ids), sql`+${qualified(tasks.projectId)} = ${projectId}`));
+    .where(and(inJsonList(tasks.id, sql.placeholder("ids")), sql`+${qualified(tasks.projectId)} = ${sql.placeholder("projectId")}`))
+    .prepare(),
+);
+const GROUP_TASK_COLUMNS = Object.keys(getTableColumns(tasks)).length + 2;
 
 /** Reads for a group of operations on these tasks: one round trip for all of them, then the group's own effects. */
 export class GroupReads implements TaskReads {
@@ -208,13 +217,14 @@ export class GroupReads implements TaskReads {
   }
 
   /** The tasks (of this project) with their blockers and downstream links, and, when asked, the assignment context: one round trip. */
-  static async load(db: Db, projectId: string, taskIds: readonly string[], withAssignment: boolean): Promise<GroupReads> {
-    const ids = [...new Set(taskIds)];
-    const taskQuery = groupTasks(db, projectId, ids);
-    if (!withAssignment) return new GroupReads(db, projectId, (await db.batch([taskQuery]))[0]);
-    const [rows, context] = await db.batch([taskQuery, groupWaiting(db, projectId, ids)]);
-    const reads = new GroupReads(db, projectId, rows);
-    reads.takeWaiting(context[0]);
+  static async load(db: Db, d1: D1Database, projectId: string, taskIds: readonly string[], withAssignment: boolean): Promise<GroupReads> {
+    const values = { projectId, ids: JSON.stringify([...new Set(taskIds)]) };
+    const taskQuery = boundForBatch<{ task: TaskRow; blockers: string; links: string }>(groupTasks(db), d1, values, GROUP_TASK_COLUMNS);
+    if (!withAssignment) return new GroupReads(db, projectId, taskQuery.read((await d1.batch([taskQuery.statement]))[0]!));
+    const waitingQuery = boundForBatch<{ unblocked: string; unblockable: string; candidates: string }>(groupWaiting(db), d1, values, 3);
+    const [rows, context] = await d1.batch([taskQuery.statement, waitingQuery.statement]);
+    const reads = new GroupReads(db, projectId, taskQuery.read(rows!));
+    reads.takeWaiting(waitingQuery.read(context!)[0]);
     return reads;
   }
 
