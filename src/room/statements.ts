@@ -114,7 +114,8 @@ export function appendEvents(d1: D1Database, projectId: string, actor: string, e
     INSERT INTO events (project_id, seq, type, task_id, actor, data, traceparent, created_at)
     SELECT ${projectId}, base.next + e.key, e.value ->> 'type', e.value ->> 'task_id', ${actor}, e.value -> 'data',
            (SELECT t.traceparent FROM tasks t WHERE t.id = e.value ->> 'task_id'), ${now}
-    FROM (SELECT COALESCE(MAX(seq), 0) + 1 AS next FROM events WHERE project_id = ${projectId}) AS base, json_each(${rows}) AS e
+    -- MAX alone in its own subquery is one step down the primary key; inside an expression SQLite reads every event.
+    FROM (SELECT COALESCE((SELECT MAX(seq) FROM events WHERE project_id = ${projectId}), 0) + 1 AS next) AS base, json_each(${rows}) AS e
     WHERE ${guardHolds(guard)}
     ORDER BY e.key
     RETURNING project_id, seq, type, task_id, actor, data, traceparent, created_at`,
