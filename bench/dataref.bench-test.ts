@@ -47,5 +47,7 @@ it("uploads through the hub and straight to R2", async () => {
     plain.push(await timed(async () => void (await env.BLOBS.put(`plain-${round}`, new Request("https://x", { method: "PUT", body: data }).body))));
   }
   const mibPerSecond = (ms: number) => SIZE / 1024 / 1024 / (ms / 1000);
-  console.log(`BENCH ${JSON.stringify({ scenario: "dataref-upload", hubMiBps: mibPerSecond(Math.min(...hub)), computedMiBps: mibPerSecond(Math.min(...computed)), plainMiBps: mibPerSecond(Math.min(...plain)) })}`);
+  console.log(
+    `BENCH ${JSON.stringify({ scenario: "dataref-upload", hubMiBps: mibPerSecond(Math.min(...hub)), computedMiBps: mibPerSecond(Math.min(...computed)), plainMiBps: mibPerSecond(Math.min(...plain)) })}`,
+  );
 });

@@ -5,7 +5,7 @@
  */
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
-import type { RoomActor, RoomCommand, RoomResult } from "../src/room/commands";
+import { newTask, type RoomActor, type RoomCommand, type RoomResult } from "../src/room/commands";
 
 const LEVELS = [1000, 100, 10, 1];
 const AGENTS = 8;
@@ -20,7 +20,9 @@ async function baselineInsertsPerSecond() {
   await Promise.all(
     Array.from({ length: 16 }, async () => {
       while (next++ < BASELINE_CALLS) {
-        await env.DB.prepare("INSERT INTO bench_items (id, body, created_at) VALUES (?1, ?2, ?3)").bind(crypto.randomUUID(), "{}", new Date().toISOString()).run();
+        await env.DB.prepare("INSERT INTO bench_items (id, body, created_at) VALUES (?1, ?2, ?3)")
+          .bind(crypto.randomUUID(), "{}", new Date().toISOString())
+          .run();
       }
     }),
   );
@@ -33,9 +35,7 @@ it("drives the tree through the room", async () => {
   await env.DB.prepare("INSERT INTO projects (id, name, slug, created_at, updated_at) VALUES (?1, 'bench', ?1, ?2, ?2)").bind(projectId, now).run();
   const agents = Array.from({ length: AGENTS }, (_, i) => ({ id: crypto.randomUUID(), name: `room-agent-${i}` }));
   for (const a of agents) {
-    await env.DB.prepare(
-      "INSERT INTO servers (id, name, hostname, capabilities, last_heartbeat, created_at, updated_at) VALUES (?1, ?2, ?2, ?3, ?4, ?4, ?4)",
-    )
+    await env.DB.prepare("INSERT INTO servers (id, name, hostname, capabilities, last_heartbeat, created_at, updated_at) VALUES (?1, ?2, ?2, ?3, ?4, ?4, ?4)")
       .bind(a.id, a.name, JSON.stringify({ languages: ["bench"], max_concurrent_tasks: CAPACITY }), now)
       .run();
   }
@@ -56,21 +56,7 @@ it("drives the tree through the room", async () => {
   };
   const task = (dependencyIds: string[]) => ({
     op: "create" as const,
-    task: {
-      title: "t",
-      spec: "",
-      type: "feature",
-      priority: "normal" as const,
-      targetRepo: null,
-      targetBranch: null,
-      acceptanceCriteria: [],
-      structuredSpec: null,
-      requirements: { languages: ["bench"] },
-      requirePlan: false,
-      timeoutSeconds: null,
-      sourceSessionId: null,
-      warnings: [],
-    },
+    task: newTask({ title: "t", spec: "", type: "feature", priority: "normal", requirements: { languages: ["bench"] } }),
     dependencies: dependencyIds.map((id) => ({ depends_on_task_id: id, dependency_type: "blocks" as const, contract_key: null })),
   });
 
@@ -93,7 +79,9 @@ it("drives the tree through the room", async () => {
     agents.map(async (agent) => {
       const actor: RoomActor = { kind: "agent", serverId: agent.id, serverName: agent.name, label: `agent:${agent.name}` };
       while (!rootDone) {
-        const { results } = await env.DB.prepare("SELECT id FROM tasks WHERE assigned_server_id = ?1 AND status = 'assigned'").bind(agent.id).all<{ id: string }>();
+        const { results } = await env.DB.prepare("SELECT id FROM tasks WHERE assigned_server_id = ?1 AND status = 'assigned'")
+          .bind(agent.id)
+          .all<{ id: string }>();
         if (results.length === 0) {
           await new Promise((r) => setTimeout(r, 1));
           continue;
@@ -110,9 +98,15 @@ it("drives the tree through the room", async () => {
   );
   const seconds = (performance.now() - started) / 1000;
   const tasks = LEVELS.reduce((a, b) => a + b, 0);
-  const { done } = (await env.DB.prepare("SELECT count(*) AS done FROM tasks WHERE project_id = ?1 AND status = 'done'").bind(projectId).first<{ done: number }>())!;
+  const { done } = (await env.DB.prepare("SELECT count(*) AS done FROM tasks WHERE project_id = ?1 AND status = 'done'")
+    .bind(projectId)
+    .first<{ done: number }>())!;
   expect(done).toBe(tasks);
   const baseline = await baselineInsertsPerSecond();
-  console.log(`OPS ${JSON.stringify(Object.fromEntries(Object.entries(perOp).map(([k, v]) => [k, { n: v.n, msPerOp: round(v.ms / v.n), queriesPerOp: round(v.q / v.n), committedWith: round(v.group / v.n) }])))}`);
-  console.log(`BENCH ${JSON.stringify({ scenario: "room-tree", tasks, seconds, tasksPerSecond: tasks / seconds, setupSeconds, baselineInsertsPerSecond: baseline })}`);
+  console.log(
+    `OPS ${JSON.stringify(Object.fromEntries(Object.entries(perOp).map(([k, v]) => [k, { n: v.n, msPerOp: round(v.ms / v.n), queriesPerOp: round(v.q / v.n), committedWith: round(v.group / v.n) }])))}`,
+  );
+  console.log(
+    `BENCH ${JSON.stringify({ scenario: "room-tree", tasks, seconds, tasksPerSecond: tasks / seconds, setupSeconds, baselineInsertsPerSecond: baseline })}`,
+  );
 });

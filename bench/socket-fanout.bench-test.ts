@@ -9,7 +9,7 @@ import { env, exports } from "cloudflare:workers";
 import { SignJWT } from "jose";
 import { expect, it } from "vitest";
 import { hubClient, type HubCredentials } from "../client";
-import type { RoomActor, RoomResult } from "../src/room/commands";
+import { newTask, type RoomActor, type RoomResult } from "../src/room/commands";
 
 const SOCKETS = 1000;
 const ROUNDS = 10;
@@ -61,21 +61,7 @@ it("fans events out to sockets", async () => {
   const person: RoomActor = { kind: "person", userId, label: "bench" };
   const created = (await room.execute(person, {
     op: "create",
-    task: {
-      title: "t",
-      spec: "",
-      type: "feature",
-      priority: "normal",
-      targetRepo: null,
-      targetBranch: null,
-      acceptanceCriteria: [],
-      structuredSpec: null,
-      requirements: null,
-      requirePlan: false,
-      timeoutSeconds: null,
-      sourceSessionId: null,
-      warnings: [],
-    },
+    task: newTask({ title: "t", spec: "", type: "feature", priority: "normal" }),
     dependencies: [],
   })) as unknown as RoomResult;
   if (!created.ok) throw new Error("create failed");
@@ -127,21 +113,7 @@ it("fans events out to sockets", async () => {
   const asProducer: RoomActor = { kind: "agent", serverId: producer.id, serverName: producer.name, label: "agent:producer" };
   const task = (requirements: Record<string, unknown> | null, dependsOn: string[]) => ({
     op: "create" as const,
-    task: {
-      title: "t",
-      spec: "",
-      type: "feature",
-      priority: "normal" as const,
-      targetRepo: null,
-      targetBranch: null,
-      acceptanceCriteria: [],
-      structuredSpec: null,
-      requirements,
-      requirePlan: false,
-      timeoutSeconds: null,
-      sourceSessionId: null,
-      warnings: [],
-    },
+    task: newTask({ title: "t", spec: "", type: "feature", priority: "normal", requirements }),
     dependencies: dependsOn.map((id) => ({ depends_on_task_id: id, dependency_type: "blocks" as const, contract_key: null })),
   });
   const run = async (actor: RoomActor, command: Parameters<typeof room.execute>[1]) => {

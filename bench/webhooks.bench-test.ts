@@ -18,7 +18,7 @@
 import { env } from "cloudflare:workers";
 import { expect, inject, it } from "vitest";
 import { signedRequest } from "../src/integrations/webhook-message";
-import type { RoomActor, RoomCommand, RoomResult } from "../src/room/commands";
+import { newTask, type RoomActor, type RoomCommand, type RoomResult } from "../src/room/commands";
 import { bootstrapAdmin, call, createProject } from "../test/helpers";
 
 const ROUNDS = 200;
@@ -49,10 +49,10 @@ async function run(room: Room, command: RoomCommand) {
   return r;
 }
 const note = (taskId: string, content: string): RoomCommand => ({ op: "note", taskId, content, urgent: false });
-async function newTask(room: Room) {
+async function createTask(room: Room) {
   const created = await run(room, {
     op: "create",
-    task: { title: "hooked", spec: "", type: "feature", priority: "normal", targetRepo: null, targetBranch: null, acceptanceCriteria: [], structuredSpec: null, requirements: null, requirePlan: false, timeoutSeconds: null, sourceSessionId: null, warnings: [] },
+    task: newTask({ title: "hooked", spec: "", type: "feature", priority: "normal" }),
     dependencies: [],
   });
   return created.taskId;
@@ -87,7 +87,15 @@ async function subscribe(token: string, projectId: string, n: number) {
 
 /** A signed POST shaped like a delivery, from workerd to the receiver. */
 async function plainPost(name: string, secret: string, i: number) {
-  const data = { seq: i, project_id: "bench", type: "note_added", task_id: "bench", actor: "bench", data: { content: `p${i}` }, created_at: new Date().toISOString() };
+  const data = {
+    seq: i,
+    project_id: "bench",
+    type: "note_added",
+    task_id: "bench",
+    actor: "bench",
+    data: { content: `p${i}` },
+    created_at: new Date().toISOString(),
+  };
   const req = signedRequest({ id: `msg_plain_${i}`, type: "note_added", timestamp: data.created_at, data }, [secret]);
   const res = await fetch(`${receiver}/hooks/${name}`, { method: "POST", headers: req.headers, body: req.body });
   await res.arrayBuffer();
@@ -112,7 +120,7 @@ it("delivers committed events to webhooks", async () => {
   const project = await createProject(admin, "webhook latency");
   const room = roomOf(project.id);
   // The task's own event precedes the webhook: the endpoint gets the notes only.
-  const taskId = await newTask(room);
+  const taskId = await createTask(room);
   const [hook] = await subscribe(admin, project.id, 1);
   const latencies: number[] = [];
   const byReceiver: number[] = [];
@@ -149,7 +157,7 @@ it("delivers committed events to webhooks", async () => {
   // ── throughput: 1,000 events to 10 endpoints ──
   const busy = await createProject(admin, "webhook throughput");
   const busyRoom = roomOf(busy.id);
-  const busyTask = await newTask(busyRoom);
+  const busyTask = await createTask(busyRoom);
   const hooks = await subscribe(admin, busy.id, ENDPOINTS);
   const wall = Date.now();
   const begun = performance.now();
@@ -183,7 +191,9 @@ it("delivers committed events to webhooks", async () => {
   const seconds = (deliveredAt - begun) / 1000;
   const allDelivered = checks.every((c) => c.distinct === EVENTS && c.inOrder && c.verified && c.complete);
   // Attempts that failed (they hold their endpoint's queue until the retry, 5 s later).
-  const failed = await env.DB.prepare("SELECT d.error, COUNT(*) AS n FROM delivery_attempts d JOIN outbox o ON o.id = d.outbox_id WHERE o.project_id = ?1 AND d.error IS NOT NULL GROUP BY d.error")
+  const failed = await env.DB.prepare(
+    "SELECT d.error, COUNT(*) AS n FROM delivery_attempts d JOIN outbox o ON o.id = d.outbox_id WHERE o.project_id = ?1 AND d.error IS NOT NULL GROUP BY d.error",
+  )
     .bind(busy.id)
     .all<{ error: string; n: number }>();
 
@@ -225,7 +235,9 @@ it("delivers committed events to webhooks", async () => {
       sendingPerSecond: (ENDPOINTS * EVENTS) / ((Math.max(...checks.map((c) => c.lastAt)) - firstAt) / 1000),
       allDelivered,
       // Reported rather than asserted, so that `npm run bench` prints the figures either way.
-      shortfalls: checks.flatMap(({ distinct, inOrder, verified, complete }, i) => (distinct === EVENTS && inOrder && verified && complete ? [] : [{ endpoint: i, distinct, inOrder, verified, complete }])),
+      shortfalls: checks.flatMap(({ distinct, inOrder, verified, complete }, i) =>
+        distinct === EVENTS && inOrder && verified && complete ? [] : [{ endpoint: i, distinct, inOrder, verified, complete }],
+      ),
       duplicates: checks.reduce((n, c) => n + c.duplicates, 0),
       failedAttempts: Object.fromEntries(failed.results.map((r) => [r.error, r.n])),
       baselinePostsPerSecond: postsPerSecond,

@@ -35,7 +35,7 @@ import {
   type RequestType,
 } from "../protocol/agent-orchestrator-messages";
 import type { TaskView } from "../views/tasks";
-import type { RoomActor, RoomCommand, RoomResult } from "./commands";
+import { newTask, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 import { attachmentOf, CLOSE, FrameRate, sendJson, type AgentAttachment } from "./sockets";
 
 export const RATE_LIMIT_PER_SECOND = 100;
@@ -386,23 +386,15 @@ export class AgentProtocol {
           a,
           {
             op: "create",
-            task: {
+            task: newTask({
               title: p.name,
               spec: p.description ?? "",
               type: p.type ?? "feature",
               priority: priorityOf(p.priority),
-              targetRepo: null,
-              targetBranch: null,
-              acceptanceCriteria: [],
-              structuredSpec: null,
               requirements: requirementsOfSubmit(p),
-              requirePlan: false,
-              timeoutSeconds: null,
-              sourceSessionId: null,
-              warnings: [],
               // The task keeps its payload as sent (the description is its spec), and the trace the message names.
               origin: { ...(p.payload === undefined ? {} : { payload: p.payload }), ...(m.traceparent ? { traceparent: m.traceparent } : {}) },
-            },
+            }),
             dependencies: (p.dependencies ?? []).map((id) => ({ depends_on_task_id: id, dependency_type: "blocks" as const, contract_key: null })),
           },
           async (r) => success({ task: seedTask((await this.taskHere(r.taskId))!) }),
@@ -421,7 +413,14 @@ export class AgentProtocol {
         // The answer comes later: when a person responds, or TIMEOUT when expiresAt passes.
         return this.write(
           a,
-          { op: "ask", question: p.question, context: null, options: p.options ?? null, taskId: p.taskId ?? null, waiting: { serverId: a.serverId!, correlationId: m.id, expiresAt } },
+          {
+            op: "ask",
+            question: p.question,
+            context: null,
+            options: p.options ?? null,
+            taskId: p.taskId ?? null,
+            waiting: { serverId: a.serverId!, correlationId: m.id, expiresAt },
+          },
           () => ({ type: "later" }),
         );
       }
@@ -466,7 +465,14 @@ export class AgentProtocol {
           taskId: (p.taskId as string | undefined) ?? null,
         });
       case "event:question":
-        return run({ op: "ask", question: p.question as string, context: p.context ?? null, options: null, taskId: (p.taskId as string | undefined) ?? null, waiting: null });
+        return run({
+          op: "ask",
+          question: p.question as string,
+          context: p.context ?? null,
+          options: null,
+          taskId: (p.taskId as string | undefined) ?? null,
+          waiting: null,
+        });
     }
   }
 }

@@ -31,6 +31,20 @@ export interface NewTask {
   origin?: TaskOrigin;
 }
 
+/** A task to create from its essentials, every other field at what a create that leaves it out means. */
+export const newTask = (essentials: Pick<NewTask, "title" | "spec" | "type" | "priority"> & Partial<NewTask>): NewTask => ({
+  targetRepo: null,
+  targetBranch: null,
+  acceptanceCriteria: [],
+  structuredSpec: null,
+  requirements: null,
+  requirePlan: false,
+  timeoutSeconds: null,
+  sourceSessionId: null,
+  warnings: [],
+  ...essentials,
+});
+
 /** Where a task came from beyond the core protocol: a task-format request's blocks, and its trace. */
 export interface TaskOrigin {
   clientId?: string;

@@ -33,7 +33,7 @@ import {
   reviseBody,
   updateTaskBody,
 } from "../protocol/hub-api";
-import type { AssignTarget, TaskChanges } from "../room/commands";
+import { newTask, type AssignTarget, type TaskChanges } from "../room/commands";
 import { roomActor, runInRoom, runInRoomForView } from "../room/client";
 import { OFFLOAD_DEPTH, pointedTo } from "../offload";
 import { discardOffloaded, offloaderFor } from "../http/request-offloads";
@@ -164,18 +164,7 @@ async function createTaskFormatTask(c: HubContext, raw: Record<string, unknown>)
   }
   const { result, view } = await runInRoomForView(c, project.id, {
     op: "create",
-    task: {
-      ...task,
-      targetRepo: null,
-      targetBranch: null,
-      acceptanceCriteria: [],
-      structuredSpec: null,
-      requirements: null,
-      requirePlan: false,
-      timeoutSeconds: null,
-      sourceSessionId: request.session_id ?? null,
-      origin: { ...origin, traceparent, ...(assignTo ? { assignTo } : {}) },
-    },
+    task: newTask({ ...task, sourceSessionId: request.session_id ?? null, origin: { ...origin, traceparent, ...(assignTo ? { assignTo } : {}) } }),
     dependencies: [],
   });
   rememberProjectOf(view.id, project.id);
