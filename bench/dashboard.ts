@@ -6,8 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import type { HubClient, paths } from "../client/index.ts";
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+import { CHROMIUM_PATH, launchChromium } from "../test-browser/chromium.ts";
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** A task in the core protocol's body (the operation also takes a task-format request). */
@@ -26,21 +25,8 @@ export interface DashboardBench {
 }
 
 export async function benchDashboard({ hub, asAdmin, adminCredentials, newProject, pool, report, fmt }: DashboardBench) {
-  if (!existsSync(CHROMIUM)) return report(`  dashboard: skipped (no Chromium at ${CHROMIUM}; apt-get install chromium)`);
-  const { chromium } = await import("playwright-core");
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  if (!existsSync(CHROMIUM_PATH)) return report(`  dashboard: skipped (no Chromium at ${CHROMIUM_PATH}; apt-get install chromium)`);
+  const browser = await launchChromium();
   try {
     const page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
     await page.goto(`${hub}/`);

@@ -2,29 +2,14 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { expect, inject } from "vitest";
 import { hubClient, type HubCredentials } from "../client";
 
+export { launchChromium } from "./chromium";
+
 export const hub = () => inject("hub");
 export const SCREENSHOTS = path.resolve(import.meta.dirname, "../docs/screenshots");
-
-/** Debian's Chromium, headless; nothing reaches outside this machine. */
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
-}
 
 export async function screenshot(page: Page, name: string) {
   mkdirSync(SCREENSHOTS, { recursive: true });
