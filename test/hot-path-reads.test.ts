@@ -36,8 +36,12 @@ describe("appending a project's events", () => {
   it("reads the next seq from the project's last event, not by counting through all of them", async () => {
     const readsWith = async (events: number) => {
       const projectId = await projectWithEvents(events);
-      const drafts = [{ type: "note_added" as const, taskId: null, data: {} }, { type: "note_added" as const, taskId: null, data: {} }];
-      const { results, meta } = await appendEvents(env.DB, projectId, "test", drafts, new Date().toISOString(), null).all<{ seq: number }>();
+      const drafts = [
+        { type: "note_added" as const, taskId: null, data: {} },
+        { type: "note_added" as const, taskId: null, data: {} },
+      ];
+      const [append] = appendEvents(env.DB, projectId, [{ actor: "test", at: new Date().toISOString(), events: drafts, guard: null }]);
+      const { results, meta } = await append!.all<{ seq: number }>();
       expect(results.map((r) => r.seq)).toEqual([events + 1, events + 2]);
       return meta.rows_read;
     };

@@ -31,7 +31,7 @@ export class OutboxRecorder {
     return this.lastSeq !== null;
   }
 
-  /** The batch's outbox statements: they return the targets they recorded a delivery for. */
+  /** The batch's outbox statement: it returns the targets it recorded a delivery for. */
   async statements(now: string): Promise<D1PreparedStatement[]> {
     this.lastSeq ??= (await this.d1.prepare("SELECT COALESCE(MAX(seq), 0) AS seq FROM events WHERE project_id = ?1").bind(this.projectId).first<{ seq: number }>())!.seq;
     return [
@@ -42,12 +42,7 @@ export class OutboxRecorder {
             FROM events e JOIN webhooks w ON w.project_id = e.project_id AND w.enabled = 1
             WHERE e.project_id = ${this.projectId} AND e.seq > ${this.lastSeq}
               AND (w.events IS NULL OR e.type IN (SELECT value FROM json_each(w.events)))
-            ORDER BY e.seq
-            RETURNING target_kind AS outbox_kind, target_id AS outbox_target`,
-      ),
-      statement(
-        this.d1,
-        sql`INSERT OR IGNORE INTO outbox (id, target_kind, target_id, project_id, seq, event_type, status, attempts, next_attempt_at, created_at)
+            UNION ALL
             SELECT 'msg_' || lower(hex(randomblob(16))), 'telegram', l.id, e.project_id, e.seq, e.type, 'pending', 0, ${now}, ${now}
             FROM events e JOIN telegram_links l ON l.muted = 0 JOIN users u ON u.id = l.user_id
             WHERE e.project_id = ${this.projectId} AND e.seq > ${this.lastSeq}
@@ -55,7 +50,8 @@ export class OutboxRecorder {
               AND (u.role = 'admin' OR EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = e.project_id AND m.user_id = u.id))
               AND NOT EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid(l.unwatched) THEN l.unwatched ELSE '[]' END) w WHERE w.value = e.project_id)
               AND (e.type != 'task_completed' OR EXISTS (SELECT 1 FROM tasks t WHERE t.id = e.task_id AND t.created_by = u.email))
-            ORDER BY e.seq
+            -- by seq (the fifth column)
+            ORDER BY 5
             RETURNING target_kind AS outbox_kind, target_id AS outbox_target`,
       ),
     ];

@@ -14,9 +14,9 @@ import { log, logError, logs } from "../log";
 import { taskViewsInBatch } from "../db/task-queries";
 import { HUB_ACTOR, type ProblemData, type RoomActor, type RoomAnswer, type RoomCommand, type RoomResult } from "./commands";
 import { concurrentChange } from "./operations/refusals";
-import { isProblem, overCapacity, planOperation, type AgentNotice, type OpContext, type OpOutcome } from "./operations";
+import { isProblem, overCapacity, planOperation, writesAnything, type AgentNotice, type OpContext, type OpOutcome, type WritePlan } from "./operations";
 import { OutboxRecorder, outboxTargets, type OutboxTarget } from "./outbox";
-import { committedEvents, type CommittedEvent } from "./statements";
+import { appendEvents, committedEvents, type CommittedEvent } from "./statements";
 import { d1Reads, GroupReads, type TaskReads } from "./task-reads";
 
 /** Operations the room plans together and commits in one batch: the hot path of agents at work. */
@@ -237,19 +237,23 @@ export class RoomWriter {
    * where the caller asked for it.
    */
   private async commit(outcomes: OpOutcome[], operations: readonly Operation[]): Promise<RoomAnswer[]> {
-    const writes = outcomes.flatMap((o) => (isProblem(o) ? [] : o.statements));
-    const viewIds = [...new Set(outcomes.flatMap((o, i) => (operations[i]!.withView && !isProblem(o) && o.statements.length > 0 ? [o.taskId] : [])))];
+    const plans = outcomes.filter((o): o is WritePlan => !isProblem(o));
+    // Every operation's statements, then all their events in one append (seqs follow the operations' order).
+    const writes = plans.flatMap((p) => p.statements);
+    const appends = appendEvents(this.d1, this.projectId, plans.flatMap((p) => (p.events ? [p.events] : [])));
+    const viewIds = [...new Set(outcomes.flatMap((o, i) => (operations[i]!.withView && !isProblem(o) && writesAnything(o) ? [o.taskId] : [])))];
     const views = viewIds.length > 0 ? taskViewsInBatch(this.db, this.d1, viewIds) : undefined;
-    const owed = writes.length > 0 ? await this.owedStatements() : [];
-    const batched = writes.length > 0 ? await this.batch([...writes, ...owed, ...(views ? [views.statement] : [])]) : [];
-    const results = batched.slice(0, writes.length);
+    const writing = writes.length + appends.length > 0;
+    const owed = writing ? await this.owedStatements() : [];
+    const batched = writing ? await this.batch([...writes, ...appends, ...owed, ...(views ? [views.statement] : [])]) : [];
+    const [results, appended, recorded] = splitAt(batched, writes.length, appends.length, owed.length);
     const viewOf = new Map((views ? views.read(batched.at(-1)!) : []).map((v) => [v.id, v]));
     let offset = 0;
     const committed: Committed = {
-      events: committedEvents(results),
+      events: committedEvents(appended),
       notices: abandonedQuestions(results),
       deadlines: [],
-      outbox: outboxTargets(batched.slice(writes.length, writes.length + owed.length)),
+      outbox: outboxTargets(recorded),
       sessionless: sessionlessTasks(outcomes),
     };
     this.outbox.committed(committed.events);
@@ -337,6 +341,12 @@ const taskIdOf = (command: RoomCommand) => ("taskId" in command && command.taskI
 
 const sessionIdOf = (command: RoomCommand) =>
   command.op === "open_session" ? command.session.id : command.op === "session_status" ? command.sessionId : undefined;
+
+/** Consecutive slices of `items`, of the given lengths. */
+function splitAt<T>(items: T[], ...lengths: [number, number, number]): [T[], T[], T[]] {
+  let start = 0;
+  return lengths.map((n) => items.slice(start, (start += n))) as [T[], T[], T[]];
+}
 
 /** Tasks written by these outcomes whose rows, as planned, name neither a target nor a source session. */
 function sessionlessTasks(outcomes: OpOutcome[]): Set<string> {

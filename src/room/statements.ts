@@ -2,7 +2,7 @@
  * The writes a room operation is made of. Every statement of one operation
  * goes into one db.batch (one D1 transaction); statements that follow a task
  * update only take effect if that update did, i.e. if the task still had the
- * version the operation read.
+ * version the operation read, and so do its events.
  */
 import { getTableColumns, sql, type Column, type SQL } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
@@ -102,25 +102,70 @@ export function updateTask(d1: D1Database, task: TaskRow, set: Partial<TaskRow>,
 
 export const guardAfter = (task: TaskRow): VersionGuard => ({ taskId: task.id, version: task.version + 1 });
 
+/** An operation's events, written with its actor at its time once the batch's other writes are in, if its guard holds then. */
+export interface EventAppend {
+  actor: string;
+  at: string;
+  events: EventDraft[];
+  guard: VersionGuard;
+}
+
+/** How much of the events' JSON one statement binds, well under D1's largest value. */
+const APPEND_CHUNK_CHARS = 512 * 1024;
+
 /**
- * Appends events with the project's next seqs, in order, computed inside the
- * transaction: one statement however many events there are.
+ * Appends a batch's events, in the order of their operations, with the
+ * project's next seqs computed inside the transaction: one statement for the
+ * whole batch (more only for very large events), placed after the batch's
+ * other writes. Each operation's events carry its guard, checked then:
+ * - a task's version only grows and only this room writes it, so the
+ *   version the operation set, or a later operation of the same batch set
+ *   after it, means its update applied;
+ * - a session or webhook is written by operations that commit alone, so
+ *   its `updated_at` is still the one the operation wrote.
+ * Seqs are numbered over the rows that are written, so they leave no gap.
  */
-export function appendEvents(d1: D1Database, projectId: string, actor: string, events: EventDraft[], now: string, guard: VersionGuard) {
-  const rows = JSON.stringify(events.map((e) => ({ type: e.type, task_id: e.taskId, data: e.data })));
-  return statement(
+export function appendEvents(d1: D1Database, projectId: string, appends: EventAppend[]): D1PreparedStatement[] {
+  const chunks: string[][] = [];
+  let size = Infinity;
+  for (const { actor, at, events, guard } of appends) {
+    const checked =
+      guard === null
+        ? null
+        : "taskId" in guard
+          ? ["task", guard.taskId, guard.version]
+          : "sessionId" in guard
+            ? ["session", guard.sessionId, guard.updatedAt]
+            : ["webhook", guard.webhookId, guard.updatedAt];
+    const rows = events.map((e) => JSON.stringify({ type: e.type, task_id: e.taskId, data: e.data, actor, at, guard: checked }));
+    const chars = rows.reduce((n, r) => n + r.length + 1, 0);
+    if (size + chars > APPEND_CHUNK_CHARS) {
+      chunks.push([]);
+      size = 0;
+    }
+    chunks.at(-1)!.push(...rows);
+    size += chars;
+  }
+  return chunks.filter((rows) => rows.length > 0).map((rows) => appendStatement(d1, projectId, `[${rows.join(",")}]`));
+}
+
+const appendStatement = (d1: D1Database, projectId: string, rows: string) =>
+  statement(
     d1,
     sql`
     INSERT INTO events (project_id, seq, type, task_id, actor, data, traceparent, created_at)
-    SELECT ${projectId}, base.next + e.key, e.value ->> 'type', e.value ->> 'task_id', ${actor}, e.value -> 'data',
-           (SELECT t.traceparent FROM tasks t WHERE t.id = e.value ->> 'task_id'), ${now}
+    SELECT ${projectId}, base.next + row_number() OVER (ORDER BY e.key) - 1, e.value ->> 'type', e.value ->> 'task_id', e.value ->> 'actor', e.value -> 'data',
+           (SELECT t.traceparent FROM tasks t WHERE t.id = e.value ->> 'task_id'), e.value ->> 'at'
     -- MAX alone in its own subquery is one step down the primary key; inside an expression SQLite reads every event.
     FROM (SELECT COALESCE((SELECT MAX(seq) FROM events WHERE project_id = ${projectId}), 0) + 1 AS next) AS base, json_each(${rows}) AS e
-    WHERE ${guardHolds(guard)}
+    WHERE CASE e.value ->> '$.guard[0]'
+      WHEN 'task' THEN EXISTS (SELECT 1 FROM tasks WHERE id = e.value ->> '$.guard[1]' AND version >= e.value ->> '$.guard[2]')
+      WHEN 'session' THEN EXISTS (SELECT 1 FROM sessions WHERE id = e.value ->> '$.guard[1]' AND updated_at = e.value ->> '$.guard[2]')
+      WHEN 'webhook' THEN EXISTS (SELECT 1 FROM webhooks WHERE id = e.value ->> '$.guard[1]' AND updated_at = e.value ->> '$.guard[2]')
+      ELSE 1 END
     ORDER BY e.key
     RETURNING project_id, seq, type, task_id, actor, data, traceparent, created_at`,
   );
-}
 
 /** An event as committed: what appendEvents returns and the room publishes. */
 export interface CommittedEvent {
@@ -135,11 +180,10 @@ export interface CommittedEvent {
   created_at: string;
 }
 
-/** The events a batch committed: the rows its appendEvents statements returned (only they return a seq). */
+/** The events a batch committed: the rows its appendEvents statements returned. */
 export function committedEvents(results: D1Result[]): CommittedEvent[] {
   return results
     .flatMap((r) => r.results as Record<string, unknown>[])
-    .filter((row) => typeof row.seq === "number" && typeof row.type === "string")
     .map((row) => ({ ...(row as unknown as CommittedEvent), data: JSON.parse(row.data as string) }));
 }
 

@@ -15,10 +15,8 @@ export async function note(ctx: OpContext, cmd: Cmd<"note">): Promise<OpOutcome>
     taskId: task.id,
     // The note as written, so that the caller answers it without reading it back.
     data: { note_id: noteId, note: row },
-    statements: [
-      statement(ctx.d1, ctx.db.insert(taskNotes).values(row)),
-      recordEvents(ctx, [{ type: "note_added", taskId: task.id, data: { note_id: noteId, urgent: cmd.urgent, content: cmd.content } }]),
-    ],
+    statements: [statement(ctx.d1, ctx.db.insert(taskNotes).values(row))],
+    events: recordEvents(ctx, [{ type: "note_added", taskId: task.id, data: { note_id: noteId, urgent: cmd.urgent, content: cmd.content } }]),
   };
 }
 
@@ -61,8 +59,8 @@ export async function ask(ctx: OpContext, cmd: Cmd<"ask">): Promise<OpOutcome> {
           createdAt: ctx.now,
         }),
       ),
-      recordEvents(ctx, [{ type: "intervention_requested", taskId: cmd.taskId, data: { intervention_id: id, intervention_type: "question", question: cmd.question, blocking: false } }]),
     ],
+    events: recordEvents(ctx, [{ type: "intervention_requested", taskId: cmd.taskId, data: { intervention_id: id, intervention_type: "question", question: cmd.question, blocking: false } }]),
   };
 }
 
@@ -85,10 +83,8 @@ export async function agentLog(ctx: OpContext, cmd: Cmd<"agent_log">): Promise<O
       }),
     ),
   ];
-  if (cmd.level === "error" && cmd.taskId) {
-    statements.push(recordEvents(ctx, [{ type: "agent_error", taskId: cmd.taskId, data: { error: cmd.message, context: cmd.context ?? null } }]));
-  }
-  return { taskId: cmd.taskId ?? "", statements };
+  const events = cmd.level === "error" && cmd.taskId ? [{ type: "agent_error" as const, taskId: cmd.taskId, data: { error: cmd.message, context: cmd.context ?? null } }] : [];
+  return { taskId: cmd.taskId ?? "", statements, events: recordEvents(ctx, events) };
 }
 
 /** Questions whose asker stopped waiting (request:ask-user): timed out, and the agents told. */
@@ -106,15 +102,14 @@ export async function expireQuestions(ctx: OpContext): Promise<OpOutcome> {
     ),
     statements: [
       statement(ctx.d1, sql`UPDATE interventions SET status = 'timed_out' WHERE ${inJsonList(interventions.id, expired.map((e) => e.id))} AND status = 'pending'`),
-      recordEvents(ctx, expired.map((e) => ({ type: "intervention_timed_out" as const, taskId: e.taskId, data: { intervention_id: e.id } }))),
     ],
+    events: recordEvents(ctx, expired.map((e) => ({ type: "intervention_timed_out" as const, taskId: e.taskId, data: { intervention_id: e.id } }))),
   };
 }
 
 export const presence = async (ctx: OpContext, cmd: Cmd<"presence">): Promise<OpOutcome> => ({
   taskId: "",
-  statements: [
-    recordEvents(ctx, [{ type: cmd.online ? "server_online" : "server_offline", taskId: null, data: { server_id: cmd.serverId, server_name: cmd.serverName } }]),
-  ],
+  statements: [],
+  events: recordEvents(ctx, [{ type: cmd.online ? "server_online" : "server_offline", taskId: null, data: { server_id: cmd.serverId, server_name: cmd.serverName } }]),
 });
 

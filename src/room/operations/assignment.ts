@@ -142,7 +142,8 @@ export const sweep: Planner<"sweep"> = async (ctx) => {
   if (assignments.length === 0) return answerOnly("", { assigned: 0 });
   return {
     taskId: "",
-    statements: [...assignmentStatements(ctx, assignments, null), recordEvents(ctx, assignmentEvents(assignments))],
+    statements: assignmentStatements(ctx, assignments, null),
+    events: recordEvents(ctx, assignmentEvents(assignments)),
     data: { assigned: assignments.length },
   };
 };

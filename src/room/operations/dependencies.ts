@@ -43,8 +43,8 @@ export async function addDependency(ctx: OpContext, cmd: Cmd<"add_dependency">):
     taskId: task.id,
     statements: [
       statement(ctx.d1, ctx.db.insert(taskDependencies).values(row).onConflictDoUpdate({ target: [taskDependencies.taskId, taskDependencies.dependsOnTaskId], set: changes })),
-      recordEvents(ctx, [{ type: "dependency_added", taskId: task.id, data: { depends_on_task_id: upstream.id, dependency_type: type, contract_key: contract_key ?? null, resolved: resolution.resolved } }]),
     ],
+    events: recordEvents(ctx, [{ type: "dependency_added", taskId: task.id, data: { depends_on_task_id: upstream.id, dependency_type: type, contract_key: contract_key ?? null, resolved: resolution.resolved } }]),
   };
 }
 
@@ -63,12 +63,12 @@ export async function removeDependency(ctx: OpContext, cmd: Cmd<"remove_dependen
     statements: [
       statement(ctx.d1, ctx.db.delete(taskDependencies).where(and(eq(taskDependencies.taskId, task.id), eq(taskDependencies.dependsOnTaskId, removed.dependsOnTaskId)))),
       ...assignmentStatements(ctx, assignments, null),
-      recordEvents(ctx, [
-          { type: "dependency_removed", taskId: task.id, data: { depends_on_task_id: removed.dependsOnTaskId, dependency_type: removed.dependencyType } },
-          ...(unblocks ? [{ type: "task_unblocked" as const, taskId: task.id, data: { resolved_by: null } }] : []),
-          ...assignmentEvents(assignments),
-        ]),
     ],
+    events: recordEvents(ctx, [
+      { type: "dependency_removed", taskId: task.id, data: { depends_on_task_id: removed.dependsOnTaskId, dependency_type: removed.dependencyType } },
+      ...(unblocks ? [{ type: "task_unblocked" as const, taskId: task.id, data: { resolved_by: null } }] : []),
+      ...assignmentEvents(assignments),
+    ]),
   };
 }
 

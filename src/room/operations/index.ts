@@ -45,5 +45,5 @@ export function planOperation(ctx: OpContext, command: RoomCommand): Promise<OpO
   return (planners[command.op] as Planner<RoomCommand["op"]>)(ctx, command);
 }
 
-export { isProblem, type AgentNotice, type OpContext, type OpOutcome, type WritePlan } from "./kernel";
+export { isProblem, writesAnything, type AgentNotice, type OpContext, type OpOutcome, type WritePlan } from "./kernel";
 export { overCapacity } from "./assignment";

@@ -23,6 +23,7 @@ export const disableWebhook = async (ctx: OpContext, cmd: Cmd<"disable_webhook">
   return {
     taskId: "",
     guardedUpdate: 0,
-    statements: [update, recordEvents(ctx, [{ type: "webhook_disabled", taskId: null, data: { webhook_id: hook.id, reason: cmd.reason } }], { webhookId: hook.id, updatedAt: ctx.now })],
+    statements: [update],
+    events: recordEvents(ctx, [{ type: "webhook_disabled", taskId: null, data: { webhook_id: hook.id, reason: cmd.reason } }], { webhookId: hook.id, updatedAt: ctx.now }),
   };
 };

@@ -9,7 +9,7 @@ import type { Db } from "../../db/client";
 import { tasks } from "../../db/schema";
 import { checkTransition, type TaskAction, type TaskStatus } from "../../domain/lifecycle";
 import type { ProblemData, RoomActor, RoomCommand } from "../commands";
-import { appendEvents, guardAfter, updateTask, type EventDraft, type EventType, type TaskRow, type VersionGuard } from "../statements";
+import { guardAfter, updateTask, type EventAppend, type EventDraft, type EventType, type TaskRow, type VersionGuard } from "../statements";
 import type { PlanEffects, TaskReads } from "../task-reads";
 import { invalidTransition, notAllowed } from "./refusals";
 
@@ -36,6 +36,8 @@ export type AgentNotice =
 export interface WritePlan {
   taskId: string;
   statements: D1PreparedStatement[];
+  /** Its events: the room appends those of the whole batch together, after every operation's statements. */
+  events?: EventAppend;
   /** Index of the guarded task update in `statements`, if any: it must have changed one row. */
   guardedUpdate?: number;
   /** The refusal when the guarded update changed nothing (by default, a concurrent change). */
@@ -64,6 +66,9 @@ export type Cmd<K extends RoomCommand["op"]> = Extract<RoomCommand, { op: K }>;
 /** Plans one kind of operation. */
 export type Planner<K extends RoomCommand["op"]> = (ctx: OpContext, cmd: Cmd<K>) => Promise<OpOutcome>;
 
+/** Whether a plan writes anything: statements, or only events. */
+export const writesAnything = (plan: WritePlan) => plan.statements.length > 0 || (plan.events?.events.length ?? 0) > 0;
+
 /** An answer that writes nothing. */
 export const answerOnly = (taskId: string, data: Record<string, unknown>): WritePlan => ({ taskId, statements: [], data });
 
@@ -81,9 +86,13 @@ export function transition(ctx: OpContext, task: TaskRow, action: TaskAction, re
   return check.reason === "invalid_transition" ? invalidTransition(task.status, check.detail, check.allowed) : notAllowed(check.detail);
 }
 
-/** Appends the operation's events, in order, as its actor at its time. */
-export const recordEvents = (ctx: OpContext, events: EventDraft[], guard: VersionGuard = null) =>
-  appendEvents(ctx.d1, ctx.projectId, ctx.actor.label, events, ctx.now, guard);
+/** The operation's events, in order, as its actor at its time, if `guard` holds once the batch's writes are in. */
+export const recordEvents = (ctx: OpContext, events: EventDraft[], guard: VersionGuard = null): EventAppend => ({
+  actor: ctx.actor.label,
+  at: ctx.now,
+  events,
+  guard,
+});
 
 /** A task change plus its events, all applying only if the task still has the version read. */
 export function taskWrite(ctx: OpContext, task: TaskRow, set: Partial<TaskRow>, events: EventDraft[], extra: (guard: VersionGuard) => D1PreparedStatement[] = () => []): WritePlan {
@@ -92,7 +101,8 @@ export function taskWrite(ctx: OpContext, task: TaskRow, set: Partial<TaskRow>, 
     taskId: task.id,
     guardedUpdate: 0,
     effects: { task: { before: task, after: { ...task, ...set, version: task.version + 1, updatedAt: ctx.now } } },
-    statements: [updateTask(ctx.d1, task, set, ctx.now), ...extra(guard), recordEvents(ctx, events, guard)],
+    statements: [updateTask(ctx.d1, task, set, ctx.now), ...extra(guard)],
+    events: recordEvents(ctx, events, guard),
   };
 }
 

@@ -117,8 +117,8 @@ export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutc
     statements: [
       statement(ctx.d1, db.insert(tasks).values(row)),
       ...chunkRows(deps, 8).map((chunk) => statement(ctx.d1, db.insert(taskDependencies).values(chunk))),
-      recordEvents(ctx, events),
     ],
+    events: recordEvents(ctx, events),
   };
 }
 
@@ -249,7 +249,7 @@ export async function respond(ctx: OpContext, cmd: Cmd<"respond">): Promise<OpOu
       : [];
   if (!intervention.taskId) {
     const event = { type: "intervention_responded" as const, taskId: null, data: { intervention_id: intervention.id, response: cmd.response } };
-    return { taskId: "", statements: [answer(null), recordEvents(ctx, [event])], data, notices };
+    return { taskId: "", statements: [answer(null)], events: recordEvents(ctx, [event]), data, notices };
   }
   const task = (await loadTask(ctx, intervention.taskId))!;
   const next = transition(ctx, task, "respond");

@@ -68,7 +68,8 @@ export const openSession = async (ctx: OpContext, cmd: Cmd<"open_session">): Pro
     guardedUpdate: 0,
     guardRefusal: nameTaken(s.name),
     data: { session: row },
-    statements: [insert, recordEvents(ctx, [{ type: "session_created", taskId: null, data: eventData(row, s.serverName) }], { sessionId: row.id, updatedAt: ctx.now })],
+    statements: [insert],
+    events: recordEvents(ctx, [{ type: "session_created", taskId: null, data: eventData(row, s.serverName) }], { sessionId: row.id, updatedAt: ctx.now }),
   };
 };
 
@@ -105,6 +106,7 @@ export const changeSession = async (ctx: OpContext, cmd: Cmd<"session_status">):
     taskId: "",
     guardedUpdate: 0,
     data: { session: next, previous_status: row.status },
-    statements: type ? [update, recordEvents(ctx, [{ type, taskId: null, data: eventData(next, cmd.serverName) }], { sessionId: row.id, updatedAt: ctx.now })] : [update],
+    statements: [update],
+    events: recordEvents(ctx, type ? [{ type, taskId: null, data: eventData(next, cmd.serverName) }] : [], { sessionId: row.id, updatedAt: ctx.now }),
   };
 };
