@@ -61,6 +61,19 @@ describe("agents", () => {
     expect(await s.next((f) => f.correlationId === "ask-ended")).toMatchObject({ type: "response:error", error: { code: "TIMEOUT", message: "Closed unanswered: its task ended" } });
   });
 
+  it("closes a completed task's open questions, telling the agent waiting on one", async () => {
+    const id = await newTask(w);
+    await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { session_name: "worker" }));
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/start`));
+    const s = await agentSocket(w.worker.apiKey);
+    s.send({ type: "request:ask-user", id: "ask-completed", payload: { question: "Before it is done?", taskId: id, timeout: 600000 } });
+    await expect.poll(async () => (await call("/api/v1/interventions?status=pending", { token: w.admin })).json.some((i: any) => i.question === "Before it is done?")).toBe(true);
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result: { summary: "done anyway" } }));
+    expect(await s.next((f) => f.correlationId === "ask-completed")).toMatchObject({ type: "response:error", error: { code: "TIMEOUT", message: "Closed unanswered: its task ended" } });
+    const { results } = await env.DB.prepare("SELECT status FROM interventions WHERE task_id = ?1").bind(id).all<{ status: string }>();
+    expect(results).toEqual([{ status: "cancelled" }]);
+  });
+
   it("tells an agent waiting on ask-user when the question's task times out", async () => {
     const id = await newTask(w, { timeout_seconds: 60 });
     await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { session_name: "worker" }));

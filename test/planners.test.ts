@@ -80,7 +80,15 @@ const server = (id: string, fields: Partial<Candidate> = {}): Candidate => ({
 });
 
 /** A project held in memory: the reads a planner makes, answered from these. */
-function memoryReads(world: { tasks: TaskRow[]; blockers?: Record<string, Blocker[]>; links?: Record<string, DownstreamLink[]>; waiting?: Assignable[]; servers?: Candidate[] }): TaskReads {
+function memoryReads(world: {
+  tasks: TaskRow[];
+  blockers?: Record<string, Blocker[]>;
+  links?: Record<string, DownstreamLink[]>;
+  /** Tasks with questions open. */
+  asked?: string[];
+  waiting?: Assignable[];
+  servers?: Candidate[];
+}): TaskReads {
   const byId = new Map(world.tasks.map((t) => [t.id, t]));
   return {
     async taskWithBlockers(id) {
@@ -89,7 +97,7 @@ function memoryReads(world: { tasks: TaskRow[]; blockers?: Record<string, Blocke
     },
     async taskWithDownstream(id) {
       const t = byId.get(id);
-      return t && { task: t, links: world.links?.[id] ?? [] };
+      return t && { task: t, links: world.links?.[id] ?? [], openQuestions: world.asked?.includes(id) ?? false };
     },
     async assignmentContext(limit, alsoUnblocking = []) {
       const waiting = (world.waiting ?? []).filter((w) => byId.get(w.id)?.status === "pending" || alsoUnblocking.includes(w.id));

@@ -28,11 +28,18 @@ export interface AssignmentContext {
   candidates: Candidate[];
 }
 
+/** A task with the unresolved dependencies of other tasks on it, and whether it has questions still open. */
+export interface TaskWithDownstream {
+  task: TaskRow;
+  links: DownstreamLink[];
+  openQuestions: boolean;
+}
+
 export interface TaskReads {
   /** The task and its unresolved blocks/input dependencies. */
   taskWithBlockers(taskId: string): Promise<{ task: TaskRow; blockers: Blocker[] } | undefined>;
   /** The task and the unresolved dependencies of other tasks on it, with what decides their unblocking. */
-  taskWithDownstream(taskId: string): Promise<{ task: TaskRow; links: DownstreamLink[] } | undefined>;
+  taskWithDownstream(taskId: string): Promise<TaskWithDownstream | undefined>;
   /**
    * Pending, unblocked tasks with requirements (most urgent and oldest first,
    * at most `limit`) and the servers serving the project with their load.
@@ -48,6 +55,8 @@ export interface PlanEffects {
   resolved?: string;
   unblocked?: readonly string[];
   assignments?: readonly Assignment[];
+  /** The task has a question open now. */
+  asked?: string;
 }
 
 const blockersJson = sql<string>`(SELECT json_group_array(json_object('depends_on_task_id', d.depends_on_task_id, 'dependency_type', d.dependency_type))
@@ -62,6 +71,9 @@ const downstreamJson = sql<string>`(SELECT json_group_array(json_object(
       WHERE o.task_id = d.task_id AND o.depends_on_task_id != d.depends_on_task_id AND o.dependency_type != 'related' AND o.resolved = 0))))
   FROM task_dependencies d JOIN tasks dt ON dt.id = d.task_id
   WHERE d.depends_on_task_id = ${qualified(tasks.id)} AND d.resolved = 0)`;
+
+/** Whether the task has questions open (pending interventions): ending it closes them. */
+const openQuestions = sql<number>`EXISTS (SELECT 1 FROM interventions i WHERE i.task_id = ${qualified(tasks.id)} AND i.status = 'pending')`;
 
 const BLOCKED = sql`EXISTS (SELECT 1 FROM task_dependencies d WHERE d.task_id = t.id AND d.dependency_type != 'related' AND d.resolved = 0)`;
 
@@ -113,7 +125,7 @@ const countLinks = (links: LinkRead[], resolved: (id: string) => boolean = () =>
 export function d1Reads(db: Db, projectId: string): TaskReads {
   const withExtra = async (taskId: string, extra: SQL<string>) => {
     const [row] = await db
-      .select({ task: tasks, extra })
+      .select({ task: tasks, extra, questions: openQuestions })
       .from(tasks)
       .where(and(eq(tasks.id, taskId), eq(tasks.projectId, projectId)));
     return row;
@@ -125,7 +137,7 @@ export function d1Reads(db: Db, projectId: string): TaskReads {
     },
     async taskWithDownstream(taskId) {
       const row = await withExtra(taskId, downstreamJson);
-      return row && { task: row.task, links: countLinks(JSON.parse(row.extra) as LinkRead[]) };
+      return row && { task: row.task, links: countLinks(JSON.parse(row.extra) as LinkRead[]), openQuestions: Boolean(row.questions) };
     },
     async assignmentContext(limit, alsoUnblocking = []) {
       const [row] = await db.all<{ waiting: string; candidates: string }>(
@@ -177,19 +189,21 @@ const groupWaiting = builtOnce((db: Db) => {
  */
 export const groupTasks = builtOnce((db: Db) =>
   db
-    .select({ task: tasks, blockers: blockersJson.as("blockers"), links: downstreamJson.as("links") })
+    .select({ task: tasks, blockers: blockersJson.as("blockers"), links: downstreamJson.as("links"), questions: openQuestions.as("questions") })
     .from(tasks)
     // The unary + keeps SQLite from choosing the project's index (a scan of all its tasks) over a lookup per id.
     .where(and(inJsonList(tasks.id, sql.placeholder("ids")), sql`+${qualified(tasks.projectId)} = ${sql.placeholder("projectId")}`))
     .prepare(),
 );
-const GROUP_TASK_COLUMNS = Object.keys(getTableColumns(tasks)).length + 2;
+const GROUP_TASK_COLUMNS = Object.keys(getTableColumns(tasks)).length + 3;
+type GroupTaskRow = { task: TaskRow; blockers: string; links: string; questions: number };
 
 /** Reads for a group of operations on these tasks: one round trip for all of them, then the group's own effects. */
 export class GroupReads implements TaskReads {
   private readonly tasks = new Map<string, TaskRow>();
   private readonly blockers = new Map<string, Blocker[]>();
   private readonly links = new Map<string, LinkRead[]>();
+  private readonly asked = new Set<string>();
   private readonly resolved = new Set<string>();
   private readonly unblocked = new Set<string>();
   /** Tasks auto-assigned in this group, with the status that gave them. */
@@ -207,10 +221,11 @@ export class GroupReads implements TaskReads {
   private constructor(
     private readonly db: Db,
     private readonly projectId: string,
-    rows: { task: TaskRow; blockers: string; links: string }[],
+    rows: GroupTaskRow[],
   ) {
     for (const r of rows) {
       this.tasks.set(r.task.id, r.task);
+      if (r.questions) this.asked.add(r.task.id);
       this.blockers.set(r.task.id, JSON.parse(r.blockers) as Blocker[]);
       this.links.set(r.task.id, JSON.parse(r.links) as LinkRead[]);
     }
@@ -219,7 +234,7 @@ export class GroupReads implements TaskReads {
   /** The tasks (of this project) with their blockers and downstream links, and, when asked, the assignment context: one round trip. */
   static async load(db: Db, d1: D1Database, projectId: string, taskIds: readonly string[], withAssignment: boolean): Promise<GroupReads> {
     const values = { projectId, ids: JSON.stringify([...new Set(taskIds)]) };
-    const taskQuery = boundForBatch<{ task: TaskRow; blockers: string; links: string }>(groupTasks(db), d1, values, GROUP_TASK_COLUMNS);
+    const taskQuery = boundForBatch<GroupTaskRow>(groupTasks(db), d1, values, GROUP_TASK_COLUMNS);
     if (!withAssignment) return new GroupReads(db, projectId, taskQuery.read((await d1.batch([taskQuery.statement]))[0]!));
     const waitingQuery = boundForBatch<{ unblocked: string; unblockable: string; candidates: string }>(groupWaiting(db), d1, values, 3);
     const [rows, context] = await d1.batch([taskQuery.statement, waitingQuery.statement]);
@@ -245,7 +260,11 @@ export class GroupReads implements TaskReads {
     const task = this.tasks.get(taskId);
     if (!task) return undefined;
     const links = this.resolved.has(taskId) ? [] : countLinks(this.links.get(taskId)!, (id) => this.resolved.has(id));
-    return { task, links: links.map((l) => ({ ...l, taskStatus: this.tasks.get(l.taskId)?.status ?? this.assigned.get(l.taskId) ?? l.taskStatus })) };
+    return {
+      task,
+      links: links.map((l) => ({ ...l, taskStatus: this.tasks.get(l.taskId)?.status ?? this.assigned.get(l.taskId) ?? l.taskStatus })),
+      openQuestions: this.asked.has(taskId),
+    };
   }
 
   async assignmentContext(limit: number, alsoUnblocking: readonly string[] = []) {
@@ -279,6 +298,7 @@ export class GroupReads implements TaskReads {
       if (after.assignedServerId && ACTIVE.includes(after.status)) this.addLoad(after.assignedServerId, 1);
     }
     if (effects.resolved) this.resolved.add(effects.resolved);
+    if (effects.asked) this.asked.add(effects.asked);
     for (const id of effects.unblocked ?? []) this.unblocked.add(id);
     for (const a of effects.assignments ?? []) {
       const status = a.requirePlan ? "planning" : "assigned";

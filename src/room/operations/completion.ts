@@ -4,7 +4,7 @@
  */
 import { sql } from "drizzle-orm";
 import { canonicalJson, contentOfPointers } from "../../domain/canonical-json";
-import { checkContracts, resolveDownstream, type DownstreamLink } from "../../domain/cascade";
+import { checkContracts, resolveDownstream } from "../../domain/cascade";
 import { ACTIVE, allowedActions, FINISHED, type TaskStatus } from "../../domain/lifecycle";
 import { guardHolds, statement, type EventDraft, type TaskRow, type VersionGuard } from "../statements";
 import { assignmentEvents, assignmentStatements, planAutoAssign } from "./assignment";
@@ -14,15 +14,22 @@ import { invalidTransition, notFound, resultConflict } from "./refusals";
 import { errorBlock } from "../../protocol/task-format";
 import { escalationContext, type EnvelopeOutcome } from "../../protocol/agent-envelope";
 import { help } from "./lifecycle";
+import type { TaskWithDownstream } from "../task-reads";
 
-/** Open questions of a task that ends are cancelled; those an agent waits on (ask-user) come back so it can be told. */
-const cancelPendingInterventions = (ctx: OpContext, task: TaskRow, guard: VersionGuard) => [
-  statement(
-    ctx.d1,
-    sql`UPDATE interventions SET status = 'cancelled' WHERE task_id = ${task.id} AND status = 'pending' AND ${guardHolds(guard)}
-        RETURNING server_id AS waiting_server_id, correlation_id AS waiting_correlation_id`,
-  ),
-];
+/**
+ * Open questions of a task that ends are cancelled; those an agent waits on (ask-user) come back so it can be told.
+ * Most tasks end with none open: then there is nothing to write.
+ */
+const cancelOpenQuestions = (ctx: OpContext, { task, openQuestions }: TaskWithDownstream, guard: VersionGuard) =>
+  openQuestions
+    ? [
+        statement(
+          ctx.d1,
+          sql`UPDATE interventions SET status = 'cancelled' WHERE task_id = ${task.id} AND status = 'pending' AND ${guardHolds(guard)}
+              RETURNING server_id AS waiting_server_id, correlation_id AS waiting_correlation_id`,
+        ),
+      ]
+    : [];
 
 /**
  * Completion and its cascade, in one batch: the contract check, resolution of
@@ -49,7 +56,7 @@ export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<Op
   }
   const next = transition(ctx, task, "complete");
   if (typeof next !== "string") return next;
-  if (cmd.envelope && cmd.envelope.status !== "done") return endAsEnvelopeSays(ctx, task, links, cmd.result, cmd.envelope);
+  if (cmd.envelope && cmd.envelope.status !== "done") return endAsEnvelopeSays(ctx, loaded, cmd.result, cmd.envelope);
 
   const resolution = resolveDownstream(cmd.result, cmd.structured, links);
   const assignments = await planAutoAssign(ctx, resolution.unblocked, task.assignedServerId);
@@ -71,7 +78,7 @@ export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<Op
     { status: next, result: cmd.result, resultStructured: cmd.structured, completedAt: ctx.now, deadlineAt: null, warnings: [...task.warnings, ...cmd.warnings] },
     events,
     (guard) => [
-      ...cancelPendingInterventions(ctx, task, guard),
+      ...cancelOpenQuestions(ctx, loaded, guard),
       // The links read are every unresolved dependency on the task (only the room writes them): none, nothing to resolve.
       ...(links.length > 0
         ? [statement(ctx.d1, sql`UPDATE task_dependencies SET resolved = 1, resolved_at = ${ctx.now} WHERE depends_on_task_id = ${task.id} AND resolved = 0 AND ${guardHolds(guard)}`)]
@@ -87,7 +94,8 @@ export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<Op
  * downstream tasks pending and blocked — no implicit retry — and tells each
  * of them; the capacity it held goes to waiting tasks.
  */
-export async function endWithoutCompleting(ctx: OpContext, task: TaskRow, links: DownstreamLink[], next: TaskStatus, event: EventDraft, set: Partial<TaskRow>): Promise<WritePlan> {
+export async function endWithoutCompleting(ctx: OpContext, loaded: TaskWithDownstream, next: TaskStatus, event: EventDraft, set: Partial<TaskRow>): Promise<WritePlan> {
+  const { task, links } = loaded;
   const affected = [...new Set(links.filter((l) => l.dependencyType !== "related" && !FINISHED.includes(l.taskStatus)).map((l) => l.taskId))];
   // Only a task counted against its server's capacity frees some when it ends.
   const assignments = task.assignedServerId && ACTIVE.includes(task.status) ? await planAutoAssign(ctx, [], task.assignedServerId) : [];
@@ -100,7 +108,7 @@ export async function endWithoutCompleting(ctx: OpContext, task: TaskRow, links:
       ...affected.map((id) => ({ type: "dependency_failed" as const, taskId: id, data: { upstream_task_id: task.id, upstream_status: next } })),
       ...assignmentEvents(assignments),
     ],
-    (guard) => [...cancelPendingInterventions(ctx, task, guard), ...assignmentStatements(ctx, assignments, guard)],
+    (guard) => [...cancelOpenQuestions(ctx, loaded, guard), ...assignmentStatements(ctx, assignments, guard)],
   );
   return { ...plan, effects: { ...plan.effects, assignments } };
 }
@@ -109,13 +117,13 @@ export async function endWithoutCompleting(ctx: OpContext, task: TaskRow, links:
 export async function fail(ctx: OpContext, cmd: Cmd<"fail">): Promise<OpOutcome> {
   const loaded = await ctx.reads.taskWithDownstream(cmd.taskId);
   if (!loaded) return notFound("Task");
-  const { task, links } = loaded;
+  const { task } = loaded;
   // Only the hub's own timeout skips the lifecycle's check of who may fail the task: an agent's error block may say TIMEOUT too.
   const timedOut = cmd.code === "TIMEOUT" && ctx.actor.kind === "person" && ctx.actor.label === HUB_ACTOR.label;
   const next = timedOut && task.status === "running" ? "failed" : transition(ctx, task, "fail");
   if (typeof next !== "string") return next;
   const failure = failureOf(task, next, cmd);
-  return endWithoutCompleting(ctx, task, links, next, failure.event, failure.set);
+  return endWithoutCompleting(ctx, loaded, next, failure.event, failure.set);
 }
 
 /** What a failure writes: the error block, its event, and as the result `{error, code}` — or what the agent sent instead. */
@@ -134,21 +142,22 @@ function failureOf(task: TaskRow, next: TaskStatus, f: Pick<Cmd<"fail">, "error"
  * its result; `escalate` asks a person for help, as the agent's /help would,
  * with what the agent produced and noted as the question's context.
  */
-async function endAsEnvelopeSays(ctx: OpContext, task: TaskRow, links: DownstreamLink[], envelope: Record<string, unknown>, outcome: Exclude<EnvelopeOutcome, { status: "done" }>) {
+async function endAsEnvelopeSays(ctx: OpContext, loaded: TaskWithDownstream, envelope: Record<string, unknown>, outcome: Exclude<EnvelopeOutcome, { status: "done" }>) {
+  const { task } = loaded;
   if (outcome.status === "needs_human") {
     return help(ctx, { op: "help", taskId: task.id, question: outcome.question, context: escalationContext(envelope), interventionType: "help", targetSessionId: null });
   }
   const failure = failureOf(task, "failed", { error: outcome.message, code: outcome.code, recoverable: true }, envelope);
-  return endWithoutCompleting(ctx, task, links, "failed", failure.event, failure.set);
+  return endWithoutCompleting(ctx, loaded, "failed", failure.event, failure.set);
 }
 
 export async function cancel(ctx: OpContext, cmd: Cmd<"cancel">): Promise<OpOutcome> {
   const loaded = await ctx.reads.taskWithDownstream(cmd.taskId);
   if (!loaded) return notFound("Task");
-  const { task, links } = loaded;
+  const { task } = loaded;
   const next = transition(ctx, task, "cancel");
   if (typeof next !== "string") return next;
-  return endWithoutCompleting(ctx, task, links, next, statusEvent("task_cancelled", task, next, { reason: cmd.reason, assigned_server_id: task.assignedServerId }), {});
+  return endWithoutCompleting(ctx, loaded, next, statusEvent("task_cancelled", task, next, { reason: cmd.reason, assigned_server_id: task.assignedServerId }), {});
 }
 
 

@@ -59,7 +59,7 @@ export const reject: Planner<"reject"> = async (ctx, cmd) => {
 export const expireLease: Planner<"expire_lease"> = async (ctx, cmd) => {
   const loaded = await ctx.reads.taskWithDownstream(cmd.taskId);
   if (!loaded) return notFound("Task");
-  const { task, links } = loaded;
+  const { task } = loaded;
   const server = task.assignedServerId
     ? await ctx.db.query.servers.findFirst({ where: eq(servers.id, task.assignedServerId), columns: { name: true, lastHeartbeat: true } })
     : undefined;
@@ -88,7 +88,7 @@ export const expireLease: Planner<"expire_lease"> = async (ctx, cmd) => {
   }
   const message = `The agent on ${server.name} disappeared: no heartbeat or connection for ${cmd.leaseSeconds} s`;
   const result = { error: message, code: AGENT_LOST };
-  return endWithoutCompleting(ctx, task, links, "failed", statusEvent("task_failed", task, "failed", { ...result, recoverable: true }), {
+  return endWithoutCompleting(ctx, loaded, "failed", statusEvent("task_failed", task, "failed", { ...result, recoverable: true }), {
     result,
     resultStructured: false,
     errorCode: AGENT_LOST,

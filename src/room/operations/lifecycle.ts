@@ -221,7 +221,7 @@ export async function help(ctx: OpContext, cmd: Cmd<"help">): Promise<OpOutcome>
       ),
     ],
   );
-  return { ...plan, data: { intervention_id: interventionId } };
+  return { ...plan, data: { intervention_id: interventionId }, effects: { ...plan.effects, asked: task.id } };
 }
 
 export async function respond(ctx: OpContext, cmd: Cmd<"respond">): Promise<OpOutcome> {
