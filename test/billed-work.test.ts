@@ -153,6 +153,20 @@ describe("Server-Timing", () => {
     expect(room["rows written"]).toBeGreaterThan(0);
   });
 
+  it("bills two rows for a task's change of status and two for its event, whose index rows only what is looked up", async () => {
+    const created = await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title: "Rows", spec: "Count them", project_id: w.project.id }), 201);
+    const id = created.json.id as string;
+    const assigned = await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { server_name: w.worker.name }));
+    const started = await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/start`));
+    const completed = await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result: { summary: "counted" } }));
+    const written = (reply: Reply) => timing(reply, "room-d1")["rows written"];
+    // The task (its row, its key, its project's index; no server or session yet), and its event with the event's task index.
+    expect(written(created)).toBe(3 + 2);
+    // Each change of status: the task's row and its server's index; the event and its task index. A task without a
+    // session writes nothing to the sessions' index, and the event log keeps no rowid beside its key.
+    for (const reply of [assigned, started, completed]) expect(written(reply)).toBe(2 + 2);
+  });
+
   it("counts a read's rows in the Worker, and no Durable Object request", async () => {
     await taskIn(w, "assigned");
     const read = await expectOk(cli(w.worker.apiKey, "GET", `${T}/check`));

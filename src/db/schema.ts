@@ -215,8 +215,10 @@ export const tasks = sqliteTable(
   },
   (t) => [
     index("tasks_project_created").on(t.projectId, t.createdAt, t.id),
-    index("tasks_server_status").on(t.assignedServerId, t.status),
-    index("tasks_session_status").on(t.targetSessionId, t.status),
+    // Partial: a task with no server or session is never looked up by it, and each status change of such a task would
+    // write an index row that D1 bills.
+    index("tasks_server_status").on(t.assignedServerId, t.status).where(sql`assigned_server_id IS NOT NULL`),
+    index("tasks_session_status").on(t.targetSessionId, t.status).where(sql`target_session_id IS NOT NULL`),
     uniqueIndex("tasks_client_id").on(t.projectId, t.clientId).where(sql`client_id IS NOT NULL`),
     index("tasks_deadline").on(t.projectId, t.deadlineAt).where(sql`deadline_at IS NOT NULL`),
     // Tasks waiting for auto-assignment, in the order they are offered: read without sorting, and without passing finished tasks.
@@ -236,6 +238,7 @@ export const taskDependencies = sqliteTable(
     resolvedAt: text("resolved_at"),
     createdAt: text("created_at").notNull(),
   },
+  // WITHOUT ROWID since migration 0008, as events.
   (t) => [primaryKey({ columns: [t.taskId, t.dependsOnTaskId] }), index("task_dependencies_upstream").on(t.dependsOnTaskId)],
 );
 
@@ -316,7 +319,9 @@ export const events = sqliteTable(
     traceparent: text("traceparent"),
     createdAt: text("created_at").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.projectId, t.seq] }), index("events_task").on(t.taskId)],
+  // Migration 0008 makes the table WITHOUT ROWID (drizzle cannot say so): its primary key is then the table itself, so
+  // an event is one row written rather than two, before its task index.
+  (t) => [primaryKey({ columns: [t.projectId, t.seq] }), index("events_task").on(t.taskId).where(sql`task_id IS NOT NULL`)],
 );
 
 export const DATAREF_STATUSES = ["pending", "uploading", "complete"] as const;
