@@ -190,13 +190,8 @@ export class RoomWriter {
   private async commitGroup(operations: Operation[], offerWaiting: boolean): Promise<RoomAnswer[]> {
     this.d1Queries++;
     const taskIds = operations.map((o) => (o.command as { taskId: string }).taskId);
-    const reads = await GroupReads.load(
-      this.db,
-      this.d1,
-      this.projectId,
-      taskIds,
-      operations.some((o) => o.command.op === "complete"),
-    );
+    const ops = new Set(operations.map((o) => o.command.op));
+    const reads = await GroupReads.load(this.db, this.d1, this.projectId, taskIds, { blockers: ops.has("start"), downstream: ops.has("complete") });
     const outcomes: OpOutcome[] = [];
     for (const { actor, command } of operations) {
       const outcome = (await this.hooks.refusal(actor)) ?? (await planOperation(this.opContext(actor, reads, offerWaiting), command));

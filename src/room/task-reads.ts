@@ -184,17 +184,34 @@ const groupWaiting = builtOnce((db: Db) => {
 });
 
 /**
- * The group's tasks (of this project) with their blockers and downstream links. Built once: `projectId` and `ids` (a
- * JSON array) are bound.
+ * What a group's operations read besides their tasks: what blocks each (to start it), and what depends on each, its
+ * open questions and the waiting tasks (to end it). A group of starts alone reads no more than it needs.
  */
-export const groupTasks = builtOnce((db: Db) =>
-  db
-    .select({ task: tasks, blockers: blockersJson.as("blockers"), links: downstreamJson.as("links"), questions: openQuestions.as("questions") })
-    .from(tasks)
-    // The unary + keeps SQLite from choosing the project's index (a scan of all its tasks) over a lookup per id.
-    .where(and(inJsonList(tasks.id, sql.placeholder("ids")), sql`+${qualified(tasks.projectId)} = ${sql.placeholder("projectId")}`))
-    .prepare(),
-);
+export interface GroupNeeds {
+  blockers: boolean;
+  downstream: boolean;
+}
+
+const NOT_READ = sql<string>`'[]'`;
+
+const groupTasksReading = ({ blockers, downstream }: GroupNeeds) =>
+  builtOnce((db: Db) =>
+    db
+      .select({
+        task: tasks,
+        blockers: (blockers ? blockersJson : NOT_READ).as("blockers"),
+        links: (downstream ? downstreamJson : NOT_READ).as("links"),
+        questions: (downstream ? openQuestions : sql<number>`0`).as("questions"),
+      })
+      .from(tasks)
+      // The unary + keeps SQLite from choosing the project's index (a scan of all its tasks) over a lookup per id.
+      .where(and(inJsonList(tasks.id, sql.placeholder("ids")), sql`+${qualified(tasks.projectId)} = ${sql.placeholder("projectId")}`))
+      .prepare(),
+  );
+const GROUP_TASK_QUERIES = [false, true].flatMap((blockers) => [false, true].map((downstream) => groupTasksReading({ blockers, downstream })));
+
+/** The group's tasks (of this project) with what it needs of them. Built once each: `projectId` and `ids` (a JSON array) are bound. */
+export const groupTasks = (db: Db, needs: GroupNeeds) => GROUP_TASK_QUERIES[2 * Number(needs.blockers) + Number(needs.downstream)]!(db);
 const GROUP_TASK_COLUMNS = Object.keys(getTableColumns(tasks)).length + 3;
 type GroupTaskRow = { task: TaskRow; blockers: string; links: string; questions: number };
 
@@ -221,6 +238,7 @@ export class GroupReads implements TaskReads {
   private constructor(
     private readonly db: Db,
     private readonly projectId: string,
+    private readonly needs: GroupNeeds,
     rows: GroupTaskRow[],
   ) {
     for (const r of rows) {
@@ -231,14 +249,14 @@ export class GroupReads implements TaskReads {
     }
   }
 
-  /** The tasks (of this project) with their blockers and downstream links, and, when asked, the assignment context: one round trip. */
-  static async load(db: Db, d1: D1Database, projectId: string, taskIds: readonly string[], withAssignment: boolean): Promise<GroupReads> {
+  /** The tasks (of this project) with what the group needs of them, and the assignment context if it ends any: one round trip. */
+  static async load(db: Db, d1: D1Database, projectId: string, taskIds: readonly string[], needs: GroupNeeds): Promise<GroupReads> {
     const values = { projectId, ids: JSON.stringify([...new Set(taskIds)]) };
-    const taskQuery = boundForBatch<GroupTaskRow>(groupTasks(db), d1, values, GROUP_TASK_COLUMNS);
-    if (!withAssignment) return new GroupReads(db, projectId, taskQuery.read((await d1.batch([taskQuery.statement]))[0]!));
+    const taskQuery = boundForBatch<GroupTaskRow>(groupTasks(db, needs), d1, values, GROUP_TASK_COLUMNS);
+    if (!needs.downstream) return new GroupReads(db, projectId, needs, taskQuery.read((await d1.batch([taskQuery.statement]))[0]!));
     const waitingQuery = boundForBatch<{ unblocked: string; unblockable: string; candidates: string }>(groupWaiting(db), d1, values, 3);
     const [rows, context] = await d1.batch([taskQuery.statement, waitingQuery.statement]);
-    const reads = new GroupReads(db, projectId, taskQuery.read(rows!));
+    const reads = new GroupReads(db, projectId, needs, taskQuery.read(rows!));
     reads.takeWaiting(waitingQuery.read(context!)[0]);
     return reads;
   }
@@ -252,11 +270,13 @@ export class GroupReads implements TaskReads {
   }
 
   async taskWithBlockers(taskId: string) {
+    if (!this.needs.blockers) throw new Error("the group did not read its tasks' blockers");
     const task = this.tasks.get(taskId);
     return task && { task, blockers: this.blockers.get(taskId)!.filter((b) => !this.resolved.has(b.depends_on_task_id)) };
   }
 
   async taskWithDownstream(taskId: string) {
+    if (!this.needs.downstream) throw new Error("the group did not read what depends on its tasks");
     const task = this.tasks.get(taskId);
     if (!task) return undefined;
     const links = this.resolved.has(taskId) ? [] : countLinks(this.links.get(taskId)!, (id) => this.resolved.has(id));
