@@ -16,7 +16,7 @@ import { HUB_ACTOR, type ProblemData, type RoomActor, type RoomAnswer, type Room
 import { concurrentChange } from "./operations/refusals";
 import { isProblem, overCapacity, planOperation, writesAnything, type AgentNotice, type OpContext, type OpOutcome, type WritePlan } from "./operations";
 import { OutboxRecorder, outboxTargets, type OutboxTarget } from "./outbox";
-import { appendEvents, committedEvents, type CommittedEvent } from "./statements";
+import { appendEvents, committedEvents, resolveDependents, type CommittedEvent } from "./statements";
 import { d1Reads, GroupReads, type TaskReads } from "./task-reads";
 
 /** Operations the room plans together and commits in one batch: the hot path of agents at work. */
@@ -233,15 +233,17 @@ export class RoomWriter {
    */
   private async commit(outcomes: OpOutcome[], operations: readonly Operation[]): Promise<RoomAnswer[]> {
     const plans = outcomes.filter((o): o is WritePlan => !isProblem(o));
-    // Every operation's statements, then all their events in one append (seqs follow the operations' order).
+    // Every operation's statements, then what they leave to the end of the batch, one statement for all of them: the
+    // dependents of what they completed, and their events (seqs follow the operations' order).
     const writes = plans.flatMap((p) => p.statements);
+    const resolutions = resolveDependents(this.d1, plans.flatMap((p) => (p.resolves ? [p.resolves] : [])));
     const appends = appendEvents(this.d1, this.projectId, plans.flatMap((p) => (p.events ? [p.events] : [])));
     const viewIds = [...new Set(outcomes.flatMap((o, i) => (operations[i]!.withView && !isProblem(o) && writesAnything(o) ? [o.taskId] : [])))];
     const views = viewIds.length > 0 ? taskViewsInBatch(this.db, this.d1, viewIds) : undefined;
     const writing = writes.length + appends.length > 0;
     const owed = writing ? await this.owedStatements() : [];
-    const batched = writing ? await this.batch([...writes, ...appends, ...owed, ...(views ? [views.statement] : [])]) : [];
-    const [results, appended, recorded] = splitAt(batched, writes.length, appends.length, owed.length);
+    const batched = writing ? await this.batch([...writes, ...resolutions, ...appends, ...owed, ...(views ? [views.statement] : [])]) : [];
+    const [results, , appended, recorded] = splitAt(batched, writes.length, resolutions.length, appends.length, owed.length);
     const viewOf = new Map((views ? views.read(batched.at(-1)!) : []).map((v) => [v.id, v]));
     let offset = 0;
     const committed: Committed = {
@@ -338,9 +340,9 @@ const sessionIdOf = (command: RoomCommand) =>
   command.op === "open_session" ? command.session.id : command.op === "session_status" ? command.sessionId : undefined;
 
 /** Consecutive slices of `items`, of the given lengths. */
-function splitAt<T>(items: T[], ...lengths: [number, number, number]): [T[], T[], T[]] {
+function splitAt<T, N extends number[]>(items: T[], ...lengths: N): { [K in keyof N]: T[] } {
   let start = 0;
-  return lengths.map((n) => items.slice(start, (start += n))) as [T[], T[], T[]];
+  return lengths.map((n) => items.slice(start, (start += n))) as { [K in keyof N]: T[] };
 }
 
 /** Tasks written by these outcomes whose rows, as planned, name neither a target nor a source session. */

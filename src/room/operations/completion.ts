@@ -77,16 +77,14 @@ export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<Op
     task,
     { status: next, result: cmd.result, resultStructured: cmd.structured, completedAt: ctx.now, deadlineAt: null, warnings: [...task.warnings, ...cmd.warnings] },
     events,
-    (guard) => [
-      ...cancelOpenQuestions(ctx, loaded, guard),
-      // The links read are every unresolved dependency on the task (only the room writes them): none, nothing to resolve.
-      ...(links.length > 0
-        ? [statement(ctx.d1, sql`UPDATE task_dependencies SET resolved = 1, resolved_at = ${ctx.now} WHERE depends_on_task_id = ${task.id} AND resolved = 0 AND ${guardHolds(guard)}`)]
-        : []),
-      ...assignmentStatements(ctx, assignments, guard),
-    ],
+    (guard) => [...cancelOpenQuestions(ctx, loaded, guard), ...assignmentStatements(ctx, assignments, guard)],
   );
-  return { ...plan, effects: { ...plan.effects, resolved: task.id, unblocked: resolution.unblocked, assignments } };
+  return {
+    ...plan,
+    // The links read are every unresolved dependency on the task (only the room writes them): none, nothing to resolve.
+    ...(links.length > 0 ? { resolves: { upstreamId: task.id, version: task.version + 1, at: ctx.now } } : {}),
+    effects: { ...plan.effects, resolved: task.id, unblocked: resolution.unblocked, assignments },
+  };
 }
 
 /**

@@ -9,7 +9,7 @@ import type { Db } from "../../db/client";
 import { tasks } from "../../db/schema";
 import { checkTransition, type TaskAction, type TaskStatus } from "../../domain/lifecycle";
 import type { ProblemData, RoomActor, RoomCommand } from "../commands";
-import { guardAfter, updateTask, type EventAppend, type EventDraft, type EventType, type TaskRow, type VersionGuard } from "../statements";
+import { guardAfter, updateTask, type DependentsResolution, type EventAppend, type EventDraft, type EventType, type TaskRow, type VersionGuard } from "../statements";
 import type { PlanEffects, TaskReads } from "../task-reads";
 import { invalidTransition, notAllowed } from "./refusals";
 
@@ -38,6 +38,8 @@ export interface WritePlan {
   statements: D1PreparedStatement[];
   /** Its events: the room appends those of the whole batch together, after every operation's statements. */
   events?: EventAppend;
+  /** A completion's dependents to resolve: the room resolves those of the whole batch together, as it appends events. */
+  resolves?: DependentsResolution;
   /** Index of the guarded task update in `statements`, if any: it must have changed one row. */
   guardedUpdate?: number;
   /** The refusal when the guarded update changed nothing (by default, a concurrent change). */
