@@ -14,6 +14,7 @@ import { log, logError, logs } from "../log";
 import { taskViewsInBatch } from "../db/task-queries";
 import { HUB_ACTOR, type ProblemData, type RoomActor, type RoomAnswer, type RoomCommand, type RoomResult } from "./commands";
 import { concurrentChange } from "./operations/refusals";
+import { capacityCheck } from "./operations/assignment";
 import { isProblem, overCapacity, planOperation, writesAnything, type AgentNotice, type OpContext, type OpOutcome, type WritePlan } from "./operations";
 import { OutboxRecorder, outboxTargets, type OutboxTarget } from "./outbox";
 import { appendEvents, committedEvents, resolveDependents, type CommittedEvent } from "./statements";
@@ -236,14 +237,15 @@ export class RoomWriter {
     // Every operation's statements, then what they leave to the end of the batch, one statement for all of them: the
     // dependents of what they completed, and their events (seqs follow the operations' order).
     const writes = plans.flatMap((p) => p.statements);
+    const checks = capacityCheck(this.d1, plans.flatMap((p) => p.fills ?? []));
     const resolutions = resolveDependents(this.d1, plans.flatMap((p) => (p.resolves ? [p.resolves] : [])));
     const appends = appendEvents(this.d1, this.projectId, plans.flatMap((p) => (p.events ? [p.events] : [])));
     const viewIds = [...new Set(outcomes.flatMap((o, i) => (operations[i]!.withView && !isProblem(o) && writesAnything(o) ? [o.taskId] : [])))];
     const views = viewIds.length > 0 ? taskViewsInBatch(this.db, this.d1, viewIds) : undefined;
     const writing = writes.length + appends.length > 0;
     const owed = writing ? await this.owedStatements() : [];
-    const batched = writing ? await this.batch([...writes, ...resolutions, ...appends, ...owed, ...(views ? [views.statement] : [])]) : [];
-    const [results, , appended, recorded] = splitAt(batched, writes.length, resolutions.length, appends.length, owed.length);
+    const batched = writing ? await this.batch([...writes, ...checks, ...resolutions, ...appends, ...owed, ...(views ? [views.statement] : [])]) : [];
+    const [results, , appended, recorded] = splitAt(batched, writes.length, checks.length + resolutions.length, appends.length, owed.length);
     const viewOf = new Map((views ? views.read(batched.at(-1)!) : []).map((v) => [v.id, v]));
     let offset = 0;
     const committed: Committed = {

@@ -33,21 +33,28 @@ export function assignStatement(ctx: OpContext, plan: Assignment[], guard: Versi
 const OVER_CAPACITY = "server over capacity: ";
 
 /**
- * Fails the batch if a server the plan assigned to now has more active tasks
- * than it can take. A server's load is shared by every project it serves, and
- * another project's room may have assigned to it since this plan read it; the
- * room then plans again from fresh reads. (SQLite raises no error on its own
- * outside triggers: a JSON path that names the server is the error.)
+ * Fails the batch if a server that its operations assigned to has more
+ * active tasks than it can take once its writes are in: one statement for
+ * the whole batch, after them. A server's load is shared by every project it
+ * serves, and another project's room may have assigned to it since this one
+ * read it; the room then plans again from fresh reads. (SQLite raises no
+ * error on its own outside triggers: a JSON path that names the server is
+ * the error.)
  */
-export function capacityCheck(ctx: OpContext, plan: Assignment[], guard: VersionGuard) {
-  const serverIds = JSON.stringify([...new Set(plan.map((p) => p.match.server_id))]);
-  return statement(
-    ctx.d1,
-    sql`SELECT json_extract('{}', ${OVER_CAPACITY} || s.name) FROM servers s
-        WHERE s.id IN (SELECT value FROM json_each(${serverIds})) AND ${guardHolds(guard)}
-          AND ${activeTasksOfServer} > CAST(COALESCE(s.capabilities ->> '$.max_concurrent_tasks', ${DEFAULT_MAX_CONCURRENT_TASKS}) AS INTEGER)`,
-  );
+export function capacityCheck(d1: D1Database, serverIds: readonly string[]): D1PreparedStatement[] {
+  if (serverIds.length === 0) return [];
+  return [
+    statement(
+      d1,
+      sql`SELECT json_extract('{}', ${OVER_CAPACITY} || s.name) FROM servers s
+          WHERE s.id IN (SELECT value FROM json_each(${JSON.stringify([...new Set(serverIds)])}))
+            AND ${activeTasksOfServer} > CAST(COALESCE(s.capabilities ->> '$.max_concurrent_tasks', ${DEFAULT_MAX_CONCURRENT_TASKS}) AS INTEGER)`,
+    ),
+  ];
 }
+
+/** The servers an auto-assignment gives tasks to, whose capacity the room checks after the batch's writes. */
+export const filledServers = (plan: readonly Assignment[]) => plan.map((p) => p.match.server_id);
 
 /** Whether a batch failed its capacity check (and is worth planning again). */
 export const overCapacity = (e: unknown) => errorMentions(e, OVER_CAPACITY);
@@ -86,8 +93,7 @@ export async function planAutoAssign(ctx: OpContext, unblocked: string[], freedS
   );
 }
 
-export const assignmentStatements = (ctx: OpContext, plan: Assignment[], guard: VersionGuard) =>
-  plan.length ? [assignStatement(ctx, plan, guard), capacityCheck(ctx, plan, guard)] : [];
+export const assignmentStatements = (ctx: OpContext, plan: Assignment[], guard: VersionGuard) => (plan.length ? [assignStatement(ctx, plan, guard)] : []);
 
 export const assign: Planner<"assign"> = async (ctx, cmd) => {
   const task = await loadTask(ctx, cmd.taskId);
@@ -129,9 +135,8 @@ export const autoAssign: Planner<"auto_assign"> = async (ctx, cmd) => {
   if (!best || best.score < 0) return answerOnly(task.id, { status: "no_match" });
   const assignment = { taskId: task.id, match: best, requirePlan: task.requirePlan };
   return {
-    ...taskWrite(ctx, task, { status: task.requirePlan ? "planning" : "assigned", assignedServerId: best.server_id, targetSessionId: null, assignedAt: ctx.now }, assignmentEvents([assignment]), (guard) => [
-      capacityCheck(ctx, [assignment], guard),
-    ]),
+    ...taskWrite(ctx, task, { status: task.requirePlan ? "planning" : "assigned", assignedServerId: best.server_id, targetSessionId: null, assignedAt: ctx.now }, assignmentEvents([assignment])),
+    fills: filledServers([assignment]),
     data: { status: "assigned", server_id: best.server_id, server_name: best.server_name, match_score: best.score },
   };
 };
@@ -143,6 +148,7 @@ export const sweep: Planner<"sweep"> = async (ctx) => {
   return {
     taskId: "",
     statements: assignmentStatements(ctx, assignments, null),
+    fills: filledServers(assignments),
     events: recordEvents(ctx, assignmentEvents(assignments)),
     data: { assigned: assignments.length },
   };

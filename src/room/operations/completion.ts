@@ -7,7 +7,7 @@ import { canonicalJson, contentOfPointers } from "../../domain/canonical-json";
 import { checkContracts, resolveDownstream } from "../../domain/cascade";
 import { ACTIVE, allowedActions, FINISHED, type TaskStatus } from "../../domain/lifecycle";
 import { guardHolds, statement, type EventDraft, type TaskRow, type VersionGuard } from "../statements";
-import { assignmentEvents, assignmentStatements, planAutoAssign } from "./assignment";
+import { assignmentEvents, assignmentStatements, filledServers, planAutoAssign } from "./assignment";
 import { partyOf, statusEvent, taskWrite, transition, type Cmd, type OpContext, type OpOutcome, type WritePlan } from "./kernel";
 import { HUB_ACTOR, type RoomActor } from "../commands";
 import { invalidTransition, notFound, resultConflict } from "./refusals";
@@ -83,6 +83,7 @@ export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<Op
     ...plan,
     // The links read are every unresolved dependency on the task (only the room writes them): none, nothing to resolve.
     ...(links.length > 0 ? { resolves: { upstreamId: task.id, version: task.version + 1, at: ctx.now } } : {}),
+    fills: filledServers(assignments),
     effects: { ...plan.effects, resolved: task.id, unblocked: resolution.unblocked, assignments },
   };
 }
@@ -108,7 +109,7 @@ export async function endWithoutCompleting(ctx: OpContext, loaded: TaskWithDowns
     ],
     (guard) => [...cancelOpenQuestions(ctx, loaded, guard), ...assignmentStatements(ctx, assignments, guard)],
   );
-  return { ...plan, effects: { ...plan.effects, assignments } };
+  return { ...plan, fills: filledServers(assignments), effects: { ...plan.effects, assignments } };
 }
 
 /** Fails a task: by its agent, or by the room when its timeout passes (code TIMEOUT). */

@@ -5,7 +5,7 @@ import { isBlocked, resolveDependency } from "../../domain/dependencies";
 import { cycleThrough } from "../../domain/dependency-graph";
 import { FINISHED } from "../../domain/lifecycle";
 import { statement } from "../statements";
-import { assignmentEvents, assignmentStatements, planAutoAssign } from "./assignment";
+import { assignmentEvents, assignmentStatements, filledServers, planAutoAssign } from "./assignment";
 import { loadTask, recordEvents, type Cmd, type OpContext, type OpOutcome } from "./kernel";
 import { dependencyCycle, invalidField, notFound, taskImmutable } from "./refusals";
 import { isDispatched } from "../../protocol/compute-protocol";
@@ -64,6 +64,7 @@ export async function removeDependency(ctx: OpContext, cmd: Cmd<"remove_dependen
       statement(ctx.d1, ctx.db.delete(taskDependencies).where(and(eq(taskDependencies.taskId, task.id), eq(taskDependencies.dependsOnTaskId, removed.dependsOnTaskId)))),
       ...assignmentStatements(ctx, assignments, null),
     ],
+    fills: filledServers(assignments),
     events: recordEvents(ctx, [
       { type: "dependency_removed", taskId: task.id, data: { depends_on_task_id: removed.dependsOnTaskId, dependency_type: removed.dependencyType } },
       ...(unblocks ? [{ type: "task_unblocked" as const, taskId: task.id, data: { resolved_by: null } }] : []),

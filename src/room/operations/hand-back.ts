@@ -12,7 +12,7 @@ import { AGENT_LOST, leaseDecision } from "../../protocol/compute-protocol";
 import { errorBlock } from "../../protocol/task-format";
 import type { EventDraft, TaskRow } from "../statements";
 import type { Blocker } from "../task-reads";
-import { assignmentEvents, assignStatement, capacityCheck, planAutoAssign } from "./assignment";
+import { assignmentEvents, assignStatement, filledServers, planAutoAssign } from "./assignment";
 import { endWithoutCompleting } from "./completion";
 import { answerOnly, statusEvent, taskWrite, transition, type OpContext, type OpOutcome, type Planner } from "./kernel";
 import { notFound } from "./refusals";
@@ -37,9 +37,9 @@ async function backToPending(ctx: OpContext, task: TaskRow, blockers: Blocker[],
     task,
     { targetSessionId: null, startedAt: null, deadlineAt: null, ...set, ...placement },
     [event, ...assignmentEvents(assignments)],
-    (guard) => [...(others.length ? [assignStatement(ctx, others, guard)] : []), ...(assignments.length ? [capacityCheck(ctx, assignments, guard)] : [])],
+    (guard) => (others.length ? [assignStatement(ctx, others, guard)] : []),
   );
-  return { ...plan, effects: { ...plan.effects, assignments: others } };
+  return { ...plan, fills: filledServers(assignments), effects: { ...plan.effects, assignments: others } };
 }
 
 /** The assignee declines an assigned or planning task; its server is never offered the task again. */

@@ -38,6 +38,8 @@ export interface WritePlan {
   statements: D1PreparedStatement[];
   /** Its events: the room appends those of the whole batch together, after every operation's statements. */
   events?: EventAppend;
+  /** Servers its auto-assignment gave tasks to: the room checks their capacity once for the whole batch, after its writes. */
+  fills?: readonly string[];
   /** A completion's dependents to resolve: the room resolves those of the whole batch together, as it appends events. */
   resolves?: DependentsResolution;
   /** Index of the guarded task update in `statements`, if any: it must have changed one row. */
