@@ -14,8 +14,17 @@ import { log, logError, logs } from "../log";
 import { taskViewsInBatch } from "../db/task-queries";
 import { HUB_ACTOR, type ProblemData, type RoomActor, type RoomAnswer, type RoomCommand, type RoomResult } from "./commands";
 import { concurrentChange } from "./operations/refusals";
-import { capacityCheck } from "./operations/assignment";
-import { isProblem, overCapacity, planOperation, writesAnything, type AgentNotice, type OpContext, type OpOutcome, type WritePlan } from "./operations";
+import {
+  capacityCheck,
+  isProblem,
+  overCapacity,
+  planOperation,
+  writesAnything,
+  type AgentNotice,
+  type OpContext,
+  type OpOutcome,
+  type WritePlan,
+} from "./operations";
 import { OutboxRecorder, outboxTargets, type OutboxTarget } from "./outbox";
 import { appendEvents, committedEvents, resolveDependents, type CommittedEvent } from "./statements";
 import { d1Reads, GroupReads, type TaskReads } from "./task-reads";
@@ -234,8 +243,9 @@ export class RoomWriter {
    */
   private async commit(outcomes: OpOutcome[], operations: readonly Operation[]): Promise<RoomAnswer[]> {
     const plans = outcomes.filter((o): o is WritePlan => !isProblem(o));
-    // Every operation's statements, then what they leave to the end of the batch, one statement for all of them: the
-    // dependents of what they completed, and their events (seqs follow the operations' order).
+    // Every operation's statements, then what they leave to the end of the batch, one statement each for all of them:
+    // the capacity of the servers they assigned to, the dependents of what they completed, and their events (whose
+    // seqs follow the operations' order).
     const writes = plans.flatMap((p) => p.statements);
     const checks = capacityCheck(this.d1, plans.flatMap((p) => p.fills ?? []));
     const resolutions = resolveDependents(this.d1, plans.flatMap((p) => (p.resolves ? [p.resolves] : [])));
