@@ -334,38 +334,58 @@ if (wanted("costs")) {
   console.log("\n(3c) CPU per request: the hub's processes beside the baseline's");
   if (!CLOCK_TICKS) console.log("  skipped: needs /proc");
   else {
-    const N = 1000;
-    const perRequest = async (proc: ChildProcess, run: (i: number) => Promise<unknown>) => {
+    // Rounds alternate the baseline with the hub's requests, and each round's ratio is taken against the baseline
+    // right before and after it: the machine's speed drifts between rounds, far less within one.
+    const ROUNDS = 5;
+    const PER_ROUND = 200;
+    const N = ROUNDS * PER_ROUND;
+    const perRequest = async (proc: ChildProcess, requests: number, run: (i: number) => Promise<unknown>) => {
       const before = cpuMs(proc)!;
-      await pool(Array.from({ length: N }), 32, (_, i) => run(i));
-      return (cpuMs(proc)! - before) / N;
+      await pool(Array.from({ length: requests }), 32, (_, i) => run(i));
+      return (cpuMs(proc)! - before) / requests;
     };
-    const insertBefore = await perRequest(baselineProcess, oneInsert);
     const agent = await newAgent("cost-agent", { max_concurrent_tasks: N });
-    const rows: [string, number][] = [
-      ["one D1 read, no auth (GET /health)", await perRequest(hubProcess, async () => (await fetch(`${hub}/api/v1/health`)).arrayBuffer())],
-      // The agent has no tasks yet: its key's lookup and one read that finds nothing.
-      ["API-key lookup and a read (GET /server/status)", await perRequest(hubProcess, () => ok(agent.hub.GET("/api/v1/server/status")))],
-    ];
+    const idle = await newAgent("idle-agent", { max_concurrent_tasks: 1 });
     const project = await newProject("costs");
     const ids = await pool(Array.from({ length: N }), 16, () => createTask(agent, { title: "cost", project_id: project }));
     await pool(ids, 16, (id) => assignTo(agent, id));
     // Every one of these writes is warm: the key was looked up and each task's project learnt when it was created.
     const trips = { start: [] as number[], complete: [] as number[] };
     const tripsOf = async (into: number[], write: Promise<{ response: Response }>) => into.push(workerD1((await write).response.headers.get("Server-Timing")));
-    rows.push(
-      ["agent start", await perRequest(hubProcess, (i) => tripsOf(trips.start, start(agent, ids[i]!)))],
-      ["agent complete", await perRequest(hubProcess, (i) => tripsOf(trips.complete, complete(agent, ids[i]!, "ok")))],
-    );
+    const lines: [string, (round: number) => (i: number) => Promise<unknown>][] = [
+      ["one D1 read, no auth (GET /health)", () => async () => (await fetch(`${hub}/api/v1/health`)).arrayBuffer()],
+      // An agent with no tasks: its key's lookup and one read that finds nothing.
+      ["API-key lookup and a read (GET /server/status)", () => () => ok(idle.hub.GET("/api/v1/server/status"))],
+      ["agent start", (round) => (i) => tripsOf(trips.start, start(agent, ids[round * PER_ROUND + i]!))],
+      ["agent complete", (round) => (i) => tripsOf(trips.complete, complete(agent, ids[round * PER_ROUND + i]!, "ok"))],
+    ];
+    const baselines = [await perRequest(baselineProcess, PER_ROUND, oneInsert)];
+    const measured = lines.map(() => ({ ms: [] as number[], ratios: [] as number[] }));
+    for (let round = 0; round < ROUNDS; round++) {
+      const ms = [];
+      for (const [, run] of lines) ms.push(await perRequest(hubProcess, PER_ROUND, run(round)));
+      baselines.push(await perRequest(baselineProcess, PER_ROUND, oneInsert));
+      const near = (baselines[round]! + baselines[round + 1]!) / 2;
+      ms.forEach((m, i) => {
+        measured[i]!.ms.push(m);
+        measured[i]!.ratios.push(m / near);
+      });
+    }
     for (const [write, counts] of Object.entries(trips)) {
       report(
         `  Worker-side D1 round trips per warm agent ${write}: ${fmt(Math.max(...counts), 0)} at most, ${fmt(counts.reduce((a, b) => a + b, 0) / counts.length, 2)} on average over ${counts.length} (target 0; a key's lookup is kept 30 s, so a longer run looks it up again)`,
       );
     }
-    // Taken before and after the hub's figures, like the tree's baseline.
-    const insert = (insertBefore + (await perRequest(baselineProcess, oneInsert))) / 2;
-    report(`  one-insert baseline request: ${fmt(insert, 2)} ms of CPU`);
-    for (const [label, ms] of rows) report(`  ${label}: ${fmt(ms, 2)} ms of CPU = ${fmt(ms / insert, 2)}× the baseline request${label.startsWith("agent") ? " (target ≤ 1.2×)" : ""}`);
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const range = (xs: number[]) => `${fmt(Math.min(...xs), 2)}–${fmt(Math.max(...xs), 2)}`;
+    report(`  one-insert baseline request: ${fmt(median(baselines), 2)} ms of CPU (median of ${baselines.length} rounds of ${PER_ROUND}, ${range(baselines)})`);
+    lines.forEach(([label], i) => {
+      const { ms, ratios } = measured[i]!;
+      report(
+        `  ${label}: ${fmt(median(ms), 2)} ms of CPU = ${fmt(median(ratios), 2)}× the baseline request${label.startsWith("agent") ? " (target ≤ 1.2×)" : ""}` +
+          `   | median of ${ROUNDS} rounds of ${PER_ROUND}, each against the baseline right before and after it: ${ratios.map((r) => fmt(r, 2)).join(", ")}`,
+      );
+    });
   }
 }
 
