@@ -448,6 +448,21 @@ describe("operations committed together", () => {
     expect(log.slice(-3)).toEqual(["task_completed:up", "task_unblocked:down", "task_started:down"]);
   });
 
+  it("lets an agent's escalation see the start planned before it in the same group", async () => {
+    const id = await newTask(w);
+    await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { session_name: "worker" }));
+    const escalation: RoomCommand = { ...completeOp(id), envelope: { status: "needs_human", question: "Which schema?" } };
+    const [started, escalated] = await inOneTurn(w.project.id, id, [
+      [worker(), { op: "start", taskId: id }],
+      [worker(), escalation],
+    ]);
+    expect(started).toMatchObject({ ok: true, metrics: { operations: 2 } });
+    expect(escalated).toMatchObject({ ok: true, metrics: { operations: 2 } });
+    expect(await get(id)).toMatchObject({ status: "needs_human" });
+    const log = (await events()).filter((e) => e.task_id === id).map((e) => e.type);
+    expect(log.slice(-2)).toEqual(["task_started", "intervention_requested"]);
+  });
+
   it("still finds the task a completion unblocks behind more than a group reads at once (210) that the group could unblock", async () => {
     const { project, box, make, run } = await projectWithBox("waiting-box", "ada", 1);
     const x = await make({});

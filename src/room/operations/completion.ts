@@ -13,7 +13,7 @@ import { HUB_ACTOR, type RoomActor } from "../commands";
 import { invalidTransition, notFound, resultConflict } from "./refusals";
 import { errorBlock } from "../../protocol/task-format";
 import { escalationContext, type EnvelopeOutcome } from "../../protocol/agent-envelope";
-import { help } from "./lifecycle";
+import { helpWith } from "./lifecycle";
 import type { TaskWithDownstream } from "../task-reads";
 
 /**
@@ -144,7 +144,7 @@ function failureOf(task: TaskRow, next: TaskStatus, f: Pick<Cmd<"fail">, "error"
 async function endAsEnvelopeSays(ctx: OpContext, loaded: TaskWithDownstream, envelope: Record<string, unknown>, outcome: Exclude<EnvelopeOutcome, { status: "done" }>) {
   const { task } = loaded;
   if (outcome.status === "needs_human") {
-    return help(ctx, { op: "help", taskId: task.id, question: outcome.question, context: escalationContext(envelope), interventionType: "help", targetSessionId: null });
+    return helpWith(ctx, task, { question: outcome.question, context: escalationContext(envelope), interventionType: "help", targetSessionId: null });
   }
   const failure = failureOf(task, "failed", { error: outcome.message, code: outcome.code, recoverable: true }, envelope);
   return endWithoutCompleting(ctx, loaded, "failed", failure.event, failure.set);

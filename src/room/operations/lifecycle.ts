@@ -203,7 +203,11 @@ export async function retry(ctx: OpContext, cmd: Cmd<"retry">): Promise<OpOutcom
 
 export async function help(ctx: OpContext, cmd: Cmd<"help">): Promise<OpOutcome> {
   const task = await loadTask(ctx, cmd.taskId);
-  if (!task) return notFound("Task");
+  return task ? helpWith(ctx, task, cmd) : notFound("Task");
+}
+
+/** Asks a person about the task as the operation read it (in a group, as the operations before it left it). */
+export function helpWith(ctx: OpContext, task: TaskRow, cmd: Omit<Cmd<"help">, "op" | "taskId">): OpOutcome {
   const next = transition(ctx, task, "help");
   if (typeof next !== "string") return next;
   const interventionId = crypto.randomUUID();
