@@ -451,7 +451,14 @@ describe("operations committed together", () => {
   it("lets an agent's escalation see the start planned before it in the same group", async () => {
     const id = await newTask(w);
     await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { session_name: "worker" }));
-    const escalation: RoomCommand = { ...completeOp(id), envelope: { status: "needs_human", question: "Which schema?" } };
+    const escalation: RoomCommand = {
+      op: "complete",
+      taskId: id,
+      result: { summary: "stuck" },
+      structured: false,
+      warnings: [],
+      envelope: { status: "needs_human", question: "Which schema?" },
+    };
     const [started, escalated] = await inOneTurn(w.project.id, id, [
       [worker(), { op: "start", taskId: id }],
       [worker(), escalation],
