@@ -123,9 +123,9 @@ const countLinks = (links: LinkRead[], resolved: (id: string) => boolean = () =>
 
 /** Reads for one operation, straight from D1: one query each. */
 export function d1Reads(db: Db, projectId: string): TaskReads {
-  const withExtra = async (taskId: string, extra: SQL<string>) => {
+  const withExtra = async (taskId: string, extra: SQL<string>, questions: SQL<number> = sql`0`) => {
     const [row] = await db
-      .select({ task: tasks, extra, questions: openQuestions })
+      .select({ task: tasks, extra, questions })
       .from(tasks)
       .where(and(eq(tasks.id, taskId), eq(tasks.projectId, projectId)));
     return row;
@@ -136,7 +136,7 @@ export function d1Reads(db: Db, projectId: string): TaskReads {
       return row && { task: row.task, blockers: JSON.parse(row.extra) as Blocker[] };
     },
     async taskWithDownstream(taskId) {
-      const row = await withExtra(taskId, downstreamJson);
+      const row = await withExtra(taskId, downstreamJson, openQuestions);
       return row && { task: row.task, links: countLinks(JSON.parse(row.extra) as LinkRead[]), openQuestions: Boolean(row.questions) };
     },
     async assignmentContext(limit, alsoUnblocking = []) {
