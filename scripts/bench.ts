@@ -131,6 +131,10 @@ const roomCost = (timing: string | null) => {
 const workerD1 = (timing: string | null) => Number(timing?.match(/worker;desc="d1 queries=(\d+)/)?.[1] ?? NaN);
 const secondsSince = (t: number) => (performance.now() - t) / 1000;
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
+const percentile = (xs: number[], p: number) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+};
 
 /** One request to the baseline Worker: one D1 insert. */
 async function oneInsert() {
@@ -376,13 +380,14 @@ if (wanted("costs")) {
         `  Worker-side D1 round trips per warm agent ${write}: ${fmt(Math.max(...counts), 0)} at most, ${fmt(counts.reduce((a, b) => a + b, 0) / counts.length, 2)} on average over ${counts.length} (target 0; a key's lookup is kept 30 s, so a longer run looks it up again)`,
       );
     }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const range = (xs: number[]) => `${fmt(Math.min(...xs), 2)}–${fmt(Math.max(...xs), 2)}`;
-    report(`  one-insert baseline request: ${fmt(median(baselines), 2)} ms of CPU (median of ${baselines.length} rounds of ${PER_ROUND}, ${range(baselines)})`);
+    report(
+      `  one-insert baseline request: ${fmt(percentile(baselines, 50), 2)} ms of CPU (median of ${baselines.length} rounds of ${PER_ROUND}, ${range(baselines)})`,
+    );
     lines.forEach(([label], i) => {
       const { ms, ratios } = measured[i]!;
       report(
-        `  ${label}: ${fmt(median(ms), 2)} ms of CPU = ${fmt(median(ratios), 2)}× the baseline request${label.startsWith("agent") ? " (target ≤ 1.2×)" : ""}` +
+        `  ${label}: ${fmt(percentile(ms, 50), 2)} ms of CPU = ${fmt(percentile(ratios, 50), 2)}× the baseline request${label.startsWith("agent") ? " (target ≤ 1.2×)" : ""}` +
           `   | median of ${ROUNDS} rounds of ${PER_ROUND}, each against the baseline right before and after it: ${ratios.map((r) => fmt(r, 2)).join(", ")}`,
       );
     });
@@ -406,10 +411,6 @@ if (wanted("costs-model")) {
 
 // ── (4)–(6) live sockets ────────────────────────────────────────────────
 const wsBase = hub.replace("http", "ws");
-const percentile = (xs: number[], p: number) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-};
 /** Opens a socket and resolves once it is open; frames go to `onFrame`. */
 /**
  * What the figures read of the sockets' frames, on the frames of the types they read (the description gives the
