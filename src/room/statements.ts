@@ -110,6 +110,13 @@ export interface EventAppend {
   guard: VersionGuard;
 }
 
+/**
+ * True when a task's update to `version` applied, asked once the batch's other writes are in: a task's version only
+ * grows and only its room writes it, so that version, or a later one a later operation of the same batch set, means
+ * it did.
+ */
+const updateApplied = (taskId: SQL, version: SQL) => sql`EXISTS (SELECT 1 FROM tasks t WHERE t.id = ${taskId} AND t.version >= ${version})`;
+
 /** How much of the events' JSON one statement binds, well under D1's largest value. */
 const APPEND_CHUNK_CHARS = 512 * 1024;
 
@@ -118,11 +125,9 @@ const APPEND_CHUNK_CHARS = 512 * 1024;
  * project's next seqs computed inside the transaction: one statement for the
  * whole batch (more only for very large events), placed after the batch's
  * other writes. Each operation's events carry its guard, checked then:
- * - a task's version only grows and only this room writes it, so the
- *   version the operation set, or a later operation of the same batch set
- *   after it, means its update applied;
- * - a session or webhook is written by operations that commit alone, so
- *   its `updated_at` is still the one the operation wrote.
+ * - a task's, by `updateApplied`;
+ * - a session's or webhook's, by its `updated_at`: they are written by
+ *   operations that commit alone, so it is still the one the operation wrote.
  * Seqs are numbered over the rows that are written, so they leave no gap.
  */
 export function appendEvents(d1: D1Database, projectId: string, appends: EventAppend[]): D1PreparedStatement[] {
@@ -159,7 +164,7 @@ const appendStatement = (d1: D1Database, projectId: string, rows: string) =>
     -- MAX alone in its own subquery is one step down the primary key; inside an expression SQLite reads every event.
     FROM (SELECT COALESCE((SELECT MAX(seq) FROM events WHERE project_id = ${projectId}), 0) + 1 AS next) AS base, json_each(${rows}) AS e
     WHERE CASE e.value ->> '$.guard[0]'
-      WHEN 'task' THEN EXISTS (SELECT 1 FROM tasks WHERE id = e.value ->> '$.guard[1]' AND version >= e.value ->> '$.guard[2]')
+      WHEN 'task' THEN ${updateApplied(sql`e.value ->> '$.guard[1]'`, sql`e.value ->> '$.guard[2]'`)}
       WHEN 'session' THEN EXISTS (SELECT 1 FROM sessions WHERE id = e.value ->> '$.guard[1]' AND updated_at = e.value ->> '$.guard[2]')
       WHEN 'webhook' THEN EXISTS (SELECT 1 FROM webhooks WHERE id = e.value ->> '$.guard[1]' AND updated_at = e.value ->> '$.guard[2]')
       ELSE 1 END
@@ -178,7 +183,7 @@ export interface DependentsResolution {
 /**
  * Resolves the dependencies on every task the batch completed: one statement
  * for the whole batch, placed after its other writes, each completion's only
- * if its update applied (the version it set, or a later one: see appendEvents).
+ * if its update applied (`updateApplied`).
  */
 export function resolveDependents(d1: D1Database, resolutions: DependentsResolution[]): D1PreparedStatement[] {
   if (resolutions.length === 0) return [];
@@ -189,7 +194,7 @@ export function resolveDependents(d1: D1Database, resolutions: DependentsResolut
       sql`UPDATE task_dependencies SET resolved = 1, resolved_at = (SELECT r.value ->> 'at' FROM json_each(${rows}) r WHERE r.value ->> 'id' = depends_on_task_id)
           WHERE resolved = 0 AND depends_on_task_id IN (
             SELECT r.value ->> 'id' FROM json_each(${rows}) r
-            WHERE EXISTS (SELECT 1 FROM tasks t WHERE t.id = r.value ->> 'id' AND t.version >= r.value ->> 'version'))`,
+            WHERE ${updateApplied(sql`r.value ->> 'id'`, sql`r.value ->> 'version'`)})`,
     ),
   ];
 }
