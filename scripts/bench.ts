@@ -136,16 +136,17 @@ const percentile = (xs: number[], p: number) => {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 };
 
-/** One request to the baseline Worker: one D1 insert. */
-async function oneInsert() {
-  const res = await fetch(`${baselineUrl}/`, { method: "POST", body: "{}" });
+/** One request to the baseline Worker: one D1 insert (at `path` /room, made by a Durable Object it calls). */
+async function oneInsert(path: "/" | "/room" = "/") {
+  const res = await fetch(`${baselineUrl}${path}`, { method: "POST", body: "{}" });
   if (res.status !== 201) throw new Error(`baseline answered ${res.status}`);
   await res.arrayBuffer();
 }
+const oneInsertThroughRoom = () => oneInsert("/room");
 
-async function baselineRate(requests: number, concurrency: number) {
+async function baselineRate(requests: number, concurrency: number, request: () => Promise<void> = oneInsert) {
   const started = performance.now();
-  await pool(Array.from({ length: requests }), concurrency, oneInsert);
+  await pool(Array.from({ length: requests }), concurrency, request);
   const seconds = secondsSince(started);
   return { seconds, perSecond: requests / seconds };
 }
@@ -328,6 +329,12 @@ if (wanted("tree")) {
       `  HTTP: 1,111 tasks in ${fmt(seconds, 2)} s = ${fmt(tps)} tasks/s (${requests} requests, ${fmt(requests / seconds, 0)} requests/s; setup ${fmt(setupSeconds, 1)} s)` +
         `   | baseline right before and after: ${fmt(before.perSecond, 0)} and ${fmt(after.perSecond, 0)} requests/s → ratio ${fmt(tps / near, 2)} (target ≥ 0.4)`,
     );
+    // Each task is started and completed through its project's room: two writes through a Durable Object at least.
+    const throughRoom = await baselineRate(3000, 32, oneInsertThroughRoom);
+    report(
+      `  ceiling of a task's two writes through a Durable Object: one insert made by one, ${fmt(throughRoom.perSecond, 0)} requests/s, halved = ${fmt(throughRoom.perSecond / 2 / near, 2)} of the baseline` +
+        ` (the tree's polls not counted)`,
+    );
   }
 }
 
@@ -363,16 +370,22 @@ if (wanted("costs")) {
       ["agent start", (round) => (i) => tripsOf(trips.start, start(agent, ids[round * PER_ROUND + i]!))],
       ["agent complete", (round) => (i) => tripsOf(trips.complete, complete(agent, ids[round * PER_ROUND + i]!, "ok"))],
     ];
-    const baselines = [await perRequest(baselineProcess, PER_ROUND, oneInsert)];
-    const measured = lines.map(() => ({ ms: [] as number[], ratios: [] as number[] }));
+    const baselines = [await perRequest(baselineProcess, PER_ROUND, () => oneInsert())];
+    const measured = lines.map(() => ({ ms: [] as number[], ratios: [] as number[], overFloor: [] as number[] }));
+    // The least any write through a project's room costs: the same insert, made by a Durable Object the request calls.
+    const floor = { ms: [] as number[], ratios: [] as number[] };
     for (let round = 0; round < ROUNDS; round++) {
       const ms = [];
       for (const [, run] of lines) ms.push(await perRequest(hubProcess, PER_ROUND, run(round)));
-      baselines.push(await perRequest(baselineProcess, PER_ROUND, oneInsert));
+      const floorMs = await perRequest(baselineProcess, PER_ROUND, oneInsertThroughRoom);
+      baselines.push(await perRequest(baselineProcess, PER_ROUND, () => oneInsert()));
       const near = (baselines[round]! + baselines[round + 1]!) / 2;
+      floor.ms.push(floorMs);
+      floor.ratios.push(floorMs / near);
       ms.forEach((m, i) => {
         measured[i]!.ms.push(m);
         measured[i]!.ratios.push(m / near);
+        measured[i]!.overFloor.push(m / floorMs);
       });
     }
     for (const [write, counts] of Object.entries(trips)) {
@@ -384,10 +397,15 @@ if (wanted("costs")) {
     report(
       `  one-insert baseline request: ${fmt(percentile(baselines, 50), 2)} ms of CPU (median of ${baselines.length} rounds of ${PER_ROUND}, ${range(baselines)})`,
     );
+    report(
+      `  one insert made by a Durable Object the request calls (the least a write through a room costs): ${fmt(percentile(floor.ms, 50), 2)} ms of CPU = ${fmt(percentile(floor.ratios, 50), 2)}× the baseline request` +
+        `   | rounds: ${floor.ratios.map((r) => fmt(r, 2)).join(", ")}`,
+    );
     lines.forEach(([label], i) => {
-      const { ms, ratios } = measured[i]!;
+      const { ms, ratios, overFloor } = measured[i]!;
+      const write = label.startsWith("agent");
       report(
-        `  ${label}: ${fmt(percentile(ms, 50), 2)} ms of CPU = ${fmt(percentile(ratios, 50), 2)}× the baseline request${label.startsWith("agent") ? " (target ≤ 1.2×)" : ""}` +
+        `  ${label}: ${fmt(percentile(ms, 50), 2)} ms of CPU = ${fmt(percentile(ratios, 50), 2)}× the baseline request${write ? ` (target ≤ 1.2×), ${fmt(percentile(overFloor, 50), 2)}× the insert through a Durable Object` : ""}` +
           `   | median of ${ROUNDS} rounds of ${PER_ROUND}, each against the baseline right before and after it: ${ratios.map((r) => fmt(r, 2)).join(", ")}`,
       );
     });

@@ -1,14 +1,35 @@
 /**
- * The benchmark's baselines: the same runtime serving one D1 insert per
- * request (POST /), and a plain route moving bytes in and out of R2
- * (PUT|GET /r2/<key>).
+ * The benchmark's baselines, in the same runtime as the hub:
+ * - POST / makes one D1 insert per request;
+ * - POST /room makes the same insert from a Durable Object the request calls
+ *   over RPC: the least a write through a project's room can cost;
+ * - PUT|GET /r2/<key> moves bytes in and out of R2.
  */
+import { DurableObject } from "cloudflare:workers";
+
 interface BaselineEnv {
   DB: D1Database;
   BLOBS: R2Bucket;
+  INSERTER: DurableObjectNamespace<Inserter>;
 }
 
 let ready: Promise<unknown> | undefined;
+
+/** One insert of `body`; its new row's id. */
+async function insert(db: D1Database, body: string): Promise<string> {
+  ready ??= db.prepare("CREATE TABLE IF NOT EXISTS items (id TEXT PRIMARY KEY, body TEXT NOT NULL, created_at TEXT NOT NULL)").run();
+  await ready;
+  const id = crypto.randomUUID();
+  await db.prepare("INSERT INTO items (id, body, created_at) VALUES (?1, ?2, ?3)").bind(id, body, new Date().toISOString()).run();
+  return id;
+}
+
+/** A Durable Object that only inserts: one instance, as one project has one room. */
+export class Inserter extends DurableObject<BaselineEnv> {
+  insert(body: string): Promise<string> {
+    return insert(this.env.DB, body);
+  }
+}
 
 export default {
   async fetch(request: Request, env: BaselineEnv): Promise<Response> {
@@ -22,12 +43,8 @@ export default {
       const object = await env.BLOBS.get(key);
       return object ? new Response(object.body) : new Response(null, { status: 404 });
     }
-    ready ??= env.DB.prepare("CREATE TABLE IF NOT EXISTS items (id TEXT PRIMARY KEY, body TEXT NOT NULL, created_at TEXT NOT NULL)").run();
-    await ready;
-    const id = crypto.randomUUID();
-    await env.DB.prepare("INSERT INTO items (id, body, created_at) VALUES (?1, ?2, ?3)")
-      .bind(id, await request.text(), new Date().toISOString())
-      .run();
+    const body = await request.text();
+    const id = url.pathname === "/room" ? await env.INSERTER.get(env.INSERTER.idFromName("bench")).insert(body) : await insert(env.DB, body);
     return Response.json({ id }, { status: 201 });
   },
 } satisfies ExportedHandler<BaselineEnv>;
