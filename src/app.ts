@@ -6,13 +6,14 @@ import { dbOf } from "./db/client";
 import { BOOKMARK_HEADER, sessionStartOf } from "./db/d1-bookmarks";
 import { RequestSession } from "./db/request-session";
 import { countedD1, countingRoundTrips, noRoundTrips } from "./db/round-trips";
-import type { HubContext, HubEnv } from "./http/context";
+import type { HubEnv } from "./http/context";
 import { limitedBody } from "./http/body-limit";
 import { apiCors } from "./http/cors";
 import { datarefLinks } from "./http/dataref-links";
 import { logFailure } from "./http/failure-log";
 import { Problem, problemOfDomainError, quotingRequestId } from "./http/problem";
 import { withRequestId } from "./http/request-id";
+import { appendHeader, setHeader } from "./http/response-headers";
 import { logRequests } from "./http/request-log";
 import { discardOffloadsOnError } from "./http/request-offloads";
 import { agentSessionRoutes } from "./routes/agent-sessions";
@@ -125,25 +126,6 @@ export function buildApp() {
   });
 
   return app;
-}
-
-/** Adds a header to the response in place where its headers can change (copying a response costs CPU on every request). */
-function appendHeader(c: HubContext, name: string, value: string) {
-  try {
-    c.res.headers.append(name, value);
-  } catch {
-    // Headers of a response fetched from elsewhere are immutable: Hono copies it.
-    c.header(name, value, { append: true });
-  }
-}
-
-/** Sets a header of the response, in place where it can (as appendHeader). */
-function setHeader(c: HubContext, name: string, value: string) {
-  try {
-    c.res.headers.set(name, value);
-  } catch {
-    c.header(name, value);
-  }
 }
 
 /** The problem an error stands for, when it is one the hub foresaw; undefined for any other failure. */

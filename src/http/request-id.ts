@@ -9,6 +9,7 @@ import { createMiddleware } from "hono/factory";
 import { requestId } from "hono/request-id";
 import type { Context } from "hono";
 import type { HubEnv } from "./context";
+import { setHeader } from "./response-headers";
 
 export const REQUEST_ID_HEADER = "X-Request-Id";
 
@@ -31,6 +32,6 @@ export const withRequestId = every(
   requestId({ headerName: "", generator: rayOrUuid }),
   createMiddleware<HubEnv>(async (c, next) => {
     await next();
-    if (c.res.status !== 101) c.header(REQUEST_ID_HEADER, c.var.requestId);
+    if (c.res.status !== 101) setHeader(c, REQUEST_ID_HEADER, c.var.requestId);
   }),
 );
