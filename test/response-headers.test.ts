@@ -9,6 +9,12 @@ const appending = (c: Context) => {
   appendHeader(c, "Server-Timing", "room");
 };
 
+/** Each way of adding, with the header it adds and the value the answer then carries. */
+const CASES = [
+  [setting, "X-Request-Id", "req-1"],
+  [appending, "Server-Timing", "worker, room"],
+] as const;
+
 /** An app whose middleware adds headers after the handler, noting whether the response it had was kept. */
 function appAdding(add: (c: Context) => void) {
   const kept: boolean[] = [];
@@ -26,10 +32,7 @@ function appAdding(add: (c: Context) => void) {
 }
 
 it("changes the headers of a response the app made in place, with no copy", async () => {
-  for (const [add, name, value] of [
-    [setting, "X-Request-Id", "req-1"],
-    [appending, "Server-Timing", "worker, room"],
-  ] as const) {
+  for (const [add, name, value] of CASES) {
     const { app, kept } = appAdding(add);
     const res = await app.request("/made");
     expect(res.status).toBe(201);
@@ -40,10 +43,7 @@ it("changes the headers of a response the app made in place, with no copy", asyn
 });
 
 it("copies a response whose headers cannot change, and the copy carries them", async () => {
-  for (const [add, name, value] of [
-    [setting, "X-Request-Id", "req-1"],
-    [appending, "Server-Timing", "worker, room"],
-  ] as const) {
+  for (const [add, name, value] of CASES) {
     const { app, kept } = appAdding(add);
     const res = await app.request("/immutable");
     expect(res.status).toBe(302);
