@@ -69,12 +69,16 @@ export interface EventDraft {
  */
 export type VersionGuard = { taskId: string; version: number } | { sessionId: string; updatedAt: string } | { webhookId: string; updatedAt: string } | null;
 
+/** The session, or the webhook, is still as the operation wrote it at `updatedAt`. */
+const sessionWritten = (id: SQL | string, updatedAt: SQL | string) => sql`EXISTS (SELECT 1 FROM sessions WHERE id = ${id} AND updated_at = ${updatedAt})`;
+const webhookWritten = (id: SQL | string, updatedAt: SQL | string) => sql`EXISTS (SELECT 1 FROM webhooks WHERE id = ${id} AND updated_at = ${updatedAt})`;
+
 /** SQL condition true when the guard holds (always true without a guard). */
 export function guardHolds(guard: VersionGuard): SQL {
   if (!guard) return sql`1`;
   if ("taskId" in guard) return sql`EXISTS (SELECT 1 FROM tasks WHERE id = ${guard.taskId} AND version = ${guard.version})`;
-  if ("sessionId" in guard) return sql`EXISTS (SELECT 1 FROM sessions WHERE id = ${guard.sessionId} AND updated_at = ${guard.updatedAt})`;
-  return sql`EXISTS (SELECT 1 FROM webhooks WHERE id = ${guard.webhookId} AND updated_at = ${guard.updatedAt})`;
+  if ("sessionId" in guard) return sessionWritten(guard.sessionId, guard.updatedAt);
+  return webhookWritten(guard.webhookId, guard.updatedAt);
 }
 
 /** Each task field's column (its SQL name and how its values are stored), read once from the schema. */
@@ -165,8 +169,8 @@ const appendStatement = (d1: D1Database, projectId: string, rows: string) =>
     FROM (SELECT COALESCE((SELECT MAX(seq) FROM events WHERE project_id = ${projectId}), 0) + 1 AS next) AS base, json_each(${rows}) AS e
     WHERE CASE e.value ->> '$.guard[0]'
       WHEN 'task' THEN ${updateApplied(sql`e.value ->> '$.guard[1]'`, sql`e.value ->> '$.guard[2]'`)}
-      WHEN 'session' THEN EXISTS (SELECT 1 FROM sessions WHERE id = e.value ->> '$.guard[1]' AND updated_at = e.value ->> '$.guard[2]')
-      WHEN 'webhook' THEN EXISTS (SELECT 1 FROM webhooks WHERE id = e.value ->> '$.guard[1]' AND updated_at = e.value ->> '$.guard[2]')
+      WHEN 'session' THEN ${sessionWritten(sql`e.value ->> '$.guard[1]'`, sql`e.value ->> '$.guard[2]'`)}
+      WHEN 'webhook' THEN ${webhookWritten(sql`e.value ->> '$.guard[1]'`, sql`e.value ->> '$.guard[2]'`)}
       ELSE 1 END
     ORDER BY e.key
     RETURNING project_id, seq, type, task_id, actor, data, traceparent, created_at`,
