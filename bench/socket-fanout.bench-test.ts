@@ -10,6 +10,7 @@ import { SignJWT } from "jose";
 import { expect, it } from "vitest";
 import { hubClient, type HubCredentials } from "../client";
 import { newTask, type RoomActor, type RoomResult } from "../src/room/commands";
+import { percentile } from "./percentile";
 
 const SOCKETS = 1000;
 const ROUNDS = 10;
@@ -21,7 +22,6 @@ const upgraded = ({ response }: { response: Response }) => {
   if (response.status !== 101 || !response.webSocket) throw new Error(`no upgrade: ${response.status}`);
   return response.webSocket;
 };
-const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 it("fans events out to sockets", async () => {
   const now = new Date().toISOString();

@@ -9,6 +9,7 @@ import { expect, it } from "vitest";
 import { b64, fakeDaemon, pythonJson } from "../test/fake-daemon";
 import { bootstrapAdmin, createProject, hubAs, registerAgent } from "../test/helpers";
 import { openSocket, type TestSocket } from "../test/sockets";
+import { percentile } from "./percentile";
 
 const KEYSTROKES = 500;
 const VIEWERS = 20;
@@ -17,7 +18,6 @@ const CHUNK_BYTES = 16 * 1024;
 /** The fake daemon stays at most this far ahead of the slowest viewer, as a terminal's reader does when its writer outpaces it. */
 const LEAD_BYTES = 512 * 1024;
 const MARKER = "AQ==";
-const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 it("relays keystrokes and output", async () => {
   const admin = await bootstrapAdmin();

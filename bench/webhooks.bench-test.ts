@@ -20,6 +20,7 @@ import { expect, inject, it } from "vitest";
 import { signedRequest } from "../src/integrations/webhook-message";
 import { newTask, type RoomActor, type RoomCommand, type RoomResult } from "../src/room/commands";
 import { bootstrapAdmin, call, createProject } from "../test/helpers";
+import { percentile } from "./percentile";
 
 const ROUNDS = 200;
 const WARMUP = 10;
@@ -30,7 +31,6 @@ const BATCH = 50;
 /** Requests per stream in the throughput baselines (one stream per endpoint). */
 const BASELINE_POSTS = 100;
 const receiver = inject("receiver");
-const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
 interface Received {
   id: string;

@@ -8,6 +8,7 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { percentile } from "../bench/percentile.ts";
 import { hubClient, type HubClient, type HubCredentials, type paths, type Schemas } from "../client/index.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -146,10 +147,6 @@ const roomCost = (timing: string | null) => {
 const workerD1 = (timing: string | null) => Number(timing?.match(/worker;desc="d1 queries=(\d+)/)?.[1] ?? NaN);
 const secondsSince = (t: number) => (performance.now() - t) / 1000;
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
-const percentile = (xs: number[], p: number) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-};
 
 /** One request to the baseline Worker: one D1 insert (at `path` /room, made by a Durable Object it calls). */
 async function oneInsert(path: "/" | "/room" = "/") {
