@@ -4,7 +4,7 @@ import { fillPlaceholders } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
 import { appendEvents } from "../src/room/statements";
-import { groupTasks } from "../src/room/task-reads";
+import { groupTasks, groupWaiting } from "../src/room/task-reads";
 
 describe("a group's read of its tasks", () => {
   it("looks each task up by its id rather than scanning its project's tasks", async () => {
@@ -15,6 +15,65 @@ describe("a group's read of its tasks", () => {
       .all<{ detail: string }>();
     const onTasks = results.map((r) => r.detail).filter((d) => /^(SEARCH|SCAN) t(asks)?\b/.test(d));
     expect(onTasks).toEqual([expect.stringMatching(/^SEARCH tasks USING INDEX sqlite_autoindex_tasks_1 \(id=\?\)/)]);
+  });
+});
+
+describe("a group's read of the waiting tasks", () => {
+  /**
+   * A project whose group is one running task, with one task waiting only on it, 200 tasks waiting on nothing
+   * (ahead of the rest in waiting order), and `backlog` tasks waiting on another task.
+   */
+  async function projectWithBacklog(backlog: number) {
+    const projectId = crypto.randomUUID();
+    const [group, freed, other] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()];
+    const task = (id: string, status: string, createdAt: string) =>
+      env.DB.prepare(
+        `INSERT INTO tasks (id, project_id, title, spec, type, priority, status, acceptance_criteria, created_by, warnings, requirements, created_at, updated_at)
+         VALUES (?1, ?2, 't', '', 'feature', 'normal', ?3, '[]', 'test', '[]', '{}', ?4, ?4)`,
+      ).bind(id, projectId, status, createdAt);
+    const dependency = (taskId: string, upstream: string) =>
+      env.DB.prepare(
+        "INSERT INTO task_dependencies (task_id, depends_on_task_id, project_id, dependency_type, created_at) VALUES (?1, ?2, ?3, 'blocks', '2026')",
+      ).bind(taskId, upstream, projectId);
+    /** `count` pending tasks whose ids start with `prefix`, created in that order from `createdAt` on. */
+    const many = (prefix: string, count: number, createdAt: string) =>
+      env.DB.prepare(
+        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?3)
+         INSERT INTO tasks (id, project_id, title, spec, type, priority, status, acceptance_criteria, created_by, warnings, requirements, created_at, updated_at)
+         SELECT ?1 || i, ?2, 't', '', 'feature', 'normal', 'pending', '[]', 'test', '[]', '{}', ?4 || printf('%05d', i), ?4 FROM n`,
+      ).bind(prefix, projectId, count, createdAt);
+    const blockedBy = (prefix: string, upstream: string) =>
+      env.DB.prepare(
+        `INSERT INTO task_dependencies (task_id, depends_on_task_id, project_id, dependency_type, created_at)
+         SELECT id, ?2, ?3, 'blocks', '2026' FROM tasks WHERE project_id = ?3 AND id LIKE ?1 || '%'`,
+      ).bind(prefix, upstream, projectId);
+    await env.DB.batch([
+      env.DB.prepare("INSERT INTO projects (id, name, slug, created_at, updated_at) VALUES (?1, 'backlog', ?1, '2026', '2026')").bind(projectId),
+      many(`${projectId}:free:`, 200, "2026-01-"),
+      task(group, "running", "2026-02"),
+      task(other, "running", "2026-02"),
+      task(freed, "pending", "2026-03"),
+      dependency(freed, group),
+      many(`${projectId}:blocked:`, backlog, "2026-04-"),
+      blockedBy(`${projectId}:blocked:`, other),
+    ]);
+    return { projectId, group, freed };
+  }
+
+  it("finds what the group's tasks alone still block among their dependents, however long the backlog", async () => {
+    const readWith = async (backlog: number) => {
+      const { projectId, group, freed } = await projectWithBacklog(backlog);
+      const query = groupWaiting(createDb(env.DB)).getQuery();
+      const { results, meta } = await env.DB.prepare(query.sql)
+        .bind(...fillPlaceholders(query.params, { projectId, ids: JSON.stringify([group]) }))
+        .all<{ unblocked: string; unblockable: string }>();
+      const [row] = results;
+      expect((JSON.parse(row!.unblockable) as { id: string }[]).map((w) => w.id)).toEqual([freed]);
+      expect(JSON.parse(row!.unblocked)).toHaveLength(200);
+      return meta.rows_read;
+    };
+    const [short, long] = [await readWith(10), await readWith(1000)];
+    expect(long).toBe(short);
   });
 });
 

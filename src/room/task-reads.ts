@@ -80,15 +80,16 @@ const BLOCKED = sql`EXISTS (SELECT 1 FROM task_dependencies d WHERE d.task_id = 
 /**
  * Pending tasks with requirements meeting `condition` (on `t`), most urgent
  * and oldest first, as one JSON array; each says whether it is still blocked
- * in D1 and carries its place in that order.
+ * in D1 and carries its place in that order. They are looked for among
+ * `among` (the project's tasks, in waiting order, unless given).
  */
-const waitingJson = (projectId: string | Placeholder, limit: number, condition: SQL) => sql<string>`(
+const waitingJson = (projectId: string | Placeholder, limit: number, condition: SQL, among: SQL = sql`tasks t`) => sql<string>`(
   SELECT json_group_array(json_object('id', w.id, 'requirements', json(w.requirements), 'require_plan', w.require_plan, 'blocked', w.blocked,
     'rank', w.rank, 'created_at', w.created_at, 'rejected_by', json(w.rejected_by))) FROM (
-    SELECT id, requirements, require_plan, ${BLOCKED} AS blocked, ${PRIORITY_RANK} AS rank, created_at, rejected_by
-    FROM tasks t
-    WHERE project_id = ${projectId} AND status = 'pending' AND requirements IS NOT NULL AND ${condition}
-    ORDER BY rank, created_at, id
+    SELECT t.id, t.requirements, t.require_plan, ${BLOCKED} AS blocked, ${PRIORITY_RANK} AS rank, t.created_at, t.rejected_by
+    FROM ${among}
+    WHERE t.project_id = ${projectId} AND t.status = 'pending' AND t.requirements IS NOT NULL AND ${condition}
+    ORDER BY rank, t.created_at, t.id
     LIMIT ${limit}) w)`;
 
 type Waiting = Assignable & { blocked: boolean; rank: number; createdAt: string };
@@ -165,17 +166,22 @@ const GROUP_WAITING = 2 * ASSIGN_BATCH;
 /**
  * What a group reads of the waiting tasks: those unblocked in D1, and those
  * blocked only by the group's own tasks (which its completions may unblock).
+ * The latter are looked for among what depends on the group's tasks, so the
+ * read does not grow with the project's backlog.
  * Built once: `projectId` and `ids` (the group's tasks, a JSON array) are bound.
  */
-const groupWaiting = builtOnce((db: Db) => {
+export const groupWaiting = builtOnce((db: Db) => {
   const projectId = sql.placeholder("projectId");
   const inGroup = sql`(SELECT value FROM json_each(${sql.placeholder("ids")}))`;
-  const blockedOnlyByGroup = sql`${BLOCKED} AND NOT EXISTS (SELECT 1 FROM task_dependencies d
+  // CROSS JOIN keeps SQLite from walking the project's waiting tasks in order and testing each instead.
+  const dependents = sql`(SELECT DISTINCT g.task_id FROM task_dependencies g
+    WHERE g.depends_on_task_id IN ${inGroup} AND g.dependency_type != 'related' AND g.resolved = 0) g CROSS JOIN tasks t ON t.id = g.task_id`;
+  const blockedOnlyByGroup = sql`NOT EXISTS (SELECT 1 FROM task_dependencies d
     WHERE d.task_id = t.id AND d.dependency_type != 'related' AND d.resolved = 0 AND d.depends_on_task_id NOT IN ${inGroup})`;
   return db
     .select({
       unblocked: waitingJson(projectId, GROUP_WAITING, sql`NOT ${BLOCKED}`).as("unblocked"),
-      unblockable: waitingJson(projectId, GROUP_WAITING, blockedOnlyByGroup).as("unblockable"),
+      unblockable: waitingJson(projectId, GROUP_WAITING, blockedOnlyByGroup, dependents).as("unblockable"),
       candidates: candidatesJson(projectId).as("candidates"),
     })
     .from(projects)
