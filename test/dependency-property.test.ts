@@ -1,8 +1,10 @@
 /**
  * Property: over random DAGs of typed dependencies and random completion
  * orders, a task is unblocked exactly when all its blocks/input upstreams
- * are done, and never earlier — checked against the hub over HTTP.
+ * are done, and never earlier — checked against the hub over HTTP, and
+ * against the flag each task's row keeps.
  */
+import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { beforeAll, expect, it } from "vitest";
 import { call, createProject, expectProblem } from "./helpers";
@@ -43,6 +45,10 @@ it("unblocks a task exactly when all its blocking upstreams are done", async () 
         const list = await expectOk(call(`/api/v1/tasks?project_id=${project.id}&limit=200`, { token: w.admin }));
         const blocked = new Map(list.json.tasks.map((t: { id: string; blocked: boolean }) => [t.id, t.blocked]));
         ids.forEach((id, j) => expect({ task: j, blocked: blocked.get(id) }).toEqual({ task: j, blocked: blockedInModel(j) }));
+        // The flag stored on each row (which indexes the tasks ready to run) agrees too.
+        const { results } = await env.DB.prepare("SELECT id, blocked FROM tasks WHERE project_id = ?1").bind(project.id).all<{ id: string; blocked: number }>();
+        const stored = new Map(results.map((r) => [r.id, Boolean(r.blocked)]));
+        ids.forEach((id, j) => expect({ task: j, stored: stored.get(id) }).toEqual({ task: j, stored: blockedInModel(j) }));
       };
 
       await checkAll();

@@ -1,10 +1,11 @@
 /** What the room reads on its hot path stays a lookup per row it needs, however many tasks and events its project has. */
 import { env } from "cloudflare:workers";
-import { fillPlaceholders } from "drizzle-orm";
+import { fillPlaceholders, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
 import { appendEvents } from "../src/room/statements";
-import { groupTasks, groupWaiting } from "../src/room/task-reads";
+import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
+import { groupTasks, groupWaiting, waitingAlone } from "../src/room/task-reads";
 
 describe("a group's read of its tasks", () => {
   it("looks each task up by its id rather than scanning its project's tasks", async () => {
@@ -18,10 +19,10 @@ describe("a group's read of its tasks", () => {
   });
 });
 
-describe("a group's read of the waiting tasks", () => {
+describe("reading the waiting tasks", () => {
   /**
-   * A project whose group is one running task, with one task waiting only on it, 200 tasks waiting on nothing
-   * (ahead of the rest in waiting order), and `backlog` tasks waiting on another task.
+   * A project whose group is one running task, with one task waiting only on it, 200 tasks waiting on nothing, and
+   * ahead of them all in waiting order, `backlog` tasks waiting on another task.
    */
   async function projectWithBacklog(backlog: number) {
     const projectId = crypto.randomUUID();
@@ -49,18 +50,18 @@ describe("a group's read of the waiting tasks", () => {
       ).bind(prefix, upstream, projectId);
     await env.DB.batch([
       env.DB.prepare("INSERT INTO projects (id, name, slug, created_at, updated_at) VALUES (?1, 'backlog', ?1, '2026', '2026')").bind(projectId),
+      task(other, "running", "2026-02"),
+      many(`${projectId}:blocked:`, backlog, "2026-00-"),
+      blockedBy(`${projectId}:blocked:`, other),
       many(`${projectId}:free:`, 200, "2026-01-"),
       task(group, "running", "2026-02"),
-      task(other, "running", "2026-02"),
       task(freed, "pending", "2026-03"),
       dependency(freed, group),
-      many(`${projectId}:blocked:`, backlog, "2026-04-"),
-      blockedBy(`${projectId}:blocked:`, other),
     ]);
     return { projectId, group, freed };
   }
 
-  it("finds what the group's tasks alone still block among their dependents, however long the backlog", async () => {
+  it("reads the tasks ready to run, and those only the group's tasks still block, without passing the blocked backlog", async () => {
     const readWith = async (backlog: number) => {
       const { projectId, group, freed } = await projectWithBacklog(backlog);
       const query = groupWaiting(createDb(env.DB)).getQuery();
@@ -73,7 +74,31 @@ describe("a group's read of the waiting tasks", () => {
       return meta.rows_read;
     };
     const [short, long] = [await readWith(10), await readWith(1000)];
-    expect(long).toBe(short);
+    // D1's count of the same read of the same rows varies by a row or two; passing the backlog would add 990 or more.
+    expect(Math.abs(long - short)).toBeLessThan(10);
+  });
+
+  it("reads for one operation the tasks ready to run and those it unblocks, without passing the blocked backlog", async () => {
+    const readWith = async (backlog: number) => {
+      const { projectId, freed } = await projectWithBacklog(backlog);
+      const lists = [];
+      let rows = 0;
+      for (const unblocking of [[], [freed]]) {
+        const query = new SQLiteSyncDialect().sqlToQuery(sql`SELECT ${waitingAlone(projectId, 250, unblocking)} AS waiting`);
+        const { results, meta } = await env.DB.prepare(query.sql)
+          .bind(...query.params)
+          .all<{ waiting: string }>();
+        lists.push((JSON.parse(results[0]!.waiting) as { id: string }[]).map((w) => w.id));
+        rows += meta.rows_read;
+      }
+      // Ready tasks in waiting order; the one it unblocks in its place among them (created after them all).
+      expect(lists[0]).toHaveLength(200);
+      expect(lists[1]).toEqual([...lists[0]!, freed]);
+      return rows;
+    };
+    const [short, long] = [await readWith(10), await readWith(1000)];
+    // D1's count of the same read of the same rows varies by a row or two; passing the backlog would add 990 or more.
+    expect(Math.abs(long - short)).toBeLessThan(10);
   });
 });
 

@@ -39,6 +39,7 @@ function task(id: string, fields: Partial<TaskRow> = {}): TaskRow {
     plan: null,
     planFeedback: null,
     requirePlan: false,
+    blocked: false,
     assignedServerId: null,
     targetSessionId: null,
     sourceSessionId: null,

@@ -206,6 +206,11 @@ export const tasks = sqliteTable(
     /** W3C trace context of the request that created the task (or one the hub began). */
     traceId: text("trace_id"),
     traceparent: text("traceparent"),
+    /**
+     * Whether a dependency (other than related) is unresolved: kept by triggers on task_dependencies (migration 0009),
+     * whichever statement changes them, so waiting tasks ready to run are indexed apart from blocked ones.
+     */
+    blocked: integer("blocked", { mode: "boolean" }).notNull().default(false),
     /** Bumped by every write; each write is guarded by the version it read. */
     version: integer("version").notNull().default(1),
     createdAt: text("created_at").notNull(),
@@ -221,8 +226,9 @@ export const tasks = sqliteTable(
     index("tasks_session_status").on(t.targetSessionId, t.status).where(sql`target_session_id IS NOT NULL`),
     uniqueIndex("tasks_client_id").on(t.projectId, t.clientId).where(sql`client_id IS NOT NULL`),
     index("tasks_deadline").on(t.projectId, t.deadlineAt).where(sql`deadline_at IS NOT NULL`),
-    // Tasks waiting for auto-assignment, in the order they are offered: read without sorting, and without passing finished tasks.
-    index("tasks_waiting").on(t.projectId, PRIORITY_RANK, t.createdAt, t.id).where(sql`status = 'pending' AND requirements IS NOT NULL`),
+    // Tasks ready for auto-assignment, in the order they are offered: read without sorting, and without passing finished
+    // or blocked tasks, however many a project holds.
+    index("tasks_waiting").on(t.projectId, PRIORITY_RANK, t.createdAt, t.id).where(sql`status = 'pending' AND requirements IS NOT NULL AND blocked = 0`),
   ],
 );
 

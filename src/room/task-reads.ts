@@ -75,8 +75,6 @@ const downstreamJson = sql<string>`(SELECT json_group_array(json_object(
 /** Whether the task has questions open (pending interventions): ending it closes them. */
 const openQuestions = sql<number>`EXISTS (SELECT 1 FROM interventions i WHERE i.task_id = ${qualified(tasks.id)} AND i.status = 'pending')`;
 
-const BLOCKED = sql`EXISTS (SELECT 1 FROM task_dependencies d WHERE d.task_id = t.id AND d.dependency_type != 'related' AND d.resolved = 0)`;
-
 /**
  * Pending tasks with requirements meeting `condition` (on `t`), most urgent
  * and oldest first, as one JSON array; each says whether it is still blocked
@@ -86,7 +84,7 @@ const BLOCKED = sql`EXISTS (SELECT 1 FROM task_dependencies d WHERE d.task_id = 
 const waitingJson = (projectId: string | Placeholder, limit: number, condition: SQL, among: SQL = sql`tasks t`) => sql<string>`(
   SELECT json_group_array(json_object('id', w.id, 'requirements', json(w.requirements), 'require_plan', w.require_plan, 'blocked', w.blocked,
     'rank', w.rank, 'created_at', w.created_at, 'rejected_by', json(w.rejected_by))) FROM (
-    SELECT t.id, t.requirements, t.require_plan, ${BLOCKED} AS blocked, ${PRIORITY_RANK} AS rank, t.created_at, t.rejected_by
+    SELECT t.id, t.requirements, t.require_plan, t.blocked, ${PRIORITY_RANK} AS rank, t.created_at, t.rejected_by
     FROM ${among}
     WHERE t.project_id = ${projectId} AND t.status = 'pending' AND t.requirements IS NOT NULL AND ${condition}
     ORDER BY rank, t.created_at, t.id
@@ -152,9 +150,17 @@ export function d1Reads(db: Db, projectId: string): TaskReads {
 /** How many waiting tasks one operation considers for auto-assignment. */
 export const ASSIGN_BATCH = 100;
 
-/** The waiting tasks one operation considers: unblocked in D1, or unblocked by the operation itself. */
-const waitingAlone = (projectId: string, limit: number, alsoUnblocking: readonly string[]) =>
-  waitingJson(projectId, limit, sql`(NOT ${BLOCKED} OR t.id IN (SELECT value FROM json_each(${JSON.stringify(alsoUnblocking)})))`);
+/** Waiting tasks not blocked in D1: read in order from their index, which holds no others. */
+const READY = sql`t.blocked = 0`;
+
+/** The waiting tasks one operation considers: unblocked in D1, or unblocked by the operation itself (looked up by id). */
+export const waitingAlone = (projectId: string, limit: number, alsoUnblocking: readonly string[]) => {
+  if (alsoUnblocking.length === 0) return waitingJson(projectId, limit, READY);
+  const ready = sql`SELECT id FROM (SELECT id FROM tasks t WHERE t.project_id = ${projectId} AND t.status = 'pending' AND t.requirements IS NOT NULL
+    AND ${READY} ORDER BY ${PRIORITY_RANK}, t.created_at, t.id LIMIT ${limit})`;
+  const among = sql`(${ready} UNION SELECT value FROM json_each(${JSON.stringify(alsoUnblocking)})) u CROSS JOIN tasks t ON t.id = u.id`;
+  return waitingJson(projectId, limit, sql`1`, among);
+};
 
 /**
  * How many waiting tasks of each kind a group reads: twice what one
@@ -180,7 +186,7 @@ export const groupWaiting = builtOnce((db: Db) => {
     WHERE d.task_id = t.id AND d.dependency_type != 'related' AND d.resolved = 0 AND d.depends_on_task_id NOT IN ${inGroup})`;
   return db
     .select({
-      unblocked: waitingJson(projectId, GROUP_WAITING, sql`NOT ${BLOCKED}`).as("unblocked"),
+      unblocked: waitingJson(projectId, GROUP_WAITING, READY).as("unblocked"),
       unblockable: waitingJson(projectId, GROUP_WAITING, blockedOnlyByGroup, dependents).as("unblockable"),
       candidates: candidatesJson(projectId).as("candidates"),
     })

@@ -70,6 +70,8 @@ export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutc
     structuredSpec: t.structuredSpec,
     requirements: t.requirements,
     requirePlan: t.requirePlan,
+    // As the triggers on its dependencies would set it, so that inserting them writes the task no second time.
+    blocked: isBlocked(deps),
     timeoutSeconds: t.timeoutSeconds,
     sourceSessionId: t.sourceSessionId,
     createdBy: ctx.actor.label,
