@@ -1,7 +1,8 @@
 /**
  * The tree scenario without HTTP: 1,000 leaves → 100 → 10 → 1 root, created
  * and driven to done through ProjectRoom RPC calls, beside the same runtime
- * doing one D1 insert per call. Prints one `BENCH {...}` line.
+ * doing one D1 insert per call; then the same tree again in a project where
+ * 10,000 blocked tasks wait ahead of it. Prints one `BENCH {...}` line.
  */
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
@@ -11,7 +12,8 @@ const LEVELS = [1000, 100, 10, 1];
 const AGENTS = 8;
 const CAPACITY = 25;
 const BASELINE_CALLS = 2000;
-const round = (n: number) => Math.round(n * 100) / 100;
+/** Tasks waiting, blocked, in the project of the tree's second run. */
+const BACKLOG = 10_000;
 
 async function baselineInsertsPerSecond() {
   await env.DB.prepare("CREATE TABLE IF NOT EXISTS bench_items (id TEXT PRIMARY KEY, body TEXT NOT NULL, created_at TEXT NOT NULL)").run();
@@ -29,27 +31,41 @@ async function baselineInsertsPerSecond() {
   return BASELINE_CALLS / ((performance.now() - started) / 1000);
 }
 
-it("drives the tree through the room", async () => {
+type Agent = { id: string; name: string };
+
+/** The servers that work the tree: they serve every project, so both runs share them. */
+async function registerAgents(): Promise<Agent[]> {
   const now = new Date().toISOString();
-  const projectId = crypto.randomUUID();
-  await env.DB.prepare("INSERT INTO projects (id, name, slug, created_at, updated_at) VALUES (?1, 'bench', ?1, ?2, ?2)").bind(projectId, now).run();
   const agents = Array.from({ length: AGENTS }, (_, i) => ({ id: crypto.randomUUID(), name: `room-agent-${i}` }));
   for (const a of agents) {
     await env.DB.prepare("INSERT INTO servers (id, name, hostname, capabilities, last_heartbeat, created_at, updated_at) VALUES (?1, ?2, ?2, ?3, ?4, ?4, ?4)")
       .bind(a.id, a.name, JSON.stringify({ languages: ["bench"], max_concurrent_tasks: CAPACITY }), now)
       .run();
   }
+  return agents;
+}
+
+/**
+ * Creates the tree in a new project and drives it to done, with `backlog` tasks waiting (ahead of the tree, blocked by
+ * a task that never ends) in the same project. Returns how fast, and what its operations cost.
+ */
+async function driveTree(agents: Agent[], backlog: number) {
+  const now = new Date().toISOString();
+  const projectId = crypto.randomUUID();
+  await env.DB.prepare("INSERT INTO projects (id, name, slug, created_at, updated_at) VALUES (?1, 'bench', ?1, ?2, ?2)").bind(projectId, now).run();
+  if (backlog > 0) await addBacklog(projectId, backlog);
   const room = env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(projectId));
   const person: RoomActor = { kind: "person", userId: "bench", label: "bench" };
   // Operations committed together share their cost: each is charged its share.
-  const perOp: Record<string, { n: number; ms: number; q: number; group: number }> = {};
+  const perOp: Record<string, { n: number; ms: number; q: number; rowsRead: number; group: number }> = {};
   const run = async (actor: RoomActor, command: RoomCommand) => {
     const result = (await room.execute(actor, command)) as unknown as RoomResult;
-    const o = (perOp[command.op] ??= { n: 0, ms: 0, q: 0, group: 0 });
-    const { ms, d1Queries, operations } = result.metrics;
+    const o = (perOp[command.op] ??= { n: 0, ms: 0, q: 0, rowsRead: 0, group: 0 });
+    const { ms, d1Queries, rowsRead, operations } = result.metrics;
     o.n++;
     o.ms += ms / operations;
     o.q += d1Queries / operations;
+    o.rowsRead += rowsRead / operations;
     o.group += operations;
     if (!result.ok) throw new Error(`${command.op}: ${result.problem.detail}`);
     return result;
@@ -102,11 +118,40 @@ it("drives the tree through the room", async () => {
     .bind(projectId)
     .first<{ done: number }>())!;
   expect(done).toBe(tasks);
+  const drive = ["start", "complete"].map((op) => perOp[op]!);
+  const rowsReadPerTask = drive.reduce((sum, o) => sum + o.rowsRead / o.n, 0);
+  return { tasks, seconds, tasksPerSecond: tasks / seconds, setupSeconds, rowsReadPerTask, perOp };
+}
+
+/** `count` pending tasks with the tree's requirements, created before it and blocked by a task that runs for ever. */
+async function addBacklog(projectId: string, count: number) {
+  const blocker = crypto.randomUUID();
+  const columns = "project_id, title, spec, type, priority, status, acceptance_criteria, created_by, warnings, requirements, created_at, updated_at";
+  await env.DB.batch([
+    env.DB.prepare(
+      `INSERT INTO tasks (id, ${columns}) VALUES (?1, ?2, 'blocker', '', 'feature', 'normal', 'running', '[]', 'bench', '[]', NULL, '2000', '2000')`,
+    ).bind(blocker, projectId),
+    env.DB.prepare(
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?3)
+       INSERT INTO tasks (id, ${columns}) SELECT ?1 || ':' || i, ?1, 'waiting', '', 'feature', 'normal', 'pending', '[]', 'bench', '[]', ?2, '2000', '2000' FROM n`,
+    ).bind(projectId, JSON.stringify({ languages: ["bench"] }), count),
+    env.DB.prepare(
+      `INSERT INTO task_dependencies (task_id, depends_on_task_id, project_id, dependency_type, created_at)
+       SELECT id, ?2, ?1, 'blocks', '2000' FROM tasks WHERE project_id = ?1 AND title = 'waiting'`,
+    ).bind(projectId, blocker),
+  ]);
+}
+
+it("drives the tree through the room, alone in its project and beside a backlog of blocked tasks", async () => {
+  const agents = await registerAgents();
+  const alone = await driveTree(agents, 0);
+  const beside = await driveTree(agents, BACKLOG);
   const baseline = await baselineInsertsPerSecond();
+  const round = (n: number) => Math.round(n * 100) / 100;
   console.log(
-    `OPS ${JSON.stringify(Object.fromEntries(Object.entries(perOp).map(([k, v]) => [k, { n: v.n, msPerOp: round(v.ms / v.n), queriesPerOp: round(v.q / v.n), committedWith: round(v.group / v.n) }])))}`,
+    `OPS ${JSON.stringify(Object.fromEntries(Object.entries(alone.perOp).map(([k, v]) => [k, { n: v.n, msPerOp: round(v.ms / v.n), queriesPerOp: round(v.q / v.n), rowsReadPerOp: round(v.rowsRead / v.n), committedWith: round(v.group / v.n) }])))}`,
   );
-  console.log(
-    `BENCH ${JSON.stringify({ scenario: "room-tree", tasks, seconds, tasksPerSecond: tasks / seconds, setupSeconds, baselineInsertsPerSecond: baseline })}`,
-  );
+  const { perOp: _alone, ...tree } = alone;
+  const { perOp: _beside, ...withBacklog } = beside;
+  console.log(`BENCH ${JSON.stringify({ scenario: "room-tree", ...tree, backlog: { waiting: BACKLOG, ...withBacklog }, baselineInsertsPerSecond: baseline })}`);
 });

@@ -649,6 +649,10 @@ if (wanted("workerd")) {
       `  room: ${bench.tasks} tasks in ${fmt(bench.seconds, 2)} s = ${fmt(bench.tasksPerSecond)} tasks/s` +
         `   | same runtime, one D1 insert per call: ${fmt(bench.baselineInsertsPerSecond, 0)} inserts/s`,
     );
+    report(
+      `  room, the same tree beside ${fmt(bench.backlog.waiting, 0)} blocked tasks waiting ahead of it in its project: ${fmt(bench.backlog.tasksPerSecond)} tasks/s, ${fmt(bench.backlog.rowsReadPerTask, 1)} D1 rows read per task (starts and completions)` +
+        `   | alone in its project: ${fmt(bench.tasksPerSecond)} tasks/s, ${fmt(bench.rowsReadPerTask, 1)} rows read per task`,
+    );
     // The same tree as one BullMQ Flow on a local redis-server, run right after the room's.
     (await (await import("../bench/bullmq-peer.ts")).bullmqPeerLines(bench, out)).forEach(report);
     if (fanout) {
