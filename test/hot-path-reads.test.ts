@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { fillPlaceholders, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
+import { PROJECTS_WITH_WAITING_TASKS } from "../src/room/client";
 import { appendEvents } from "../src/room/statements";
 import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import { groupTasks, groupWaiting, waitingAlone } from "../src/room/task-reads";
@@ -16,6 +17,13 @@ describe("a group's read of its tasks", () => {
       .all<{ detail: string }>();
     const onTasks = results.map((r) => r.detail).filter((d) => /^(SEARCH|SCAN) t(asks)?\b/.test(d));
     expect(onTasks).toEqual([expect.stringMatching(/^SEARCH tasks USING INDEX sqlite_autoindex_tasks_1 \(id=\?\)/)]);
+  });
+});
+
+describe("finding the projects with waiting tasks", () => {
+  it("reads the index of tasks ready to run rather than every task", async () => {
+    const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${PROJECTS_WITH_WAITING_TASKS}`).all<{ detail: string }>();
+    expect(results.map((r) => r.detail)).toContainEqual(expect.stringMatching(/^SCAN tasks USING (COVERING )?INDEX tasks_waiting\b/));
   });
 });
 

@@ -64,15 +64,16 @@ export async function runInRoomForView(c: HubContext, projectId: string, command
   return { result, view: result.view ?? (await taskView1(c.var.db, result.taskId)) };
 }
 
+/** Projects with tasks ready for auto-assignment: read from the index of those tasks (tasks_waiting), not from every task. */
+export const PROJECTS_WITH_WAITING_TASKS = "SELECT DISTINCT project_id FROM tasks WHERE status = 'pending' AND requirements IS NOT NULL AND blocked = 0";
+
 /**
  * Offers waiting tasks (pending, unblocked, with requirements) in the
  * server's projects to auto-assignment: run when a server comes online or
  * gains capacity.
  */
 export async function offerWaitingTasks(env: Env, projectIds: string[] | null) {
-  const { results } = await env.DB.prepare("SELECT DISTINCT project_id FROM tasks WHERE status = 'pending' AND requirements IS NOT NULL").all<{
-    project_id: string;
-  }>();
+  const { results } = await env.DB.prepare(PROJECTS_WITH_WAITING_TASKS).all<{ project_id: string }>();
   const projects = results.map((r) => r.project_id).filter((id) => projectIds === null || projectIds.includes(id));
   await Promise.all(projects.map((projectId) => roomStub(env, projectId).execute(HUB_ACTOR, { op: "sweep" })));
 }
