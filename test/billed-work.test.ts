@@ -7,7 +7,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { countedD1, countingRoundTrips, noRoundTrips, type RoundTrips } from "../src/db/round-trips";
-import type { Reply } from "./helpers";
+import { createProject, type Reply } from "./helpers";
 import { cli, createWorld, expectOk, T, taskIn, type World } from "./task-world";
 
 /** The request's entry `name` in Server-Timing, with its numbers by label. */
@@ -165,6 +165,35 @@ describe("Server-Timing", () => {
     // Each change of status: the task's row and its server's index; the event and its task index. A task without a
     // session writes nothing to the sessions' index, and the event log keeps no rowid beside its key.
     for (const reply of [assigned, started, completed]) expect(written(reply)).toBe(2 + 2);
+  });
+
+  it("reads, to refuse a cycle, only what the new upstream depends on, not every dependency of its project", async () => {
+    const readWith = async (unrelated: number) => {
+      const project = await createProject(w.admin, `graph ${unrelated}`);
+      const create = async (title: string) => (await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title, project_id: project.id }), 201)).json.id as string;
+      const [task, upstream] = [await create("task"), await create("upstream")];
+      // A chain of other tasks in the same project, each depending on the one before it.
+      await env.DB.batch([
+        env.DB.prepare(
+          `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?2)
+           INSERT INTO tasks (id, project_id, title, spec, type, priority, status, acceptance_criteria, created_by, warnings, created_at, updated_at)
+           SELECT ?1 || ':' || i, ?1, 'other', '', 'feature', 'normal', 'pending', '[]', 'test', '[]', '2026', '2026' FROM n`,
+        ).bind(project.id, unrelated),
+        env.DB.prepare(
+          `WITH RECURSIVE n(i) AS (SELECT 2 UNION ALL SELECT i + 1 FROM n WHERE i < ?2)
+           INSERT INTO task_dependencies (task_id, depends_on_task_id, project_id, dependency_type, created_at)
+           SELECT ?1 || ':' || i, ?1 || ':' || (i - 1), ?1, 'blocks', '2026' FROM n`,
+        ).bind(project.id, unrelated),
+      ]);
+      const added = await expectOk(
+        cli(w.orchestrator.apiKey, "POST", `${T}/${task}/dependencies`, { depends_on_task_id: upstream, dependency_type: "blocks" }),
+        201,
+      );
+      return timing(added, "room-d1")["rows read"]!;
+    };
+    const [small, large] = [await readWith(2), await readWith(500)];
+    // Reading every dependency of the project would add 499 rows.
+    expect(Math.abs(large - small)).toBeLessThan(10);
   });
 
   it("counts a read's rows in the Worker, and no Durable Object request", async () => {

@@ -1,7 +1,8 @@
 /**
- * Property: whatever statements change a project's dependencies (added, upserted, resolved, retyped, removed, or
- * removed with their upstream task), each task's stored `blocked` flag is exactly whether one of its blocks/input
- * dependencies is unresolved. The flag is what the index of tasks ready to run is built on.
+ * Property: whatever statements change a project's dependencies (added, upserted, resolved one at a time or all those
+ * on one task at once, retyped, removed, or removed with their upstream task), each task's stored `blocked` flag is
+ * exactly whether one of its blocks/input dependencies is unresolved. The flag is what the index of tasks ready to run
+ * is built on.
  */
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
@@ -16,6 +17,8 @@ const change = fc.oneof(
   fc.record({ kind: fc.constant("resolve" as const), pair, resolved: fc.boolean() }),
   fc.record({ kind: fc.constant("retype" as const), pair, type: dependencyType }),
   fc.record({ kind: fc.constant("remove" as const), pair }),
+  // As a completion resolves every dependency on its task in one statement.
+  fc.record({ kind: fc.constant("resolve_on" as const), task: fc.nat(TASKS - 1) }),
   fc.record({ kind: fc.constant("remove_upstream" as const), task: fc.nat(TASKS - 1) }),
 );
 type Change = typeof change extends fc.Arbitrary<infer C> ? C : never;
@@ -40,6 +43,7 @@ const bothThere = "SELECT ?1, ?2, ?3, ?4, ?5, '2026' WHERE (SELECT count(*) FROM
 
 function statementFor(c: Change, projectId: string, ids: string[]) {
   if (c.kind === "remove_upstream") return env.DB.prepare("DELETE FROM tasks WHERE id = ?1").bind(ids[c.task]);
+  if (c.kind === "resolve_on") return env.DB.prepare("UPDATE task_dependencies SET resolved = 1 WHERE depends_on_task_id = ?1").bind(ids[c.task]);
   const [taskId, upstream] = [ids[c.pair[0]], ids[c.pair[1]]];
   switch (c.kind) {
     case "insert":

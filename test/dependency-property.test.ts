@@ -68,6 +68,11 @@ it("unblocks a task exactly when all its blocking upstreams are done", async () 
         await checkAll();
       }
       expect(done.size).toBe(ids.length);
+      // A task created on upstreams already done is stored unblocked; one on an upstream still pending, blocked.
+      const late = await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title: "late", project_id: project.id, dependencies: ids.map((id) => ({ depends_on_task_id: id, dependency_type: "blocks" })) }), 201);
+      const later = await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title: "later", project_id: project.id, dependencies: [{ depends_on_task_id: late.json.id, dependency_type: "blocks" }] }), 201);
+      const flag = (id: string) => env.DB.prepare("SELECT blocked FROM tasks WHERE id = ?1").bind(id).first<number>("blocked");
+      expect({ late: await flag(late.json.id), later: await flag(later.json.id) }).toEqual({ late: 0, later: 1 });
     }),
     { numRuns: 25 },
   );

@@ -102,6 +102,12 @@ describe("reading the waiting tasks", () => {
       // Ready tasks in waiting order; the one it unblocks in its place among them (created after them all).
       expect(lists[0]).toHaveLength(200);
       expect(lists[1]).toEqual([...lists[0]!, freed]);
+      // Cut at its limit, the list is the first of them in the same order.
+      const cut = new SQLiteSyncDialect().sqlToQuery(sql`SELECT ${waitingAlone(projectId, 100, [freed])} AS waiting`);
+      const { results } = await env.DB.prepare(cut.sql)
+        .bind(...cut.params)
+        .all<{ waiting: string }>();
+      expect((JSON.parse(results[0]!.waiting) as { id: string }[]).map((w) => w.id)).toEqual(lists[0]!.slice(0, 100));
       return rows;
     };
     const [short, long] = [await readWith(10), await readWith(1000)];

@@ -1,8 +1,8 @@
 /** Dependencies added and removed after creation: same project only, never a cycle, and only while the task is pending (compute protocol). */
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { taskDependencies } from "../../db/schema";
 import { isBlocked, resolveDependency } from "../../domain/dependencies";
-import { cycleThrough } from "../../domain/dependency-graph";
+import { cycleThrough, type Edge } from "../../domain/dependency-graph";
 import { FINISHED } from "../../domain/lifecycle";
 import { statement } from "../statements";
 import { assignmentEvents, assignmentStatements, filledServers, planAutoAssign } from "./assignment";
@@ -18,11 +18,7 @@ export async function addDependency(ctx: OpContext, cmd: Cmd<"add_dependency">):
   if (!upstream) {
     return invalidField("depends_on_task_id", "no such task in this project");
   }
-  const edges = await ctx.db
-    .select({ taskId: taskDependencies.taskId, dependsOnTaskId: taskDependencies.dependsOnTaskId })
-    .from(taskDependencies)
-    .where(eq(taskDependencies.projectId, ctx.projectId));
-  const cycle = cycleThrough(edges, task.id, upstream.id);
+  const cycle = cycleThrough(await edgesFrom(ctx, upstream.id), task.id, upstream.id);
   if (cycle) {
     return dependencyCycle(cycle);
   }
@@ -46,6 +42,16 @@ export async function addDependency(ctx: OpContext, cmd: Cmd<"add_dependency">):
     ],
     events: recordEvents(ctx, [{ type: "dependency_added", taskId: task.id, data: { depends_on_task_id: upstream.id, dependency_type: type, contract_key: contract_key ?? null, resolved: resolution.resolved } }]),
   };
+}
+
+/** The edges out of every task `taskId` depends on, itself included, however indirectly: all a cycle through it can use. */
+async function edgesFrom(ctx: OpContext, taskId: string): Promise<Edge[]> {
+  // CROSS JOIN keeps SQLite from scanning the dependencies for each task reached rather than looking its own up.
+  return ctx.db.all<Edge>(sql`WITH RECURSIVE upstream(id) AS (
+      SELECT ${taskId}
+      UNION SELECT d.depends_on_task_id FROM upstream u CROSS JOIN task_dependencies d ON d.task_id = u.id AND d.project_id = ${ctx.projectId})
+    SELECT d.task_id AS taskId, d.depends_on_task_id AS dependsOnTaskId
+    FROM upstream u CROSS JOIN task_dependencies d ON d.task_id = u.id AND d.project_id = ${ctx.projectId}`);
 }
 
 export async function removeDependency(ctx: OpContext, cmd: Cmd<"remove_dependency">): Promise<OpOutcome> {
