@@ -53,6 +53,7 @@ export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutc
     };
   });
   const t = cmd.task;
+  const blocked = isBlocked(deps);
   const target = origin.assignTo;
   const status: TaskStatus = target ? (t.requirePlan ? "planning" : "assigned") : "pending";
   const trace = parseTraceparent(origin.traceparent) ?? beginTrace();
@@ -71,7 +72,7 @@ export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutc
     requirements: t.requirements,
     requirePlan: t.requirePlan,
     // As the triggers on its dependencies would set it, so that inserting them writes the task no second time.
-    blocked: isBlocked(deps),
+    blocked,
     timeoutSeconds: t.timeoutSeconds,
     sourceSessionId: t.sourceSessionId,
     createdBy: ctx.actor.label,
@@ -91,7 +92,7 @@ export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutc
     updatedAt: now,
   };
   const events: EventDraft[] = [
-    { type: "task_created", taskId: id, data: { title: t.title, status, priority: t.priority, blocked: isBlocked(deps), ...(origin.clientId ? { client_id: origin.clientId } : {}) } },
+    { type: "task_created", taskId: id, data: { title: t.title, status, priority: t.priority, blocked, ...(origin.clientId ? { client_id: origin.clientId } : {}) } },
     ...t.warnings.map((warning) => ({ type: "schema_warning" as const, taskId: id, data: { warning } })),
     ...(target
       ? [
