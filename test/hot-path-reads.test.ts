@@ -69,8 +69,24 @@ describe("reading the waiting tasks", () => {
     return { projectId, group, freed };
   }
 
+  /** `read` reads the same rows beside a backlog of 10 blocked tasks and of 1,000. */
+  async function expectNoRowsForBacklog(read: (backlog: number) => Promise<number>) {
+    const [short, long] = [await read(10), await read(1000)];
+    // D1's count of the same read of the same rows varies by a row or two; passing the backlog would add 990 or more.
+    expect(Math.abs(long - short)).toBeLessThan(10);
+  }
+
+  /** One operation's waiting tasks, as their ids in order, and the rows D1 read for them. */
+  async function waitingAloneIn(projectId: string, limit: number, unblocking: string[]) {
+    const query = new SQLiteSyncDialect().sqlToQuery(sql`SELECT ${waitingAlone(projectId, limit, unblocking)} AS waiting`);
+    const { results, meta } = await env.DB.prepare(query.sql)
+      .bind(...query.params)
+      .all<{ waiting: string }>();
+    return { ids: (JSON.parse(results[0]!.waiting) as { id: string }[]).map((w) => w.id), rows: meta.rows_read };
+  }
+
   it("reads the tasks ready to run, and those only the group's tasks still block, without passing the blocked backlog", async () => {
-    const readWith = async (backlog: number) => {
+    await expectNoRowsForBacklog(async (backlog) => {
       const { projectId, group, freed } = await projectWithBacklog(backlog);
       const query = groupWaiting(createDb(env.DB)).getQuery();
       const { results, meta } = await env.DB.prepare(query.sql)
@@ -80,39 +96,20 @@ describe("reading the waiting tasks", () => {
       expect((JSON.parse(row!.unblockable) as { id: string }[]).map((w) => w.id)).toEqual([freed]);
       expect(JSON.parse(row!.unblocked)).toHaveLength(200);
       return meta.rows_read;
-    };
-    const [short, long] = [await readWith(10), await readWith(1000)];
-    // D1's count of the same read of the same rows varies by a row or two; passing the backlog would add 990 or more.
-    expect(Math.abs(long - short)).toBeLessThan(10);
+    });
   });
 
   it("reads for one operation the tasks ready to run and those it unblocks, without passing the blocked backlog", async () => {
-    const readWith = async (backlog: number) => {
+    await expectNoRowsForBacklog(async (backlog) => {
       const { projectId, freed } = await projectWithBacklog(backlog);
-      const lists = [];
-      let rows = 0;
-      for (const unblocking of [[], [freed]]) {
-        const query = new SQLiteSyncDialect().sqlToQuery(sql`SELECT ${waitingAlone(projectId, 250, unblocking)} AS waiting`);
-        const { results, meta } = await env.DB.prepare(query.sql)
-          .bind(...query.params)
-          .all<{ waiting: string }>();
-        lists.push((JSON.parse(results[0]!.waiting) as { id: string }[]).map((w) => w.id));
-        rows += meta.rows_read;
-      }
+      const [ready, withFreed] = [await waitingAloneIn(projectId, 250, []), await waitingAloneIn(projectId, 250, [freed])];
       // Ready tasks in waiting order; the one it unblocks in its place among them (created after them all).
-      expect(lists[0]).toHaveLength(200);
-      expect(lists[1]).toEqual([...lists[0]!, freed]);
+      expect(ready.ids).toHaveLength(200);
+      expect(withFreed.ids).toEqual([...ready.ids, freed]);
       // Cut at its limit, the list is the first of them in the same order.
-      const cut = new SQLiteSyncDialect().sqlToQuery(sql`SELECT ${waitingAlone(projectId, 100, [freed])} AS waiting`);
-      const { results } = await env.DB.prepare(cut.sql)
-        .bind(...cut.params)
-        .all<{ waiting: string }>();
-      expect((JSON.parse(results[0]!.waiting) as { id: string }[]).map((w) => w.id)).toEqual(lists[0]!.slice(0, 100));
-      return rows;
-    };
-    const [short, long] = [await readWith(10), await readWith(1000)];
-    // D1's count of the same read of the same rows varies by a row or two; passing the backlog would add 990 or more.
-    expect(Math.abs(long - short)).toBeLessThan(10);
+      expect((await waitingAloneIn(projectId, 100, [freed])).ids).toEqual(ready.ids.slice(0, 100));
+      return ready.rows + withFreed.rows;
+    });
   });
 });
 

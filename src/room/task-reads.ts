@@ -75,20 +75,22 @@ const downstreamJson = sql<string>`(SELECT json_group_array(json_object(
 /** Whether the task has questions open (pending interventions): ending it closes them. */
 const openQuestions = sql<number>`EXISTS (SELECT 1 FROM interventions i WHERE i.task_id = ${qualified(tasks.id)} AND i.status = 'pending')`;
 
+/** The first `limit` of the project's pending tasks with requirements meeting `condition` (on `t`): most urgent, then oldest. */
+const firstWaiting = (projectId: string | Placeholder, condition: SQL, limit: number) =>
+  sql`WHERE t.project_id = ${projectId} AND t.status = 'pending' AND t.requirements IS NOT NULL AND ${condition}
+    ORDER BY ${PRIORITY_RANK}, t.created_at, t.id LIMIT ${limit}`;
+
 /**
- * Pending tasks with requirements meeting `condition` (on `t`), most urgent
- * and oldest first, as one JSON array; each says whether it is still blocked
- * in D1 and carries its place in that order. They are looked for among
- * `among` (the project's tasks, in waiting order, unless given).
+ * The first waiting tasks meeting `condition` as one JSON array; each says
+ * whether it is still blocked in D1 and carries its place in waiting order.
+ * They are looked for among `among` (the project's tasks, in waiting order,
+ * unless given).
  */
 const waitingJson = (projectId: string | Placeholder, limit: number, condition: SQL, among: SQL = sql`tasks t`) => sql<string>`(
   SELECT json_group_array(json_object('id', w.id, 'requirements', json(w.requirements), 'require_plan', w.require_plan, 'blocked', w.blocked,
     'rank', w.rank, 'created_at', w.created_at, 'rejected_by', json(w.rejected_by))) FROM (
     SELECT t.id, t.requirements, t.require_plan, t.blocked, ${PRIORITY_RANK} AS rank, t.created_at, t.rejected_by
-    FROM ${among}
-    WHERE t.project_id = ${projectId} AND t.status = 'pending' AND t.requirements IS NOT NULL AND ${condition}
-    ORDER BY rank, t.created_at, t.id
-    LIMIT ${limit}) w)`;
+    FROM ${among} ${firstWaiting(projectId, condition, limit)}) w)`;
 
 type Waiting = Assignable & { blocked: boolean; rank: number; createdAt: string };
 
@@ -156,8 +158,7 @@ const READY = sql`t.blocked = 0`;
 /** The waiting tasks one operation considers: unblocked in D1, or unblocked by the operation itself (looked up by id). */
 export const waitingAlone = (projectId: string, limit: number, alsoUnblocking: readonly string[]) => {
   if (alsoUnblocking.length === 0) return waitingJson(projectId, limit, READY);
-  const ready = sql`SELECT id FROM (SELECT id FROM tasks t WHERE t.project_id = ${projectId} AND t.status = 'pending' AND t.requirements IS NOT NULL
-    AND ${READY} ORDER BY ${PRIORITY_RANK}, t.created_at, t.id LIMIT ${limit})`;
+  const ready = sql`SELECT id FROM (SELECT t.id FROM tasks t ${firstWaiting(projectId, READY, limit)})`;
   const among = sql`(${ready} UNION SELECT value FROM json_each(${JSON.stringify(alsoUnblocking)})) u CROSS JOIN tasks t ON t.id = u.id`;
   return waitingJson(projectId, limit, sql`1`, among);
 };
