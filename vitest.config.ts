@@ -14,7 +14,8 @@ const freePort = () =>
     server.on("error", reject);
   });
 
-export default defineConfig(async () => {
+/** The suite's configuration; `miniflare` adds options of Miniflare's beside the tests' own (the bench's other Worker). */
+export async function workerdConfig(miniflare: Record<string, unknown> = {}) {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
   process.env.BOT_API_PORT ??= String(await freePort());
   return {
@@ -38,6 +39,7 @@ export default defineConfig(async () => {
             // A line per request and per room operation would bury the failures a test run needs to show.
             LOG_LEVEL: "warn",
           },
+          ...miniflare,
         },
       }),
     ],
@@ -48,4 +50,6 @@ export default defineConfig(async () => {
       testTimeout: 30_000,
     },
   };
-});
+}
+
+export default defineConfig(() => workerdConfig());

@@ -2,14 +2,18 @@
  * Socket fan-out inside workerd, without wrangler's dev proxy or a Node client
  * in between: one event to 1,000 dashboard sockets, and completion →
  * notify:task-assigned on an agent socket. Prints one `BENCH {...}` line, with
- * the same room call timed once no dashboard is connected, for what of each
- * latency is the room's commit rather than the fan-out.
+ * two baselines for the fan-out: the same frame sent to 1,000 sockets by a
+ * bare Durable Object (bench/baseline) right after the room's rounds, for
+ * what any event to that many sockets costs in this runtime; and the same
+ * room call once no dashboard is connected, for what of each latency is the
+ * room's commit.
  */
 import { env, exports } from "cloudflare:workers";
 import { SignJWT } from "jose";
 import { expect, it } from "vitest";
 import { hubClient, type HubCredentials } from "../client";
 import { newTask, type RoomActor, type RoomResult } from "../src/room/commands";
+import type { Broadcaster } from "./baseline/worker";
 import { percentile } from "./percentile";
 
 const SOCKETS = 1000;
@@ -40,23 +44,40 @@ it("fans events out to sockets", async () => {
     .setExpirationTime("1h")
     .sign(new TextEncoder().encode(env.JWT_SECRET));
 
-  const sent = new Map<string, number>();
-  const latencies: number[] = [];
-  const dashboards: WebSocket[] = [];
+  /**
+   * Opens SOCKETS sockets with `open`, then for each of ROUNDS rounds has `publish` send one note_added frame carrying
+   * its content and waits until every socket has it; answers each delivery's latency from the publish call and the
+   * first frame, and closes the sockets. Each socket does what a dashboard of the bench does with an event: parse it
+   * and note when it came.
+   */
+  const fanOut = async (open: () => Promise<WebSocket>, publish: (content: string) => Promise<unknown>) => {
+    const sent = new Map<string, number>();
+    const latencies: number[] = [];
+    let frame: string | undefined;
+    const sockets: WebSocket[] = [];
+    for (let i = 0; i < SOCKETS; i++) {
+      const ws = await open();
+      ws.accept();
+      sockets.push(ws);
+      ws.addEventListener("message", (e) => {
+        const f = JSON.parse(e.data as string);
+        if (f.event_type !== "note_added") return;
+        latencies.push(performance.now() - sent.get(f.data.content)!);
+        frame ??= e.data as string;
+      });
+    }
+    for (let i = 0; i < ROUNDS; i++) {
+      const content = `n${i}`;
+      sent.set(content, performance.now());
+      await publish(content);
+      for (let t = 0; latencies.length < (i + 1) * SOCKETS && t < 2000; t++) await new Promise((r) => setTimeout(r, 1));
+    }
+    expect(latencies).toHaveLength(SOCKETS * ROUNDS);
+    for (const ws of sockets) ws.close(1000, "done");
+    await new Promise((r) => setTimeout(r, 200));
+    return { latencies, frame: frame! };
+  };
   const hub = hubAs();
-  for (let i = 0; i < SOCKETS; i++) {
-    const ws = upgraded(
-      await hub.GET("/api/v1/projects/{id}/ws", {
-        params: { path: { id: projectId }, header: { Upgrade: "websocket", "Sec-WebSocket-Protocol": `bearer, ${token}` } },
-      }),
-    );
-    ws.accept();
-    dashboards.push(ws);
-    ws.addEventListener("message", (e) => {
-      const f = JSON.parse(e.data as string);
-      if (f.event_type === "note_added") latencies.push(performance.now() - sent.get(f.data.content)!);
-    });
-  }
   const room = env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(projectId));
   const person: RoomActor = { kind: "person", userId, label: "bench" };
   const created = (await room.execute(person, {
@@ -65,15 +86,25 @@ it("fans events out to sockets", async () => {
     dependencies: [],
   })) as unknown as RoomResult;
   if (!created.ok) throw new Error("create failed");
-  for (let i = 0; i < ROUNDS; i++) {
-    const content = `n${i}`;
-    sent.set(content, performance.now());
-    await room.execute(person, { op: "note", taskId: created.taskId, content, urgent: false });
-    for (let t = 0; latencies.length < (i + 1) * SOCKETS && t < 2000; t++) await new Promise((r) => setTimeout(r, 1));
-  }
-  expect(latencies).toHaveLength(SOCKETS * ROUNDS);
-  for (const ws of dashboards) ws.close(1000, "done");
-  await new Promise((r) => setTimeout(r, 200));
+  const { latencies, frame } = await fanOut(
+    async () =>
+      upgraded(
+        await hub.GET("/api/v1/projects/{id}/ws", {
+          params: { path: { id: projectId }, header: { Upgrade: "websocket", "Sec-WebSocket-Protocol": `bearer, ${token}` } },
+        }),
+      ),
+    (content) => room.execute(person, { op: "note", taskId: created.taskId, content, urgent: false }),
+  );
+  // Right after, a bare Durable Object sends the room's own frame (its content swapped) to as many sockets of its own.
+  const broadcaster = (env as unknown as { BENCH_BROADCASTER: DurableObjectNamespace<Broadcaster> }).BENCH_BROADCASTER.getByName("fan-out");
+  const { latencies: bareLatencies } = await fanOut(
+    async () => upgraded({ response: await broadcaster.fetch("https://broadcaster.test/", { headers: { Upgrade: "websocket" } }) }),
+    async (content) => {
+      const event = JSON.parse(frame);
+      event.data.content = content;
+      expect(await broadcaster.publish(JSON.stringify(event))).toBe(SOCKETS);
+    },
+  );
   // The same room call with no dashboard connected: the part of each latency above that is the room's commit, not
   // the fan-out or the receivers (which share this runtime's one thread with the room).
   const bareNote: number[] = [];
@@ -144,6 +175,8 @@ it("fans events out to sockets", async () => {
       rounds: ROUNDS,
       p50: percentile(latencies, 50),
       p99: percentile(latencies, 99),
+      bareObjectP50: percentile(bareLatencies, 50),
+      bareObjectP99: percentile(bareLatencies, 99),
       noteWithoutSocketsP50: percentile(bareNote, 50),
       noteWithoutSocketsP99: percentile(bareNote, 99),
       notifyRounds: NOTIFY_ROUNDS,

@@ -3,7 +3,10 @@
  * - POST / makes one D1 insert per request;
  * - POST /room makes the same insert from a Durable Object the request calls
  *   over RPC: the least a write through a project's room can cost;
- * - PUT|GET /r2/<key> moves bytes in and out of R2.
+ * - PUT|GET /r2/<key> moves bytes in and out of R2;
+ * - a Broadcaster sends one frame to every socket it holds, which the bench
+ *   in workerd opens to it directly: the least an event to many dashboards
+ *   can cost.
  */
 import { DurableObject } from "cloudflare:workers";
 
@@ -11,6 +14,7 @@ interface BaselineEnv {
   DB: D1Database;
   BLOBS: R2Bucket;
   INSERTER: DurableObjectNamespace<Inserter>;
+  BROADCASTER: DurableObjectNamespace<Broadcaster>;
 }
 
 let ready: Promise<unknown> | undefined;
@@ -28,6 +32,22 @@ async function insert(db: D1Database, body: string): Promise<string> {
 export class Inserter extends DurableObject<BaselineEnv> {
   insert(body: string): Promise<string> {
     return insert(this.env.DB, body);
+  }
+}
+
+/** Accepts any WebSocket (hibernatable, as a room's are) and sends a frame to all of them, as a room publishes an event. */
+export class Broadcaster extends DurableObject<BaselineEnv> {
+  override fetch(): Response {
+    const { 0: client, 1: server } = new WebSocketPair();
+    this.ctx.acceptWebSocket(server);
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  /** Sends `frame` to every open socket; how many it went to. */
+  publish(frame: string): number {
+    const sockets = this.ctx.getWebSockets();
+    for (const ws of sockets) ws.send(frame);
+    return sockets.length;
   }
 }
 
