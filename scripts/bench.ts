@@ -658,7 +658,7 @@ if (wanted("workerd")) {
     if (fanout) {
       report(
         `  sockets in workerd (no dev proxy, no Node client): one event to ${fanout.sockets} dashboards, ${fanout.rounds} rounds: p50 ${fmt(fanout.p50)} ms, p99 ${fmt(fanout.p99)} ms from the room call (target p99 ≤ 100 ms)` +
-          `   | the same frame from a bare Durable Object to ${fanout.sockets} sockets, round by round beside it: p50 ${fmt(fanout.bareObjectP50)} ms, p99 ${fmt(fanout.bareObjectP99)} ms;` +
+          `   | the same frame from a bare Durable Object to ${fanout.sockets} sockets, right after it: p50 ${fmt(fanout.bareObjectP50)} ms, p99 ${fmt(fanout.bareObjectP99)} ms;` +
           ` the same note with no dashboard connected: p50 ${fmt(fanout.noteWithoutSocketsP50)} ms, p99 ${fmt(fanout.noteWithoutSocketsP99)} ms; one-insert request over HTTP: p50 ${fmt(insertP50)} ms`,
       );
       report(
