@@ -22,7 +22,8 @@ describe("a group's read of its tasks", () => {
 
 describe("finding the projects with waiting tasks", () => {
   it("reads the index of tasks ready to run rather than every task", async () => {
-    const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${PROJECTS_WITH_WAITING_TASKS}`).all<{ detail: string }>();
+    const { sql: query } = new SQLiteSyncDialect().sqlToQuery(PROJECTS_WITH_WAITING_TASKS);
+    const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${query}`).all<{ detail: string }>();
     expect(results.map((r) => r.detail)).toContainEqual(expect.stringMatching(/^SCAN tasks USING (COVERING )?INDEX tasks_waiting\b/));
   });
 });

@@ -151,6 +151,12 @@ export type Priority = (typeof PRIORITIES)[number];
 /** Most urgent first: the order waiting tasks are offered in (indexed as written, so queries must use this very expression). */
 export const PRIORITY_RANK = sql`CASE priority WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END`;
 
+/** Tasks waiting for auto-assignment: pending, with requirements to match a server by. */
+export const WAITING = sql`status = 'pending' AND requirements IS NOT NULL`;
+
+/** Waiting tasks no unresolved dependency blocks: all that tasks_waiting holds, so a query reads that index only by naming this very condition. */
+export const READY_TO_OFFER = sql`${WAITING} AND blocked = 0`;
+
 export const tasks = sqliteTable(
   "tasks",
   {
@@ -228,7 +234,7 @@ export const tasks = sqliteTable(
     index("tasks_deadline").on(t.projectId, t.deadlineAt).where(sql`deadline_at IS NOT NULL`),
     // Tasks ready for auto-assignment, in the order they are offered: read without sorting, and without passing finished
     // or blocked tasks, however many a project holds.
-    index("tasks_waiting").on(t.projectId, PRIORITY_RANK, t.createdAt, t.id).where(sql`status = 'pending' AND requirements IS NOT NULL AND blocked = 0`),
+    index("tasks_waiting").on(t.projectId, PRIORITY_RANK, t.createdAt, t.id).where(READY_TO_OFFER),
   ],
 );
 

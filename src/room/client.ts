@@ -2,6 +2,9 @@
 import type { ShutdownReason } from "../protocol/agent-orchestrator-messages";
 import type { WorkerEnv as Env } from "../worker-env";
 import { Problem } from "../http/problem";
+import { sql } from "drizzle-orm";
+import { dbOf } from "../db/client";
+import { READY_TO_OFFER } from "../db/schema";
 import { taskView1 } from "../db/task-queries";
 import type { HubContext } from "../http/context";
 import { linkStub } from "../server-link/client";
@@ -65,7 +68,7 @@ export async function runInRoomForView(c: HubContext, projectId: string, command
 }
 
 /** Projects with tasks ready for auto-assignment: read from the index of those tasks (tasks_waiting), not from every task. */
-export const PROJECTS_WITH_WAITING_TASKS = "SELECT DISTINCT project_id FROM tasks WHERE status = 'pending' AND requirements IS NOT NULL AND blocked = 0";
+export const PROJECTS_WITH_WAITING_TASKS = sql`SELECT DISTINCT project_id FROM tasks WHERE ${READY_TO_OFFER}`;
 
 /**
  * Offers waiting tasks (pending, unblocked, with requirements) in the
@@ -73,7 +76,7 @@ export const PROJECTS_WITH_WAITING_TASKS = "SELECT DISTINCT project_id FROM task
  * gains capacity.
  */
 export async function offerWaitingTasks(env: Env, projectIds: string[] | null) {
-  const { results } = await env.DB.prepare(PROJECTS_WITH_WAITING_TASKS).all<{ project_id: string }>();
+  const results = await dbOf(env.DB).all<{ project_id: string }>(PROJECTS_WITH_WAITING_TASKS);
   const projects = results.map((r) => r.project_id).filter((id) => projectIds === null || projectIds.includes(id));
   await Promise.all(projects.map((projectId) => roomStub(env, projectId).execute(HUB_ACTOR, { op: "sweep" })));
 }

@@ -10,7 +10,7 @@
 import { and, eq, getTableColumns, sql, type Placeholder, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { candidatesJson, parseCandidates } from "../db/server-candidates";
-import { PRIORITY_RANK, projects, tasks } from "../db/schema";
+import { PRIORITY_RANK, projects, READY_TO_OFFER, tasks, WAITING } from "../db/schema";
 import { boundForBatch, builtOnce, inJsonList, qualified } from "../db/sql";
 import type { Assignable, Assignment, DownstreamLink } from "../domain/cascade";
 import { ACTIVE, type TaskStatus } from "../domain/lifecycle";
@@ -75,13 +75,14 @@ const downstreamJson = sql<string>`(SELECT json_group_array(json_object(
 /** Whether the task has questions open (pending interventions): ending it closes them. */
 const openQuestions = sql<number>`EXISTS (SELECT 1 FROM interventions i WHERE i.task_id = ${qualified(tasks.id)} AND i.status = 'pending')`;
 
-/** The first `limit` of the project's pending tasks with requirements meeting `condition` (on `t`): most urgent, then oldest. */
+/** The first `limit` of the project's tasks meeting `condition` (on `t`), in waiting order: most urgent, then oldest. */
 const firstWaiting = (projectId: string | Placeholder, condition: SQL, limit: number) =>
-  sql`WHERE t.project_id = ${projectId} AND t.status = 'pending' AND t.requirements IS NOT NULL AND ${condition}
+  sql`WHERE t.project_id = ${projectId} AND ${condition}
     ORDER BY ${PRIORITY_RANK}, t.created_at, t.id LIMIT ${limit}`;
 
 /**
- * The first waiting tasks meeting `condition` as one JSON array; each says
+ * The first tasks meeting `condition` (which names WAITING, or READY_TO_OFFER
+ * to read the index of those) as one JSON array; each says
  * whether it is still blocked in D1 and carries its place in waiting order.
  * They are looked for among `among` (the project's tasks, in waiting order,
  * unless given).
@@ -152,15 +153,12 @@ export function d1Reads(db: Db, projectId: string): TaskReads {
 /** How many waiting tasks one operation considers for auto-assignment. */
 export const ASSIGN_BATCH = 100;
 
-/** Waiting tasks not blocked in D1: read in order from their index, which holds no others. */
-const READY = sql`t.blocked = 0`;
-
 /** The waiting tasks one operation considers: unblocked in D1, or unblocked by the operation itself (looked up by id). */
 export const waitingAlone = (projectId: string, limit: number, alsoUnblocking: readonly string[]) => {
-  if (alsoUnblocking.length === 0) return waitingJson(projectId, limit, READY);
-  const ready = sql`SELECT id FROM (SELECT t.id FROM tasks t ${firstWaiting(projectId, READY, limit)})`;
+  if (alsoUnblocking.length === 0) return waitingJson(projectId, limit, READY_TO_OFFER);
+  const ready = sql`SELECT id FROM (SELECT t.id FROM tasks t ${firstWaiting(projectId, READY_TO_OFFER, limit)})`;
   const among = sql`(${ready} UNION SELECT value FROM json_each(${JSON.stringify(alsoUnblocking)})) u CROSS JOIN tasks t ON t.id = u.id`;
-  return waitingJson(projectId, limit, sql`1`, among);
+  return waitingJson(projectId, limit, WAITING, among);
 };
 
 /**
@@ -187,8 +185,8 @@ export const groupWaiting = builtOnce((db: Db) => {
     WHERE d.task_id = t.id AND d.dependency_type != 'related' AND d.resolved = 0 AND d.depends_on_task_id NOT IN ${inGroup})`;
   return db
     .select({
-      unblocked: waitingJson(projectId, GROUP_WAITING, READY).as("unblocked"),
-      unblockable: waitingJson(projectId, GROUP_WAITING, blockedOnlyByGroup, dependents).as("unblockable"),
+      unblocked: waitingJson(projectId, GROUP_WAITING, READY_TO_OFFER).as("unblocked"),
+      unblockable: waitingJson(projectId, GROUP_WAITING, sql`${WAITING} AND ${blockedOnlyByGroup}`, dependents).as("unblockable"),
       candidates: candidatesJson(projectId).as("candidates"),
     })
     .from(projects)
