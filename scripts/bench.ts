@@ -148,13 +148,14 @@ const workerD1 = (timing: string | null) => Number(timing?.match(/worker;desc="d
 const secondsSince = (t: number) => (performance.now() - t) / 1000;
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
 
-/** One request to the baseline Worker: one D1 insert (at `path` /room, made by a Durable Object it calls). */
-async function oneInsert(path: "/" | "/room" = "/") {
+/** One request to the baseline Worker at `path`: one D1 insert (at /room, made by a Durable Object it calls). */
+async function baselineInsert(path: "/" | "/room") {
   const res = await fetch(`${baselineUrl}${path}`, { method: "POST", body: "{}" });
   if (res.status !== 201) throw new Error(`baseline answered ${res.status}`);
   await res.arrayBuffer();
 }
-const oneInsertThroughRoom = () => oneInsert("/room");
+const oneInsert = () => baselineInsert("/");
+const oneInsertThroughRoom = () => baselineInsert("/room");
 
 async function baselineRate(requests: number, concurrency: number, request: () => Promise<void> = oneInsert) {
   const started = performance.now();
@@ -382,7 +383,7 @@ if (wanted("costs")) {
       ["agent start", (round) => (i) => tripsOf(trips.start, start(agent, ids[round * PER_ROUND + i]!))],
       ["agent complete", (round) => (i) => tripsOf(trips.complete, complete(agent, ids[round * PER_ROUND + i]!, "ok"))],
     ];
-    const baselines = [await perRequest(baselineProcess, PER_ROUND, () => oneInsert())];
+    const baselines = [await perRequest(baselineProcess, PER_ROUND, oneInsert)];
     const measured = lines.map(() => ({ ms: [] as number[], ratios: [] as number[], overFloor: [] as number[] }));
     // The least any write through a project's room costs: the same insert, made by a Durable Object the request calls.
     const floor = { ms: [] as number[], ratios: [] as number[] };
@@ -390,7 +391,7 @@ if (wanted("costs")) {
       const ms = [];
       for (const [, run] of lines) ms.push(await perRequest(hubProcess, PER_ROUND, run(round)));
       const floorMs = await perRequest(baselineProcess, PER_ROUND, oneInsertThroughRoom);
-      baselines.push(await perRequest(baselineProcess, PER_ROUND, () => oneInsert()));
+      baselines.push(await perRequest(baselineProcess, PER_ROUND, oneInsert));
       const near = (baselines[round]! + baselines[round + 1]!) / 2;
       floor.ms.push(floorMs);
       floor.ratios.push(floorMs / near);
