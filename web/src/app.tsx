@@ -1,7 +1,7 @@
 /** The app: restores the session from the refresh cookie, then shows the page the path names. */
-import { createContext } from "preact";
-import { useContext, useEffect, useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { hub, ok, onSignedOut, refresh, signOut } from "./api";
+import { MeContext } from "./me";
 import { linkProps, useRoute } from "./router";
 import type { Me } from "./types";
 import { Account } from "./views/account";
@@ -17,11 +17,6 @@ import { Sessions } from "./views/sessions";
 import { SignIn } from "./views/sign-in";
 import { TaskPage } from "./views/task";
 import { Webhooks } from "./views/webhooks";
-
-const MeContext = createContext<Me | null>(null);
-export const useMe = () => useContext(MeContext)!;
-/** Whether the signed-in person may change things (viewers only watch). */
-export const useCanWrite = () => useMe().role !== "viewer";
 
 /** The graph view and its layout library load only when a graph is opened. */
 const LazyGraph = lazy(() => import("./views/graph").then((m) => m.GraphView), "the graph");

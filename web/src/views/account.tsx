@@ -1,5 +1,5 @@
 /** The signed-in person: who they are to the hub, and their Telegram link (admins also set up the bot). */
-import { useMe } from "../app";
+import { useMe } from "../me";
 import { BotSetup, TelegramSection } from "./telegram";
 
 export function Account() {

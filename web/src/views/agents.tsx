@@ -1,7 +1,7 @@
 /** The servers agents run on: presence, capabilities, load against capacity; registration tokens for admins. */
 import { useEffect, useState } from "preact/hooks";
 import { hub, messageOf, ok } from "../api";
-import { useMe } from "../app";
+import { useMe } from "../me";
 import type { IssuedToken, Server } from "../types";
 import { Problem } from "./controls";
 

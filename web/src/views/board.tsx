@@ -1,7 +1,7 @@
 /** The board: a project's tasks in columns by status, filtered, live. */
 import { useMemo, useState } from "preact/hooks";
 import { hub, messageOf, ok } from "../api";
-import { useCanWrite } from "../app";
+import { useCanWrite } from "../me";
 import { useProject } from "../project-store";
 import { linkProps } from "../router";
 import type { Task, TaskStatus } from "../types";

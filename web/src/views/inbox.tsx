@@ -1,7 +1,7 @@
 /** What waits for a person across their projects: open questions and plans to review, answerable here. */
 import { useEffect, useState } from "preact/hooks";
 import { hub, ok } from "../api";
-import { useCanWrite } from "../app";
+import { useCanWrite } from "../me";
 import { linkProps } from "../router";
 import { tasksOf, type Intervention, type Task } from "../types";
 import { useAction } from "./controls";

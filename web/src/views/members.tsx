@@ -1,7 +1,7 @@
 /** Who belongs to a project; admins add and remove members. */
 import { useEffect, useState } from "preact/hooks";
 import { hub, messageOf, ok } from "../api";
-import { useMe } from "../app";
+import { useMe } from "../me";
 import type { Me, Member, Project } from "../types";
 import { ProjectTabs } from "./project-tabs";
 import { Problem } from "./controls";

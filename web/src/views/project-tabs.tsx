@@ -1,5 +1,5 @@
 /** A project's header: its name, its pages, and whether its live feed is connected. */
-import { useCanWrite } from "../app";
+import { useCanWrite } from "../me";
 import type { FeedStatus } from "../live";
 import { linkProps } from "../router";
 

@@ -1,7 +1,7 @@
 /** The projects the person can see, and a form to create one. */
 import { useEffect, useState } from "preact/hooks";
 import { hub, messageOf, ok } from "../api";
-import { useCanWrite } from "../app";
+import { useCanWrite } from "../me";
 import { linkProps, navigate } from "../router";
 import type { Project } from "../types";
 import { Problem } from "./controls";

@@ -1,6 +1,6 @@
 /** Ending an open session: closing it (its agent is asked to exit) or killing it (stopped at once, after a confirmation). */
 import { hub, ok } from "../api";
-import { useCanWrite } from "../app";
+import { useCanWrite } from "../me";
 import type { Session } from "../types";
 import { useAction } from "./controls";
 

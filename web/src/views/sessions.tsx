@@ -1,6 +1,6 @@
 /** A project's agent sessions, live: starting one, closing or killing open ones, and a way into each terminal. */
 import { useState } from "preact/hooks";
-import { useCanWrite } from "../app";
+import { useCanWrite } from "../me";
 import { useSessions, type SessionFilter } from "../session-store";
 import { linkProps } from "../router";
 import { ProjectTabs } from "./project-tabs";

@@ -1,7 +1,7 @@
 /** One task: what it asks, what came of it, its timeline, and the actions the person's role allows. */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { hub, ok } from "../api";
-import { useCanWrite } from "../app";
+import { useCanWrite } from "../me";
 import { useProject } from "../project-store";
 import { linkProps } from "../router";
 import { fromLog, isTask, type HubEvent, type Intervention, type Match, type Task, type TaskStatus } from "../types";

@@ -6,7 +6,7 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import { hub, ok } from "../api";
-import { useCanWrite } from "../app";
+import { useCanWrite } from "../me";
 import { useProjectFeed, useReread } from "../project-feed";
 import { linkProps } from "../router";
 import type { Webhook, WebhookWithSecret } from "../types";
