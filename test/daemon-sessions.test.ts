@@ -61,7 +61,7 @@ describe("starting a session from the API", () => {
       status: "starting",
       working_directory: "/srv/app",
       role: "orchestrator",
-      agent_type: "claude",
+      agent_type: "claude_code",
     });
     const id = started.json.id;
     expect(await daemon.socket.next((f) => f.type === "session_start" && f.session_id === id)).toEqual({
@@ -71,7 +71,7 @@ describe("starting a session from the API", () => {
       cols: 100,
       rows: 30,
       project_id: w.project.id,
-      agent_type: "claude",
+      agent_type: "claude_code",
       role: "orchestrator",
     });
     await until(async () => (await call(`${S()}/${id}`, { token: viewer.token })).json.status === "running", "running");
@@ -90,7 +90,7 @@ describe("starting a session from the API", () => {
 
   it("names a session itself when the person does not", async () => {
     const { json } = await startSession({ agent_type: "codex" });
-    expect(json.name).toMatch(/^codex-[0-9a-f]{6}$/);
+    expect(json.name).toMatch(/^codex_cli-[0-9a-f]{6}$/);
   });
 
   it("refuses what cannot start: a server whose daemon is away, another server, bad fields, a viewer, a name in use", async () => {

@@ -1,6 +1,7 @@
 /** zod building blocks shared by the hub's own request bodies. */
 import { z } from "zod";
 import { ROLES } from "../db/schema";
+import { AGENT_TYPE_ALIASES, AGENT_TYPES, daemonAgentType } from "../domain/agent-types";
 import { parseSeq } from "../domain/seq";
 
 export const email = z.email("must be an email address").max(254).transform((e) => e.toLowerCase());
@@ -12,6 +13,20 @@ export const isUuid = (value: string) => uuid.safeParse(value).success;
 /** A short human label: trimmed, non-empty. */
 export const label = (max = 200) => z.string().trim().min(1, "must not be empty").max(max, `must be at most ${max} characters`);
 export const text = (max = 10_000) => z.string().max(max, `must be at most ${max} characters`);
+
+/** The coding agent a session runs, by the daemon's name (the short names are mapped to it). */
+export const agentType = z
+  .enum([...AGENT_TYPES, ...(Object.keys(AGENT_TYPE_ALIASES) as (keyof typeof AGENT_TYPE_ALIASES)[])], {
+    error: `must be one of ${AGENT_TYPES.join(", ")} (${Object.entries(AGENT_TYPE_ALIASES)
+      .map(([short, name]) => `${short} for ${name}`)
+      .join(", ")})`,
+  })
+  .transform(daemonAgentType)
+  .meta({
+    description:
+      `The daemon's name for the agent: ${AGENT_TYPES.join(", ")}; ${Object.keys(AGENT_TYPE_ALIASES).join(", ")} are taken for ` +
+      `${Object.values(AGENT_TYPE_ALIASES).join(", ")}. Left out, the daemon detects it from the working directory.`,
+  });
 
 /** Largest JSON object stored inline in a D1 row (D1 rows hold at most 2 MB). */
 export const INLINE_JSON_BYTES = 512 * 1024;

@@ -12,7 +12,7 @@ import { listTasks } from "../db/task-queries";
 import { UNFINISHED } from "./tasks";
 import { readJson, readQuery } from "../http/body";
 import type { HubEnv } from "../http/context";
-import { label, text, uuid } from "../http/fields";
+import { agentType, label, text, uuid } from "../http/fields";
 import { forbidden, notFound } from "../http/problem";
 import { runInRoom } from "../room/client";
 import { documented } from "../openapi/operation";
@@ -25,7 +25,7 @@ const newSession = z.object({
   name: label(),
   project_id: uuid,
   working_directory: text(4096).nullish(),
-  agent_type: text(100).nullish(),
+  agent_type: agentType.nullish(),
 });
 const sessionsQuery = z.object({
   project_id: uuid.optional().meta({ description: "Left out: every project the server serves" }),

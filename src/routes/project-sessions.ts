@@ -12,10 +12,11 @@ import { person } from "../auth/middleware";
 import type { SessionRow } from "../db/client";
 import { servers, SESSION_ROLES, sessions } from "../db/schema";
 import { listSessions } from "../db/session-queries";
+import type { AgentType } from "../domain/agent-types";
 import { isFinalSession } from "../domain/session-lifecycle";
 import { readJson, readQuery } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
-import { label, text, uuid } from "../http/fields";
+import { agentType, label, text, uuid } from "../http/fields";
 import { conflict, forbidden, notFound } from "../http/problem";
 import { logError } from "../log";
 import { personOfUpgrade } from "../http/upgrade";
@@ -33,8 +34,15 @@ const startBody = z.object({
     .optional()
     .meta({ description: "Left out: made from the agent type and a random suffix" }),
   working_directory: text(4096).nullish(),
-  role: z.enum(SESSION_ROLES).default("worker"),
-  agent_type: label(100).nullish(),
+  role: z
+    .enum(SESSION_ROLES)
+    .default("worker")
+    .meta({
+      description:
+        "`orchestrator`: the daemon gives the agent the governance tools and appends its instructions to the agent's prompt file in the " +
+        "working directory (CLAUDE.md, AGENTS.md for codex_cli, GEMINI.md for gemini_cli; none for aider and cursor), a file the repository may track",
+    }),
+  agent_type: agentType.nullish(),
   cols: z.int("must be an integer").min(20).max(500).default(120).meta({ description: "The terminal's width" }),
   rows: z.int("must be an integer").min(5).max(200).default(40).meta({ description: "The terminal's height" }),
 });
@@ -59,7 +67,7 @@ async function mayOperate(c: HubContext, serverScope: string[] | null): Promise<
 }
 
 /** A name that says what runs there, unique enough not to collide with the server's other open sessions. */
-const generatedName = (agentType: string | null | undefined) => `${(agentType ?? "agent").replace(/[^\w.-]/g, "-")}-${crypto.randomUUID().slice(0, 6)}`;
+const generatedName = (agent: AgentType | null | undefined) => `${agent ?? "agent"}-${crypto.randomUUID().slice(0, 6)}`;
 
 projectSessionRoutes.post(
   "/:id/sessions",

@@ -364,7 +364,8 @@ export class ServerLink extends DurableObject<RoomReachingEnv> {
       cols: start.cols,
       rows: start.rows,
       project_id: start.projectId,
-      agent_type: start.agentType,
+      // Left out, the daemon detects the agent from the working directory.
+      ...(start.agentType ? { agent_type: start.agentType } : {}),
       role: start.role,
     });
   }
