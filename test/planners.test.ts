@@ -56,6 +56,7 @@ function task(id: string, fields: Partial<TaskRow> = {}): TaskRow {
     error: null,
     retryCount: 0,
     lateResult: null,
+    gitDiffStats: null,
     rejectedBy: [],
     assignedAt: null,
     traceId: null,

@@ -100,6 +100,13 @@ export const SESSION_STATUSES = ["starting", "running", "closed", "error"] as co
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 export const OPEN_SESSION_STATUSES = ["starting", "running"] as const satisfies readonly SessionStatus[];
 export const SESSION_ROLES = ["worker", "orchestrator"] as const;
+/**
+ * What the daemon did with the agent's MCP configuration when it started the session (agent_registry.py WriteStatus):
+ * written or merged into the workspace's config file, or not (a read-only workspace, an agent it has no writer for,
+ * no workspace).
+ */
+export const MCP_STATUSES = ["written", "merged", "workspace_readonly", "unsupported", "skipped"] as const;
+export type McpStatus = (typeof MCP_STATUSES)[number];
 
 export const sessions = sqliteTable(
   "sessions",
@@ -120,6 +127,8 @@ export const sessions = sqliteTable(
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
     closedAt: text("closed_at"),
+    /** As the daemon reported it (PATCH /api/v1/server/sessions/{id}/mcp-status); null until it does. */
+    mcpStatus: text("mcp_status", { enum: MCP_STATUSES }),
   },
   (t) => [
     index("sessions_project").on(t.projectId, t.status),
@@ -205,6 +214,8 @@ export const tasks = sqliteTable(
     retryCount: integer("retry_count").notNull().default(0),
     /** A result that arrived after the task failed or was cancelled (compute protocol): kept, not applied. */
     lateResult: text("late_result", { mode: "json" }).$type<unknown>(),
+    /** What the completing agent's last commit changed, as `orchestratia task complete` measures it (git --numstat). */
+    gitDiffStats: text("git_diff_stats", { mode: "json" }).$type<Record<string, unknown> | null>(),
     /** Servers that rejected the task (compute protocol): auto-assignment does not offer it to them again. */
     rejectedBy: text("rejected_by", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
     /** When the task was last given to a server: its lease counts from here or the server's last sign of life, whichever is later. */

@@ -54,6 +54,7 @@ export const openSession = async (ctx: OpContext, cmd: Cmd<"open_session">): Pro
     createdAt: ctx.now,
     updatedAt: ctx.now,
     closedAt: null,
+    mcpStatus: null,
   };
   // Rooms of other projects may open a session of the same name on the same server meanwhile: the insert checks again.
   const insert = statement(
