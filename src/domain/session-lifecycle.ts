@@ -3,6 +3,8 @@ import type { SessionStatus } from "../db/schema";
 
 /** `closed` and `error` are where a session ends. */
 export const isFinalSession = (status: string) => status === "closed" || status === "error";
+/** `starting` and `running`: the daemon may still be told to do something in it. */
+export const isOpenSession = (status: string | undefined) => status === "starting" || status === "running";
 
 export type SessionEventType = "session_started" | "session_closed" | "session_error";
 

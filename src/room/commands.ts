@@ -1,7 +1,7 @@
 /** What the Worker asks a ProjectRoom to do, and what it answers. Plain data: it crosses the RPC boundary. */
 import type { EnvelopeOutcome } from "../protocol/agent-envelope";
 import type { DependencyInput } from "../protocol/orchestratia-v1";
-import type { Priority } from "../db/schema";
+import type { McpStatus, Priority } from "../db/schema";
 import type { TaskView } from "../views/tasks";
 import type { ProblemCode } from "../http/problem-codes";
 
@@ -148,6 +148,8 @@ export type RoomCommand =
   | { op: "remove_dependency"; taskId: string; dependsOnTaskId: string }
   | { op: "open_session"; session: NewSession }
   | { op: "session_status"; sessionId: string; serverName: string; change: SessionChange }
+  /** What the session's daemon did with the agent's MCP configuration. */
+  | { op: "session_mcp_status"; sessionId: string; serverName: string; mcpStatus: McpStatus }
   | { op: "disable_webhook"; webhookId: string; reason: string };
 
 export interface ProblemData {

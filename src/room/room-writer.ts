@@ -348,8 +348,7 @@ const actorFields = (actor: RoomActor) =>
 
 const taskIdOf = (command: RoomCommand) => ("taskId" in command && command.taskId) || undefined;
 
-const sessionIdOf = (command: RoomCommand) =>
-  command.op === "open_session" ? command.session.id : command.op === "session_status" ? command.sessionId : undefined;
+const sessionIdOf = (command: RoomCommand) => (command.op === "open_session" ? command.session.id : "sessionId" in command ? command.sessionId : undefined);
 
 /** Consecutive slices of `items`, of the given lengths. */
 function splitAt<T, N extends number[]>(items: T[], ...lengths: N): { [K in keyof N]: T[] } {

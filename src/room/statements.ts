@@ -50,6 +50,7 @@ export const EVENT_TYPES = [
   "session_started",
   "session_closed",
   "session_error",
+  "session_mcp_status",
   "webhook_disabled",
   "task_rejected",
   "task_requeued",

@@ -1,12 +1,12 @@
 /** The agent surface's view of servers and sessions (`/api/v1/server/...`, API key). */
-import { eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { taskSchema } from "../views/tasks";
 import { projectFor, scopesOverlap } from "../auth/access";
 import { agent, currentServer } from "../auth/middleware";
 import type { SessionRow } from "../db/client";
-import { projects, servers, sessions } from "../db/schema";
+import { MCP_STATUSES, projects, servers, sessions } from "../db/schema";
 import { listSessions } from "../db/session-queries";
 import { listTasks } from "../db/task-queries";
 import { UNFINISHED } from "./tasks";
@@ -144,6 +144,38 @@ agentSessionRoutes.delete(
     if (!session || !scopesOverlap(me.projectIds ?? null, [session.projectId])) throw notFound("Session");
     if (session.serverId !== me.id) throw forbidden("Only the server that hosts a session can close it");
     const { data } = await runInRoom(c, session.projectId, { op: "session_status", sessionId: session.id, serverName: me.name, change: { status: "closed" } });
+    return c.json(sessionView(data!.session as SessionRow, me.name));
+  },
+);
+
+const mcpReport = z.object({ mcp_status: z.enum(MCP_STATUSES, { error: `must be one of ${MCP_STATUSES.join(", ")}` }) });
+
+/** The daemon reports what it did with the agent's MCP configuration each time it starts a session (hub.py _report_mcp_status). */
+agentSessionRoutes.patch(
+  "/sessions/:id/mcp-status",
+  documented({
+    id: "reportSessionMcpStatus",
+    tag: "Sessions",
+    summary: "Report a session's MCP status",
+    description:
+      "Record what the daemon did with the agent's MCP configuration when it started the session (the official daemon reports it on each start).\n\n" +
+      "Only the server hosting the session may; any other session is 404. A change is a `session_mcp_status` event of the project.",
+    caller: "agent",
+    body: mcpReport,
+    responses: { 200: sessionSchema },
+  }),
+  agent,
+  async (c) => {
+    const me = currentServer(c);
+    const body = await readJson(c, mcpReport);
+    const session = await c.var.db.query.sessions.findFirst({ where: and(eq(sessions.id, c.req.param("id")), eq(sessions.serverId, me.id)) });
+    if (!session || !scopesOverlap(me.projectIds ?? null, [session.projectId])) throw notFound("Session");
+    const { data } = await runInRoom(c, session.projectId, {
+      op: "session_mcp_status",
+      sessionId: session.id,
+      serverName: me.name,
+      mcpStatus: body.mcp_status,
+    });
     return c.json(sessionView(data!.session as SessionRow, me.name));
   },
 );

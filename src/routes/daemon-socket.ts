@@ -70,7 +70,7 @@ daemonSocketRoutes.get(
         `${DAEMON_AUTH_GRACE_MS / 1000} s. The hub answers \`{"type": "auth_ok", "server_id"}\`, or \`{"type": "auth_error", "detail"}\` and closes with ` +
         `${DAEMON_CLOSE.unauthorized}. Frames sent before \`auth_ok\` are held and delivered after it.`,
       "**Frames.** JSON text frames of the daemon's protocol (API.md \"The official daemon's channel\"): the hub sends `session_start`, " +
-        "`session_input`, `session_resize`, `session_close`, `session_kill`, `capture_scrollback`, `task_assigned`, `task_approved`, " +
+        "`session_input`, `session_resize`, `session_close`, `session_kill`, `session_exit_copy_mode`, `capture_scrollback`, `task_assigned`, `task_approved`, " +
         "`task_rejected`, `intervention_response`, `task_note`, `note_for_session`, `plan_approved`, `plan_revision`, `task_updated`, " +
         "`task_status_update`, `pong`; it reads `session_started`, `session_recovered`, `session_output` (base64 `data`), `session_screen`, " +
         "`session_closed`, `session_error`, `scrollback_captured`, `ping`, and ignores other kinds. A frame the hub cannot take is answered " +

@@ -227,7 +227,8 @@ projectSessionRoutes.get(
       "The session's terminal, as a WebSocket.\n\n" +
       [
         '**Auth.** The person\'s access token as subprotocols `["bearer", "<jwt>"]` (answered with `bearer`) or as `?access_token=`. ' +
-          "Anyone who may see the project watches; admins and members of every project the server serves (not viewers) may also type.",
+          "Anyone who may see the project watches; admins and members of every project the server serves (not viewers) may also type. " +
+          "A writer joining an open session has its daemon leave tmux's copy mode (`session_exit_copy_mode`), so it takes keystrokes.",
         '**Server → client.** First `{"type": "ready", "writer", "status"}`, then the recent scrollback and live output as ' +
           '`{"type": "output", "data": "<base64>"}`; `{"type": "status", "status", ...}` when the session changes; `{"type": "screen" | ' +
           '"scrollback", "lines"}` from the daemon; `{"type": "lagging"}` when output is paused for a viewer with more than 1 MiB ' +

@@ -5,6 +5,7 @@
  * built once for all viewers. A viewer that does not keep up is paused on its
  * own (see ViewerFlow) and never holds the daemon or the others back.
  */
+import { isOpenSession } from "../domain/session-lifecycle";
 import { sendJson } from "../room/sockets";
 import type { DaemonPush } from "./pushes";
 import type { Scrollback } from "./scrollback";
@@ -50,11 +51,17 @@ export class Terminals {
 
   constructor(private readonly port: TerminalPort) {}
 
-  /** A viewer just accepted, its session's scrollback loaded: it is told who it is, then sees the scrollback, then live output. */
+  /**
+   * A viewer just accepted, its session's scrollback loaded: it is told who it is, then sees the scrollback, then live
+   * output. A writer joining an open session has the daemon leave tmux's copy mode, which a scroll in an earlier
+   * terminal (a writer's: mouse input reaches tmux) may have left on, and in which tmux takes no keystrokes. A viewer
+   * cannot type, so its joining changes nothing in the session.
+   */
   joined(ws: WebSocket, attachment: ViewerAttachment, status: string) {
     ws.serializeAttachment(attachment);
     this.attachments.set(ws, attachment);
     sendJson(ws, { type: "ready", writer: attachment.writer, status });
+    if (attachment.writer && isOpenSession(status)) this.port.toDaemon({ type: "session_exit_copy_mode", session_id: attachment.sessionId });
     this.replay(ws, this.flowOf(ws), attachment.sessionId);
   }
 
@@ -128,7 +135,7 @@ export class Terminals {
           return;
         }
         const status = await this.port.statusOf(session_id);
-        if (status !== "running" && status !== "starting") return sendJson(ws, { type: "error", code: "SESSION_CLOSED", message: `the session is ${status ?? "closed"}` });
+        if (!isOpenSession(status)) return sendJson(ws, { type: "error", code: "SESSION_CLOSED", message: `the session is ${status ?? "closed"}` });
         const push = frame.type === "input" ? { type: "session_input", session_id, data: frame.data } : { type: "session_resize", session_id, cols: frame.cols, rows: frame.rows };
         if (!this.port.toDaemon(push)) sendJson(ws, { type: "error", code: "DAEMON_OFFLINE", message: "the server's daemon is not connected" });
         return;

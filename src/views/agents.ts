@@ -1,7 +1,7 @@
 /** Agents' servers, their sessions and registration tokens, as the hub answers them. */
 import { z } from "zod";
 import type { ServerRow, SessionRow } from "../db/client";
-import { registrationTokens, SESSION_ROLES, SESSION_STATUSES } from "../db/schema";
+import { MCP_STATUSES, registrationTokens, SESSION_ROLES, SESSION_STATUSES } from "../db/schema";
 import { isOnline } from "../domain/presence";
 import { capabilitiesSchema } from "../protocol/orchestratia-v1";
 import { id, json, jsonObject, timestamp } from "./fields";
@@ -79,6 +79,14 @@ export const sessionSchema = z
     pid: z.int().nullable().meta({ description: "The agent's process on its server, as the daemon reported it" }),
     exit_code: z.int().nullable(),
     error: z.string().nullable().meta({ description: "Why it ended in `error`" }),
+    mcp_status: z
+      .enum(MCP_STATUSES)
+      .nullable()
+      .meta({
+        description:
+          "What the daemon did with the agent's MCP configuration when it started the session: `written` or `merged` into the workspace's " +
+          "config file (the agent reaches the hub's tools), or not: `workspace_readonly`, `unsupported`, `skipped`. Null until the daemon reports it",
+      }),
     created_at: timestamp,
     updated_at: timestamp,
     closed_at: timestamp.nullable(),
@@ -98,6 +106,7 @@ export const sessionView = (s: SessionRow, serverName: string): z.infer<typeof s
   pid: s.pid,
   exit_code: s.exitCode,
   error: s.error,
+  mcp_status: s.mcpStatus,
   created_at: s.createdAt,
   updated_at: s.updatedAt,
   closed_at: s.closedAt,

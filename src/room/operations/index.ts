@@ -8,7 +8,7 @@ import type { OpContext, OpOutcome, Planner } from "./kernel";
 import { beginWork, create, help, respond, retry, revisePlan, submitPlan, update } from "./lifecycle";
 import { disableWebhook } from "./integrations";
 import { expireLease, reject } from "./hand-back";
-import { changeSession, openSession } from "./sessions";
+import { changeSession, openSession, reportMcpStatus } from "./sessions";
 
 const planners = {
   create,
@@ -38,6 +38,7 @@ const planners = {
   presence,
   open_session: openSession,
   session_status: changeSession,
+  session_mcp_status: reportMcpStatus,
   disable_webhook: disableWebhook,
 } satisfies { [K in RoomCommand["op"]]: Planner<K> };
 

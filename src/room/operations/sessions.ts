@@ -21,7 +21,7 @@ const nameTaken = (name: string): ProblemData => ({
 
 const sessionNotFound: ProblemData = { status: 404, code: "NOT_FOUND", detail: "Session not found" };
 
-const eventData = (row: Pick<SessionRow, "id" | "name" | "serverId" | "status" | "exitCode" | "error">, serverName: string) => ({
+const eventData = (row: Pick<SessionRow, "id" | "name" | "serverId" | "status" | "exitCode" | "error" | "mcpStatus">, serverName: string) => ({
   session_id: row.id,
   session_name: row.name,
   server_id: row.serverId,
@@ -29,6 +29,7 @@ const eventData = (row: Pick<SessionRow, "id" | "name" | "serverId" | "status" |
   status: row.status,
   ...(row.exitCode !== null ? { exit_code: row.exitCode } : {}),
   ...(row.error !== null ? { error: row.error } : {}),
+  ...(row.mcpStatus !== null ? { mcp_status: row.mcpStatus } : {}),
 });
 
 export const openSession = async (ctx: OpContext, cmd: Cmd<"open_session">): Promise<OpOutcome> => {
@@ -109,5 +110,31 @@ export const changeSession = async (ctx: OpContext, cmd: Cmd<"session_status">):
     data: { session: next, previous_status: row.status },
     statements: [update],
     events: recordEvents(ctx, type ? [{ type, taskId: null, data: eventData(next, cmd.serverName) }] : [], { sessionId: row.id, updatedAt: ctx.now }),
+  };
+};
+
+/**
+ * What the session's daemon did with the agent's MCP configuration (it reports this on every start). Kept whatever
+ * the session's status, as the daemon may report after a quick end; the same report again changes nothing.
+ */
+export const reportMcpStatus = async (ctx: OpContext, cmd: Cmd<"session_mcp_status">): Promise<OpOutcome> => {
+  const row = await ctx.db.query.sessions.findFirst({ where: and(eq(sessions.id, cmd.sessionId), eq(sessions.projectId, ctx.projectId)) });
+  if (!row) return sessionNotFound;
+  if (row.mcpStatus === cmd.mcpStatus) return { ...answerOnly("", { session: row }), unchanged: true };
+  const next: SessionRow = { ...row, mcpStatus: cmd.mcpStatus, updatedAt: ctx.now };
+  const update = statement(
+    ctx.d1,
+    ctx.db
+      .update(sessions)
+      .set({ mcpStatus: next.mcpStatus, updatedAt: next.updatedAt })
+      .where(and(eq(sessions.id, row.id), eq(sessions.updatedAt, row.updatedAt)))
+      .returning({ id: sessions.id }),
+  );
+  return {
+    taskId: "",
+    guardedUpdate: 0,
+    data: { session: next },
+    statements: [update],
+    events: recordEvents(ctx, [{ type: "session_mcp_status", taskId: null, data: eventData(next, cmd.serverName) }], { sessionId: row.id, updatedAt: ctx.now }),
   };
 };
