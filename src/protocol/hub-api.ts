@@ -74,7 +74,51 @@ export const assignBody = z
   })
   .refine((b) => b.session_name || b.server_name || b.session_id, "give session_name, server_name or session_id");
 
-export const completeBody = z.object({ result: z.unknown().refine((v) => v !== undefined, "is required") });
+/** Entries kept of each list of `git_diff_stats` (the CLI sends at most 50 `files`; `binary_files` it does not cut). */
+export const MAX_DIFF_FILES = 200;
+const diffCount = z.int("must be an integer").min(0, "must not be negative");
+const diffPath = z.string("must be a string").max(4096, "must be at most 4096 characters");
+const diffList = <T extends z.ZodType>(entry: T) =>
+  z
+    .array(entry, { error: "must be an array" })
+    .nullish()
+    .transform((list) => (list ?? []).slice(0, MAX_DIFF_FILES) as z.output<T>[]);
+const commit = z
+  .string("must be a string")
+  .max(100, "must be at most 100 characters")
+  .nullish()
+  .transform((c) => c ?? null);
+
+/**
+ * What `orchestratia task complete` measures of the agent's last commit and sends beside the result
+ * (cli.py cmd_complete, git_analyzer.capture_diff_stats). Unknown keys are dropped; the counts stay whole when the
+ * lists are cut.
+ */
+export const gitDiffStats = withinJsonLimit(
+  z.object(
+    {
+      files_changed: diffCount,
+      insertions: diffCount,
+      deletions: diffCount,
+      files: diffList(z.object({ path: diffPath, insertions: diffCount, deletions: diffCount }, { error: "must be an object" })),
+      binary_files: diffList(diffPath),
+      head_commit: commit,
+      base_commit: commit,
+    },
+    { error: "must be an object" },
+  ),
+  64 * 1024,
+).meta({
+  description:
+    "What the agent's last commit changed (`orchestratia task complete` sends it): counts, then `files` ({path, insertions, deletions}) and " +
+    `\`binary_files\` (each cut to its first ${MAX_DIFF_FILES}), and the commits compared. At most 64 KiB of JSON.`,
+});
+export type GitDiffStats = z.output<typeof gitDiffStats>;
+
+export const completeBody = z.object({
+  result: z.unknown().refine((v) => v !== undefined, "is required"),
+  git_diff_stats: gitDiffStats.nullish(),
+});
 export const helpBody = z.looseObject({
   question: z.string().trim().min(1, "must not be empty").max(20_000),
   context: z.unknown().optional(),

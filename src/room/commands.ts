@@ -1,5 +1,6 @@
 /** What the Worker asks a ProjectRoom to do, and what it answers. Plain data: it crosses the RPC boundary. */
 import type { EnvelopeOutcome } from "../protocol/agent-envelope";
+import type { GitDiffStats } from "../protocol/hub-api";
 import type { DependencyInput } from "../protocol/orchestratia-v1";
 import type { McpStatus, Priority } from "../db/schema";
 import type { TaskView } from "../views/tasks";
@@ -106,6 +107,8 @@ export type RoomCommand =
       warnings: string[];
       /** How an agent envelope's result ends the task (done, failed or needs_human); absent for every other result. */
       envelope?: EnvelopeOutcome;
+      /** What the agent's last commit changed, when its CLI measured it. */
+      gitDiffStats?: GitDiffStats;
     }
   | {
       op: "fail";

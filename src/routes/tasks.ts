@@ -355,6 +355,7 @@ export const completeTask = (c: HubContext, id: string) =>
       structured: normalised.structured,
       warnings: normalised.warnings,
       ...(normalised.envelope ? { envelope: normalised.envelope } : {}),
+      ...(body.git_diff_stats ? { gitDiffStats: body.git_diff_stats } : {}),
     };
   });
 

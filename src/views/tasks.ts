@@ -83,6 +83,19 @@ const lateResultSchema = z
   })
   .meta({ id: "LateResult" });
 
+/** What the agent's last commit changed, as `orchestratia task complete` measured it (git --numstat). */
+const gitDiffStatsSchema = z
+  .object({
+    files_changed: z.int().meta({ description: "Files the commit changed, binary ones included" }),
+    insertions: z.int(),
+    deletions: z.int(),
+    files: z.array(z.object({ path: z.string(), insertions: z.int(), deletions: z.int() })).meta({ description: "Per text file; possibly fewer than changed" }),
+    binary_files: z.array(z.string()),
+    head_commit: z.string().nullable(),
+    base_commit: z.string().nullable().meta({ description: "Null: the commit was compared with its parent" }),
+  })
+  .meta({ id: "GitDiffStats" });
+
 export const taskSchema = z
   .object({
     id,
@@ -131,6 +144,7 @@ export const taskSchema = z
     error: errorBlockSchema.nullable(),
     retry_count: z.int(),
     late_result: lateResultSchema.nullable(),
+    git_diff_stats: gitDiffStatsSchema.nullable().meta({ description: "Sent with the completion by the official CLI; null when none was" }),
     rejected_by: z.array(id).meta({ description: "Servers that rejected the task; auto-assignment passes them over" }),
     trace_id: z.string().nullable(),
     traceparent: z.string().nullable(),
@@ -185,6 +199,7 @@ export function taskView(t: TaskRow, names: TaskNames, deps: DependencyRow[], no
     error: t.error as ErrorBlock | null,
     retry_count: t.retryCount,
     late_result: (t.lateResult ?? null) as z.infer<typeof lateResultSchema> | null,
+    git_diff_stats: (t.gitDiffStats ?? null) as z.infer<typeof gitDiffStatsSchema> | null,
     rejected_by: t.rejectedBy,
     trace_id: t.traceId,
     traceparent: t.traceparent,

@@ -31,6 +31,9 @@ const cancelOpenQuestions = (ctx: OpContext, { task, openQuestions }: TaskWithDo
       ]
     : [];
 
+/** What the agent's last commit changed, kept on the task when the completion's CLI measured it. */
+const diffStatsOf = (cmd: Cmd<"complete">): Partial<TaskRow> => (cmd.gitDiffStats ? { gitDiffStats: cmd.gitDiffStats } : {});
+
 /**
  * Completion and its cascade, in one batch: the contract check, resolution of
  * downstream dependencies, unblocking, auto-assignment. A fixed number of
@@ -56,7 +59,7 @@ export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<Op
   }
   const next = transition(ctx, task, "complete");
   if (typeof next !== "string") return next;
-  if (cmd.envelope && cmd.envelope.status !== "done") return endAsEnvelopeSays(ctx, loaded, cmd.result, cmd.envelope);
+  if (cmd.envelope && cmd.envelope.status !== "done") return endAsEnvelopeSays(ctx, loaded, cmd.result, cmd.envelope, diffStatsOf(cmd));
 
   const resolution = resolveDownstream(cmd.result, cmd.structured, links);
   const assignments = await planAutoAssign(ctx, resolution.unblocked, task.assignedServerId);
@@ -75,7 +78,15 @@ export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<Op
   const plan = taskWrite(
     ctx,
     task,
-    { status: next, result: cmd.result, resultStructured: cmd.structured, completedAt: ctx.now, deadlineAt: null, warnings: [...task.warnings, ...cmd.warnings] },
+    {
+      status: next,
+      result: cmd.result,
+      resultStructured: cmd.structured,
+      completedAt: ctx.now,
+      deadlineAt: null,
+      warnings: [...task.warnings, ...cmd.warnings],
+      ...diffStatsOf(cmd),
+    },
     events,
     (guard) => [...cancelOpenQuestions(ctx, loaded, guard), ...assignmentStatements(ctx, assignments, guard)],
   );
@@ -138,16 +149,23 @@ function failureOf(task: TaskRow, next: TaskStatus, f: Pick<Cmd<"fail">, "error"
 /**
  * An agent envelope that does not proceed (seeds/agent-envelope.md): `retry`
  * or `success: false` fails the task as recoverable, keeping the envelope as
- * its result; `escalate` asks a person for help, as the agent's /help would,
- * with what the agent produced and noted as the question's context.
+ * its result (and `kept`, what the agent's commit changed); `escalate` asks a
+ * person for help, as the agent's /help would, with what the agent produced
+ * and noted as the question's context.
  */
-async function endAsEnvelopeSays(ctx: OpContext, loaded: TaskWithDownstream, envelope: Record<string, unknown>, outcome: Exclude<EnvelopeOutcome, { status: "done" }>) {
+async function endAsEnvelopeSays(
+  ctx: OpContext,
+  loaded: TaskWithDownstream,
+  envelope: Record<string, unknown>,
+  outcome: Exclude<EnvelopeOutcome, { status: "done" }>,
+  kept: Partial<TaskRow>,
+) {
   const { task } = loaded;
   if (outcome.status === "needs_human") {
     return helpWith(ctx, task, { question: outcome.question, context: escalationContext(envelope), interventionType: "help", targetSessionId: null });
   }
   const failure = failureOf(task, "failed", { error: outcome.message, code: outcome.code, recoverable: true }, envelope);
-  return endWithoutCompleting(ctx, loaded, "failed", failure.event, failure.set);
+  return endWithoutCompleting(ctx, loaded, "failed", failure.event, { ...failure.set, ...kept });
 }
 
 export async function cancel(ctx: OpContext, cmd: Cmd<"cancel">): Promise<OpOutcome> {

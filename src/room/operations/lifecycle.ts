@@ -199,7 +199,21 @@ export async function retry(ctx: OpContext, cmd: Cmd<"retry">): Promise<OpOutcom
   return taskWrite(
     ctx,
     task,
-    { status: next, result: null, resultStructured: false, errorCode: null, error: null, retryCount: task.retryCount + 1, assignedServerId: null, targetSessionId: null, assignedAt: null, startedAt: null, completedAt: null, deadlineAt: null },
+    {
+      status: next,
+      result: null,
+      resultStructured: false,
+      gitDiffStats: null,
+      errorCode: null,
+      error: null,
+      retryCount: task.retryCount + 1,
+      assignedServerId: null,
+      targetSessionId: null,
+      assignedAt: null,
+      startedAt: null,
+      completedAt: null,
+      deadlineAt: null,
+    },
     [statusEvent("task_retried", task, next, { previous_error: task.result?.error ?? task.error?.message ?? null })],
   );
 }
