@@ -1,10 +1,12 @@
 /**
  * A stand-in for the official daemon (orchestratia-agent) in the browser
  * tests: it registers its server and holds the daemon's socket exactly as
- * hub.py does, and runs pretend sessions: each prints a banner when started,
- * echoes what is typed into it (a carriage return as a new line, as a
- * terminal's line discipline would), keeps every byte it was sent, and
- * answers a scrollback capture with what it printed.
+ * hub.py does, and runs pretend sessions: each prints a banner when started
+ * (and its MCP status is reported, as hub.py's `_report_mcp_status` does with
+ * its MCP server on), echoes what is typed into it (a carriage return as a new
+ * line, as a terminal's line discipline would), keeps every byte it was sent,
+ * answers a scrollback capture with what it printed, and counts each time it
+ * is told to leave tmux's copy mode.
  */
 import { hub, hubAs, ok } from "./driver";
 
@@ -28,6 +30,10 @@ const pythonJson = (frame: Record<string, unknown>) =>
 export class FakeDaemon {
   /** Every session_start the hub sent. */
   readonly starts: HubFrame[] = [];
+  /** The sessions each session_exit_copy_mode named, in order. */
+  readonly copyModeExits: string[] = [];
+  /** What the daemon reports of each session's MCP configuration (hub.py: `merged` when the workspace has one already). */
+  mcpStatus: "written" | "merged" | "workspace_readonly" | "unsupported" | "skipped" | null = "merged";
   /** What each session was sent, in order. */
   private readonly inputs = new Map<string, Buffer[]>();
   /** What each session printed. */
@@ -93,6 +99,13 @@ export class FakeDaemon {
     this.ws?.send(pythonJson(frame));
   }
 
+  /** PATCH /api/v1/server/sessions/{id}/mcp-status with the API key, as hub.py does after writing the agent's MCP configuration. */
+  private async reportMcpStatus(sessionId: string, mcpStatus: NonNullable<FakeDaemon["mcpStatus"]>) {
+    await ok(
+      hubAs({ apiKey: this.apiKey }).PATCH("/api/v1/server/sessions/{id}/mcp-status", { params: { path: { id: sessionId } }, body: { mcp_status: mcpStatus } }),
+    );
+  }
+
   /** Output of a session, as session.py's reader sends it. */
   output(sessionId: string, bytes: Uint8Array | string) {
     this.printed.set(sessionId, (this.printed.get(sessionId) ?? "") + Buffer.from(bytes).toString("utf8"));
@@ -114,6 +127,10 @@ export class FakeDaemon {
           working_dir: (frame.working_directory as string | undefined) ?? "/tmp/x",
         });
         this.output(id, BANNER);
+        if (this.mcpStatus) void this.reportMcpStatus(id, this.mcpStatus);
+        break;
+      case "session_exit_copy_mode":
+        this.copyModeExits.push(id);
         break;
       case "session_input": {
         const bytes = Buffer.from(frame.data ?? "", "base64");

@@ -82,15 +82,17 @@ describe("agent sessions", () => {
     await server.selectOption(daemon.id);
     await page.getByLabel("Name", { exact: true }).fill("builder-1");
     await page.getByLabel("Working directory").fill("/srv/app");
-    await page.getByLabel("Agent").selectOption("codex");
+    await page.getByLabel("Agent").selectOption({ label: "Codex CLI" });
     await page.getByRole("button", { name: "Start session" }).click();
 
     // Live: the row appears and turns running once the daemon reports the session started, with no reload.
     const row = page.locator("tr", { hasText: "builder-1" });
     await row.locator('[data-status="running"]').waitFor();
     expect(daemon.starts).toHaveLength(1);
-    expect(daemon.starts[0]).toMatchObject({ agent_type: "codex", working_directory: "/srv/app", role: "worker" });
-    expect(await row.textContent()).toMatch(/fake-box.*codex.*worker.*\/srv\/app/);
+    expect(daemon.starts[0]).toMatchObject({ agent_type: "codex_cli", working_directory: "/srv/app", role: "worker" });
+    // The daemon's report on the agent's MCP configuration shows beside the session, live.
+    await row.locator('[data-mcp-status="merged"]').waitFor();
+    expect(await row.textContent()).toMatch(/running.*MCP: configured.*fake-box.*Codex CLI.*worker.*\/srv\/app/);
     await screenshot(page, "sessions");
 
     await row.getByRole("link", { name: "builder-1" }).click();
@@ -103,6 +105,8 @@ describe("agent sessions", () => {
     await page.keyboard.type("echo hi");
     await page.keyboard.press("Enter");
     const sessionId = /\/sessions\/([0-9a-f-]{36})/.exec(page.url())![1]!;
+    // The writer's terminal joining had the daemon leave tmux's copy mode, so what is typed reaches the agent.
+    expect(daemon.copyModeExits).toEqual([sessionId]);
     await expect.poll(() => daemon.received(sessionId).toString("utf8")).toBe("echo hi\r");
     await expect.poll(() => screenText(page)).toMatch(/^\$ echo hi$/m);
     await screenshot(page, "terminal");
@@ -136,6 +140,49 @@ describe("agent sessions", () => {
     await page.waitForTimeout(500);
     expect(daemon.received(session.id).length).toBe(0);
     expect(await screenText(page)).not.toContain("rm -rf");
+    // A viewer's terminal leaves the session as it is: it is not taken out of copy mode for them.
+    expect(daemon.copyModeExits).toEqual([]);
+  });
+
+  it("says what the orchestrator role writes into the working directory before the session is started with it", async () => {
+    const { project, daemon } = await projectWithDaemon("Orchestrated", "fake-orchestrated");
+    const page = await asAdmin.newPage();
+    await openSessions(page, project.id);
+    await page.locator(`option[value="${daemon.id}"]`).waitFor({ state: "attached" });
+    await page.getByLabel("Server").selectOption(daemon.id);
+    const note = page.locator("#orchestrator-note");
+    const role = page.locator('select[name="role"]');
+    const agent = page.locator('select[name="agent-type"]');
+    // The choice itself names the file the agent reads; nothing more is said while the role is worker.
+    expect(await role.locator('option[value="orchestrator"]').textContent()).toBe("orchestrator (writes to CLAUDE.md)");
+    expect(await note.count()).toBe(0);
+
+    await agent.selectOption({ label: "Gemini CLI" });
+    expect(await role.locator('option[value="orchestrator"]').textContent()).toBe("orchestrator (writes to GEMINI.md)");
+    await role.selectOption("orchestrator");
+    await note.waitFor();
+    expect(await note.isVisible()).toBe(true);
+    expect(await note.textContent()).toBe(
+      "As orchestrator, the daemon appends a block of instructions to GEMINI.md in the working directory (or replaces the block it wrote there " +
+        "before). That file is often tracked by git: the change shows up in the repository.",
+    );
+    expect(await role.getAttribute("aria-describedby")).toBe("orchestrator-note");
+    await screenshot(page, "start-orchestrator");
+    // Each agent's own file; left to the daemon's detection, CLAUDE.md (where the daemon writes without an agent type).
+    await agent.selectOption({ label: "Codex CLI" });
+    expect(await note.textContent()).toContain("to AGENTS.md in the working directory");
+    await agent.selectOption({ label: "Let the daemon detect it" });
+    expect(await note.textContent()).toContain("to CLAUDE.md in the working directory");
+    await agent.selectOption({ label: "Aider" });
+    expect(await note.textContent()).toBe("As orchestrator, the agent gets the governance tools; the daemon writes no instructions file for Aider.");
+
+    await agent.selectOption({ label: "Gemini CLI" });
+    await page.getByRole("button", { name: "Start session" }).click();
+    await page.locator('[data-status="running"]').waitFor();
+    expect(daemon.starts).toHaveLength(1);
+    expect(daemon.starts[0]).toMatchObject({ agent_type: "gemini_cli", role: "orchestrator" });
+    await role.selectOption("worker");
+    expect(await note.count()).toBe(0);
   });
 
   it("redraws from the scrollback after a dropped connection, and keeps up with more output than the hub lets a page leave unacknowledged", async () => {

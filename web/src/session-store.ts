@@ -10,7 +10,7 @@ import type { FeedStatus } from "./live";
 import { useProjectFeed, useReread } from "./project-feed";
 import type { HubEvent, ProjectHead, Session, SessionStatus } from "./types";
 
-const SESSION_EVENTS = new Set(["session_created", "session_started", "session_closed", "session_error"]);
+const SESSION_EVENTS = new Set(["session_created", "session_started", "session_closed", "session_error", "session_mcp_status"]);
 
 export type SessionFilter = "all" | "open" | "closed";
 
@@ -22,6 +22,7 @@ function withEvents(session: Session, events: HubEvent[]): Session {
     next = { ...next, status: e.data.status as SessionStatus };
     if (typeof e.data.exit_code === "number") next.exit_code = e.data.exit_code;
     if (typeof e.data.error === "string") next.error = e.data.error;
+    if (typeof e.data.mcp_status === "string") next.mcp_status = e.data.mcp_status as Session["mcp_status"];
   }
   return next;
 }

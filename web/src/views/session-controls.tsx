@@ -53,3 +53,27 @@ export function SessionStatusBadge({ session }: { session: Pick<Session, "status
     </span>
   );
 }
+
+/** What the daemon did with the agent's MCP configuration, as it reported on the session's start. */
+const MCP: Record<NonNullable<Session["mcp_status"]>, { label: string; tone: "ok" | "warn" | "off"; detail: string }> = {
+  written: { label: "configured", tone: "ok", detail: "The daemon wrote the agent's MCP configuration into the working directory" },
+  merged: { label: "configured", tone: "ok", detail: "The daemon added its entry to the MCP configuration already in the working directory" },
+  workspace_readonly: {
+    label: "workspace read-only",
+    tone: "warn",
+    detail: "The daemon could not write the MCP configuration: the working directory is read-only",
+  },
+  unsupported: { label: "unsupported", tone: "off", detail: "The daemon has no MCP configuration for this agent" },
+  skipped: { label: "skipped", tone: "off", detail: "The daemon had no working directory to configure" },
+};
+
+/** The session's MCP status as a badge, once its daemon has reported it. */
+export function McpStatusBadge({ status }: { status: Session["mcp_status"] }) {
+  if (status === null) return null;
+  const mcp = MCP[status];
+  return (
+    <span class={`badge mcp mcp-${mcp.tone}`} data-mcp-status={status} title={mcp.detail}>
+      MCP: {mcp.label}
+    </span>
+  );
+}

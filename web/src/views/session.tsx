@@ -6,7 +6,8 @@ import type { StatusChange } from "../terminal-link";
 import { Problem } from "./controls";
 import { lazy } from "./lazy";
 import { ProjectTabs } from "./project-tabs";
-import { SessionControls, SessionStatusBadge } from "./session-controls";
+import { agentLabel } from "../agent-types";
+import { McpStatusBadge, SessionControls, SessionStatusBadge } from "./session-controls";
 
 /** xterm.js loads only when a terminal is opened. */
 const LazyTerminal = lazy(() => import("./terminal").then((m) => m.SessionTerminal), "the terminal");
@@ -31,10 +32,10 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
       {session && (
         <header class="session-head">
           <h2>
-            {session.name} <SessionStatusBadge session={session} />
+            {session.name} <SessionStatusBadge session={session} /> <McpStatusBadge status={session.mcp_status} />
           </h2>
           <p class="meta">
-            on <strong>{session.server_name}</strong> · {session.agent_type ?? "no agent"} · {session.role}
+            on <strong>{session.server_name}</strong> · {agentLabel(session.agent_type)} · {session.role}
             {session.working_directory && (
               <>
                 {" "}

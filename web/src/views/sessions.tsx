@@ -5,7 +5,8 @@ import { useSessions, type SessionFilter } from "../session-store";
 import { linkProps } from "../router";
 import { ProjectTabs } from "./project-tabs";
 import { Problem } from "./controls";
-import { SessionControls, SessionStatusBadge } from "./session-controls";
+import { agentLabel } from "../agent-types";
+import { McpStatusBadge, SessionControls, SessionStatusBadge } from "./session-controls";
 import { StartSession } from "./start-session";
 
 export function Sessions({ projectId }: { projectId: string }) {
@@ -57,11 +58,11 @@ export function Sessions({ projectId }: { projectId: string }) {
                   <a {...linkProps(`/projects/${projectId}/sessions/${s.id}`)}>{s.name}</a>
                 </th>
                 <td>
-                  <SessionStatusBadge session={s} />
+                  <SessionStatusBadge session={s} /> <McpStatusBadge status={s.mcp_status} />
                   {s.status === "error" && s.error && <div class="problem">{s.error}</div>}
                 </td>
                 <td>{s.server_name}</td>
-                <td>{s.agent_type ?? <span class="muted">none</span>}</td>
+                <td>{s.agent_type ? agentLabel(s.agent_type) : <span class="muted">{agentLabel(null)}</span>}</td>
                 <td>{s.role}</td>
                 <td>{s.working_directory ? <code>{s.working_directory}</code> : <span class="muted">default</span>}</td>
                 <td>

@@ -1,10 +1,12 @@
 /** Starting an agent session on one of the project's servers; its daemon opens the terminal. */
 import { useEffect, useState } from "preact/hooks";
 import { hub, ok } from "../api";
+import { AGENTS, agentChosen, DETECTED, type Agent } from "../agent-types";
 import type { Server, Session } from "../types";
 import { useAction } from "./controls";
 
-const AGENTS = ["claude", "codex", "gemini", "none"] as const;
+/** The agent chosen, or "" for the daemon to detect it. */
+type AgentChoice = Agent["type"] | "";
 /** How often presence is read again (servers beat every 30 s). */
 const REFRESH_MS = 15_000;
 
@@ -12,11 +14,21 @@ interface Draft {
   server_id: string;
   name: string;
   working_directory: string;
-  agent_type: (typeof AGENTS)[number];
+  agent_type: AgentChoice;
   role: Session["role"];
 }
 
-const EMPTY: Draft = { server_id: "", name: "", working_directory: "", agent_type: "claude", role: "worker" };
+const EMPTY: Draft = { server_id: "", name: "", working_directory: "", agent_type: "claude_code", role: "worker" };
+
+/** What the orchestrator role does to the working directory, shown beside the role once it is chosen (its option names the file). */
+function orchestratorNote(choice: AgentChoice) {
+  const agent = agentChosen(choice);
+  if (!agent.promptFile) return `As orchestrator, the agent gets the governance tools; the daemon writes no instructions file for ${agent.label}.`;
+  return (
+    `As orchestrator, the daemon appends a block of instructions to ${agent.promptFile} in the working directory (or replaces the block it ` +
+    `wrote there before). That file is often tracked by git: the change shows up in the repository.`
+  );
+}
 
 /** Admins are told which projects a server serves; others only see servers serving one of theirs. */
 const serves = (s: Server, projectId: string) => !s.revoked && (s.project_ids == null || s.project_ids.includes(projectId));
@@ -42,6 +54,7 @@ export function StartSession({ projectId, onStarted }: { projectId: string; onSt
     return () => clearInterval(timer);
   }, [projectId]);
 
+  const promptFile = agentChosen(draft.agent_type).promptFile;
   const field = (key: keyof Draft) => (e: Event) => setDraft({ ...draft, [key]: (e.currentTarget as HTMLInputElement).value });
   const start = (e: Event) => {
     e.preventDefault();
@@ -54,7 +67,7 @@ export function StartSession({ projectId, onStarted }: { projectId: string; onSt
             role: draft.role,
             ...(draft.name.trim() ? { name: draft.name.trim() } : {}),
             ...(draft.working_directory.trim() ? { working_directory: draft.working_directory.trim() } : {}),
-            ...(draft.agent_type === "none" ? {} : { agent_type: draft.agent_type }),
+            ...(draft.agent_type ? { agent_type: draft.agent_type } : {}),
           },
         }),
       );
@@ -104,17 +117,18 @@ export function StartSession({ projectId, onStarted }: { projectId: string; onSt
           Agent
           <select name="agent-type" value={draft.agent_type} onChange={field("agent_type")}>
             {AGENTS.map((a) => (
-              <option key={a} value={a}>
-                {a}
+              <option key={a.type} value={a.type}>
+                {a.label}
               </option>
             ))}
+            <option value="">{DETECTED.label}</option>
           </select>
         </label>
         <label>
           Role
-          <select name="role" value={draft.role} onChange={field("role")}>
+          <select name="role" value={draft.role} onChange={field("role")} aria-describedby={draft.role === "orchestrator" ? "orchestrator-note" : undefined}>
             <option value="worker">worker</option>
-            <option value="orchestrator">orchestrator</option>
+            <option value="orchestrator">{`orchestrator${promptFile ? ` (writes to ${promptFile})` : ""}`}</option>
           </select>
         </label>
         <button type="submit" disabled={busy !== null || !draft.server_id}>
@@ -122,6 +136,11 @@ export function StartSession({ projectId, onStarted }: { projectId: string; onSt
         </button>
         {problem("start")}
       </form>
+      {draft.role === "orchestrator" && (
+        <p id="orchestrator-note" class="role-note">
+          {orchestratorNote(draft.agent_type)}
+        </p>
+      )}
     </section>
   );
 }
