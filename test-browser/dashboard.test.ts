@@ -233,6 +233,46 @@ describe("the task page", () => {
     expect(answered.map((i) => [i.status, i.response])).toEqual([["responded", "Europe"]]);
   });
 
+  it("shows what the agent's last commit changed, as its CLI measured it on completion", async () => {
+    const project = await ok(hubAs({ token: admin }).POST("/api/v1/projects", { body: { name: "Reviewed" } }), 201);
+    const agent = await registerAgent(admin, project.id, "committer");
+    const asAgent = hubAs({ apiKey: agent.apiKey });
+    const task = await ok(asAgent.POST("/api/v1/server/tasks", { body: { project_id: project.id, title: "Add the login form" } }), 201);
+    const path = { id: task.id };
+    await ok(asAgent.POST("/api/v1/server/tasks/{id}/assign", { params: { path }, body: { server_name: agent.name } }));
+    await ok(asAgent.POST("/api/v1/server/tasks/{id}/start", { params: { path } }));
+    // What `orchestratia task complete` sends for a commit of two text files and an image (one more file left unlisted).
+    const git_diff_stats = {
+      files_changed: 4,
+      insertions: 42,
+      deletions: 7,
+      files: [
+        { path: "web/login.tsx", insertions: 40, deletions: 5 },
+        { path: "README.md", insertions: 2, deletions: 2 },
+      ],
+      head_commit: "a1b2c3d",
+      base_commit: null,
+      binary_files: ["docs/login.png"],
+    };
+    await ok(asAgent.POST("/api/v1/server/tasks/{id}/complete", { params: { path }, body: { result: "Login form added", git_diff_stats } }));
+
+    const page = await newPage();
+    await signIn(page, hub().admin.email, hub().admin.password);
+    await page.goto(`${hub().url}/projects/${project.id}/tasks/${task.id}`);
+    const changes = page.locator(".task-section", { has: page.getByRole("heading", { name: "Code changes" }) });
+    await changes.waitFor();
+    expect(await changes.locator(".diff-summary").textContent()).toBe("4 files changed, +42 −7 · commit a1b2c3d against its parent");
+    const rows = await changes.locator(".diff-files tbody tr").evaluateAll((trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+    expect(rows).toEqual([
+      ["web/login.tsx", "+40", "−5"],
+      ["README.md", "+2", "−2"],
+    ]);
+    expect(await changes.locator(".diff-binary li").allTextContents()).toEqual(["docs/login.png"]);
+    expect(await changes.getByText("1 more file is not listed.").count()).toBe(1);
+    await changes.scrollIntoViewIfNeeded();
+    await screenshot(page, "task-changes");
+  });
+
   it("shows the hub's refusal next to the control that asked", async () => {
     const project = await ok(hubAs({ token: admin }).POST("/api/v1/projects", { body: { name: "Refusals" } }), 201);
     const agent = await registerAgent(admin, project.id, "short-lived");

@@ -5,6 +5,7 @@ import { useCanWrite } from "../me";
 import { useProject } from "../project-store";
 import { linkProps } from "../router";
 import { fromLog, isTask, type HubEvent, type Intervention, type Match, type Task, type TaskStatus } from "../types";
+import { DiffStats } from "./diff-stats";
 import { ProjectTabs } from "./project-tabs";
 import { PrioritySelect, Problem, useAction } from "./controls";
 
@@ -123,6 +124,11 @@ export function TaskPage({ projectId, taskId }: { projectId: string; taskId: str
             </Section>
           )}
           {shown.result && <Result result={shown.result} />}
+          {shown.git_diff_stats && (
+            <Section title="Code changes">
+              <DiffStats stats={shown.git_diff_stats} />
+            </Section>
+          )}
           {shown.status === "pending" && <MatchingServers matches={matches} />}
           <Notes task={shown} />
           <Section title="Timeline">
