@@ -13,7 +13,7 @@ import { datarefLinks } from "./http/dataref-links";
 import { logFailure } from "./http/failure-log";
 import { Problem, problemOfDomainError, quotingRequestId } from "./http/problem";
 import { withRequestId } from "./http/request-id";
-import { appendHeader, setHeader } from "./http/response-headers";
+import { appendHeader, noSniff, setHeader } from "./http/response-headers";
 import { logRequests } from "./http/request-log";
 import { discardOffloadsOnError } from "./http/request-offloads";
 import { agentSessionRoutes } from "./routes/agent-sessions";
@@ -38,6 +38,7 @@ export function buildApp() {
   const app = new Hono<HubEnv>({ strict: false });
 
   app.use("*", withRequestId);
+  app.use("*", noSniff);
   // Outside everything else, so that its line sees the final status (refusals, 405s, errors turned into problems).
   app.use("*", logRequests);
 

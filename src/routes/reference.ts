@@ -18,11 +18,36 @@ const escape = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0
 /** The list's meanings use `code` spans (backticks) and nothing else of markdown. */
 const inline = (s: string) => escape(s).replace(/`([^`]+)`/g, "<code>$1</code>");
 
-const PROBLEMS_STYLE = `<style>
+const PROBLEMS_CSS = `
 body{font:15px/1.5 system-ui,sans-serif;max-width:56rem;margin:2rem auto;padding:0 1rem;color:#1f2328}
 h1{font-size:1.5rem}dt{font:600 14px ui-monospace,monospace;margin-top:1rem;scroll-margin-top:1rem}
 dt:target{background:#fff8c5}dd{margin:.25rem 0 0 1.5rem}code{font-size:90%;background:#f6f8fa;padding:0 .25em;border-radius:4px}
-</style>`;
+`;
+const PROBLEMS_STYLE = `<style>${PROBLEMS_CSS}</style>`;
+
+/**
+ * Like the dashboard's (web/public/_headers): nothing but the hub's own files, never framed. Scalar sets styles from
+ * its script (elements and attributes), so its page allows inline styles; the problem codes page allows only its own
+ * style block, by its hash, and no script at all.
+ */
+const PAGE_HEADERS = {
+  "X-Frame-Options": "DENY",
+  "Referrer-Policy": "no-referrer",
+  "Permissions-Policy": "camera=(), microphone=(), geolocation=(), payment=()",
+  "Cross-Origin-Opener-Policy": "same-origin",
+  "Cross-Origin-Resource-Policy": "same-origin",
+};
+const BASE_POLICY = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const REFERENCE_HEADERS = {
+  ...PAGE_HEADERS,
+  "Content-Security-Policy": `${BASE_POLICY}; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'`,
+};
+let problemsHeaders: Promise<Record<string, string>> | undefined;
+const problemsPageHeaders = () =>
+  (problemsHeaders ??= crypto.subtle.digest("SHA-256", new TextEncoder().encode(PROBLEMS_CSS)).then((digest) => ({
+    ...PAGE_HEADERS,
+    "Content-Security-Policy": `${BASE_POLICY}; style-src 'sha256-${btoa(String.fromCharCode(...new Uint8Array(digest)))}'`,
+  })));
 
 const problemsPage = html(
   "Problem codes · Orchestratia hub",
@@ -75,13 +100,13 @@ export function referenceRoutes(app: Hono<HubEnv>) {
   routes.get(
     "/docs",
     documented({ id: "getReferencePage", tag: "Reference", summary: "API reference page", caller: "anyone", responses: { 200: htmlPage } }),
-    (c) => c.html(referencePage),
+    (c) => c.html(referencePage, 200, REFERENCE_HEADERS),
   );
 
   routes.get(
     "/docs/problems",
     documented({ id: "getProblemCodes", tag: "Reference", summary: "Problem codes page", caller: "anyone", responses: { 200: htmlPage } }),
-    (c) => c.html(problemsPage),
+    async (c) => c.html(problemsPage, 200, await problemsPageHeaders()),
   );
 
   return routes;
