@@ -101,6 +101,94 @@ describe("round trip", () => {
   });
 });
 
+/** Uploads these bytes as a complete DataRef and answers its download URL. */
+async function uploaded(body: Record<string, unknown>, data: Uint8Array) {
+  const { dataref, upload } = await create({ size: data.byteLength, ...body });
+  expect((await fetchUrl(upload.url, { method: "PUT", body: data })).status).toBe(200);
+  return (await call(`/api/v1/server/datarefs/${dataref.id}`, { apiKey: w.worker.apiKey })).json.download.url as string;
+}
+
+describe("serving uploaded bytes safely", () => {
+  const page = new TextEncoder().encode("<script>fetch('/api/v1/auth/refresh', {method: 'POST'})</script>");
+
+  it("downloads anything a browser could run as an attachment, sandboxed and never sniffed", async () => {
+    for (const content_type of ["text/html", "text/html; charset=utf-8", "image/svg+xml", "application/pdf", "application/octet-stream", "TEXT/HTML"]) {
+      const res = await fetchUrl(await uploaded({ content_type }, page));
+      expect(res.status, content_type).toBe(200);
+      expect(res.headers.get("Content-Type")).toBe(content_type);
+      expect(res.headers.get("Content-Disposition"), content_type).toBe("attachment");
+      expect(res.headers.get("Content-Security-Policy")).toBe("default-src 'none'; sandbox");
+      expect(res.headers.get("X-Content-Type-Options")).toBe("nosniff");
+      await res.body?.cancel();
+    }
+  });
+
+  it("shows text, JSON and raster images inline, still sandboxed, and ranges of them too", async () => {
+    for (const content_type of ["text/plain", "text/plain; charset=utf-8", "application/json", "image/png", "image/jpeg", "image/gif", "image/webp"]) {
+      const url = await uploaded({ content_type }, page);
+      for (const headers of [{}, { Range: "bytes=0-9" }] as Record<string, string>[]) {
+        const res = await fetchUrl(url, { headers });
+        expect(res.headers.get("Content-Disposition"), content_type).toBe("inline");
+        expect(res.headers.get("Content-Security-Policy")).toBe("default-src 'none'; sandbox");
+        expect(res.headers.get("X-Content-Type-Options")).toBe("nosniff");
+        await res.body?.cancel();
+      }
+    }
+  });
+
+  it("sandboxes the refusals of a blob URL too", async () => {
+    const { dataref, upload } = await create({ size: 4, content_type: "text/html" });
+    const download = upload.url.replace(/token=.*/, "token=forged");
+    for (const res of [await fetchUrl(download), await fetchUrl(`${upload.url.split("?")[0]}?token=${new URL(upload.url).searchParams.get("token")}`)]) {
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      expect(res.headers.get("Content-Security-Policy")).toBe("default-src 'none'; sandbox");
+      expect(res.headers.get("X-Content-Type-Options")).toBe("nosniff");
+      await res.body?.cancel();
+    }
+    expect(dataref.status).toBe("pending");
+  });
+
+  it("names the file in an ASCII fallback and, when that is not the name, exactly in filename* (RFC 6266)", async () => {
+    const cases = [
+      ["report.txt", 'inline; filename="report.txt"'],
+      ['say "hi"\\.bin', `attachment; filename="say _hi__.bin"; filename*=UTF-8''say%20%22hi%22%5C.bin`],
+      ["résumé (final)*.pdf", `attachment; filename="r_sum_ (final)*.pdf"; filename*=UTF-8''r%C3%A9sum%C3%A9%20%28final%29%2A.pdf`],
+      ["отчёт.txt", `inline; filename="_____.txt"; filename*=UTF-8''%D0%BE%D1%82%D1%87%D1%91%D1%82.txt`],
+    ] as const;
+    for (const [filename, disposition] of cases) {
+      const content_type = filename.endsWith(".txt") ? "text/plain" : "application/octet-stream";
+      const res = await fetchUrl(await uploaded({ filename, content_type }, page));
+      expect(res.headers.get("Content-Disposition"), filename).toBe(disposition);
+      await res.body?.cancel();
+    }
+  });
+
+  it("refuses a filename with a control character and a content type that is no media type, naming the field", async () => {
+    for (const filename of ["a\r\nSet-Cookie: x=1", "tab\there", "nul\u0000", "del\u007f", "c1\u0085"]) {
+      const reply = await call("/api/v1/server/datarefs", { apiKey: w.worker.apiKey, body: { project_id: w.project.id, size: 1, filename } });
+      expectProblem(reply, 422, "VALIDATION_FAILED");
+      expect(reply.json.errors).toEqual([{ path: "filename", message: expect.stringContaining("control characters") }]);
+    }
+    for (const content_type of ["text/html\r\nX-Evil: 1", "html", "text/plain; charset=ü"]) {
+      const reply = await call("/api/v1/server/datarefs", { apiKey: w.worker.apiKey, body: { project_id: w.project.id, size: 1, content_type } });
+      expectProblem(reply, 422, "VALIDATION_FAILED");
+      expect(reply.json.errors.map((e: { path: string }) => e.path)).toEqual(["content_type"]);
+    }
+  });
+
+  it("still serves a DataRef stored with a CR/LF filename or a malformed type before the rule, as a safe attachment", async () => {
+    const { dataref, upload } = await create({ size: page.byteLength, content_type: "text/plain", filename: "ok.txt" });
+    expect((await fetchUrl(upload.url, { method: "PUT", body: page })).status).toBe(200);
+    await env.DB.prepare("UPDATE datarefs SET filename = ?1, content_type = ?2 WHERE id = ?3").bind("a\r\nb.html", "text/html\r\nX: y", dataref.id).run();
+    const url = (await call(`/api/v1/server/datarefs/${dataref.id}`, { apiKey: w.worker.apiKey })).json.download.url;
+    const res = await fetchUrl(url);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toBe("application/octet-stream");
+    expect(res.headers.get("Content-Disposition")).toBe(`attachment; filename="a__b.html"; filename*=UTF-8''a%0D%0Ab.html`);
+    expect(new Uint8Array(await res.arrayBuffer())).toEqual(page);
+  });
+});
+
 describe("refusals", () => {
   it("refuses a wrong size and a wrong sha256, leaving the DataRef pending", async () => {
     const data = bytesOf(2048);

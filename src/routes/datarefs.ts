@@ -21,6 +21,7 @@ import type { HubContext, HubEnv } from "../http/context";
 import { conflict, fieldError, notFound, Problem } from "../http/problem";
 import { roomActor, roomStub } from "../room/client";
 import { documented } from "../openapi/operation";
+import { BLOB_HEADERS, contentDisposition, CONTROL_CHARACTER, isMediaType, servedContentType, withBlobHeaders } from "../http/blob-headers";
 import { datarefView, datarefSchema, datarefWithDownloadSchema, newDatarefSchema, type DatarefRow } from "../views/datarefs";
 
 /** Largest object one PUT may carry (R2's single-upload limit). */
@@ -30,14 +31,24 @@ const objectKey = (d: Pick<DatarefRow, "projectId" | "id">) => blobKey(d.project
 
 const createBody = z.object({
   project_id: z.uuid("must be a UUID").optional(),
-  content_type: z.string().trim().min(1, "must not be empty").max(255).default("application/octet-stream"),
+  content_type: z
+    .string()
+    .trim()
+    .min(1, "must not be empty")
+    .max(255)
+    .refine(isMediaType, "must be a media type, type/subtype with optional parameters in visible ASCII (e.g. text/plain; charset=utf-8)")
+    .default("application/octet-stream"),
   size: z.int("must be an integer").min(0, "must not be negative").max(MAX_DATAREF_BYTES, `must be at most ${MAX_DATAREF_BYTES} bytes`),
   sha256: z
     .string()
     .regex(/^[0-9a-fA-F]{64}$/, "must be 64 hex digits")
     .transform((h) => h.toLowerCase())
     .optional(),
-  filename: z.string().max(500).optional(),
+  filename: z
+    .string()
+    .max(500)
+    .refine((name) => !CONTROL_CHARACTER.test(name), "must not contain control characters (CR, LF, tab, …)")
+    .optional(),
 });
 
 async function createDataref(c: HubContext, projectIdFromPath?: string) {
@@ -80,7 +91,7 @@ async function describeDataref(c: HubContext, id: string, projectIdFromPath?: st
 
 const CREATE_RULES =
   "Declares the object: its exact `size` (at most 5 GiB), its `content_type` (default `application/octet-stream`), optionally its `sha256` " +
-  "(then R2 checks the bytes against it) and a `filename` for downloads. Answers with a signed upload URL, good for 15 minutes and for this object only: " +
+  "(then R2 checks the bytes against it) and a `filename` for downloads (no control characters; 422 otherwise). Answers with a signed upload URL, good for 15 minutes and for this object only: " +
   "`PUT` the bytes there. A DataRef whose bytes do not arrive in time is removed.";
 
 const DESCRIBE_RULES =
@@ -157,6 +168,7 @@ function refused(e: unknown): never {
 
 /** Moving the bytes: /api/v1/blobs/{id}?token=… — the signed URL is the only credential. */
 export const blobRoutes = new Hono<HubEnv>();
+blobRoutes.use("*", withBlobHeaders);
 
 const blobQuery = z.object({ token: z.string().meta({ description: "The signed token of the URL the hub handed out" }) });
 
@@ -226,7 +238,11 @@ const BYTES_HEADERS = {
   "Content-Length": "Bytes in this answer",
   "Accept-Ranges": "`bytes`",
   ETag: "The bytes' sha256, quoted",
-  "Content-Disposition": '`attachment; filename="…"` when the DataRef has a filename (absent otherwise)',
+  "Content-Disposition":
+    "`inline` for text/plain, application/json, PNG, JPEG, GIF and WebP; `attachment` for any other type. With the DataRef's filename as " +
+    "`filename=\"…\"` (ASCII, anything else as `_`) and, when that differs from it, `filename*=UTF-8''…` (RFC 6266)",
+  "Content-Security-Policy": `\`${BLOB_HEADERS["Content-Security-Policy"]}\`: the bytes never run in the hub's origin`,
+  "X-Content-Type-Options": "`nosniff`",
 };
 
 blobRoutes.get(
@@ -237,7 +253,8 @@ blobRoutes.get(
     summary: "Download DataRef bytes",
     description:
       "Download a DataRef's bytes from its signed download URL.\n\n" +
-      "The bytes, with the DataRef's `content_type`. One `Range: bytes=a-b` (or `a-`, `-n`) gets 206 with that part; " +
+      "The bytes, with the DataRef's `content_type`, as a download unless that type is only shown (text, JSON, raster images): " +
+      "they are what someone uploaded, and never run in the hub's origin (a `sandbox` CSP and `nosniff` on every answer here). One `Range: bytes=a-b` (or `a-`, `-n`) gets 206 with that part; " +
       "a range outside the object is 416 `RANGE_NOT_SATISFIABLE` with `Content-Range: bytes */<size>`; several ranges or another unit get the whole object. " +
       "409 `DATAREF_PENDING` while the bytes are not in. 401 `INVALID_URL` / 403 `URL_NOT_FOR_THIS` as for the upload.",
     caller: "signed-url",
@@ -264,12 +281,13 @@ blobRoutes.get(
     }
     const object = await c.env.BLOBS.get(objectKey(row), range ? { range } : {});
     if (!object) throw notFound("DataRef bytes");
+    const type = servedContentType(row.contentType);
     const headers: Record<string, string> = {
-      "Content-Type": row.contentType,
+      "Content-Type": type,
       "Accept-Ranges": "bytes",
       ETag: `"${row.sha256}"`,
       "Content-Length": String(range ? range.length : row.size),
-      ...(row.filename ? { "Content-Disposition": `attachment; filename="${row.filename.replaceAll('"', "")}"` } : {}),
+      "Content-Disposition": contentDisposition(type, row.filename),
       ...(range ? { "Content-Range": `bytes ${range.offset}-${range.offset + range.length - 1}/${row.size}` } : {}),
     };
     return new Response(object.body, { status: range ? 206 : 200, headers });
