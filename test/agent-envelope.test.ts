@@ -14,7 +14,8 @@ beforeAll(async () => {
 
 const PEOPLE = "/api/v1/tasks";
 const get = async (id: string) => (await expectOk(cli(w.orchestrator.apiKey, "GET", `${T}/${id}`))).json;
-const taskEvents = async (id: string) => (await expectOk(cli(w.orchestrator.apiKey, "GET", `${T}/${id}/events`))).json.events as { type: string; task_id: string; data: Record<string, unknown> }[];
+const taskEvents = async (id: string) =>
+  (await expectOk(cli(w.orchestrator.apiKey, "GET", `${T}/${id}/events`))).json.events as { type: string; task_id: string; data: Record<string, unknown> }[];
 const complete = (id: string, result: unknown) => cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result });
 
 async function running(body: Record<string, unknown> = {}) {
@@ -40,7 +41,13 @@ describe("the input envelope", () => {
     upstream = await running();
     await expectOk(complete(upstream, { ...envelope(true, "proceed"), notes: ["Spec complete", "3 edge cases identified"] }));
     const contracts = await running();
-    await expectOk(complete(contracts, { $schema: "orchestratia/task-result/v1", summary: "schema done", contracts: { schema: { status: "fulfilled", data: { tables: 3 } } } }));
+    await expectOk(
+      complete(contracts, {
+        $schema: "orchestratia/task-result/v1",
+        summary: "schema done",
+        contracts: { schema: { status: "fulfilled", data: { tables: 3 } } },
+      }),
+    );
     task = await newTask(w, {
       type: "validate",
       target_repo: "api-gateway",
@@ -48,7 +55,12 @@ describe("the input envelope", () => {
         $schema: "orchestratia/task-spec/v1",
         feature_id: "005-user-auth",
         requirements: [{ description: "validate the spec", priority: "must" }],
-        input_context: { references: [{ type: "file", id: "specs/005-user-auth/spec.md", name: "spec" }, { type: "task", id: upstream }] },
+        input_context: {
+          references: [
+            { type: "file", id: "specs/005-user-auth/spec.md", name: "spec" },
+            { type: "task", id: upstream },
+          ],
+        },
       },
       dependencies: [
         { depends_on_task_id: upstream, dependency_type: "blocks" },
@@ -119,7 +131,9 @@ describe("output envelopes decide the outcome", () => {
     const events = await taskEvents(id);
     expect(events.map((e) => e.type)).not.toContain("task_completed");
     expect(events.filter((e) => e.type === "task_failed")).toEqual([
-      expect.objectContaining({ data: expect.objectContaining({ status: "failed", error: "Could not parse the spec", code: "AGENT_FAILED", recoverable: true }) }),
+      expect.objectContaining({
+        data: expect.objectContaining({ status: "failed", error: "Could not parse the spec", code: "AGENT_FAILED", recoverable: true }),
+      }),
     ]);
     expect((await taskEvents(down)).map((e) => e.type)).toContain("dependency_failed");
   });
@@ -165,7 +179,9 @@ describe("output envelopes decide the outcome", () => {
       }),
     ]);
     const requested = (await taskEvents(id)).filter((e) => e.type === "intervention_requested");
-    expect(requested).toEqual([expect.objectContaining({ data: expect.objectContaining({ intervention_id: open[0].id, question: sent.summary, status: "needs_human" }) })]);
+    expect(requested).toEqual([
+      expect.objectContaining({ data: expect.objectContaining({ intervention_id: open[0].id, question: sent.summary, status: "needs_human" }) }),
+    ]);
 
     await expectOk(call(`/api/v1/interventions/${open[0].id}/respond`, { token: w.member.token, body: { response: "The security spec wins: 15 minutes" } }));
     expect(await get(id)).toMatchObject({ status: "running" });
@@ -191,5 +207,28 @@ describe("malformed envelopes are refused, naming the field, and nothing is writ
     expect(refused.json.errors.map((e: { path: string }) => e.path)).toContain(path);
     expect(await get(id)).toMatchObject({ status: "running", result: null, error: null });
     expect((await taskEvents(id)).map((e) => e.type)).not.toContain("task_completed");
+  });
+
+  it("an artifact path that is absolute or leaves the repository → 422 naming each artifact; relative ones inside are taken", async () => {
+    const withPaths = (paths: string[]) => ({ ...good, artifacts: paths.map((path) => ({ path, operation: "create", content: "x" })) });
+    const outside = [
+      "/etc/passwd",
+      "../up.txt",
+      "src/../../up.txt",
+      "a/..",
+      "C:/Windows/win.ini",
+      "c:relative",
+      "\\\\server\\share\\x",
+      "\\root.txt",
+      "src\\..\\..\\x",
+    ];
+    const id = await running();
+    const refused = await complete(id, withPaths(["src/ok.ts", ...outside]));
+    expectProblem(refused, 422, "VALIDATION_FAILED");
+    expect(refused.json.errors.map((e: { path: string }) => e.path)).toEqual(outside.map((_, i) => `result.artifacts.${i + 1}.path`));
+    expect(refused.json.errors[0].message).toMatch(/relative.*no leading \/.*drive letter.*\.\./);
+    expect(await get(id)).toMatchObject({ status: "running", result: null });
+    await expectOk(complete(id, withPaths(["src/ok.ts", "./docs/a..b.md", "deep/er/file.txt", ".hidden"])));
+    expect((await get(id)).status).toBe("done");
   });
 });

@@ -13,9 +13,19 @@ const text = (what: string) =>
     .max(20_000, "must be at most 20000 characters")
     .refine((s) => s.trim().length > 0, "must not be empty");
 
+/**
+ * Whether an artifact's path stays inside the repository: relative (no leading `/` or `\`, no drive letter such as
+ * `C:`) and with no `..` segment, whichever separator it uses.
+ */
+const isInsidePath = (path: string) => !/^[/\\]|^[A-Za-z]:/.test(path) && !path.split(/[/\\]/).includes("..");
+
 /** A file the agent wrote: its path from the repository root and its complete content. */
 export const artifactSchema = z.looseObject({
-  path: z.string({ error: "is required: the file's path from the repository root" }).min(1, "must not be empty").max(1000, "must be at most 1000 characters"),
+  path: z
+    .string({ error: "is required: the file's path from the repository root" })
+    .min(1, "must not be empty")
+    .max(1000, "must be at most 1000 characters")
+    .refine(isInsidePath, "must be relative to the repository root and stay inside it: no leading / or \\, no drive letter, no .. segment"),
   operation: z.enum(["create", "update"], { error: "must be one of create, update" }),
   content: z.string({ error: "is required: the complete file content" }),
 });
@@ -28,7 +38,10 @@ export const outputEnvelopeSchema = z.looseObject({
   success: z.boolean({ error: "is required: true or false (did the agent complete its task?)" }),
   summary: text("what happened, in words (including errors)"),
   artifacts: z.array(artifactSchema, { error: "is required: a list of artifacts (it can be empty)" }).max(1000, "must have at most 1000 artifacts"),
-  notes: z.array(z.string({ error: "must be a string" }).max(20_000, "must be at most 20000 characters"), { error: "must be a list of strings" }).max(200, "must have at most 200 notes").optional(),
+  notes: z
+    .array(z.string({ error: "must be a string" }).max(20_000, "must be at most 20000 characters"), { error: "must be a list of strings" })
+    .max(200, "must have at most 200 notes")
+    .optional(),
   recommendation: z.enum(RECOMMENDATIONS, { error: "must be one of proceed, retry, escalate" }),
 });
 export type OutputEnvelope = z.infer<typeof outputEnvelopeSchema>;
@@ -46,9 +59,7 @@ export function parseOutputEnvelope(raw: unknown, prefix = "result"): { ok: true
 
 /** How the task ends, as the envelope says. Plain data: it crosses into the project's room with the completion. */
 export type EnvelopeOutcome =
-  | { status: "done" }
-  | { status: "failed"; code: "AGENT_RETRY" | "AGENT_FAILED"; message: string }
-  | { status: "needs_human"; question: string };
+  { status: "done" } | { status: "failed"; code: "AGENT_RETRY" | "AGENT_FAILED"; message: string } | { status: "needs_human"; question: string };
 
 /**
  * The outcome rule. `escalate` wins over `success`: the agent asks for a
@@ -105,7 +116,7 @@ const stringAt = (o: unknown, key: string): string | undefined => {
 export const INPUT_SUMMARY_CHARS = 200;
 
 const shortText = (value: unknown) => {
-  const whole = typeof value === "string" ? value : JSON.stringify(value) ?? "null";
+  const whole = typeof value === "string" ? value : (JSON.stringify(value) ?? "null");
   return whole.length > INPUT_SUMMARY_CHARS ? `${whole.slice(0, INPUT_SUMMARY_CHARS - 1)}…` : whole;
 };
 
@@ -122,7 +133,8 @@ export function envelopePaths(task: Pick<EnvelopeTask, "payload" | "structured_s
     const path = isObject(ref) && ref.type === "file" ? stringAt(ref, "id") : undefined;
     if (path) paths[stringAt(ref, "name") ?? path] = path;
   }
-  const expected = isObject(spec) && isObject(spec.output_expectations) && Array.isArray(spec.output_expectations.artifacts) ? spec.output_expectations.artifacts : [];
+  const expected =
+    isObject(spec) && isObject(spec.output_expectations) && Array.isArray(spec.output_expectations.artifacts) ? spec.output_expectations.artifacts : [];
   for (const path of expected) if (typeof path === "string" && path.trim()) paths[path] = path;
   if (task.target_repo) paths.repo = task.target_repo;
   const own = isObject(task.payload) && isObject(task.payload.paths) ? task.payload.paths : {};
@@ -148,7 +160,9 @@ export function inputEnvelope(task: EnvelopeTask, upstreamResults: readonly unkn
     const notes: unknown = isObject(r) && isOutputEnvelope(r) ? r.notes : undefined;
     return Array.isArray(notes) ? notes.filter((n): n is string => typeof n === "string") : [];
   });
-  const inputs = Object.entries(task.resolved_inputs).map(([key, data]) => (data === null ? `Input ${key}: not delivered` : `Input ${key}: ${shortText(data)}`));
+  const inputs = Object.entries(task.resolved_inputs).map(([key, data]) =>
+    data === null ? `Input ${key}: not delivered` : `Input ${key}: ${shortText(data)}`,
+  );
   return {
     context: {
       feature_id: stringAt(task.context, "feature_id") ?? stringAt(task.context, "featureId") ?? stringAt(task.structured_spec, "feature_id") ?? task.id,
