@@ -2,15 +2,14 @@
  * Automatic offload (API.md "DataRefs"): JSON larger than the inline limit in
  * results, contract data, specs and plans goes to R2 as a DataRef, and D1
  * holds `{"$dataref": id, size, sha256, content_type}` instead. On the way
- * out, every such reference gets a fresh short-lived download URL, so the
- * agent that receives it needs no other credential.
+ * out, every such reference gets a fresh short-lived download URL
+ * (dataref-pointers.ts), so the agent that receives it needs no other credential.
  *
  * This is the part the Worker and the project room share; what a request
  * offloaded, and its removal when the request is refused, is in
  * `http/request-offloads.ts`.
  */
 import { inArray } from "drizzle-orm";
-import { signBlobUrl } from "./auth/signed-url";
 import { sha256Hex } from "./auth/secrets";
 import { blobKey } from "./blobs";
 import type { Db } from "./db/client";
@@ -110,31 +109,14 @@ export async function offloadLargeJson(ctx: OffloadContext, value: unknown, dept
   return store(ctx, value);
 }
 
-/** A copy of `value` in which every DataRef pointer carries a fresh download URL. */
-export async function withDownloadUrls(env: Env, base: string, value: unknown): Promise<unknown> {
-  if (Array.isArray(value)) return Promise.all(value.map((v) => withDownloadUrls(env, base, v)));
-  if (!isPlainObject(value)) return value;
-  if (typeof value.$dataref === "string") {
-    const link = await signBlobUrl(env, base, { datarefId: value.$dataref, method: "GET", size: Number(value.size) });
-    return { ...value, url: link.url, expires_at: link.expires_at };
-  }
-  const entries = await Promise.all(Object.entries(value).map(async ([k, v]) => [k, await withDownloadUrls(env, base, v)] as const));
-  return Object.fromEntries(entries);
-}
-
 /** Removes DataRefs that offloading stored: their rows, then their bytes. */
 export async function removeStored(env: Env, db: Db, stored: readonly StoredDataref[]) {
   if (stored.length === 0) return;
-  await db.delete(datarefs).where(inArray(datarefs.id, stored.map((s) => s.id)));
+  await db.delete(datarefs).where(
+    inArray(
+      datarefs.id,
+      stored.map((s) => s.id),
+    ),
+  );
   await env.BLOBS.delete(stored.map((s) => blobKey(s.projectId, s.id)));
-}
-
-/** The DataRef ids a value points to. */
-export function pointedTo(value: unknown, into = new Set<string>()): Set<string> {
-  if (Array.isArray(value)) value.forEach((v) => pointedTo(v, into));
-  else if (isPlainObject(value)) {
-    if (typeof value.$dataref === "string") into.add(value.$dataref);
-    else Object.values(value).forEach((v) => pointedTo(v, into));
-  }
-  return into;
 }

@@ -10,14 +10,8 @@ import { adminToken, hub, hubAs, launchChromium, ok, registerAgent, signedIn } f
 
 let browser: Browser;
 let admin: string;
-
-beforeAll(async () => {
-  browser = await launchChromium();
-  admin = await adminToken();
-});
-afterAll(async () => {
-  await browser?.close();
-});
+beforeAll(async () => void ([browser, admin] = await Promise.all([launchChromium(), adminToken()])));
+afterAll(() => browser?.close());
 
 /** What the page does when it runs: refresh with the person's cookie, then hand the token over (marked, so the test sees it). */
 const ATTACK = `<!doctype html><title>report</title><p>Quarterly report</p><script>

@@ -1,5 +1,6 @@
 /** Reading and validating request input against zod schemas, with errors that name the field and the rule. */
 import type { Context } from "hono";
+import type { HubEnv } from "./context";
 import type { z } from "zod";
 import { zodFieldErrors } from "../protocol/field-errors";
 import { badRequest, validationFailed } from "./problem";
@@ -13,9 +14,10 @@ export function parseWith<S extends z.ZodType>(schema: S, value: unknown, prefix
 /**
  * Parses the JSON body whatever its Content-Type says (agents in the wild send
  * JSON as text/plain), then validates it. An empty body counts as `{}` so that
- * endpoints whose fields are all optional accept a bare POST.
+ * endpoints whose fields are all optional accept a bare POST. A body that may
+ * hold a DataRef pointer is kept for the write it makes (room/client.ts).
  */
-export async function readJson<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
+export async function readJson<S extends z.ZodType>(c: Context<HubEnv>, schema: S): Promise<z.output<S>> {
   const text = await c.req.text();
   let value: unknown = {};
   if (text.trim() !== "") {
@@ -24,6 +26,8 @@ export async function readJson<S extends z.ZodType>(c: Context, schema: S): Prom
     } catch (e) {
       throw badRequest(`The request body is not valid JSON: ${(e as Error).message}`, "MALFORMED_JSON");
     }
+    // A key is spelt `$dataref` in the text, unless escapes spell it (`\u0024dataref`): only then is the body looked into.
+    if (text.includes("$dataref") || text.includes("\\u")) c.set("pointingBody", value);
   }
   return parseWith(schema, value);
 }

@@ -18,11 +18,16 @@ export interface HubEnv {
     secretResponse?: boolean;
     /** DataRefs this request stored by offloading large JSON: removed again if the request is refused. */
     offloaded?: StoredDataref[];
+    /** The request's JSON body, kept when it may hold a DataRef pointer: a write through a project's room checks them first. */
+    pointingBody?: unknown;
     /** What became of this request's room operation: asked (no answer yet), committed, or refused. */
     roomOutcome?: "asked" | "committed" | "refused";
     /** The operation's id in the API's description (src/openapi), set by documented(): named in log lines. */
     operation?: string;
-    /** The project and task this request turned out to be about, for its log line (set where they are resolved). */
+    /**
+     * The project and task this request turned out to be about, for its log line (set where they are resolved, once
+     * the caller's access is checked); the project is also the one whose DataRefs its answer links (http/dataref-links.ts).
+     */
     logProject?: string;
     logTask?: string;
   };

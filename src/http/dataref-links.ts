@@ -2,12 +2,24 @@
  * Gives every DataRef pointer in a JSON answer a fresh download URL, whatever
  * the endpoint (task detail, lists, check, poll, status, replays): the caller
  * already sees the pointer, and the URL lets it fetch the bytes with no other
- * credential. Answers without a pointer pass untouched.
+ * credential. Only a pointer to a DataRef of the project of the object carrying
+ * it (the project the request is about, else the object's own `project_id`),
+ * one the caller may see, gets one (dataref-pointers.ts). Answers without a
+ * pointer pass untouched.
  */
 import { createMiddleware } from "hono/factory";
-import { pointedTo, withDownloadUrls } from "../offload";
+import { sql } from "drizzle-orm";
+import { accessOf, membershipOf } from "../auth/access";
+import { linkPointers, pointedTo, type Visibility } from "../dataref-pointers";
 import { hubBaseUrl } from "./base-url";
-import type { HubEnv } from "./context";
+import type { HubContext, HubEnv } from "./context";
+
+/** What the caller may see; without a caller, nothing. */
+function visibilityOf(c: HubContext): Visibility {
+  const p = c.var.principal;
+  if (!p) return { member: () => sql`NULL`, sees: () => false };
+  return { member: (column) => membershipOf(p, column), sees: (projectId, isMember) => accessOf(p, projectId, isMember) !== "none" };
+}
 
 export const datarefLinks = createMiddleware<HubEnv>(async (c, next) => {
   // A DataRef's own bytes are served as they were uploaded, even JSON that holds pointers (and a range of it is no JSON at all).
@@ -28,7 +40,7 @@ export const datarefLinks = createMiddleware<HubEnv>(async (c, next) => {
   if (!type.includes("json") || type.startsWith("application/problem+json")) return;
   const text = await c.res.clone().text();
   if (!text.includes('"$dataref"')) return;
-  const body = await withDownloadUrls(c.env, hubBaseUrl(c), JSON.parse(text));
+  const body = await linkPointers(c.env, c.var.db, hubBaseUrl(c), JSON.parse(text), { project: c.var.logProject ?? null, visibility: visibilityOf(c) });
   const headers = new Headers(c.res.headers);
   headers.delete("Content-Length");
   c.res = new Response(JSON.stringify(body), { status: c.res.status, headers });

@@ -3,8 +3,12 @@ import { z } from "zod";
 import { ROLES } from "../db/schema";
 import { AGENT_TYPE_ALIASES, AGENT_TYPES, daemonAgentType } from "../domain/agent-types";
 import { parseSeq } from "../domain/seq";
+import { pointersIn } from "../dataref-pointers";
 
-export const email = z.email("must be an email address").max(254).transform((e) => e.toLowerCase());
+export const email = z
+  .email("must be an email address")
+  .max(254)
+  .transform((e) => e.toLowerCase());
 export const password = z.string().min(8, "must be at least 8 characters").max(256, "must be at most 256 characters");
 export const role = z.enum(ROLES);
 export const uuid = z.uuid("must be a UUID");
@@ -36,6 +40,21 @@ export const withinJsonLimit = <T extends z.ZodType>(schema: T, max = INLINE_JSO
   schema.superRefine((value, ctx) => {
     if (value !== undefined && new TextEncoder().encode(JSON.stringify(value) ?? "").byteLength > max) {
       ctx.addIssue({ code: "custom", message: `must be at most ${max} bytes of JSON` });
+    }
+  });
+
+/**
+ * A JSON field a server declares about itself (system_info, capabilities, repos): at most 64 KiB, and no DataRef
+ * pointer, which is only ever read in its own project (dataref-pointers.ts) while a server belongs to none.
+ */
+export const serverJson = <T extends z.ZodType>(schema: T) =>
+  withinJsonLimit(schema, 64 * 1024).superRefine((value, ctx) => {
+    for (const { path } of pointersIn(value)) {
+      ctx.addIssue({
+        code: "custom",
+        path,
+        message: "must not hold a DataRef pointer: a server belongs to no project, and its fields are seen across projects",
+      });
     }
   });
 

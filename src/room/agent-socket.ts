@@ -13,6 +13,7 @@ import { serverCandidates } from "../db/server-candidates";
 import { listTasks, taskViews } from "../db/task-queries";
 import { capabilityNames, rolesOf } from "../domain/matching";
 import { zodFieldErrors } from "../protocol/field-errors";
+import { FOREIGN_POINTER, pointerErrors } from "../dataref-pointers";
 import {
   agentMatches,
   baseMessage,
@@ -49,7 +50,7 @@ export interface AgentRoomPort {
   db: Db;
   /** Runs a write through the room's queue, as this agent. */
   run(actor: RoomActor, command: RoomCommand): Promise<RoomResult>;
-  /** Adds fresh download URLs to the DataRef pointers in a value. */
+  /** Adds fresh download URLs to the DataRef pointers in a value that point to this project's DataRefs. */
   withDownloadUrls(base: string, value: unknown): Promise<unknown>;
   /** Whether this key was revoked or replaced while the socket was authenticating. */
   keyRevoked(keyHash: string): Promise<boolean>;
@@ -216,6 +217,12 @@ export class AgentProtocol {
     return parsed.data;
   }
 
+  /** Refuses a message whose payload points to a DataRef outside this project (or to none), naming each pointer. */
+  private async ownPointersOnly(m: Message) {
+    const foreign = await pointerErrors(this.room.db, this.room.projectId, m.payload, ["payload"]);
+    if (foreign.length > 0) throw new InvalidPayload(failure("INVALID_REQUEST", `${foreign.map((e) => e.path).join(", ")}: ${FOREIGN_POINTER}`, foreign));
+  }
+
   /** Runs a room write: its answer, or the refusal in the seed's terms with the hub's problem in `details`. */
   private async write(a: AgentAttachment, command: RoomCommand, answer: (r: Extract<RoomResult, { ok: true }>) => Promise<Answer> | Answer): Promise<Answer> {
     const result = await this.room.run(actorOf(a), command);
@@ -328,6 +335,7 @@ export class AgentProtocol {
 
   private async answer(ws: WebSocket, a: AgentAttachment, m: Message, type: RequestType): Promise<Answer> {
     try {
+      await this.ownPointersOnly(m);
       return await this.handle(ws, a, m, type);
     } catch (e) {
       if (e instanceof InvalidPayload) return e.answer;
@@ -441,6 +449,7 @@ export class AgentProtocol {
   private async onEvent(ws: WebSocket, a: AgentAttachment, m: Message, type: EventType) {
     let p: Record<string, unknown>;
     try {
+      await this.ownPointersOnly(m);
       p = this.payload(m, type);
     } catch (e) {
       if (e instanceof InvalidPayload) return send(ws, m.id, e.answer);

@@ -1,7 +1,8 @@
 /** How the Worker talks to a project's room: every write to a project's tasks goes through here. */
 import type { ShutdownReason } from "../protocol/agent-orchestrator-messages";
 import type { WorkerEnv as Env } from "../worker-env";
-import { Problem } from "../http/problem";
+import { Problem, validationFailed } from "../http/problem";
+import { pointerErrors } from "../dataref-pointers";
 import { sql } from "drizzle-orm";
 import { dbOf } from "../db/client";
 import { READY_TO_OFFER } from "../db/schema";
@@ -29,8 +30,15 @@ export function roomActor(c: HubContext): RoomActor {
 /** Each call on it is one billed Durable Object request, counted against the request running. */
 export const roomStub = (env: Env, projectId: string) => countedStub(env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(projectId)));
 
-/** Runs a command in the project's room; a refusal becomes the problem the client sees. */
+/**
+ * Runs a command in the project's room; a refusal becomes the problem the client sees. Every DataRef pointer the
+ * request's body holds must name a DataRef of this project: 422 naming each one that does not, before anything is written.
+ */
 export async function runInRoom(c: HubContext, projectId: string, command: RoomCommand, withView = false) {
+  if (c.var.pointingBody !== undefined) {
+    const foreign = await pointerErrors(c.var.db, projectId, c.var.pointingBody);
+    if (foreign.length > 0) throw validationFailed(foreign);
+  }
   c.set("roomOutcome", "asked");
   c.set("logProject", projectId);
   // The room logs the operation under the request's id, so the request's line and the room's are found together.

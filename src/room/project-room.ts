@@ -8,7 +8,7 @@ import { DurableObject } from "cloudflare:workers";
 import { blobKey } from "../blobs";
 import { isOnline, ONLINE_WINDOW_MS } from "../domain/presence";
 import type { RoomEnv } from "../room-env";
-import { withDownloadUrls } from "../offload";
+import { linkPointers } from "../dataref-pointers";
 import { logError } from "../log";
 import { laneStub } from "../integrations/client";
 import { linkStub } from "../server-link/client";
@@ -98,7 +98,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
       db,
       run: (actor, command) => this.writer.execute({ actor, command, withView: false }),
       keyRevoked: (keyHash) => this.keys.revoked(keyHash),
-      withDownloadUrls: (base, value) => withDownloadUrls(env, base, value),
+      withDownloadUrls: (base, value) => linkPointers(env, db, base, value, { project: projectId }),
       arrived: (serverId, serverName) => this.markPresent(serverId, serverName),
       left: async (serverId, except) => {
         const recheck = await this.checkAbsent(serverId, except);

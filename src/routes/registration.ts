@@ -13,7 +13,7 @@ import { readJson } from "../http/body";
 import { idempotencyKeyOf, runIdempotently } from "../http/idempotency";
 import { hubBaseUrl } from "../http/base-url";
 import type { HubContext, HubEnv } from "../http/context";
-import { label, uuid, withinJsonLimit } from "../http/fields";
+import { label, serverJson, uuid } from "../http/fields";
 import { conflict, fieldError, notFound, Problem, unauthorized } from "../http/problem";
 import { capabilitiesSchema } from "../protocol/orchestratia-v1";
 import { capabilitiesWarnings, withWarnings } from "../protocol/schema-id";
@@ -138,9 +138,9 @@ const registerBody = z.looseObject({
   hostname: label(255),
   ip: text(64).nullish(),
   os: text(64).nullish(),
-  repos: withinJsonLimit(z.union([z.record(z.string().max(200), z.unknown()), z.array(z.string().max(200))]), 64 * 1024).nullish(),
-  system_info: withinJsonLimit(z.record(z.string(), z.unknown()), 64 * 1024).nullish(),
-  capabilities: withinJsonLimit(capabilitiesSchema, 64 * 1024).nullish(),
+  repos: serverJson(z.union([z.record(z.string().max(200), z.unknown()), z.array(z.string().max(200))])).nullish(),
+  system_info: serverJson(z.record(z.string(), z.unknown())).nullish(),
+  capabilities: serverJson(capabilitiesSchema).nullish(),
   registration_token: z.string().min(1, "must not be empty").max(1024),
   machine_id: text(255).nullish(),
   mac_address: text(64).nullish(),
@@ -186,7 +186,8 @@ registrationRoutes.post(
       [
         "No credentials: the registration token in the body is the authority; each registration spends one of its uses.",
         "401 `INVALID_REGISTRATION_TOKEN` for a malformed, unknown, revoked, expired or used-up token (`detail` says which). " +
-          "422 `INCOMPATIBLE_PROTOCOL` when none of `protocol_versions` is spoken here.",
+          "422 `INCOMPATIBLE_PROTOCOL` when none of `protocol_versions` is spoken here. `system_info`, `capabilities` and `repos` hold no " +
+          "DataRef pointer (a server belongs to no project): 422 naming it.",
         "**Re-keying.** Registering a name that exists re-keys that server: its old key stops working and agents still connected with " +
           "it are told to stop. Only the server itself may: the same `machine_id`, or its current API key sent as `X-API-Key`; an admin " +
           "(`Authorization: Bearer <jwt>`) may re-key any server. Otherwise, or when the token does not cover every project the server " +
@@ -316,7 +317,9 @@ async function register(c: HubContext): Promise<Response> {
     .onConflictDoUpdate({
       target: servers.name,
       set: fields,
-      setWhere: existing ? and(eq(servers.id, existing.id), existing.apiKeyHash === null ? isNull(servers.apiKeyHash) : eq(servers.apiKeyHash, existing.apiKeyHash)) : sql`0`,
+      setWhere: existing
+        ? and(eq(servers.id, existing.id), existing.apiKeyHash === null ? isNull(servers.apiKeyHash) : eq(servers.apiKeyHash, existing.apiKeyHash))
+        : sql`0`,
     })
     .returning();
   if (!server) throw conflict(`A server named "${body.name}" registered or was revoked meanwhile; register again`, "SERVER_NAME_TAKEN");

@@ -9,7 +9,7 @@ import { inJsonList, qualified } from "../db/sql";
 import { OPEN_SESSION_STATUSES, servers, sessions } from "../db/schema";
 import { HUB_PROTOCOL_VERSIONS, negotiateProtocol } from "../domain/protocol-version";
 import { readJson } from "../http/body";
-import { withinJsonLimit } from "../http/fields";
+import { serverJson } from "../http/fields";
 import type { HubContext, HubEnv } from "../http/context";
 import { conflict, notFound, Problem } from "../http/problem";
 import { capabilitiesSchema, type Capabilities } from "../protocol/orchestratia-v1";
@@ -26,8 +26,8 @@ import { serverDetailsSchema, serverDetailsView, serverView, serverWithLoadSchem
 export const serverRoutes = new Hono<HubEnv>();
 
 const heartbeatBody = z.looseObject({
-  system_info: withinJsonLimit(z.record(z.string(), z.unknown()), 64 * 1024).nullish(),
-  capabilities: withinJsonLimit(capabilitiesSchema, 64 * 1024).nullish(),
+  system_info: serverJson(z.record(z.string(), z.unknown())).nullish(),
+  capabilities: serverJson(capabilitiesSchema).nullish(),
   protocol_versions: z.array(z.string().max(64)).max(20).nullish(),
 });
 
@@ -43,7 +43,7 @@ serverRoutes.post(
       "The daemon's heartbeat: keeps its server online, and updates what it declares.\n\n" +
       "A server is online while its last heartbeat is under 90 s old (the daemon beats every 30 s). Fields left out keep their value. " +
       "Coming online, or declaring more capacity, offers the server the tasks waiting for one. 422 `INCOMPATIBLE_PROTOCOL` when none of " +
-      "`protocol_versions` is spoken here.",
+      "`protocol_versions` is spoken here; 422 naming a DataRef pointer in `system_info` or `capabilities` (a server belongs to no project).",
     caller: "agent",
     body: heartbeatBody,
     bodyRequired: false,

@@ -35,7 +35,8 @@ import {
 } from "../protocol/hub-api";
 import { newTask, type AssignTarget, type TaskChanges } from "../room/commands";
 import { roomActor, runInRoom, runInRoomForView } from "../room/client";
-import { OFFLOAD_DEPTH, pointedTo } from "../offload";
+import { OFFLOAD_DEPTH } from "../offload";
+import { pointedTo } from "../dataref-pointers";
 import { discardOffloaded, offloaderFor } from "../http/request-offloads";
 import { eventSchema, eventView } from "../views/events";
 import { taskFormatPageSchema, taskFormatResponseSchema, taskFormatView } from "../views/task-format";
