@@ -6,6 +6,8 @@
  * first the `PATCH .../mcp-status` hub.py's `_report_mcp_status` makes when its
  * MCP server is on), and, like a shell in a terminal, echoes what is typed as
  * base64 `session_output`. Every frame the hub sends is in `socket.frames`.
+ * What hub.py puts before the agent of a session (`ws_receive_loop`), reading
+ * only the fields it reads, is kept per session: `shown(sessionId)`.
  */
 import { expect } from "vitest";
 import { call, type Reply } from "./helpers";
@@ -35,6 +37,69 @@ export interface FakeDaemon {
   typed(sessionId: string): string;
   /** The hub's answers to the MCP status reports, by session. */
   mcpReports: Map<string, Promise<Reply>>;
+  /** What hub.py put before the agent of each session, in order. */
+  shown(sessionId: string): Shown[];
+}
+
+/**
+ * What hub.py does with a push for a session: a notification drawn in its
+ * terminal, text typed into it (`_inject_text`), or a note queued in its
+ * inbox (`pending_notes`, which the MCP `notes://inbox` also serves).
+ */
+export type Shown = { via: "notification" | "typed"; text: string; taskId?: string } | { via: "inbox"; content: string; author: string };
+
+/** The prompt `_inject_task_trigger` types. */
+export const TASK_TRIGGER =
+  "A new task has been assigned to you via Orchestratia. Please run `orchestratia task check` to see the details and begin working on it.";
+
+/** What hub.py types for a task assigned in plan mode. */
+export const PLAN_TRIGGER =
+  "A new task has been assigned to you via Orchestratia in PLAN MODE. You must analyze the task and submit a plan before executing. " +
+  "Please run `orchestratia task check` to see the details.";
+
+/** hub.py's handling of the pushes that concern a session's agent, field for field; null for the others. */
+function presented(frame: Record<string, any>): { sessionId: string; shown: Shown } | null {
+  const typed = (sessionId: string, text: string) => ({ sessionId, shown: { via: "typed" as const, text, taskId: frame.task_id ?? "" } });
+  switch (frame.type) {
+    case "task_assigned": {
+      const title: string = frame.title ?? "";
+      if (frame.pending_approval ?? false) {
+        return {
+          sessionId: frame.session_id,
+          shown: {
+            via: "notification",
+            text: `Task pending approval #${String(frame.task_id ?? "").slice(0, 8)}: "${title.slice(0, 40)}"`,
+            taskId: frame.task_id,
+          },
+        };
+      }
+      if (frame.require_plan ?? false) return typed(frame.session_id, PLAN_TRIGGER);
+      return typed(frame.session_id, TASK_TRIGGER);
+    }
+    case "task_approved":
+      return typed(frame.session_id, TASK_TRIGGER);
+    case "intervention_response":
+      return frame.session_id ? typed(frame.session_id, frame.response ?? "") : null;
+    case "note_for_session": {
+      const content: string = frame.content ?? "";
+      const via: string = frame.mentioned_via ?? "";
+      return frame.target_session_id
+        ? {
+            sessionId: frame.target_session_id,
+            shown: { via: "inbox", content: via === "dependency" ? `[upstream] ${content}` : content, author: frame.author || "hub" },
+          }
+        : null;
+    }
+    case "intervention_for_session":
+      return frame.target_session_id
+        ? {
+            sessionId: frame.target_session_id,
+            shown: { via: "inbox", content: `[ask from ${frame.source || "agent"}] ${frame.question ?? ""}`, author: "hub" },
+          }
+        : null;
+    default:
+      return null;
+  }
 }
 
 /** Connects, waits for auth_ok, and plays the daemon: starts sessions it is asked to and echoes input. */
@@ -43,6 +108,7 @@ export async function fakeDaemon(apiKey: string, options: { start?: boolean; ech
   expect(await socket.next()).toMatchObject({ type: "auth_ok" });
   const typed = new Map<string, string>();
   const mcpReports = new Map<string, Promise<Reply>>();
+  const shown = new Map<string, Shown[]>();
   const send = (frame: Record<string, unknown>) => socket.send(pythonJson(frame));
   const output = (sessionId: string, data: string | Uint8Array) =>
     send({ type: "session_output", session_id: sessionId, data: typeof data === "string" ? b64(data) : data.toBase64() });
@@ -60,6 +126,8 @@ export async function fakeDaemon(apiKey: string, options: { start?: boolean; ech
       typed.set(frame.session_id, (typed.get(frame.session_id) ?? "") + text);
       if (options.echo !== false) output(frame.session_id, text.replace(/\r/g, "\r\n"));
     }
+    const p = presented(frame);
+    if (p) shown.set(p.sessionId, [...(shown.get(p.sessionId) ?? []), p.shown]);
   });
-  return { socket, send, output, typed: (sessionId) => typed.get(sessionId) ?? "", mcpReports };
+  return { socket, send, output, typed: (sessionId) => typed.get(sessionId) ?? "", mcpReports, shown: (sessionId) => shown.get(sessionId) ?? [] };
 }

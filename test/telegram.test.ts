@@ -180,6 +180,22 @@ describe("notifications and answers", () => {
     expect(iv).toMatchObject({ status: "responded", response: "staging, please", responded_by: w.member.email });
   });
 
+  it("says nothing of a question one agent asks another", async () => {
+    const { json } = await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title: "Between agents", project_id: w.project.id }), 201);
+    await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${json.id}/assign`, { session_name: "worker" }));
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${json.id}/start`, {}));
+    const toAgent = await expectOk(cli(w.worker.apiKey, "POST", `${T}/${json.id}/help`, { question: "Which port?", target_session_id: w.orchestratorSession }));
+    const toPeople = await expectOk(cli(w.worker.apiKey, "POST", `${T}/${json.id}/help`, { question: "Which region?" }));
+    // Asked after the agent's question: once it has arrived, the agent's would have too.
+    const sent = await until(
+      () => sentTo(ANN),
+      (m) => m.some((c) => c.body.text.includes(`Question #${toPeople.json.intervention_id.slice(0, 8)}`)),
+      "the question to people",
+    );
+    expect(sent.some((c) => c.body.text.includes(`Question #${toAgent.json.intervention_id.slice(0, 8)}`))).toBe(false);
+    expect(await owed(ANN, json.id, "intervention_requested")).toBe(1);
+  });
+
   it("takes an approval by its button, and the agent sees the answer", async () => {
     const { json } = await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title: "Deploy gate", project_id: w.project.id }), 201);
     await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${json.id}/assign`, { session_name: "worker" }));

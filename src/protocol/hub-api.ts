@@ -30,7 +30,11 @@ const taskFields = {
   /** Requirements are matched inline on every assignment: they stay small. */
   requirements: withinJsonLimit(object, 64 * 1024).nullish(),
   require_plan: z.boolean(),
-  timeout_seconds: z.int("must be an integer").min(1, "must be at least 1").max(30 * 86400).nullish(),
+  timeout_seconds: z
+    .int("must be an integer")
+    .min(1, "must be at least 1")
+    .max(30 * 86400)
+    .nullish(),
 };
 
 export const createTaskBody = z.looseObject({
@@ -122,8 +126,14 @@ export const completeBody = z.object({
 export const helpBody = z.looseObject({
   question: z.string().trim().min(1, "must not be empty").max(20_000),
   context: z.unknown().optional(),
-  intervention_type: z.enum(["help", "question", "approval"], { error: "must be one of help, question, approval" }).default("help"),
-  target_session_id: z.uuid().nullish(),
+  intervention_type: z
+    .enum(["help", "question", "approval"], { error: "must be one of help, question, approval" })
+    .optional()
+    .meta({ description: "`help` when left out; a question to another session (`target_session_id`) is a `question`" }),
+  target_session_id: z
+    .uuid("must be a UUID")
+    .nullish()
+    .meta({ description: "Ask the agent of this open session of the task's project instead of a person: the task keeps its status" }),
 });
 export const planBody = z.object({ plan: z.unknown().refine((v) => v !== undefined && v !== null, "is required") });
 export const reviseBody = z.object({ feedback: z.string().trim().min(1, "must not be empty").max(20_000) });

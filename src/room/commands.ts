@@ -120,7 +120,9 @@ export type RoomCommand =
       details?: unknown;
       recoverable?: boolean;
     }
-  | { op: "help"; taskId: string; question: string; context: unknown; interventionType: "help" | "question" | "approval"; targetSessionId: string | null }
+  | { op: "help"; taskId: string; question: string; context: unknown; interventionType: "help" | "question" | "approval" }
+  /** The task's agent asks the agent of another session of the project (the daemon's `ask_agent`): the task keeps its status. */
+  | { op: "ask_agent"; taskId: string; question: string; context: unknown; targetSessionId: string }
   | { op: "respond"; interventionId: string; response: string }
   | { op: "retry"; taskId: string }
   /** The assignee declines the task (compute protocol): back to pending, never offered to its server again. */

@@ -3,7 +3,7 @@
  * batch: one outbox row per event each enabled webhook wants, and one per
  * event a linked Telegram chat hears of (TELEGRAM_EVENTS, for people who can
  * see the project, not muted, watching it; finished tasks only for the person
- * who created them). The room is the
+ * who created them; no question one agent asks another). The room is the
  * only writer of its project's events, so it knows the last seq before a
  * batch and records exactly the events after it. A batch whose outcome is
  * unknown (it threw) leaves that seq where it was: if the batch did commit,
@@ -33,7 +33,10 @@ export class OutboxRecorder {
 
   /** The batch's outbox statement: it returns the targets it recorded a delivery for. */
   async statements(now: string): Promise<D1PreparedStatement[]> {
-    this.lastSeq ??= (await this.d1.prepare("SELECT COALESCE(MAX(seq), 0) AS seq FROM events WHERE project_id = ?1").bind(this.projectId).first<{ seq: number }>())!.seq;
+    this.lastSeq ??= (await this.d1
+      .prepare("SELECT COALESCE(MAX(seq), 0) AS seq FROM events WHERE project_id = ?1")
+      .bind(this.projectId)
+      .first<{ seq: number }>())!.seq;
     return [
       statement(
         this.d1,
@@ -50,6 +53,8 @@ export class OutboxRecorder {
               AND (u.role = 'admin' OR EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = e.project_id AND m.user_id = u.id))
               AND NOT EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid(l.unwatched) THEN l.unwatched ELSE '[]' END) w WHERE w.value = e.project_id)
               AND (e.type != 'task_completed' OR EXISTS (SELECT 1 FROM tasks t WHERE t.id = e.task_id AND t.created_by = u.email))
+              -- a question one agent asks another is for that agent, not for people
+              AND (e.type != 'intervention_requested' OR e.data ->> '$.target_session_id' IS NULL)
             -- by seq (the fifth column)
             ORDER BY 5
             RETURNING target_kind AS outbox_kind, target_id AS outbox_target`,

@@ -13,7 +13,7 @@ import { logError } from "../log";
 import { laneStub } from "../integrations/client";
 import { linkStub } from "../server-link/client";
 import { countedD1 } from "../db/round-trips";
-import { daemonPushes, mentionsIn, needsTaskSessions } from "../server-link/pushes";
+import { daemonPushes, mentionsIn, needsTaskSessions, pushedAsRecorded } from "../server-link/pushes";
 import { tellAgents } from "./agent-notices";
 import { AgentProtocol, AUTH_GRACE_MS, notify } from "./agent-socket";
 import { SHUTDOWN_GRACE_MS } from "../protocol/agent-orchestrator-messages";
@@ -194,11 +194,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     // Daemons are told outside the room's turn: their links are other objects, reached over RPC.
     // A task the batch wrote is known to have no sessions: only the others' are looked up.
     const sessionsOf = (e: CommittedEvent) => needsTaskSessions(e) && !sessionless.has(e.task_id!);
-    if (
-      events.some(
-        (e) => sessionsOf(e) || mentionsIn(e.type === "note_added" ? e.data.content : null).length > 0 || (e.type === "task_assigned" && e.data.session_id),
-      )
-    ) {
+    if (events.some((e) => sessionsOf(e) || pushedAsRecorded(e) || mentionsIn(e.type === "note_added" ? e.data.content : null).length > 0)) {
       // One after another, so a daemon hears of its sessions' events in the order they committed.
       this.pushing = this.pushing
         .then(() => this.pushToDaemons(events, sessionsOf))

@@ -103,8 +103,8 @@ daemonTaskRoutes.post(
     summary: "Ask for help",
     description:
       "Ask people for help with a task (an intervention).\n\n" +
-      "`running` (or `needs_human`) → `needs_human` until a person answers the intervention. The same as `POST /api/v1/server/tasks/{id}/help`; " +
-      "only the server the task is assigned to may.",
+      "`running` (or `needs_human`) → `needs_human` until a person answers the intervention; with `target_session_id`, a question to that " +
+      "session's agent, and the status stays. The same as `POST /api/v1/server/tasks/{id}/help`; only the server the task is assigned to may.",
     caller: "agent",
     body: helpBody,
     responses: { 200: helpAsked },

@@ -85,9 +85,13 @@ export function interventionRoutes(surface: "people" | "agents") {
       tag: "Interventions",
       summary: "Answer a pending intervention",
       description:
-        (people ? "People answer any intervention. " : "Agents answer only `question` interventions (403 `NOT_ALLOWED` for the others). ") +
+        (people
+          ? "People answer any intervention. "
+          : "Agents answer only `question` interventions, and a question asked of a session (`target_session_id`) only from that session's server " +
+            "(403 `NOT_ALLOWED` for the others). ") +
         "An intervention already answered, cancelled or timed out is 409 `INTERVENTION_CLOSED`. The answer goes to the agent that asked; " +
-        "its task (`needs_human`) goes back to `running` once its last pending intervention is answered.",
+        "its task (`needs_human`) goes back to `running` once its last pending intervention is answered. A question asked of a session " +
+        "never held its task, whose status stays.",
       caller: people ? "person" : "agent",
       body: respondBody,
       responses: { 200: interventionSchema },

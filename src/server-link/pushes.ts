@@ -13,7 +13,8 @@ import type { CommittedEvent } from "../room/statements";
 export type DaemonPush = Record<string, unknown> & { type: string };
 
 /** The session a push is for. */
-export const sessionOfPush = (p: DaemonPush) => (typeof p.session_id === "string" ? p.session_id : typeof p.target_session_id === "string" ? p.target_session_id : null);
+export const sessionOfPush = (p: DaemonPush) =>
+  typeof p.session_id === "string" ? p.session_id : typeof p.target_session_id === "string" ? p.target_session_id : null;
 
 /**
  * Text carried to the daemon is cut to this many characters: the daemon
@@ -47,6 +48,11 @@ const TO_SOURCE = new Set(["task_completed", "task_failed", "task_cancelled"]);
 
 /** Events whose pushes need the task's sessions read first. */
 export const needsTaskSessions = (e: CommittedEvent) => e.task_id !== null && (TO_TARGET.has(e.type) || TO_SOURCE.has(e.type));
+
+/** Events whose pushes their own data says all of: a task given to a session, a question asked of one. */
+export const pushedAsRecorded = (e: CommittedEvent) =>
+  (e.type === "task_assigned" && typeof e.data.session_id === "string") ||
+  (e.type === "intervention_requested" && typeof e.data.target_session_id === "string");
 
 /** `@name` mentions in a note: each open session of that name in the project hears of it. */
 export const mentionsIn = (content: unknown): string[] =>
@@ -91,7 +97,13 @@ function toSource(e: CommittedEvent, source: SessionRef, task: TaskSessions): Da
   // A session that finished or dropped its own task knows.
   if (sameSession(source, task.target) && e.actor === `agent:${source.serverName}`) return null;
   if (e.type === "task_cancelled" && !e.actor.startsWith("agent:")) {
-    return { type: "task_rejected", session_id: source.sessionId, task_id: e.task_id, title: task.title, reason: typeof e.data.reason === "string" && e.data.reason ? cut(e.data.reason) : "No reason given" };
+    return {
+      type: "task_rejected",
+      session_id: source.sessionId,
+      task_id: e.task_id,
+      title: task.title,
+      reason: typeof e.data.reason === "string" && e.data.reason ? cut(e.data.reason) : "No reason given",
+    };
   }
   return statusUpdate(e, source, task.title);
 }
@@ -121,6 +133,17 @@ export function daemonPushes(
       });
       continue;
     }
+    // A question one agent asks another: the asked session's daemon puts it in that agent's inbox.
+    if (e.type === "intervention_requested" && typeof d.target_session_id === "string" && typeof d.target_server_id === "string") {
+      add(d.target_server_id, {
+        type: "intervention_for_session",
+        target_session_id: d.target_session_id,
+        question: cut(d.question),
+        source: typeof d.source === "string" ? d.source : "",
+        intervention_id: d.intervention_id,
+      });
+      continue;
+    }
     const task = e.task_id ? tasks.get(e.task_id) : undefined;
     if (task?.target && TO_TARGET.has(e.type)) add(task.target.serverId, toTarget(e, task.target, task));
     if (task?.source && TO_SOURCE.has(e.type)) add(task.source.serverId, toSource(e, task.source, task));
@@ -128,7 +151,14 @@ export function daemonPushes(
       for (const name of mentionsIn(d.content)) {
         for (const s of mentioned.get(name) ?? []) {
           if (sameSession(s, task?.target ?? null)) continue;
-          add(s.serverId, { type: "note_for_session", target_session_id: s.sessionId, task_id: e.task_id, content: cut(d.content), author: e.actor, mentioned_via: "mention" });
+          add(s.serverId, {
+            type: "note_for_session",
+            target_session_id: s.sessionId,
+            task_id: e.task_id,
+            content: cut(d.content),
+            author: e.actor,
+            mentioned_via: "mention",
+          });
         }
       }
     }

@@ -226,7 +226,11 @@ export const interventionSchema = z
     responded_by: actorLabel.nullable(),
     responded_at: timestamp.nullable(),
     asked_by: actorLabel,
-    target_session_id: id.nullable().meta({ description: "The session asked (an orchestrator), when the agent named one" }),
+    target_session_id: id
+      .nullable()
+      .meta({
+        description: "The session whose agent was asked (the daemon's `ask_agent`): only its server, or a person, answers; the task does not wait on it",
+      }),
     options: json.meta({ description: "The answers an agent's ask-user request offered (null for none)" }),
     expires_at: timestamp.nullable(),
     created_at: timestamp,

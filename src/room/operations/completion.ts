@@ -162,7 +162,7 @@ async function endAsEnvelopeSays(
 ) {
   const { task } = loaded;
   if (outcome.status === "needs_human") {
-    return helpWith(ctx, task, { question: outcome.question, context: escalationContext(envelope), interventionType: "help", targetSessionId: null });
+    return helpWith(ctx, task, { question: outcome.question, context: escalationContext(envelope), interventionType: "help" });
   }
   const failure = failureOf(task, "failed", { error: outcome.message, code: outcome.code, recoverable: true }, envelope);
   return endWithoutCompleting(ctx, loaded, "failed", failure.event, { ...failure.set, ...kept });

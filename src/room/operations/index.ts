@@ -1,6 +1,7 @@
 /** Every room operation, planned by the module of its concern: adding one touches its own module and this table. */
 import type { RoomCommand } from "../commands";
 import { agentLog, ask, expireQuestions, note, presence, progress } from "./agent-records";
+import { askAgent } from "./agent-questions";
 import { assign, autoAssign, sweep } from "./assignment";
 import { cancel, complete, fail } from "./completion";
 import { addDependency, removeDependency } from "./dependencies";
@@ -21,6 +22,7 @@ const planners = {
   complete,
   fail,
   help,
+  ask_agent: askAgent,
   respond,
   retry,
   reject,

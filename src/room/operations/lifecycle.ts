@@ -1,16 +1,16 @@
 /** The task lifecycle: creating and editing tasks, putting them to work, plans, retries, and asking and answering people. */
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import { interventions, taskDependencies, tasks } from "../../db/schema";
 import { isBlocked, resolveDependency } from "../../domain/dependencies";
 import type { TaskStatus } from "../../domain/lifecycle";
 import { chunkRows, guardHolds, statement, type EventDraft, type TaskRow, type VersionGuard } from "../statements";
 import { loadTask, recordEvents, statusEvent, taskWrite, transition, type AgentNotice, type Cmd, type OpContext, type OpOutcome } from "./kernel";
 import { beginTrace, parseTraceparent } from "../../protocol/trace-context";
-import { blocked, clientIdTaken, interventionClosed, invalidField, notAllowed, notFound, taskImmutable, unknownDependencies } from "./refusals";
+import { blocked, clientIdTaken, interventionClosed, invalidField, notFound, taskImmutable, unknownDependencies } from "./refusals";
 import { immutableFieldsChanged } from "../../protocol/compute-protocol";
+import { agentMayAnswer } from "./agent-questions";
 
-const deadlineFrom = (task: TaskRow, now: string) =>
-  task.timeoutSeconds ? new Date(Date.parse(now) + task.timeoutSeconds * 1000).toISOString() : null;
+const deadlineFrom = (task: TaskRow, now: string) => (task.timeoutSeconds ? new Date(Date.parse(now) + task.timeoutSeconds * 1000).toISOString() : null);
 
 export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutcome> {
   const { db, projectId, now } = ctx;
@@ -21,7 +21,10 @@ export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutc
       where: and(eq(tasks.projectId, projectId), eq(tasks.clientId, origin.clientId)),
       columns: { id: true, clientRequestHash: true },
     });
-    if (existing) return existing.clientRequestHash === origin.clientRequestHash ? { taskId: existing.id, statements: [], unchanged: true } : clientIdTaken(origin.clientId);
+    if (existing)
+      return existing.clientRequestHash === origin.clientRequestHash
+        ? { taskId: existing.id, statements: [], unchanged: true }
+        : clientIdTaken(origin.clientId);
   }
   const id = crypto.randomUUID();
   const depIds = [...new Set(cmd.dependencies.map((d) => d.depends_on_task_id))];
@@ -30,7 +33,10 @@ export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutc
   }
   const upstreams = new Map<string, TaskRow>();
   for (const ids of chunkRows(depIds, 1)) {
-    const rows = await db.select().from(tasks).where(and(eq(tasks.projectId, projectId), inArray(tasks.id, ids)));
+    const rows = await db
+      .select()
+      .from(tasks)
+      .where(and(eq(tasks.projectId, projectId), inArray(tasks.id, ids)));
     for (const row of rows) upstreams.set(row.id, row);
   }
   const missing = depIds.filter((d) => !upstreams.has(d));
@@ -92,7 +98,11 @@ export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutc
     updatedAt: now,
   };
   const events: EventDraft[] = [
-    { type: "task_created", taskId: id, data: { title: t.title, status, priority: t.priority, blocked, ...(origin.clientId ? { client_id: origin.clientId } : {}) } },
+    {
+      type: "task_created",
+      taskId: id,
+      data: { title: t.title, status, priority: t.priority, blocked, ...(origin.clientId ? { client_id: origin.clientId } : {}) },
+    },
     ...t.warnings.map((warning) => ({ type: "schema_warning" as const, taskId: id, data: { warning } })),
     ...(target
       ? [
@@ -234,10 +244,11 @@ export function helpWith(ctx: OpContext, task: TaskRow, cmd: Omit<Cmd<"help">, "
     { status: next },
     [statusEvent("intervention_requested", task, next, { intervention_id: interventionId, intervention_type: cmd.interventionType, question: cmd.question })],
     (guard) => [
-      statement(ctx.d1, 
-        sql`INSERT INTO interventions (id, task_id, project_id, intervention_type, question, context, status, asked_by, target_session_id, created_at)
+      statement(
+        ctx.d1,
+        sql`INSERT INTO interventions (id, task_id, project_id, intervention_type, question, context, status, asked_by, created_at)
             SELECT ${interventionId}, ${task.id}, ${ctx.projectId}, ${cmd.interventionType}, ${cmd.question},
-                   ${cmd.context === undefined ? null : JSON.stringify(cmd.context)}, 'pending', ${ctx.actor.label}, ${cmd.targetSessionId}, ${ctx.now}
+                   ${cmd.context === undefined ? null : JSON.stringify(cmd.context)}, 'pending', ${ctx.actor.label}, ${ctx.now}
             WHERE ${guardHolds(guard)}`,
       ),
     ],
@@ -250,8 +261,9 @@ export async function respond(ctx: OpContext, cmd: Cmd<"respond">): Promise<OpOu
     where: and(eq(interventions.id, cmd.interventionId), eq(interventions.projectId, ctx.projectId)),
   });
   if (!intervention) return notFound("Intervention");
-  if (ctx.actor.kind === "agent" && intervention.interventionType !== "question") {
-    return notAllowed(`Agents can answer only question interventions; this one is ${intervention.interventionType}`);
+  if (ctx.actor.kind === "agent") {
+    const refusal = await agentMayAnswer(ctx, ctx.actor.serverId, intervention);
+    if (refusal) return refusal;
   }
   if (intervention.status !== "pending") {
     return interventionClosed(intervention.status);
@@ -268,25 +280,26 @@ export async function respond(ctx: OpContext, cmd: Cmd<"respond">): Promise<OpOu
     intervention.correlationId && intervention.serverId
       ? [{ kind: "answer", serverId: intervention.serverId, correlationId: intervention.correlationId, answer: cmd.response, answeredAt: ctx.now }]
       : [];
-  if (!intervention.taskId) {
-    const event = { type: "intervention_responded" as const, taskId: null, data: { intervention_id: intervention.id, response: cmd.response } };
-    return { taskId: "", statements: [answer(null)], events: recordEvents(ctx, [event]), data, notices };
+  const answered = { intervention_id: intervention.id, response: cmd.response };
+  // A question outside any task, or one agent's question to another (which never held its task), changes no task.
+  if (!intervention.taskId || intervention.targetSessionId) {
+    const event = { type: "intervention_responded" as const, taskId: intervention.taskId, data: answered };
+    return { taskId: intervention.taskId ?? "", statements: [answer(null)], events: recordEvents(ctx, [event]), data, notices };
   }
   const task = (await loadTask(ctx, intervention.taskId))!;
   const next = transition(ctx, task, "respond");
   if (typeof next !== "string") return next;
-  const stillPending = await ctx.db
+  const stillHolding = await ctx.db
     .select({ id: interventions.id })
     .from(interventions)
-    .where(and(eq(interventions.taskId, task.id), eq(interventions.status, "pending")));
-  // The task resumes when its last open question is answered.
-  const status: TaskStatus = stillPending.length > 1 ? task.status : next;
+    .where(and(eq(interventions.taskId, task.id), eq(interventions.status, "pending"), isNull(interventions.targetSessionId)));
+  // The task resumes when the last open question holding it is answered.
+  const status: TaskStatus = stillHolding.length > 1 ? task.status : next;
   return {
-    ...taskWrite(ctx, task, { status }, [statusEvent("intervention_responded", task, status, { intervention_id: intervention.id, response: cmd.response })], (guard) => [answer(guard)]),
+    ...taskWrite(ctx, task, { status }, [statusEvent("intervention_responded", task, status, answered)], (guard) => [answer(guard)]),
     data,
     notices,
     // Back at work: its timeout clock (which kept running while it waited) must be watched again.
     ...(status === "running" && task.deadlineAt ? { deadline: task.deadlineAt } : {}),
   };
 }
-
