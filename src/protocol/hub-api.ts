@@ -137,7 +137,14 @@ export const helpBody = z.looseObject({
 });
 export const planBody = z.object({ plan: z.unknown().refine((v) => v !== undefined && v !== null, "is required") });
 export const reviseBody = z.object({ feedback: z.string().trim().min(1, "must not be empty").max(20_000) });
-export const noteBody = z.object({ content: z.string().trim().min(1, "must not be empty").max(20_000), urgent: z.boolean().default(false) });
+export const noteBody = z.object({
+  content: z.string().trim().min(1, "must not be empty").max(20_000),
+  urgent: z.boolean().default(false),
+  notify_dependents: z
+    .boolean()
+    .default(false)
+    .meta({ description: "The sessions working on the unfinished tasks that depend on this one hear of the note too (`note_for_session`)" }),
+});
 export const respondBody = z.object({ response: z.string().trim().min(1, "must not be empty").max(20_000) });
 export const cancelBody = z.object({ reason: z.string().max(2000).nullish() });
 

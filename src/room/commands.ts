@@ -133,7 +133,8 @@ export type RoomCommand =
    */
   | { op: "expire_lease"; taskId: string; connected: boolean; leaseSeconds: number }
   | { op: "cancel"; taskId: string; reason: string | null }
-  | { op: "note"; taskId: string; content: string; urgent: boolean }
+  /** `notifyDependents`: the sessions working on the tasks that depend on this one hear of the note too. */
+  | { op: "note"; taskId: string; content: string; urgent: boolean; notifyDependents?: boolean }
   | { op: "progress"; taskId: string; progress: number; message: string | null }
   | {
       op: "ask";

@@ -13,13 +13,14 @@ import { logError } from "../log";
 import { laneStub } from "../integrations/client";
 import { linkStub } from "../server-link/client";
 import { countedD1 } from "../db/round-trips";
-import { daemonPushes, mentionsIn, needsTaskSessions, pushedAsRecorded } from "../server-link/pushes";
+import { daemonPushes, mentionsIn, needsTaskSessions, pushedAsRecorded, reachesDependents } from "../server-link/pushes";
 import { tellAgents } from "./agent-notices";
 import { AgentProtocol, AUTH_GRACE_MS, notify } from "./agent-socket";
 import { SHUTDOWN_GRACE_MS } from "../protocol/agent-orchestrator-messages";
 import { HUB_ACTOR, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 import { DashboardProtocol } from "./dashboard-socket";
 import {
+  dependentSessions,
   forgetAbandonedUploads,
   lastHeartbeat,
   leasedTasks,
@@ -180,7 +181,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   }
 
   /** What committed goes to dashboards, agents and daemons, and its deadlines to the alarm. */
-  private async afterCommit({ events, notices, deadlines, outbox, sessionless }: Committed) {
+  private async afterCommit({ events, notices, deadlines, outbox, sessionless, withDependents }: Committed) {
     this.dashboards.publish(events);
     // Integrations deliver on their own objects, never in the room's turn.
     for (const target of outbox) {
@@ -194,10 +195,11 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     // Daemons are told outside the room's turn: their links are other objects, reached over RPC.
     // A task the batch wrote is known to have no sessions: only the others' are looked up.
     const sessionsOf = (e: CommittedEvent) => needsTaskSessions(e) && !sessionless.has(e.task_id!);
-    if (events.some((e) => sessionsOf(e) || pushedAsRecorded(e) || mentionsIn(e.type === "note_added" ? e.data.content : null).length > 0)) {
+    const toDependents = (e: CommittedEvent) => reachesDependents(e, withDependents);
+    if (events.some((e) => sessionsOf(e) || pushedAsRecorded(e) || toDependents(e) || mentionsIn(e.type === "note_added" ? e.data.content : null).length > 0)) {
       // One after another, so a daemon hears of its sessions' events in the order they committed.
       this.pushing = this.pushing
-        .then(() => this.pushToDaemons(events, sessionsOf))
+        .then(() => this.pushToDaemons(events, sessionsOf, toDependents))
         .catch((e) => logError("pushing to daemons failed", { project_id: this.projectId, operation: "push_to_daemons" }, e));
       this.ctx.waitUntil(this.pushing);
     }
@@ -248,11 +250,16 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   }
 
   /** Hands each daemon what the committed events tell its sessions. */
-  private async pushToDaemons(events: CommittedEvent[], sessionsOf: (e: CommittedEvent) => boolean) {
+  private async pushToDaemons(events: CommittedEvent[], sessionsOf: (e: CommittedEvent) => boolean, toDependents: (e: CommittedEvent) => boolean) {
     const taskIds = [...new Set(events.flatMap((e) => (sessionsOf(e) ? [e.task_id!] : [])))];
     const names = [...new Set(events.flatMap((e) => (e.type === "note_added" ? mentionsIn(e.data.content) : [])))];
-    const [tasks, mentioned] = await Promise.all([taskSessions(this.env.DB, taskIds), openSessionsNamed(this.env.DB, this.projectId, names)]);
-    const pushes = daemonPushes(events, tasks, mentioned);
+    const upstreams = [...new Set(events.flatMap((e) => (toDependents(e) ? [e.task_id!] : [])))];
+    const [tasks, mentioned, dependents] = await Promise.all([
+      taskSessions(this.env.DB, taskIds),
+      openSessionsNamed(this.env.DB, this.projectId, names),
+      dependentSessions(this.env.DB, upstreams),
+    ]);
+    const pushes = daemonPushes(events, tasks, mentioned, dependents);
     await Promise.all([...pushes].map(([serverId, frames]) => linkStub(this.env, serverId).push(frames)));
   }
 

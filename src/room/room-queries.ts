@@ -2,7 +2,7 @@
 import { and, asc, eq, gt, isNotNull, lte, min } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { events, tasks } from "../db/schema";
-import type { SessionRef, TaskSessions } from "../server-link/pushes";
+import type { Dependents, SessionRef, TaskSessions } from "../server-link/pushes";
 import type { TaskStatus } from "../domain/lifecycle";
 import { LEASED_STATUSES } from "../protocol/compute-protocol";
 
@@ -65,13 +65,19 @@ export async function forgetAbandonedUploads(d1: D1Database, projectId: string, 
 
 /** When the next unfinished upload's URL expires. */
 export async function nextUploadExpiry(d1: D1Database, projectId: string): Promise<number | null> {
-  const next = await d1.prepare("SELECT MIN(upload_expires_at) AS at FROM datarefs WHERE project_id = ?1 AND status != 'complete'").bind(projectId).first<{ at: string | null }>();
+  const next = await d1
+    .prepare("SELECT MIN(upload_expires_at) AS at FROM datarefs WHERE project_id = ?1 AND status != 'complete'")
+    .bind(projectId)
+    .first<{ at: string | null }>();
   return next?.at ? Date.parse(next.at) : null;
 }
 
 /** How many events follow `since`, and the last seq. */
 export const eventBacklog = (d1: D1Database, projectId: string, since: number) =>
-  d1.prepare("SELECT COUNT(*) AS n, MAX(seq) AS head FROM events WHERE project_id = ?1 AND seq > ?2").bind(projectId, since).first<{ n: number; head: number | null }>();
+  d1
+    .prepare("SELECT COUNT(*) AS n, MAX(seq) AS head FROM events WHERE project_id = ?1 AND seq > ?2")
+    .bind(projectId, since)
+    .first<{ n: number; head: number | null }>();
 
 export const eventsAfter = (db: Db, projectId: string, after: number, limit: number) =>
   db
@@ -126,4 +132,32 @@ export async function openSessionsNamed(d1: D1Database, projectId: string, names
   const byName = new Map<string, SessionRef[]>();
   for (const r of results) byName.set(r.name, [...(byName.get(r.name) ?? []), { sessionId: r.id, serverId: r.server_id, serverName: r.server_name }]);
   return byName;
+}
+
+/**
+ * The open sessions working on unfinished tasks that depend (`blocks` or `input`) on these, by upstream, with the
+ * upstream's title and its own session.
+ */
+export async function dependentSessions(d1: D1Database, upstreamIds: string[]): Promise<Map<string, Dependents>> {
+  if (upstreamIds.length === 0) return new Map();
+  const { results } = await d1
+    .prepare(
+      `SELECT u.id AS upstream_id, u.title, u.target_session_id AS upstream_session_id, s.id AS session_id, s.server_id, v.name AS server_name
+       FROM tasks u
+       JOIN task_dependencies d ON d.depends_on_task_id = u.id AND d.dependency_type != 'related'
+       JOIN tasks t ON t.id = d.task_id AND t.status NOT IN ('done', 'failed', 'cancelled')
+       JOIN sessions s ON s.id = t.target_session_id AND s.status IN ('starting', 'running')
+       JOIN servers v ON v.id = s.server_id
+       WHERE u.id IN (SELECT value FROM json_each(?1))`,
+    )
+    .bind(JSON.stringify(upstreamIds))
+    .all<{ upstream_id: string; title: string; upstream_session_id: string | null; session_id: string; server_id: string; server_name: string }>();
+  const byUpstream = new Map<string, Dependents>();
+  for (const r of results) {
+    const entry = byUpstream.get(r.upstream_id) ?? { title: r.title, upstreamSessionId: r.upstream_session_id, sessions: [] };
+    if (!entry.sessions.some((s) => s.sessionId === r.session_id))
+      entry.sessions.push({ sessionId: r.session_id, serverId: r.server_id, serverName: r.server_name });
+    byUpstream.set(r.upstream_id, entry);
+  }
+  return byUpstream;
 }

@@ -59,6 +59,8 @@ export interface Committed {
   outbox: OutboxTarget[];
   /** Tasks the batch wrote that belong to no session (their rows were read in the turn): no daemon hears of them. */
   sessionless: ReadonlySet<string>;
+  /** Tasks the batch completed that others depend on: the sessions working on those hear of it. */
+  withDependents: ReadonlySet<string>;
 }
 
 export interface WriterHooks {
@@ -247,9 +249,19 @@ export class RoomWriter {
     // the capacity of the servers they assigned to, the dependents of what they completed, and their events (whose
     // seqs follow the operations' order).
     const writes = plans.flatMap((p) => p.statements);
-    const checks = capacityCheck(this.d1, plans.flatMap((p) => p.fills ?? []));
-    const resolutions = resolveDependents(this.d1, plans.flatMap((p) => (p.resolves ? [p.resolves] : [])));
-    const appends = appendEvents(this.d1, this.projectId, plans.flatMap((p) => (p.events ? [p.events] : [])));
+    const checks = capacityCheck(
+      this.d1,
+      plans.flatMap((p) => p.fills ?? []),
+    );
+    const resolutions = resolveDependents(
+      this.d1,
+      plans.flatMap((p) => (p.resolves ? [p.resolves] : [])),
+    );
+    const appends = appendEvents(
+      this.d1,
+      this.projectId,
+      plans.flatMap((p) => (p.events ? [p.events] : [])),
+    );
     const viewIds = [...new Set(outcomes.flatMap((o, i) => (operations[i]!.withView && !isProblem(o) && writesAnything(o) ? [o.taskId] : [])))];
     const views = viewIds.length > 0 ? taskViewsInBatch(this.db, this.d1, viewIds) : undefined;
     const writing = writes.length + appends.length > 0;
@@ -264,6 +276,7 @@ export class RoomWriter {
       deadlines: [],
       outbox: outboxTargets(recorded),
       sessionless: sessionlessTasks(outcomes),
+      withDependents: new Set(plans.flatMap((p) => (p.resolves ? [p.resolves.upstreamId] : []))),
     };
     this.outbox.committed(committed.events);
     const answers = outcomes.map((outcome, i): RoomAnswer => {

@@ -804,7 +804,9 @@ export function taskRoutes(surface: "people" | "agents") {
       summary: "Add a note",
       description:
         "Leave a note on the task.\n\n" +
-        "By anyone who may write to the project, in any status. The note reaches the task's agent (event `note_added`), and its envelope's `prior_context`.",
+        "By anyone who may write to the project, in any status. The note reaches the task's agent (event `note_added`), and its envelope's `prior_context`. " +
+        "With `notify_dependents`, the sessions working on the unfinished tasks that depend on it (`blocks` or `input`) are sent it as " +
+        '`note_for_session` with `mentioned_via: "dependency"`, as they are when the task completes.',
       body: noteBody,
       responses: { 201: noteSchema },
     }),
@@ -812,7 +814,13 @@ export function taskRoutes(surface: "people" | "agents") {
     async (c) => {
       const task = await taskFor(c, taskId(c), "write");
       const body = await readJson(c, noteBody);
-      const { data } = await runInRoom(c, task.projectId, { op: "note", taskId: task.id, content: body.content, urgent: body.urgent });
+      const { data } = await runInRoom(c, task.projectId, {
+        op: "note",
+        taskId: task.id,
+        content: body.content,
+        urgent: body.urgent,
+        notifyDependents: body.notify_dependents,
+      });
       // The room answers the note it wrote, so the answer costs no read.
       return c.json(noteView(data!.note as NoteRow), 201);
     },

@@ -3,7 +3,8 @@
  * concern, in the frames `hub.py` reads (`ws_receive_loop`), by server.
  *
  * A task's sessions are the one it is given to (its target) and the one that
- * created it (its source, often an orchestrator). `task_approved` has no
+ * created it (its source, often an orchestrator); the sessions working on the
+ * tasks that depend on it hear of its completion, and of notes marked for them. `task_approved` has no
  * counterpart here: the hub has no approval gate before a task may start
  * (`task_assigned` always says `pending_approval: false`); a plan's approval
  * is `plan_approved`.
@@ -41,6 +42,14 @@ export interface TaskSessions {
   source: SessionRef | null;
 }
 
+/** The sessions working on the unfinished tasks that depend on a task, with what their notes name of it. */
+export interface Dependents {
+  title: string;
+  /** The upstream's own session, which hears of its task directly. */
+  upstreamSessionId: string | null;
+  sessions: SessionRef[];
+}
+
 /** Events that reach the daemon of the task's session, once its target is known. */
 const TO_TARGET = new Set(["plan_approved", "plan_revision_requested", "intervention_responded", "note_added", "task_updated", "task_cancelled"]);
 /** Events that tell the session that created the task how it ended. */
@@ -53,6 +62,18 @@ export const needsTaskSessions = (e: CommittedEvent) => e.task_id !== null && (T
 export const pushedAsRecorded = (e: CommittedEvent) =>
   (e.type === "task_assigned" && typeof e.data.session_id === "string") ||
   (e.type === "intervention_requested" && typeof e.data.target_session_id === "string");
+
+/** Events the sessions working on the task's dependents hear of: its completion (when it has dependents), a note marked for them. */
+export const reachesDependents = (e: CommittedEvent, withDependents: ReadonlySet<string>) =>
+  e.task_id !== null && ((e.type === "task_completed" && withDependents.has(e.task_id)) || (e.type === "note_added" && e.data.notify_dependents === true));
+
+/** What a dependent's session is told of its upstream (the daemon shows it as `[upstream] …`). */
+function upstreamNews(e: CommittedEvent, title: string): string {
+  const named = `upstream task "${title}" (#${e.task_id!.slice(0, 8)})`;
+  if (e.type === "note_added") return `Note on ${named}: ${typeof e.data.content === "string" ? e.data.content : ""}`;
+  const summary = typeof e.data.summary === "string" && e.data.summary ? `: ${e.data.summary}` : ".";
+  return `The ${named} is done${summary}`;
+}
 
 /** `@name` mentions in a note: each open session of that name in the project hears of it. */
 export const mentionsIn = (content: unknown): string[] =>
@@ -112,6 +133,7 @@ export function daemonPushes(
   events: readonly CommittedEvent[],
   tasks: ReadonlyMap<string, TaskSessions> = new Map(),
   mentioned: ReadonlyMap<string, SessionRef[]> = new Map(),
+  dependents: ReadonlyMap<string, Dependents> = new Map(),
 ): Map<string, DaemonPush[]> {
   const byServer = new Map<string, DaemonPush[]>();
   for (const e of events) {
@@ -147,10 +169,13 @@ export function daemonPushes(
     const task = e.task_id ? tasks.get(e.task_id) : undefined;
     if (task?.target && TO_TARGET.has(e.type)) add(task.target.serverId, toTarget(e, task.target, task));
     if (task?.source && TO_SOURCE.has(e.type)) add(task.source.serverId, toSource(e, task.source, task));
+    // Sessions told of a note or a completion by note_for_session, each once.
+    const told = new Set<string>();
     if (e.type === "note_added") {
       for (const name of mentionsIn(d.content)) {
         for (const s of mentioned.get(name) ?? []) {
           if (sameSession(s, task?.target ?? null)) continue;
+          told.add(s.sessionId);
           add(s.serverId, {
             type: "note_for_session",
             target_session_id: s.sessionId,
@@ -160,6 +185,22 @@ export function daemonPushes(
             mentioned_via: "mention",
           });
         }
+      }
+    }
+    const upstream = e.task_id ? dependents.get(e.task_id) : undefined;
+    if (upstream && (e.type === "task_completed" || (e.type === "note_added" && d.notify_dependents === true))) {
+      const content = cut(upstreamNews(e, upstream.title));
+      for (const s of upstream.sessions) {
+        if (s.sessionId === upstream.upstreamSessionId || told.has(s.sessionId)) continue;
+        told.add(s.sessionId);
+        add(s.serverId, {
+          type: "note_for_session",
+          target_session_id: s.sessionId,
+          task_id: e.task_id,
+          content,
+          author: e.actor,
+          mentioned_via: "dependency",
+        });
       }
     }
   }

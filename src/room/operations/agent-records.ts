@@ -16,7 +16,13 @@ export async function note(ctx: OpContext, cmd: Cmd<"note">): Promise<OpOutcome>
     // The note as written, so that the caller answers it without reading it back.
     data: { note_id: noteId, note: row },
     statements: [statement(ctx.d1, ctx.db.insert(taskNotes).values(row))],
-    events: recordEvents(ctx, [{ type: "note_added", taskId: task.id, data: { note_id: noteId, urgent: cmd.urgent, content: cmd.content } }]),
+    events: recordEvents(ctx, [
+      {
+        type: "note_added",
+        taskId: task.id,
+        data: { note_id: noteId, urgent: cmd.urgent, content: cmd.content, ...(cmd.notifyDependents ? { notify_dependents: true } : {}) },
+      },
+    ]),
   };
 }
 
@@ -60,7 +66,13 @@ export async function ask(ctx: OpContext, cmd: Cmd<"ask">): Promise<OpOutcome> {
         }),
       ),
     ],
-    events: recordEvents(ctx, [{ type: "intervention_requested", taskId: cmd.taskId, data: { intervention_id: id, intervention_type: "question", question: cmd.question, blocking: false } }]),
+    events: recordEvents(ctx, [
+      {
+        type: "intervention_requested",
+        taskId: cmd.taskId,
+        data: { intervention_id: id, intervention_type: "question", question: cmd.question, blocking: false },
+      },
+    ]),
   };
 }
 
@@ -83,7 +95,10 @@ export async function agentLog(ctx: OpContext, cmd: Cmd<"agent_log">): Promise<O
       }),
     ),
   ];
-  const events = cmd.level === "error" && cmd.taskId ? [{ type: "agent_error" as const, taskId: cmd.taskId, data: { error: cmd.message, context: cmd.context ?? null } }] : [];
+  const events =
+    cmd.level === "error" && cmd.taskId
+      ? [{ type: "agent_error" as const, taskId: cmd.taskId, data: { error: cmd.message, context: cmd.context ?? null } }]
+      : [];
   return { taskId: cmd.taskId ?? "", statements, events: recordEvents(ctx, events) };
 }
 
@@ -92,7 +107,14 @@ export async function expireQuestions(ctx: OpContext): Promise<OpOutcome> {
   const expired = await ctx.db
     .select({ id: interventions.id, serverId: interventions.serverId, correlationId: interventions.correlationId, taskId: interventions.taskId })
     .from(interventions)
-    .where(and(eq(interventions.projectId, ctx.projectId), eq(interventions.status, "pending"), isNotNull(interventions.expiresAt), lte(interventions.expiresAt, ctx.now)));
+    .where(
+      and(
+        eq(interventions.projectId, ctx.projectId),
+        eq(interventions.status, "pending"),
+        isNotNull(interventions.expiresAt),
+        lte(interventions.expiresAt, ctx.now),
+      ),
+    );
   if (expired.length === 0) return answerOnly("", { expired: 0 });
   return {
     taskId: "",
@@ -101,15 +123,25 @@ export async function expireQuestions(ctx: OpContext): Promise<OpOutcome> {
       serverId && correlationId ? [{ kind: "timeout" as const, serverId, correlationId, message: "Nobody answered in time" }] : [],
     ),
     statements: [
-      statement(ctx.d1, sql`UPDATE interventions SET status = 'timed_out' WHERE ${inJsonList(interventions.id, expired.map((e) => e.id))} AND status = 'pending'`),
+      statement(
+        ctx.d1,
+        sql`UPDATE interventions SET status = 'timed_out' WHERE ${inJsonList(
+          interventions.id,
+          expired.map((e) => e.id),
+        )} AND status = 'pending'`,
+      ),
     ],
-    events: recordEvents(ctx, expired.map((e) => ({ type: "intervention_timed_out" as const, taskId: e.taskId, data: { intervention_id: e.id } }))),
+    events: recordEvents(
+      ctx,
+      expired.map((e) => ({ type: "intervention_timed_out" as const, taskId: e.taskId, data: { intervention_id: e.id } })),
+    ),
   };
 }
 
 export const presence = async (ctx: OpContext, cmd: Cmd<"presence">): Promise<OpOutcome> => ({
   taskId: "",
   statements: [],
-  events: recordEvents(ctx, [{ type: cmd.online ? "server_online" : "server_offline", taskId: null, data: { server_id: cmd.serverId, server_name: cmd.serverName } }]),
+  events: recordEvents(ctx, [
+    { type: cmd.online ? "server_online" : "server_offline", taskId: null, data: { server_id: cmd.serverId, server_name: cmd.serverName } },
+  ]),
 });
-
