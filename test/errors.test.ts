@@ -56,9 +56,9 @@ describe("problem+json errors", () => {
     const wrongMethod = await call("/api/v1/auth/login", { method: "GET" });
     expectProblem(wrongMethod, 405, "METHOD_NOT_ALLOWED");
     expect(wrongMethod.headers.get("Allow")).toBe("POST");
-    const projectPath = await call(`/api/v1/projects/${crypto.randomUUID()}`, { method: "PATCH", token: admin, body: {} });
+    const projectPath = await call(`/api/v1/projects/${crypto.randomUUID()}`, { method: "POST", token: admin, body: {} });
     expectProblem(projectPath, 405, "METHOD_NOT_ALLOWED");
-    expect(projectPath.headers.get("Allow")!.split(", ").sort()).toEqual(["DELETE", "GET", "PUT"]);
+    expect(projectPath.headers.get("Allow")!.split(", ").sort()).toEqual(["DELETE", "GET", "PATCH", "PUT"]);
   });
 
   it("answers 401 without credentials and 403 for the wrong role, before reading the body", async () => {

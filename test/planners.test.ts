@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { createDb } from "../src/db/client";
 import type { Assignable, DownstreamLink } from "../src/domain/cascade";
 import type { Candidate } from "../src/domain/matching";
+import { DEFAULT_PROJECT_SETTINGS } from "../src/domain/project-settings";
 import type { RoomActor, RoomCommand } from "../src/room/commands";
 import { isProblem, planOperation, type OpContext, type WritePlan } from "../src/room/operations";
 import type { TaskRow } from "../src/room/statements";
@@ -40,6 +41,7 @@ function task(id: string, fields: Partial<TaskRow> = {}): TaskRow {
     planFeedback: null,
     requirePlan: false,
     blocked: false,
+    awaitingApproval: false,
     assignedServerId: null,
     targetSessionId: null,
     sourceSessionId: null,
@@ -116,6 +118,7 @@ const context = (reads: TaskReads, actor: RoomActor = worker, offerWaiting = tru
   now: NOW,
   reads,
   offerWaiting,
+  settings: async () => DEFAULT_PROJECT_SETTINGS,
 });
 
 async function plan(reads: TaskReads, command: RoomCommand, actor?: RoomActor, offerWaiting?: boolean): Promise<WritePlan> {
@@ -178,7 +181,10 @@ describe("complete", () => {
     const done = task("up", { status: "done", assignedServerId: "server-w", result: { summary: "same" } });
     const again = await plan(memoryReads({ tasks: [done] }), complete("up", { summary: "same" }));
     expect(again).toMatchObject({ unchanged: true, statements: [] });
-    expect(await planOperation(context(memoryReads({ tasks: [done] })), complete("up", { summary: "other" }))).toMatchObject({ status: 409, code: "RESULT_CONFLICT" });
+    expect(await planOperation(context(memoryReads({ tasks: [done] })), complete("up", { summary: "other" }))).toMatchObject({
+      status: 409,
+      code: "RESULT_CONFLICT",
+    });
   });
 });
 

@@ -256,6 +256,50 @@ describe("notifications and answers", () => {
     expect(task.plan_feedback ?? task.feedback).toBe("Smaller steps");
   });
 
+  it("tells of an agent's task awaiting approval, and approves it by its button (not a viewer's)", async () => {
+    const gate = (on: boolean) =>
+      call(`/api/v1/projects/${w.project.id}`, { method: "PATCH", token: w.admin, body: { settings: { approve_agent_tasks: on } } });
+    await expectOk(gate(true));
+    try {
+      const { json } = await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title: "Rotate <all> keys", project_id: w.project.id }), 201);
+      const told = await until(
+        () => sentTo(ANN),
+        (m) => m.some((c) => c.body.reply_markup?.inline_keyboard?.[0]?.[0]?.callback_data === `ap:${json.id}`),
+        "the task to approve",
+      );
+      const msg = told.find((c) => c.body.reply_markup?.inline_keyboard?.[0]?.[0]?.callback_data === `ap:${json.id}`)!;
+      expect(msg.body.text).toContain("Task to approve");
+      expect(msg.body.text).toContain("Rotate &lt;all&gt; keys");
+      expect(msg.body.text).toContain(`agent:${w.orchestrator.name} created it`);
+      expect(msg.body.reply_markup.inline_keyboard).toEqual([[{ text: "Approve", callback_data: `ap:${json.id}` }]]);
+      await until(
+        () => sentTo(VIC),
+        (m) => m.some((c) => c.body.reply_markup?.inline_keyboard?.[0]?.[0]?.callback_data === `ap:${json.id}`),
+        "the viewer's copy",
+      );
+      await press(VIC, `ap:${json.id}`);
+      expect((await calls()).filter((c) => c.method === "answerCallbackQuery").at(-1)!.body).toMatchObject({
+        text: "Viewers can only read this project",
+        show_alert: true,
+      });
+      expect((await call(`/api/v1/tasks/${json.id}`, { token: w.admin })).json.awaiting_approval).toBe(true);
+      await press(ANN, `ap:${json.id}`);
+      expect((await calls()).filter((c) => c.method === "answerCallbackQuery").at(-1)!.body).toMatchObject({ text: "Task approved" });
+      const approved = (await call(`/api/v1/tasks/${json.id}`, { token: w.admin })).json;
+      expect(approved.awaiting_approval).toBe(false);
+      const events = (await call(`/api/v1/tasks/${json.id}/events`, { token: w.admin })).json.events;
+      expect(events.find((e: any) => e.type === "task_approved").actor).toBe(w.member.email);
+      // Pressed again: the hub's refusal is the answer.
+      await press(ANN, `ap:${json.id}`);
+      expect((await calls()).filter((c) => c.method === "answerCallbackQuery").at(-1)!.body).toMatchObject({
+        show_alert: true,
+        text: expect.stringContaining("not waiting for approval"),
+      });
+    } finally {
+      await expectOk(gate(false));
+    }
+  });
+
   it("changes nothing when a viewer presses a button, and tells them why", async () => {
     const id = await taskInPlanReview("Viewer's plan");
     await until(

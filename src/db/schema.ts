@@ -7,6 +7,7 @@ import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { TASK_STATUSES } from "../domain/lifecycle";
 import { DEPENDENCY_TYPES } from "../protocol/orchestratia-v1";
+import type { ProjectSettings } from "../domain/project-settings";
 
 export const ROLES = ["admin", "member", "viewer"] as const;
 export type Role = (typeof ROLES)[number];
@@ -26,7 +27,9 @@ export const refreshTokens = sqliteTable(
   "refresh_tokens",
   {
     id: text("id").primaryKey(),
-    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     /** All tokens descended from one login share a family; reuse of a rotated one revokes it. */
     familyId: text("family_id").notNull(),
     tokenHash: text("token_hash").notNull().unique(),
@@ -43,6 +46,11 @@ export const projects = sqliteTable("projects", {
   name: text("name").notNull(),
   slug: text("slug").notNull().unique(),
   description: text("description"),
+  /** What the project's admins chose (src/domain/project-settings.ts); a setting left out is at its default. */
+  settings: text("settings", { mode: "json" })
+    .$type<Partial<ProjectSettings>>()
+    .notNull()
+    .default(sql`'{}'`),
   createdBy: text("created_by"),
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),
@@ -51,8 +59,12 @@ export const projects = sqliteTable("projects", {
 export const projectMembers = sqliteTable(
   "project_members",
   {
-    projectId: text("project_id").notNull().references(() => projects.id, { onDelete: "cascade" }),
-    userId: text("user_id").notNull().references(() => users.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
     createdAt: text("created_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.projectId, t.userId] }), index("project_members_user").on(t.userId)],
@@ -112,8 +124,12 @@ export const sessions = sqliteTable(
   "sessions",
   {
     id: text("id").primaryKey(),
-    serverId: text("server_id").notNull().references(() => servers.id, { onDelete: "cascade" }),
-    projectId: text("project_id").notNull().references(() => projects.id, { onDelete: "cascade" }),
+    serverId: text("server_id")
+      .notNull()
+      .references(() => servers.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
     name: text("name").notNull(),
     workingDirectory: text("working_directory"),
     agentType: text("agent_type"),
@@ -134,7 +150,9 @@ export const sessions = sqliteTable(
     index("sessions_project").on(t.projectId, t.status),
     index("sessions_server").on(t.serverId, t.status),
     // One open session of a given name per server; closed ones are history.
-    uniqueIndex("sessions_open_name").on(t.serverId, t.name).where(sql`status IN ('starting', 'running')`),
+    uniqueIndex("sessions_open_name")
+      .on(t.serverId, t.name)
+      .where(sql`status IN ('starting', 'running')`),
   ],
 );
 
@@ -160,8 +178,8 @@ export type Priority = (typeof PRIORITIES)[number];
 /** Most urgent first: the order waiting tasks are offered in (indexed as written, so queries must use this very expression). */
 export const PRIORITY_RANK = sql`CASE priority WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END`;
 
-/** Tasks waiting for auto-assignment: pending, with requirements to match a server by. */
-export const WAITING = sql`status = 'pending' AND requirements IS NOT NULL`;
+/** Tasks waiting for auto-assignment: pending, with requirements to match a server by, and not waiting for a person's approval. */
+export const WAITING = sql`status = 'pending' AND requirements IS NOT NULL AND awaiting_approval = 0`;
 
 /** Waiting tasks no unresolved dependency blocks: all that tasks_waiting holds, so a query reads that index only by naming this very condition. */
 export const READY_TO_OFFER = sql`${WAITING} AND blocked = 0`;
@@ -170,7 +188,9 @@ export const tasks = sqliteTable(
   "tasks",
   {
     id: text("id").primaryKey(),
-    projectId: text("project_id").notNull().references(() => projects.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
     title: text("title").notNull(),
     spec: text("spec").notNull(),
     type: text("type").notNull(),
@@ -217,7 +237,10 @@ export const tasks = sqliteTable(
     /** What the completing agent's last commit changed, as `orchestratia task complete` measures it (git --numstat). */
     gitDiffStats: text("git_diff_stats", { mode: "json" }).$type<Record<string, unknown> | null>(),
     /** Servers that rejected the task (compute protocol): auto-assignment does not offer it to them again. */
-    rejectedBy: text("rejected_by", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    rejectedBy: text("rejected_by", { mode: "json" })
+      .$type<string[]>()
+      .notNull()
+      .default(sql`'[]'`),
     /** When the task was last given to a server: its lease counts from here or the server's last sign of life, whichever is later. */
     assignedAt: text("assigned_at"),
     /** W3C trace context of the request that created the task (or one the hub began). */
@@ -228,6 +251,11 @@ export const tasks = sqliteTable(
      * whichever statement changes them, so waiting tasks ready to run are indexed apart from blocked ones.
      */
     blocked: integer("blocked", { mode: "boolean" }).notNull().default(false),
+    /**
+     * Created by an agent while its project approves agents' tasks, and not approved yet: never auto-assigned, and not
+     * started or planned until a person approves it (POST /api/v1/tasks/{id}/approve).
+     */
+    awaitingApproval: integer("awaiting_approval", { mode: "boolean" }).notNull().default(false),
     /** Bumped by every write; each write is guarded by the version it read. */
     version: integer("version").notNull().default(1),
     createdAt: text("created_at").notNull(),
@@ -239,10 +267,18 @@ export const tasks = sqliteTable(
     index("tasks_project_created").on(t.projectId, t.createdAt, t.id),
     // Partial: a task with no server or session is never looked up by it, and each status change of such a task would
     // write an index row that D1 bills.
-    index("tasks_server_status").on(t.assignedServerId, t.status).where(sql`assigned_server_id IS NOT NULL`),
-    index("tasks_session_status").on(t.targetSessionId, t.status).where(sql`target_session_id IS NOT NULL`),
-    uniqueIndex("tasks_client_id").on(t.projectId, t.clientId).where(sql`client_id IS NOT NULL`),
-    index("tasks_deadline").on(t.projectId, t.deadlineAt).where(sql`deadline_at IS NOT NULL`),
+    index("tasks_server_status")
+      .on(t.assignedServerId, t.status)
+      .where(sql`assigned_server_id IS NOT NULL`),
+    index("tasks_session_status")
+      .on(t.targetSessionId, t.status)
+      .where(sql`target_session_id IS NOT NULL`),
+    uniqueIndex("tasks_client_id")
+      .on(t.projectId, t.clientId)
+      .where(sql`client_id IS NOT NULL`),
+    index("tasks_deadline")
+      .on(t.projectId, t.deadlineAt)
+      .where(sql`deadline_at IS NOT NULL`),
     // Tasks ready for auto-assignment, in the order they are offered: read without sorting, and without passing finished
     // or blocked tasks, however many a project holds.
     index("tasks_waiting").on(t.projectId, PRIORITY_RANK, t.createdAt, t.id).where(READY_TO_OFFER),
@@ -252,8 +288,12 @@ export const tasks = sqliteTable(
 export const taskDependencies = sqliteTable(
   "task_dependencies",
   {
-    taskId: text("task_id").notNull().references(() => tasks.id, { onDelete: "cascade" }),
-    dependsOnTaskId: text("depends_on_task_id").notNull().references(() => tasks.id, { onDelete: "cascade" }),
+    taskId: text("task_id")
+      .notNull()
+      .references(() => tasks.id, { onDelete: "cascade" }),
+    dependsOnTaskId: text("depends_on_task_id")
+      .notNull()
+      .references(() => tasks.id, { onDelete: "cascade" }),
     projectId: text("project_id").notNull(),
     dependencyType: text("dependency_type", { enum: DEPENDENCY_TYPES }).notNull(),
     contractKey: text("contract_key"),
@@ -269,7 +309,9 @@ export const taskNotes = sqliteTable(
   "task_notes",
   {
     id: text("id").primaryKey(),
-    taskId: text("task_id").notNull().references(() => tasks.id, { onDelete: "cascade" }),
+    taskId: text("task_id")
+      .notNull()
+      .references(() => tasks.id, { onDelete: "cascade" }),
     projectId: text("project_id").notNull(),
     author: text("author").notNull(),
     content: text("content").notNull(),
@@ -288,7 +330,9 @@ export const interventions = sqliteTable(
     id: text("id").primaryKey(),
     /** Null for a question an agent asks outside any task (request:ask-user, event:question). */
     taskId: text("task_id").references(() => tasks.id, { onDelete: "cascade" }),
-    projectId: text("project_id").notNull().references(() => projects.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
     interventionType: text("intervention_type", { enum: INTERVENTION_TYPES }).notNull(),
     question: text("question").notNull(),
     context: text("context", { mode: "json" }).$type<unknown>(),
@@ -308,7 +352,9 @@ export const interventions = sqliteTable(
   (t) => [
     index("interventions_task").on(t.taskId, t.status),
     index("interventions_project").on(t.projectId, t.status, t.createdAt),
-    index("interventions_expiry").on(t.projectId, t.expiresAt).where(sql`expires_at IS NOT NULL AND status = 'pending'`),
+    index("interventions_expiry")
+      .on(t.projectId, t.expiresAt)
+      .where(sql`expires_at IS NOT NULL AND status = 'pending'`),
   ],
 );
 
@@ -317,7 +363,9 @@ export const agentLogs = sqliteTable(
   "agent_logs",
   {
     id: text("id").primaryKey(),
-    projectId: text("project_id").notNull().references(() => projects.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
     serverId: text("server_id").notNull(),
     taskId: text("task_id"),
     level: text("level").notNull(),
@@ -331,7 +379,9 @@ export const agentLogs = sqliteTable(
 export const events = sqliteTable(
   "events",
   {
-    projectId: text("project_id").notNull().references(() => projects.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
     /** Strictly increasing per project; assigned inside the writing transaction. */
     seq: integer("seq").notNull(),
     type: text("type").notNull(),
@@ -344,7 +394,12 @@ export const events = sqliteTable(
   },
   // Migration 0008 makes the table WITHOUT ROWID (drizzle cannot say so): its primary key is then the table itself, so
   // an event is one row written rather than two, before its task index.
-  (t) => [primaryKey({ columns: [t.projectId, t.seq] }), index("events_task").on(t.taskId).where(sql`task_id IS NOT NULL`)],
+  (t) => [
+    primaryKey({ columns: [t.projectId, t.seq] }),
+    index("events_task")
+      .on(t.taskId)
+      .where(sql`task_id IS NOT NULL`),
+  ],
 );
 
 export const DATAREF_STATUSES = ["pending", "uploading", "complete"] as const;
@@ -354,7 +409,9 @@ export const datarefs = sqliteTable(
   "datarefs",
   {
     id: text("id").primaryKey(),
-    projectId: text("project_id").notNull().references(() => projects.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
     status: text("status", { enum: DATAREF_STATUSES }).notNull(),
     contentType: text("content_type").notNull(),
     size: integer("size").notNull(),
@@ -379,7 +436,9 @@ export const webhooks = sqliteTable(
   "webhooks",
   {
     id: text("id").primaryKey(),
-    projectId: text("project_id").notNull().references(() => projects.id, { onDelete: "cascade" }),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
     url: text("url").notNull(),
     /** Event types delivered; null: all of them. */
     events: text("events", { mode: "json" }).$type<string[] | null>(),
@@ -437,7 +496,9 @@ export const deliveryAttempts = sqliteTable(
   "delivery_attempts",
   {
     id: integer("id").primaryKey({ autoIncrement: true }),
-    outboxId: text("outbox_id").notNull().references(() => outbox.id, { onDelete: "cascade" }),
+    outboxId: text("outbox_id")
+      .notNull()
+      .references(() => outbox.id, { onDelete: "cascade" }),
     attempt: integer("attempt").notNull(),
     statusCode: integer("status_code"),
     error: text("error"),
@@ -460,7 +521,10 @@ export const telegramLinks = sqliteTable("telegram_links", {
   /** Nothing is sent while muted (`/mute`). */
   muted: integer("muted", { mode: "boolean" }).notNull().default(false),
   /** Projects the person stopped watching (`/watch`); every other project they can see is watched. */
-  unwatched: text("unwatched", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+  unwatched: text("unwatched", { mode: "json" })
+    .$type<string[]>()
+    .notNull()
+    .default(sql`'[]'`),
   createdAt: text("created_at").notNull(),
 });
 

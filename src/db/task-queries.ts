@@ -165,6 +165,8 @@ export interface TaskFilter {
   ownedBy?: { serverId: string; createdBy: string };
   /** Tasks whose requirements name this role (case-insensitive). */
   requiredRole?: string;
+  /** Only tasks not waiting for a person's approval. */
+  approved?: true;
   limit: number;
   cursor?: string;
 }
@@ -196,6 +198,7 @@ export async function listTasks(db: Db, f: TaskFilter): Promise<{ tasks: TaskVie
       : undefined,
     f.ownedBy ? sql`(${tasks.assignedServerId} = ${f.ownedBy.serverId} OR ${tasks.createdBy} = ${f.ownedBy.createdBy})` : undefined,
     f.requiredRole ? sql`lower(${tasks.requirements} ->> '$.role') = lower(${f.requiredRole})` : undefined,
+    f.approved ? eq(tasks.awaitingApproval, false) : undefined,
   ];
   if (f.cursor) {
     const [createdAt, id] = decodeCursor(f.cursor);

@@ -44,6 +44,9 @@ export const PROBLEM_CODES = {
   NO_REQUIREMENTS: "Auto-assignment needs the task's requirements, and it has none.",
   CONCURRENT_CHANGE: "The task changed while the request was being decided: read it again and retry.",
   INTERVENTION_CLOSED: "The intervention has already been answered or has expired.",
+  TASK_AWAITING_APPROVAL:
+    "An agent created the task in a project that approves agents' tasks: a person approves it (`POST /api/v1/tasks/{id}/approve`) before it is started, planned or auto-assigned.",
+  NOT_AWAITING_APPROVAL: "The task is not waiting for approval: it was approved already, or never needed to be.",
   AMBIGUOUS_SESSION: "A session name matches open sessions on several servers: add `server_name`.",
   SESSION_NAME_TAKEN: "An open session of that name already exists on this server.",
   SERVER_NAME_TAKEN: "A server of that name exists and the registration may not take it over.",

@@ -17,7 +17,11 @@ export function tellAgents(sockets: WebSocket[], events: CommittedEvent[], notic
     const a = attachmentOf(ws) as AgentAttachment;
     for (const e of events) {
       if (e.type === "task_assigned" && e.data.server_id === a.serverId) {
-        notify(ws, "notify:task-assigned", { taskId: e.task_id, message: "Task assigned. Use request:get-task to view details." }, e.traceparent);
+        const message =
+          e.data.pending_approval === true
+            ? "Task assigned; it waits for a person's approval before it may start. Use request:get-task to view details."
+            : "Task assigned. Use request:get-task to view details.";
+        notify(ws, "notify:task-assigned", { taskId: e.task_id, message }, e.traceparent);
       }
       if (e.type === "task_cancelled" && e.data.assigned_server_id === a.serverId) {
         notify(ws, "notify:task-cancelled", { taskId: e.task_id, reason: e.data.reason ?? "Cancelled" }, e.traceparent);

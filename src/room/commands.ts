@@ -5,6 +5,7 @@ import type { DependencyInput } from "../protocol/orchestratia-v1";
 import type { McpStatus, Priority } from "../db/schema";
 import type { TaskView } from "../views/tasks";
 import type { ProblemCode } from "../http/problem-codes";
+import type { ProjectSettings } from "../domain/project-settings";
 
 export type RoomActor =
   | { kind: "person"; userId: string; label: string }
@@ -156,7 +157,11 @@ export type RoomCommand =
   | { op: "session_status"; sessionId: string; serverName: string; change: SessionChange }
   /** What the session's daemon did with the agent's MCP configuration. */
   | { op: "session_mcp_status"; sessionId: string; serverName: string; mcpStatus: McpStatus }
-  | { op: "disable_webhook"; webhookId: string; reason: string };
+  | { op: "disable_webhook"; webhookId: string; reason: string }
+  /** An admin changes the project's settings (those left out stay as they are). */
+  | { op: "change_settings"; settings: Partial<ProjectSettings> }
+  /** A person lets a task an agent created go ahead (the project approves agents' tasks). */
+  | { op: "approve"; taskId: string };
 
 export interface ProblemData {
   status: 400 | 401 | 403 | 404 | 409 | 422;

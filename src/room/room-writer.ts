@@ -28,6 +28,9 @@ import {
 import { OutboxRecorder, outboxTargets, type OutboxTarget } from "./outbox";
 import { appendEvents, committedEvents, resolveDependents, type CommittedEvent } from "./statements";
 import { d1Reads, GroupReads, type TaskReads } from "./task-reads";
+import { eq } from "drizzle-orm";
+import { projects } from "../db/schema";
+import { projectSettingsOf, type ProjectSettings } from "../domain/project-settings";
 
 /** Operations the room plans together and commits in one batch: the hot path of agents at work. */
 const GROUPED: ReadonlySet<RoomCommand["op"]> = new Set(["start", "complete"]);
@@ -89,6 +92,8 @@ export class RoomWriter {
   /** The D1 bookmark of the operation's last committed batch, handed back so its caller reads what it wrote. */
   private committedAt: string | null = null;
   private readonly outbox: OutboxRecorder;
+  /** The project's settings, read by the first operation that needs them, then kept: only this room changes them. */
+  private settings: ProjectSettings | null = null;
 
   constructor(
     private readonly d1: D1Database,
@@ -286,6 +291,7 @@ export class RoomWriter {
       if (outcome.guardedUpdate !== undefined && own[outcome.guardedUpdate]!.results.length !== 1)
         return { ok: false, problem: outcome.guardRefusal ?? concurrentChange() };
       committed.notices.push(...(outcome.notices ?? []));
+      if (outcome.settings) this.settings = outcome.settings;
       if (outcome.deadline) committed.deadlines.push(outcome.deadline);
       if (outcome.refusal) return { ok: false, problem: outcome.refusal };
       const view = operations[i]!.withView ? viewOf.get(outcome.taskId) : undefined;
@@ -350,7 +356,24 @@ export class RoomWriter {
   }
 
   private opContext(actor: RoomActor, reads: TaskReads = d1Reads(this.db, this.projectId), offerWaiting = true): OpContext {
-    return { db: this.db, d1: this.d1, projectId: this.projectId, actor, now: new Date().toISOString(), reads, offerWaiting };
+    return {
+      db: this.db,
+      d1: this.d1,
+      projectId: this.projectId,
+      actor,
+      now: new Date().toISOString(),
+      reads,
+      offerWaiting,
+      settings: () => this.projectSettings(),
+    };
+  }
+
+  private async projectSettings(): Promise<ProjectSettings> {
+    if (!this.settings) {
+      const [row] = await this.db.select({ settings: projects.settings }).from(projects).where(eq(projects.id, this.projectId));
+      this.settings = projectSettingsOf(row?.settings);
+    }
+    return this.settings;
   }
 }
 

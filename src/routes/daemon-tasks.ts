@@ -35,14 +35,21 @@ daemonTaskRoutes.get(
     tag: "Daemon",
     summary: "Poll for assigned tasks",
     description:
-      "Tasks assigned to the calling server and not yet started (a bare list, at most 200).\n\n" + "Each with its resolved inputs (`resolved_inputs`).",
+      "Tasks assigned to the calling server and not yet started (a bare list, at most 200), but those waiting for a person's approval.\n\n" +
+      "Each with its resolved inputs (`resolved_inputs`).",
     caller: "agent",
     responses: { 200: z.array(taskSchema) },
   }),
   agent,
   async (c) => {
     const server = currentServer(c);
-    const page = await listTasks(c.var.db, { projectIds: server.projectIds ?? null, statuses: ["assigned"], assignedServerId: server.id, limit: 200 });
+    const page = await listTasks(c.var.db, {
+      projectIds: server.projectIds ?? null,
+      statuses: ["assigned"],
+      assignedServerId: server.id,
+      approved: true,
+      limit: 200,
+    });
     return c.json(page.tasks);
   },
 );

@@ -12,7 +12,7 @@ import { readJson, readQuery } from "../http/body";
 import { eventSchema, eventView } from "../views/events";
 import { documented } from "../openapi/operation";
 import { id, timestamp } from "../views/fields";
-import { disconnectUser, roomStub, serversWithSessionsIn } from "../room/client";
+import { disconnectUser, roomStub, runInRoom, serversWithSessionsIn } from "../room/client";
 import { linkStub } from "../server-link/client";
 import { deleteProjectBlobs } from "../blobs";
 import type { HubEnv } from "../http/context";
@@ -20,7 +20,7 @@ import { label, seqQuery, text, uuid } from "../http/fields";
 import { notFound } from "../http/problem";
 import { isUniqueViolation } from "../db/errors";
 import { inJsonList } from "../db/sql";
-import { projectSchema, projectView, userSchema, userView } from "../views/people";
+import { projectSchema, projectSettingsSchema, projectView, userSchema, userView } from "../views/people";
 
 export const projectRoutes = new Hono<HubEnv>();
 
@@ -39,6 +39,12 @@ async function freeSlug(db: Db, name: string): Promise<string> {
 
 const newProject = z.object({ name: label(), description: text().nullable().optional() });
 const projectChanges = z.object({ name: label().optional(), description: text().nullable().optional() });
+const settingsChange = z.object({
+  settings: z
+    .strictObject({ approve_agent_tasks: projectSettingsSchema.shape.approve_agent_tasks.optional() })
+    // Only once the names are known: an unknown one is its own error.
+    .refine((s) => Object.keys(s).length > 0, { message: "name at least one setting to change", when: (p) => p.issues.length === 0 }),
+});
 const projectWithHead = projectSchema
   .extend({ last_seq: z.int().meta({ description: "The seq of the project's last event (0 for none)" }) })
   .meta({ id: "ProjectWithHead", description: "A project, with where its event log stands" });
@@ -69,6 +75,7 @@ projectRoutes.post(
         name: body.name,
         slug: attempt === 1 ? free : `${free}-${crypto.randomUUID().slice(0, 4)}`,
         description: body.description ?? null,
+        settings: {},
         createdBy: user.id,
         createdAt: now,
         updatedAt: now,
@@ -157,6 +164,33 @@ projectRoutes.put(
       })
       .where(eq(projects.id, project.id))
       .returning();
+    return c.json(projectView(updated!));
+  },
+);
+
+projectRoutes.patch(
+  "/:id",
+  documented({
+    id: "changeProjectSettings",
+    tag: "Projects",
+    summary: "Change a project's settings",
+    description:
+      "Admins only. The settings named change; the others stay as they are (a setting the hub does not have is 422).\n\n" +
+      "`approve_agent_tasks` (off by default): tasks that agents create from then on wait for a person. Such a task is marked " +
+      "`awaiting_approval`: it keeps its status, is never auto-assigned, and starting or planning it is 409 `TASK_AWAITING_APPROVAL` until a " +
+      "member or admin approves it (`POST /api/v1/tasks/{id}/approve`); it may be assigned by hand meanwhile, and the session's daemon is " +
+      "told it waits (`pending_approval: true` in `task_assigned`). Tasks already created are not affected. A change is the event " +
+      "`project_settings_changed`.",
+    caller: "person",
+    body: settingsChange,
+    responses: { 200: projectSchema },
+  }),
+  person("admin"),
+  async (c) => {
+    const project = await projectFor(c, c.req.param("id"), "write");
+    const body = await readJson(c, settingsChange);
+    await runInRoom(c, project.id, { op: "change_settings", settings: body.settings });
+    const updated = await c.var.db.query.projects.findFirst({ where: eq(projects.id, project.id) });
     return c.json(projectView(updated!));
   },
 );

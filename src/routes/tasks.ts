@@ -597,7 +597,7 @@ export function taskRoutes(surface: "people" | "agents") {
       summary: "Start a task",
       description:
         "Start work on an assigned task (→ `running`).\n\n" +
-        `By the assignee, from \`assigned\`; 409 \`UNRESOLVED_DEPENDENCIES\` while the task is blocked. ${takenBack}`,
+        `By the assignee, from \`assigned\`; 409 \`UNRESOLVED_DEPENDENCIES\` while the task is blocked, 409 \`TASK_AWAITING_APPROVAL\` while it waits for a person's approval. ${takenBack}`,
       responses: { 200: taskSchema },
     }),
     write,
@@ -661,7 +661,9 @@ export function taskRoutes(surface: "people" | "agents") {
     describe({
       id: "submitPlan",
       summary: "Submit a plan",
-      description: "Submit a plan for review (`planning` → `plan_review`).\n\n" + `By the assignee. A large plan goes to R2 as a DataRef. ${takenBack}`,
+      description:
+        "Submit a plan for review (`planning` → `plan_review`).\n\n" +
+        `By the assignee; 409 \`TASK_AWAITING_APPROVAL\` while the task waits for a person's approval. A large plan goes to R2 as a DataRef. ${takenBack}`,
       body: planBody,
       responses: { 200: taskSchema },
     }),
@@ -688,6 +690,23 @@ export function taskRoutes(surface: "people" | "agents") {
     write,
     async (c) => c.json(await transition(c, taskId(c), async (id) => ({ op: "approve_plan", taskId: id }))),
   );
+  if (people) {
+    r.post(
+      "/:id/approve",
+      describe({
+        id: "approveTask",
+        summary: "Approve a task",
+        description:
+          "Let a task an agent created go ahead, in a project that approves agents' tasks (`settings.approve_agent_tasks`).\n\n" +
+          "Members and admins of the project. Clears `awaiting_approval` (event `task_approved`): a pending task is offered to auto-assignment " +
+          "at once; the daemon of the session it is given to is sent `task_approved`, and starts its agent on it. A task that is not " +
+          "awaiting approval is 409 `NOT_AWAITING_APPROVAL`; a finished one, 409 `INVALID_TRANSITION`.",
+        responses: { 200: taskSchema },
+      }),
+      write,
+      async (c) => c.json(await transition(c, taskId(c), async (id) => ({ op: "approve", taskId: id }))),
+    );
+  }
   r.post(
     "/:id/revise-plan",
     describe({
@@ -786,7 +805,8 @@ export function taskRoutes(surface: "people" | "agents") {
       summary: "Auto-assign a task",
       description:
         "Assign a pending task to the best-scoring server (seed §5).\n\n" +
-        "Only a `pending` task (409 `INVALID_TRANSITION` otherwise) with requirements (422 `NO_REQUIREMENTS` otherwise). " +
+        "Only a `pending` task (409 `INVALID_TRANSITION` otherwise) with requirements (422 `NO_REQUIREMENTS` otherwise), not waiting for a " +
+        "person's approval (409 `TASK_AWAITING_APPROVAL`). " +
         "`no_match` when no server qualifies; the task then stays pending.",
       responses: { 200: autoAssigned },
     }),

@@ -4,10 +4,10 @@
  *
  * A task's sessions are the one it is given to (its target) and the one that
  * created it (its source, often an orchestrator); the sessions working on the
- * tasks that depend on it hear of its completion, and of notes marked for them. `task_approved` has no
- * counterpart here: the hub has no approval gate before a task may start
- * (`task_assigned` always says `pending_approval: false`); a plan's approval
- * is `plan_approved`.
+ * tasks that depend on it hear of its completion, and of notes marked for them.
+ * A task waiting for a person's approval (operations/approval.ts) is pushed
+ * with `pending_approval: true`, and its approval as `task_approved`; a plan's
+ * approval is `plan_approved`.
  */
 import type { CommittedEvent } from "../room/statements";
 
@@ -51,7 +51,15 @@ export interface Dependents {
 }
 
 /** Events that reach the daemon of the task's session, once its target is known. */
-const TO_TARGET = new Set(["plan_approved", "plan_revision_requested", "intervention_responded", "note_added", "task_updated", "task_cancelled"]);
+const TO_TARGET = new Set([
+  "task_approved",
+  "plan_approved",
+  "plan_revision_requested",
+  "intervention_responded",
+  "note_added",
+  "task_updated",
+  "task_cancelled",
+]);
 /** Events that tell the session that created the task how it ended. */
 const TO_SOURCE = new Set(["task_completed", "task_failed", "task_cancelled"]);
 
@@ -86,6 +94,8 @@ function toTarget(e: CommittedEvent, target: SessionRef, task: TaskSessions): Da
   const base = { session_id: target.sessionId, task_id: e.task_id };
   const d = e.data;
   switch (e.type) {
+    case "task_approved":
+      return { type: "task_approved", ...base };
     case "plan_approved":
       return { type: "plan_approved", ...base };
     case "plan_revision_requested":
@@ -150,7 +160,7 @@ export function daemonPushes(
         title: d.title ?? "",
         priority: d.priority ?? "normal",
         require_plan: d.require_plan === true,
-        pending_approval: false,
+        pending_approval: d.pending_approval === true,
         from_session_name: d.from_session_name ?? "Unknown",
       });
       continue;

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { ProjectRow, UserRow } from "../db/client";
 import { ROLES } from "../db/schema";
 import { id, timestamp } from "./fields";
+import { projectSettingsOf } from "../domain/project-settings";
 
 export const userSchema = z.object({ id, email: z.string(), name: z.string().nullable(), role: z.enum(ROLES), created_at: timestamp }).meta({ id: "User" });
 
@@ -13,8 +14,24 @@ export const userView = (u: UserRow): z.infer<typeof userSchema> => ({
   created_at: u.createdAt,
 });
 
+export const projectSettingsSchema = z
+  .object({
+    approve_agent_tasks: z.boolean().meta({
+      description: "Tasks created by agents wait for a person's approval (`POST /api/v1/tasks/{id}/approve`) before they are auto-assigned, started or planned",
+    }),
+  })
+  .meta({ id: "ProjectSettings", description: "Off by default; admins change them (`PATCH /api/v1/projects/{id}`)" });
+
 export const projectSchema = z
-  .object({ id, name: z.string(), slug: z.string(), description: z.string().nullable(), created_at: timestamp, updated_at: timestamp })
+  .object({
+    id,
+    name: z.string(),
+    slug: z.string(),
+    description: z.string().nullable(),
+    settings: projectSettingsSchema,
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
   .meta({ id: "Project" });
 
 export const projectView = (p: ProjectRow): z.infer<typeof projectSchema> => ({
@@ -22,6 +39,7 @@ export const projectView = (p: ProjectRow): z.infer<typeof projectSchema> => ({
   name: p.name,
   slug: p.slug,
   description: p.description,
+  settings: projectSettingsOf(p.settings),
   created_at: p.createdAt,
   updated_at: p.updatedAt,
 });
@@ -32,7 +50,9 @@ export const tokenPairSchema = z
     access_token: z.string().meta({ description: "A JWT: send it as `Authorization: Bearer <jwt>`" }),
     token_type: z.literal("bearer"),
     expires_in: z.int().meta({ description: "Seconds the access token is valid for" }),
-    refresh_token: z.string().meta({ description: "Opaque (`orr_...`), valid 30 days, spent by its first use: `POST /api/v1/auth/refresh` answers a new pair" }),
+    refresh_token: z
+      .string()
+      .meta({ description: "Opaque (`orr_...`), valid 30 days, spent by its first use: `POST /api/v1/auth/refresh` answers a new pair" }),
   })
   .meta({ id: "TokenPair" });
 

@@ -132,6 +132,11 @@ export const taskSchema = z
     started_at: timestamp.nullable(),
     completed_at: timestamp.nullable(),
     blocked: z.boolean().meta({ description: "An unresolved `blocks` or `input` dependency holds the task back" }),
+    awaiting_approval: z.boolean().meta({
+      description:
+        "An agent created the task while its project approves agents' tasks (`settings.approve_agent_tasks`): it is not auto-assigned, started " +
+        "or planned until a person approves it (`POST /api/v1/tasks/{id}/approve`)",
+    }),
     dependencies: z.array(dependencySchema),
     resolved_inputs: z.record(z.string(), json).meta({ description: "Contract data of resolved `input` dependencies by contract key (null: not delivered)" }),
     recent_notes: z.array(noteSchema).meta({ description: "The last 20 notes, oldest first" }),
@@ -186,6 +191,7 @@ export function taskView(t: TaskRow, names: TaskNames, deps: DependencyRow[], no
     started_at: t.startedAt,
     completed_at: t.completedAt,
     blocked: isBlocked(deps),
+    awaiting_approval: t.awaitingApproval,
     dependencies: deps.map(dependencyView),
     resolved_inputs: resolvedInputs(deps),
     recent_notes: notes.map(noteView),
@@ -226,11 +232,9 @@ export const interventionSchema = z
     responded_by: actorLabel.nullable(),
     responded_at: timestamp.nullable(),
     asked_by: actorLabel,
-    target_session_id: id
-      .nullable()
-      .meta({
-        description: "The session whose agent was asked (the daemon's `ask_agent`): only its server, or a person, answers; the task does not wait on it",
-      }),
+    target_session_id: id.nullable().meta({
+      description: "The session whose agent was asked (the daemon's `ask_agent`): only its server, or a person, answers; the task does not wait on it",
+    }),
     options: json.meta({ description: "The answers an agent's ask-user request offered (null for none)" }),
     expires_at: timestamp.nullable(),
     created_at: timestamp,

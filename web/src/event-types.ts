@@ -39,6 +39,9 @@ export const EVENT_TYPES = [
   "task_rejected",
   "task_requeued",
   "late_result_received",
+  "task_awaiting_approval",
+  "task_approved",
+  "project_settings_changed",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -12,9 +12,10 @@ import { apiRootOf } from "./api-root";
 import { logError } from "../../log";
 import { answerText, changesPrompt, escapeHtml, optionLabels, parseButton, replyTarget } from "./messages";
 import { accessTo, actAs, findVisible, forgetLinks, visibleProjects } from "./people";
+import type { RoomCommand } from "../../room/commands";
 
 const HELP = [
-  "<b>Orchestratia</b>: questions, plans to review, failures and finished tasks from your projects, answered here.",
+  "<b>Orchestratia</b>: questions, tasks and plans to approve, failures and finished tasks from your projects, answered here.",
   "",
   "/projects: your projects, and which you watch",
   "/tasks: tasks that need you",
@@ -52,21 +53,37 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
       .bind(String(ctx.chat?.id))
       .first<Record<string, unknown>>();
     if (!row) return null;
-    const user: UserRow = { id: row.id as string, email: row.email as string, name: row.name as string | null, role: row.role as UserRow["role"], passwordHash: null, createdAt: row.created_at as string, updatedAt: row.updated_at as string };
+    const user: UserRow = {
+      id: row.id as string,
+      email: row.email as string,
+      name: row.name as string | null,
+      role: row.role as UserRow["role"],
+      passwordHash: null,
+      createdAt: row.created_at as string,
+      updatedAt: row.updated_at as string,
+    };
     return { user, link: { id: row.link_id as string, muted: row.muted as number, unwatched: row.unwatched as string } };
   };
-  const notLinked = (ctx: Context) => ctx.reply("This chat is not linked to an Orchestratia account. Open the hub, choose “Link Telegram” and follow the link.");
+  const notLinked = (ctx: Context) =>
+    ctx.reply("This chat is not linked to an Orchestratia account. Open the hub, choose “Link Telegram” and follow the link.");
 
   bot.command("start", async (ctx) => {
     const code = ctx.match.trim();
     if (!code) return (await linked(ctx)) ? ctx.reply(HELP, html) : notLinked(ctx);
-    const found = await env.DB.prepare("DELETE FROM telegram_link_codes WHERE code_hash = ?1 RETURNING user_id, expires_at").bind(await sha256Hex(code)).first<{ user_id: string; expires_at: string }>();
+    const found = await env.DB.prepare("DELETE FROM telegram_link_codes WHERE code_hash = ?1 RETURNING user_id, expires_at")
+      .bind(await sha256Hex(code))
+      .first<{ user_id: string; expires_at: string }>();
     if (!found || Date.parse(found.expires_at) < Date.now()) return ctx.reply("That link has expired or was used already: ask the hub for a new one.");
     const chatId = String(ctx.chat.id);
     // A person has one chat and a chat one person: linking again moves the link.
     await env.DB.batch([
       ...forgetLinks(env, "chat_id = ?1 OR user_id = ?2", chatId, found.user_id),
-      env.DB.prepare("INSERT INTO telegram_links (id, user_id, chat_id, muted, unwatched, created_at) VALUES (?1, ?2, ?3, 0, '[]', ?4)").bind(crypto.randomUUID(), found.user_id, chatId, new Date().toISOString()),
+      env.DB.prepare("INSERT INTO telegram_links (id, user_id, chat_id, muted, unwatched, created_at) VALUES (?1, ?2, ?3, 0, '[]', ?4)").bind(
+        crypto.randomUUID(),
+        found.user_id,
+        chatId,
+        new Date().toISOString(),
+      ),
     ]);
     const user = await env.DB.prepare("SELECT email FROM users WHERE id = ?1").bind(found.user_id).first<{ email: string }>();
     await ctx.reply(`Linked to <b>${escapeHtml(user?.email ?? "your account")}</b>.\n\n${HELP}`, html);
@@ -95,7 +112,11 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
     const unwatched: string[] = JSON.parse(me.link.unwatched);
     const projects = await visibleProjects(env, me.user);
     if (projects.length === 0) return ctx.reply("You are in no project yet.");
-    await ctx.reply(projects.map((p) => `${unwatched.includes(p.id) ? "○" : "●"} <b>${escapeHtml(p.name)}</b> (${escapeHtml(p.slug)})`).join("\n") + "\n\n● watched · /watch &lt;project&gt; to change", html);
+    await ctx.reply(
+      projects.map((p) => `${unwatched.includes(p.id) ? "○" : "●"} <b>${escapeHtml(p.name)}</b> (${escapeHtml(p.slug)})`).join("\n") +
+        "\n\n● watched · /watch &lt;project&gt; to change",
+      html,
+    );
   });
 
   bot.command("watch", async (ctx) => {
@@ -103,7 +124,9 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
     if (!me) return notLinked(ctx);
     const wanted = ctx.match.trim().toLowerCase();
     const projects = await visibleProjects(env, me.user);
-    const project = projects.find((p) => p.slug.toLowerCase() === wanted || p.name.toLowerCase() === wanted) ?? projects.find((p) => wanted && p.name.toLowerCase().startsWith(wanted));
+    const project =
+      projects.find((p) => p.slug.toLowerCase() === wanted || p.name.toLowerCase() === wanted) ??
+      projects.find((p) => wanted && p.name.toLowerCase().startsWith(wanted));
     if (!project) return ctx.reply("Which project? /watch &lt;project name or slug&gt; (see /projects)", html);
     const unwatched: string[] = JSON.parse(me.link.unwatched);
     const watching = unwatched.includes(project.id);
@@ -124,7 +147,10 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
       .bind(JSON.stringify(ids))
       .all<{ id: string; title: string; status: string; project: string }>();
     if (results.length === 0) return ctx.reply("Nothing needs you right now.");
-    await ctx.reply(results.map((t) => `<code>${t.id.slice(0, 8)}</code> ${escapeHtml(t.title)} · <i>${t.status}</i> · ${escapeHtml(t.project)}`).join("\n"), html);
+    await ctx.reply(
+      results.map((t) => `<code>${t.id.slice(0, 8)}</code> ${escapeHtml(t.title)} · <i>${t.status}</i> · ${escapeHtml(t.project)}`).join("\n"),
+      html,
+    );
   });
 
   bot.command("task", async (ctx) => {
@@ -158,22 +184,28 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
     const action = parseButton(ctx.callbackQuery.data);
     if (!action) return ctx.answerCallbackQuery({ text: "This button no longer does anything" });
     if (action.kind === "answer") {
-      const iv = await env.DB.prepare("SELECT id, project_id, options FROM interventions WHERE id = ?1").bind(action.interventionId).first<{ id: string; project_id: string; options: string | null }>();
+      const iv = await env.DB.prepare("SELECT id, project_id, options FROM interventions WHERE id = ?1")
+        .bind(action.interventionId)
+        .first<{ id: string; project_id: string; options: string | null }>();
       if (!iv || (await accessTo(env, me.user, iv.project_id)) === "none") return ctx.answerCallbackQuery({ text: "Not found", show_alert: true });
-      const response = action.choice === "y" ? "approved" : action.choice === "n" ? "rejected" : optionLabels(iv.options ? JSON.parse(iv.options) : null)[action.choice];
+      const response =
+        action.choice === "y" ? "approved" : action.choice === "n" ? "rejected" : optionLabels(iv.options ? JSON.parse(iv.options) : null)[action.choice];
       if (response === undefined) return ctx.answerCallbackQuery({ text: "That option is gone", show_alert: true });
       const done = await actAs(env, me.user, iv.project_id, { op: "respond", interventionId: iv.id, response }, `Answered: ${response}`);
       return answer(ctx, done.text, !done.ok);
     }
-    const task = await env.DB.prepare("SELECT id, project_id, title FROM tasks WHERE id = ?1").bind(action.taskId).first<{ id: string; project_id: string; title: string }>();
+    const task = await env.DB.prepare("SELECT id, project_id, title FROM tasks WHERE id = ?1")
+      .bind(action.taskId)
+      .first<{ id: string; project_id: string; title: string }>();
     if (!task || (await accessTo(env, me.user, task.project_id)) === "none") return ctx.answerCallbackQuery({ text: "Not found", show_alert: true });
     if (action.kind === "revise_plan") {
-      if ((await accessTo(env, me.user, task.project_id)) !== "write") return ctx.answerCallbackQuery({ text: "Viewers can only read this project", show_alert: true });
+      if ((await accessTo(env, me.user, task.project_id)) !== "write")
+        return ctx.answerCallbackQuery({ text: "Viewers can only read this project", show_alert: true });
       await ctx.answerCallbackQuery();
       return ctx.reply(changesPrompt(task.id, task.title), { ...html, reply_markup: { force_reply: true, input_field_placeholder: "What should change?" } });
     }
-    const command: RoomCommandOf = action.kind === "approve_plan" ? { op: "approve_plan", taskId: task.id } : { op: "retry", taskId: task.id };
-    const done = await actAs(env, me.user, task.project_id, command, action.kind === "approve_plan" ? "Plan approved" : "Retried");
+    const { command, done: said } = BUTTON_COMMANDS[action.kind](task.id);
+    const done = await actAs(env, me.user, task.project_id, command, said);
     return answer(ctx, done.text, !done.ok);
   });
 
@@ -199,4 +231,9 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
   return bot;
 }
 
-type RoomCommandOf = { op: "approve_plan"; taskId: string } | { op: "retry"; taskId: string };
+/** What a button on a task does as the person, and what they are told once it is done. */
+const BUTTON_COMMANDS: Record<"approve_task" | "approve_plan" | "retry", (taskId: string) => { command: RoomCommand; done: string }> = {
+  approve_task: (taskId) => ({ command: { op: "approve", taskId }, done: "Task approved" }),
+  approve_plan: (taskId) => ({ command: { op: "approve_plan", taskId }, done: "Plan approved" }),
+  retry: (taskId) => ({ command: { op: "retry", taskId }, done: "Retried" }),
+};

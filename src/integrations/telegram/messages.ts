@@ -7,7 +7,14 @@
  */
 
 /** The events a linked person hears of. */
-export const TELEGRAM_EVENTS = ["intervention_requested", "plan_submitted", "task_failed", "task_completed", "server_offline"] as const;
+export const TELEGRAM_EVENTS = [
+  "intervention_requested",
+  "task_awaiting_approval",
+  "plan_submitted",
+  "task_failed",
+  "task_completed",
+  "server_offline",
+] as const;
 
 /**
  * Longest piece quoted from elsewhere (a question, a plan, an error), cut
@@ -61,7 +68,9 @@ const short = (id: string) => id.slice(0, 8);
 export function optionLabels(options: unknown): string[] {
   if (!Array.isArray(options)) return [];
   return options
-    .map((o) => (typeof o === "string" ? o : o && typeof o === "object" ? String((o as Record<string, unknown>).label ?? (o as Record<string, unknown>).value ?? "") : ""))
+    .map((o) =>
+      typeof o === "string" ? o : o && typeof o === "object" ? String((o as Record<string, unknown>).label ?? (o as Record<string, unknown>).value ?? "") : "",
+    )
     .filter((label) => label !== "")
     .slice(0, 8);
 }
@@ -81,7 +90,12 @@ export function notification(e: NotifiedEvent, ctx: NotificationContext): Outgoi
       if (d.intervention_type === "approval") {
         return {
           text: `${heading("Approval needed", ctx)}\n\n${quote(d.question)}\n\nQuestion #${short(id)}`,
-          buttons: [[{ text: "Approve", callback_data: `iv:${id}:y` }, { text: "Reject", callback_data: `iv:${id}:n` }]],
+          buttons: [
+            [
+              { text: "Approve", callback_data: `iv:${id}:y` },
+              { text: "Reject", callback_data: `iv:${id}:n` },
+            ],
+          ],
         };
       }
       const labels = optionLabels(ctx.options);
@@ -90,15 +104,29 @@ export function notification(e: NotifiedEvent, ctx: NotificationContext): Outgoi
         buttons: labels.map((label, i) => [{ text: label.slice(0, 60), callback_data: `iv:${id}:${i}` }]),
       };
     }
+    case "task_awaiting_approval":
+      if (!e.task_id) return null;
+      return {
+        text: `${heading("Task to approve", ctx)}\n\n${name(String(d.created_by ?? "An agent"))} created it; it waits for a person's approval before it may start.`,
+        buttons: [[{ text: "Approve", callback_data: `ap:${e.task_id}` }]],
+      };
     case "plan_submitted":
       if (!e.task_id) return null;
       return {
         text: `${heading("Plan to review", ctx)}\n\n<pre>${quote(ctx.plan)}</pre>\n\nPlan #${short(e.task_id)}`,
-        buttons: [[{ text: "Approve plan", callback_data: `pa:${e.task_id}` }, { text: "Ask for changes", callback_data: `pr:${e.task_id}` }]],
+        buttons: [
+          [
+            { text: "Approve plan", callback_data: `pa:${e.task_id}` },
+            { text: "Ask for changes", callback_data: `pr:${e.task_id}` },
+          ],
+        ],
       };
     case "task_failed":
       if (!e.task_id) return null;
-      return { text: `${heading("Task failed", ctx)}\n\n${quote(d.error ?? "no error given")}`, buttons: [[{ text: "Retry", callback_data: `rt:${e.task_id}` }]] };
+      return {
+        text: `${heading("Task failed", ctx)}\n\n${quote(d.error ?? "no error given")}`,
+        buttons: [[{ text: "Retry", callback_data: `rt:${e.task_id}` }]],
+      };
     case "task_completed":
       return { text: `${heading("Task done", ctx)}${typeof d.summary === "string" && d.summary ? `\n\n${quote(d.summary)}` : ""}`, buttons: [] };
     case "server_offline":
@@ -113,19 +141,22 @@ export const answerText = (text: string) => (text.length > MAX_ANSWER ? `${text.
 
 export type ButtonAction =
   | { kind: "answer"; interventionId: string; choice: "y" | "n" | number }
+  | { kind: "approve_task"; taskId: string }
   | { kind: "approve_plan"; taskId: string }
   | { kind: "revise_plan"; taskId: string }
   | { kind: "retry"; taskId: string };
 
 const UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
 
+/** What a button on a task does, by the prefix of its callback data. */
+const TASK_BUTTONS = { ap: "approve_task", pa: "approve_plan", pr: "revise_plan", rt: "retry" } as const;
+
 export function parseButton(data: string): ButtonAction | null {
   const answer = data.match(new RegExp(`^iv:(${UUID}):(y|n|\\d)$`));
   if (answer) return { kind: "answer", interventionId: answer[1]!, choice: answer[2] === "y" || answer[2] === "n" ? answer[2] : Number(answer[2]) };
-  const task = data.match(new RegExp(`^(pa|pr|rt):(${UUID})$`));
+  const task = data.match(new RegExp(`^(ap|pa|pr|rt):(${UUID})$`));
   if (!task) return null;
-  const kind = task[1] === "pa" ? "approve_plan" : task[1] === "pr" ? "revise_plan" : "retry";
-  return { kind, taskId: task[2]! };
+  return { kind: TASK_BUTTONS[task[1] as keyof typeof TASK_BUTTONS], taskId: task[2]! };
 }
 
 /** What a reply answers, from the message it replies to. */
@@ -135,4 +166,5 @@ export function replyTarget(repliedTo: string | undefined): { kind: "question" |
 }
 
 /** The prompt that asks for a plan's changes as a reply. */
-export const changesPrompt = (taskId: string, title: string) => `What should change in the plan of <b>${escapeHtml(title)}</b>? Reply to this message.\n\nPlan #${short(taskId)}`;
+export const changesPrompt = (taskId: string, title: string) =>
+  `What should change in the plan of <b>${escapeHtml(title)}</b>? Reply to this message.\n\nPlan #${short(taskId)}`;

@@ -10,11 +10,11 @@ import { errorMentions } from "../../db/errors";
 import { activeTasksOfServer } from "../../db/server-candidates";
 import { DEFAULT_MAX_CONCURRENT_TASKS, rankServers } from "../../domain/matching";
 import type { Requirements } from "../../protocol/orchestratia-v1";
-import type { EventDraft, VersionGuard } from "../statements";
+import type { EventDraft, TaskRow, VersionGuard } from "../statements";
 import { guardHolds, statement } from "../statements";
 import { ASSIGN_BATCH } from "../task-reads";
-import { answerOnly, loadTask, recordEvents, statusEvent, taskWrite, transition, type OpContext, type Planner } from "./kernel";
-import { concurrentChange, invalidTransition, noRequirements, notFound } from "./refusals";
+import { answerOnly, loadTask, recordEvents, statusEvent, taskWrite, transition, type OpContext, type Planner, type WritePlan } from "./kernel";
+import { awaitingApproval, concurrentChange, invalidTransition, noRequirements, notFound } from "./refusals";
 
 /** Assigns pending tasks to servers in one statement; tasks requiring a plan go to planning. */
 export function assignStatement(ctx: OpContext, plan: Assignment[], guard: VersionGuard) {
@@ -95,6 +95,35 @@ export async function planAutoAssign(ctx: OpContext, unblocked: string[], freedS
 
 export const assignmentStatements = (ctx: OpContext, plan: Assignment[], guard: VersionGuard) => (plan.length ? [assignStatement(ctx, plan, guard)] : []);
 
+/**
+ * A write that leaves the task pending (handed back, approved) and offers it, when `offerable`, with the other
+ * waiting tasks in the same batch: after those already waiting, never to the servers in `notTo`. Its own assignment
+ * rides in its own (guarded) update, the others' in the set-based one.
+ */
+export async function pendingAndOffered(
+  ctx: OpContext,
+  task: TaskRow,
+  offerable: boolean,
+  notTo: string[],
+  set: Partial<TaskRow>,
+  events: EventDraft[],
+): Promise<WritePlan> {
+  const returning =
+    offerable && task.requirements
+      ? { id: task.id, requirements: task.requirements as Requirements, requirePlan: task.requirePlan, rejectedBy: notTo }
+      : undefined;
+  const assignments = await planAutoAssign(ctx, [], task.assignedServerId, returning);
+  const own = assignments.find((a) => a.taskId === task.id);
+  const others = assignments.filter((a) => a !== own);
+  const placement: Partial<TaskRow> = own
+    ? { status: own.requirePlan ? "planning" : "assigned", assignedServerId: own.match.server_id, assignedAt: ctx.now }
+    : { status: "pending", assignedServerId: null, assignedAt: null };
+  const plan = taskWrite(ctx, task, { ...set, ...placement }, [...events, ...assignmentEvents(assignments)], (guard) =>
+    assignmentStatements(ctx, others, guard),
+  );
+  return { ...plan, fills: filledServers(assignments), effects: { ...plan.effects, assignments: others } };
+}
+
 export const assign: Planner<"assign"> = async (ctx, cmd) => {
   const task = await loadTask(ctx, cmd.taskId);
   if (!task) return notFound("Task");
@@ -103,24 +132,24 @@ export const assign: Planner<"assign"> = async (ctx, cmd) => {
   if (typeof status !== "string") return status;
   const { target } = cmd;
   // A task given to a session is pushed to that session's daemon, which names who it came from.
-  const from = target.sessionId && task.sourceSessionId ? await ctx.db.query.sessions.findFirst({ where: eq(sessions.id, task.sourceSessionId), columns: { name: true } }) : undefined;
-  return taskWrite(
-    ctx,
-    task,
-    { status, assignedServerId: target.serverId, targetSessionId: target.sessionId, assignedAt: ctx.now, requirePlan },
-    [
-      statusEvent("task_assigned", task, status, {
-        server_id: target.serverId,
-        server_name: target.serverName,
-        session_id: target.sessionId,
-        session_name: target.sessionName,
-        require_plan: requirePlan,
-        title: task.title,
-        priority: task.priority,
-        from_session_name: from?.name ?? null,
-      }),
-    ],
-  );
+  const from =
+    target.sessionId && task.sourceSessionId
+      ? await ctx.db.query.sessions.findFirst({ where: eq(sessions.id, task.sourceSessionId), columns: { name: true } })
+      : undefined;
+  return taskWrite(ctx, task, { status, assignedServerId: target.serverId, targetSessionId: target.sessionId, assignedAt: ctx.now, requirePlan }, [
+    statusEvent("task_assigned", task, status, {
+      server_id: target.serverId,
+      server_name: target.serverName,
+      session_id: target.sessionId,
+      session_name: target.sessionName,
+      require_plan: requirePlan,
+      title: task.title,
+      priority: task.priority,
+      from_session_name: from?.name ?? null,
+      // The session's daemon shows the task as waiting instead of starting its agent on it.
+      ...(task.awaitingApproval ? { pending_approval: true } : {}),
+    }),
+  ]);
 };
 
 /** The seed's auto-assign: a pending task with requirements goes to the best-scoring server, if any qualifies. */
@@ -129,13 +158,19 @@ export const autoAssign: Planner<"auto_assign"> = async (ctx, cmd) => {
   if (!task) return notFound("Task");
   if (task.status !== "pending") return invalidTransition(task.status, `Auto-assign needs a pending task; this one is ${task.status}`);
   if (!task.requirements) return noRequirements();
+  if (task.awaitingApproval) return awaitingApproval("auto-assigned");
   if (!ctx.offerWaiting) return concurrentChange("Other projects kept filling the matching servers while this was planned; retry");
   const { candidates } = await ctx.reads.assignmentContext(0);
   const [best] = rankServers(task.requirements as Requirements, candidates, task.rejectedBy);
   if (!best || best.score < 0) return answerOnly(task.id, { status: "no_match" });
   const assignment = { taskId: task.id, match: best, requirePlan: task.requirePlan };
   return {
-    ...taskWrite(ctx, task, { status: task.requirePlan ? "planning" : "assigned", assignedServerId: best.server_id, targetSessionId: null, assignedAt: ctx.now }, assignmentEvents([assignment])),
+    ...taskWrite(
+      ctx,
+      task,
+      { status: task.requirePlan ? "planning" : "assigned", assignedServerId: best.server_id, targetSessionId: null, assignedAt: ctx.now },
+      assignmentEvents([assignment]),
+    ),
     fills: filledServers([assignment]),
     data: { status: "assigned", server_id: best.server_id, server_name: best.server_name, match_score: best.score },
   };

@@ -7,40 +7,20 @@
  */
 import { eq } from "drizzle-orm";
 import { servers } from "../../db/schema";
-import type { Requirements } from "../../protocol/orchestratia-v1";
 import { AGENT_LOST, leaseDecision } from "../../protocol/compute-protocol";
 import { errorBlock } from "../../protocol/task-format";
 import type { EventDraft, TaskRow } from "../statements";
 import type { Blocker } from "../task-reads";
-import { assignmentEvents, assignStatement, filledServers, planAutoAssign } from "./assignment";
+import { pendingAndOffered } from "./assignment";
 import { endWithoutCompleting } from "./completion";
-import { answerOnly, statusEvent, taskWrite, transition, type OpContext, type OpOutcome, type Planner } from "./kernel";
+import { answerOnly, statusEvent, transition, type OpContext, type Planner } from "./kernel";
 import { notFound } from "./refusals";
 
-/**
- * Puts a dispatched task back to pending, its assignment cleared, and offers
- * it with the other waiting tasks in the same batch; never to `notTo` (the
- * servers that rejected it, and the one that just lost it).
- */
-async function backToPending(ctx: OpContext, task: TaskRow, blockers: Blocker[], set: Partial<TaskRow>, event: EventDraft, notTo: string[]): Promise<OpOutcome> {
-  const returning =
-    task.requirements && blockers.length === 0 ? { id: task.id, requirements: task.requirements as Requirements, requirePlan: task.requirePlan, rejectedBy: notTo } : undefined;
-  const assignments = await planAutoAssign(ctx, [], task.assignedServerId, returning);
-  // The task's own new assignment rides in its own (guarded) update; the other waiting tasks' in the set-based one.
-  const own = assignments.find((a) => a.taskId === task.id);
-  const others = assignments.filter((a) => a !== own);
-  const placement: Partial<TaskRow> = own
-    ? { status: own.requirePlan ? "planning" : "assigned", assignedServerId: own.match.server_id, assignedAt: ctx.now }
-    : { status: "pending", assignedServerId: null, assignedAt: null };
-  const plan = taskWrite(
-    ctx,
-    task,
-    { targetSessionId: null, startedAt: null, deadlineAt: null, ...set, ...placement },
-    [event, ...assignmentEvents(assignments)],
-    (guard) => (others.length ? [assignStatement(ctx, others, guard)] : []),
-  );
-  return { ...plan, fills: filledServers(assignments), effects: { ...plan.effects, assignments: others } };
-}
+/** Puts a dispatched task back to pending, its assignment cleared, and offers it with the other waiting tasks; never to `notTo`. */
+const backToPending = (ctx: OpContext, task: TaskRow, blockers: Blocker[], set: Partial<TaskRow>, event: EventDraft, notTo: string[]) =>
+  pendingAndOffered(ctx, task, blockers.length === 0 && !task.awaitingApproval, notTo, { targetSessionId: null, startedAt: null, deadlineAt: null, ...set }, [
+    event,
+  ]);
 
 /** The assignee declines an assigned or planning task; its server is never offered the task again. */
 export const reject: Planner<"reject"> = async (ctx, cmd) => {
@@ -52,7 +32,14 @@ export const reject: Planner<"reject"> = async (ctx, cmd) => {
   // The lifecycle table lets only the assignee reject, and only agents are assignees.
   const { serverId, serverName } = ctx.actor as Extract<typeof ctx.actor, { kind: "agent" }>;
   const rejectedBy = [...new Set([...task.rejectedBy, serverId])];
-  return backToPending(ctx, task, blockers, { rejectedBy }, statusEvent("task_rejected", task, next, { reason: cmd.reason, server_id: serverId, server_name: serverName }), rejectedBy);
+  return backToPending(
+    ctx,
+    task,
+    blockers,
+    { rejectedBy },
+    statusEvent("task_rejected", task, next, { reason: cmd.reason, server_id: serverId, server_name: serverName }),
+    rejectedBy,
+  );
 };
 
 /** The lease lapsed, as the alarm saw it: decided again here, in the room's turn, so a completion cannot slip between. */

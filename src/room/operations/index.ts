@@ -2,6 +2,7 @@
 import type { RoomCommand } from "../commands";
 import { agentLog, ask, expireQuestions, note, presence, progress } from "./agent-records";
 import { askAgent } from "./agent-questions";
+import { approve, changeSettings } from "./approval";
 import { assign, autoAssign, sweep } from "./assignment";
 import { cancel, complete, fail } from "./completion";
 import { addDependency, removeDependency } from "./dependencies";
@@ -42,6 +43,8 @@ const planners = {
   session_status: changeSession,
   session_mcp_status: reportMcpStatus,
   disable_webhook: disableWebhook,
+  change_settings: changeSettings,
+  approve,
 } satisfies { [K in RoomCommand["op"]]: Planner<K> };
 
 export function planOperation(ctx: OpContext, command: RoomCommand): Promise<OpOutcome> {

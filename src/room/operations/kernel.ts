@@ -9,8 +9,18 @@ import type { Db } from "../../db/client";
 import { tasks } from "../../db/schema";
 import { checkTransition, type TaskAction, type TaskStatus } from "../../domain/lifecycle";
 import type { ProblemData, RoomActor, RoomCommand } from "../commands";
-import { guardAfter, updateTask, type DependentsResolution, type EventAppend, type EventDraft, type EventType, type TaskRow, type VersionGuard } from "../statements";
+import {
+  guardAfter,
+  updateTask,
+  type DependentsResolution,
+  type EventAppend,
+  type EventDraft,
+  type EventType,
+  type TaskRow,
+  type VersionGuard,
+} from "../statements";
 import type { PlanEffects, TaskReads } from "../task-reads";
+import type { ProjectSettings } from "../../domain/project-settings";
 import { invalidTransition, notAllowed } from "./refusals";
 
 export interface OpContext {
@@ -26,6 +36,8 @@ export interface OpContext {
    * operation itself then commits, and the room offers the tasks again after.
    */
   offerWaiting: boolean;
+  /** The project's settings: read once by the room, which is the only writer of them. */
+  settings(): Promise<ProjectSettings>;
 }
 
 /** What an agent's socket is told once the batch has committed: an answer it waits for, or that none will come. */
@@ -58,6 +70,8 @@ export interface WritePlan {
   effects?: PlanEffects;
   /** Commit the statements, and still answer this refusal (a late result is kept, and the agent is told no). */
   refusal?: ProblemData;
+  /** The project's settings as the operation leaves them: the room keeps them once the batch has committed. */
+  settings?: ProjectSettings;
 }
 
 export type OpOutcome = WritePlan | ProblemData;
@@ -99,7 +113,13 @@ export const recordEvents = (ctx: OpContext, events: EventDraft[], guard: Versio
 });
 
 /** A task change plus its events, all applying only if the task still has the version read. */
-export function taskWrite(ctx: OpContext, task: TaskRow, set: Partial<TaskRow>, events: EventDraft[], extra: (guard: VersionGuard) => D1PreparedStatement[] = () => []): WritePlan {
+export function taskWrite(
+  ctx: OpContext,
+  task: TaskRow,
+  set: Partial<TaskRow>,
+  events: EventDraft[],
+  extra: (guard: VersionGuard) => D1PreparedStatement[] = () => [],
+): WritePlan {
   const guard = guardAfter(task);
   return {
     taskId: task.id,

@@ -6,7 +6,7 @@ import type { TaskStatus } from "../../domain/lifecycle";
 import { chunkRows, guardHolds, statement, type EventDraft, type TaskRow, type VersionGuard } from "../statements";
 import { loadTask, recordEvents, statusEvent, taskWrite, transition, type AgentNotice, type Cmd, type OpContext, type OpOutcome } from "./kernel";
 import { beginTrace, parseTraceparent } from "../../protocol/trace-context";
-import { blocked, clientIdTaken, interventionClosed, invalidField, notFound, taskImmutable, unknownDependencies } from "./refusals";
+import { awaitingApproval, blocked, clientIdTaken, interventionClosed, invalidField, notFound, taskImmutable, unknownDependencies } from "./refusals";
 import { immutableFieldsChanged } from "../../protocol/compute-protocol";
 import { agentMayAnswer } from "./agent-questions";
 
@@ -60,6 +60,8 @@ export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutc
   });
   const t = cmd.task;
   const blocked = isBlocked(deps);
+  // Only the tasks agents create wait for a person's approval (a person's create never reads the settings).
+  const awaiting = ctx.actor.kind === "agent" && (await ctx.settings()).approve_agent_tasks;
   const target = origin.assignTo;
   const status: TaskStatus = target ? (t.requirePlan ? "planning" : "assigned") : "pending";
   const trace = parseTraceparent(origin.traceparent) ?? beginTrace();
@@ -79,6 +81,7 @@ export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutc
     requirePlan: t.requirePlan,
     // As the triggers on its dependencies would set it, so that inserting them writes the task no second time.
     blocked,
+    awaitingApproval: awaiting,
     timeoutSeconds: t.timeoutSeconds,
     sourceSessionId: t.sourceSessionId,
     createdBy: ctx.actor.label,
@@ -101,8 +104,16 @@ export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutc
     {
       type: "task_created",
       taskId: id,
-      data: { title: t.title, status, priority: t.priority, blocked, ...(origin.clientId ? { client_id: origin.clientId } : {}) },
+      data: {
+        title: t.title,
+        status,
+        priority: t.priority,
+        blocked,
+        ...(origin.clientId ? { client_id: origin.clientId } : {}),
+        ...(awaiting ? { awaiting_approval: true } : {}),
+      },
     },
+    ...(awaiting ? [{ type: "task_awaiting_approval" as const, taskId: id, data: { title: t.title, created_by: ctx.actor.label } }] : []),
     ...t.warnings.map((warning) => ({ type: "schema_warning" as const, taskId: id, data: { warning } })),
     ...(target
       ? [
@@ -120,6 +131,7 @@ export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutc
               title: t.title,
               priority: t.priority,
               from_session_name: null,
+              ...(awaiting ? { pending_approval: true } : {}),
             },
           },
         ]
@@ -176,6 +188,7 @@ export async function beginWork(ctx: OpContext, taskId: string, action: "start" 
   const { task, blockers } = loaded;
   const next = transition(ctx, task, action);
   if (typeof next !== "string") return next;
+  if (task.awaitingApproval) return awaitingApproval("started");
   if (blockers.length) return blocked(blockers);
   const deadline = deadlineFrom(task, ctx.now);
   const plan = taskWrite(ctx, task, { status: next, startedAt: task.startedAt ?? ctx.now, deadlineAt: deadline }, [
@@ -189,6 +202,7 @@ export async function submitPlan(ctx: OpContext, cmd: Cmd<"plan">): Promise<OpOu
   if (!task) return notFound("Task");
   const next = transition(ctx, task, "plan");
   if (typeof next !== "string") return next;
+  if (task.awaitingApproval) return awaitingApproval("planned");
   return taskWrite(ctx, task, { status: next, plan: cmd.plan }, [statusEvent("plan_submitted", task, next)]);
 }
 

@@ -83,3 +83,16 @@ export const concurrentChange = (detail = "The task changed while this request w
   code: "CONCURRENT_CHANGE",
   detail,
 });
+
+/** The task waits for a person's approval before this may happen to it. */
+export const awaitingApproval = (what: string): ProblemData => ({
+  status: 409,
+  code: "TASK_AWAITING_APPROVAL",
+  detail: `The task waits for a person's approval before it may be ${what} (POST /api/v1/tasks/{id}/approve)`,
+});
+
+export const notAwaitingApproval = (): ProblemData => ({
+  status: 409,
+  code: "NOT_AWAITING_APPROVAL",
+  detail: "The task is not waiting for approval: it was approved already, or never needed to be",
+});

@@ -1,0 +1,14 @@
+/** A project's settings: what each means, and its value when never set. */
+
+export interface ProjectSettings {
+  /** Tasks created by agents wait for a person's approval before they may be auto-assigned, started or planned. */
+  approve_agent_tasks: boolean;
+}
+
+export const DEFAULT_PROJECT_SETTINGS: ProjectSettings = { approve_agent_tasks: false };
+
+/** The settings as stored (a JSON object, possibly from before a setting existed), each at its default when absent. */
+export const projectSettingsOf = (stored: unknown): ProjectSettings => {
+  const s = stored !== null && typeof stored === "object" ? (stored as Partial<Record<keyof ProjectSettings, unknown>>) : {};
+  return { approve_agent_tasks: s.approve_agent_tasks === true };
+};
