@@ -319,6 +319,56 @@ describe("the task page", () => {
   });
 });
 
+describe("approving agents' tasks", () => {
+  it("turns the project's switch on, then approves an agent's task from its card and another from its page", async () => {
+    const project = await ok(hubAs({ token: admin }).POST("/api/v1/projects", { body: { name: "Gatekeeping" } }), 201);
+    const agent = await registerAgent(admin, project.id, "eager");
+    const settings = async () => (await ok(hubAs({ token: admin }).GET("/api/v1/projects/{id}", { params: { path: { id: project.id } } }))).settings;
+    const awaiting = async (id: string) =>
+      (await ok(hubAs({ token: admin }).GET("/api/v1/tasks/{id}", { params: { path: { id } } }))) as { awaiting_approval: boolean };
+
+    const page = await newPage();
+    await signIn(page, hub().admin.email, hub().admin.password);
+    await page.goto(`${hub().url}/projects/${project.id}/board`);
+    await page.locator("[data-feed=live]").waitFor();
+    await page.getByRole("link", { name: "Settings" }).click();
+    const gate = page.getByLabel("Tasks that agents create wait for a person's approval");
+    await gate.waitFor();
+    expect(await gate.isChecked()).toBe(false);
+    await gate.click();
+    await expect.poll(() => gate.isChecked()).toBe(true);
+    expect(await settings()).toEqual({ approve_agent_tasks: true });
+    await screenshot(page, "project-settings");
+
+    const asAgent = hubAs({ apiKey: agent.apiKey });
+    const create = (title: string) => ok(asAgent.POST("/api/v1/server/tasks", { body: { project_id: project.id, title } }), 201);
+    const first = await create("Rewrite the billing module");
+    const second = await create("Delete the staging database");
+    await page.getByRole("link", { name: "Board" }).click();
+    const card = page.locator(`.card[data-task-id="${first.id}"]`);
+    await card.getByText("awaiting approval").waitFor();
+    await page.locator(`.card[data-task-id="${second.id}"]`).getByText("awaiting approval").waitFor();
+    await screenshot(page, "board-approval");
+    await card.getByRole("button", { name: "Approve" }).click();
+    await card.getByText("awaiting approval").waitFor({ state: "detached" });
+    expect(await card.getByRole("button", { name: "Approve" }).count()).toBe(0);
+    expect((await awaiting(first.id)).awaiting_approval).toBe(false);
+    expect((await awaiting(second.id)).awaiting_approval).toBe(true);
+
+    await page.locator(`.card[data-task-id="${second.id}"] a`).click();
+    await page.getByRole("heading", { name: /Delete the staging database/ }).waitFor();
+    await page.locator(".awaiting-note").waitFor();
+    // Waiting for approval, it is not offered to auto-assignment.
+    expect(await page.getByRole("button", { name: "Auto-assign" }).count()).toBe(0);
+    await screenshot(page, "task-approval");
+    await page.locator(".actions").getByRole("button", { name: "Approve" }).click();
+    await page.locator(".awaiting-note").waitFor({ state: "detached" });
+    expect((await awaiting(second.id)).awaiting_approval).toBe(false);
+    const events = await ok(hubAs({ token: admin }).GET("/api/v1/tasks/{id}/events", { params: { path: { id: second.id } } }));
+    expect(events.events.filter((e) => e.type === "task_approved").map((e) => e.actor)).toEqual([hub().admin.email]);
+  });
+});
+
 describe("dark mode", () => {
   it("follows the system's colour scheme", async () => {
     const page = await newPage("dark");

@@ -12,6 +12,7 @@ import { Inbox } from "./views/inbox";
 import { lazy } from "./views/lazy";
 import { Members } from "./views/members";
 import { Projects } from "./views/projects";
+import { ProjectSettingsPage } from "./views/project-settings";
 import { SessionPage } from "./views/session";
 import { Sessions } from "./views/sessions";
 import { SignIn } from "./views/sign-in";
@@ -66,6 +67,7 @@ export function App() {
         {route.page === "sessions" && <Sessions projectId={route.projectId} />}
         {route.page === "session" && <SessionPage projectId={route.projectId} sessionId={route.sessionId} />}
         {route.page === "members" && <Members projectId={route.projectId} />}
+        {route.page === "settings" && <ProjectSettingsPage projectId={route.projectId} />}
         {route.page === "webhooks" && <Webhooks projectId={route.projectId} webhookId={route.webhookId} />}
         {route.page === "inbox" && <Inbox />}
         {route.page === "agents" && <Agents />}

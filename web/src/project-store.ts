@@ -33,6 +33,7 @@ function applyEvent(task: Task, e: HubEvent): Task {
     next.assigned_server_id = (data.server_id as string | null) ?? null;
   }
   if (e.event_type === "task_unblocked") next.blocked = false;
+  if (e.event_type === "task_approved") next.awaiting_approval = false;
   return next;
 }
 

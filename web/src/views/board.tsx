@@ -6,7 +6,7 @@ import { useProject } from "../project-store";
 import { linkProps } from "../router";
 import type { Task, TaskStatus } from "../types";
 import { ProjectTabs } from "./project-tabs";
-import { PrioritySelect, Problem } from "./controls";
+import { ApproveButton, awaitsApproval, PrioritySelect, Problem } from "./controls";
 
 export const COLUMNS: { status: TaskStatus; label: string }[] = [
   { status: "pending", label: "Pending" },
@@ -115,15 +115,19 @@ export function Board({ projectId }: { projectId: string }) {
 }
 
 function TaskCard({ task }: { task: Task }) {
+  const canWrite = useCanWrite();
+  const awaiting = awaitsApproval(task);
   return (
     <li class={`card priority-${task.priority}`} data-task-id={task.id}>
       <a {...linkProps(`/projects/${task.project_id}/tasks/${task.id}`)}>{task.title}</a>
       <div class="meta">
         <span class={`badge priority-${task.priority}`}>{task.priority}</span>
         {task.blocked && <span class="badge blocked">blocked</span>}
+        {awaiting && <span class="badge awaiting">awaiting approval</span>}
         <span class="badge type">{task.type}</span>
         <span class="assignee">{task.assigned_server_name ?? "unassigned"}</span>
       </div>
+      {awaiting && canWrite && <ApproveButton task={task} />}
     </li>
   );
 }

@@ -1,6 +1,6 @@
 /** Small controls the pages share. */
 import { useState } from "preact/hooks";
-import { messageOf } from "../api";
+import { hub, messageOf, ok } from "../api";
 import type { Task } from "../types";
 
 /**
@@ -51,5 +51,26 @@ export function PrioritySelect({ value, onChange, name }: { value: string; onCha
         ))}
       </select>
     </label>
+  );
+}
+
+/** Whether a task waits for a person's approval before its work may begin (an agent created it in a project that asks for that). */
+export const awaitsApproval = (task: Task) => task.awaiting_approval && !["done", "failed", "cancelled"].includes(task.status);
+
+/** Lets a task awaiting approval go ahead; `onApproved` gets the task as the hub answered it. */
+export function ApproveButton({ task, onApproved }: { task: Task; onApproved?: (t: Task) => void }) {
+  const { run, busy, problem } = useAction();
+  const approve = () =>
+    run("approve", async () => {
+      const approved = await ok(hub.POST("/api/v1/tasks/{id}/approve", { params: { path: { id: task.id } } }));
+      onApproved?.(approved);
+    });
+  return (
+    <span class="action approve">
+      <button type="button" disabled={busy !== null} onClick={() => void approve()} title="Let the agent's task be assigned and started">
+        Approve
+      </button>
+      {problem("approve")}
+    </span>
   );
 }

@@ -3,7 +3,7 @@ import { useCanWrite } from "../me";
 import type { FeedStatus } from "../live";
 import { linkProps } from "../router";
 
-type Tab = "board" | "graph" | "activity" | "sessions" | "members" | "webhooks";
+type Tab = "board" | "graph" | "activity" | "sessions" | "members" | "webhooks" | "settings";
 
 const STATUS_TEXT: Record<FeedStatus, string> = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…", closed: "disconnected" };
 
@@ -25,6 +25,7 @@ export function ProjectTabs(props: { projectId: string; name?: string; current: 
         {tab("members", "Members")}
         {/* Webhooks are set up by members and admins; viewers are refused them. */}
         {canWrite && tab("webhooks", "Webhooks")}
+        {tab("settings", "Settings")}
       </nav>
       {props.status && (
         <span class={`feed feed-${props.status}`} role="status" data-feed={props.status}>

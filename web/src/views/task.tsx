@@ -7,7 +7,7 @@ import { linkProps } from "../router";
 import { fromLog, isTask, type HubEvent, type Intervention, type Match, type Task, type TaskStatus } from "../types";
 import { DiffStats } from "./diff-stats";
 import { ProjectTabs } from "./project-tabs";
-import { PrioritySelect, Problem, useAction } from "./controls";
+import { ApproveButton, awaitsApproval, PrioritySelect, Problem, useAction } from "./controls";
 
 const json = (value: unknown) => JSON.stringify(value, null, 2);
 /** The task as the hub has it now. */
@@ -80,9 +80,16 @@ export function TaskPage({ projectId, taskId }: { projectId: string; taskId: str
           </h2>
           <p class="meta">
             <span class={`badge priority-${shown.priority}`}>{shown.priority}</span> <span class="badge type">{shown.type}</span>{" "}
-            {shown.blocked && <span class="badge blocked">blocked</span>} assignee: <strong>{shown.assigned_server_name ?? "none"}</strong>
+            {shown.blocked && <span class="badge blocked">blocked</span>} {awaitsApproval(shown) && <span class="badge awaiting">awaiting approval</span>}{" "}
+            assignee: <strong>{shown.assigned_server_name ?? "none"}</strong>
             {shown.target_session_name && ` (session ${shown.target_session_name})`} · created by {shown.created_by}
           </p>
+          {awaitsApproval(shown) && (
+            <p class="awaiting-note" role="status">
+              An agent created this task, and the project asks a person to approve such tasks: it is not auto-assigned, and its agent does not start on it,
+              until a member or admin approves it.
+            </p>
+          )}
           <Actions task={shown} interventions={interventions} matches={matches} onChanged={show} />
           <EditTask task={shown} onChanged={show} />
           <Section title="Spec">{shown.spec ? <pre class="text">{shown.spec}</pre> : <p class="muted">No spec.</p>}</Section>
@@ -296,6 +303,7 @@ function MatchingServers({ matches }: { matches: Match[] | null }) {
 function Notes({ task }: { task: Task }) {
   const canWrite = useCanWrite();
   const [content, setContent] = useState("");
+  const [toDependents, setToDependents] = useState(false);
   const { run, problem } = useAction();
   return (
     <Section title="Notes">
@@ -312,14 +320,19 @@ function Notes({ task }: { task: Task }) {
           onSubmit={(e) => {
             e.preventDefault();
             void run("note", async () => {
-              await ok(hub.POST("/api/v1/tasks/{id}/notes", { params: { path: { id: task.id } }, body: { content } }));
+              await ok(hub.POST("/api/v1/tasks/{id}/notes", { params: { path: { id: task.id } }, body: { content, notify_dependents: toDependents } }));
               setContent("");
+              setToDependents(false);
             });
           }}
         >
           <label>
             Note
             <input name="note" required value={content} onInput={(e) => setContent(e.currentTarget.value)} />
+          </label>
+          <label class="switch">
+            <input type="checkbox" name="notify-dependents" checked={toDependents} onChange={(e) => setToDependents(e.currentTarget.checked)} />
+            Also tell the sessions working on the tasks that depend on this one
           </label>
           <button type="submit">Add note</button>
           {problem("note")}
@@ -361,6 +374,7 @@ function Actions({
 
   return (
     <div class="actions" role="group" aria-label="Actions">
+      {awaitsApproval(task) && <ApproveButton task={task} onApproved={onChanged} />}
       {ASSIGNABLE.includes(task.status) && (
         <form
           class="inline"
@@ -386,7 +400,7 @@ function Actions({
           {problem("assign")}
         </form>
       )}
-      {task.status === "pending" && (
+      {task.status === "pending" && !task.awaiting_approval && (
         <span class="action">
           <button
             type="button"
