@@ -1,7 +1,7 @@
 /** A project's settings: everyone sees them, admins change them. */
 import { useEffect, useState } from "preact/hooks";
 import { hub, ok } from "../api";
-import { useMe } from "../app";
+import { useMe } from "../me";
 import type { Project } from "../types";
 import { ProjectTabs } from "./project-tabs";
 import { Problem, useAction } from "./controls";
