@@ -5,8 +5,8 @@
  */
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { addMember, call, createUser, expectProblem, until as waitUntil } from "./helpers";
-import { cli, createWorld, expectOk, T, type World } from "./task-world";
+import { addMember, call, createProject, createUser, expectProblem, registerAgent, until as waitUntil } from "./helpers";
+import { cli, createWorld, expectOk, openSession, T, taskIn, type World } from "./task-world";
 
 const BOT_API = `http://127.0.0.1:${env.TELEGRAM_API_ROOT.split(":").at(-1)}`;
 const SECRET = { "X-Telegram-Bot-Api-Secret-Token": "test-telegram-webhook-secret" };
@@ -408,6 +408,65 @@ describe("notifications and answers", () => {
     });
     expect((await calls()).filter((c) => c.method === "answerCallbackQuery").at(-1)!.body).toMatchObject({ text: "Only a private chat with the bot can act" });
     expect(await taskStatus(id)).toBe("plan_review");
+  });
+});
+
+describe("/tasks", () => {
+  it("lists the open tasks of the watched projects, those waiting on the person first, and counts what it leaves out", async () => {
+    const chatId = 7500;
+    const person = await createUser(w.admin, "member");
+    await link(person.token, chatId);
+    const ask = async (text: string) => {
+      const before = (await sentTo(chatId)).length;
+      await message(chatId, text);
+      return (
+        await until(
+          () => sentTo(chatId),
+          (m) => m.length > before,
+          `the answer to ${text}`,
+        )
+      ).at(-1)!.body as { text: string; parse_mode: string };
+    };
+    expect((await ask("/tasks")).text).toContain("You watch no project");
+    /** A project of the person's, with a worker of its own. */
+    const projectNamed = async (name: string): Promise<World> => {
+      const project = await createProject(w.admin, name);
+      await addMember(w.admin, project.id, person.id);
+      const worker = await registerAgent(w.admin, `worker-${crypto.randomUUID().slice(0, 6)}`, { project_ids: [project.id] });
+      return { ...w, project, worker, workerSession: await openSession(worker.apiKey, project.id, "worker") };
+    };
+    const busy = await projectNamed("Busy <kitchen>");
+    const quiet = await projectNamed("Quiet");
+    expect((await ask("/tasks")).text).toBe("No open tasks in the projects you watch.");
+    const ids: Record<string, string> = {};
+    for (const status of ["pending", "running", "done", "needs_human", "failed", "assigned", "plan_review", "cancelled"])
+      ids[status] = (await taskIn(busy, status)).id;
+    const answer = await ask("/tasks");
+    expect(answer.parse_mode).toBe("HTML");
+    const lines = answer.text.split("\n");
+    const listed = (id: string) => lines.findIndex((l) => l.includes(id.slice(0, 8)));
+    // Waiting on a person first, then at work, then waiting for an agent; nothing finished.
+    expect(["needs_human", "plan_review", "running", "assigned", "pending"].map((s) => listed(ids[s]!))).toEqual([
+      lines.indexOf("<b>Needs you</b>") + 1,
+      lines.indexOf("<b>Needs you</b>") + 2,
+      lines.indexOf("<b>Running and waiting</b>") + 1,
+      lines.indexOf("<b>Running and waiting</b>") + 2,
+      lines.indexOf("<b>Running and waiting</b>") + 3,
+    ]);
+    expect(lines.indexOf("<b>Needs you</b>")).toBe(0);
+    for (const s of ["done", "failed", "cancelled"]) expect(listed(ids[s]!), s).toBe(-1);
+    expect(lines[listed(ids.needs_human!)]).toContain("· <i>needs_human</i> · Busy &lt;kitchen&gt;");
+    // More than a message holds: the first ones, and a count of the rest.
+    for (let i = 0; i < 14; i++) await taskIn(quiet, "pending");
+    const capped = (await ask("/tasks")).text;
+    expect(capped.split("\n").filter((l) => l.startsWith("<code>"))).toHaveLength(15);
+    expect(capped).toContain(ids.needs_human!.slice(0, 8));
+    expect(capped).toMatch(/…and 4 more open tasks/);
+    // A project no longer watched is left out.
+    await ask("/watch Quiet");
+    const watched = (await ask("/tasks")).text;
+    expect(watched.split("\n").filter((l) => l.startsWith("<code>"))).toHaveLength(5);
+    expect(watched).not.toContain("more open");
   });
 });
 

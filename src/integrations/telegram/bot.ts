@@ -10,7 +10,8 @@ import type { UserRow } from "../../db/client";
 import type { WorkerEnv } from "../../worker-env";
 import { apiRootOf } from "./api-root";
 import { logError } from "../../log";
-import { answerText, changesPrompt, escapeHtml, optionLabels, parseButton, replyTarget } from "./messages";
+import { answerText, changesPrompt, escapeHtml, openTaskList, optionLabels, parseButton, replyTarget } from "./messages";
+import { openTasksOf } from "./open-tasks";
 import { accessTo, actAs, findVisible, forgetLinks, visibleProjects } from "./people";
 import type { RoomCommand } from "../../room/commands";
 
@@ -18,7 +19,7 @@ const HELP = [
   "<b>Orchestratia</b>: questions, tasks and plans to approve, failures and finished tasks from your projects, answered here.",
   "",
   "/projects: your projects, and which you watch",
-  "/tasks: tasks that need you",
+  "/tasks: open tasks of the projects you watch, those that need you first",
   "/task &lt;id prefix&gt;: one task",
   "/watch &lt;project&gt;: watch a project again, or stop watching it",
   "/mute: stop (or start again) all notifications",
@@ -138,19 +139,11 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
   bot.command("tasks", async (ctx) => {
     const me = await linked(ctx);
     if (!me) return notLinked(ctx);
-    const ids = (await visibleProjects(env, me.user)).map((p) => p.id);
-    const { results } = await env.DB.prepare(
-      `SELECT t.id, t.title, t.status, p.name AS project FROM tasks t JOIN projects p ON p.id = t.project_id
-       WHERE t.project_id IN (SELECT value FROM json_each(?1)) AND t.status IN ('needs_human', 'plan_review', 'failed')
-       ORDER BY t.updated_at DESC LIMIT 20`,
-    )
-      .bind(JSON.stringify(ids))
-      .all<{ id: string; title: string; status: string; project: string }>();
-    if (results.length === 0) return ctx.reply("Nothing needs you right now.");
-    await ctx.reply(
-      results.map((t) => `<code>${t.id.slice(0, 8)}</code> ${escapeHtml(t.title)} · <i>${t.status}</i> · ${escapeHtml(t.project)}`).join("\n"),
-      html,
-    );
+    const unwatched: string[] = JSON.parse(me.link.unwatched);
+    const watched = (await visibleProjects(env, me.user)).filter((p) => !unwatched.includes(p.id));
+    if (watched.length === 0) return ctx.reply("You watch no project: /projects lists yours, /watch &lt;project&gt; watches one.", html);
+    const { tasks, total } = await openTasksOf(env, watched.map((p) => p.id));
+    await ctx.reply(openTaskList(tasks, total), html);
   });
 
   bot.command("task", async (ctx) => {

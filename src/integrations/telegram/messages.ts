@@ -75,7 +75,7 @@ export function optionLabels(options: unknown): string[] {
     .slice(0, 8);
 }
 
-const name = (text: string) => escapeHtml(text.length > MAX_NAME ? `${text.slice(0, MAX_NAME)}…` : text);
+const name = (text: string, max = MAX_NAME) => escapeHtml(text.length > max ? `${text.slice(0, max)}…` : text);
 
 function heading(kind: string, ctx: NotificationContext) {
   return `<b>${kind}</b> · ${name(ctx.projectName)}${ctx.taskTitle ? ` · ${name(ctx.taskTitle)}` : ""}`;
@@ -134,6 +134,32 @@ export function notification(e: NotifiedEvent, ctx: NotificationContext): Outgoi
     default:
       return null;
   }
+}
+
+/** An open task as /tasks lists it. */
+export interface ListedTask {
+  id: string;
+  title: string;
+  status: string;
+  project: string;
+}
+
+/** The statuses in which a task waits on a person: /tasks lists them first. */
+export const WAITING_ON_PEOPLE = ["needs_human", "plan_review"];
+/** Longest names in a list line: a full list stays well under Telegram's 4,096 characters. */
+const MAX_LISTED_NAME = 80;
+
+/** /tasks: the open tasks listed (those waiting on a person first, as given), and how many more there are. */
+export function openTaskList(tasks: readonly ListedTask[], total: number): string {
+  if (tasks.length === 0) return "No open tasks in the projects you watch.";
+  const line = (t: ListedTask) => `<code>${short(t.id)}</code> ${name(t.title, MAX_LISTED_NAME)} · <i>${t.status}</i> · ${name(t.project, MAX_LISTED_NAME)}`;
+  const waiting = tasks.filter((t) => WAITING_ON_PEOPLE.includes(t.status));
+  const others = tasks.filter((t) => !WAITING_ON_PEOPLE.includes(t.status));
+  return [
+    ...(waiting.length ? ["<b>Needs you</b>", ...waiting.map(line)] : []),
+    ...(others.length ? [`${waiting.length ? "\n" : ""}<b>Running and waiting</b>`, ...others.map(line)] : []),
+    ...(total > tasks.length ? [`\n…and ${total - tasks.length} more open ${total - tasks.length === 1 ? "task" : "tasks"} (see the dashboard)`] : []),
+  ].join("\n");
 }
 
 /** A button's answer, cut to what Telegram shows. */
