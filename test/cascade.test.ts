@@ -68,6 +68,28 @@ describe("the resolution table", () => {
     ]);
   });
 
+  it.each([
+    ["partial", { status: "partial", data: { endpoints: ["/users"] } }, { status: "partial" }],
+    ["skipped", { status: "skipped", data: { reason: "no API in this change" } }, { status: "skipped", reason: "no API in this change" }],
+    ["skipped", { status: "skipped", reason: "not needed" }, { status: "skipped", reason: "not needed" }],
+  ])("input on a %s contract: delivered with its status, and the downstream task is told", async (status, entry, told) => {
+    const up = await newTask(w);
+    const down = await newTask(w, { dependencies: [{ depends_on_task_id: up, dependency_type: "input", contract_key: "api_schema" }] });
+    await finish(up, schemaResult({ api_schema: entry }));
+    // Never passed on as if it were the data: the entry comes whole, with its status.
+    expect(await get(down)).toMatchObject({ blocked: false, resolved_inputs: { api_schema: entry }, dependencies: [{ resolved: true }] });
+    const logged = (await events()).filter((e) => (e.task_id === up || e.task_id === down) && e.type.startsWith("contract_"));
+    expect(logged.map((e) => [e.type, e.task_id])).toEqual([
+      [`contract_${status}`, up],
+      [`contract_${status}`, down],
+    ]);
+    expect(logged[1].data).toEqual({ contract_key: "api_schema", upstream_task_id: up, ...told, detail: expect.stringContaining(`a ${status} contract`) });
+    // The official CLI's poll carries it the same way.
+    await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${down}/assign`, { session_name: "worker" }));
+    const polled = (await expectOk(cli(w.worker.apiKey, "GET", "/api/v1/servers/tasks/poll"))).json.find((t: { id: string }) => t.id === down);
+    expect(polled.resolved_inputs).toEqual({ api_schema: entry });
+  });
+
   it("input on a legacy result: resolved without data flow", async () => {
     const up = await newTask(w);
     const down = await newTask(w, { dependencies: [{ depends_on_task_id: up, dependency_type: "input", contract_key: "k" }] });

@@ -11,10 +11,10 @@ export const RECENT_NOTES = 20;
 const targetSession = alias(sessions, "target_session");
 const sourceSession = alias(sessions, "source_session");
 
-/** A resolved input dependency's contract data, read from the upstream's result (immutable once done). */
-const contractData = (dep: string, up: string) =>
+/** A resolved input dependency's contract entry ({status, data, ...}), read from the upstream's result (immutable once done). */
+const contractEntry = (dep: string, up: string) =>
   sql.raw(`CASE WHEN ${dep}.dependency_type = 'input' AND ${dep}.resolved AND ${up}.result_structured
-    THEN json(${up}.result -> ('$.contracts.' || ${dep}.contract_key || '.data')) END`);
+    THEN json(${up}.result -> ('$.contracts.' || ${dep}.contract_key)) END`);
 
 interface DependencyJson {
   task_id: string;
@@ -26,7 +26,7 @@ interface DependencyJson {
   resolved_at: string | null;
   created_at: string;
   depends_on_status: string;
-  data: unknown;
+  contract: unknown;
 }
 interface NoteJson {
   id: string;
@@ -53,7 +53,7 @@ const viewQuery = builtOnce((db: Db) =>
       dependencies: sql<string>`(SELECT json_group_array(json_object(
           'task_id', d.task_id, 'depends_on_task_id', d.depends_on_task_id, 'project_id', d.project_id,
           'dependency_type', d.dependency_type, 'contract_key', d.contract_key, 'resolved', d.resolved,
-          'resolved_at', d.resolved_at, 'created_at', d.created_at, 'depends_on_status', u.status, 'data', ${contractData("d", "u")}))
+          'resolved_at', d.resolved_at, 'created_at', d.created_at, 'depends_on_status', u.status, 'contract', ${contractEntry("d", "u")}))
         FROM (SELECT * FROM task_dependencies WHERE task_id = ${qualified(tasks.id)} ORDER BY created_at, depends_on_task_id) d
         JOIN tasks u ON u.id = d.depends_on_task_id)`.as("dependencies_json"),
       notes: sql<string>`(SELECT json_group_array(json_object(
@@ -91,7 +91,7 @@ function viewsOf(ids: string[], rows: TaskViewRow[]): TaskView[] {
       resolvedAt: d.resolved_at,
       createdAt: d.created_at,
       upstreamStatus: d.depends_on_status,
-      data: d.data ?? null,
+      contract: d.contract ?? null,
     }));
     const notes: NoteRow[] = (JSON.parse(r.notes) as NoteJson[]).map((n) => ({
       id: n.id,
@@ -127,7 +127,7 @@ const upstream = alias(tasks, "upstream");
 
 /**
  * Dependencies of these tasks, with the upstream's status and, for resolved
- * input dependencies on a structured result, the contract's data — read from
+ * input dependencies on a structured result, the contract's entry — read from
  * the upstream's result, which never changes once it is done.
  */
 export async function dependenciesOf(db: Db, taskIds: string[]): Promise<DependencyRow[]> {
@@ -135,13 +135,13 @@ export async function dependenciesOf(db: Db, taskIds: string[]): Promise<Depende
     .select({
       dep: taskDependencies,
       upstreamStatus: upstream.status,
-      data: sql<string | null>`${contractData("task_dependencies", "upstream")}`,
+      contract: sql<string | null>`${contractEntry("task_dependencies", "upstream")}`,
     })
     .from(taskDependencies)
     .innerJoin(upstream, eq(upstream.id, taskDependencies.dependsOnTaskId))
     .where(inArray(taskDependencies.taskId, taskIds))
     .orderBy(taskDependencies.createdAt, taskDependencies.dependsOnTaskId);
-  return rows.map((r) => ({ ...r.dep, upstreamStatus: r.upstreamStatus, data: r.data === null ? null : JSON.parse(r.data) }));
+  return rows.map((r) => ({ ...r.dep, upstreamStatus: r.upstreamStatus, contract: r.contract === null ? null : JSON.parse(r.contract) }));
 }
 
 /** The task's view; `NotFound` when it is gone (its project was deleted meanwhile). */

@@ -4,7 +4,8 @@
  *
  *   blocks  — resolved when the upstream is done
  *   input   — resolved when the upstream is done, carrying result.contracts[key].data;
- *             still resolved (with a warning) when the key is missing, so pipelines never deadlock
+ *             still resolved (with a warning) when the key is missing, so pipelines never deadlock;
+ *             a partial or skipped contract is carried with its status (deliveredInput)
  *   related — resolved at once
  */
 import type { DependencyType } from "../protocol/orchestratia-v1";
@@ -35,6 +36,17 @@ export function resolveDependency(type: DependencyType, contractKey: string | nu
   if (type === "blocks") return { resolved: true, data: null, contractMissing: false };
   const { found, data } = contractData(upstream, contractKey ?? "");
   return { resolved: true, data, contractMissing: !found };
+}
+
+/**
+ * What a downstream task receives for an input (its resolved_inputs entry) from the upstream's contract entry: a
+ * fulfilled contract's data as it is; a partial or skipped one as the entry itself (`{status, data, reason?}`), so
+ * that it is never taken for complete data; null when the contract was not delivered.
+ */
+export function deliveredInput(entry: unknown): unknown {
+  if (!entry || typeof entry !== "object" || Array.isArray(entry)) return null;
+  const { status, data } = entry as { status?: unknown; data?: unknown };
+  return status === undefined || status === "fulfilled" ? (data ?? null) : entry;
 }
 
 /** A task is blocked while any blocks/input dependency is unresolved. */

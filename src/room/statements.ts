@@ -31,6 +31,8 @@ export const EVENT_TYPES = [
   "task_progress",
   "task_completed",
   "contract_fulfilled",
+  "contract_partial",
+  "contract_skipped",
   "contract_missing",
   "task_unblocked",
   "task_failed",

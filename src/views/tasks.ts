@@ -2,14 +2,14 @@
 import type { InferSelectModel } from "drizzle-orm";
 import { z } from "zod";
 import { INTERVENTION_STATUSES, INTERVENTION_TYPES, PRIORITIES, type interventions, type taskDependencies, type taskNotes, type tasks } from "../db/schema";
-import { isBlocked } from "../domain/dependencies";
+import { deliveredInput, isBlocked } from "../domain/dependencies";
 import { TASK_STATUSES, type TaskStatus } from "../domain/lifecycle";
 import { DEPENDENCY_TYPES } from "../protocol/orchestratia-v1";
 import { id, json, jsonObject, timestamp } from "./fields";
 
 export type TaskRow = InferSelectModel<typeof tasks>;
-/** A dependency with what the view shows of its upstream: its status, and for a resolved input the contract's data. */
-export type DependencyRow = InferSelectModel<typeof taskDependencies> & { upstreamStatus: string; data: unknown };
+/** A dependency with what the view shows of its upstream: its status, and for a resolved input the contract's entry. */
+export type DependencyRow = InferSelectModel<typeof taskDependencies> & { upstreamStatus: string; contract: unknown };
 export type NoteRow = InferSelectModel<typeof taskNotes>;
 export type InterventionRow = InferSelectModel<typeof interventions>;
 
@@ -56,9 +56,11 @@ export const noteView = (n: NoteRow): z.infer<typeof noteSchema> => ({
   created_at: n.createdAt,
 });
 
-/** Contract data delivered by resolved input dependencies, by contract key (null when the upstream did not deliver it). */
+/** What resolved input dependencies delivered, by contract key (deliveredInput: the data, or a partial or skipped entry with its status, or null). */
 export function resolvedInputs(deps: DependencyRow[]): Record<string, unknown> {
-  return Object.fromEntries(deps.filter((d) => d.dependencyType === "input" && d.resolved && d.contractKey).map((d) => [d.contractKey!, d.data ?? null]));
+  return Object.fromEntries(
+    deps.filter((d) => d.dependencyType === "input" && d.resolved && d.contractKey).map((d) => [d.contractKey!, deliveredInput(d.contract)]),
+  );
 }
 
 /** The task-format error block (seeds/task-format.md §Error Block) a failed task keeps. */
@@ -138,7 +140,11 @@ export const taskSchema = z
         "or planned until a person approves it (`POST /api/v1/tasks/{id}/approve`)",
     }),
     dependencies: z.array(dependencySchema),
-    resolved_inputs: z.record(z.string(), json).meta({ description: "Contract data of resolved `input` dependencies by contract key (null: not delivered)" }),
+    resolved_inputs: z.record(z.string(), json).meta({
+      description:
+        "What resolved `input` dependencies delivered, by contract key: a fulfilled contract's data; a partial or skipped contract as its entry " +
+        "`{status, data?, reason?}`; null when not delivered",
+    }),
     recent_notes: z.array(noteSchema).meta({ description: "The last 20 notes, oldest first" }),
     warnings: z.array(z.string()),
     client_id: z.string().nullable().meta({ description: "A task-format request's `id`" }),

@@ -72,6 +72,16 @@ export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<Op
       taskId: m.taskId,
       data: { contract_key: m.contractKey, upstream_task_id: task.id, detail: "the upstream result has no such contract; the input dependency resolved without data" },
     })),
+    ...resolution.incompleteInputs.map(({ taskId, contractKey, type, ...delivered }) => ({
+      type,
+      taskId,
+      data: {
+        contract_key: contractKey,
+        upstream_task_id: task.id,
+        ...delivered,
+        detail: `the input dependency resolved on a ${delivered.status} contract: resolved_inputs.${contractKey} carries its status`,
+      },
+    })),
     ...resolution.unblocked.map((id) => ({ type: "task_unblocked" as const, taskId: id, data: { resolved_by: task.id } })),
     ...assignmentEvents(assignments),
   ];
