@@ -64,3 +64,28 @@ export const seqQuery = z.string().transform((text, ctx) => {
   if (seq === null) ctx.addIssue({ code: "custom", message: "must be a non-negative integer" });
   return seq ?? z.NEVER;
 });
+
+/** How the API's description shows a field that also takes null: either its own schema or null. */
+const orNull = ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
+  const own = { ...jsonSchema };
+  for (const key of Object.keys(jsonSchema)) delete jsonSchema[key];
+  jsonSchema.anyOf = [own, { type: "null" }];
+};
+
+/** `null` for this field is taken as the field left out. */
+export const absentWhenNull = <T extends z.core.$ZodType>(field: T) => z.preprocess((v) => (v === null ? undefined : v), field).meta({ override: orNull });
+
+/**
+ * JSON clients send `null` for what they do not set: in a request, `null` in
+ * an optional field means the field is absent (its default, if it has one).
+ * Applies that to every field of `shape` that may be left out and does not
+ * already give null a meaning of its own (a nullable field keeps it). What
+ * the fields parse to is unchanged.
+ */
+export function nullMeansAbsent<S extends z.ZodRawShape>(shape: S): S {
+  const optional = (field: z.core.$ZodType) => z.safeParse(field, undefined).success && !z.safeParse(field, null).success;
+  return Object.fromEntries(Object.entries(shape).map(([key, field]) => [key, optional(field) ? absentWhenNull(field) : field])) as S;
+}
+
+/** The object schema with `nullMeansAbsent` applied to its fields (its other rules, a loose object's included, kept). */
+export const withNullsAbsent = <T extends z.ZodObject>(schema: T): T => schema.extend(nullMeansAbsent(schema.shape)) as T;

@@ -5,6 +5,7 @@
  * `success` and `recommendation` then decide how the task ends.
  */
 import { z } from "zod";
+import { withNullsAbsent } from "../http/fields";
 import { type FieldError, zodFieldErrors } from "./field-errors";
 
 const text = (what: string) =>
@@ -34,7 +35,7 @@ export const RECOMMENDATIONS = ["proceed", "retry", "escalate"] as const;
 export type Recommendation = (typeof RECOMMENDATIONS)[number];
 
 /** The output envelope. Loose: fields the seed does not name are kept with it, never dropped. */
-export const outputEnvelopeSchema = z.looseObject({
+export const outputEnvelopeSchema = withNullsAbsent(z.looseObject({
   success: z.boolean({ error: "is required: true or false (did the agent complete its task?)" }),
   summary: text("what happened, in words (including errors)"),
   artifacts: z.array(artifactSchema, { error: "is required: a list of artifacts (it can be empty)" }).max(1000, "must have at most 1000 artifacts"),
@@ -43,7 +44,7 @@ export const outputEnvelopeSchema = z.looseObject({
     .max(200, "must have at most 200 notes")
     .optional(),
   recommendation: z.enum(RECOMMENDATIONS, { error: "must be one of proceed, retry, escalate" }),
-});
+}));
 export type OutputEnvelope = z.infer<typeof outputEnvelopeSchema>;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);

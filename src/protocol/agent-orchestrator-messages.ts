@@ -5,6 +5,7 @@
  * Every mapping between the seed's messages and the hub's records is here.
  */
 import { z } from "zod";
+import { withNullsAbsent } from "../http/fields";
 
 /** The seed's "Requests timeout after 30 seconds": every request is answered by then. */
 export const REQUEST_TIMEOUT_MS = 30_000;
@@ -14,18 +15,23 @@ export const DEFAULT_ASK_TIMEOUT_MS = REQUEST_TIMEOUT_MS;
 export const ERROR_CODES = ["INVALID_REQUEST", "INVALID_MESSAGE_TYPE", "UNAUTHORIZED", "NOT_FOUND", "TIMEOUT", "INTERNAL_ERROR"] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
-export const baseMessage = z.looseObject({
+/** A message's fields; in it and in the payloads below, null is an absent field (JSON clients send nulls). */
+export const baseMessage = withNullsAbsent(z.looseObject({
   type: z.string({ error: "type is required" }).min(1),
   id: z.string().min(1).max(200).optional(),
   timestamp: z.string().max(100).optional(),
   payload: z.unknown().optional(),
   // Only ever a hint: a malformed one is dropped (the hub then begins a trace of its own).
   traceparent: z.string().max(200).optional().catch(undefined),
-});
+}));
 
 const text = (max: number) => z.string().max(max);
 
-export const requestPayloads = {
+/** Each message type's payload schema, with null as an absent field. */
+const nullsAbsentIn = <M extends Record<string, z.ZodObject>>(schemas: M): M =>
+  Object.fromEntries(Object.entries(schemas).map(([type, schema]) => [type, withNullsAbsent(schema)])) as M;
+
+const requestShapes = {
   "request:query-agents": z.looseObject({
     role: text(100).optional(),
     status: text(100).optional(),
@@ -57,13 +63,16 @@ export const requestPayloads = {
   "request:subscribe-task": z.looseObject({ taskId: z.uuid("must be a task UUID") }),
   "request:unsubscribe-task": z.looseObject({ taskId: z.uuid("must be a task UUID") }),
 } as const;
+export const requestPayloads = nullsAbsentIn(requestShapes);
 
-export const eventPayloads = {
+const eventShapes = {
   "event:progress": z.looseObject({ taskId: z.uuid("must be a task UUID"), progress: z.number().min(0).max(1), message: text(5000).optional() }),
   "event:log": z.looseObject({ level: z.enum(["debug", "info", "warn", "error"]).default("info"), message: text(20_000), context: z.unknown().optional() }),
   "event:error": z.looseObject({ taskId: z.uuid().optional(), error: text(20_000), stack: text(50_000).optional(), recoverable: z.boolean().optional() }),
   "event:question": z.looseObject({ question: z.string().trim().min(1).max(20_000), context: z.unknown().optional(), taskId: z.uuid().optional() }),
 } as const;
+
+export const eventPayloads = nullsAbsentIn(eventShapes);
 
 export type RequestType = keyof typeof requestPayloads;
 export type EventType = keyof typeof eventPayloads;

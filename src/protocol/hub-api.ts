@@ -4,7 +4,7 @@
  * (structured_spec, requirements, results) are checked by parseTaskProtocol.
  */
 import { z } from "zod";
-import { withinJsonLimit } from "../http/fields";
+import { withinJsonLimit, withNullsAbsent } from "../http/fields";
 import { type FieldError, zodFieldErrors } from "./field-errors";
 import { dependencySchema, requirementsSchema, taskSpecSchema } from "./orchestratia-v1";
 import { checkSchemaId } from "./schema-id";
@@ -37,7 +37,8 @@ const taskFields = {
     .nullish(),
 };
 
-export const createTaskBody = z.looseObject({
+/** A create; null in an optional field is the field left out. */
+export const createTaskBody = withNullsAbsent(z.looseObject({
   ...taskFields,
   spec: taskFields.spec.default(""),
   type: taskFields.type.default("feature"),
@@ -48,7 +49,7 @@ export const createTaskBody = z.looseObject({
   session_id: z.uuid("must be a UUID").nullish(),
   dependencies: z.array(dependencySchema).max(100).optional(),
   dependency_ids: z.array(z.uuid("must be a task UUID")).max(100).optional(),
-});
+}));
 
 export const updateTaskBody = z
   .looseObject({

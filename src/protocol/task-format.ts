@@ -7,7 +7,7 @@ import { z } from "zod";
 import type { Priority } from "../db/schema";
 import { canonicalJson } from "../domain/canonical-json";
 import type { TaskStatus } from "../domain/lifecycle";
-import { withinJsonLimit } from "../http/fields";
+import { absentWhenNull, nullMeansAbsent, withinJsonLimit, withNullsAbsent } from "../http/fields";
 import type { TaskView } from "../views/tasks";
 
 export const TASK_FORMAT_STATUSES = ["pending", "in_progress", "completed", "failed", "cancelled", "input_required"] as const;
@@ -52,8 +52,9 @@ const record = z.record(z.string(), z.unknown(), { error: "must be an object" })
 /** The seed's urgency scale (context.priority). */
 export const TASK_FORMAT_PRIORITIES = ["low", "normal", "high", "urgent"] as const;
 
-const contextBlock = withinJsonLimit(
-  z.looseObject({
+/** The named fields of each block: type-checked; anything else in a block is kept as sent. */
+const BLOCK_FIELDS = {
+  context: {
     conversationId: str(500).optional(),
     parentTaskId: str(500).optional(),
     user: str(500).optional(),
@@ -61,59 +62,72 @@ const contextBlock = withinJsonLimit(
       .refine((s) => /^\d{4}-\d{2}-\d{2}T/.test(s) && !Number.isNaN(Date.parse(s)), "must be an ISO-8601 timestamp")
       .optional(),
     priority: z.enum(TASK_FORMAT_PRIORITIES, { error: `must be one of ${TASK_FORMAT_PRIORITIES.join(", ")}` }).optional(),
-  }, { error: "must be an object" }),
-  64 * 1024,
-);
-
-const routingBlock = withinJsonLimit(
-  z.looseObject({
+  },
+  routing: {
     source: str(200).optional(),
     target: str(200).trim().min(1, "must not be empty").optional(),
     delegationChain: z.array(str(200), { error: "must be an array of strings" }).max(100, "must list at most 100 agents").optional(),
-  }, { error: "must be an object" }),
-  64 * 1024,
-);
-
-const observabilityBlock = withinJsonLimit(
-  z.looseObject({
+  },
+  observability: {
     traceId: str(100).optional(),
     spanId: str(100).optional(),
     baggage: record.optional(),
-  }, { error: "must be an object" }),
-  64 * 1024,
-);
+  },
+};
 
-const required = (what: string) => ({ error: (issue: { input?: unknown }) => (issue.input === undefined ? "is required" : `must be ${what}`) });
+const block = <S extends z.ZodRawShape>(fields: S) => withinJsonLimit(z.looseObject(nullMeansAbsent(fields), { error: "must be an object" }), 64 * 1024);
 
-const REQUEST_FIELDS = {
+/** A required field: left out, or null (which means left out), it "is required". */
+const required = (what: string) => ({ error: (issue: { input?: unknown }) => (issue.input == null ? "is required" : `must be ${what}`) });
+
+const REQUEST_FIELDS = nullMeansAbsent({
   id: z.string(required("a string")).trim().min(1, "must not be empty").max(200, "must be at most 200 characters"),
   type: z.string(required("a string")).trim().min(1, "must not be empty").max(100, "must be at most 100 characters"),
   payload: withinJsonLimit(z.record(z.string(), z.unknown(), required("an object"))),
-  context: contextBlock.optional(),
-  routing: routingBlock.optional(),
-  observability: observabilityBlock.optional(),
+  context: block(BLOCK_FIELDS.context).optional(),
+  routing: block(BLOCK_FIELDS.routing).optional(),
+  observability: block(BLOCK_FIELDS.observability).optional(),
   priority: z.enum(["low", "normal", "high", "critical", "urgent"], { error: "must be one of low, normal, high, critical, urgent" }).optional(),
   project_id: z.uuid("must be a UUID").optional(),
   session_id: z.uuid("must be a UUID").nullish(),
-};
-
-export const taskFormatRequest = z.object(REQUEST_FIELDS).catchall(z.unknown()).superRefine((body, ctx) => {
-  for (const key of Object.keys(body)) {
-    if (!(key in REQUEST_FIELDS)) {
-      ctx.addIssue({ code: "custom", path: [key], message: `is not a field of a task-format request (${Object.keys(REQUEST_FIELDS).join(", ")})` });
-    }
-  }
 });
+
+export const taskFormatRequest = z
+  .object(REQUEST_FIELDS)
+  .catchall(z.unknown())
+  .superRefine((body, ctx) => {
+    for (const [key, value] of Object.entries(body)) {
+      // null is absent: a field left null is no field at all.
+      if (!(key in REQUEST_FIELDS) && value !== null) {
+        ctx.addIssue({ code: "custom", path: [key], message: `is not a field of a task-format request (${Object.keys(REQUEST_FIELDS).join(", ")})` });
+      }
+    }
+  });
 export type TaskFormatRequest = z.output<typeof taskFormatRequest>;
 
-/** API.md: a create body with `payload` and no `title` is a task-format request. */
-export const isTaskFormatRequest = (body: unknown): boolean =>
-  typeof body === "object" && body !== null && !Array.isArray(body) && "payload" in body && !("title" in body);
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** What identifies the request for repeats: its body without where it was sent to (project_id, session_id). */
+/**
+ * API.md: a create body with `payload` and no `title` is a task-format request. So is one with the request's `id`
+ * and `type` and no `title`: it is refused for its missing payload, not for a title it never meant to send.
+ * A null member is an absent one.
+ */
+export const isTaskFormatRequest = (body: unknown): boolean =>
+  isObject(body) && body.title == null && (body.payload != null || (body.id != null && body.type != null));
+
+/**
+ * What identifies the request for repeats: its body without where it was sent to (project_id, session_id), and
+ * without the nulls that mean a field is absent (a request with `"parentTaskId": null` is the one without it).
+ */
 export function requestForHash(body: Record<string, unknown>): string {
   const { project_id: _p, session_id: _s, ...request } = body;
-  return canonicalJson(request);
+  const present = Object.entries(request)
+    .filter(([, value]) => value !== null)
+    .map(([key, value]) => {
+      const named: Record<string, unknown> | undefined = BLOCK_FIELDS[key as keyof typeof BLOCK_FIELDS];
+      return [key, named && isObject(value) ? Object.fromEntries(Object.entries(value).filter(([field, v]) => !(v === null && field in named))) : value];
+    });
+  return canonicalJson(Object.fromEntries(present));
 }
 
 /** The hub's priority: `priority` when sent, else `context.priority`; the seed's `urgent` is the hub's `critical`. */
@@ -208,12 +222,14 @@ export function taskFormatResponse(task: ResponseSource) {
  * sends, or the block.
  * ------------------------------------------------------------------------- */
 
-const errorBlockBody = z.object({
+/** The error block as an agent sends it. */
+export const errorBlockBody = withNullsAbsent(z.object({
     code: z.string({ error: "must be a string" }).trim().min(1, "must not be empty").max(100, "must be at most 100 characters"),
     message: z.string({ error: "is required (a string)" }).trim().min(1, "must not be empty").max(20_000, "must be at most 20000 characters"),
-    details: withinJsonLimit(z.unknown(), 64 * 1024).optional(),
+    // Any JSON, but the seed's details are an object: null is none.
+    details: absentWhenNull(withinJsonLimit(z.unknown(), 64 * 1024).optional()),
     recoverable: z.boolean({ error: "must be true or false" }).optional(),
-});
+}));
 
 const errorText = z.string({ error: "must be a string or an error block {code, message, details?, recoverable?}" }).min(1, "must not be empty").max(20_000, "must be at most 20000 characters");
 
@@ -223,7 +239,7 @@ const documentedError = z.toJSONSchema(z.union([errorText, errorBlockBody]), { i
 delete documentedError.$schema;
 
 export const failRequest = z.object({ error: z.unknown().optional().meta({ override: ({ jsonSchema }) => void Object.assign(jsonSchema, documentedError) }) }).transform((body, ctx) => {
-  const raw = body.error === undefined ? "Failed without a reason" : body.error;
+  const raw = body.error ?? "Failed without a reason";
   const parsed = (raw && typeof raw === "object" && !Array.isArray(raw) ? errorBlockBody : errorText).safeParse(raw);
   if (parsed.success) return { error: parsed.data };
   for (const issue of parsed.error.issues) ctx.addIssue({ code: "custom", path: ["error", ...issue.path], message: issue.message });
