@@ -85,6 +85,8 @@ export const OFFLOAD_DEPTH = {
   result: 3,
   /** structured_spec → a top-level member (requirements, input_context, ...). */
   spec: 1,
+  /** a Task Response's artifacts and metadata: each moves as one DataRef. */
+  response: 1,
   /** plans and intervention contexts move whole. */
   whole: 0,
 } as const;

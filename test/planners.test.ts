@@ -56,6 +56,7 @@ function task(id: string, fields: Partial<TaskRow> = {}): TaskRow {
     routing: null,
     observability: null,
     error: null,
+    response: null,
     retryCount: 0,
     lateResult: null,
     gitDiffStats: null,

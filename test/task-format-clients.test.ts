@@ -25,6 +25,8 @@ const request = (extra: Record<string, unknown> = {}) => ({
 });
 const create = (body: Record<string, unknown>, headers: Record<string, string> = {}) => call(T, { apiKey: w.orchestrator.apiKey, body, headers });
 const created = async (body: Record<string, unknown>) => (await expectOk(create(body), 201)).json;
+const read = async (id: string) => (await expectOk(call(`${T}/${id}`, { apiKey: w.orchestrator.apiKey }))).json;
+const asTaskFormat = async (id: string) => (await expectOk(call(`${T}/${id}?format=task-format`, { apiKey: w.orchestrator.apiKey }))).json;
 const byWorker = (id: string, path: string, body?: unknown) => cli(w.worker.apiKey, "POST", `${T}/${id}${path}`, body);
 
 /** A task-format task given to the worker and started, with the client's id. */
@@ -103,5 +105,75 @@ describe("null is absent", () => {
     const b = await running();
     const failed = await expectOk(byWorker(b.id, "/fail", { error: { code: "DOWN", message: "The site is down", details: null, recoverable: null } }));
     expect(failed.json.error).toEqual({ code: "DOWN", message: "The site is down", recoverable: false });
+  });
+});
+
+describe("a Task Response sent to complete", () => {
+  const artifacts = [{ name: "draft.md", type: "text/markdown", content: "# Draft" }];
+  const metadata = { model: "small-1", tokens: 1234, agent: "what the agent calls itself", startedAt: "2020-01-01T00:00:00Z" };
+
+  it("keeps its artifacts and metadata beside the result, and answers them in the task-format response", async () => {
+    const { id, clientId } = await running();
+    const result = { title: "Thai Basil Chicken" };
+    const done = await expectOk(byWorker(id, "/complete", { id: clientId, status: "completed", result, artifacts, metadata }));
+    expect(done.json).toMatchObject({ status: "done", result, response: { artifacts, metadata } });
+    const answer = await asTaskFormat(id);
+    expect(answer).toMatchObject({ id: clientId, status: "completed", result, artifacts });
+    // The agent's own metadata is kept; what the hub answers itself (times, agent) is the hub's.
+    expect(answer.metadata).toEqual({
+      model: "small-1",
+      tokens: 1234,
+      startedAt: done.json.started_at,
+      completedAt: done.json.completed_at,
+      duration_ms: expect.any(Number),
+      agent: w.worker.name,
+      retryCount: 0,
+    });
+    // The same response again changes nothing; other artifacts are another result.
+    expect((await expectOk(byWorker(id, "/complete", { id: clientId, status: "completed", result, artifacts, metadata }))).json.response).toEqual({
+      artifacts,
+      metadata,
+    });
+    expectProblem(await byWorker(id, "/complete", { result, artifacts: [] }), 409, "RESULT_CONFLICT");
+  });
+
+  it("takes a failed Task Response as a failure with its error block, on the agents' and the daemon's endpoints", async () => {
+    const error = { code: "SITE_DOWN", message: "The recipe site is down", details: { status: 503 }, recoverable: true };
+    const a = await running();
+    const failed = await expectOk(byWorker(a.id, "/complete", { id: a.clientId, status: "failed", error, metadata }));
+    expect(failed.json).toMatchObject({ status: "failed", error, error_code: "SITE_DOWN", response: { metadata } });
+    expect(await asTaskFormat(a.id)).toMatchObject({ id: a.clientId, status: "failed", error, artifacts: [] });
+    const b = await running();
+    await expectOk(cli(w.worker.apiKey, "POST", `/api/v1/servers/tasks/${b.id}/complete`, { status: "failed", error }));
+    expect(await read(b.id)).toMatchObject({ status: "failed", error, error_code: "SITE_DOWN", response: null });
+  });
+
+  it("is cleared by a retry, with the result", async () => {
+    const { id } = await running();
+    await expectOk(byWorker(id, "/complete", { status: "failed", error: { code: "X", message: "no" }, artifacts }));
+    const retried = await expectOk(call(`${PEOPLE}/${id}/retry`, { token: w.member.token, body: {} }));
+    expect(retried.json).toMatchObject({ status: "pending", response: null, error: null });
+  });
+
+  it.each([
+    [{ status: "failed" }, "error", "is required when status is failed"],
+    [{ status: "failed", error: { code: "X", message: "m" }, result: { partial: true } }, "result", "only a completed Task Response has a result"],
+    [{ result: "ok", error: { code: "X", message: "m" } }, "error", "only a failed Task Response (status: failed) has an error"],
+    [{ status: "in_progress", result: "ok" }, "status", expect.stringContaining("completed or failed")],
+    [{ status: "failed", error: { message: "no code" } }, "error.code", expect.any(String)],
+    [{ result: "ok", artifacts: { name: "a" } }, "artifacts", "must be an array"],
+    [{ result: "ok", metadata: ["a"] }, "metadata", "must be an object"],
+    [{ result: "ok", id: "somebody-else" }, "id", expect.stringContaining("is not this task's id")],
+  ])("refuses %j naming %s, leaving the task running", async (body, path, message) => {
+    const { id } = await running();
+    const reply = await byWorker(id, "/complete", body);
+    expectProblem(reply, 422, "VALIDATION_FAILED");
+    expect(reply.json.errors).toContainEqual({ path, message });
+    expect((await read(id)).status).toBe("running");
+  });
+
+  it("may name its task by the hub's id", async () => {
+    const { id } = await running();
+    expect((await expectOk(byWorker(id, "/complete", { id, status: "completed", result: "ok" }))).json.status).toBe("done");
   });
 });

@@ -232,6 +232,11 @@ export const tasks = sqliteTable(
     error: text("error", { mode: "json" }).$type<Record<string, unknown> | null>(),
     /** How many times the task was retried or requeued (task-format metadata.retryCount). */
     retryCount: integer("retry_count").notNull().default(0),
+    /**
+     * What a task-format Task Response carried beside its result or error ({artifacts?, metadata?}, as sent): not part of
+     * the result, which downstream tasks and agents read as the agent made it.
+     */
+    response: text("response", { mode: "json" }).$type<Record<string, unknown> | null>(),
     /** A result that arrived after the task failed or was cancelled (compute protocol): kept, not applied. */
     lateResult: text("late_result", { mode: "json" }).$type<unknown>(),
     /** What the completing agent's last commit changed, as `orchestratia task complete` measures it (git --numstat). */

@@ -120,10 +120,6 @@ export const gitDiffStats = withinJsonLimit(
 });
 export type GitDiffStats = z.output<typeof gitDiffStats>;
 
-export const completeBody = z.object({
-  result: z.unknown().refine((v) => v !== undefined, "is required"),
-  git_diff_stats: gitDiffStats.nullish(),
-});
 export const helpBody = z.looseObject({
   question: z.string().trim().min(1, "must not be empty").max(20_000),
   context: z.unknown().optional(),

@@ -180,7 +180,7 @@ export function newTaskOf(request: TaskFormatRequest, requestHash: string, warni
 
 type ResponseSource = Pick<
   TaskView,
-  "id" | "client_id" | "status" | "result" | "error" | "started_at" | "completed_at" | "assigned_server_name" | "retry_count"
+  "id" | "client_id" | "status" | "result" | "error" | "response" | "started_at" | "completed_at" | "assigned_server_name" | "retry_count"
 >;
 
 /**
@@ -198,22 +198,33 @@ export function artifactsOf(result: unknown): unknown[] {
   return [];
 }
 
+/** The metadata fields the hub answers from the task itself. */
+const HUB_METADATA = ["startedAt", "completedAt", "duration_ms", "agent", "retryCount"];
+const withoutKeys = (o: Record<string, unknown>, keys: string[]) => Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)));
+
+/**
+ * The task as the seed's Task Response. Artifacts and metadata an agent's own Task Response carried are answered as
+ * it sent them, except that the metadata fields the hub answers itself (times, agent, retries) are the hub's (the
+ * agent's own stay on the task, in `response`).
+ */
 export function taskFormatResponse(task: ResponseSource) {
   const status = TASK_FORMAT_STATUS[task.status as TaskStatus];
   const duration = task.started_at && task.completed_at ? Date.parse(task.completed_at) - Date.parse(task.started_at) : null;
+  const sent = task.response ?? {};
   return {
     id: task.client_id ?? task.id,
     status,
     ...(status === "completed" ? { result: task.result } : {}),
     ...(status === "failed" && task.error ? { error: task.error } : {}),
     metadata: {
+      ...(isObject(sent.metadata) ? withoutKeys(sent.metadata, HUB_METADATA) : {}),
       ...(task.started_at ? { startedAt: task.started_at } : {}),
       ...(task.completed_at ? { completedAt: task.completed_at } : {}),
       ...(duration !== null && duration >= 0 ? { duration_ms: duration } : {}),
       ...(task.assigned_server_name ? { agent: task.assigned_server_name } : {}),
       retryCount: task.retry_count,
     },
-    artifacts: status === "completed" ? artifactsOf(task.result) : [],
+    artifacts: Array.isArray(sent.artifacts) ? sent.artifacts : status === "completed" ? artifactsOf(task.result) : [],
   };
 }
 

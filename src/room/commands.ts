@@ -110,6 +110,8 @@ export type RoomCommand =
       envelope?: EnvelopeOutcome;
       /** What the agent's last commit changed, when its CLI measured it. */
       gitDiffStats?: GitDiffStats;
+      /** A task-format Task Response's artifacts and metadata, sent beside the result. */
+      response?: Record<string, unknown> | null;
     }
   | {
       op: "fail";
@@ -120,6 +122,8 @@ export type RoomCommand =
       /** The rest of a task-format error block, when the agent sent one. */
       details?: unknown;
       recoverable?: boolean;
+      /** A failed Task Response's artifacts and metadata. */
+      response?: Record<string, unknown> | null;
     }
   | { op: "help"; taskId: string; question: string; context: unknown; interventionType: "help" | "question" | "approval" }
   /** The task's agent asks the agent of another session of the project (the daemon's `ask_agent`): the task keeps its status. */

@@ -17,22 +17,10 @@ import { FINISHED, TASK_STATUSES, type TaskStatus } from "../domain/lifecycle";
 import { failRequest, failureOf, isTaskFormatRequest, newTaskOf, requestForHash, STATUS_ALIASES, taskFormatRequest, traceIdOf } from "../protocol/task-format";
 import { beginTrace, parseTraceparent } from "../protocol/trace-context";
 import { sha256Hex } from "../auth/secrets";
-import { normaliseResult } from "../domain/results";
 import { parseWith, readJson, readQuery } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
 import { conflict, fieldError, notFound, Problem, validationFailed } from "../http/problem";
-import {
-  assignBody,
-  cancelBody,
-  checkTaskProtocol,
-  completeBody,
-  createTaskBody,
-  helpBody,
-  noteBody,
-  planBody,
-  reviseBody,
-  updateTaskBody,
-} from "../protocol/hub-api";
+import { assignBody, cancelBody, checkTaskProtocol, createTaskBody, helpBody, noteBody, planBody, reviseBody, updateTaskBody } from "../protocol/hub-api";
 import { newTask, type AssignTarget, type TaskChanges } from "../room/commands";
 import { roomActor, runInRoom, runInRoomForView } from "../room/client";
 import { OFFLOAD_DEPTH } from "../offload";
@@ -58,6 +46,8 @@ import { dependencySchema, type Requirements } from "../protocol/orchestratia-v1
 import { serverCandidates } from "../db/server-candidates";
 import { rememberedProjectOf, rememberProjectOf } from "../db/task-projects";
 import { rejectBody } from "../protocol/compute-protocol";
+import { completeBody } from "../protocol/task-response";
+import { completionCommand } from "./task-completion";
 
 /** Large JSON the caller sends for this project goes to R2 (see offload.ts). */
 const offloadFor = (c: HubContext, projectId: string) => offloaderFor(c, projectId, roomActor(c).label);
@@ -336,29 +326,14 @@ async function transition(c: HubContext, taskId: string, command: (id: string, p
   const task = await taskFor(c, taskId, "write");
   const { result, view } = await runInRoomForView(c, task.projectId, await command(task.id, task.projectId));
   // Completing again with the same result changes nothing: the copy of its large parts just stored is not needed.
-  if (result.unchanged) await discardOffloaded(c, pointedTo(view.result));
+  if (result.unchanged) await discardOffloaded(c, pointedTo([view.result, view.response]));
   return view;
 }
 
 export const startTask = (c: HubContext, id: string) => transition(c, id, async (taskId) => ({ op: "start", taskId }));
 
-export const completeTask = (c: HubContext, id: string) =>
-  transition(c, id, async (taskId, projectId) => {
-    const body = await readJson(c, completeBody);
-    const p = c.var.principal!;
-    const normalised = normaliseResult(body.result, p.kind === "server" ? p.server.name : p.user.email);
-    if (!normalised.ok) throw validationFailed(normalised.errors);
-    const result = (await offloadFor(c, projectId)(normalised.result, OFFLOAD_DEPTH.result)) as Record<string, unknown>;
-    return {
-      op: "complete",
-      taskId,
-      result,
-      structured: normalised.structured,
-      warnings: normalised.warnings,
-      ...(normalised.envelope ? { envelope: normalised.envelope } : {}),
-      ...(body.git_diff_stats ? { gitDiffStats: body.git_diff_stats } : {}),
-    };
-  });
+/** `result`, or a task-format Task Response: completed with its artifacts and metadata, or failed with its error block. */
+export const completeTask = (c: HubContext, id: string) => transition(c, id, (taskId, projectId) => completionCommand(c, taskId, projectId));
 
 /** `error` is text (the official CLI) or a task-format error block {code, message, details?, recoverable?}. */
 export const failTask = (c: HubContext, id: string) =>

@@ -10,14 +10,16 @@ export const taskFormatResponseSchema = z
     status: z.enum(TASK_FORMAT_STATUSES),
     result: jsonObject.nullable().optional().meta({ description: "Only when completed" }),
     error: errorBlockSchema.optional().meta({ description: "Only when failed" }),
-    metadata: z.object({
-      startedAt: timestamp.optional(),
-      completedAt: timestamp.optional(),
-      duration_ms: z.int().optional(),
-      agent: z.string().optional().meta({ description: "The assigned server's name" }),
-      retryCount: z.int(),
-    }),
-    artifacts: z.array(json).meta({ description: "The result's artifacts, when completed" }),
+    metadata: z
+      .looseObject({
+        startedAt: timestamp.optional(),
+        completedAt: timestamp.optional(),
+        duration_ms: z.int().optional(),
+        agent: z.string().optional().meta({ description: "The assigned server's name" }),
+        retryCount: z.int(),
+      })
+      .meta({ description: "What the hub knows of the task, over the metadata the agent's Task Response sent (kept as sent)" }),
+    artifacts: z.array(json).meta({ description: "The artifacts the agent's Task Response sent; else the result's artifacts, when completed" }),
   })
   .meta({ id: "TaskFormatResponse" });
 

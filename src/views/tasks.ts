@@ -82,6 +82,7 @@ const lateResultSchema = z
     server_id: id,
     server_name: z.string(),
     received_at: timestamp,
+    response: jsonObject.optional().meta({ description: "The Task Response's `artifacts` and `metadata` sent with it" }),
   })
   .meta({ id: "LateResult" });
 
@@ -153,6 +154,9 @@ export const taskSchema = z
     routing: jsonObject.nullable(),
     observability: jsonObject.nullable(),
     error: errorBlockSchema.nullable(),
+    response: jsonObject
+      .nullable()
+      .meta({ description: "What a task-format Task Response sent to complete carried beside its result or error: `{artifacts?, metadata?}`, as sent" }),
     retry_count: z.int(),
     late_result: lateResultSchema.nullable(),
     git_diff_stats: gitDiffStatsSchema.nullable().meta({ description: "Sent with the completion by the official CLI; null when none was" }),
@@ -209,6 +213,7 @@ export function taskView(t: TaskRow, names: TaskNames, deps: DependencyRow[], no
     routing: t.routing,
     observability: t.observability,
     error: t.error as ErrorBlock | null,
+    response: t.response,
     retry_count: t.retryCount,
     late_result: (t.lateResult ?? null) as z.infer<typeof lateResultSchema> | null,
     git_diff_stats: (t.gitDiffStats ?? null) as z.infer<typeof gitDiffStatsSchema> | null,

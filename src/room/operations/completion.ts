@@ -45,7 +45,8 @@ export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<Op
   const { task, links } = loaded;
   const party = partyOf(ctx.actor, task);
   // DataRef pointers compare by content: each completion stores its large parts anew. Only compared off the hot path.
-  const sameResult = () => canonicalJson(task.result, contentOfPointers) === canonicalJson(cmd.result, contentOfPointers);
+  const sameResult = () =>
+    canonicalJson([task.result, task.response], contentOfPointers) === canonicalJson([cmd.result, cmd.response ?? null], contentOfPointers);
   if (task.status === "done" && party.kind === "agent") {
     // Completing again is a no-op when the result is the same, a conflict when it is not.
     return sameResult() ? { taskId: task.id, statements: [], unchanged: true } : resultConflict();
@@ -59,7 +60,7 @@ export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<Op
   }
   const next = transition(ctx, task, "complete");
   if (typeof next !== "string") return next;
-  if (cmd.envelope && cmd.envelope.status !== "done") return endAsEnvelopeSays(ctx, loaded, cmd.result, cmd.envelope, diffStatsOf(cmd));
+  if (cmd.envelope && cmd.envelope.status !== "done") return endAsEnvelopeSays(ctx, loaded, cmd.result, cmd.envelope, cmd.response, diffStatsOf(cmd));
 
   const resolution = resolveDownstream(cmd.result, cmd.structured, links);
   const assignments = await planAutoAssign(ctx, resolution.unblocked, task.assignedServerId);
@@ -92,6 +93,7 @@ export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<Op
       status: next,
       result: cmd.result,
       resultStructured: cmd.structured,
+      ...responseOf(cmd),
       completedAt: ctx.now,
       deadlineAt: null,
       warnings: [...task.warnings, ...cmd.warnings],
@@ -146,13 +148,21 @@ export async function fail(ctx: OpContext, cmd: Cmd<"fail">): Promise<OpOutcome>
   return endWithoutCompleting(ctx, loaded, next, failure.event, failure.set);
 }
 
+/** A Task Response's artifacts and metadata, for the task to keep (left as they are when the command brought none). */
+const responseOf = (cmd: { response?: Record<string, unknown> | null }): Partial<TaskRow> => (cmd.response ? { response: cmd.response } : {});
+
 /** What a failure writes: the error block, its event, and as the result `{error, code}` — or what the agent sent instead. */
-function failureOf(task: TaskRow, next: TaskStatus, f: Pick<Cmd<"fail">, "error" | "code" | "details" | "recoverable">, sent?: Record<string, unknown>) {
+function failureOf(
+  task: TaskRow,
+  next: TaskStatus,
+  f: Pick<Cmd<"fail">, "error" | "code" | "details" | "recoverable" | "response">,
+  sent?: Record<string, unknown>,
+) {
   const result = { error: f.error, ...(f.code ? { code: f.code } : {}) };
   const error = errorBlock(f.error, f.code, f.details, f.recoverable);
   return {
     event: statusEvent("task_failed", task, next, { ...result, recoverable: error.recoverable }),
-    set: { result: sent ?? result, resultStructured: false, errorCode: f.code, error } satisfies Partial<TaskRow>,
+    set: { result: sent ?? result, resultStructured: false, errorCode: f.code, error, ...responseOf(f) } satisfies Partial<TaskRow>,
   };
 }
 
@@ -168,13 +178,14 @@ async function endAsEnvelopeSays(
   loaded: TaskWithDownstream,
   envelope: Record<string, unknown>,
   outcome: Exclude<EnvelopeOutcome, { status: "done" }>,
+  response: Cmd<"complete">["response"],
   kept: Partial<TaskRow>,
 ) {
   const { task } = loaded;
   if (outcome.status === "needs_human") {
     return helpWith(ctx, task, { question: outcome.question, context: escalationContext(envelope), interventionType: "help" });
   }
-  const failure = failureOf(task, "failed", { error: outcome.message, code: outcome.code, recoverable: true }, envelope);
+  const failure = failureOf(task, "failed", { error: outcome.message, code: outcome.code, recoverable: true, response }, envelope);
   return endWithoutCompleting(ctx, loaded, "failed", failure.event, { ...failure.set, ...kept });
 }
 
@@ -205,7 +216,14 @@ async function heldBy(ctx: OpContext, task: TaskRow, serverId: string): Promise<
  * when; the agent is still told 409.
  */
 function keepLateResult(ctx: OpContext, task: TaskRow, actor: Extract<RoomActor, { kind: "agent" }>, cmd: Cmd<"complete">): WritePlan {
-  const lateResult = { result: cmd.result, structured: cmd.structured, server_id: actor.serverId, server_name: actor.serverName, received_at: ctx.now };
+  const lateResult = {
+    result: cmd.result,
+    structured: cmd.structured,
+    server_id: actor.serverId,
+    server_name: actor.serverName,
+    received_at: ctx.now,
+    ...(cmd.response ? { response: cmd.response } : {}),
+  };
   const plan = taskWrite(ctx, task, { lateResult }, [
     { type: "late_result_received", taskId: task.id, data: { status: task.status, server_id: actor.serverId, server_name: actor.serverName, summary: typeof cmd.result.summary === "string" ? cmd.result.summary : null } },
   ]);

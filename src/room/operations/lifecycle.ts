@@ -230,6 +230,7 @@ export async function retry(ctx: OpContext, cmd: Cmd<"retry">): Promise<OpOutcom
       gitDiffStats: null,
       errorCode: null,
       error: null,
+      response: null,
       retryCount: task.retryCount + 1,
       assignedServerId: null,
       targetSessionId: null,
