@@ -3,7 +3,7 @@
  * ids to check status by, whole Task Responses sent to complete, subtasks and the delegation chain.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, expectProblem } from "./helpers";
+import { call, createProject, expectProblem, registerAgent } from "./helpers";
 import { openSocket } from "./sockets";
 import { cli, createWorld, expectOk, T, type World } from "./task-world";
 
@@ -105,6 +105,54 @@ describe("null is absent", () => {
     const b = await running();
     const failed = await expectOk(byWorker(b.id, "/fail", { error: { code: "DOWN", message: "The site is down", details: null, recoverable: null } }));
     expect(failed.json.error).toEqual({ code: "DOWN", message: "The site is down", recoverable: false });
+  });
+});
+
+describe("a task read by the client's own request id", () => {
+  let other: { id: string };
+  let body: ReturnType<typeof request>;
+  let task: { id: string };
+  let scoped: { apiKey: string };
+  beforeAll(async () => {
+    body = request();
+    task = await created(body);
+    scoped = await registerAgent(w.admin, `scoped-${crypto.randomUUID().slice(0, 6)}`, { project_ids: [w.project.id] });
+    // The same client id in a project the member does not belong to.
+    other = await createProject(w.admin, "Task format clients elsewhere");
+    await expectOk(call(PEOPLE, { token: w.admin, body: { ...body, project_id: other.id } }), 201);
+  });
+
+  it("answers the task on both surfaces, in either shape", async () => {
+    const byAgent = await expectOk(call(`${T}/${body.id}`, { apiKey: scoped.apiKey }));
+    expect(byAgent.json).toMatchObject({ id: task.id, client_id: body.id, project_id: w.project.id });
+    const byPerson = await expectOk(call(`${PEOPLE}/${body.id}`, { token: w.member.token }));
+    expect(byPerson.json.id).toBe(task.id);
+    const seedShape = await expectOk(call(`${PEOPLE}/${body.id}?format=task-format`, { token: w.member.token }));
+    expect(seedShape.json).toEqual({ id: body.id, status: "pending", metadata: { retryCount: 0 }, artifacts: [] });
+  });
+
+  it("refuses an id used in several of the caller's projects with 409 naming them, unless project_id chooses", async () => {
+    const ambiguous = await call(`${PEOPLE}/${body.id}`, { token: w.admin });
+    expectProblem(ambiguous, 409, "AMBIGUOUS_TASK_ID");
+    expect(ambiguous.json.project_ids.sort()).toEqual([w.project.id, other.id].sort());
+    const chosen = await expectOk(call(`${PEOPLE}/${body.id}?project_id=${other.id}`, { token: w.admin }));
+    expect(chosen.json).toMatchObject({ client_id: body.id, project_id: other.id });
+    // An agent serving every project sees both too.
+    expectProblem(await call(`${T}/${body.id}`, { apiKey: w.worker.apiKey }), 409, "AMBIGUOUS_TASK_ID");
+  });
+
+  it("finds nothing of another project: 404 for a client id only there, and for project_id naming it", async () => {
+    const elsewhere = request({ project_id: other.id });
+    await expectOk(call(PEOPLE, { token: w.admin, body: elsewhere }), 201);
+    expectProblem(await call(`${PEOPLE}/${elsewhere.id}`, { token: w.member.token }), 404, "NOT_FOUND");
+    expectProblem(await call(`${PEOPLE}/${body.id}?project_id=${other.id}`, { token: w.member.token }), 404, "NOT_FOUND");
+    expectProblem(await call(`${T}/${elsewhere.id}`, { apiKey: scoped.apiKey }), 404, "NOT_FOUND");
+    expect((await expectOk(call(`${T}/${body.id}`, { apiKey: scoped.apiKey }))).json.id).toBe(task.id);
+  });
+
+  it("takes the hub's id first, and project_id holds for it too", async () => {
+    expect((await expectOk(call(`${PEOPLE}/${task.id}`, { token: w.member.token }))).json.id).toBe(task.id);
+    expectProblem(await call(`${PEOPLE}/${task.id}?project_id=${other.id}`, { token: w.admin }), 404, "NOT_FOUND");
   });
 });
 

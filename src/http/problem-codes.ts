@@ -47,6 +47,7 @@ export const PROBLEM_CODES = {
   TASK_AWAITING_APPROVAL:
     "An agent created the task in a project that approves agents' tasks: a person approves it (`POST /api/v1/tasks/{id}/approve`) before it is started, planned or auto-assigned.",
   NOT_AWAITING_APPROVAL: "The task is not waiting for approval: it was approved already, or never needed to be.",
+  AMBIGUOUS_TASK_ID: "A task-format request `id` names tasks in several of the caller's projects: add `project_id`.",
   AMBIGUOUS_SESSION: "A session name matches open sessions on several servers: add `server_name`.",
   SESSION_NAME_TAKEN: "An open session of that name already exists on this server.",
   SERVER_NAME_TAKEN: "A server of that name exists and the registration may not take it over.",

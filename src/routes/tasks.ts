@@ -48,6 +48,7 @@ import { rememberedProjectOf, rememberProjectOf } from "../db/task-projects";
 import { rejectBody } from "../protocol/compute-protocol";
 import { completeBody } from "../protocol/task-response";
 import { completionCommand } from "./task-completion";
+import { taskByClientId } from "./client-task-ids";
 
 /** Large JSON the caller sends for this project goes to R2 (see offload.ts). */
 const offloadFor = (c: HubContext, projectId: string) => offloaderFor(c, projectId, roomActor(c).label);
@@ -200,7 +201,10 @@ const STATUS_NAMES = Object.keys(STATUS_ALIASES) as [string, ...string[]];
 
 /** `?format=task-format` answers tasks in the task-format response shape; without it, the hub's own. */
 const format = z.enum(["task-format"], { error: "must be task-format (or left out for the hub's own shape)" }).optional();
-const formatQuery = z.looseObject({ format });
+const getQuery = z.looseObject({
+  format,
+  project_id: uuid.optional().meta({ description: "Only a task of this project (to choose among tasks of several projects with the same client id)" }),
+});
 
 const listQuery = z.object({
   project_id: z.uuid("must be a UUID").optional(),
@@ -319,6 +323,17 @@ async function assignTask(c: HubContext, taskId: string) {
   const body = await readJson(c, assignBody);
   const target = await assignTarget(c, task.projectId, body);
   return (await runInRoomForView(c, task.projectId, { op: "assign", taskId: task.id, target, requirePlan: body.require_plan })).view;
+}
+
+/** A task by the hub's id, else by a task-format client's own id among the caller's projects (only in `projectId`, when given). */
+async function taskByEitherId(c: HubContext, ref: string, projectId?: string) {
+  try {
+    const task = await taskFor(c, ref);
+    if (!projectId || task.projectId === projectId) return task;
+  } catch (e) {
+    if (!(e instanceof Problem && e.status === 404)) throw e;
+  }
+  return taskByClientId(c, ref, projectId);
 }
 
 /** Runs a body-less or simple transition and answers the task as it is afterwards. */
@@ -495,14 +510,18 @@ export function taskRoutes(surface: "people" | "agents") {
     describe({
       id: "getTask",
       summary: "Get a task",
-      description: "A task.\n\n" + taskFormatOrTask,
-      query: formatQuery,
+      description:
+        "A task, by the hub's id or by a task-format request's own `id` (`client_id`) among the caller's projects.\n\n" +
+        "The hub's id wins. A client id that tasks of several of the caller's projects have is 409 `AMBIGUOUS_TASK_ID` unless `project_id` " +
+        "chooses one. " +
+        taskFormatOrTask,
+      query: getQuery,
       responses: { 200: z.union([taskSchema, taskFormatResponseSchema]) },
     }),
     read,
     async (c) => {
-      const { format } = readQuery(c, formatQuery);
-      const view = await taskView1(c.var.db, (await taskFor(c, taskId(c))).id);
+      const { format, project_id } = readQuery(c, getQuery);
+      const view = await taskView1(c.var.db, (await taskByEitherId(c, taskId(c), project_id)).id);
       return c.json(format === "task-format" ? taskFormatView(view) : view);
     },
   );
