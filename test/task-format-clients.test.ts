@@ -3,9 +3,9 @@
  * ids to check status by, whole Task Responses sent to complete, subtasks and the delegation chain.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, createProject, expectProblem, registerAgent } from "./helpers";
+import { addMember, call, createProject, createUser, expectProblem, registerAgent, until } from "./helpers";
 import { openSocket } from "./sockets";
-import { cli, createWorld, expectOk, T, type World } from "./task-world";
+import { cli, createWorld, expectOk, openSession, T, type World } from "./task-world";
 
 const PEOPLE = "/api/v1/tasks";
 
@@ -223,5 +223,89 @@ describe("a Task Response sent to complete", () => {
   it("may name its task by the hub's id", async () => {
     const { id } = await running();
     expect((await expectOk(byWorker(id, "/complete", { id, status: "completed", result: "ok" }))).json.status).toBe("done");
+  });
+});
+
+describe("subtasks (context.parentTaskId)", () => {
+  it("join their parent's trace, the parent named by its request id or the hub's id", async () => {
+    const parentBody = request();
+    const parent = await created(parentBody);
+    for (const parentTaskId of [parentBody.id, parent.id]) {
+      const sub = await created(request({ context: { parentTaskId } }));
+      expect(sub.trace_id).toBe(parent.trace_id);
+      expect(sub.traceparent).not.toBe(parent.traceparent);
+      expect(sub.context).toEqual({ parentTaskId });
+      expect(sub.warnings).toEqual([]);
+    }
+  });
+
+  it("keep a traceparent of the parent's trace, and give way to the parent's over another one, with a warning", async () => {
+    const parent = await created(request());
+    const same = `00-${parent.trace_id}-00f067aa0ba902b7-01`;
+    expect((await expectOk(create(request({ context: { parentTaskId: parent.id } }), { traceparent: same }), 201)).json.traceparent).toBe(same);
+    const foreign = await expectOk(
+      create(request({ context: { parentTaskId: parent.id } }), { traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" }),
+      201,
+    );
+    expect(foreign.json.trace_id).toBe(parent.trace_id);
+    expect(foreign.json.warnings).toEqual([expect.stringContaining("joins its parent's trace")]);
+  });
+
+  it("refuse a parent that is not a task of the project with 422 naming context.parentTaskId, creating nothing", async () => {
+    const elsewhere = await createProject(w.admin, "Another parent's project");
+    const foreignParent = (await expectOk(call(PEOPLE, { token: w.admin, body: request({ project_id: elsewhere.id }) }), 201)).json;
+    for (const parentTaskId of [foreignParent.id, foreignParent.client_id, "no-such-task"]) {
+      const body = request({ context: { parentTaskId } });
+      const reply = await call(PEOPLE, { token: w.admin, body });
+      expectProblem(reply, 422, "VALIDATION_FAILED");
+      expect(reply.json.errors).toEqual([{ path: "context.parentTaskId", message: expect.stringContaining("no task of this project") }]);
+      expectProblem(await call(`${PEOPLE}/${body.id}?project_id=${w.project.id}`, { token: w.admin }), 404, "NOT_FOUND");
+    }
+  });
+});
+
+describe("the delegation chain (routing.delegationChain)", () => {
+  it("gains the agent routing.target gives the task to, once", async () => {
+    const routed = await created(request({ routing: { source: "orchestrator", target: "worker", delegationChain: ["orchestrator"] } }));
+    expect(routed.routing).toEqual({ source: "orchestrator", target: "worker", delegationChain: ["orchestrator", "worker"] });
+    const already = await created(request({ routing: { target: "worker", delegationChain: ["orchestrator", "worker"] } }));
+    expect(already.routing.delegationChain).toEqual(["orchestrator", "worker"]);
+  });
+
+  it("gains the agent a person assigns it to; a core task gets no routing", async () => {
+    const task = await created(request({ routing: null }));
+    const assigned = await expectOk(call(`${PEOPLE}/${task.id}/assign`, { token: w.member.token, body: { server_name: w.worker.name } }));
+    expect(assigned.json.routing).toEqual({ delegationChain: [w.worker.name] });
+    const core = (await expectOk(call(PEOPLE, { token: w.member.token, body: { title: "Core", project_id: w.project.id } }), 201)).json;
+    expect((await expectOk(call(`${PEOPLE}/${core.id}/assign`, { token: w.member.token, body: { server_name: w.worker.name } }))).json.routing).toBeNull();
+  });
+
+  it("gains the server auto-assignment gives the task to: by the seed's auto-assign and by the hub's own offer", async () => {
+    const project = await createProject(w.admin, "Cobol routing");
+    const member = await createUser(w.admin, "member");
+    await addMember(w.admin, project.id, member.id);
+    const cobol = await registerAgent(w.admin, `cobol-${crypto.randomUUID().slice(0, 6)}`, { project_ids: [project.id] });
+    await openSession(cobol.apiKey, project.id, "cobol");
+    const requirements = { $schema: "orchestratia/requirements/v1", capabilities: ["cobol"] };
+    const newTask = async () => {
+      const task = (await expectOk(call(PEOPLE, { token: member.token, body: request({ project_id: project.id }) }), 201)).json;
+      await expectOk(call(`${PEOPLE}/${task.id}`, { method: "PUT", token: member.token, body: { requirements } }));
+      return task.id as string;
+    };
+    // Offered when the server says it can do COBOL (one statement for every task offered).
+    const offered = await newTask();
+    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: cobol.apiKey, body: { capabilities: { tools: ["cobol"], max_concurrent_tasks: 10 } } }));
+    const assigned = await until(
+      () => call(`${PEOPLE}/${offered}`, { token: member.token }).then((r) => r.json),
+      (t) => t.status === "assigned",
+      "the task offered to the COBOL server",
+    );
+    expect(assigned.routing).toEqual({ source: "orchestrator", delegationChain: ["orchestrator", cobol.name] });
+    // The seed's auto-assign, by hand.
+    const byHand = await newTask();
+    const chosen = await call(`${PEOPLE}/${byHand}/auto-assign`, { method: "POST", token: member.token });
+    const task = (await expectOk(call(`${PEOPLE}/${byHand}`, { token: member.token }))).json;
+    expect([chosen.status, task.status], chosen.text).toEqual([200, "assigned"]);
+    expect(task.routing.delegationChain).toEqual(["orchestrator", cobol.name]);
   });
 });

@@ -93,7 +93,7 @@ const seedRequest = (w: World, extra: Record<string, unknown> = {}) => ({
   id: crypto.randomUUID(),
   type: "parse_recipe",
   payload: { url: "https://example.com/recipe" },
-  context: { conversationId: "conv-1", parentTaskId: "parent-1", user: "user-id", timestamp: "2025-01-05T10:30:00Z", priority: "normal" },
+  context: { conversationId: "conv-1", user: "user-id", timestamp: "2025-01-05T10:30:00Z", priority: "normal" },
   routing: { source: "orchestrator", delegationChain: ["orchestrator"] },
   observability: { traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7", baggage: { tenant: "acme" } },
   project_id: w.project.id,
@@ -115,8 +115,9 @@ describe("task-format request (§Task Request)", () => {
   });
 
   it("keeps every field and block as sent, with unknown fields inside the blocks", async () => {
+    const parent = await createTf(w, seedRequest(w));
     const body = seedRequest(w, {
-      context: { conversationId: "conv-1", parentTaskId: "parent-1", user: "u", timestamp: "2025-01-05T10:30:00Z", priority: "high", locale: "en" },
+      context: { conversationId: "conv-1", parentTaskId: parent.json.client_id, user: "u", timestamp: "2025-01-05T10:30:00Z", priority: "high", locale: "en" },
       routing: { source: "orchestrator", delegationChain: ["orchestrator", "planner"], hops: 2 },
     });
     const reply = await createTf(w, body);

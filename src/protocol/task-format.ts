@@ -160,7 +160,7 @@ export function newTaskOf(request: TaskFormatRequest, requestHash: string, warni
     warnings: [
       ...warnings,
       ...(request.observability?.traceId !== undefined && !traceIdOf(request)
-        ? ["observability.traceId is not an OpenTelemetry trace id (32 hex digits): kept as sent; the task's trace is a new one"]
+        ? ["observability.traceId is not an OpenTelemetry trace id (32 hex digits): kept as sent, not used for the task's trace"]
         : []),
     ],
     origin: {
@@ -173,6 +173,20 @@ export function newTaskOf(request: TaskFormatRequest, requestHash: string, warni
     },
   };
 }
+
+/**
+ * routing.delegationChain lists the agents that have handled the task (the seed). When the hub gives a task-format
+ * task to an agent (its routing.target, auto-assignment, a person's assign), that agent joins the end of the chain,
+ * unless it is there already (the last one).
+ */
+export function delegatedTo(routing: Record<string, unknown> | null, agent: string): Record<string, unknown> {
+  const chain = Array.isArray(routing?.delegationChain) ? (routing.delegationChain as unknown[]) : [];
+  return { ...routing, delegationChain: chain.at(-1) === agent ? chain : [...chain, agent] };
+}
+
+/** The routing of a task given to an agent: a task-format task's chain extended; any other task has none to extend. */
+export const routedTo = (task: { clientId: string | null; routing: Record<string, unknown> | null }, agent: string): { routing?: Record<string, unknown> } =>
+  task.clientId ? { routing: delegatedTo(task.routing, agent) } : {};
 
 /* ---------------------------------------------------------------------------
  * Task response (§Task Response): the task in the seed's words.

@@ -16,6 +16,7 @@ import type { Assignable, Assignment, DownstreamLink } from "../domain/cascade";
 import { ACTIVE, type TaskStatus } from "../domain/lifecycle";
 import type { Candidate } from "../domain/matching";
 import type { Requirements } from "../protocol/orchestratia-v1";
+import { routedTo } from "../protocol/task-format";
 import type { TaskRow } from "./statements";
 
 export interface Blocker {
@@ -336,7 +337,16 @@ export class GroupReads implements TaskReads {
       this.assigned.set(a.taskId, status);
       this.addLoad(a.match.server_id, 1);
       const task = this.tasks.get(a.taskId);
-      if (task) this.tasks.set(a.taskId, { ...task, status, assignedServerId: a.match.server_id, targetSessionId: null, version: task.version + 1 });
+      if (task) {
+        this.tasks.set(a.taskId, {
+          ...task,
+          status,
+          assignedServerId: a.match.server_id,
+          targetSessionId: null,
+          ...routedTo(task, a.match.server_name),
+          version: task.version + 1,
+        });
+      }
     }
   }
 

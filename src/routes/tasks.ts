@@ -46,9 +46,10 @@ import { dependencySchema, type Requirements } from "../protocol/orchestratia-v1
 import { serverCandidates } from "../db/server-candidates";
 import { rememberedProjectOf, rememberProjectOf } from "../db/task-projects";
 import { rejectBody } from "../protocol/compute-protocol";
+import { taskByClientId } from "./client-task-ids";
 import { completeBody } from "../protocol/task-response";
 import { completionCommand } from "./task-completion";
-import { taskByClientId } from "./client-task-ids";
+import { parentTask, subtaskTrace } from "./subtasks";
 
 /** Large JSON the caller sends for this project goes to R2 (see offload.ts). */
 const offloadFor = (c: HubContext, projectId: string) => offloaderFor(c, projectId, roomActor(c).label);
@@ -133,13 +134,17 @@ export async function createAnyTask(c: HubContext): Promise<{ view: TaskView; re
  * A task-format request: its `id` names the task in the project (the same
  * request again answers the task, another one under the id is refused), its
  * blocks are kept, routing.target assigns it, observability.traceId continues
- * its trace unless a traceparent header came.
+ * its trace unless a traceparent header came; a subtask (context.parentTaskId)
+ * joins its parent's trace.
  */
 async function createTaskFormatTask(c: HubContext, raw: Record<string, unknown>) {
   const request = parseWith(taskFormatRequest, raw);
   const warnings: string[] = [];
-  const traceparent = requestTrace(c, warnings) ?? beginTrace(traceIdOf(request)).traceparent;
+  const header = requestTrace(c, warnings);
   const project = await projectOfNewTask(c, request);
+  const parentId = request.context?.parentTaskId;
+  const sent = { traceparent: header, traceId: traceIdOf(request) };
+  const traceparent = (parentId ? subtaskTrace(await parentTask(c, project.id, parentId), sent, warnings) : header) ?? beginTrace(sent.traceId).traceparent;
   const { origin, ...task } = newTaskOf(request, await sha256Hex(requestForHash(raw)), warnings);
   const target = request.routing?.target;
   let assignTo: AssignTarget | undefined;

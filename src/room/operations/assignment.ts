@@ -3,7 +3,7 @@
  * other operations run as they free capacity or unblock tasks, with its
  * set-based write, its capacity check and its events.
  */
-import { eq, sql } from "drizzle-orm";
+import { eq, sql, type SQL } from "drizzle-orm";
 import { sessions } from "../../db/schema";
 import { planAssignments, type Assignable, type Assignment } from "../../domain/cascade";
 import { errorMentions } from "../../db/errors";
@@ -11,19 +11,28 @@ import { activeTasksOfServer } from "../../db/server-candidates";
 import { DEFAULT_MAX_CONCURRENT_TASKS, rankServers } from "../../domain/matching";
 import type { Requirements } from "../../protocol/orchestratia-v1";
 import type { EventDraft, TaskRow, VersionGuard } from "../statements";
+import { routedTo } from "../../protocol/task-format";
 import { guardHolds, statement } from "../statements";
 import { ASSIGN_BATCH } from "../task-reads";
 import { answerOnly, loadTask, recordEvents, statusEvent, taskWrite, transition, type OpContext, type Planner, type WritePlan } from "./kernel";
 import { awaitingApproval, concurrentChange, invalidTransition, noRequirements, notFound } from "./refusals";
 
+/** A task-format task's routing once it is given to the agent named `agent` (an SQL value), as `delegatedTo` makes it. */
+const delegatedToSql = (agent: SQL) => sql`CASE
+    WHEN client_id IS NULL OR routing ->> '$.delegationChain[#-1]' = ${agent} THEN routing
+    ELSE json_set(COALESCE(routing, '{}'), '$.delegationChain',
+      json_insert(CASE WHEN json_type(routing, '$.delegationChain') = 'array' THEN routing -> '$.delegationChain' ELSE '[]' END, '$[#]', ${agent})) END`;
+
 /** Assigns pending tasks to servers in one statement; tasks requiring a plan go to planning. */
 export function assignStatement(ctx: OpContext, plan: Assignment[], guard: VersionGuard) {
-  const rows = JSON.stringify(plan.map((p) => ({ task_id: p.taskId, server_id: p.match.server_id })));
+  const rows = JSON.stringify(plan.map((p) => ({ task_id: p.taskId, server_id: p.match.server_id, server_name: p.match.server_name })));
+  const assigned = (field: string) => sql`(SELECT a.value ->> ${field} FROM json_each(${rows}) a WHERE a.value ->> 'task_id' = tasks.id)`;
   return statement(
     ctx.d1,
     sql`UPDATE tasks SET
           status = CASE WHEN require_plan THEN 'planning' ELSE 'assigned' END,
-          assigned_server_id = (SELECT a.value ->> 'server_id' FROM json_each(${rows}) a WHERE a.value ->> 'task_id' = tasks.id),
+          assigned_server_id = ${assigned("server_id")},
+          routing = ${delegatedToSql(assigned("server_name"))},
           target_session_id = NULL, assigned_at = ${ctx.now}, version = version + 1, updated_at = ${ctx.now}
         WHERE id IN (SELECT a.value ->> 'task_id' FROM json_each(${rows}) a) AND status = 'pending' AND ${guardHolds(guard)}`,
   );
@@ -136,20 +145,32 @@ export const assign: Planner<"assign"> = async (ctx, cmd) => {
     target.sessionId && task.sourceSessionId
       ? await ctx.db.query.sessions.findFirst({ where: eq(sessions.id, task.sourceSessionId), columns: { name: true } })
       : undefined;
-  return taskWrite(ctx, task, { status, assignedServerId: target.serverId, targetSessionId: target.sessionId, assignedAt: ctx.now, requirePlan }, [
-    statusEvent("task_assigned", task, status, {
-      server_id: target.serverId,
-      server_name: target.serverName,
-      session_id: target.sessionId,
-      session_name: target.sessionName,
-      require_plan: requirePlan,
-      title: task.title,
-      priority: task.priority,
-      from_session_name: from?.name ?? null,
-      // The session's daemon shows the task as waiting instead of starting its agent on it.
-      ...(task.awaitingApproval ? { pending_approval: true } : {}),
-    }),
-  ]);
+  return taskWrite(
+    ctx,
+    task,
+    {
+      status,
+      assignedServerId: target.serverId,
+      targetSessionId: target.sessionId,
+      assignedAt: ctx.now,
+      requirePlan,
+      ...routedTo(task, target.sessionName ?? target.serverName),
+    },
+    [
+      statusEvent("task_assigned", task, status, {
+        server_id: target.serverId,
+        server_name: target.serverName,
+        session_id: target.sessionId,
+        session_name: target.sessionName,
+        require_plan: requirePlan,
+        title: task.title,
+        priority: task.priority,
+        from_session_name: from?.name ?? null,
+        // The session's daemon shows the task as waiting instead of starting its agent on it.
+        ...(task.awaitingApproval ? { pending_approval: true } : {}),
+      }),
+    ],
+  );
 };
 
 /** The seed's auto-assign: a pending task with requirements goes to the best-scoring server, if any qualifies. */
@@ -168,7 +189,13 @@ export const autoAssign: Planner<"auto_assign"> = async (ctx, cmd) => {
     ...taskWrite(
       ctx,
       task,
-      { status: task.requirePlan ? "planning" : "assigned", assignedServerId: best.server_id, targetSessionId: null, assignedAt: ctx.now },
+      {
+        status: task.requirePlan ? "planning" : "assigned",
+        assignedServerId: best.server_id,
+        targetSessionId: null,
+        assignedAt: ctx.now,
+        ...routedTo(task, best.server_name),
+      },
       assignmentEvents([assignment]),
     ),
     fills: filledServers([assignment]),

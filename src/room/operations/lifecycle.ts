@@ -9,6 +9,7 @@ import { beginTrace, parseTraceparent } from "../../protocol/trace-context";
 import { awaitingApproval, blocked, clientIdTaken, interventionClosed, invalidField, notFound, taskImmutable, unknownDependencies } from "./refusals";
 import { immutableFieldsChanged } from "../../protocol/compute-protocol";
 import { agentMayAnswer } from "./agent-questions";
+import { delegatedTo } from "../../protocol/task-format";
 
 const deadlineFrom = (task: TaskRow, now: string) => (task.timeoutSeconds ? new Date(Date.parse(now) + task.timeoutSeconds * 1000).toISOString() : null);
 
@@ -90,7 +91,8 @@ export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutc
     clientRequestHash: origin.clientRequestHash ?? null,
     payload: origin.payload === undefined ? null : origin.payload,
     context: origin.context ?? null,
-    routing: origin.routing ?? null,
+    // Given to its routing.target as it is created, the task has that agent at the end of its delegation chain.
+    routing: target && origin.clientId ? delegatedTo(origin.routing ?? null, target.sessionName ?? target.serverName) : (origin.routing ?? null),
     observability: origin.observability ?? null,
     assignedServerId: target?.serverId ?? null,
     targetSessionId: target?.sessionId ?? null,
