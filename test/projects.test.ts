@@ -58,7 +58,31 @@ describe("changes", () => {
     expect(replies.map((r) => r.status)).toEqual(Array(8).fill(201));
     const slugs = replies.map((r) => r.json.slug).sort();
     expect(new Set(slugs).size).toBe(8);
-    expect(slugs).toContain("deja-vu");
+    expect(slugs).toEqual(["deja-vu", ...Array.from({ length: 7 }, (_, i) => `deja-vu-${i + 2}`)].sort());
+  });
+
+  it("takes names of any legal length, numbering long slugs like short ones, dozens at once", async () => {
+    // Slugs of 49 characters and more once made a LIKE pattern longer than D1 allows (50 bytes).
+    for (const length of [48, 49, 50, 60, 200]) {
+      const name = `${length} ${"long name ".repeat(20)}`.slice(0, length);
+      const first = await call("/api/v1/projects", { token: admin, body: { name } });
+      expect(first.status, first.text).toBe(201);
+      expect(first.json.slug.length).toBeLessThanOrEqual(60);
+      const second = await call("/api/v1/projects", { token: admin, body: { name } });
+      expect(second.status, second.text).toBe(201);
+      expect(second.json.slug).toBe(`${first.json.slug}-2`);
+    }
+    const name = `${"Concurrent ".repeat(15)}creates`;
+    const replies = await Promise.all(Array.from({ length: 40 }, () => call("/api/v1/projects", { token: admin, body: { name } })));
+    expect(replies.map((r) => r.status)).toEqual(Array(40).fill(201));
+    const base = replies.map((r) => r.json.slug).find((s: string) => !/-\d+$/.test(s));
+    expect(base).toHaveLength(60);
+    expect(replies.map((r) => r.json.slug).sort()).toEqual([base, ...Array.from({ length: 39 }, (_, i) => `${base}-${i + 2}`)].sort());
+    // A name whose own slug ends in digits is not taken for a number.
+    const numbered = await call("/api/v1/projects", { token: admin, body: { name: "Release 2024" } });
+    const plain = await call("/api/v1/projects", { token: admin, body: { name: "Release" } });
+    const again = await call("/api/v1/projects", { token: admin, body: { name: "Release" } });
+    expect([numbered.json.slug, plain.json.slug, again.json.slug]).toEqual(["release-2024", "release", "release-2"]);
   });
 
   it("manages members: only admins add or remove them", async () => {

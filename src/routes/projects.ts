@@ -1,10 +1,10 @@
 /** Projects and their members. */
-import { and, asc, desc, eq, gt, like, max, or } from "drizzle-orm";
+import { and, asc, desc, eq, gt, max } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { projectFor, visibleProjectIds } from "../auth/access";
 import { currentUser, person } from "../auth/middleware";
-import type { Db } from "../db/client";
+import type { ProjectRow } from "../db/client";
 import { nowIso } from "../db/client";
 import { events, projectMembers, projects, users } from "../db/schema";
 import { slugify } from "../domain/slug";
@@ -18,24 +18,35 @@ import { deleteProjectBlobs } from "../blobs";
 import type { HubEnv } from "../http/context";
 import { label, seqQuery, text, uuid } from "../http/fields";
 import { notFound } from "../http/problem";
-import { isUniqueViolation } from "../db/errors";
 import { inJsonList } from "../db/sql";
 import { projectSchema, projectSettingsSchema, projectView, userSchema, userView } from "../views/people";
 
 export const projectRoutes = new Hono<HubEnv>();
 
-/** The name's slug, with -2, -3, ... appended while it is taken. */
-async function freeSlug(db: Db, name: string): Promise<string> {
-  const base = slugify(name);
-  const rows = await db
-    .select({ slug: projects.slug })
-    .from(projects)
-    .where(or(eq(projects.slug, base), like(projects.slug, `${base}-%`)));
-  const taken = new Set(rows.map((p) => p.slug));
-  let slug = base;
-  for (let n = 2; taken.has(slug); n++) slug = `${base}-${n}`;
-  return slug;
-}
+/** Numbers a slug's suffix is read as at most this many digits: a longer run is a name's own, never a count to go on from. */
+const MAX_SLUG_NUMBER_DIGITS = 9;
+
+/**
+ * Inserts a project under the name's slug or, while that is taken, under the
+ * slug with the smallest free number appended (-2, -3, ...): 2, or one past a
+ * number already taken. One statement finds the slug and takes it, so
+ * concurrent creates of one name each get their own without retrying. Slugs
+ * under the name's are found by a range on the unique index, not LIKE: D1
+ * refuses LIKE patterns over 50 bytes, and a slug has up to 60 characters.
+ */
+const insertProject = (d1: D1Database, project: ProjectRow, base: string) =>
+  d1
+    .prepare(
+      `INSERT INTO projects (id, name, slug, description, created_by, created_at, updated_at)
+       SELECT ?1, ?2, CASE WHEN NOT EXISTS (SELECT 1 FROM projects WHERE slug = ?3) THEN ?3 ELSE ?3 || '-' || (
+         SELECT MIN(c) FROM (
+           SELECT 2 AS c UNION ALL
+           SELECT CAST(n AS INTEGER) + 1 FROM (SELECT substr(slug, length(?3) + 2) AS n FROM projects WHERE slug > ?3 || '-' AND slug < ?3 || '.')
+           WHERE n != '' AND length(n) <= ${MAX_SLUG_NUMBER_DIGITS} AND n NOT GLOB '*[^0-9]*'
+         ) WHERE NOT EXISTS (SELECT 1 FROM projects WHERE slug = ?3 || '-' || c)) END, ?4, ?5, ?6, ?6
+       RETURNING slug`,
+    )
+    .bind(project.id, project.name, base, project.description, project.createdBy, project.createdAt);
 
 const newProject = z.object({ name: label(), description: text().nullable().optional() });
 const projectChanges = z.object({ name: label().optional(), description: text().nullable().optional() });
@@ -66,31 +77,22 @@ projectRoutes.post(
     const body = await readJson(c, newProject);
     const user = currentUser(c);
     const now = nowIso();
-    const id = crypto.randomUUID();
-    // A concurrent create can take the slug between the check and the insert: then add a random suffix.
-    for (let attempt = 1; ; attempt++) {
-      const free = await freeSlug(c.var.db, body.name);
-      const project = {
-        id,
-        name: body.name,
-        slug: attempt === 1 ? free : `${free}-${crypto.randomUUID().slice(0, 4)}`,
-        description: body.description ?? null,
-        settings: {},
-        createdBy: user.id,
-        createdAt: now,
-        updatedAt: now,
-      };
-      try {
-        // The creator becomes a member, so a member who creates a project can see it.
-        await c.var.db.batch([
-          c.var.db.insert(projects).values(project),
-          c.var.db.insert(projectMembers).values({ projectId: id, userId: user.id, createdAt: now }),
-        ]);
-        return c.json(projectView(project), 201);
-      } catch (e) {
-        if (attempt >= 5 || !isUniqueViolation(e)) throw e;
-      }
-    }
+    const project: ProjectRow = {
+      id: crypto.randomUUID(),
+      name: body.name,
+      slug: "",
+      description: body.description ?? null,
+      settings: {},
+      createdBy: user.id,
+      createdAt: now,
+      updatedAt: now,
+    };
+    // The creator becomes a member, so a member who creates a project can see it.
+    const [inserted] = await c.env.DB.batch([
+      insertProject(c.env.DB, project, slugify(body.name)),
+      c.env.DB.prepare("INSERT INTO project_members (project_id, user_id, created_at) VALUES (?1, ?2, ?3)").bind(project.id, user.id, now),
+    ]);
+    return c.json(projectView({ ...project, slug: (inserted!.results[0] as { slug: string }).slug }), 201);
   },
 );
 
