@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
-import { ADMIN, BOOTSTRAP_TOKEN, call, createUser, expectProblem, login } from "./helpers";
+import { accessTokenUntil, ADMIN, BOOTSTRAP_TOKEN, call, createUser, expectProblem, login } from "./helpers";
 
 const secret = new TextEncoder().encode(env.JWT_SECRET);
 const claims = (sub: string) => new SignJWT({ role: "admin" }).setSubject(sub).setIssuedAt();
@@ -245,5 +245,36 @@ describe("users", () => {
     expect(changed.status).toBe(200);
     expect((await login(member.email, member.password)).status).toBe(401);
     expect((await login(member.email, "brand-new-pass")).status).toBe(200);
+  });
+
+  it("throttles password changes per person and per client address, like sign-ins", async () => {
+    const member = await createUser(admin, "member");
+    const guess = (current_password: string, headers: Record<string, string> = {}) =>
+      call("/api/v1/auth/password", { token: member.token, body: { current_password, new_password: "brand-new-pass" }, headers });
+    await clearOfWindowEdge();
+    // Each guess comes from another address (call()'s default): the person's own count stops them.
+    const replies = [];
+    for (let i = 0; i < 12; i++) replies.push(await guess(`wrong-${i}`));
+    expect(replies.slice(0, 10).map((r) => r.status)).toEqual(Array(10).fill(403));
+    expectProblem(replies[10]!, 429, "RATE_LIMITED");
+    expect(replies[10]!.headers.get("Retry-After")).toBe("60");
+    // Once throttled, even the right password does not get through.
+    expectProblem(await guess(member.password), 429, "RATE_LIMITED");
+    expect((await login(member.email, member.password)).status).toBe(200);
+
+    // One address trying many accounts is stopped too, and its sign-ins with it.
+    const ip = { "CF-Connecting-IP": "203.0.113.77" };
+    await clearOfWindowEdge();
+    const fromOne = [];
+    for (let i = 0; i < 11; i++) {
+      // Accounts made without signing in (each sign-in would count too): their tokens are issued directly.
+      const email = `guessed-${i}-${crypto.randomUUID().slice(0, 6)}@example.com`;
+      const other = await call("/api/v1/users", { token: admin, body: { email, password: "password-guessed", role: "member" } });
+      const token = await accessTokenUntil(other.json.id, Math.floor(Date.now() / 1000) + 600);
+      fromOne.push(await call("/api/v1/auth/password", { token, body: { current_password: "wrong", new_password: "brand-new-pass" }, headers: ip }));
+    }
+    expect(fromOne.slice(0, 10).map((r) => r.status)).toEqual(Array(10).fill(403));
+    expectProblem(fromOne[10]!, 429, "RATE_LIMITED");
+    expectProblem(await call("/api/v1/auth/login", { body: { email: member.email, password: member.password }, headers: ip }), 429, "RATE_LIMITED");
   });
 });

@@ -10,7 +10,7 @@ import { issueTokenPair, revokeAllRefreshTokens, revokeRefreshToken, rotateRefre
 import { nowIso } from "../db/client";
 import { users } from "../db/schema";
 import { readJson } from "../http/body";
-import type { HubEnv } from "../http/context";
+import type { HubContext, HubEnv } from "../http/context";
 import { Problem, conflict, forbidden, tooManyRequests, unauthorized } from "../http/problem";
 import { email, label, password } from "../http/fields";
 import { documented } from "../openapi/operation";
@@ -19,6 +19,17 @@ import { cookieTokenPairSchema, okSchema, tokenPairSchema, userSchema, userView 
 export const authRoutes = new Hono<HubEnv>();
 
 const LOGIN_RETRY_AFTER_SECONDS = 60;
+
+/**
+ * Counts a password guess against each key (LOGIN_LIMITER: 10 a minute per key); 429 once any is spent. Every attempt
+ * counts, so a correct guess does not get through once a key is throttled. The client address's key is shared by
+ * sign-ins and password changes: guesses from one address count together, whichever door they try.
+ */
+async function throttleGuesses(c: HubContext, keys: string[], what: string) {
+  const ip = c.req.header("CF-Connecting-IP") ?? "unknown";
+  const outcomes = await Promise.all([...keys, `ip:${ip}`].map((key) => c.env.LOGIN_LIMITER.limit({ key })));
+  if (outcomes.some((o) => !o.success)) throw tooManyRequests(`Too many ${what}; wait a minute and try again`, LOGIN_RETRY_AFTER_SECONDS);
+}
 
 const bootstrapBody = z.object({ email, password, name: label().optional() });
 const loginBody = z.object({
@@ -85,12 +96,7 @@ authRoutes.post(
   }),
   async (c) => {
     const body = await readJson(c, loginBody);
-    const ip = c.req.header("CF-Connecting-IP") ?? "unknown";
-    // Every attempt counts: a correct guess must not get through once a key is throttled.
-    const [byEmail, byIp] = await Promise.all([c.env.LOGIN_LIMITER.limit({ key: `email:${body.email}` }), c.env.LOGIN_LIMITER.limit({ key: `ip:${ip}` })]);
-    if (!byEmail.success || !byIp.success) {
-      throw tooManyRequests("Too many sign-in attempts; wait a minute and try again", LOGIN_RETRY_AFTER_SECONDS);
-    }
+    await throttleGuesses(c, [`email:${body.email}`], "sign-in attempts");
     const user = await c.var.db.query.users.findFirst({ where: (u, { eq }) => eq(u.email, body.email) });
     const ok = await verifyPassword(body.password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
     if (!user || !ok) throw unauthorized("Wrong email or password", "INVALID_CREDENTIALS");
@@ -187,7 +193,8 @@ authRoutes.post(
     tag: "Auth",
     summary: "Change one's own password",
     description:
-      "403 `INVALID_CREDENTIALS` when `current_password` is wrong. Every refresh token of the person is revoked: other sign-ins end when their access token runs out.",
+      "403 `INVALID_CREDENTIALS` when `current_password` is wrong; 429 with `Retry-After` after too many attempts for the person or from the address " +
+      "(counted with sign-ins from it). Every refresh token of the person is revoked: other sign-ins end when their access token runs out.",
     caller: "person",
     body: passwordChange,
     responses: { 200: okSchema },
@@ -196,6 +203,7 @@ authRoutes.post(
   async (c) => {
     const user = currentUser(c);
     const body = await readJson(c, passwordChange);
+    await throttleGuesses(c, [`password:${user.id}`], "password changes");
     if (!user.passwordHash || !(await verifyPassword(body.current_password, user.passwordHash))) {
       throw forbidden("The current password is wrong", "INVALID_CREDENTIALS");
     }
