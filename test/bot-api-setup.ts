@@ -1,8 +1,8 @@
 /**
  * A fake of Telegram's Bot API, run in Node beside the tests (the hub reaches
  * it at TELEGRAM_API_ROOT): it answers the methods the hub calls the way
- * Telegram does, records every call, and can be told to answer a chat's next
- * messages with 429 and a retry_after. Tests read and steer it at `/control/...`.
+ * Telegram does (refusing text that is not valid Unicode), records every call,
+ * and can be told to answer a chat's next messages with 429 and a retry_after. Tests read and steer it at `/control/...`.
  */
 import { createServer } from "node:http";
 
@@ -10,7 +10,13 @@ interface Call {
   method: string;
   body: Record<string, any>;
   at: number;
+  /** Why Telegram refused it, when it did. */
+  refused?: string;
 }
+
+/** Whether every string in a value is valid Unicode: Telegram refuses a lone surrogate (half an emoji) with 400. */
+const wellFormed = (value: unknown): boolean =>
+  typeof value === "string" ? value.isWellFormed() : typeof value === "object" && value !== null ? Object.values(value).every(wellFormed) : true;
 
 export const BOT_INFO = {
   id: 4242,
@@ -49,6 +55,11 @@ export default async function setup() {
       const method = url.pathname.match(/^\/bot[^/]+\/(\w+)$/)?.[1];
       if (!method) return json(404, { ok: false, error_code: 404, description: "Not Found" });
       const body = raw ? JSON.parse(raw) : {};
+      if (!wellFormed(body)) {
+        const description = "Bad Request: strings must be encoded in UTF-8";
+        calls.push({ method, body, at: Date.now(), refused: description });
+        return json(400, { ok: false, error_code: 400, description });
+      }
       calls.push({ method, body, at: Date.now() });
       switch (method) {
         case "getMe":

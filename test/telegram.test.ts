@@ -20,6 +20,7 @@ interface BotCall {
   method: string;
   body: Record<string, any>;
   at: number;
+  refused?: string;
 }
 const calls = async (): Promise<BotCall[]> => (await fetch(`${BOT_API}/control/calls`)).json();
 const sentTo = async (chatId: number) => (await calls()).filter((c) => c.method === "sendMessage" && Number(c.body.chat_id) === chatId);
@@ -341,6 +342,25 @@ describe("notifications and answers", () => {
     // Only its creator hears a task is done: nothing was even recorded for the viewer.
     expect(await owed(VIC, json.id, "task_completed")).toBe(0);
     expect(await owed(ANN, json.id, "task_completed")).toBe(1);
+  });
+
+  it("cuts a long title and error between code points, so Telegram takes the message", async () => {
+    // Cut by UTF-16 units, each would end in half an emoji, which Telegram refuses (and the message was lost).
+    const title = `${"a".repeat(199)}😀 and more`;
+    const error = `${"b".repeat(1499)}😀 and more`;
+    const { json } = await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title, project_id: w.project.id }), 201);
+    await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${json.id}/assign`, { session_name: "worker" }));
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${json.id}/start`, {}));
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${json.id}/fail`, { error }));
+    const sent = await until(
+      () => sentTo(ANN),
+      (m) => m.some((c) => c.body.reply_markup?.inline_keyboard?.[0]?.[0]?.callback_data === `rt:${json.id}`),
+      "the failure",
+    );
+    const failure = sent.find((c) => c.body.reply_markup?.inline_keyboard?.[0]?.[0]?.callback_data === `rt:${json.id}`)!;
+    expect(failure.refused).toBeUndefined();
+    expect(failure.body.text).toContain(`${"a".repeat(199)}…`);
+    expect(failure.body.text).toContain(`${"b".repeat(1499)}…`);
   });
 
   it("waits as long as Telegram says when it answers 429, then sends in order", async () => {

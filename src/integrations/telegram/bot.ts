@@ -6,6 +6,7 @@
 import { Bot, type Context } from "grammy";
 import type { UserFromGetMe } from "grammy/types";
 import { sha256Hex } from "../../auth/secrets";
+import { cutText } from "../../domain/text";
 import type { UserRow } from "../../db/client";
 import type { WorkerEnv } from "../../worker-env";
 import { apiRootOf } from "./api-root";
@@ -165,7 +166,7 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
         `<b>${escapeHtml(t.title)}</b>`,
         `${escapeHtml(t.project)} · ${t.status} · ${t.priority}${t.server ? ` · on ${escapeHtml(t.server)}` : ""}`,
         `<code>${t.id}</code>`,
-        ...(outcome ? ["", escapeHtml(outcome.slice(0, 1500))] : []),
+        ...(outcome ? ["", escapeHtml(cutText(outcome, 1500, "…"))] : []),
       ].join("\n"),
       html,
     );

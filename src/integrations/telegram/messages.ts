@@ -3,8 +3,10 @@
  * use Telegram's HTML parse mode, so every piece of text from elsewhere is
  * escaped. Buttons carry what they act on in their callback data (at most 64
  * bytes); a reply is matched to what it answers by the marker at the end of
- * the message it replies to ("Question #1a2b3c4d", "Plan #1a2b3c4d").
+ * the message it replies to ("Question #1a2b3c4d", "Plan #1a2b3c4d"). Text is
+ * cut between code points (domain/text.ts): Telegram refuses half an emoji.
  */
+import { cutText } from "../../domain/text";
 
 /** The events a linked person hears of. */
 export const TELEGRAM_EVENTS = [
@@ -31,7 +33,7 @@ export const escapeHtml = (text: string) => text.replace(/&/g, "&amp;").replace(
 
 const quote = (value: unknown) => {
   const text = typeof value === "string" ? value : JSON.stringify(value ?? "", null, 2);
-  return escapeHtml(text.length > MAX_QUOTE ? `${text.slice(0, MAX_QUOTE)}…` : text);
+  return escapeHtml(cutText(text, MAX_QUOTE, "…"));
 };
 
 export interface Button {
@@ -75,7 +77,7 @@ export function optionLabels(options: unknown): string[] {
     .slice(0, 8);
 }
 
-const name = (text: string, max = MAX_NAME) => escapeHtml(text.length > max ? `${text.slice(0, max)}…` : text);
+const name = (text: string, max = MAX_NAME) => escapeHtml(cutText(text, max, "…"));
 
 function heading(kind: string, ctx: NotificationContext) {
   return `<b>${kind}</b> · ${name(ctx.projectName)}${ctx.taskTitle ? ` · ${name(ctx.taskTitle)}` : ""}`;
@@ -101,7 +103,7 @@ export function notification(e: NotifiedEvent, ctx: NotificationContext): Outgoi
       const labels = optionLabels(ctx.options);
       return {
         text: `${heading("Question", ctx)}\n\n${quote(d.question)}\n\nReply to this message to answer. Question #${short(id)}`,
-        buttons: labels.map((label, i) => [{ text: label.slice(0, 60), callback_data: `iv:${id}:${i}` }]),
+        buttons: labels.map((label, i) => [{ text: cutText(label, 60), callback_data: `iv:${id}:${i}` }]),
       };
     }
     case "task_awaiting_approval":
@@ -163,7 +165,7 @@ export function openTaskList(tasks: readonly ListedTask[], total: number): strin
 }
 
 /** A button's answer, cut to what Telegram shows. */
-export const answerText = (text: string) => (text.length > MAX_ANSWER ? `${text.slice(0, MAX_ANSWER - 1)}…` : text);
+export const answerText = (text: string) => cutText(text, MAX_ANSWER, "…");
 
 export type ButtonAction =
   | { kind: "answer"; interventionId: string; choice: "y" | "n" | number }
