@@ -3,7 +3,8 @@ import type { Context } from "hono";
 import type { HubEnv } from "./context";
 import type { z } from "zod";
 import { zodFieldErrors } from "../protocol/field-errors";
-import { badRequest, validationFailed } from "./problem";
+import { TOO_DEEP, tooDeepUnder } from "../domain/json-depth";
+import { badRequest, fieldError, validationFailed } from "./problem";
 
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown, prefix = ""): z.output<S> {
   const parsed = schema.safeParse(value);
@@ -13,9 +14,10 @@ export function parseWith<S extends z.ZodType>(schema: S, value: unknown, prefix
 
 /**
  * Parses the JSON body whatever its Content-Type says (agents in the wild send
- * JSON as text/plain), then validates it. An empty body counts as `{}` so that
- * endpoints whose fields are all optional accept a bare POST. A body that may
- * hold a DataRef pointer is kept for the write it makes (room/client.ts).
+ * JSON as text/plain), refuses one nested more than MAX_JSON_DEPTH deep (422
+ * naming the top-level field), then validates it. An empty body counts as `{}`
+ * so that endpoints whose fields are all optional accept a bare POST. A body
+ * that may hold a DataRef pointer is kept for the write it makes (room/client.ts).
  */
 export async function readJson<S extends z.ZodType>(c: Context<HubEnv>, schema: S): Promise<z.output<S>> {
   const text = await c.req.text();
@@ -26,6 +28,8 @@ export async function readJson<S extends z.ZodType>(c: Context<HubEnv>, schema: 
     } catch (e) {
       throw badRequest(`The request body is not valid JSON: ${(e as Error).message}`, "MALFORMED_JSON");
     }
+    const deep = tooDeepUnder(value);
+    if (deep !== null) throw fieldError(deep, TOO_DEEP);
     // A key is spelt `$dataref` in the text, unless escapes spell it (`\u0024dataref`): only then is the body looked into.
     if (text.includes("$dataref") || text.includes("\\u")) c.set("pointingBody", value);
   }

@@ -11,6 +11,7 @@ import type { Db } from "../db/client";
 import { interventions, servers, tasks } from "../db/schema";
 import { serverCandidates } from "../db/server-candidates";
 import { listTasks, taskViews } from "../db/task-queries";
+import { TOO_DEEP, tooDeepUnder } from "../domain/json-depth";
 import { capabilityNames, rolesOf } from "../domain/matching";
 import { zodFieldErrors } from "../protocol/field-errors";
 import { FOREIGN_POINTER, pointerErrors } from "../dataref-pointers";
@@ -167,6 +168,9 @@ export class AgentProtocol {
         limit: RATE_LIMIT_PER_SECOND,
       });
     }
+    const deep = tooDeepUnder(parsed);
+    if (deep !== null)
+      return respondError(ws, message.success ? message.data.id : null, "INVALID_REQUEST", `${deep}: ${TOO_DEEP}`, [{ path: deep, message: TOO_DEEP }]);
     if (parsed === undefined) {
       // Non-JSON output is kept as a log line (the protocol's backward compatibility).
       await this.room.run(actorOf(attachment), { op: "agent_log", level: "info", message: text.slice(0, 20_000), context: null, taskId: null });

@@ -1,4 +1,5 @@
 /** The official daemon's frames (orchestratia_agent/hub.py), as the hub reads and answers them. */
+import { TOO_DEEP, tooDeepUnder } from "../domain/json-depth";
 import type { SessionChange } from "../room/commands";
 
 /** The daemon opens its socket with `max_size=2**20`; the hub holds frames to the same bound. */
@@ -32,6 +33,8 @@ export function parseDaemonFrame(message: string | ArrayBuffer): DaemonFrame {
     return { ok: false, detail: "a frame is a JSON object" };
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) return { ok: false, detail: "a frame is a JSON object" };
+  const deep = tooDeepUnder(value);
+  if (deep !== null) return { ok: false, detail: `${deep}: ${TOO_DEEP}` };
   const type = (value as { type?: unknown }).type;
   if (typeof type !== "string" || type === "") return { ok: false, detail: "a frame names its type: a non-empty string" };
   return { ok: true, type, frame: value as Record<string, unknown> };
