@@ -4,6 +4,9 @@
  * is tried again on the schedule (retry-schedule.ts), with the same
  * `webhook-id`; when its tries run out, or too many deliveries wait, the
  * endpoint is disabled through its project's room, which says so in an event.
+ * Delivery is at least once: a delivery is marked delivered only after its
+ * answer, so one the receiver took just before the object was lost is sent
+ * again, with the same `webhook-id` the receiver deduplicates on.
  */
 import { unseal } from "../auth/sealed";
 import { HUB_ACTOR } from "../room/commands";
