@@ -2,7 +2,8 @@
  * The outside world of the hub's integrations, faked at the network edge and
  * run in Node beside the tests: webhook receivers that verify every delivery
  * with the `standardwebhooks` library (as a customer's would), and a
- * DNS-over-HTTPS resolver. Tests steer them over HTTP (`/control/...`);
+ * DNS-over-HTTPS resolver whose names tests may point elsewhere
+ * (`POST /dns-names/{name}` with the addresses). Tests steer them over HTTP (`/control/...`);
  * `GET /control/{name}/wait?count=N` answers once N deliveries have arrived
  * (or after `timeoutMs`, 30 s by default), so a caller can time a delivery
  * on its own clock.
@@ -63,6 +64,11 @@ export default async function setup(project: TestProject) {
       res.writeHead(status, { "Content-Type": "application/json" });
       res.end(JSON.stringify(value));
     };
+    if (url.pathname.startsWith("/dns-names/") && req.method === "POST") {
+      // A name's addresses, changed under a webhook already saved (what a DNS rebinding does).
+      dns.set(url.pathname.slice("/dns-names/".length), JSON.parse(body));
+      return json(200, {});
+    }
     if (url.pathname === "/dns-query") {
       const type = url.searchParams.get("type") === "AAAA" ? 28 : 1;
       const answers = (dns.get(url.searchParams.get("name") ?? "") ?? []).filter((a) => (type === 28) === a.includes(":"));

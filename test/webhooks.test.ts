@@ -4,7 +4,7 @@
  * the `standardwebhooks` library, once and in order, through failures,
  * retries, an evicted endpoint object and secret rotation.
  */
-import { createExecutionContext, env, evictDurableObject, runDurableObjectAlarm, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, env, evictDurableObject, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import worker from "../src/index";
 import { sweepExpired, wakeStrandedDeliveries } from "../src/maintenance";
@@ -42,6 +42,28 @@ async function subscribe(body: Record<string, unknown> = {}) {
   await control(name, { secrets: [created.json.secret], status: 200, delayMs: 0 });
   return { name, id: created.json.id as string, secret: created.json.secret as string };
 }
+
+/** The hub as deployed: private targets refused, names resolved over DNS-over-HTTPS (here the fake resolver). */
+const production = { ...env, WEBHOOK_ALLOW_PRIVATE: "false", WEBHOOK_DNS_RESOLVER: `${receiver}/dns-query` };
+
+/** Creates a webhook through the hub as deployed. */
+async function createAsDeployed(body: Record<string, unknown>) {
+  const ctx = createExecutionContext();
+  const res = await worker.fetch(
+    new Request(`${BASE}${H()}`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${w.member.token}`, "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    }),
+    production,
+    ctx,
+  );
+  await waitOnExecutionContext(ctx);
+  return { status: res.status, json: (await res.json()) as any };
+}
+
+/** Points a name of the fake resolver at these addresses. */
+const pointName = (name: string, addresses: string[]) => fetch(`${receiver}/dns-names/${name}`, { method: "POST", body: JSON.stringify(addresses) });
 
 const note = (taskId: string, content: string) => expectOk(call(`/api/v1/tasks/${taskId}/notes`, { token: w.member.token, body: { content } }), 201);
 const newTask = async (title: string) => (await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title, project_id: w.project.id }), 201)).json.id as string;
@@ -99,22 +121,7 @@ describe("setting webhooks up", () => {
   });
 
   it("refuses targets that are not https or reach loopback or private addresses, written out or behind a name", async () => {
-    // The hub as deployed: private targets refused, names resolved over DNS-over-HTTPS (here the fake resolver).
-    const production = { ...env, WEBHOOK_ALLOW_PRIVATE: "false", WEBHOOK_DNS_RESOLVER: `${receiver}/dns-query` };
-    const create = async (url: string) => {
-      const ctx = createExecutionContext();
-      const res = await worker.fetch(
-        new Request(`${BASE}${H()}`, {
-          method: "POST",
-          headers: { Authorization: `Bearer ${w.member.token}`, "Content-Type": "application/json" },
-          body: JSON.stringify({ url }),
-        }),
-        production,
-        ctx,
-      );
-      await waitOnExecutionContext(ctx);
-      return { status: res.status, json: (await res.json()) as any };
-    };
+    const create = (url: string) => createAsDeployed({ url });
     for (const url of [
       "http://public.example/hook",
       "https://127.0.0.1/hook",
@@ -219,6 +226,32 @@ describe("deliveries", () => {
     expect(log.json).toMatchObject({ status: "delivered", attempts: 3 });
     expect(log.json.attempt_log.map((a: any) => a.status_code)).toEqual([503, 503, 200]);
     expect(log.json.attempt_log.every((a: any) => typeof a.duration_ms === "number" && a.at)).toBe(true);
+    // What the receiver answered is for admins: a member chose where the webhook points.
+    expect(log.json.attempt_log.map((a: any) => a.response_body)).toEqual([null, null, null]);
+    const asAdmin = await expectOk(call(`${H()}/${hook.id}/deliveries/${got[0]!.id}`, { token: w.admin }));
+    expect(asAdmin.json.attempt_log.map((a: any) => a.response_body)).toEqual(["not now", "not now", "ok"]);
+  });
+
+  it("resolves and checks the target again before every delivery: a name moved to a private address gets nothing", async () => {
+    const name = `moving-${crypto.randomUUID().slice(0, 6)}.example`;
+    await pointName(name, ["93.184.216.34"]);
+    const created = await createAsDeployed({ url: `https://${name}/hook`, events: ["task_cancelled"] });
+    expect(created.status).toBe(201);
+    await pointName(name, ["93.184.216.34", "10.0.0.7"]);
+    // The webhook's object as deployed too (tests run the hub with private targets allowed, for the local receivers).
+    await runInDurableObject(endpointOf(created.json.id), (endpoint) => {
+      (endpoint as unknown as { env: typeof production }).env = production;
+    });
+    const test = await expectOk(call(`${H()}/${created.json.id}/test`, { method: "POST", token: w.member.token }), 202);
+    const log = await until(
+      async () => (await call(`${H()}/${created.json.id}/deliveries/${test.json.id}`, { token: w.admin })).json,
+      (d: any) => d.attempt_log.length === 1,
+      "the refused attempt",
+    );
+    expect(log).toMatchObject({ status: "pending", attempts: 1, last_status_code: null });
+    expect(log.attempt_log[0]).toMatchObject({ status_code: null, duration_ms: 0, response_body: null });
+    expect(log.attempt_log[0].error).toBe(`not sent: the target failed its check (${name} resolves to a loopback or private address)`);
+    await expectOk(call(`${H()}/${created.json.id}`, { method: "DELETE", token: w.member.token }), 204);
   });
 
   it("loses nothing when the endpoint's object is evicted while a delivery is under way", async () => {

@@ -1,5 +1,5 @@
 /** Host names to addresses over DNS-over-HTTPS (the JSON API Cloudflare's and Google's resolvers speak). */
-import type { Resolver } from "./target-url";
+import { checkTarget, type Resolver, type TargetCheck } from "./target-url";
 
 const RECORD_TYPES = { A: 1, AAAA: 28 } as const;
 
@@ -16,3 +16,7 @@ export function dohResolver(endpoint: string): Resolver {
     return answers.flat();
   };
 }
+
+/** A webhook's URL checked as the hub is set up: names resolved with its resolver, private targets only where it allows them. */
+export const checkTargetFor = (env: { WEBHOOK_ALLOW_PRIVATE?: string; WEBHOOK_DNS_RESOLVER: string }, url: string): Promise<TargetCheck> =>
+  checkTarget(url, { allowPrivate: env.WEBHOOK_ALLOW_PRIVATE === "true", resolve: dohResolver(env.WEBHOOK_DNS_RESOLVER) });

@@ -1,6 +1,7 @@
 /**
  * Where a webhook may point (pure but for the resolver it is given): `https`
- * to a public address. Loopback, private, link-local and other special-use
+ * to a public address, checked when the webhook is saved and before every
+ * delivery. Loopback, private, link-local and other special-use
  * addresses are refused, written out or behind a name, unless the hub runs
  * with WEBHOOK_ALLOW_PRIVATE=true (local development), which also allows
  * `http`.
@@ -19,46 +20,67 @@ function ipv4(host: string): number[] | null {
   return parts.map(Number);
 }
 
-/** Whether an IPv4 address is loopback, private, shared, link-local, benchmarking, multicast or reserved. */
-function specialIpv4([a, b]: number[]): boolean {
+/** Whether an IPv4 address is loopback, private, shared, link-local, documentation, benchmarking, multicast or reserved. */
+function specialIpv4([a, b, c]: number[]): boolean {
   return (
     a === 0 || a === 10 || a === 127 || a! >= 224 ||
     (a === 100 && b! >= 64 && b! <= 127) ||
     (a === 169 && b === 254) ||
     (a === 172 && b! >= 16 && b! <= 31) ||
     (a === 192 && (b === 168 || b === 0)) ||
-    (a === 198 && (b === 18 || b === 19))
+    (a === 198 && (b === 18 || b === 19)) ||
+    (a === 198 && b === 51 && c === 100) ||
+    (a === 203 && b === 0 && c === 113)
   );
 }
 
-/** An IPv4 address written as two IPv6 groups. */
-function hexPair(high: string, low: string): number[] {
-  const [hi, lo] = [parseInt(high, 16), parseInt(low, 16)];
-  return [hi >> 8, hi & 255, lo >> 8, lo & 255];
+/** The IPv4 address two 16-bit groups of an IPv6 address carry. */
+const v4Of = (high: number, low: number) => [high >> 8, high & 255, low >> 8, low & 255];
+
+/** An IPv6 address as its eight 16-bit groups, or null when it is not one (the URL parser reads every way of writing it). */
+function ipv6Groups(address: string): number[] | null {
+  let host: string;
+  try {
+    host = new URL(`http://[${address.replace(/^\[|\]$/g, "")}]/`).hostname.slice(1, -1);
+  } catch {
+    return null;
+  }
+  // The parser writes it in hex (dotted IPv4 tails too), with "::" for the longest run of zeros.
+  const [head, tail] = host.includes("::") ? host.split("::") : [host, null];
+  const parse = (part: string | null | undefined) => (part ? part.split(":").map((g) => parseInt(g, 16)) : []);
+  const before = parse(head);
+  const after = parse(tail);
+  return tail === null ? before : [...before, ...Array(8 - before.length - after.length).fill(0), ...after];
 }
 
+/**
+ * Whether an IPv6 address is one a webhook may not reach: loopback and
+ * unspecified, unique-local, link- and site-local, multicast, documentation
+ * and other special-use blocks, Teredo (2001::/32: it tunnels to any IPv4
+ * address, hidden) and local-use NAT64 (64:ff9b:1::/48). Addresses that
+ * carry an IPv4 address are judged by it: IPv4-mapped (::ffff:0:0/96),
+ * -translated (::ffff:0:0:0/96) and -compatible (::/96), NAT64
+ * (64:ff9b::/96) and 6to4 (2002::/16).
+ */
 function specialIpv6(address: string): boolean {
-  let host = address.toLowerCase().replace(/^\[|\]$/g, "");
-  // Resolvers may answer in full (0:0:0:0:0:0:0:1): the URL parser writes every form the one way matched below.
-  try {
-    host = new URL(`http://[${host}]/`).hostname.replace(/^\[|\]$/g, "");
-  } catch {
-    return true;
-  }
-  if (host === "::" || host === "::1") return true;
-  // IPv4-mapped and -compatible addresses, written dotted or (as URLs normalise them) in hex.
-  const mapped = host.match(/^::(?:ffff:)?(\d+\.\d+\.\d+\.\d+)$/);
-  if (mapped) return specialIpv4(ipv4(mapped[1]!)!);
-  const mappedHex = host.match(/^::(?:ffff:)?([0-9a-f]{1,4}):([0-9a-f]{1,4})$/);
-  if (mappedHex) return specialIpv4(hexPair(mappedHex[1]!, mappedHex[2]!));
-  const groups = host.split(":");
-  const first = parseInt(groups[0] || "0", 16);
-  // NAT64 (64:ff9b::/96) and 6to4 (2002::/16) carry an IPv4 address: it decides.
-  const nat64 = host.match(/^64:ff9b::([0-9a-f]{1,4}):([0-9a-f]{1,4})$/);
-  if (nat64) return specialIpv4(hexPair(nat64[1]!, nat64[2]!));
-  if (first === 0x2002 && groups.length >= 3) return specialIpv4(hexPair(groups[1] || "0", groups[2] || "0"));
-  // fc00::/7 unique local, fe80::/10 link-local, fec0::/10 site-local, ff00::/8 multicast.
-  return (first & 0xfe00) === 0xfc00 || (first & 0xffc0) === 0xfe80 || (first & 0xffc0) === 0xfec0 || (first & 0xff00) === 0xff00;
+  const g = ipv6Groups(address);
+  if (!g || g.length !== 8 || g.some((n) => !Number.isInteger(n) || n < 0 || n > 0xffff)) return true;
+  const zeros = (from: number, to: number) => g.slice(from, to).every((n) => n === 0);
+  if (zeros(0, 5) && (g[5] === 0xffff || g[5] === 0)) return specialIpv4(v4Of(g[6]!, g[7]!));
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return specialIpv4(v4Of(g[6]!, g[7]!));
+  if (g[0] === 0x64 && g[1] === 0xff9b) return zeros(2, 6) ? specialIpv4(v4Of(g[6]!, g[7]!)) : true;
+  if (g[0] === 0x2002) return specialIpv4(v4Of(g[1]!, g[2]!));
+  const [first, second] = [g[0]!, g[1]!];
+  return (
+    (first === 0x100 && zeros(1, 4)) || // 100::/64, discard-only
+    (first === 0x2001 && (second < 0x200 || second === 0xdb8)) || // 2001::/23 (Teredo, benchmarking, ORCHID, ...), 2001:db8::/32 documentation
+    (first === 0x3fff && second < 0x1000) || // 3fff::/20, documentation
+    first === 0x5f00 || // 5f00::/16, segment routing
+    (first & 0xfe00) === 0xfc00 || // fc00::/7, unique local
+    (first & 0xffc0) === 0xfe80 || // fe80::/10, link-local
+    (first & 0xffc0) === 0xfec0 || // fec0::/10, site-local
+    (first & 0xff00) === 0xff00 // ff00::/8, multicast
+  );
 }
 
 /** Whether an address (v4 or v6, as text) is one a webhook may not reach. */
@@ -69,19 +91,10 @@ export function isSpecialAddress(address: string): boolean {
 }
 
 /**
- * Checked again before each delivery, without resolving (that is done when
- * the webhook is saved): the scheme, written-out addresses and local names.
+ * Checks a webhook's URL; names are resolved and every address they have
+ * must be public. Run when the webhook is saved and again before every
+ * delivery attempt (webhook-endpoint.ts), since a name's addresses change.
  */
-export function refusedAtDelivery(raw: string): string | null {
-  const url = new URL(raw);
-  if (url.protocol !== "https:") return "the target is not https";
-  const host = url.hostname.replace(/^\[|\]$/g, "").replace(/\.$/, "").toLowerCase();
-  if ((ipv4(host) || host.includes(":")) && isSpecialAddress(host)) return "the target is a loopback or private address";
-  if (SPECIAL_NAMES.some((re) => re.test(host)) || !host.includes(".")) return "the target is a local name";
-  return null;
-}
-
-/** Checks a webhook's URL; names are resolved and every address they have must be public. */
 export async function checkTarget(raw: string, options: { allowPrivate: boolean; resolve: Resolver }): Promise<TargetCheck> {
   let url: URL;
   try {

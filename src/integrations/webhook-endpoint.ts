@@ -13,7 +13,7 @@ import { HUB_ACTOR } from "../room/commands";
 import { executeInRoom } from "../room/rpc-port";
 import { MAX_PER_DRAIN, OutboxLane, PAGE, type DueRow } from "./outbox-lane";
 import { MAX_PENDING_DELIVERIES, nextAttemptAt, RETRY_DELAYS_MS } from "./retry-schedule";
-import { refusedAtDelivery } from "./target-url";
+import { checkTargetFor } from "./dns";
 import { attempt, signedRequest, type AttemptResult } from "./webhook-message";
 
 interface WebhookRow {
@@ -66,9 +66,15 @@ export class WebhookEndpoint extends OutboxLane {
     return previousValid ? [current, await unseal(this.env.DATA_KEY, hook.previous_secret!)] : [current];
   }
 
-  private deliver(hook: WebhookRow, row: DueRow, secrets: string[]): Promise<AttemptResult> {
-    const refused = this.env.WEBHOOK_ALLOW_PRIVATE === "true" ? null : refusedAtDelivery(hook.url);
-    if (refused) return Promise.resolve({ ok: false, statusCode: null, error: refused, durationMs: 0, responseBody: null });
+  private async deliver(hook: WebhookRow, row: DueRow, secrets: string[]): Promise<AttemptResult> {
+    // The URL was checked when saved, but a name's addresses change: it is resolved and checked again before every
+    // attempt. The address checked cannot be pinned (a Worker's fetch cannot be told which address to connect to),
+    // so a name switching addresses within the moment between this lookup and fetch's own is not caught here;
+    // Cloudflare's network does not let a Worker reach private addresses in any case. A refused or unresolvable
+    // target fails the attempt, which is retried on the schedule like any other failure.
+    const target = await checkTargetFor(this.env, hook.url);
+    if (!target.ok)
+      return { ok: false, statusCode: null, error: `not sent: the target failed its check (${target.message})`, durationMs: 0, responseBody: null };
     const data =
       row.seq === null
         ? (JSON.parse(row.payload ?? "{}") as Record<string, unknown>)

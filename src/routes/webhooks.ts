@@ -11,9 +11,8 @@ import { currentUser, person } from "../auth/middleware";
 import { seal } from "../auth/sealed";
 import { nowIso } from "../db/client";
 import { DELIVERY_STATUSES, deliveryAttempts, outbox, webhooks } from "../db/schema";
-import { dohResolver } from "../integrations/dns";
+import { checkTargetFor } from "../integrations/dns";
 import { webhookStub } from "../integrations/client";
-import { checkTarget } from "../integrations/target-url";
 import { newWebhookSecret } from "../integrations/webhook-message";
 import { readJson, readQuery } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
@@ -58,7 +57,7 @@ const updateBody = z.object({
 
 /** The URL as given, if a webhook may point there (422 naming `url` otherwise). */
 async function targetOf(c: HubContext, url: string): Promise<string> {
-  const checked = await checkTarget(url, { allowPrivate: c.env.WEBHOOK_ALLOW_PRIVATE === "true", resolve: dohResolver(c.env.WEBHOOK_DNS_RESOLVER) });
+  const checked = await checkTargetFor(c.env, url);
   if (!checked.ok) throw fieldError("url", checked.message);
   return checked.url.href;
 }
@@ -289,13 +288,13 @@ async function deliveryIn(c: HubContext, webhookId: string) {
   return row;
 }
 
-/** One delivery with every attempt at it: when, the status code or error, how long, the start of the answer. */
+/** One delivery with every attempt at it: when, the status code or error, how long, and for admins the start of the answer. */
 webhookRoutes.get(
   "/:id/webhooks/:wid/deliveries/:did",
   webhookOperation({
     id: "getWebhookDelivery",
     summary: "Get a delivery",
-    description: "A delivery with every attempt at it.",
+    description: "A delivery with every attempt at it. The start of each answer (`response_body`) is shown to admins only.",
     responses: { 200: deliveryWithAttemptsSchema },
   }),
   person("member"),
@@ -303,7 +302,8 @@ webhookRoutes.get(
     const hook = await webhookIn(c, (await writable(c)).id);
     const row = await deliveryIn(c, hook.id);
     const attempts = await c.var.db.select().from(deliveryAttempts).where(eq(deliveryAttempts.outboxId, row.id)).orderBy(deliveryAttempts.id);
-    return c.json({ ...deliveryView(row), attempt_log: attempts.map(attemptView) });
+    const withAnswer = currentUser(c).role === "admin";
+    return c.json({ ...deliveryView(row), attempt_log: attempts.map((a) => attemptView(a, withAnswer)) });
   },
 );
 

@@ -77,17 +77,25 @@ export const attemptSchema = z
     status_code: z.int().nullable().meta({ description: "The endpoint's status; null when it gave no answer" }),
     error: z.string().nullable().meta({ description: "Why the attempt failed (no answer, a non-2xx)" }),
     duration_ms: z.int().min(0),
-    response_body: z.string().nullable().meta({ description: "The start of the answer's body (at most 4 KiB)" }),
+    response_body: z
+      .string()
+      .nullable()
+      .meta({ description: "The start of the answer's body (at most 4 KiB), for admins only: null for members, and when the endpoint gave none" }),
     at: timestamp,
   })
   .meta({ id: "WebhookDeliveryAttempt" });
 
-export const attemptView = (a: typeof deliveryAttempts.$inferSelect): z.infer<typeof attemptSchema> => ({
+/**
+ * An attempt; the receiver's answer only for admins. A member chooses where a
+ * webhook points, so showing them what answered would let them read whatever
+ * the hub can reach and they cannot (an address allowed only to Cloudflare's).
+ */
+export const attemptView = (a: typeof deliveryAttempts.$inferSelect, withAnswer: boolean): z.infer<typeof attemptSchema> => ({
   attempt: a.attempt,
   status_code: a.statusCode,
   error: a.error,
   duration_ms: a.durationMs,
-  response_body: a.responseBody,
+  response_body: withAnswer ? a.responseBody : null,
   at: a.at,
 });
 
