@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, expect, it } from "vitest";
-import { bootstrapAdmin, call, createProject, createUser, expectProblem, registerAgent } from "./helpers";
+import { addMember, bootstrapAdmin, call, createProject, createUser, expectProblem, registerAgent } from "./helpers";
 
 let admin: string;
 
@@ -78,4 +78,85 @@ it("refuses a malformed key", async () => {
   const reply = await call("/api/v1/projects", { token: admin, body: { name: "k" }, headers: { "Idempotency-Key": "x".repeat(300) } });
   expectProblem(reply, 422, "VALIDATION_FAILED");
   expect(reply.json.errors[0].path).toBe("header.Idempotency-Key");
+});
+
+it("replays an answer only to a caller still granted what the first request was", async () => {
+  const project = await createProject(admin, "Replays");
+  const member = await createUser(admin, "member");
+  await addMember(admin, project.id, member.id);
+  const headers = { "Idempotency-Key": "hook-1" };
+  const body = { url: "https://example.com/hook", events: ["task_cancelled"] };
+  const hooks = `/api/v1/projects/${project.id}/webhooks`;
+  const first = await call(hooks, { token: member.token, body, headers });
+  expect(first.status).toBe(201);
+  expect(first.json.secret).toMatch(/^whsec_/);
+  const replay = await call(hooks, { token: member.token, body, headers });
+  expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
+  expect(replay.json.secret).toBe(first.json.secret);
+  // A task's note, checked through its task.
+  const task = await call("/api/v1/tasks", { token: member.token, body: { title: "Noted", project_id: project.id } });
+  const noteHeaders = { "Idempotency-Key": "note-1" };
+  const note = await call(`/api/v1/tasks/${task.json.id}/notes`, { token: member.token, body: { content: "mine" }, headers: noteHeaders });
+  expect(note.status).toBe(201);
+
+  expect((await call(`/api/v1/projects/${project.id}/members/${member.id}`, { method: "DELETE", token: admin })).status).toBe(200);
+  const refused = await call(hooks, { token: member.token, body, headers });
+  expectProblem(refused, 404, "NOT_FOUND");
+  expect(refused.text).not.toContain("whsec_");
+  expect(refused.headers.get("Idempotent-Replayed")).toBeNull();
+  expectProblem(await call(`/api/v1/tasks/${task.json.id}/notes`, { token: member.token, body: { content: "mine" }, headers: noteHeaders }), 404, "NOT_FOUND");
+  // Back in the project, the same answer again.
+  await addMember(admin, project.id, member.id);
+  expect((await call(hooks, { token: member.token, body, headers })).json.secret).toBe(first.json.secret);
+});
+
+it("refuses a replay of a write to a member made a viewer", async () => {
+  const project = await createProject(admin, "Demoted");
+  const member = await createUser(admin, "member");
+  await addMember(admin, project.id, member.id);
+  const headers = { "Idempotency-Key": "rotate-1" };
+  const hook = await call(`/api/v1/projects/${project.id}/webhooks`, {
+    token: member.token,
+    body: { url: "https://example.com/d", events: ["task_cancelled"] },
+  });
+  const rotate = `/api/v1/projects/${project.id}/webhooks/${hook.json.id}/rotate-secret`;
+  const rotated = await call(rotate, { method: "POST", token: member.token, headers });
+  expect(rotated.status).toBe(200);
+  expect((await call(`/api/v1/users/${member.id}`, { method: "PATCH", token: admin, body: { role: "viewer" } })).status).toBe(200);
+  const refused = await call(rotate, { method: "POST", token: member.token, headers });
+  expectProblem(refused, 403, "FORBIDDEN");
+  expect(refused.text).not.toContain("whsec_");
+});
+
+it("keeps answers holding a secret sealed, never in clear", async () => {
+  const project = await createProject(admin, "Sealed answers");
+  const headers = { "Idempotency-Key": "sealed-hook" };
+  const hooks = `/api/v1/projects/${project.id}/webhooks`;
+  const created = await call(hooks, { token: admin, body: { url: "https://example.com/s", events: ["task_cancelled"] }, headers });
+  const rotated = await call(`${hooks}/${created.json.id}/rotate-secret`, { method: "POST", token: admin, headers: { "Idempotency-Key": "sealed-rotation" } });
+  const { results } = await env.DB.prepare(
+    "SELECT key, response_body, sealed FROM idempotency_keys WHERE key IN ('sealed-hook', 'sealed-rotation') ORDER BY key",
+  ).all<{ key: string; response_body: string; sealed: number }>();
+  expect(results.map((r) => [r.key, r.sealed])).toEqual([
+    ["sealed-hook", 1],
+    ["sealed-rotation", 1],
+  ]);
+  for (const [row, secret] of [
+    [results[0]!, created.json.secret],
+    [results[1]!, rotated.json.secret],
+  ] as const) {
+    expect(row.response_body).toMatch(/^v1\./);
+    expect(row.response_body).not.toContain(secret.slice(6));
+    expect(row.response_body).not.toContain("whsec_");
+  }
+  // An answer without a secret is kept as it was.
+  const plain = await env.DB.prepare("SELECT response_body, sealed FROM idempotency_keys WHERE key = 'create-once'").first<{
+    response_body: string;
+    sealed: number;
+  }>();
+  expect(plain).toMatchObject({ sealed: 0, response_body: expect.stringContaining('"name":"Once"') });
+  // And it replays the same secret.
+  expect((await call(hooks, { token: admin, body: { url: "https://example.com/s", events: ["task_cancelled"] }, headers })).json.secret).toBe(
+    created.json.secret,
+  );
 });

@@ -10,9 +10,9 @@ import { qualified } from "../db/sql";
 import { projectMembers, projects } from "../db/schema";
 import type { HubContext } from "../http/context";
 import { forbidden, notFound, unauthorized } from "../http/problem";
-import type { Principal } from "./principal";
+import type { Access, AccessCheck, Principal } from "./principal";
 
-export type Access = "read" | "write";
+export type { Access };
 
 export function principalOf(c: HubContext): Principal {
   const p = c.var.principal;
@@ -43,6 +43,38 @@ export function assertAccess(p: Principal, projectId: string, isMember: boolean,
   if (access === "write" && granted === "read") throw forbidden("Viewers can only read this project");
 }
 
+/**
+ * Asserts the caller's access to a project, and notes it on the request: an
+ * idempotent replay of the request's answer is given only to a caller who
+ * would be granted the same again (recheckAccess, idempotency.ts).
+ */
+export function checkAccess(c: HubContext, projectId: string, isMember: boolean, access: Access, what: string) {
+  assertAccess(principalOf(c), projectId, isMember, access, what);
+  c.set("accessChecks", [...(c.var.accessChecks ?? []), { project_id: projectId, access, what }]);
+}
+
+/**
+ * The checks a request passed, made again for the caller now (a replay of
+ * its answer): 404 or 403 exactly as the route would answer, when the project
+ * is gone, the caller was removed from it, or a member became a viewer.
+ */
+export async function recheckAccess(c: HubContext, checks: readonly AccessCheck[]) {
+  const p = principalOf(c);
+  const ids = [...new Set(checks.map((check) => check.project_id))];
+  const { results } = await c.env.DB.prepare(
+    `SELECT p.id, (SELECT 1 FROM project_members pm WHERE pm.project_id = p.id AND pm.user_id = ?2) AS member
+     FROM projects p WHERE p.id IN (SELECT value FROM json_each(?1))`,
+  )
+    .bind(JSON.stringify(ids), p.kind === "user" ? p.user.id : null)
+    .all<{ id: string; member: number | null }>();
+  const found = new Map(results.map((r) => [r.id, r.member !== null]));
+  for (const check of checks) {
+    const isMember = found.get(check.project_id);
+    if (isMember === undefined) throw notFound(check.what);
+    assertAccess(p, check.project_id, isMember, check.access, check.what);
+  }
+}
+
 /** What a caller may do in a project: nothing, read, or read and write. */
 export function accessOf(p: Principal, projectId: string, isMember: boolean): "none" | Access {
   if (p.kind === "server") return p.server.projectIds && !p.server.projectIds.includes(projectId) ? "none" : "write";
@@ -62,7 +94,7 @@ export async function projectFor(c: HubContext, projectId: string, access: Acces
     .from(projects)
     .where(eq(projects.id, projectId));
   if (!row) throw notFound("Project");
-  assertAccess(p, projectId, row.member !== null, access, "Project");
+  checkAccess(c, projectId, row.member !== null, access, "Project");
   c.set("logProject", projectId);
   return row.project;
 }

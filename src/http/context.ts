@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { Principal } from "../auth/principal";
+import type { AccessCheck, Principal } from "../auth/principal";
 import type { Db } from "../db/client";
 import type { RequestSession } from "../db/request-session";
 import type { StoredDataref } from "../offload";
@@ -14,8 +14,13 @@ export interface HubEnv {
     /** Names this request in its response (X-Request-Id), its 5xx problems and its log lines. */
     requestId: string;
     principal?: Principal;
-    /** Set by handlers whose response carries a secret shown once: it is never stored for idempotent replay. */
-    secretResponse?: boolean;
+    /**
+     * Set by handlers whose response carries a secret, for idempotent replay: `once`, shown once and never stored;
+     * `sealed`, stored sealed under DATA_KEY and handed out again (not stored at all on a hub without DATA_KEY).
+     */
+    secretResponse?: "once" | "sealed";
+    /** The project access this request was granted (auth/access.ts): a replay of its answer must be granted it again. */
+    accessChecks?: AccessCheck[];
     /** DataRefs this request stored by offloading large JSON: removed again if the request is refused. */
     offloaded?: StoredDataref[];
     /** The request's JSON body, kept when it may hold a DataRef pointer: a write through a project's room checks them first. */

@@ -10,11 +10,18 @@
  * answer recorded, a retry takes the key over. The claim's time identifies it:
  * a request that outlived its lease records nothing over its successor's.
  *
+ * A replay is an answer the handler gave, so it is given only to a caller
+ * who would be granted the same project access again: the checks the first
+ * request passed (auth/access.ts) are kept with its answer and made again.
+ * An answer holding a secret a replay must hand out again (a webhook's
+ * signing secret) is stored sealed under DATA_KEY, never in clear.
+ *
  * Two callers use it: the middleware on authenticated routes (the caller is
  * the principal), and registration (the caller is its registration token,
  * and the answer, which holds the new API key, is stored sealed).
  */
 import { createMiddleware } from "hono/factory";
+import { recheckAccess } from "../auth/access";
 import { callerKey } from "../auth/principal";
 import { sha256Hex } from "../auth/secrets";
 import { seal, unseal } from "../auth/sealed";
@@ -39,7 +46,7 @@ export interface IdempotencyScope {
   /** Whose keys these are: a caller's keys never meet another's. */
   caller: string;
   key: string;
-  /** Store the answer sealed under DATA_KEY (it holds a secret the replay must hand out again). */
+  /** Store the answer sealed under DATA_KEY (it holds a secret the replay must hand out again), whatever the handler says. */
   sealed?: boolean;
 }
 
@@ -58,7 +65,7 @@ export async function runIdempotently(c: HubContext, scope: IdempotencyScope, ha
   const claim = await c.env.DB.prepare(
     `INSERT INTO idempotency_keys (caller, key, request_hash, created_at) VALUES (?1, ?2, ?3, ?4)
      ON CONFLICT (caller, key) DO UPDATE SET request_hash = excluded.request_hash, response_status = NULL,
-       response_body = NULL, response_content_type = NULL, created_at = excluded.created_at
+       response_body = NULL, response_content_type = NULL, sealed = 0, scope = NULL, created_at = excluded.created_at
      WHERE idempotency_keys.created_at < ?5
         OR (idempotency_keys.response_status IS NULL AND idempotency_keys.request_hash = ?3 AND idempotency_keys.created_at < ?6)`,
   )
@@ -67,10 +74,17 @@ export async function runIdempotently(c: HubContext, scope: IdempotencyScope, ha
 
   if (claim.meta.changes === 0) {
     const prior = await c.env.DB.prepare(
-      "SELECT request_hash, response_status, response_body, response_content_type FROM idempotency_keys WHERE caller = ?1 AND key = ?2",
+      "SELECT request_hash, response_status, response_body, response_content_type, sealed, scope FROM idempotency_keys WHERE caller = ?1 AND key = ?2",
     )
       .bind(caller, key)
-      .first<{ request_hash: string; response_status: number | null; response_body: string | null; response_content_type: string }>();
+      .first<{
+        request_hash: string;
+        response_status: number | null;
+        response_body: string | null;
+        response_content_type: string;
+        sealed: number;
+        scope: string | null;
+      }>();
     if (!prior) return handle(); // expired and swept between the two statements
     if (prior.request_hash !== requestHash) {
       throw new Problem(422, "IDEMPOTENCY_KEY_REUSED", "This Idempotency-Key was already used with a different request body");
@@ -81,10 +95,12 @@ export async function runIdempotently(c: HubContext, scope: IdempotencyScope, ha
         "IDEMPOTENCY_KEY_IN_FLIGHT",
       );
     }
+    // The caller must still be granted what the first request was: removed from the project, they get its 404.
+    if (prior.scope) await recheckAccess(c, JSON.parse(prior.scope));
     if (prior.response_body === null) {
       throw conflict("The request with this Idempotency-Key succeeded, but its answer held a secret that is shown only once", "IDEMPOTENT_SECRET_NOT_REPLAYED");
     }
-    const body = scope.sealed ? await unseal(c.env.DATA_KEY, prior.response_body) : prior.response_body;
+    const body = prior.sealed ? await unseal(c.env.DATA_KEY, prior.response_body) : prior.response_body;
     return new Response(body, {
       status: prior.response_status,
       headers: { "Content-Type": prior.response_content_type, "Idempotent-Replayed": "true" },
@@ -104,11 +120,25 @@ export async function runIdempotently(c: HubContext, scope: IdempotencyScope, ha
     await release();
     return res;
   }
-  const text = c.var.secretResponse && !scope.sealed ? null : await res.clone().text();
+  // A secret is kept only sealed: shown once when the handler says so, or when there is no DATA_KEY to seal it with.
+  const secret = scope.sealed ? "sealed" : c.var.secretResponse;
+  const sealed = secret === "sealed" && Boolean(c.env.DATA_KEY);
+  const text = secret && !sealed ? null : await res.clone().text();
+  const checks = c.var.accessChecks ?? [];
   await c.env.DB.prepare(
-    "UPDATE idempotency_keys SET response_status = ?4, response_body = ?5, response_content_type = ?6 WHERE caller = ?1 AND key = ?2 AND created_at = ?3",
+    `UPDATE idempotency_keys SET response_status = ?4, response_body = ?5, response_content_type = ?6, sealed = ?7, scope = ?8
+     WHERE caller = ?1 AND key = ?2 AND created_at = ?3`,
   )
-    .bind(caller, key, claimedAt, res.status, text !== null && scope.sealed ? await seal(c.env.DATA_KEY, text) : text, res.headers.get("Content-Type") ?? "application/json")
+    .bind(
+      caller,
+      key,
+      claimedAt,
+      res.status,
+      text !== null && sealed ? await seal(c.env.DATA_KEY, text) : text,
+      res.headers.get("Content-Type") ?? "application/json",
+      sealed ? 1 : 0,
+      checks.length > 0 ? JSON.stringify(checks) : null,
+    )
     .run();
   return res;
 }

@@ -87,7 +87,7 @@ registrationRoutes.post(
     };
     await c.var.db.insert(registrationTokens).values(row);
     // The token is shown once: a replay under the same Idempotency-Key must not hand it out again.
-    c.set("secretResponse", true);
+    c.set("secretResponse", "once");
     return c.json({ ...tokenView(row), token, hub_url: hubUrl } satisfies z.infer<typeof issuedToken>, 201);
   },
 );

@@ -8,7 +8,7 @@ import { and, asc, eq, inArray } from "drizzle-orm";
 import { Hono } from "hono";
 import { isUuid, uuid } from "../http/fields";
 import { z } from "zod";
-import { assertAccess, membershipOf, principalOf, projectFor, scopesOverlap, visibleProjectIds, type Access } from "../auth/access";
+import { checkAccess, membershipOf, principalOf, projectFor, scopesOverlap, visibleProjectIds, type Access } from "../auth/access";
 import { agent, currentServer, person, roomAgent } from "../auth/middleware";
 import { dependenciesOf, listTasks, notesOf, taskView1 } from "../db/task-queries";
 import { envelopeOf } from "../db/task-envelope";
@@ -65,7 +65,7 @@ export async function taskFor(c: HubContext, taskId: string, access: Access = "r
   const p = principalOf(c);
   const known = access === "write" && p.kind === "server" ? (rememberedProjectOf(taskId) ?? onlyProjectOf(p.server.projectIds ?? null)) : undefined;
   if (known) {
-    assertAccess(p, known, false, access, "Task");
+    checkAccess(c, known, false, access, "Task");
     noteTask(c, taskId, known);
     return { id: taskId, projectId: known };
   }
@@ -75,7 +75,7 @@ export async function taskFor(c: HubContext, taskId: string, access: Access = "r
     .where(eq(tasks.id, taskId));
   if (!task) throw notFound("Task");
   rememberProjectOf(task.id, task.projectId);
-  assertAccess(p, task.projectId, task.member !== null, access, "Task");
+  checkAccess(c, task.projectId, task.member !== null, access, "Task");
   noteTask(c, task.id, task.projectId);
   return task;
 }

@@ -145,6 +145,8 @@ telegramAccountRoutes.post(
     const code = randomSecret();
     const expiresAt = new Date(Date.now() + LINK_CODE_MS).toISOString();
     await c.var.db.insert(telegramLinkCodes).values({ codeHash: await sha256Hex(code), userId: currentUser(c).id, expiresAt });
+    // The code links a chat to the account: an idempotent answer keeps it sealed, like the table keeps its hash.
+    c.set("secretResponse", "sealed");
     return c.json({ code, expires_at: expiresAt, deep_link: `https://t.me/${info.username}?start=${code}` }, 201);
   },
 );

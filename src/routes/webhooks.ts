@@ -113,7 +113,8 @@ webhookRoutes.post(
         updatedAt: now,
       })
       .returning();
-    // The signing secret is shown here and on rotation only.
+    // The signing secret is shown here and on rotation only (and to a replay of either, from an answer kept sealed).
+    c.set("secretResponse", "sealed");
     return c.json({ ...webhookView(hook!), secret }, 201);
   },
 );
@@ -221,6 +222,7 @@ webhookRoutes.post(
       })
       .where(eq(webhooks.id, hook.id))
       .returning();
+    c.set("secretResponse", "sealed");
     return c.json({ ...webhookView(updated!), secret });
   },
 );
