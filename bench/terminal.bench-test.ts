@@ -6,6 +6,7 @@
  * same output to one viewer. Prints one `BENCH {...}` line.
  */
 import { expect, it } from "vitest";
+import { TERMINAL_INPUTS_PER_SECOND } from "../src/server-link/terminals";
 import { b64, fakeDaemon, pythonJson } from "../test/fake-daemon";
 import { bootstrapAdmin, createProject, hubAs, registerAgent } from "../test/helpers";
 import { openSocket, type TestSocket } from "../test/sockets";
@@ -38,6 +39,8 @@ it("relays keystrokes and output", async () => {
     if (f.type === "session_input") daemon.socket.send(pythonJson({ type: "session_output", session_id: sessionId, data: f.data }));
   });
   const roundTrips: number[] = [];
+  // No faster than the link takes a writer's input (a person types slower still); each round trip is timed on its own.
+  const gapMs = 1000 / TERMINAL_INPUTS_PER_SECOND + 1;
   for (let i = 0; i < KEYSTROKES; i++) {
     const key = String.fromCharCode(97 + (i % 26));
     const sent = performance.now();
@@ -46,6 +49,7 @@ it("relays keystrokes and output", async () => {
     roundTrips.push(performance.now() - sent);
     expect(atob(echo.data)).toBe(key);
     typist.send({ type: "ack", bytes: 1 });
+    await new Promise((r) => setTimeout(r, Math.max(0, sent + gapMs - performance.now())));
   }
   const pings: number[] = [];
   for (let i = 0; i < KEYSTROKES; i++) {

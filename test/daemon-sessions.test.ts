@@ -5,7 +5,20 @@
  */
 import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { aTraceparent, accessTokenUntil, addMember, call, createUser, expectProblem, registerAgent, until as waitUntil, type Reply } from "./helpers";
+import { ACCESS_CHECK_TTL_MS } from "../src/server-link/terminal-access";
+import { TERMINAL_INPUTS_PER_SECOND } from "../src/server-link/terminals";
+import {
+  aTraceparent,
+  accessTokenUntil,
+  addMember,
+  call,
+  createProject,
+  createUser,
+  expectProblem,
+  registerAgent,
+  until as waitUntil,
+  type Reply,
+} from "./helpers";
 import { b64, fakeDaemon, unb64, type FakeDaemon } from "./fake-daemon";
 import { dashboard, isEvent, openSocket, type TestSocket } from "./sockets";
 import { cli, createWorld, expectOk, T, type World } from "./task-world";
@@ -344,6 +357,72 @@ describe("terminals", () => {
     expect(await t.next((f) => f.type === "scrollback")).toEqual({ type: "scrollback", lines: ["$ make", "ok"] });
     daemon.send({ type: "session_screen", session_id: id, lines: ["top line"] });
     expect(await t.next((f) => f.type === "screen")).toEqual({ type: "screen", lines: ["top line"] });
+  });
+});
+
+describe("typing after access changes", () => {
+  /** A member of the world's project (and of `also`), with a running session of their own on `host` and its terminal open. */
+  async function typist(host: { id: string }, hostDaemon: FakeDaemon, also: string[] = []) {
+    const person = await createUser(w.admin, "member");
+    for (const projectId of [w.project.id, ...also]) await addMember(w.admin, projectId, person.id);
+    const { json } = await expectOk(call(S(), { token: person.token, body: { server_id: host.id } }), 201);
+    await until(async () => (await call(`${S()}/${json.id}`, { token: person.token })).json.status === "running", "running");
+    const t = await terminal(json.id, person.token);
+    expect(await t.next((f) => f.type === "ready")).toMatchObject({ writer: true });
+    t.send({ type: "input", data: b64("before\r") });
+    await until(async () => hostDaemon.typed(json.id) === "before\r", "the first input at the daemon");
+    return { person, sessionId: json.id as string, t };
+  }
+
+  it("refuses input from a member who left another project the server serves; the terminal stays open to watch", async () => {
+    const other = await createProject(w.admin, `Also served ${crypto.randomUUID().slice(0, 4)}`);
+    const host = await registerAgent(w.admin, `two-${crypto.randomUUID().slice(0, 6)}`, { project_ids: [w.project.id, other.id] });
+    const hostDaemon = await fakeDaemon(host.apiKey);
+    const { person, sessionId, t } = await typist(host, hostDaemon, [other.id]);
+    await expectOk(call(`/api/v1/projects/${other.id}/members/${person.id}`, { method: "DELETE", token: w.admin }));
+    // Typing reaches every project the server serves, and the person is no longer in all of them. The link is told at
+    // once; at the latest, its last check of the writer runs out.
+    await new Promise((r) => setTimeout(r, ACCESS_CHECK_TTL_MS + 100));
+    t.send({ type: "input", data: b64("after\r") });
+    expect(await t.next((f) => f.type === "error")).toMatchObject({ code: "FORBIDDEN", message: expect.stringContaining("only watch") });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(hostDaemon.typed(sessionId)).toBe("before\r");
+    hostDaemon.output(sessionId, "still watching");
+    await until(async () => screen(t).includes("still watching"), "output after the change");
+    hostDaemon.socket.ws.close(1000, "done");
+  });
+
+  it("checks a writer's access in D1 again before it types, even when nothing tells the link of a change", async () => {
+    // Changes written straight to D1 reach no link: what a notice lost, or one that raced the terminal's opening, leaves.
+    const demoted = await typist(box, daemon);
+    const removed = await typist(box, daemon);
+    await env.DB.prepare("UPDATE users SET role = 'viewer' WHERE id = ?1").bind(demoted.person.id).run();
+    await env.DB.prepare("DELETE FROM project_members WHERE user_id = ?1").bind(removed.person.id).run();
+    await new Promise((r) => setTimeout(r, ACCESS_CHECK_TTL_MS + 100));
+    demoted.t.send({ type: "input", data: b64("as a viewer\r") });
+    expect(await demoted.t.next((f) => f.type === "error")).toMatchObject({ code: "FORBIDDEN", message: expect.stringContaining("only watch") });
+    removed.t.send({ type: "input", data: b64("as nobody\r") });
+    expect((await removed.t.closed).code).toBe(4004);
+    await new Promise((r) => setTimeout(r, 200));
+    expect([daemon.typed(demoted.sessionId), daemon.typed(removed.sessionId)]).toEqual(["before\r", "before\r"]);
+  });
+
+  it("limits a writer's input frames a second, in order, and lets it type again after", async () => {
+    const { sessionId, t } = await typist(box, daemon);
+    const flood = Array.from({ length: 3 * TERMINAL_INPUTS_PER_SECOND }, (_, i) => `${i},`);
+    for (const key of flood) t.send({ type: "input", data: b64(key) });
+    await until(async () => t.frames.filter((f) => f.type === "error" && f.code === "RATE_LIMITED").length > 0, "the flood limited");
+    await new Promise((r) => setTimeout(r, 300));
+    const typed = daemon.typed(sessionId).slice("before\r".length);
+    const keys = typed.split(",").filter(Boolean).map(Number);
+    // What got through is a prefix of what was sent, in order, and no more than the limit allows.
+    expect(keys).toEqual(keys.map((_, i) => i));
+    expect(keys.length).toBeGreaterThan(0);
+    expect(keys.length).toBeLessThanOrEqual(TERMINAL_INPUTS_PER_SECOND);
+    expect(t.frames.filter((f) => f.type === "error" && f.code === "RATE_LIMITED").length).toBe(flood.length - keys.length);
+    await new Promise((r) => setTimeout(r, 1000));
+    t.send({ type: "input", data: b64("again\r") });
+    await until(async () => daemon.typed(sessionId).endsWith("again\r"), "input after the limit");
   });
 });
 

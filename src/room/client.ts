@@ -94,20 +94,30 @@ async function projectsIn(env: Env, scope: string[] | null): Promise<string[]> {
   return scope ?? (await env.DB.prepare("SELECT id FROM projects").all<{ id: string }>()).results.map((r) => r.id);
 }
 
-/** Closes a person's dashboards and terminals in these projects (null: every project), after their access changed. */
+/**
+ * Closes a person's dashboards and terminals in these projects (null: every project), after their access changed.
+ * Links of servers serving one of them are told too: typing on a server's sessions needs every project it serves.
+ */
 export async function disconnectUser(env: Env, userId: string, projectIds: string[] | null) {
   const ids = await projectsIn(env, projectIds);
-  const servers = await serversWithSessionsIn(env, projectIds);
+  const servers = await serversWithSessionsIn(env, projectIds, true);
   await Promise.all([
     ...ids.map((id) => roomStub(env, id).disconnectUser(userId)),
     ...servers.map((id) => linkStub(env, id).disconnectUser(userId, projectIds)),
   ]);
 }
 
-/** Servers that have (or had) sessions in these projects (null: any): their links may hold terminals on them. */
-export async function serversWithSessionsIn(env: Env, projectIds: string[] | null): Promise<string[]> {
-  const { results } = await env.DB.prepare("SELECT DISTINCT server_id FROM sessions WHERE ?1 IS NULL OR project_id IN (SELECT value FROM json_each(?1))")
-    .bind(projectIds === null ? null : JSON.stringify(projectIds))
+/**
+ * Servers that have (or had) sessions in these projects (null: any): their links may hold terminals on them. With
+ * `serving`, also servers with sessions anywhere that serve one of these projects (or every project).
+ */
+export async function serversWithSessionsIn(env: Env, projectIds: string[] | null, serving = false): Promise<string[]> {
+  const { results } = await env.DB.prepare(
+    `SELECT DISTINCT s.server_id FROM sessions s LEFT JOIN servers v ON v.id = s.server_id
+     WHERE ?1 IS NULL OR s.project_id IN (SELECT value FROM json_each(?1))
+        OR (?2 AND (v.project_ids IS NULL OR EXISTS (SELECT 1 FROM json_each(v.project_ids) p WHERE p.value IN (SELECT value FROM json_each(?1)))))`,
+  )
+    .bind(projectIds === null ? null : JSON.stringify(projectIds), serving ? 1 : 0)
     .all<{ server_id: string }>();
   return results.map((r) => r.server_id);
 }

@@ -7,8 +7,8 @@
 import { and, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
-import { projectFor, scopesOverlap, visibleProjectIds } from "../auth/access";
-import { person } from "../auth/middleware";
+import { projectFor, scopesOverlap } from "../auth/access";
+import { currentUser, person } from "../auth/middleware";
 import type { SessionRow } from "../db/client";
 import { servers, SESSION_ROLES, sessions } from "../db/schema";
 import { listSessions } from "../db/session-queries";
@@ -22,6 +22,7 @@ import { logError } from "../log";
 import { personOfUpgrade } from "../http/upgrade";
 import { runInRoom } from "../room/client";
 import { linkStub } from "../server-link/client";
+import { terminalAccess } from "../server-link/terminal-access";
 import { documented } from "../openapi/operation";
 import { sessionSchema, sessionView } from "../views/agents";
 
@@ -54,18 +55,6 @@ const terminalQuery = z.object({
   access_token: z.string().optional().meta({ description: "The access token, for clients that cannot offer subprotocols" }),
 });
 
-/**
- * Whether the caller may run commands on a server: a session's agent runs
- * with the server's API key, so typing into it reaches every project the
- * server serves. Admins may; others only on a server whose projects they
- * all belong to.
- */
-async function mayOperate(c: HubContext, serverScope: string[] | null): Promise<boolean> {
-  const mine = await visibleProjectIds(c);
-  if (mine === null) return true;
-  return serverScope !== null && serverScope.every((id) => mine.includes(id));
-}
-
 /** A name that says what runs there, unique enough not to collide with the server's other open sessions. */
 const generatedName = (agent: AgentType | null | undefined) => `${agent ?? "agent"}-${crypto.randomUUID().slice(0, 6)}`;
 
@@ -95,7 +84,7 @@ projectSessionRoutes.post(
     const body = await readJson(c, startBody);
     const server = await c.var.db.query.servers.findFirst({ where: eq(servers.id, body.server_id) });
     if (!server || server.revokedAt || !scopesOverlap(server.projectIds ?? null, [project.id])) throw notFound("Server serving this project");
-    if (!(await mayOperate(c, server.projectIds ?? null))) {
+    if (!(await terminalAccess(c.env.DB, currentUser(c).id, server.id, project.id)).write) {
       throw forbidden(
         `A session on "${server.name}" runs with the server's API key, which serves projects you are not a member of: an admin can start it`,
         "NOT_ALLOWED",
@@ -235,9 +224,11 @@ projectSessionRoutes.get(
           'unacknowledged, `{"type": "resync", "dropped"}` when it resumes; `{"type": "error", "code", "message"}` for a refused frame.',
         '**Client → server.** `{"type": "ack", "bytes"}` for output read; writers only: `{"type": "input", "data": "<base64>"}`, ' +
           '`{"type": "resize", "cols", "rows"}`, and `{"type": "capture"}` to have the daemon capture the whole scrollback (once per 5 s ' +
-          "per session). Frames are at most 256 KiB.",
-        "**Close codes.** 4001 the access token expired (connect again with a fresh one), 4004 the session or its access is gone, " +
-          "4013 a frame was too large.",
+          "per session), at most 100 of these a second (the rest get `RATE_LIMITED`). A writer's access is checked again before it types " +
+          "(at most a second old): one made a viewer, or no longer in every project the server serves, gets `FORBIDDEN` and watches on. " +
+          "Frames are at most 256 KiB.",
+        "**Close codes.** 4001 the access token expired (connect again with a fresh one), 4004 the session or the person's access to its " +
+          "project is gone, 4013 a frame was too large.",
         "Before upgrading: 426 without `Upgrade: websocket`, 401 without a valid token, 404 for a session not in the project.",
       ].join("\n\n"),
     caller: "person",
@@ -252,8 +243,8 @@ projectSessionRoutes.get(
     const { user, expiresAt, subprotocolHeaders } = await personOfUpgrade(c);
     const project = await projectFor(c, c.req.param("id"));
     const { session } = await sessionIn(c, project.id, c.req.param("sid"));
-    const server = await c.var.db.query.servers.findFirst({ columns: { projectIds: true }, where: eq(servers.id, session.serverId) });
-    const writer = user.role !== "viewer" && (await mayOperate(c, server?.projectIds ?? null));
+    // Asked again by the server's link before the person types, for as long as the terminal stays open.
+    const { write: writer } = await terminalAccess(c.env.DB, user.id, session.serverId, project.id);
     return linkStub(c.env, session.serverId).fetch("https://link/terminal", {
       headers: {
         Upgrade: "websocket",

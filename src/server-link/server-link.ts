@@ -17,6 +17,7 @@ import { sendJson } from "../room/sockets";
 import { DAEMON_CLOSE, parseDaemonFrame, sessionIdOf, sessionReportOf, tmuxPrefixOf } from "./daemon-frames";
 import { sessionOfPush, type DaemonPush } from "./pushes";
 import { Scrollback } from "./scrollback";
+import { terminalAccess } from "./terminal-access";
 import { Terminals, VIEWER_TAG, viewerTag } from "./terminals";
 
 const DAEMON_TAG = "daemon";
@@ -75,6 +76,7 @@ export class ServerLink extends DurableObject<RoomReachingEnv> {
     scrollback: this.scrollback,
     statusOf: async (sessionId) => (this.known.get(sessionId) ?? (await this.lookup(sessionId)))?.status,
     toDaemon: (frame) => this.toDaemon(frame),
+    access: async (viewer) => terminalAccess(this.env.DB, viewer.userId, await this.serverId(), viewer.projectId),
   });
 
   /** Accepts a daemon the Worker has authenticated, or a person's terminal on one of the server's sessions. */

@@ -6,10 +6,11 @@
  * own (see ViewerFlow) and never holds the daemon or the others back.
  */
 import { isOpenSession } from "../domain/session-lifecycle";
-import { sendJson } from "../room/sockets";
+import { FrameRate, sendJson } from "../room/sockets";
 import type { DaemonPush } from "./pushes";
 import type { Scrollback } from "./scrollback";
-import { MAX_VIEWER_FRAME_BYTES, parseViewerFrame, TERMINAL_CLOSE, VIEWER_WINDOW_BYTES, ViewerFlow } from "./terminal-frames";
+import { AccessChecks, type TerminalAccess } from "./terminal-access";
+import { MAX_VIEWER_FRAME_BYTES, parseViewerFrame, TERMINAL_CLOSE, VIEWER_WINDOW_BYTES, ViewerFlow, type ViewerFrame } from "./terminal-frames";
 
 export const VIEWER_TAG = "viewer";
 export const viewerTag = (sessionId: string) => `viewer:${sessionId}`;
@@ -35,9 +36,16 @@ export interface TerminalPort {
   statusOf(sessionId: string): Promise<string | undefined>;
   /** Sends a frame to the server's daemon; false when it is not connected. */
   toDaemon(frame: DaemonPush): boolean;
+  /** What the viewer's person may do in its session's terminal now (read from D1). */
+  access(viewer: ViewerAttachment): Promise<TerminalAccess>;
 }
 
 const CAPTURE_INTERVAL_MS = 5000;
+/**
+ * Input, resize and capture frames a writer may send a second, as many as an agent may send on its socket: typing, key
+ * repeat and a TUI's mouse reports stay under it, a flood does not. The rest are refused.
+ */
+export const TERMINAL_INPUTS_PER_SECOND = 100;
 /** Replayed scrollback goes out in frames of at most this many bytes (before base64). */
 const REPLAY_FRAME_BYTES = 48 * 1024;
 
@@ -48,8 +56,14 @@ export class Terminals {
   private readonly attachments = new Map<WebSocket, ViewerAttachment>();
   /** When each session's scrollback was last captured. */
   private readonly captures = new Map<string, number>();
+  private readonly access: AccessChecks<ViewerAttachment>;
+  private readonly rate = new FrameRate(TERMINAL_INPUTS_PER_SECOND);
+  /** Each writer's frames still being handled, so that they reach the daemon in the order they came. */
+  private readonly turns = new Map<WebSocket, Promise<void>>();
 
-  constructor(private readonly port: TerminalPort) {}
+  constructor(private readonly port: TerminalPort) {
+    this.access = new AccessChecks((viewer) => port.access(viewer));
+  }
 
   /**
    * A viewer just accepted, its session's scrollback loaded: it is told who it is, then sees the scrollback, then live
@@ -126,30 +140,69 @@ export class Terminals {
       case "input":
       case "resize": {
         if (!attachment.writer) return sendJson(ws, { type: "error", code: "FORBIDDEN", message: "viewers can only watch this terminal" });
-        if (frame.type === "capture") {
-          // A capture makes the daemon read the whole tmux history: one at a time per session.
-          const last = this.captures.get(session_id) ?? 0;
-          if (Date.now() - last < CAPTURE_INTERVAL_MS) return sendJson(ws, { type: "error", code: "RATE_LIMITED", message: `one capture every ${CAPTURE_INTERVAL_MS / 1000} s` });
-          this.captures.set(session_id, Date.now());
-          if (!this.port.toDaemon({ type: "capture_scrollback", session_id })) sendJson(ws, { type: "error", code: "DAEMON_OFFLINE", message: "the server's daemon is not connected" });
-          return;
+        if (this.rate.exceeded(ws)) {
+          const message = `at most ${TERMINAL_INPUTS_PER_SECOND} input, resize and capture frames a second`;
+          return sendJson(ws, { type: "error", code: "RATE_LIMITED", message });
         }
-        const status = await this.port.statusOf(session_id);
-        if (!isOpenSession(status)) return sendJson(ws, { type: "error", code: "SESSION_CLOSED", message: `the session is ${status ?? "closed"}` });
-        const push = frame.type === "input" ? { type: "session_input", session_id, data: frame.data } : { type: "session_resize", session_id, cols: frame.cols, rows: frame.rows };
-        if (!this.port.toDaemon(push)) sendJson(ws, { type: "error", code: "DAEMON_OFFLINE", message: "the server's daemon is not connected" });
-        return;
+        return this.inTurn(ws, () => this.fromWriter(ws, frame));
       }
     }
+  }
+
+  /** A writer's frames are handled one after another, in the order they came, whatever each waits for. */
+  private inTurn(ws: WebSocket, work: () => Promise<void>) {
+    const turn = (this.turns.get(ws) ?? Promise.resolve()).then(work);
+    const settled = turn.catch(() => undefined);
+    this.turns.set(ws, settled);
+    void settled.then(() => this.turns.get(ws) === settled && this.turns.delete(ws));
+    return turn;
+  }
+
+  /** Input, a resize or a capture, from a writer whose access is checked again first (terminal-access.ts). */
+  private async fromWriter(ws: WebSocket, frame: Extract<ViewerFrame, { type: "input" | "resize" | "capture" }>) {
+    const attachment = this.attachmentOf(ws);
+    const session_id = attachment.sessionId;
+    let access: TerminalAccess;
+    try {
+      access = await this.access.of(ws, attachment);
+    } catch {
+      return sendJson(ws, { type: "error", code: "INTERNAL_ERROR", message: "the hub could not check your access to this terminal; send it again" });
+    }
+    if (!access.watch) return this.disconnect([ws], null, null, "your access to this project ended");
+    if (!access.write) {
+      // Made a viewer, or no longer a member of every project the server serves: from now on this socket only watches.
+      this.remember(ws, { writer: false });
+      return sendJson(ws, { type: "error", code: "FORBIDDEN", message: "your access changed: you can only watch this terminal now" });
+    }
+    if (frame.type === "capture") {
+      // A capture makes the daemon read the whole tmux history: one at a time per session.
+      const last = this.captures.get(session_id) ?? 0;
+      if (Date.now() - last < CAPTURE_INTERVAL_MS) return sendJson(ws, { type: "error", code: "RATE_LIMITED", message: `one capture every ${CAPTURE_INTERVAL_MS / 1000} s` });
+      this.captures.set(session_id, Date.now());
+      if (!this.port.toDaemon({ type: "capture_scrollback", session_id })) sendJson(ws, { type: "error", code: "DAEMON_OFFLINE", message: "the server's daemon is not connected" });
+      return;
+    }
+    const status = await this.port.statusOf(session_id);
+    if (!isOpenSession(status)) return sendJson(ws, { type: "error", code: "SESSION_CLOSED", message: `the session is ${status ?? "closed"}` });
+    const push = frame.type === "input" ? { type: "session_input", session_id, data: frame.data } : { type: "session_resize", session_id, cols: frame.cols, rows: frame.rows };
+    if (!this.port.toDaemon(push)) sendJson(ws, { type: "error", code: "DAEMON_OFFLINE", message: "the server's daemon is not connected" });
   }
 
   closed(ws: WebSocket) {
     this.flows.delete(ws);
     this.attachments.delete(ws);
+    this.access.forget(ws);
+    this.rate.forget(ws);
+    this.turns.delete(ws);
   }
 
-  /** Closes the viewers a person (or anyone, for null) has of these projects (null: all), after their access changed. */
+  /**
+   * Closes the viewers a person (or anyone, for null) has of these projects (null: all), after their access changed;
+   * the person's other viewers have their access checked again at their next frame (typing depends on every project
+   * the server serves).
+   */
   disconnect(sockets: WebSocket[], userId: string | null, projectIds: readonly string[] | null, reason: string) {
+    if (userId !== null) this.access.forgetUser(userId, (ws) => this.attachmentOf(ws));
     for (const ws of sockets) {
       const a = this.attachmentOf(ws);
       if ((userId === null || a.userId === userId) && (projectIds === null || projectIds.includes(a.projectId))) {
