@@ -46,11 +46,18 @@ async function createProjectOnPage(page: Page, name: string): Promise<string> {
 async function liveBoardBehindANetwork(name: string) {
   const page = await newPage();
   const sockets: WebSocketRoute[] = [];
+  /** What the hub sent on each socket, in order. */
+  const received: string[][] = [];
   let down = false;
   await page.routeWebSocket(/\/api\/v1\/projects\/.*\/ws/, (ws) => {
     if (down) return void ws.close({ code: 1006, reason: "network down" });
-    ws.connectToServer();
+    const frames: string[] = [];
+    ws.connectToServer().onMessage((message) => {
+      frames.push(String(message));
+      ws.send(message);
+    });
     sockets.push(ws);
+    received.push(frames);
   });
   const project = await ok(hubAs({ token: admin }).POST("/api/v1/projects", { body: { name } }), 201);
   await signIn(page, hub().admin.email, hub().admin.password);
@@ -65,7 +72,7 @@ async function liveBoardBehindANetwork(name: string) {
       down = false;
     },
   };
-  return { page, project, network };
+  return { page, project, network, received };
 }
 
 const cardTitled = (page: Page, title: string) => page.locator(".card", { hasText: title });
@@ -142,7 +149,7 @@ describe("the board", () => {
 
 describe("a board far behind", () => {
   it("pages the log when the socket says it is too far behind, then goes live with every event applied", async () => {
-    const { page, project, network } = await liveBoardBehindANetwork("Far behind");
+    const { page, project, network, received } = await liveBoardBehindANetwork("Far behind");
 
     await network.goDown();
     await page.locator("[data-feed=reconnecting]").waitFor();
@@ -158,10 +165,21 @@ describe("a board far behind", () => {
     const paged: string[] = [];
     page.on("request", (r) => r.url().includes("/events?since=") && paged.push(r.url()));
     network.comeBack();
+    // Tasks keep coming while it reconnects, pages the log and resumes.
+    const meanwhile = Promise.all(
+      Array.from({ length: 20 }, (_, i) => ok(hubAs({ token: admin }).POST("/api/v1/tasks", { body: { project_id: project.id, title: `Meanwhile ${i}` } }), 201)),
+    );
     await page.locator("[data-feed=live]").waitFor({ timeout: 30_000 });
     await page.locator(`.card[data-task-id="${before.id}"]`).waitFor();
     await page.locator(`.card[data-task-id="${after.id}"]`).waitFor();
+    for (const t of await meanwhile) await page.locator(`.card[data-task-id="${t.id}"]`).waitFor();
     expect(paged.length).toBeGreaterThanOrEqual(6);
+    // On the socket that paged the log: nothing before resync_required's resume, then every event once, in seq order.
+    const frames = received.at(-1)!.map((f) => JSON.parse(f));
+    const resync = frames.findIndex((f) => f.type === "resync_required");
+    expect(resync).toBeGreaterThanOrEqual(0);
+    const seqs = frames.slice(resync).filter((f) => f.type === "event").map((f) => f.seq);
+    expect(seqs).toEqual(seqs.map((_, i) => seqs[0] + i));
     // Live again: a new task shows without a reload.
     const live = await ok(hubAs({ token: admin }).POST("/api/v1/tasks", { body: { project_id: project.id, title: "Live again" } }), 201);
     await page.locator(`.card[data-task-id="${live.id}"]`).waitFor();

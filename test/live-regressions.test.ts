@@ -1,5 +1,5 @@
 /** Defects found in review of the live sockets, each pinned by a test. */
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, createProject, daemonRegistration, registerAgent, registrationToken } from "./helpers";
@@ -13,6 +13,18 @@ beforeAll(async () => {
 
 const agentSocket = (apiKey: string, projectId = w.project.id) => openSocket(`/api/v1/projects/${projectId}/agent-ws`, { "X-API-Key": apiKey });
 const room = (projectId = w.project.id) => env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(projectId));
+
+/** A project whose log holds 5,001 events: more than a socket replays, so a resume from 0 gets resync_required. */
+async function projectBehind(name: string) {
+  const project = await createProject(w.admin, name);
+  await env.DB.prepare(
+    `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5001)
+     INSERT INTO events (project_id, seq, type, task_id, actor, data, created_at) SELECT ?1, i, 'filler', NULL, 'test', '{}', ?2 FROM n`,
+  )
+    .bind(project.id, new Date().toISOString())
+    .run();
+  return project;
+}
 
 describe("dashboards", () => {
   it("answers null and other non-object frames with an error", async () => {
@@ -34,13 +46,7 @@ describe("dashboards", () => {
   });
 
   it("sends resync_required instead of replaying a backlog too long for the room's queue", async () => {
-    const project = await createProject(w.admin, "Backlog");
-    await env.DB.prepare(
-      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5001)
-       INSERT INTO events (project_id, seq, type, task_id, actor, data, created_at) SELECT ?1, i, 'filler', NULL, 'test', '{}', ?2 FROM n`,
-    )
-      .bind(project.id, new Date().toISOString())
-      .run();
+    const project = await projectBehind("Backlog");
     const s = await dashboard(project.id, w.admin);
     s.send({ type: "resume", since: 0 });
     expect(await s.next((f) => f.type === "resync_required")).toMatchObject({ since: 0, head: 5001 });
@@ -48,6 +54,38 @@ describe("dashboards", () => {
     const resumed = await s.next((f) => f.type === "resumed");
     expect(resumed.last_seq).toBe(5001);
     expect(s.frames.filter(isEvent)).toHaveLength(1001);
+  });
+});
+
+describe("a dashboard told to page the log", () => {
+  it("gets nothing live until it resumes, then the backlog in order, then live events, none twice, none skipped, under concurrent writes", async () => {
+    const project = await projectBehind("Backlog under load");
+    const create = (n: number, label: string) =>
+      Promise.all(Array.from({ length: n }, (_, i) => call("/api/v1/tasks", { token: w.admin, body: { project_id: project.id, title: `${label} ${i}` } })));
+    const s = await openSocket(`/api/v1/projects/${project.id}/ws?since=0`, { "Sec-WebSocket-Protocol": `bearer, ${w.admin}` });
+    expect(await s.next((f) => f.type === "resync_required")).toMatchObject({ since: 0, head: 5001 });
+    // While it pages the log, dozens of tasks are created; the room sleeps and wakes meanwhile too.
+    await create(30, "While paging");
+    await evictDurableObject(room(project.id));
+    await create(10, "After the room woke");
+    await new Promise((r) => setTimeout(r, 100));
+    expect(s.frames.filter(isEvent)).toEqual([]);
+    // It resumes from where its reading of the log ended, as dozens more are created.
+    const during = create(30, "While resuming");
+    s.send({ type: "resume", since: 4990 });
+    await during;
+    const resumed = await s.next((f) => f.type === "resumed");
+    await create(5, "Live");
+    const head = (await call(`/api/v1/projects/${project.id}`, { token: w.admin })).json.last_seq;
+    expect(head).toBe(5001 + 75);
+    await s.collect(head - 4990, isEvent);
+    await new Promise((r) => setTimeout(r, 100));
+    const seqs = s.frames.filter(isEvent).map((e) => e.seq);
+    expect(seqs).toEqual(Array.from({ length: head - 4990 }, (_, i) => 4991 + i));
+    // The replay's events all come before `resumed`, the live ones after it.
+    const at = s.frames.indexOf(resumed);
+    expect(s.frames.slice(0, at).filter(isEvent).at(-1).seq).toBe(resumed.last_seq);
+    expect(resumed.last_seq).toBeGreaterThanOrEqual(5001 + 40);
   });
 });
 

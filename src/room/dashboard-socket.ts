@@ -2,7 +2,8 @@
  * The dashboard side of a ProjectRoom's sockets: live events in seq order,
  * resume after a drop (replayed in the room's queue, between operations, so
  * none is skipped or sent twice), token renewal, and closing at the token's
- * expiry.
+ * expiry. A socket told to page the log (resync_required) gets nothing live
+ * until it resumes, so that resume's replay comes first, then live events.
  */
 import { InvalidToken, verifyAccessToken } from "../auth/jwt";
 import type { Db } from "../db/client";
@@ -44,6 +45,8 @@ interface Dashboard {
   expiresAt: number;
   /** Replaying missed events: live events reach it through the replay instead. */
   replaying: boolean;
+  /** Told to page the log (resync_required): live events wait for its resume, whose replay brings them in order. */
+  held: boolean;
   /** The seq range it has received live (0 and 0 for none), so a later resume sends none of it twice. */
   firstLive: number;
   lastLive: number;
@@ -98,7 +101,7 @@ export class DashboardProtocol {
     const last = committed.at(-1)!.seq;
     const now = Date.now();
     for (const d of this.dashboards().values()) {
-      if (d.replaying || this.closedAtExpiry(d, now)) continue;
+      if (d.replaying || d.held || this.closedAtExpiry(d, now)) continue;
       try {
         for (const frame of frames) d.ws.send(frame);
         if (d.firstLive === 0) d.firstLive = first;
@@ -144,7 +147,14 @@ export class DashboardProtocol {
   private startReplay(ws: WebSocket, since: number) {
     const d = this.dashboard(ws);
     d.replaying = true;
+    if (d.held) this.hold(d, false);
     return this.room.serialise(() => this.replay(d, since));
+  }
+
+  /** Holds live events back from a socket until it resumes, or lets them through again; kept in its attachment, which outlives the room's sleep. */
+  private hold(d: Dashboard, held: boolean) {
+    d.held = held;
+    d.ws.serializeAttachment({ ...(attachmentOf(d.ws) as DashboardAttachment), held } satisfies DashboardAttachment);
   }
 
   /**
@@ -159,6 +169,8 @@ export class DashboardProtocol {
       // A replay runs between writes: a backlog too long for that is read from GET /events instead.
       const backlog = await eventBacklog(this.room.env.DB, this.room.projectId, since);
       if (backlog && backlog.n > MAX_REPLAY) {
+        // Nothing live until it resumes: what commits while it pages the log comes with that resume's replay, in order.
+        this.hold(d, true);
         send(ws, { type: "resync_required", since, head: backlog.head, detail: `more than ${MAX_REPLAY} events behind: page GET /events from since, then resume from the last seq read` });
         return;
       }
@@ -199,7 +211,8 @@ export class DashboardProtocol {
         return;
       }
       const expiresAt = identity.expiresAt * 1000;
-      ws.serializeAttachment({ ...attachment, expiresAt } satisfies DashboardAttachment);
+      // Read again: a resume may have changed the attachment while the token was checked.
+      ws.serializeAttachment({ ...(attachmentOf(ws) as DashboardAttachment), expiresAt } satisfies DashboardAttachment);
       this.dashboard(ws).expiresAt = expiresAt;
       await this.room.scheduleAlarm(expiresAt);
       send(ws, { type: "auth_ok", expires_at: new Date(expiresAt).toISOString() });
@@ -224,6 +237,7 @@ const dashboardOf = (ws: WebSocket, attachment: DashboardAttachment): Dashboard 
   userId: attachment.userId,
   expiresAt: attachment.expiresAt,
   replaying: false,
+  held: attachment.held === true,
   firstLive: 0,
   lastLive: 0,
 });

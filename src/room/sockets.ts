@@ -16,6 +16,8 @@ export interface DashboardAttachment {
   userId: string;
   /** When the access token that opened the socket expires (ms since epoch). */
   expiresAt: number;
+  /** Told to page the log (resync_required): no live event goes to it until it resumes. */
+  held?: boolean;
 }
 
 export interface AgentAttachment {

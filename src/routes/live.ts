@@ -26,7 +26,7 @@ const dashboardQuery = z.object({
 
 const DASHBOARD_PROTOCOL = `The project's events, live. **Auth**: the access token (not an \`Authorization\` header) as subprotocols \`["bearer", "<jwt>"]\` (the hub answers \`bearer\`) or \`?access_token=\`; checked before upgrading, as is the project (404 when the caller cannot see it).
 
-**Hub → client**: \`{"type": "event", ...Event, "event_type"}\` for each event in seq order (\`event_type\` is the event's own type); \`{"type": "resumed", "last_seq"}\` when a replay has caught up; \`{"type": "resync_required", "since", "head", "detail"}\` when more than 5000 events are missed (page \`GET /events\`, then resume); \`{"type": "auth_ok", "expires_at"}\`; \`{"type": "error", "code", "message"}\`.
+**Hub → client**: \`{"type": "event", ...Event, "event_type"}\` for each event in seq order (\`event_type\` is the event's own type); \`{"type": "resumed", "last_seq"}\` when a replay has caught up; \`{"type": "resync_required", "since", "head", "detail"}\` when more than 5000 events are missed (page \`GET /events\`, then resume; nothing live is sent until that resume, whose replay brings what committed meanwhile); \`{"type": "auth_ok", "expires_at"}\`; \`{"type": "error", "code", "message"}\`.
 
 **Client → hub**: \`{"type": "resume", "since": N}\`: every event after N before live ones, none twice, none skipped; \`{"type": "auth", "access_token"}\`: a fresh token keeps the socket open past the first one's expiry. At most 20 frames a second.
 

@@ -23,11 +23,8 @@ export class ProjectFeed {
   private ws: WebSocket | null = null;
   private attempts = 0;
   private stopped = false;
-  /**
-   * Live frames held while the log is paged after resync_required: the hub
-   * counts them as delivered, so they are applied after the pages, never dropped.
-   */
-  private held: EventFrame[] | null = null;
+  /** Paging the log after resync_required (the hub sends nothing live until the resume that follows). */
+  private catchingUp = false;
   private renewTimer: ReturnType<typeof setInterval> | undefined;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -60,7 +57,7 @@ export class ProjectFeed {
     const url = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/api/v1/projects/${this.projectId}/ws?since=${this.lastSeq}`;
     const ws = new WebSocket(url, ["bearer", token]);
     this.ws = ws;
-    this.held = null;
+    this.catchingUp = false;
     ws.onmessage = (e) => this.onFrame(ws, JSON.parse(String(e.data)));
     ws.onclose = (e) => {
       if (this.ws !== ws) return;
@@ -100,12 +97,11 @@ export class ProjectFeed {
     frame: EventFrame | { type: "resumed"; last_seq: number } | { type: "resync_required"; since: number; head: number } | { type: string },
   ) {
     if (frame.type === "event") {
-      if (this.held) this.held.push(frame as EventFrame);
-      else this.apply(frame as EventFrame);
+      this.apply(frame as EventFrame);
     } else if (frame.type === "resumed") {
       this.attempts = 0;
       this.onStatus("live");
-    } else if (frame.type === "resync_required" && !this.held) {
+    } else if (frame.type === "resync_required" && !this.catchingUp) {
       void this.catchUp(ws);
     }
   }
@@ -118,12 +114,13 @@ export class ProjectFeed {
 
   /**
    * Too far behind for the socket: page the log, then resume on the socket
-   * from where the log ended.
+   * from where the log ended. The hub holds live events back meanwhile and
+   * sends them with that resume's replay, after the backlog, in seq order.
    * A failed page drops the socket, and the reconnection starts over from the
    * last seq applied, so nothing is skipped.
    */
   private async catchUp(ws: WebSocket) {
-    this.held = [];
+    this.catchingUp = true;
     try {
       for (;;) {
         const page = await ok(
@@ -134,9 +131,7 @@ export class ProjectFeed {
         this.onEvents(page.events.map(fromLog));
         this.lastSeq = page.next_since;
       }
-      const held = this.held;
-      this.held = null;
-      held.forEach((e) => this.apply(e));
+      this.catchingUp = false;
       ws.send(JSON.stringify({ type: "resume", since: this.lastSeq }));
     } catch {
       if (this.ws === ws) ws.close(4000, "catching up failed");
