@@ -164,12 +164,20 @@ describe("serving uploaded bytes safely", () => {
   });
 
   it("refuses a filename with a control character and a content type that is no media type, naming the field", async () => {
-    for (const filename of ["a\r\nSet-Cookie: x=1", "tab\there", "nul\u0000", "del\u007f", "c1\u0085"]) {
+    for (const filename of ["a\r\nSet-Cookie: x=1", "tab\there", "nul\u0000", "del\u007f", "c1\u0085", "half\ud800.txt"]) {
       const reply = await call("/api/v1/server/datarefs", { apiKey: w.worker.apiKey, body: { project_id: w.project.id, size: 1, filename } });
       expectProblem(reply, 422, "VALIDATION_FAILED");
       expect(reply.json.errors).toEqual([{ path: "filename", message: expect.stringContaining("control characters") }]);
     }
-    for (const content_type of ["text/html\r\nX-Evil: 1", "html", "text/plain; charset=ü"]) {
+    // A browser splits a Content-Type on commas and takes the last type: these would be served inline as HTML.
+    for (const content_type of [
+      "text/html\r\nX-Evil: 1",
+      "html",
+      "text/plain; charset=ü",
+      "text/plain;,text/html",
+      'image/png;x="",text/html',
+      "text/plain;",
+    ]) {
       const reply = await call("/api/v1/server/datarefs", { apiKey: w.worker.apiKey, body: { project_id: w.project.id, size: 1, content_type } });
       expectProblem(reply, 422, "VALIDATION_FAILED");
       expect(reply.json.errors.map((e: { path: string }) => e.path)).toEqual(["content_type"]);
@@ -186,6 +194,16 @@ describe("serving uploaded bytes safely", () => {
     expect(res.headers.get("Content-Type")).toBe("application/octet-stream");
     expect(res.headers.get("Content-Disposition")).toBe(`attachment; filename="a__b.html"; filename*=UTF-8''a%0D%0Ab.html`);
     expect(new Uint8Array(await res.arrayBuffer())).toEqual(page);
+  });
+
+  it("serves a DataRef stored with a lone surrogate in its filename before the rule (D1 gives back U+FFFD for its three bytes)", async () => {
+    const { dataref, upload } = await create({ size: page.byteLength, content_type: "text/plain", filename: "ok.txt" });
+    expect((await fetchUrl(upload.url, { method: "PUT", body: page })).status).toBe(200);
+    await env.DB.prepare("UPDATE datarefs SET filename = ?1 WHERE id = ?2").bind("half\ud800.txt", dataref.id).run();
+    const res = await fetchUrl((await call(`/api/v1/server/datarefs/${dataref.id}`, { apiKey: w.worker.apiKey })).json.download.url);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Disposition")).toBe(`inline; filename="half___.txt"; filename*=UTF-8''half${"%EF%BF%BD".repeat(3)}.txt`);
+    await res.body?.cancel();
   });
 });
 

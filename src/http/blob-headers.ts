@@ -31,13 +31,21 @@ const INLINE_TYPES = new Set(["text/plain", "application/json", "image/png", "im
 /** A Content-Type's type and subtype, lower-cased, without its parameters. */
 const essenceOf = (contentType: string) => contentType.split(";")[0]!.trim().toLowerCase();
 
-/** A media type as a header carries it: `type/subtype`, then parameters of visible ASCII. */
+/**
+ * A media type as a header carries it: `type/subtype`, then `; name=value` parameters, each value a token or a quoted
+ * string without quotes, backslashes or commas. Nothing else may follow: a browser splits a Content-Type on commas and
+ * takes the last type, so `text/plain;,text/html` would be served inline and rendered as HTML.
+ */
 const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
-const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(\\s*;[\\x20-\\x7e]*)?$`);
+const PARAMETER = `\\s*;\\s*${TOKEN}=(?:${TOKEN}|"[\\x20\\x21\\x23-\\x2b\\x2d-\\x5b\\x5d-\\x7e]*")`;
+const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}(?:${PARAMETER})*$`);
 export const isMediaType = (value: string) => MEDIA_TYPE.test(value);
 
 /** Control characters (C0, DEL, C1): a filename holding one cannot be put in a header. */
-export const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** A filename a header can carry: no control character, and no lone half of a surrogate pair (which has no UTF-8). */
+export const isHeaderSafeFilename = (name: string) => !CONTROL_CHARACTER.test(name) && name.isWellFormed();
 
 /** What the bytes are served as: the declared type when it is a valid media type (rows from before the rule may not be). */
 export const servedContentType = (contentType: string) => (isMediaType(contentType) ? contentType : "application/octet-stream");
@@ -51,6 +59,7 @@ export function contentDisposition(contentType: string, filename: string | null)
   if (!filename) return kind;
   const fallback = filename.replace(/[^\x20-\x7e]|["\\]/g, "_");
   if (fallback === filename) return `${kind}; filename="${filename}"`;
-  const encoded = encodeURIComponent(filename).replace(/['()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
+  // Rows from before the rule may hold a lone surrogate, which encodeURIComponent refuses: it becomes U+FFFD.
+  const encoded = encodeURIComponent(filename.toWellFormed()).replace(/['()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`);
   return `${kind}; filename="${fallback}"; filename*=UTF-8''${encoded}`;
 }

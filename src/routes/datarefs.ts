@@ -21,7 +21,7 @@ import type { HubContext, HubEnv } from "../http/context";
 import { conflict, fieldError, notFound, Problem } from "../http/problem";
 import { roomActor, roomStub } from "../room/client";
 import { documented } from "../openapi/operation";
-import { BLOB_HEADERS, contentDisposition, CONTROL_CHARACTER, isMediaType, servedContentType, withBlobHeaders } from "../http/blob-headers";
+import { BLOB_HEADERS, contentDisposition, isHeaderSafeFilename, isMediaType, servedContentType, withBlobHeaders } from "../http/blob-headers";
 import { datarefView, datarefSchema, datarefWithDownloadSchema, newDatarefSchema, type DatarefRow } from "../views/datarefs";
 
 /** Largest object one PUT may carry (R2's single-upload limit). */
@@ -36,7 +36,7 @@ const createBody = z.object({
     .trim()
     .min(1, "must not be empty")
     .max(255)
-    .refine(isMediaType, "must be a media type, type/subtype with optional parameters in visible ASCII (e.g. text/plain; charset=utf-8)")
+    .refine(isMediaType, "must be a media type: type/subtype with optional ; name=value parameters, no commas (e.g. text/plain; charset=utf-8)")
     .default("application/octet-stream"),
   size: z.int("must be an integer").min(0, "must not be negative").max(MAX_DATAREF_BYTES, `must be at most ${MAX_DATAREF_BYTES} bytes`),
   sha256: z
@@ -44,11 +44,7 @@ const createBody = z.object({
     .regex(/^[0-9a-fA-F]{64}$/, "must be 64 hex digits")
     .transform((h) => h.toLowerCase())
     .optional(),
-  filename: z
-    .string()
-    .max(500)
-    .refine((name) => !CONTROL_CHARACTER.test(name), "must not contain control characters (CR, LF, tab, …)")
-    .optional(),
+  filename: z.string().max(500).refine(isHeaderSafeFilename, "must not contain control characters (CR, LF, tab, …) or a lone UTF-16 surrogate").optional(),
 });
 
 async function createDataref(c: HubContext, projectIdFromPath?: string) {
