@@ -44,7 +44,7 @@ describe("asking another session's agent", () => {
     expect(await asked.socket.next((f) => f.type === "intervention_for_session" && f.intervention_id === ivId)).toEqual({
       type: "intervention_for_session",
       target_session_id: w.orchestratorSession,
-      question: "Which schema version do the users have?",
+      question: `Which schema version do the users have?\n(answer it: orchestratia intervention respond ${ivId} --response "…")`,
       source: "worker",
       intervention_id: ivId,
       traceparent: aTraceparent(),
@@ -52,11 +52,11 @@ describe("asking another session's agent", () => {
     // What hub.py then puts in the asked agent's inbox.
     expect(asked.shown(w.orchestratorSession).at(-1)).toEqual({
       via: "inbox",
-      content: "[ask from worker] Which schema version do the users have?",
+      content: `[ask from worker] Which schema version do the users have?\n(answer it: orchestratia intervention respond ${ivId} --response "…")`,
       author: "hub",
     });
-    // The asked agent finds it with `orchestratia intervention list`, and answers it.
-    const open = await expectOk(cli(w.orchestrator.apiKey, "GET", `${I}?task_id=${id}&status=pending`));
+    // The asked agent, which knows no task of the asker's, finds it with `orchestratia intervention list --status pending`.
+    const open = await expectOk(cli(w.orchestrator.apiKey, "GET", `${I}?status=pending`));
     expect(open.json).toEqual([
       expect.objectContaining({ id: ivId, intervention_type: "question", target_session_id: w.orchestratorSession, asked_by: `agent:${w.worker.name}` }),
     ]);

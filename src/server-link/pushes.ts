@@ -28,6 +28,13 @@ const cut = (value: unknown) => {
   return s.length > MAX_PUSHED_TEXT ? `${s.slice(0, MAX_PUSHED_TEXT)}…` : s;
 };
 
+/**
+ * An agent's question as the asked agent sees it. hub.py shows only `question` (as `[ask from <source>] …`) and drops
+ * `intervention_id`, so the question itself says how to answer.
+ */
+const askedQuestion = (question: unknown, interventionId: unknown) =>
+  `${cut(question)}\n(answer it: orchestratia intervention respond ${String(interventionId)} --response "…")`;
+
 /** A session and its server. */
 export interface SessionRef {
   serverId: string;
@@ -170,7 +177,7 @@ export function daemonPushes(
       add(d.target_server_id, {
         type: "intervention_for_session",
         target_session_id: d.target_session_id,
-        question: cut(d.question),
+        question: askedQuestion(d.question, d.intervention_id),
         source: typeof d.source === "string" ? d.source : "",
         intervention_id: d.intervention_id,
       });
