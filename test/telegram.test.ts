@@ -487,6 +487,13 @@ describe("/tasks", () => {
     const watched = (await ask("/tasks")).text;
     expect(watched.split("\n").filter((l) => l.startsWith("<code>"))).toHaveLength(5);
     expect(watched).not.toContain("more open");
+    // An agent's task awaiting approval needs the person too: after the question and the plan.
+    await expectOk(call(`/api/v1/projects/${busy.project.id}`, { method: "PATCH", token: w.admin, body: { settings: { approve_agent_tasks: true } } }));
+    const { json: held } = await expectOk(cli(busy.worker.apiKey, "POST", T, { title: "Wipe the cache", project_id: busy.project.id }), 201);
+    const gated = (await ask("/tasks")).text.split("\n");
+    const heldAt = gated.findIndex((l) => l.includes(held.id.slice(0, 8)));
+    expect(heldAt).toBe(gated.indexOf("<b>Needs you</b>") + 3);
+    expect(gated[heldAt]).toContain("· <i>awaiting approval</i> · Busy &lt;kitchen&gt;");
   });
 });
 

@@ -144,6 +144,8 @@ export interface ListedTask {
   title: string;
   status: string;
   project: string;
+  /** An agent's task in a project that approves them, not approved yet: it waits on a person too. */
+  awaiting_approval: number;
 }
 
 /** The statuses in which a task waits on a person: /tasks lists them first. */
@@ -154,9 +156,11 @@ const MAX_LISTED_NAME = 80;
 /** /tasks: the open tasks listed (those waiting on a person first, as given), and how many more there are. */
 export function openTaskList(tasks: readonly ListedTask[], total: number): string {
   if (tasks.length === 0) return "No open tasks in the projects you watch.";
-  const line = (t: ListedTask) => `<code>${short(t.id)}</code> ${name(t.title, MAX_LISTED_NAME)} · <i>${t.status}</i> · ${name(t.project, MAX_LISTED_NAME)}`;
-  const waiting = tasks.filter((t) => WAITING_ON_PEOPLE.includes(t.status));
-  const others = tasks.filter((t) => !WAITING_ON_PEOPLE.includes(t.status));
+  const line = (t: ListedTask) =>
+    `<code>${short(t.id)}</code> ${name(t.title, MAX_LISTED_NAME)} · <i>${t.awaiting_approval ? "awaiting approval" : t.status}</i> · ${name(t.project, MAX_LISTED_NAME)}`;
+  const needsPerson = (t: ListedTask) => WAITING_ON_PEOPLE.includes(t.status) || t.awaiting_approval === 1;
+  const waiting = tasks.filter(needsPerson);
+  const others = tasks.filter((t) => !needsPerson(t));
   return [
     ...(waiting.length ? ["<b>Needs you</b>", ...waiting.map(line)] : []),
     ...(others.length ? [`${waiting.length ? "\n" : ""}<b>Running and waiting</b>`, ...others.map(line)] : []),
