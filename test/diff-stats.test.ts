@@ -96,14 +96,23 @@ describe("a completion with git_diff_stats", () => {
     const notObject = await complete(id, { result: "done", git_diff_stats: "lots" });
     expectProblem(notObject, 422, "VALIDATION_FAILED");
     expect(notObject.json.errors).toEqual([{ path: "git_diff_stats", message: "must be an object" }]);
-    // A path longer than any file system allows, and stats over 64 KiB of JSON.
+    // A path longer than any file system allows.
     const longPath = await complete(id, { result: "done", git_diff_stats: { ...STATS, files: [{ path: "a/".repeat(2100), insertions: 1, deletions: 0 }] } });
     expect(longPath.json.errors).toEqual([{ path: "git_diff_stats.files.0.path", message: "must be at most 4096 characters" }]);
-    const files = Array.from({ length: 200 }, (_, i) => ({ path: `${"deep/".repeat(80)}file-${i}.ts`, insertions: 1, deletions: 1 }));
-    const huge = await complete(id, { result: "done", git_diff_stats: { ...STATS, files_changed: 200, files } });
-    expectProblem(huge, 422, "VALIDATION_FAILED");
-    expect(huge.json.errors).toEqual([{ path: "git_diff_stats", message: `must be at most ${64 * 1024} bytes of JSON` }]);
     expect(await asPerson(id)).toMatchObject({ status: "running", result: null, git_diff_stats: null });
+  });
+
+  it("cuts stats over 64 KiB of JSON from the end of their lists, binary files first, and completes the task", async () => {
+    const id = await running();
+    const files = Array.from({ length: 200 }, (_, i) => ({ path: `${"deep/".repeat(75)}file-${i}.ts`, insertions: 1, deletions: 1 }));
+    const binary_files = Array.from({ length: 200 }, (_, i) => `${"a/".repeat(40)}image-${i}.png`);
+    const done = await expectOk(complete(id, { result: "done", git_diff_stats: { ...STATS, files_changed: 400, files, binary_files } }));
+    const kept = done.json.git_diff_stats;
+    expect(kept).toMatchObject({ files_changed: 400, insertions: STATS.insertions, deletions: STATS.deletions, binary_files: [] });
+    expect(new TextEncoder().encode(JSON.stringify(kept)).byteLength).toBeLessThanOrEqual(64 * 1024);
+    // As many files as fit, in the order sent: one more would not have.
+    expect(kept.files).toEqual(files.slice(0, kept.files.length));
+    expect(new TextEncoder().encode(JSON.stringify({ ...kept, files: files.slice(0, kept.files.length + 1) })).byteLength).toBeGreaterThan(64 * 1024);
   });
 
   it("stays with a task an output envelope fails, until a person retries it", async () => {

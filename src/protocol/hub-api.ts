@@ -38,18 +38,20 @@ const taskFields = {
 };
 
 /** A create; null in an optional field is the field left out. */
-export const createTaskBody = withNullsAbsent(z.looseObject({
-  ...taskFields,
-  spec: taskFields.spec.default(""),
-  type: taskFields.type.default("feature"),
-  priority: taskFields.priority.default("normal"),
-  acceptance_criteria: taskFields.acceptance_criteria.default([]),
-  require_plan: taskFields.require_plan.default(false),
-  project_id: z.uuid("must be a UUID").optional(),
-  session_id: z.uuid("must be a UUID").nullish(),
-  dependencies: z.array(dependencySchema).max(100).optional(),
-  dependency_ids: z.array(z.uuid("must be a task UUID")).max(100).optional(),
-}));
+export const createTaskBody = withNullsAbsent(
+  z.looseObject({
+    ...taskFields,
+    spec: taskFields.spec.default(""),
+    type: taskFields.type.default("feature"),
+    priority: taskFields.priority.default("normal"),
+    acceptance_criteria: taskFields.acceptance_criteria.default([]),
+    require_plan: taskFields.require_plan.default(false),
+    project_id: z.uuid("must be a UUID").optional(),
+    session_id: z.uuid("must be a UUID").nullish(),
+    dependencies: z.array(dependencySchema).max(100).optional(),
+    dependency_ids: z.array(z.uuid("must be a task UUID")).max(100).optional(),
+  }),
+);
 
 export const updateTaskBody = z
   .looseObject({
@@ -94,13 +96,31 @@ const commit = z
   .nullish()
   .transform((c) => c ?? null);
 
+/** Most bytes of JSON a task keeps of `git_diff_stats`. */
+const MAX_DIFF_STATS_BYTES = 64 * 1024;
+const jsonBytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value)).byteLength;
+
+/**
+ * The stats cut to fit `max` bytes of JSON: the lists lose their last entries, binary files first, and the counts stay
+ * whole. A completion is never refused for what its CLI measured on the side.
+ */
+function fitWithin<T extends { files: unknown[]; binary_files: unknown[] }>(stats: T, max: number): T {
+  let over = jsonBytes(stats) - max;
+  if (over <= 0) return stats;
+  const files = [...stats.files];
+  const binary = [...stats.binary_files];
+  // Each entry takes its JSON and a comma.
+  while (over > 0 && (binary.length > 0 || files.length > 0)) over -= jsonBytes(binary.length > 0 ? binary.pop() : files.pop()) + 1;
+  return { ...stats, files, binary_files: binary };
+}
+
 /**
  * What `orchestratia task complete` measures of the agent's last commit and sends beside the result
  * (cli.py cmd_complete, git_analyzer.capture_diff_stats). Unknown keys are dropped; the counts stay whole when the
  * lists are cut.
  */
-export const gitDiffStats = withinJsonLimit(
-  z.object(
+export const gitDiffStats = z
+  .object(
     {
       files_changed: diffCount,
       insertions: diffCount,
@@ -111,13 +131,13 @@ export const gitDiffStats = withinJsonLimit(
       base_commit: commit,
     },
     { error: "must be an object" },
-  ),
-  64 * 1024,
-).meta({
-  description:
-    "What the agent's last commit changed (`orchestratia task complete` sends it): counts, then `files` ({path, insertions, deletions}) and " +
-    `\`binary_files\` (each cut to its first ${MAX_DIFF_FILES}), and the commits compared. At most 64 KiB of JSON.`,
-});
+  )
+  .transform((stats) => fitWithin(stats, MAX_DIFF_STATS_BYTES))
+  .meta({
+    description:
+      "What the agent's last commit changed (`orchestratia task complete` sends it): counts, then `files` ({path, insertions, deletions}) and " +
+      `\`binary_files\` (each cut to its first ${MAX_DIFF_FILES}, then from the end until the whole is at most 64 KiB of JSON), and the commits compared.`,
+  });
 export type GitDiffStats = z.output<typeof gitDiffStats>;
 
 export const helpBody = z.looseObject({
