@@ -9,7 +9,7 @@ import type { SessionRow } from "../db/client";
 import { MCP_STATUSES, projects, servers, sessions } from "../db/schema";
 import { listSessions } from "../db/session-queries";
 import { listTasks } from "../db/task-queries";
-import { UNFINISHED } from "./tasks";
+import { UNFINISHED } from "./task-reading";
 import { readJson, readQuery } from "../http/body";
 import type { HubEnv } from "../http/context";
 import { agentType, label, text, uuid } from "../http/fields";

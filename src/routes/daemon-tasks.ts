@@ -14,7 +14,8 @@ import { helpBody } from "../protocol/hub-api";
 import { completeBody } from "../protocol/task-response";
 import { failRequest } from "../protocol/task-format";
 import { id } from "../views/fields";
-import { askForHelp, completeTask, failTask, startTask } from "./tasks";
+import { askForHelp } from "./task-help";
+import { completeTask, failTask, startTask } from "./task-transitions";
 
 export const daemonTaskRoutes = new Hono<HubEnv>();
 

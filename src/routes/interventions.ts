@@ -14,7 +14,7 @@ import { respondBody } from "../protocol/hub-api";
 import { runInRoom } from "../room/client";
 import { documented } from "../openapi/operation";
 import { interventionSchema, interventionView } from "../views/tasks";
-import { taskFor } from "./tasks";
+import { taskFor } from "./task-access";
 
 const listQuery = z.object({
   task_id: z.uuid("must be a UUID").optional().meta({ description: "Only this task's" }),
