@@ -4,7 +4,7 @@
  * questions they wait on, and word that no answer will come. Frames about a
  * task carry its W3C `traceparent`, so its work can be followed across agents.
  */
-import { notify, respond, respondError } from "./agent-socket";
+import { notify, respond, respondError } from "./agent-answers";
 import type { AgentNotice } from "./operations";
 import { attachmentOf, type AgentAttachment } from "./sockets";
 import type { CommittedEvent } from "./statements";

@@ -4,11 +4,11 @@
  * response:error correlated by id; events need no answer; what the hub has to
  * tell an agent arrives as notify:* messages.
  */
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { sha256Hex } from "../auth/secrets";
 import { logError } from "../log";
 import type { Db } from "../db/client";
-import { interventions, servers, tasks } from "../db/schema";
+import { servers, tasks } from "../db/schema";
 import { serverCandidates } from "../db/server-candidates";
 import { listTasks, taskViews } from "../db/task-queries";
 import { TOO_DEEP, tooDeepUnder } from "../domain/json-depth";
@@ -22,7 +22,6 @@ import {
   eventPayloads,
   hubStatusesOf,
   priorityOf,
-  REMEMBER_ANSWERS_MS,
   REMEMBERED_REQUESTS,
   REQUEST_TIMEOUT_MS,
   requestFingerprintText,
@@ -32,13 +31,14 @@ import {
   seedErrorOf,
   seedTask,
   withinDeadline,
-  type ErrorCode,
   type EventType,
   type RequestType,
 } from "../protocol/agent-orchestrator-messages";
 import type { TaskView } from "../views/tasks";
 import { newTask, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 import { attachmentOf, CLOSE, FrameRate, sendJson, type AgentAttachment } from "./sockets";
+import { failure, idReused, InvalidPayload, respondError, send, success, type Answer, type Message } from "./agent-answers";
+import { rememberedAnswer } from "./agent-remembered";
 
 export const RATE_LIMIT_PER_SECOND = 100;
 export { DEFAULT_ASK_TIMEOUT_MS, REQUEST_TIMEOUT_MS };
@@ -61,56 +61,11 @@ export interface AgentRoomPort {
   left(serverId: string, except: WebSocket): Promise<void>;
 }
 
-interface Message {
-  type: string;
-  id?: string;
-  payload?: unknown;
-  /** A W3C trace context the message belongs to (the hub's addition, as on its notify frames). */
-  traceparent?: string;
-}
-
 /** The task a message is about, when its payload names one as an id (nothing the agent wrote is logged). */
 const taskIdIn = (payload: unknown) => {
   const taskId = (payload as { taskId?: unknown } | null)?.taskId;
   return typeof taskId === "string" && /^[0-9a-f-]{36}$/i.test(taskId) ? taskId : undefined;
 };
-
-/** What a request is answered with; `later` when the answer comes with a commit (ask-user). */
-type Answer =
-  | { type: "response:success"; payload: unknown }
-  | { type: "response:error"; error: { code: ErrorCode; message: string; details?: unknown } }
-  | { type: "later" };
-
-const stamp = () => new Date().toISOString();
-
-export function respond(ws: WebSocket, correlationId: string | undefined, payload: unknown) {
-  sendJson(ws, { type: "response:success", id: crypto.randomUUID(), correlationId: correlationId ?? null, timestamp: stamp(), payload });
-}
-
-export function respondError(ws: WebSocket, correlationId: string | undefined | null, code: ErrorCode, message: string, details?: unknown) {
-  sendJson(ws, {
-    type: "response:error",
-    id: crypto.randomUUID(),
-    correlationId: correlationId ?? null,
-    timestamp: stamp(),
-    error: { code, message, ...(details === undefined ? {} : { details }) },
-  });
-}
-
-/** A notification; one about a task carries the task's W3C trace context. */
-export const notify = (ws: WebSocket, type: string, payload: unknown, traceparent?: string | null) =>
-  sendJson(ws, { type, id: crypto.randomUUID(), timestamp: stamp(), ...(traceparent ? { traceparent } : {}), payload });
-
-const success = (payload: unknown): Answer => ({ type: "response:success", payload });
-const failure = (code: ErrorCode, message: string, details?: unknown): Answer => ({
-  type: "response:error",
-  error: { code, message, ...(details === undefined ? {} : { details }) },
-});
-
-function send(ws: WebSocket, correlationId: string | undefined, answer: Answer) {
-  if (answer.type === "response:success") respond(ws, correlationId, answer.payload);
-  else if (answer.type === "response:error") respondError(ws, correlationId, answer.error.code, answer.error.message, answer.error.details);
-}
 
 const actorOf = (a: AgentAttachment): RoomActor => ({
   kind: "agent",
@@ -122,13 +77,6 @@ const actorOf = (a: AgentAttachment): RoomActor => ({
 
 /** The seed's "Agents can only query their own tasks": assigned to the agent's server, or created by it. */
 const ownTask = (a: AgentAttachment, t: TaskView) => t.assigned_server_id === a.serverId || t.created_by === actorOf(a).label;
-
-/** Payload errors are answered before anything runs. */
-class InvalidPayload extends Error {
-  constructor(readonly answer: Answer) {
-    super("invalid payload");
-  }
-}
 
 export class AgentProtocol {
   private readonly rate = new FrameRate(RATE_LIMIT_PER_SECOND);
@@ -285,56 +233,9 @@ export class AgentProtocol {
     const key = `${a.serverId}\n${m.id}`;
     const running = this.inFlight.get(key);
     if (running) return running.fingerprint === fingerprint ? running.answer : Promise.resolve(idReused(m.id));
-    const answer = this.remembered(ws, a, m, type, fingerprint).finally(() => this.inFlight.delete(key));
+    const answer = rememberedAnswer(this.room, a, m, fingerprint, () => this.answer(ws, a, m, type)).finally(() => this.inFlight.delete(key));
     this.inFlight.set(key, { fingerprint, answer });
     return answer;
-  }
-
-  private async remembered(ws: WebSocket, a: AgentAttachment, m: Message, type: RequestType, fingerprint: string): Promise<Answer> {
-    const db = this.room.db;
-    const caller = `server:${a.serverId}`;
-    // Per project: the same id sent to two projects' sockets names two requests.
-    const key = `agent-ws:${this.room.projectId}:${m.id}`;
-    const hash = await sha256Hex(fingerprint);
-    const now = Date.now();
-    const claimedAt = new Date(now).toISOString();
-    // This room is the only one answering this key, so a claim with no answer is one cut off (the room restarted): taken over.
-    const claim = await db.run(sql`INSERT INTO idempotency_keys (caller, key, request_hash, created_at) VALUES (${caller}, ${key}, ${hash}, ${claimedAt})
-      ON CONFLICT (caller, key) DO UPDATE SET request_hash = excluded.request_hash, response_status = NULL, response_body = NULL, created_at = excluded.created_at
-      WHERE idempotency_keys.created_at < ${new Date(now - REMEMBER_ANSWERS_MS).toISOString()} OR idempotency_keys.response_status IS NULL`);
-    if (claim.meta.changes === 0) {
-      const prior = await db.get<{ request_hash: string; response_body: string | null }>(
-        sql`SELECT request_hash, response_body FROM idempotency_keys WHERE caller = ${caller} AND key = ${key}`,
-      );
-      if (prior && prior.request_hash !== hash) return idReused(m.id!);
-      if (prior?.response_body) return this.replay(a, m, JSON.parse(prior.response_body) as Answer);
-    }
-    let answer: Answer;
-    try {
-      answer = await this.answer(ws, a, m, type);
-    } catch (e) {
-      // Nothing was done that must not be done twice: a retry of this id runs again.
-      await db.run(sql`DELETE FROM idempotency_keys WHERE caller = ${caller} AND key = ${key} AND created_at = ${claimedAt}`);
-      throw e;
-    }
-    await db.run(
-      sql`UPDATE idempotency_keys SET response_status = 200, response_body = ${JSON.stringify(answer)}, response_content_type = 'application/json'
-          WHERE caller = ${caller} AND key = ${key} AND created_at = ${claimedAt}`,
-    );
-    return answer;
-  }
-
-  /** The first answer again; for ask-user, the answer its question has by now (none yet while nobody answered). */
-  private async replay(a: AgentAttachment, m: Message, first: Answer): Promise<Answer> {
-    if (first.type !== "later") return first;
-    const asked = await this.room.db.query.interventions.findFirst({
-      where: and(eq(interventions.projectId, this.room.projectId), eq(interventions.serverId, a.serverId!), eq(interventions.correlationId, m.id!)),
-      columns: { status: true, response: true, respondedAt: true },
-    });
-    if (asked?.status === "responded") return success({ answer: asked.response, metadata: { answeredAt: asked.respondedAt } });
-    if (asked?.status === "timed_out") return failure("TIMEOUT", "Nobody answered in time");
-    if (asked?.status === "cancelled") return failure("NOT_FOUND", "The question was withdrawn");
-    return first;
   }
 
   private async answer(ws: WebSocket, a: AgentAttachment, m: Message, type: RequestType): Promise<Answer> {
@@ -492,6 +393,3 @@ export class AgentProtocol {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const isUuid = (id: string) => UUID.test(id);
-
-const idReused = (id: string) =>
-  failure("INVALID_REQUEST", `The id ${JSON.stringify(id)} was already used for another request; send a new id for a new request`, { id });
