@@ -6,7 +6,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { blobKey } from "../blobs";
-import { isOnline, ONLINE_WINDOW_MS } from "../domain/presence";
+import { ONLINE_WINDOW_MS } from "../domain/presence";
 import type { RoomEnv } from "../room-env";
 import { linkPointers } from "../dataref-pointers";
 import { logError } from "../log";
@@ -23,7 +23,6 @@ import { DashboardProtocol } from "./dashboard-socket";
 import {
   dependentSessions,
   forgetAbandonedUploads,
-  lastHeartbeat,
   leasedTasks,
   nextDeadline,
   nextQuestionExpiry,
@@ -33,6 +32,9 @@ import {
   taskSessions,
 } from "./room-queries";
 import { RoomKeys } from "./room-keys";
+import { RoomPresence } from "./room-presence";
+import { AgentGraces } from "./agent-graces";
+import { earliest } from "./earliest";
 import { RoomWriter, type Committed } from "./room-writer";
 import type { CommittedEvent } from "./statements";
 import type { TaskStatus } from "../domain/lifecycle";
@@ -42,11 +44,6 @@ import { AGENT_TAG, attachmentOf, CLOSE, DASHBOARD_TAG, type AgentAttachment, ty
 /** How long past its URL's expiry an upload that started in time may still be streaming. */
 const UPLOAD_GRACE_MS = 60 * 60 * 1000;
 
-const earliest = (times: (number | null)[]) => {
-  const set = times.filter((t): t is number => t !== null);
-  return set.length ? Math.min(...set) : null;
-};
-
 export class ProjectRoom extends DurableObject<RoomEnv> {
   // Set before the room takes any request (see the constructor).
   private projectId!: string;
@@ -54,10 +51,10 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   private dashboards!: DashboardProtocol;
   private agents!: AgentProtocol;
   private keys!: RoomKeys;
+  private presence!: RoomPresence;
   /** The pushes to daemons under way, in commit order. */
   private pushing: Promise<void> = Promise.resolve();
-  /** Agent sockets still to send their API key, by when their grace ends (in arrival order, so in deadline order). */
-  private readonly authDeadlines = new Map<WebSocket, number>();
+  private readonly graces = new AgentGraces(this.ctx);
 
   constructor(ctx: DurableObjectState, env: RoomEnv) {
     // D1's rows read and written by the room's calls are counted against the turn that makes them (RoomWriter).
@@ -81,12 +78,13 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     const { ctx, env } = this;
     this.projectId = projectId;
     this.writer = new RoomWriter(env.DB, projectId, {
-      beforeTurn: () => this.closeLateAgents(Date.now()),
+      beforeTurn: () => this.graces.closeLateAgents(Date.now()),
       refusal: (actor) => this.keys.refusal(actor),
       afterCommit: (committed) => this.afterCommit(committed),
     });
     const { db } = this.writer;
     this.keys = new RoomKeys(ctx.storage, db);
+    this.presence = new RoomPresence(ctx, env, this.writer, (serverId) => this.graces.agentSockets(serverId));
     this.dashboards = new DashboardProtocol({
       projectId,
       env,
@@ -101,9 +99,9 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
       run: (actor, command) => this.writer.execute({ actor, command, withView: false }),
       keyRevoked: (keyHash) => this.keys.revoked(keyHash),
       withDownloadUrls: (base, value) => linkPointers(env, db, base, value, { project: projectId }),
-      arrived: (serverId, serverName) => this.markPresent(serverId, serverName),
+      arrived: (serverId, serverName) => this.presence.markPresent(serverId, serverName),
       left: async (serverId, except) => {
-        const recheck = await this.checkAbsent(serverId, except);
+        const recheck = await this.presence.checkAbsent(serverId, except);
         if (recheck !== null) await this.scheduleAlarm(recheck + 1000);
       },
     });
@@ -121,7 +119,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
 
   /** A heartbeat brought the server online: present here, and watched until its heartbeats stop. */
   async serverHeartbeat(serverId: string, serverName: string) {
-    await this.markPresent(serverId, serverName);
+    await this.presence.markPresent(serverId, serverName);
     await this.scheduleAlarm(Date.now() + ONLINE_WINDOW_MS + 1000);
   }
 
@@ -141,7 +139,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
    */
   async shutdownServer(serverId: string, keyHash: string, reason: string, why: "revoked" | "replaced" = "revoked") {
     await this.keys.revoke(keyHash);
-    const sockets = this.agentSockets(serverId).filter((ws) => (attachmentOf(ws) as AgentAttachment).keyHash === keyHash);
+    const sockets = this.graces.agentSockets(serverId).filter((ws) => (attachmentOf(ws) as AgentAttachment).keyHash === keyHash);
     await this.shutDown(sockets, reason, SHUTDOWN_GRACE_MS[why]);
   }
 
@@ -159,7 +157,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     }
     if (graceMs === 0 || sockets.length === 0) return;
     // As for the API key's grace: the timer covers an idle room, every turn and the alarm a busy or restarted one.
-    setTimeout(() => this.closeLateAgents(Date.now()), graceMs);
+    setTimeout(() => this.graces.closeLateAgents(Date.now()), graceMs);
     await this.scheduleAlarm(at);
   }
 
@@ -192,7 +190,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
           .catch((e) => logError("waking an integration failed", { project_id: this.projectId, operation: "wake_integration", target }, e)),
       );
     }
-    tellAgents(this.agentSockets(), events, notices);
+    tellAgents(this.graces.agentSockets(), events, notices);
     // Daemons are told outside the room's turn: their links are other objects, reached over RPC.
     // A task the batch wrote is known to have no sessions: only the others' are looked up.
     const sessionsOf = (e: CommittedEvent) => needsTaskSessions(e) && !sessionless.has(e.task_id!);
@@ -220,7 +218,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
    */
   private async expireLeases(): Promise<number | null> {
     const leaseMs = this.leaseMs();
-    const sockets = new Set(this.agentSockets().map((ws) => (attachmentOf(ws) as AgentAttachment).serverId));
+    const sockets = new Set(this.graces.agentSockets().map((ws) => (attachmentOf(ws) as AgentAttachment).serverId));
     const daemons = new Map<string, Promise<boolean>>();
     const daemonConnected = (serverId: string) => {
       if (!daemons.has(serverId))
@@ -294,8 +292,8 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
         // Timers and alarms wait while the room is kept busy, so every turn of the room also looks (closeLateAgents);
         // the timer covers an idle room, the alarm a restarted one.
         const deadline = Date.now() + AUTH_GRACE_MS;
-        this.authDeadlines.set(server, deadline);
-        setTimeout(() => this.closeLateAgents(Date.now()), AUTH_GRACE_MS);
+        this.graces.authDeadlines.set(server, deadline);
+        setTimeout(() => this.graces.closeLateAgents(Date.now()), AUTH_GRACE_MS);
         await this.scheduleAlarm(deadline);
       }
       return new Response(null, { status: 101, webSocket: client });
@@ -324,95 +322,13 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string) {
     this.dashboards.closed(ws);
-    this.authDeadlines.delete(ws);
+    this.graces.authDeadlines.delete(ws);
     if (attachmentOf(ws)?.kind === "agent") await this.agents.disconnected(ws);
     try {
       ws.close(code, reason);
     } catch {
       // Already closed.
     }
-  }
-
-  /** Authenticated agent sockets, of one server or all. */
-  private agentSockets(serverId?: string): WebSocket[] {
-    return this.ctx.getWebSockets(AGENT_TAG).filter((ws) => {
-      const a = attachmentOf(ws) as AgentAttachment | null;
-      return a?.serverId && (serverId === undefined || a.serverId === serverId);
-    });
-  }
-
-  /**
-   * Closes agent sockets whose grace to send their API key has ended, and
-   * those whose shutdown grace has; cheap enough for every turn of the room.
-   * Returns when the next shutdown grace ends.
-   */
-  private closeLateAgents(now: number): number | null {
-    for (const [ws, deadline] of this.authDeadlines) {
-      if (deadline > now) break;
-      this.authDeadlines.delete(ws);
-      this.closeIfUnauthenticated(ws);
-    }
-    let next: number | null = null;
-    for (const ws of this.ctx.getWebSockets(AGENT_TAG)) {
-      const closing = (attachmentOf(ws) as AgentAttachment).closing;
-      if (!closing) continue;
-      if (closing.at <= now) {
-        if (ws.readyState === WebSocket.OPEN) ws.close(CLOSE.revoked, closing.reason);
-      } else next = earliest([next, closing.at]);
-    }
-    return next;
-  }
-
-  private closeIfUnauthenticated(ws: WebSocket) {
-    if (!(attachmentOf(ws) as AgentAttachment).serverId && ws.readyState === WebSocket.OPEN)
-      ws.close(CLOSE.unauthorized, `no API key within ${AUTH_GRACE_MS / 1000} s`);
-  }
-
-  /** Closes agent sockets that never sent their API key (after a restart, when no timer is left); returns when the next one's grace ends. */
-  private closeUnauthenticatedAgents(now: number): number | null {
-    let next: number | null = null;
-    for (const ws of this.ctx.getWebSockets(AGENT_TAG)) {
-      const a = attachmentOf(ws) as AgentAttachment;
-      if (a.serverId) continue;
-      if (a.connectedAt + AUTH_GRACE_MS <= now) this.closeIfUnauthenticated(ws);
-      else next = earliest([next, a.connectedAt + AUTH_GRACE_MS]);
-    }
-    return next;
-  }
-
-  // ── presence ─────────────────────────────────────────────────────────────
-  // A server is present in this project while its heartbeat is fresh (API.md: within 90 s) or one of its
-  // agent sockets is connected here. Crossing that line either way appends server_online / server_offline.
-  // Both checks run in the queue, so a connect and a disconnect of the same server cannot interleave.
-
-  private markPresent(serverId: string, serverName: string) {
-    return this.writer.serialise(async () => {
-      if (await this.ctx.storage.get(`present:${serverId}`)) return;
-      await this.ctx.storage.put(`present:${serverId}`, serverName);
-      await this.writer.apply({ actor: HUB_ACTOR, command: { op: "presence", serverId, serverName, online: true }, withView: false });
-    });
-  }
-
-  /** Takes the server offline here if it is neither connected nor beating; otherwise says when to look again. */
-  private checkAbsent(serverId: string, except?: WebSocket): Promise<number | null> {
-    return this.writer.serialise(async () => {
-      const name = await this.ctx.storage.get<string>(`present:${serverId}`);
-      if (!name || this.agentSockets(serverId).some((ws) => ws !== except)) return null;
-      const heartbeat = await lastHeartbeat(this.env.DB, serverId);
-      if (heartbeat && isOnline(heartbeat)) return Date.parse(heartbeat) + ONLINE_WINDOW_MS;
-      await this.ctx.storage.delete(`present:${serverId}`);
-      await this.writer.apply({ actor: HUB_ACTOR, command: { op: "presence", serverId, serverName: name, online: false }, withView: false });
-      return null;
-    });
-  }
-
-  /** Present servers whose heartbeat lapsed with no socket connected go offline; returns when to look again. */
-  private async sweepPresence(): Promise<number | null> {
-    let next: number | null = null;
-    for (const key of (await this.ctx.storage.list<string>({ prefix: "present:" })).keys()) {
-      next = earliest([next, await this.checkAbsent(key.slice("present:".length))]);
-    }
-    return next;
   }
 
   // ── alarm ────────────────────────────────────────────────────────────────
@@ -443,8 +359,8 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   private async dueWork() {
     // Sockets first: closing them needs no turn of the queue.
     const nextExpiry = this.dashboards.closeExpired(Date.now());
-    const nextAuth = this.closeUnauthenticatedAgents(Date.now());
-    const nextShutdown = this.closeLateAgents(Date.now());
+    const nextAuth = this.graces.closeUnauthenticatedAgents(Date.now());
+    const nextShutdown = this.graces.closeLateAgents(Date.now());
     await this.writer.serialise(async () => {
       const apply = (command: RoomCommand) => this.writer.apply({ actor: HUB_ACTOR, command, withView: false });
       for (const task of await overdueTasks(this.writer.db, this.projectId, new Date().toISOString())) {
@@ -465,7 +381,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
       if (wakeAt !== null) await this.scheduleAlarm(Math.max(wakeAt, Date.now() + 1000));
     });
     // Presence writes its events through the queue itself, so it runs after the queued work above.
-    const next = await this.sweepPresence();
+    const next = await this.presence.sweepPresence();
     if (next !== null) await this.scheduleAlarm(next + 1000);
   }
 
