@@ -10,7 +10,7 @@
 import { createDb, type Db } from "../db/client";
 import { newerBookmark } from "../db/d1-bookmarks";
 import { countingRoundTrips, noRoundTrips } from "../db/round-trips";
-import { log, logError, logs } from "../log";
+import { logError } from "../log";
 import { taskViewsInBatch } from "../db/task-queries";
 import { HUB_ACTOR, type ProblemData, type RoomActor, type RoomAnswer, type RoomCommand, type RoomResult } from "./commands";
 import { concurrentChange } from "./operations/refusals";
@@ -28,6 +28,7 @@ import {
 import { OutboxRecorder, outboxTargets, type OutboxTarget } from "./outbox";
 import { appendEvents, committedEvents, resolveDependents, type CommittedEvent } from "./statements";
 import { d1Reads, GroupReads, type TaskReads } from "./task-reads";
+import { logOperations } from "./operation-log";
 import { eq } from "drizzle-orm";
 import { projects } from "../db/schema";
 import { projectSettingsOf, type ProjectSettings } from "../domain/project-settings";
@@ -309,32 +310,8 @@ export class RoomWriter {
       // The batch has committed: its callers get their answers whatever became of handing it on.
       logError("handing on a commit failed", { project_id: this.projectId, operation: "after_commit" }, e);
     }
-    this.logOperations(operations, answers);
+    logOperations(this.projectId, operations, answers, this.started, this.d1Queries);
     return answers;
-  }
-
-  /**
-   * One line per operation once its batch is settled: what it was, on which
-   * task, for which request and caller, how it ended, and what its batch cost
-   * (shared by the operations committed with it).
-   */
-  private logOperations(operations: readonly Operation[], answers: RoomAnswer[]) {
-    if (!logs("info")) return;
-    const batch = { duration_ms: Math.round((performance.now() - this.started) * 10) / 10, d1_queries: this.d1Queries, batch_size: operations.length };
-    operations.forEach(({ command, actor, requestId }, i) => {
-      const answer = answers[i]!;
-      log("info", "room operation", {
-        request_id: requestId,
-        project_id: this.projectId,
-        task_id: (answer.ok && answer.taskId) || taskIdOf(command),
-        session_id: sessionIdOf(command),
-        operation: command.op,
-        actor: actorFields(actor),
-        outcome: !answer.ok ? "refused" : answer.unchanged ? "unchanged" : "committed",
-        code: answer.ok ? undefined : answer.problem.code,
-        ...batch,
-      });
-    });
   }
 
   /** What the batch's events owe integrations (the first batch of the room reads where the project's events stand). */
@@ -376,15 +353,6 @@ export class RoomWriter {
     return this.settings;
   }
 }
-
-/** The caller, as a kind and an id (never a label: a person's is their email). The hub's own arrives copied over RPC. */
-const HUB_USER_ID = (HUB_ACTOR as Extract<RoomActor, { kind: "person" }>).userId;
-const actorFields = (actor: RoomActor) =>
-  actor.kind === "agent" ? { kind: "server", id: actor.serverId } : actor.userId === HUB_USER_ID ? { kind: "hub" } : { kind: "user", id: actor.userId };
-
-const taskIdOf = (command: RoomCommand) => ("taskId" in command && command.taskId) || undefined;
-
-const sessionIdOf = (command: RoomCommand) => (command.op === "open_session" ? command.session.id : "sessionId" in command ? command.sessionId : undefined);
 
 /** Consecutive slices of `items`, of the given lengths. */
 function splitAt<T, N extends number[]>(items: T[], ...lengths: N): { [K in keyof N]: T[] } {
