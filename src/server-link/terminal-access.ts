@@ -63,12 +63,15 @@ export class AccessChecks<Viewer extends { userId: string }> {
     let pending = this.reading.get(ws);
     if (!pending) {
       const generation = this.generation;
-      pending = this.read(viewer)
-        .then((access) => {
-          if (generation === this.generation) this.checked.set(ws, { at: now, access });
-          return access;
-        })
-        .finally(() => this.reading.delete(ws));
+      const read: Promise<TerminalAccess> = this.read(viewer).then((access) => {
+        if (this.reading.get(ws) === read) this.reading.delete(ws);
+        // An access change was reported while this was read: the answer may predate it, so it is read again.
+        if (generation !== this.generation) return this.of(ws, viewer);
+        this.checked.set(ws, { at: now, access });
+        return access;
+      });
+      read.catch(() => this.reading.get(ws) === read && this.reading.delete(ws));
+      pending = read;
       this.reading.set(ws, pending);
     }
     return pending;
