@@ -13,6 +13,7 @@ import type { Db } from "./db/client";
 import { datarefs } from "./db/schema";
 import type { Env } from "./env";
 import type { FieldError } from "./protocol/field-errors";
+import { isPlainObject } from "./domain/plain-object";
 
 export type JsonPath = (string | number)[];
 
@@ -21,8 +22,6 @@ export interface PointerAt {
   id: string | null;
   path: JsonPath;
 }
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 interface Step {
   value: object;

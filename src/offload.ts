@@ -17,6 +17,7 @@ import { isForeignKeyViolation } from "./db/errors";
 import { datarefs } from "./db/schema";
 import { NotFound } from "./domain/errors";
 import type { Env } from "./env";
+import { isPlainObject } from "./domain/plain-object";
 
 export const DEFAULT_INLINE_JSON_BYTES = 64 * 1024;
 
@@ -29,7 +30,6 @@ export interface DatarefPointer {
   expires_at?: string;
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const byteLength = (text: string) => new TextEncoder().encode(text).byteLength;
 
 export const inlineLimit = (env: Env) => Number(env.INLINE_JSON_BYTES) || DEFAULT_INLINE_JSON_BYTES;

@@ -9,19 +9,19 @@ import { envelopeOutcome, isOutputEnvelope, parseOutputEnvelope, type EnvelopeOu
 import { type FieldError, zodFieldErrors } from "../protocol/field-errors";
 import { taskResultSchema } from "../protocol/orchestratia-v1";
 import { checkSchemaId } from "../protocol/schema-id";
+import { isPlainObject } from "./plain-object";
 
 export type NormalisedResult =
   | { ok: true; result: Record<string, unknown>; structured: boolean; warnings: string[]; envelope?: EnvelopeOutcome }
   | { ok: false; errors: FieldError[] };
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
  * A contract entry without `status` is fulfilled data (the shape the official
  * agent skill documents: `{type, description, data}` or the data itself).
  */
 export function normaliseContract(entry: unknown): Record<string, unknown> {
-  if (!isObject(entry)) return { status: "fulfilled", data: entry };
+  if (!isPlainObject(entry)) return { status: "fulfilled", data: entry };
   if (entry.status !== undefined) return entry;
   return { ...entry, status: "fulfilled", data: "data" in entry ? entry.data : entry };
 }
@@ -29,7 +29,7 @@ export function normaliseContract(entry: unknown): Record<string, unknown> {
 export function normaliseResult(raw: unknown, serverName: string): NormalisedResult {
   const completedBy = `agent:${serverName}`;
   if (typeof raw === "string") return { ok: true, result: { summary: raw, completed_by: completedBy }, structured: false, warnings: [] };
-  if (!isObject(raw)) {
+  if (!isPlainObject(raw)) {
     return { ok: true, result: { summary: JSON.stringify(raw), value: raw, completed_by: completedBy }, structured: false, warnings: [] };
   }
   // An agent envelope's result decides how the task ends; a malformed one is refused, never stored as an opaque result.

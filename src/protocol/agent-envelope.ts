@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { withNullsAbsent } from "../http/fields";
 import { type FieldError, zodFieldErrors } from "./field-errors";
+import { isPlainObject } from "../domain/plain-object";
 
 const text = (what: string) =>
   z
@@ -47,10 +48,9 @@ export const outputEnvelopeSchema = withNullsAbsent(z.looseObject({
 }));
 export type OutputEnvelope = z.infer<typeof outputEnvelopeSchema>;
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** A result with `success` and `recommendation` means to be an output envelope: it is read as one, and must be a valid one. */
-export const isOutputEnvelope = (result: unknown): boolean => isObject(result) && "success" in result && "recommendation" in result;
+export const isOutputEnvelope = (result: unknown): boolean => isPlainObject(result) && "success" in result && "recommendation" in result;
 
 /** The envelope, or what is wrong with it, each field named under `prefix` (a complete's `result`). */
 export function parseOutputEnvelope(raw: unknown, prefix = "result"): { ok: true; envelope: OutputEnvelope } | { ok: false; errors: FieldError[] } {
@@ -109,7 +109,7 @@ export interface InputEnvelope {
 }
 
 const stringAt = (o: unknown, key: string): string | undefined => {
-  const v = isObject(o) ? o[key] : undefined;
+  const v = isPlainObject(o) ? o[key] : undefined;
   return typeof v === "string" && v.trim() ? v : undefined;
 };
 
@@ -129,23 +129,23 @@ const shortText = (value: unknown) => {
 export function envelopePaths(task: Pick<EnvelopeTask, "payload" | "structured_spec" | "target_repo">): Record<string, string> {
   const paths: Record<string, string> = {};
   const spec = task.structured_spec;
-  const references = isObject(spec) && isObject(spec.input_context) && Array.isArray(spec.input_context.references) ? spec.input_context.references : [];
+  const references = isPlainObject(spec) && isPlainObject(spec.input_context) && Array.isArray(spec.input_context.references) ? spec.input_context.references : [];
   for (const ref of references) {
-    const path = isObject(ref) && ref.type === "file" ? stringAt(ref, "id") : undefined;
+    const path = isPlainObject(ref) && ref.type === "file" ? stringAt(ref, "id") : undefined;
     if (path) paths[stringAt(ref, "name") ?? path] = path;
   }
   const expected =
-    isObject(spec) && isObject(spec.output_expectations) && Array.isArray(spec.output_expectations.artifacts) ? spec.output_expectations.artifacts : [];
+    isPlainObject(spec) && isPlainObject(spec.output_expectations) && Array.isArray(spec.output_expectations.artifacts) ? spec.output_expectations.artifacts : [];
   for (const path of expected) if (typeof path === "string" && path.trim()) paths[path] = path;
   if (task.target_repo) paths.repo = task.target_repo;
-  const own = isObject(task.payload) && isObject(task.payload.paths) ? task.payload.paths : {};
+  const own = isPlainObject(task.payload) && isPlainObject(task.payload.paths) ? task.payload.paths : {};
   for (const [name, path] of Object.entries(own)) if (typeof path === "string") paths[name] = path;
   return paths;
 }
 
 /** What the agent is to act on: a task-format payload, else the structured spec, else the spec text. */
 export function envelopeParams(task: Pick<EnvelopeTask, "payload" | "structured_spec" | "spec">): Record<string, unknown> {
-  if (task.payload !== null && task.payload !== undefined) return isObject(task.payload) ? task.payload : { payload: task.payload };
+  if (task.payload !== null && task.payload !== undefined) return isPlainObject(task.payload) ? task.payload : { payload: task.payload };
   if (task.structured_spec) return task.structured_spec;
   return { spec: task.spec };
 }
@@ -158,7 +158,7 @@ export function envelopeParams(task: Pick<EnvelopeTask, "payload" | "structured_
  */
 export function inputEnvelope(task: EnvelopeTask, upstreamResults: readonly unknown[]): InputEnvelope {
   const upstreamNotes = upstreamResults.flatMap((r) => {
-    const notes: unknown = isObject(r) && isOutputEnvelope(r) ? r.notes : undefined;
+    const notes: unknown = isPlainObject(r) && isOutputEnvelope(r) ? r.notes : undefined;
     return Array.isArray(notes) ? notes.filter((n): n is string => typeof n === "string") : [];
   });
   const inputs = Object.entries(task.resolved_inputs).map(([key, data]) =>

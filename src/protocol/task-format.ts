@@ -9,6 +9,7 @@ import { canonicalJson } from "../domain/canonical-json";
 import type { TaskStatus } from "../domain/lifecycle";
 import { absentWhenNull, nullMeansAbsent, withinJsonLimit, withNullsAbsent } from "../http/fields";
 import type { TaskView } from "../views/tasks";
+import { isPlainObject } from "../domain/plain-object";
 
 export const TASK_FORMAT_STATUSES = ["pending", "in_progress", "completed", "failed", "cancelled", "input_required"] as const;
 export type TaskFormatStatus = (typeof TASK_FORMAT_STATUSES)[number];
@@ -105,7 +106,6 @@ export const taskFormatRequest = z
   });
 export type TaskFormatRequest = z.output<typeof taskFormatRequest>;
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
  * API.md: a create body with `payload` and no `title` is a task-format request. So is one with the request's `id`
@@ -113,7 +113,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "obj
  * A null member is an absent one.
  */
 export const isTaskFormatRequest = (body: unknown): boolean =>
-  isObject(body) && body.title == null && (body.payload != null || (body.id != null && body.type != null));
+  isPlainObject(body) && body.title == null && (body.payload != null || (body.id != null && body.type != null));
 
 /**
  * What identifies the request for repeats: its body without where it was sent to (project_id, session_id), and
@@ -125,7 +125,7 @@ export function requestForHash(body: Record<string, unknown>): string {
     .filter(([, value]) => value !== null)
     .map(([key, value]) => {
       const named: Record<string, unknown> | undefined = BLOCK_FIELDS[key as keyof typeof BLOCK_FIELDS];
-      return [key, named && isObject(value) ? Object.fromEntries(Object.entries(value).filter(([field, v]) => !(v === null && field in named))) : value];
+      return [key, named && isPlainObject(value) ? Object.fromEntries(Object.entries(value).filter(([field, v]) => !(v === null && field in named))) : value];
     });
   return canonicalJson(Object.fromEntries(present));
 }
@@ -231,7 +231,7 @@ export function taskFormatResponse(task: ResponseSource) {
     ...(status === "completed" ? { result: task.result } : {}),
     ...(status === "failed" && task.error ? { error: task.error } : {}),
     metadata: {
-      ...(isObject(sent.metadata) ? withoutKeys(sent.metadata, HUB_METADATA) : {}),
+      ...(isPlainObject(sent.metadata) ? withoutKeys(sent.metadata, HUB_METADATA) : {}),
       ...(task.started_at ? { startedAt: task.started_at } : {}),
       ...(task.completed_at ? { completedAt: task.completed_at } : {}),
       ...(duration !== null && duration >= 0 ? { duration_ms: duration } : {}),

@@ -1,0 +1,2 @@
+/** A JSON object: not null, not an array. */
+export const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
