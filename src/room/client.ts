@@ -2,6 +2,7 @@
 import type { ShutdownReason } from "../protocol/agent-orchestrator-messages";
 import type { WorkerEnv as Env } from "../worker-env";
 import { Problem, validationFailed } from "../http/problem";
+import { logError } from "../log";
 import { pointerErrors } from "../dataref-pointers";
 import { sql } from "drizzle-orm";
 import { dbOf } from "../db/client";
@@ -97,14 +98,21 @@ async function projectsIn(env: Env, scope: string[] | null): Promise<string[]> {
 /**
  * Closes a person's dashboards and terminals in these projects (null: every project), after their access changed.
  * Links of servers serving one of them are told too: typing on a server's sessions needs every project it serves.
+ * The change's route awaits this, so the person's next keystroke after the answer is already refused; it never
+ * throws, since the change has committed (a link that missed it checks again within a second, terminal-access.ts).
  */
 export async function disconnectUser(env: Env, userId: string, projectIds: string[] | null) {
-  const ids = await projectsIn(env, projectIds);
-  const servers = await serversWithSessionsIn(env, projectIds, true);
-  await Promise.all([
-    ...ids.map((id) => roomStub(env, id).disconnectUser(userId)),
-    ...servers.map((id) => linkStub(env, id).disconnectUser(userId, projectIds)),
-  ]);
+  try {
+    const ids = await projectsIn(env, projectIds);
+    const servers = await serversWithSessionsIn(env, projectIds, true);
+    const told = await Promise.allSettled([
+      ...ids.map((id) => roomStub(env, id).disconnectUser(userId)),
+      ...servers.map((id) => linkStub(env, id).disconnectUser(userId, projectIds)),
+    ]);
+    for (const t of told) if (t.status === "rejected") logError("telling a room or link of an access change failed", { user_id: userId }, t.reason);
+  } catch (e) {
+    logError("telling rooms and links of an access change failed", { user_id: userId }, e);
+  }
 }
 
 /**

@@ -286,7 +286,7 @@ projectRoutes.delete(
       .where(and(eq(projectMembers.projectId, project.id), eq(projectMembers.userId, c.req.param("userId"))))
       .returning();
     if (!gone) throw notFound("Member");
-    c.executionCtx.waitUntil(disconnectUser(c.env, gone.userId, [project.id]));
+    await disconnectUser(c.env, gone.userId, [project.id]);
     return c.json({ removed: true, project_id: project.id, user_id: gone.userId });
   },
 );

@@ -111,7 +111,7 @@ userRoutes.patch(
     if (!user) throw notFound("User");
     if (body.password) await revokeAllRefreshTokens(c.var.db, user.id);
     // A new role may reach fewer projects: open feeds reconnect under the new rules.
-    if (body.role) c.executionCtx.waitUntil(disconnectUser(c.env, user.id, before));
+    if (body.role) await disconnectUser(c.env, user.id, before);
     return c.json(userView(user));
   },
 );
@@ -133,7 +133,7 @@ userRoutes.delete(
     const reachable = await reachableProjects(c, id);
     const [gone] = await c.var.db.delete(users).where(eq(users.id, id)).returning({ id: users.id });
     if (!gone) throw notFound("User");
-    c.executionCtx.waitUntil(disconnectUser(c.env, id, reachable));
+    await disconnectUser(c.env, id, reachable);
     return c.json({ deleted: true, id });
   },
 );
