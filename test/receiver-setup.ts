@@ -3,7 +3,7 @@
  * run in Node beside the tests: webhook receivers that verify every delivery
  * with the `standardwebhooks` library (as a customer's would), and a
  * DNS-over-HTTPS resolver whose names tests may point elsewhere
- * (`POST /dns-names/{name}` with the addresses). Tests steer them over HTTP (`/control/...`);
+ * (`POST /dns-names/{name}` with the addresses; `GET /dns-queries/{name}` counts the queries for one). Tests steer them over HTTP (`/control/...`);
  * `GET /control/{name}/wait?count=N` answers once N deliveries have arrived
  * (or after `timeoutMs`, 30 s by default), so a caller can time a delivery
  * on its own clock.
@@ -42,6 +42,8 @@ const endpoint = (name: string) => {
   return e;
 };
 
+/** How many queries the DNS fake answered for each name (`GET /dns-queries/{name}`). */
+const dnsQueries = new Map<string, number>();
 /** Names the DNS fake answers for, and their addresses. */
 const dns = new Map<string, string[]>([
   ["public.example", ["93.184.216.34"]],
@@ -69,7 +71,10 @@ export default async function setup(project: TestProject) {
       dns.set(url.pathname.slice("/dns-names/".length), JSON.parse(body));
       return json(200, {});
     }
+    if (url.pathname.startsWith("/dns-queries/")) return json(200, { count: dnsQueries.get(url.pathname.slice("/dns-queries/".length)) ?? 0 });
     if (url.pathname === "/dns-query") {
+      const queried = url.searchParams.get("name") ?? "";
+      dnsQueries.set(queried, (dnsQueries.get(queried) ?? 0) + 1);
       const type = url.searchParams.get("type") === "AAAA" ? 28 : 1;
       const answers = (dns.get(url.searchParams.get("name") ?? "") ?? []).filter((a) => (type === 28) === a.includes(":"));
       return json(200, { Status: 0, Answer: answers.map((data) => ({ name: url.searchParams.get("name"), type, TTL: 60, data })) });

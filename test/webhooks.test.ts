@@ -232,7 +232,7 @@ describe("deliveries", () => {
     expect(asAdmin.json.attempt_log.map((a: any) => a.response_body)).toEqual(["not now", "not now", "ok"]);
   });
 
-  it("resolves and checks the target again before every delivery: a name moved to a private address gets nothing", async () => {
+  it("resolves and checks the target again before delivering: a name moved to a private address gets nothing", async () => {
     const name = `moving-${crypto.randomUUID().slice(0, 6)}.example`;
     await pointName(name, ["93.184.216.34"]);
     const created = await createAsDeployed({ url: `https://${name}/hook`, events: ["task_cancelled"] });
@@ -251,6 +251,17 @@ describe("deliveries", () => {
     expect(log).toMatchObject({ status: "pending", attempts: 1, last_status_code: null });
     expect(log.attempt_log[0]).toMatchObject({ status_code: null, duration_ms: 0, response_body: null });
     expect(log.attempt_log[0].error).toBe(`not sent: the target failed its check (${name} resolves to a loopback or private address)`);
+    // Its retry right after is refused on the same check: attempts in a burst cost one lookup (A and AAAA), not one each.
+    const queries = async () => ((await (await fetch(`${receiver}/dns-queries/${name}`)).json()) as { count: number }).count;
+    const looked = await queries();
+    await retryNow(created.json.id);
+    const retried = await until(
+      async () => (await call(`${H()}/${created.json.id}/deliveries/${test.json.id}`, { token: w.admin })).json,
+      (d: any) => d.attempt_log.length === 2,
+      "the refused retry",
+    );
+    expect(retried.attempt_log[1].error).toBe(log.attempt_log[0].error);
+    expect(await queries()).toBe(looked);
     await expectOk(call(`${H()}/${created.json.id}`, { method: "DELETE", token: w.member.token }), 204);
   });
 

@@ -14,6 +14,7 @@ import { executeInRoom } from "../room/rpc-port";
 import { MAX_PER_DRAIN, OutboxLane, PAGE, type DueRow } from "./outbox-lane";
 import { MAX_PENDING_DELIVERIES, nextAttemptAt, RETRY_DELAYS_MS } from "./retry-schedule";
 import { checkTargetFor } from "./dns";
+import type { TargetCheck } from "./target-url";
 import { attempt, signedRequest, type AttemptResult } from "./webhook-message";
 
 interface WebhookRow {
@@ -25,6 +26,9 @@ interface WebhookRow {
   previous_secret: string | null;
   previous_secret_expires_at: string | null;
 }
+
+/** How long one check of a webhook's target serves its deliveries. */
+const TARGET_CHECK_TTL_MS = 30_000;
 
 export class WebhookEndpoint extends OutboxLane {
   protected readonly kind = "webhook";
@@ -66,13 +70,24 @@ export class WebhookEndpoint extends OutboxLane {
     return previousValid ? [current, await unseal(this.env.DATA_KEY, hook.previous_secret!)] : [current];
   }
 
+  /** The last check of the target: a drain of many deliveries resolves the name once per TARGET_CHECK_TTL_MS, not per attempt. */
+  private lastCheck?: { url: string; at: number; result: TargetCheck };
+
+  private async checkTarget(url: string): Promise<TargetCheck> {
+    const now = Date.now();
+    if (this.lastCheck?.url === url && now - this.lastCheck.at < TARGET_CHECK_TTL_MS) return this.lastCheck.result;
+    const result = await checkTargetFor(this.env, url);
+    this.lastCheck = { url, at: now, result };
+    return result;
+  }
+
   private async deliver(hook: WebhookRow, row: DueRow, secrets: string[]): Promise<AttemptResult> {
-    // The URL was checked when saved, but a name's addresses change: it is resolved and checked again before every
-    // attempt. The address checked cannot be pinned (a Worker's fetch cannot be told which address to connect to),
+    // The URL was checked when saved, but a name's addresses change: it is resolved and checked again before the
+    // attempts, at most TARGET_CHECK_TTL_MS apart (two DNS-over-HTTPS lookups each). The address checked cannot be pinned (a Worker's fetch cannot be told which address to connect to),
     // so a name switching addresses within the moment between this lookup and fetch's own is not caught here;
     // Cloudflare's network does not let a Worker reach private addresses in any case. A refused or unresolvable
     // target fails the attempt, which is retried on the schedule like any other failure.
-    const target = await checkTargetFor(this.env, hook.url);
+    const target = await this.checkTarget(hook.url);
     if (!target.ok)
       return { ok: false, statusCode: null, error: `not sent: the target failed its check (${target.message})`, durationMs: 0, responseBody: null };
     const data =
