@@ -44,7 +44,7 @@ describe("asking another session's agent", () => {
     expect(await asked.socket.next((f) => f.type === "intervention_for_session" && f.intervention_id === ivId)).toEqual({
       type: "intervention_for_session",
       target_session_id: w.orchestratorSession,
-      question: `Which schema version do the users have?\n(answer it: orchestratia intervention respond ${ivId} --response "…")`,
+      question: `Which schema version do the users have? (answer it: orchestratia intervention respond ${ivId} --response "…")`,
       source: "worker",
       intervention_id: ivId,
       traceparent: aTraceparent(),
@@ -52,7 +52,7 @@ describe("asking another session's agent", () => {
     // What hub.py then puts in the asked agent's inbox.
     expect(asked.shown(w.orchestratorSession).at(-1)).toEqual({
       via: "inbox",
-      content: `[ask from worker] Which schema version do the users have?\n(answer it: orchestratia intervention respond ${ivId} --response "…")`,
+      content: `[ask from worker] Which schema version do the users have? (answer it: orchestratia intervention respond ${ivId} --response "…")`,
       author: "hub",
     });
     // The asked agent, which knows no task of the asker's, finds it with `orchestratia intervention list --status pending`.

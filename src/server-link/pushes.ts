@@ -30,10 +30,11 @@ const cut = (value: unknown) => {
 
 /**
  * An agent's question as the asked agent sees it. hub.py shows only `question` (as `[ask from <source>] …`) and drops
- * `intervention_id`, so the question itself says how to answer.
+ * `intervention_id`, so the question itself says how to answer, on the same line: the daemon types it into the agent's
+ * terminal, where a newline would send the first half on its own.
  */
 const askedQuestion = (question: unknown, interventionId: unknown) =>
-  `${cut(question)}\n(answer it: orchestratia intervention respond ${String(interventionId)} --response "…")`;
+  `${cut(question)} (answer it: orchestratia intervention respond ${String(interventionId)} --response "…")`;
 
 /** A session and its server. */
 export interface SessionRef {
