@@ -553,3 +553,30 @@ export const telegramBot = sqliteTable("telegram_bot", {
   webhookUrl: text("webhook_url").notNull(),
   updatedAt: text("updated_at").notNull(),
 });
+
+export const APPROVAL_ACTIONS = ["allow", "deny"] as const;
+export const APPROVAL_SCOPES = ["tenant", "project", "server"] as const;
+
+/**
+ * Rules the daemon's PreToolUse hook matches each tool call against (API.md "Approval rules"): `tool_pattern` and
+ * `param_pattern` are fnmatch globs; `scope_id` names the project or server (null for tenant rules, the whole hub).
+ */
+export const approvalRules = sqliteTable(
+  "approval_rules",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    toolPattern: text("tool_pattern").notNull(),
+    paramPattern: text("param_pattern"),
+    action: text("action", { enum: APPROVAL_ACTIONS }).notNull(),
+    scopeType: text("scope_type", { enum: APPROVAL_SCOPES }).notNull(),
+    scopeId: text("scope_id"),
+    /** `all`, or a comma list of claude, codex, gemini. */
+    agentFilter: text("agent_filter").notNull().default("all"),
+    isActive: integer("is_active", { mode: "boolean" }).notNull().default(true),
+    createdBy: text("created_by"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [index("approval_rules_scope").on(t.scopeType, t.scopeId)],
+);
