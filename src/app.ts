@@ -24,6 +24,7 @@ import { blobRoutes, datarefRoutes } from "./routes/datarefs";
 import { interventionRoutes } from "./routes/interventions";
 import { telegramAccountRoutes, telegramSetupRoutes, telegramWebhookRoutes } from "./routes/telegram";
 import { webhookRoutes } from "./routes/webhooks";
+import { approvalRuleRoutes } from "./routes/approval-rules";
 import { projectSessionRoutes } from "./routes/project-sessions";
 import { liveRoutes } from "./routes/live";
 import { taskRoutes } from "./routes/tasks";
@@ -107,6 +108,8 @@ export function buildApp() {
   api.route("/servers", serverRoutes);
   api.route("/servers/tasks", daemonTaskRoutes);
   api.route("/server", agentSessionRoutes);
+  api.route("/approval-rules", approvalRuleRoutes.people);
+  api.route("/server", approvalRuleRoutes.agents);
   api.route("/tasks", taskRoutes("people"));
   api.route("/server/tasks", taskRoutes("agents"));
   api.route("/interventions", interventionRoutes("people"));

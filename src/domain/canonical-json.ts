@@ -3,7 +3,11 @@ export function canonicalJson(value: unknown, map: (v: unknown) => unknown = (v)
   return JSON.stringify(value, (_key, raw) => {
     const v = map(raw);
     return v && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, (v as Record<string, unknown>)[k]]))
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, (v as Record<string, unknown>)[k]]),
+        )
       : v;
   });
 }

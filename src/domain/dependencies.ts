@@ -19,9 +19,7 @@ export interface Upstream {
   resultStructured: boolean;
 }
 
-export type Resolution =
-  | { resolved: false }
-  | { resolved: true; data: unknown; contractMissing: boolean };
+export type Resolution = { resolved: false } | { resolved: true; data: unknown; contractMissing: boolean };
 
 function contractData(upstream: Upstream, key: string): { found: boolean; data: unknown } {
   const contracts = upstream.resultStructured ? upstream.result?.contracts : undefined;

@@ -69,8 +69,7 @@ export function allowedActions(status: TaskStatus): TaskAction[] {
 export type ActingParty = { kind: "person" } | { kind: "agent"; isAssignee: boolean };
 
 export type TransitionCheck =
-  | { ok: true; next: TaskStatus }
-  | { ok: false; reason: "invalid_transition" | "not_allowed"; detail: string; allowed: TaskAction[] };
+  { ok: true; next: TaskStatus } | { ok: false; reason: "invalid_transition" | "not_allowed"; detail: string; allowed: TaskAction[] };
 
 const describe = (action: TaskAction) => action.replaceAll("_", "-");
 

@@ -53,7 +53,9 @@ export function rolesOf(capabilities: Capabilities | null | undefined): string[]
 }
 
 /** What a server offers for `requirements.capabilities`: its languages, tools, tags and environments. */
-export const capabilityNames = (caps: Capabilities) => [...new Set([...(caps.languages ?? []), ...(caps.tools ?? []), ...(caps.tags ?? []), ...(caps.environments ?? [])])];
+export const capabilityNames = (caps: Capabilities) => [
+  ...new Set([...(caps.languages ?? []), ...(caps.tools ?? []), ...(caps.tags ?? []), ...(caps.environments ?? [])]),
+];
 
 const same = (a: unknown, b: unknown) => (typeof a === "string" && typeof b === "string" ? a.toLowerCase() === b.toLowerCase() : a === b);
 const shown = (v: unknown) => (Array.isArray(v) ? v.map(String).join(", ") : String(v));

@@ -12,9 +12,7 @@ import { checkSchemaId } from "../protocol/schema-id";
 import { isPlainObject } from "./plain-object";
 
 export type NormalisedResult =
-  | { ok: true; result: Record<string, unknown>; structured: boolean; warnings: string[]; envelope?: EnvelopeOutcome }
-  | { ok: false; errors: FieldError[] };
-
+  { ok: true; result: Record<string, unknown>; structured: boolean; warnings: string[]; envelope?: EnvelopeOutcome } | { ok: false; errors: FieldError[] };
 
 /**
  * A contract entry without `status` is fulfilled data (the shape the official

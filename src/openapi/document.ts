@@ -102,7 +102,8 @@ const ANSWER_BOOKMARK = { [BOOKMARK_HEADER]: answerBookmark };
 
 function response(status: number, reply: Reply) {
   const bookmark = status === 101 ? {} : ANSWER_BOOKMARK;
-  if (reply instanceof z.ZodType) return { description: STATUS_TEXT[status] ?? "OK", content: { "application/json": { schema: reply } }, headers: described(bookmark) };
+  if (reply instanceof z.ZodType)
+    return { description: STATUS_TEXT[status] ?? "OK", content: { "application/json": { schema: reply } }, headers: described(bookmark) };
   // A response header's description says when it is sent; none is promised on every answer.
   const headers = { ...reply.headers, ...bookmark };
   const content = reply.schema || reply.contentType ? { [reply.contentType ?? "application/json"]: { schema: reply.schema ?? {} } } : undefined;
@@ -142,8 +143,16 @@ function operationObject(op: Operation, path: string, method: string): ZodOpenAp
   const headers = requestHeaders(op, method, callers);
   const responses: ZodOpenApiResponsesObject = {};
   for (const [status, reply] of Object.entries(op.responses)) responses[status as "200"] = response(Number(status), reply!);
-  responses["4XX"] = { description: "The request was refused: a problem document names why (see /docs/problems)", content: PROBLEM_CONTENT, headers: described(ANSWER_BOOKMARK) };
-  responses["5XX"] = { description: "The hub failed or lacks a setting: a problem document, quoting the request id", content: PROBLEM_CONTENT, headers: described(ANSWER_BOOKMARK) };
+  responses["4XX"] = {
+    description: "The request was refused: a problem document names why (see /docs/problems)",
+    content: PROBLEM_CONTENT,
+    headers: described(ANSWER_BOOKMARK),
+  };
+  responses["5XX"] = {
+    description: "The hub failed or lacks a setting: a problem document, quoting the request id",
+    content: PROBLEM_CONTENT,
+    headers: described(ANSWER_BOOKMARK),
+  };
   return {
     operationId: op.id,
     tags: [op.tag],
@@ -171,6 +180,7 @@ const TAGS = [
   ["Interventions", "Questions and approvals agents ask people."],
   ["DataRefs", "Large payloads in R2, moved through signed short-lived URLs."],
   ["Live", "WebSockets: dashboards' event stream, agents' message protocol, terminals."],
+  ["Approval rules", "Which agents' tool calls the daemon's hook approves or blocks without asking."],
   ["Webhooks", "Signed HTTP deliveries of a project's events (Standard Webhooks)."],
   ["Telegram", "The Telegram bot: its webhook and its setup."],
   ["Reference", "This description, and the list of problem codes."],

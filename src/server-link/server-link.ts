@@ -114,7 +114,11 @@ export class ServerLink extends DurableObject<RoomReachingEnv> {
     const { 0: client, 1: server } = new WebSocketPair();
     this.ctx.acceptWebSocket(server, [VIEWER_TAG, viewerTag(sessionId)]);
     // The scrollback is loaded (lookup), so the replay and the live output after it follow each other with nothing between.
-    this.terminals.joined(server, { kind: "viewer", sessionId, projectId: session.projectId, userId, writer: request.headers.get("X-Writer") === "true", expiresAt }, session.status);
+    this.terminals.joined(
+      server,
+      { kind: "viewer", sessionId, projectId: session.projectId, userId, writer: request.headers.get("X-Writer") === "true", expiresAt },
+      session.status,
+    );
     await this.scheduleAlarm(expiresAt);
     return new Response(null, { status: 101, webSocket: client, ...(protocol ? { headers: { "Sec-WebSocket-Protocol": protocol } } : {}) });
   }
@@ -151,7 +155,12 @@ export class ServerLink extends DurableObject<RoomReachingEnv> {
       case "scrollback_captured": {
         const session = await this.ownSession(ws, frame, type);
         const lines = Array.isArray(frame.lines) ? frame.lines.filter((l) => typeof l === "string") : [];
-        if (session) this.terminals.relay(session.id, { type: type === "session_screen" ? "screen" : "scrollback", lines, ...(typeof frame.error === "string" ? { error: frame.error } : {}) });
+        if (session)
+          this.terminals.relay(session.id, {
+            type: type === "session_screen" ? "screen" : "scrollback",
+            lines,
+            ...(typeof frame.error === "string" ? { error: frame.error } : {}),
+          });
         return;
       }
       default:
@@ -166,7 +175,9 @@ export class ServerLink extends DurableObject<RoomReachingEnv> {
     if (typeof data !== "string") return this.daemonError(ws, "INVALID_MESSAGE", "session_output needs session_id and base64 data");
     const sessionId = sessionIdOf(frame);
     // A known session is handled without awaiting, so output frames cannot overtake one another.
-    const session = sessionId ? (this.known.get(sessionId) ?? (await this.ownSession(ws, frame, "session_output"))) : await this.ownSession(ws, frame, "session_output");
+    const session = sessionId
+      ? (this.known.get(sessionId) ?? (await this.ownSession(ws, frame, "session_output")))
+      : await this.ownSession(ws, frame, "session_output");
     if (!session) return;
     let bytes: Uint8Array;
     try {
@@ -247,7 +258,14 @@ export class ServerLink extends DurableObject<RoomReachingEnv> {
     const serverName = (await this.ctx.storage.get<string>("server-name")) ?? "";
     const actor: RoomActor = { kind: "agent", serverId, serverName, label: `agent:${serverName}` };
     const result = await executeInRoom(this.env, session.projectId, actor, { op: "session_status", sessionId: session.id, serverName, change });
-    if (!result.ok) return logDebug("session report refused", { server_id: serverId, project_id: session.projectId, session_id: session.id, operation: "session_report", detail: result.problem.detail });
+    if (!result.ok)
+      return logDebug("session report refused", {
+        server_id: serverId,
+        project_id: session.projectId,
+        session_id: session.id,
+        operation: "session_report",
+        detail: result.problem.detail,
+      });
     const now = result.data?.session as { status: string; exitCode: number | null; error: string | null } | undefined;
     // The hub ended it (closed, or it never started in time), yet its agent runs: it is stopped, as nobody could reach it.
     if (now && isFinalSession(now.status) && change.status === "running") this.toDaemon({ type: "session_kill", session_id: session.id });
@@ -261,9 +279,15 @@ export class ServerLink extends DurableObject<RoomReachingEnv> {
     if (isFinalSession(status)) {
       // Its scrollback stays for late viewers a while; the alarm forgets it then.
       this.scrollback.forget(sessionId);
-      void this.ctx.storage.put(`${ENDED}${sessionId}`, Date.now() + SCROLLBACK_RETENTION_MS).then(() => this.scheduleAlarm(Date.now() + SCROLLBACK_RETENTION_MS));
+      void this.ctx.storage
+        .put(`${ENDED}${sessionId}`, Date.now() + SCROLLBACK_RETENTION_MS)
+        .then(() => this.scheduleAlarm(Date.now() + SCROLLBACK_RETENTION_MS));
     }
-    this.terminals.relay(sessionId, { type: "status", status, ...Object.fromEntries(Object.entries(details).filter(([, v]) => v !== null && v !== undefined)) });
+    this.terminals.relay(sessionId, {
+      type: "status",
+      status,
+      ...Object.fromEntries(Object.entries(details).filter(([, v]) => v !== null && v !== undefined)),
+    });
   }
 
   private daemonError(ws: WebSocket, code: string, detail: string) {
@@ -398,8 +422,22 @@ export class ServerLink extends DurableObject<RoomReachingEnv> {
     if (held.size > MAX_HELD_PUSHES) {
       const dropped = [...held.keys()].slice(0, held.size - MAX_HELD_PUSHES);
       await this.ctx.storage.delete(dropped);
-      logError("pushes dropped for a daemon away too long", { server_id: this.ctx.id.name, operation: "push" }, new Error(`${dropped.length} held pushes dropped`));
+      logError(
+        "pushes dropped for a daemon away too long",
+        { server_id: this.ctx.id.name, operation: "push" },
+        new Error(`${dropped.length} held pushes dropped`),
+      );
     }
+  }
+
+  /**
+   * Tells the connected daemon something it only needs to hear live, and nothing otherwise: used for
+   * `approval_rules_updated`, since the daemon fetches its rules again on every connect anyway.
+   */
+  async notifyConnected(push: DaemonPush): Promise<boolean> {
+    const daemon = this.daemon();
+    daemon?.send(JSON.stringify(push));
+    return daemon !== undefined;
   }
 
   /** What the daemon missed while away (of the sessions chosen), in order, then forgotten: it is sent once. */

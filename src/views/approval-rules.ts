@@ -1,0 +1,47 @@
+/** Approval rules as people and daemons see them (API.md "Approval rules and the permission log"). */
+import { z } from "zod";
+import { APPROVAL_ACTIONS, APPROVAL_SCOPES, type approvalRules } from "../db/schema";
+import { id, timestamp } from "./fields";
+
+/** What the daemon's hook reads of a rule, field for field (`GET /api/v1/server/approval-rules`). */
+export const hookRuleSchema = z
+  .object({
+    id,
+    name: z.string(),
+    tool_pattern: z.string().meta({ description: "fnmatch glob on the tool's name; `*` for every tool" }),
+    param_pattern: z
+      .string()
+      .nullable()
+      .meta({ description: "fnmatch glob on the tool's main parameter (command, file path, URL, search pattern); null for any" }),
+    action: z.enum(APPROVAL_ACTIONS),
+    scope_type: z.enum(APPROVAL_SCOPES),
+    scope_id: id.nullable().meta({ description: "The project or server; null for tenant rules" }),
+    agent_filter: z.string().meta({ description: "`all`, or a comma list of `claude`, `codex`, `gemini`" }),
+    is_active: z.boolean(),
+  })
+  .meta({ id: "HookApprovalRule" });
+
+export const approvalRuleSchema = hookRuleSchema
+  .extend({ created_by: id.nullable(), created_at: timestamp, updated_at: timestamp })
+  .meta({ id: "ApprovalRule" });
+
+type RuleRow = typeof approvalRules.$inferSelect;
+
+export const hookRuleView = (r: RuleRow): z.infer<typeof hookRuleSchema> => ({
+  id: r.id,
+  name: r.name,
+  tool_pattern: r.toolPattern,
+  param_pattern: r.paramPattern,
+  action: r.action,
+  scope_type: r.scopeType,
+  scope_id: r.scopeId,
+  agent_filter: r.agentFilter,
+  is_active: r.isActive,
+});
+
+export const approvalRuleView = (r: RuleRow): z.infer<typeof approvalRuleSchema> => ({
+  ...hookRuleView(r),
+  created_by: r.createdBy,
+  created_at: r.createdAt,
+  updated_at: r.updatedAt,
+});
