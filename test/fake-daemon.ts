@@ -39,6 +39,8 @@ export interface FakeDaemon {
   mcpReports: Map<string, Promise<Reply>>;
   /** What hub.py put before the agent of each session, in order. */
   shown(sessionId: string): Shown[];
+  /** The rules file hub.py keeps for its hook (`_refresh_rules_cache`): fetched on connect and on each `approval_rules_updated`. */
+  rules(): unknown;
 }
 
 /**
@@ -110,6 +112,12 @@ export async function fakeDaemon(apiKey: string, options: { start?: boolean; ech
   const mcpReports = new Map<string, Promise<Reply>>();
   const shown = new Map<string, Shown[]>();
   const send = (frame: Record<string, unknown>) => socket.send(pythonJson(frame));
+  let rules: unknown;
+  const refreshRules = async () => {
+    const reply = await call("/api/v1/server/approval-rules", { apiKey });
+    if (reply.status === 200) rules = reply.json;
+  };
+  void refreshRules();
   const output = (sessionId: string, data: string | Uint8Array) =>
     send({ type: "session_output", session_id: sessionId, data: typeof data === "string" ? b64(data) : data.toBase64() });
   socket.ws.addEventListener("message", (e) => {
@@ -119,15 +127,30 @@ export async function fakeDaemon(apiKey: string, options: { start?: boolean; ech
         const report = call(`/api/v1/server/sessions/${frame.session_id}/mcp-status`, { method: "PATCH", apiKey, body: { mcp_status: options.mcpStatus } });
         mcpReports.set(frame.session_id, report);
       }
-      send({ type: "session_started", session_id: frame.session_id, pid: 4242, tmux_name: `orc-${frame.session_id.slice(0, 12)}`, working_dir: frame.working_directory ?? "/home/dev" });
+      send({
+        type: "session_started",
+        session_id: frame.session_id,
+        pid: 4242,
+        tmux_name: `orc-${frame.session_id.slice(0, 12)}`,
+        working_dir: frame.working_directory ?? "/home/dev",
+      });
     }
     if (frame.type === "session_input") {
       const text = unb64(frame.data);
       typed.set(frame.session_id, (typed.get(frame.session_id) ?? "") + text);
       if (options.echo !== false) output(frame.session_id, text.replace(/\r/g, "\r\n"));
     }
+    if (frame.type === "approval_rules_updated") void refreshRules();
     const p = presented(frame);
     if (p) shown.set(p.sessionId, [...(shown.get(p.sessionId) ?? []), p.shown]);
   });
-  return { socket, send, output, typed: (sessionId) => typed.get(sessionId) ?? "", mcpReports, shown: (sessionId) => shown.get(sessionId) ?? [] };
+  return {
+    socket,
+    send,
+    output,
+    typed: (sessionId) => typed.get(sessionId) ?? "",
+    mcpReports,
+    shown: (sessionId) => shown.get(sessionId) ?? [],
+    rules: () => rules,
+  };
 }
