@@ -40,6 +40,13 @@ describe("fnmatch", () => {
     expect(expected.filter(Boolean).length).toBeGreaterThan(all.length / 20);
   });
 
+  it("decides ranges at their edges as python does: equal ends, reversed ends, a dash first or last, empty sets", () => {
+    const patterns = ["[a-a]", "[b-a]", "[!b-a]", "[a-b-c]", "[-a]", "[a-]", "[!-]", "[]a]", "[!]a]", "[]", "[!]", "[a-a-]", "[z-a]x", "[\\-a]"];
+    const names = ["a", "b", "c", "-", "]", "x", "zx", "\\", ""];
+    const cases = patterns.flatMap((p) => names.map((n): [string, string] => [n, p]));
+    expect(cases.map(([n, p]) => fnmatch(n, p))).toEqual(pythonDecides(cases));
+  });
+
   it("matches the rules people write", () => {
     const cases: [string, string][] = [
       ["npm test", "npm test*"],
