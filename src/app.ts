@@ -29,6 +29,7 @@ import { projectSessionRoutes } from "./routes/project-sessions";
 import { liveRoutes } from "./routes/live";
 import { taskRoutes } from "./routes/tasks";
 import { healthRoutes } from "./routes/health";
+import { permissionLogAgentRoutes, permissionLogRoutes } from "./routes/permission-log";
 import { projectRoutes } from "./routes/projects";
 import { registrationRoutes } from "./routes/registration";
 import { serverRoutes } from "./routes/servers";
@@ -99,6 +100,8 @@ export function buildApp() {
   api.route("/projects", liveRoutes);
   api.route("/projects", projectSessionRoutes);
   api.route("/projects", webhookRoutes);
+  api.route("/projects", permissionLogRoutes);
+  api.route("/server", permissionLogAgentRoutes);
   api.route("/telegram", telegramSetupRoutes);
   api.route("/auth", telegramAccountRoutes);
   api.route("/projects", datarefRoutes.people);

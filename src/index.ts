@@ -1,6 +1,6 @@
 /** Worker entry: the HTTP app, the housekeeping cron, and the Durable Object classes. */
 import { buildApp } from "./app";
-import { sweepExpired, wakeRoomsWithLapsedLeases, wakeStrandedDeliveries } from "./maintenance";
+import { expirePermissionLog, sweepExpired, wakeRoomsWithLapsedLeases, wakeStrandedDeliveries } from "./maintenance";
 import type { WorkerEnv } from "./worker-env";
 
 export { ProjectRoom } from "./room/project-room";
@@ -16,5 +16,6 @@ export default {
     ctx.waitUntil(sweepExpired(env));
     ctx.waitUntil(wakeStrandedDeliveries(env));
     ctx.waitUntil(wakeRoomsWithLapsedLeases(env));
+    ctx.waitUntil(expirePermissionLog(env));
   },
 } satisfies ExportedHandler<WorkerEnv>;

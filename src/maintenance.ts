@@ -1,4 +1,5 @@
 /** Hourly housekeeping (cron trigger): forgets what has expired, and wakes deliveries nobody woke. */
+import { deleteLogBefore } from "./db/permission-log";
 import { IDEMPOTENCY_TTL_MS } from "./http/idempotency";
 import { laneStub } from "./integrations/client";
 import type { RoomEnv } from "./room-env";
@@ -50,4 +51,15 @@ export async function wakeRoomsWithLapsedLeases(env: WorkerEnv, now = Date.now()
     .all<{ project_id: string }>();
   await Promise.all(results.map((r) => roomStub(env, r.project_id).wakeForLeases()));
   return results.length;
+}
+
+/** Days the permission log keeps an entry (PERMISSION_LOG_DAYS, default 30). */
+export const permissionLogDays = (value: string | undefined) => {
+  const days = Number(value);
+  return Number.isFinite(days) && days > 0 ? days : 30;
+};
+
+/** Deletes permission log entries older than PERMISSION_LOG_DAYS, a bounded number of rows an hour; returns how many. */
+export function expirePermissionLog(env: RoomEnv, now = Date.now()) {
+  return deleteLogBefore(env.DB, new Date(now - permissionLogDays(env.PERMISSION_LOG_DAYS) * 24 * 60 * 60 * 1000).toISOString());
 }

@@ -2,6 +2,7 @@
 import { and, desc, eq, getTableColumns, inArray, sql, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { InvalidCursor, NotFound } from "../domain/errors";
+import { decodeCursor, encodeCursor } from "../domain/page-cursor";
 import { taskView, type DependencyRow, type NoteRow, type TaskView } from "../views/tasks";
 import type { Db } from "./client";
 import { boundForBatch, builtOnce, inJsonList, qualified } from "./sql";
@@ -171,16 +172,10 @@ export interface TaskFilter {
   cursor?: string;
 }
 
-const encodeCursor = (createdAt: string, id: string) => btoa(`${createdAt}|${id}`).replace(/=+$/, "");
-
-function decodeCursor(cursor: string): [string, string] {
-  try {
-    const [createdAt, id] = atob(cursor).split("|");
-    if (createdAt && id && !Number.isNaN(Date.parse(createdAt))) return [createdAt, id];
-  } catch {
-    // fall through
-  }
-  throw new InvalidCursor();
+function cursorKey(cursor: string): [string, string] {
+  const key = decodeCursor(cursor);
+  if (!key) throw new InvalidCursor();
+  return key;
 }
 
 /** A page of tasks, newest first, and the cursor of the next page. */
@@ -201,7 +196,7 @@ export async function listTasks(db: Db, f: TaskFilter): Promise<{ tasks: TaskVie
     f.approved ? eq(tasks.awaitingApproval, false) : undefined,
   ];
   if (f.cursor) {
-    const [createdAt, id] = decodeCursor(f.cursor);
+    const [createdAt, id] = cursorKey(f.cursor);
     conditions.push(sql`(${tasks.createdAt}, ${tasks.id}) < (${createdAt}, ${id})`);
   }
   const rows = await db

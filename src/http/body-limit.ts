@@ -9,6 +9,12 @@ import type { HubEnv } from "./context";
 import { badRequest, Problem } from "./problem";
 
 const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
+/**
+ * A daemon posts its permission log in one request (up to 10,000 entries, each with its tool's whole input: a file
+ * written, say); the hub keeps at most 8 KiB of each input, but must read the post to cut it.
+ */
+const PERMISSION_LOG_PATH = "/api/v1/server/permissions/log";
+export const PERMISSION_LOG_MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 const unreadable = () => badRequest("The request body could not be read: the connection broke off or its encoding is malformed", "BODY_UNREADABLE");
 
@@ -36,7 +42,8 @@ export const limitedBody = createMiddleware<HubEnv>(async (c, next) => {
   if (c.req.path.startsWith("/api/v1/blobs/")) return next();
   const raw = c.req.raw;
   if (!raw.body) return next();
-  const maxSize = Number(c.env.MAX_BODY_BYTES) || DEFAULT_MAX_BODY_BYTES;
+  const configured = Number(c.env.MAX_BODY_BYTES) || DEFAULT_MAX_BODY_BYTES;
+  const maxSize = c.req.path === PERMISSION_LOG_PATH ? Math.max(configured, PERMISSION_LOG_MAX_BODY_BYTES) : configured;
   const declared = raw.headers.get("Content-Length");
   if (declared !== null && !raw.headers.has("Transfer-Encoding")) {
     // A body of declared length is read here, in one native read: cheaper than a stream wrapped in JavaScript, which

@@ -20,6 +20,14 @@ export function parseWith<S extends z.ZodType>(schema: S, value: unknown, prefix
  * that may hold a DataRef pointer is kept for the write it makes (room/client.ts).
  */
 export async function readJson<S extends z.ZodType>(c: Context<HubEnv>, schema: S): Promise<z.output<S>> {
+  return parseWith(schema, await jsonBody(c, true));
+}
+
+/**
+ * The JSON body, parsed; with `checkDepth` false the caller checks how deep each part of it nests (a list whose
+ * items are taken or refused one by one).
+ */
+export async function jsonBody(c: Context<HubEnv>, checkDepth: boolean): Promise<unknown> {
   const text = await c.req.text();
   let value: unknown = {};
   if (text.trim() !== "") {
@@ -28,12 +36,12 @@ export async function readJson<S extends z.ZodType>(c: Context<HubEnv>, schema: 
     } catch (e) {
       throw badRequest(`The request body is not valid JSON: ${(e as Error).message}`, "MALFORMED_JSON");
     }
-    const deep = tooDeepUnder(value);
+    const deep = checkDepth ? tooDeepUnder(value) : null;
     if (deep !== null) throw fieldError(deep, TOO_DEEP);
     // A key is spelt `$dataref` in the text, unless escapes spell it (`\u0024dataref`): only then is the body looked into.
     if (text.includes("$dataref") || text.includes("\\u")) c.set("pointingBody", value);
   }
-  return parseWith(schema, value);
+  return value;
 }
 
 export function readQuery<S extends z.ZodType>(c: Context, schema: S): z.output<S> {

@@ -180,7 +180,7 @@ const TAGS = [
   ["Interventions", "Questions and approvals agents ask people."],
   ["DataRefs", "Large payloads in R2, moved through signed short-lived URLs."],
   ["Live", "WebSockets: dashboards' event stream, agents' message protocol, terminals."],
-  ["Approval rules", "Which agents' tool calls the daemon's hook approves or blocks without asking."],
+  ["Approval rules", "Rules the daemons' PreToolUse hook decides agents' tool calls by, and the log of every call it saw."],
   ["Webhooks", "Signed HTTP deliveries of a project's events (Standard Webhooks)."],
   ["Telegram", "The Telegram bot: its webhook and its setup."],
   ["Reference", "This description, and the list of problem codes."],

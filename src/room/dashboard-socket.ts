@@ -69,14 +69,16 @@ export class DashboardProtocol {
 
   async onMessage(ws: WebSocket, message: string | ArrayBuffer) {
     if (this.closedAtExpiry(this.dashboard(ws), Date.now())) return;
-    if (this.rate.exceeded(ws)) return send(ws, { type: "error", code: "INVALID_REQUEST", message: `at most ${DASHBOARD_FRAMES_PER_SECOND} frames per second` });
+    if (this.rate.exceeded(ws))
+      return send(ws, { type: "error", code: "INVALID_REQUEST", message: `at most ${DASHBOARD_FRAMES_PER_SECOND} frames per second` });
     let frame: unknown;
     try {
       frame = JSON.parse(typeof message === "string" ? message : new TextDecoder().decode(message));
     } catch {
       frame = null;
     }
-    if (typeof frame !== "object" || frame === null || Array.isArray(frame)) return send(ws, { type: "error", code: "INVALID_REQUEST", message: "frames are JSON objects" });
+    if (typeof frame !== "object" || frame === null || Array.isArray(frame))
+      return send(ws, { type: "error", code: "INVALID_REQUEST", message: "frames are JSON objects" });
     const { type, since, access_token } = frame as { type?: unknown; since?: unknown; access_token?: unknown };
     if (type === "resume") {
       if (!isSeq(since)) return send(ws, { type: "error", code: "INVALID_REQUEST", message: "resume needs since: a non-negative integer" });
@@ -111,6 +113,12 @@ export class DashboardProtocol {
         this.index?.delete(d.ws);
       }
     }
+  }
+
+  /** A frame outside the event log to every dashboard whose token is still good (replaying or not: it carries no seq). */
+  announce(frame: DashboardFrame) {
+    const now = Date.now();
+    for (const d of this.dashboards().values()) if (!this.closedAtExpiry(d, now)) send(d.ws, frame);
   }
 
   /** Closes a person's dashboards here: their access to the project ended (removed, demoted, deleted). */
@@ -171,7 +179,12 @@ export class DashboardProtocol {
       if (backlog && backlog.n > MAX_REPLAY) {
         // Nothing live until it resumes: what commits while it pages the log comes with that resume's replay, in order.
         this.hold(d, true);
-        send(ws, { type: "resync_required", since, head: backlog.head, detail: `more than ${MAX_REPLAY} events behind: page GET /events from since, then resume from the last seq read` });
+        send(ws, {
+          type: "resync_required",
+          since,
+          head: backlog.head,
+          detail: `more than ${MAX_REPLAY} events behind: page GET /events from since, then resume from the last seq read`,
+        });
         return;
       }
       let after = since;

@@ -174,6 +174,11 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     }
   }
 
+  /** The Worker wrote entries to the project's permission log: its dashboards hear of them (nothing is written here). */
+  async permissionsLogged(count: number, newestCreatedAt: string) {
+    this.dashboards.announce({ type: "permission_logged", count, newest_created_at: newestCreatedAt });
+  }
+
   /** Closes a person's dashboards here: their access to the project ended. */
   async disconnectUser(userId: string) {
     this.dashboards.disconnectUser(userId);

@@ -54,7 +54,18 @@ export type DashboardFrame =
   | { type: "resumed"; last_seq: number }
   | { type: "resync_required"; since: number; head: number | null; detail: string }
   | { type: "auth_ok"; expires_at: string }
+  | PermissionLoggedFrame
   | { type: "error"; code: "INVALID_REQUEST" | "INVALID_MESSAGE_TYPE" | "UNAUTHORIZED"; message: string };
+
+/**
+ * New entries in the project's permission log: not an event (the log is written beside the room, not through it), so
+ * it has no seq and is not replayed; a dashboard showing the log reads it again from its newest entry.
+ */
+export interface PermissionLoggedFrame {
+  type: "permission_logged";
+  count: number;
+  newest_created_at: string;
+}
 
 /** The dashboard frame of an event (API.md: `{"type": "event", ...event}`; the event's own type is `event_type`). */
 export const eventFrame = (e: CommittedEvent) => JSON.stringify({ ...e, type: "event", event_type: e.type } satisfies EventFrame);

@@ -1,0 +1,158 @@
+/**
+ * The permission log's reads and writes (schema.ts `permissionLog`): whose sessions a daemon's entries belong to,
+ * the inserts of a post, a project's pages newest first, and the housekeeping's deletions. The log is written from
+ * the Worker, never through a project's room, so a flood of entries never queues behind (or ahead of) task writes.
+ */
+import { and, desc, eq, sql, type SQL } from "drizzle-orm";
+import { ACTIVE } from "../domain/lifecycle";
+import type { Db } from "./client";
+import { permissionLog, sessions, type PermissionDecision } from "./schema";
+
+/** A session of the posting server, its project, and the task it is working on now (if any). */
+export interface LoggingSession {
+  id: string;
+  project_id: string;
+  task_id: string | null;
+}
+
+/**
+ * The posting server's sessions among `ids`, each with its current task (the newest assigned, planning or running
+ * task addressed to it): one query for the whole post. A session of another server is simply not found.
+ */
+export async function sessionsOfServer(d1: D1Database, serverId: string, ids: string[]): Promise<Map<string, LoggingSession>> {
+  if (ids.length === 0) return new Map();
+  const { results } = await d1
+    .prepare(
+      `SELECT s.id, s.project_id,
+         (SELECT t.id FROM tasks t WHERE t.target_session_id = s.id AND t.status IN (SELECT value FROM json_each(?3))
+          ORDER BY t.updated_at DESC, t.id DESC LIMIT 1) AS task_id
+       FROM sessions s WHERE s.server_id = ?1 AND s.id IN (SELECT value FROM json_each(?2))`,
+    )
+    .bind(serverId, JSON.stringify(ids), JSON.stringify(ACTIVE))
+    .all<LoggingSession>();
+  return new Map(results.map((r) => [r.id, r]));
+}
+
+/** Which of `ids` are projects that exist. */
+export async function existingProjects(d1: D1Database, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const { results } = await d1.prepare("SELECT id FROM projects WHERE id IN (SELECT value FROM json_each(?1))").bind(JSON.stringify(ids)).all<{ id: string }>();
+  return new Set(results.map((r) => r.id));
+}
+
+/** A row to insert, in the order of INSERT_ROWS' columns. */
+export type LogRow = [
+  id: string,
+  projectId: string,
+  sessionId: string | null,
+  taskId: string | null,
+  toolName: string,
+  toolInput: string,
+  truncated: 0 | 1,
+  decision: PermissionDecision,
+  matchedRuleId: string | null,
+  reason: string | null,
+  agentName: string | null,
+  createdAt: string,
+];
+
+/**
+ * Rows arrive as one JSON array bound to one parameter, so a statement inserts hundreds of rows whatever D1's limit
+ * of 100 parameters a statement; the server and the time received are the post's own.
+ */
+const INSERT_ROWS = `INSERT INTO permission_log (id, project_id, server_id, session_id, task_id, tool_name, tool_input, tool_input_truncated,
+  decision, matched_rule_id, reason, agent_name, created_at, received_at)
+  SELECT value ->> 0, value ->> 1, ?2, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6,
+    value ->> 7, value ->> 8, value ->> 9, value ->> 10, value ->> 11, ?3
+  FROM json_each(?1)`;
+
+/** A statement's JSON stays well under D1's 2 MB for a value (characters count up to 3 bytes each); rows per statement are bounded too. */
+const MAX_CHUNK_CHARS = 500_000;
+const MAX_CHUNK_ROWS = 1_000;
+
+/** The rows in chunks a statement each; pure, so the bounds are tested without a database. */
+export function chunksOf(rows: LogRow[]): string[] {
+  const chunks: string[] = [];
+  let parts: string[] = [];
+  let chars = 0;
+  for (const row of rows) {
+    const json = JSON.stringify(row);
+    if (parts.length > 0 && (chars + json.length + 1 > MAX_CHUNK_CHARS || parts.length === MAX_CHUNK_ROWS)) {
+      chunks.push(`[${parts.join(",")}]`);
+      parts = [];
+      chars = 0;
+    }
+    parts.push(json);
+    chars += json.length + 1;
+  }
+  if (parts.length > 0) chunks.push(`[${parts.join(",")}]`);
+  return chunks;
+}
+
+/** Inserts a post's rows in one batch (one transaction): all of them or none. */
+export async function insertLogRows(d1: D1Database, serverId: string, receivedAt: string, rows: LogRow[]) {
+  if (rows.length === 0) return;
+  const insert = d1.prepare(INSERT_ROWS);
+  await d1.batch(chunksOf(rows).map((chunk) => insert.bind(chunk, serverId, receivedAt)));
+}
+
+export interface LogFilter {
+  projectId: string;
+  sessionId?: string;
+  taskId?: string;
+  decision?: PermissionDecision;
+  tool?: string;
+  /** Entries strictly older than this (created_at, id), as the previous page ended. */
+  before?: [string, string];
+  limit: number;
+}
+
+/** A page of a project's log, newest first, with its sessions' names; one more row than `limit` says whether more follow. */
+export async function logPage(db: Db, f: LogFilter) {
+  const conditions: (SQL | undefined)[] = [
+    eq(permissionLog.projectId, f.projectId),
+    f.sessionId ? eq(permissionLog.sessionId, f.sessionId) : undefined,
+    f.taskId ? eq(permissionLog.taskId, f.taskId) : undefined,
+    f.decision ? eq(permissionLog.decision, f.decision) : undefined,
+    f.tool ? eq(permissionLog.toolName, f.tool) : undefined,
+    f.before ? sql`(${permissionLog.createdAt}, ${permissionLog.id}) < (${f.before[0]}, ${f.before[1]})` : undefined,
+  ];
+  return db
+    .select({ entry: permissionLog, sessionName: sessions.name })
+    .from(permissionLog)
+    .leftJoin(sessions, eq(sessions.id, permissionLog.sessionId))
+    .where(and(...conditions))
+    .orderBy(desc(permissionLog.createdAt), desc(permissionLog.id))
+    .limit(f.limit + 1);
+}
+
+/** Rows deleted per statement, and statements per sweep: the rest waits for the next hour. */
+const DELETE_CHUNK = 5_000;
+const MAX_DELETES_PER_SWEEP = 100;
+
+/**
+ * Deletes entries older than `cutoff`, project by project along the primary key, in bounded chunks; returns how
+ * many rows went.
+ */
+export async function deleteLogBefore(d1: D1Database, cutoff: string): Promise<number> {
+  // One seek along the primary key per project finds the projects that have any.
+  const { results: projects } = await d1
+    .prepare("SELECT p.id FROM projects p WHERE EXISTS (SELECT 1 FROM permission_log l WHERE l.project_id = p.id AND l.created_at < ?1)")
+    .bind(cutoff)
+    .all<{ id: string }>();
+  const chunk = d1.prepare(
+    `DELETE FROM permission_log WHERE (project_id, created_at, id) IN
+       (SELECT project_id, created_at, id FROM permission_log WHERE project_id = ?1 AND created_at < ?2 LIMIT ?3)`,
+  );
+  let deleted = 0;
+  let statements = 0;
+  for (const { id } of projects) {
+    for (;;) {
+      if (statements++ >= MAX_DELETES_PER_SWEEP) return deleted;
+      const { meta } = await chunk.bind(id, cutoff, DELETE_CHUNK).run();
+      deleted += meta.changes;
+      if (meta.changes < DELETE_CHUNK) break;
+    }
+  }
+  return deleted;
+}
