@@ -19,6 +19,44 @@ export const pythonJson = (frame: Record<string, unknown>) =>
     .map(([k, v]) => `${JSON.stringify(k)}: ${JSON.stringify(v)}`)
     .join(", ")}}`;
 
+/** Python's json.dumps of any value (default separators, ensure_ascii): how the daemon and its hook write JSON. */
+export function pythonDumps(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(pythonDumps).join(", ")}]`;
+  if (typeof value === "object" && value !== null)
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${pythonDumps(k)}: ${pythonDumps(v)}`)
+      .join(", ")}}`;
+  if (typeof value === "string") return JSON.stringify(value).replace(/[\u0080-\uffff]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return JSON.stringify(value ?? null);
+}
+
+/** A line of the permission log as the PreToolUse hook writes it (orchestratia-pretooluse.sh `log_entry`), keys in its order. */
+export interface HookLogEntry {
+  session_id: string | null;
+  project_id: string | null;
+  tool_name: string;
+  tool_input: Record<string, unknown>;
+  decision: "allowed" | "denied" | "asked";
+  matched_rule_id: string | null;
+  reason: string | null;
+  agent_name: string | null;
+  created_at: string;
+}
+
+/** The hook's `time.strftime('%Y-%m-%dT%H:%M:%S+00:00', time.gmtime())` of a moment. */
+export const hookTime = (ms: number) => `${new Date(ms).toISOString().slice(0, 19)}+00:00`;
+
+/**
+ * hub.py `permlog_flush_loop`: the log file's lines (each a json.dumps line, read back with json.loads) posted as
+ * `{"entries": [...]}` with X-API-Key; a 201 is all it checks.
+ */
+export const postPermissionLog = (apiKey: string, entries: unknown[]) =>
+  call("/api/v1/server/permissions/log", {
+    method: "POST",
+    raw: pythonDumps({ entries }),
+    headers: { "X-API-Key": apiKey, "Content-Type": "application/json", "User-Agent": "python-httpx/0.28.1" },
+  });
+
 export const b64 = (text: string) => new TextEncoder().encode(text).toBase64();
 export const unb64 = (data: string) => new TextDecoder().decode(Uint8Array.fromBase64(data));
 

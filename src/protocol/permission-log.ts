@@ -24,7 +24,7 @@ export const permissionEntrySchema = z.object({
   agent_name: orNull(z.string().max(50, "must be at most 50 characters")),
   created_at: z
     .string()
-    .regex(ISO_WITH_OFFSET, "must be an ISO-8601 time with its offset, like 2026-11-26T03:00:00+00:00")
+    .regex(ISO_WITH_OFFSET, { message: "must be an ISO-8601 time with its offset, like 2026-11-26T03:00:00+00:00", abort: true })
     .refine((t) => !Number.isNaN(Date.parse(t)), "must be a real date and time")
     .transform((t) => new Date(t).toISOString()),
 });
