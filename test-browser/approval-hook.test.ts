@@ -16,11 +16,12 @@ let dir: string;
 let projectId: string;
 let sessionId: string;
 let apiKey: string;
+let admin: string;
 const rules: Record<string, string> = {};
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "hook-"));
-  const admin = await adminToken();
+  admin = await adminToken();
   projectId = (await ok(hubAs({ token: admin }).POST("/api/v1/projects", { body: { name: "Hooked" } }), 201)).id;
   const { token } = await ok(hubAs({ token: admin }).POST("/api/v1/servers/tokens", { body: { project_ids: [projectId] } }), 201);
   const reg = await ok(
@@ -132,5 +133,28 @@ describe("the daemon's hook with the rules the hub serves", () => {
     expect(gemini.code).toBe(0);
     expect(gemini.decision).toMatchObject({ permissionDecision: "allow", permissionDecisionReason: "Auto-approved by rule: gemini shell" });
     expect(gemini.logged).toMatchObject({ tool_name: "run_shell_command", decision: "allowed", matched_rule_id: rules.geminiShell, agent_name: "gemini" });
+  });
+
+  it("posts what it logged as the daemon does, and each call lands in the project's log under its session and task", async () => {
+    // The session works on a task, so the calls it logs now are filed under it.
+    const task = await call("/api/v1/server/tasks", { apiKey, body: { title: "Hooked work", project_id: projectId } }, 201);
+    await call(`/api/v1/server/tasks/${task.id}/assign`, { apiKey, body: { session_name: "hooked-worker" } });
+    const before = hook("Bash", { command: "npm test -- --watch=false" });
+    expect(before.logged.decision).toBe("allowed");
+    // hub.py's permlog_flush_loop: every line of the file, as parsed JSON, in one post.
+    const lines = readFileSync(path.join(dir, "orchestratia-permlog.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    const posted = await call("/api/v1/server/permissions/log", { apiKey, body: { entries: lines } }, 201);
+    expect(posted).toMatchObject({ accepted: lines.length, dropped: 0, invalid: 0 });
+    const { entries } = await call(`/api/v1/projects/${projectId}/permission-log?limit=500`, { token: admin });
+    expect(entries).toHaveLength(lines.length);
+    // Newest first; the hook's second-precision times tie, so compare as sets of what each call was.
+    const seen = (e: { tool_name: string; decision: string; matched_rule_id: string | null; agent_name: string; session_id: string }) =>
+      [e.tool_name, e.decision, e.matched_rule_id, e.agent_name, e.session_id].join(" ");
+    expect(entries.map(seen).sort()).toEqual(lines.map(seen).sort());
+    const last = entries.find((e: { tool_input: { command?: string } }) => e.tool_input.command === "npm test -- --watch=false");
+    expect(last).toMatchObject({ session_id: sessionId, task_id: task.id, decision: "allowed", matched_rule_id: rules.npmTest });
   });
 });
