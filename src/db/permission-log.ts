@@ -156,3 +156,36 @@ export async function deleteLogBefore(d1: D1Database, cutoff: string): Promise<n
   }
   return deleted;
 }
+
+export interface RecentLogFilter {
+  /** The projects whose entries count; null: every project. */
+  projectIds: string[] | null;
+  /** Only the entries this server posted. */
+  serverId?: string;
+  since: string;
+  limit: number;
+}
+
+/** The newest entries since `since` across the projects (what a rule's preview scans), newest first. */
+export function recentLogEntries(db: Db, f: RecentLogFilter) {
+  return db
+    .select({
+      id: permissionLog.id,
+      projectId: permissionLog.projectId,
+      toolName: permissionLog.toolName,
+      toolInput: permissionLog.toolInput,
+      decision: permissionLog.decision,
+      agentName: permissionLog.agentName,
+      createdAt: permissionLog.createdAt,
+    })
+    .from(permissionLog)
+    .where(
+      and(
+        f.projectIds ? sql`${permissionLog.projectId} IN (SELECT value FROM json_each(${JSON.stringify(f.projectIds)}))` : undefined,
+        f.serverId ? eq(permissionLog.serverId, f.serverId) : undefined,
+        sql`${permissionLog.createdAt} >= ${f.since}`,
+      ),
+    )
+    .orderBy(desc(permissionLog.createdAt), desc(permissionLog.id))
+    .limit(f.limit);
+}

@@ -10,18 +10,21 @@
 import { and, eq, isNull, or, sql } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
-import { principalOf, scopesOverlap, visibleProjectIds } from "../auth/access";
+import { principalOf, projectFor, scopesOverlap, visibleProjectIds } from "../auth/access";
 import { agent, currentServer, currentUser, person } from "../auth/middleware";
 import { nowIso } from "../db/client";
+import { recentLogEntries } from "../db/permission-log";
 import { APPROVAL_ACTIONS, APPROVAL_SCOPES, approvalRules, servers } from "../db/schema";
 import { MAX_PARAM_PATTERN, inHookOrder, parseAgentFilter, rulesForServer, toolPatternProblem, type ApprovalScope } from "../domain/approval-rules";
+import { decisionOf, mainParameter, ruleMatches } from "../domain/hook-match";
+import { permissionLogDays } from "../maintenance";
 import { readJson, readQuery } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
 import { label, uuid } from "../http/fields";
 import { fieldError, forbidden, notFound } from "../http/problem";
 import { documented } from "../openapi/operation";
 import { linkStub } from "../server-link/client";
-import { approvalRuleSchema, approvalRuleView, hookRuleSchema, hookRuleView } from "../views/approval-rules";
+import { approvalRuleSchema, approvalRuleView, hookRuleSchema, hookRuleView, rulePreviewSchema } from "../views/approval-rules";
 
 type RuleRow = typeof approvalRules.$inferSelect;
 
@@ -93,18 +96,18 @@ async function ruleFor(c: HubContext): Promise<{ rule: RuleRow; reach: Reach }> 
 }
 
 /** 403 unless the caller may manage rules of this scope; 422 naming `scope_id` when it does not fit the scope or names what the caller cannot see. */
-async function checkScope(c: HubContext, reach: Reach, scopeType: ApprovalScope, scopeId: string | null) {
+async function checkScope(c: HubContext, reach: Reach, scopeType: ApprovalScope, scopeId: string | null, field = "scope_id") {
   if (!isAdmin(c) && scopeType !== "project") throw forbidden("Only admins manage tenant and server rules; members manage their projects' rules");
   if (scopeType === "tenant") {
-    if (scopeId !== null) throw fieldError("scope_id", "must be left out for a tenant rule, which applies to every server");
+    if (scopeId !== null) throw fieldError(field, "must be left out for a tenant rule, which applies to every server");
     return;
   }
-  if (scopeId === null) throw fieldError("scope_id", `is required for a ${scopeType} rule: the ${scopeType} it applies to`);
+  if (scopeId === null) throw fieldError(field, `is required for a ${scopeType} rule: the ${scopeType} it applies to`);
   const exists =
     scopeType === "project"
       ? await c.var.db.query.projects.findFirst({ columns: { id: true }, where: (p, { eq }) => eq(p.id, scopeId) })
       : await c.var.db.query.servers.findFirst({ columns: { id: true }, where: (s, { and, eq, isNull }) => and(eq(s.id, scopeId), isNull(s.revokedAt)) });
-  if (!exists || !reads(reach, scopeType, scopeId)) throw fieldError("scope_id", `is not a ${scopeType} you can see`);
+  if (!exists || !reads(reach, scopeType, scopeId)) throw fieldError(field, `is not a ${scopeType} you can see`);
 }
 
 /** The live servers a rule of this scope reaches: every one for tenant rules, itself for server rules, those serving the project for project rules. */
@@ -178,6 +181,82 @@ people.post(
       .returning();
     await tellDaemons(c, rule!);
     return c.json(approvalRuleView(rule!), 201);
+  },
+);
+
+/** Entries a preview scans at most, newest first, and matched entries it describes. */
+const PREVIEW_SCAN = 5_000;
+const PREVIEW_SAMPLES = 20;
+
+const previewBody = z.object({
+  rule: createBody.extend({ name: createBody.shape.name.optional() }).omit({ is_active: true }),
+  project_id: uuid
+    .optional()
+    .meta({ description: "For a tenant or server rule: the project whose log to look at (default: every project the caller can see)" }),
+});
+
+people.post(
+  "/preview",
+  documented({
+    id: "previewApprovalRule",
+    tag: "Approval rules",
+    summary: "What a rule would have decided of the logged calls",
+    description:
+      "The rule (as it would be created, with the same checks and 422s, `name` optional) matched against the permission log of the last " +
+      "`PERMISSION_LOG_DAYS` exactly as the hook matches it: the tool pattern on the tool's name, the parameter pattern on its main parameter " +
+      "(a call without one matches), the agent filter on the entry's agent. It looks at the log of the rule's project; for a tenant or server rule, " +
+      "of `project_id` or else of every project the caller can see (a server rule: only the entries its server posted). At most the newest 5000 " +
+      "entries are scanned (`truncated` says when older ones were left). The rule is judged alone: `would_change` counts the matched entries whose " +
+      "logged decision is not the rule's, without regard to the other rules that come before it in the hook's order.",
+    caller: "person",
+    body: previewBody,
+    responses: { 200: rulePreviewSchema },
+  }),
+  person("member"),
+  async (c) => {
+    const { rule, project_id } = await readJson(c, previewBody);
+    const scopeId = rule.scope_id ?? null;
+    const reach = await reachOf(c);
+    await checkScope(c, reach, rule.scope_type, scopeId, "rule.scope_id");
+    let projectIds: string[] | null;
+    if (rule.scope_type === "project") projectIds = [scopeId!];
+    else if (project_id !== undefined) projectIds = [(await projectFor(c, project_id)).id];
+    else projectIds = reach === null ? null : [...reach.projects];
+    const since = new Date(Date.now() - permissionLogDays(c.env.PERMISSION_LOG_DAYS) * 86_400_000).toISOString();
+    const rows =
+      projectIds?.length === 0
+        ? []
+        : await recentLogEntries(c.var.db, { projectIds, serverId: rule.scope_type === "server" ? scopeId! : undefined, since, limit: PREVIEW_SCAN + 1 });
+    const scanned = rows.slice(0, PREVIEW_SCAN);
+    const matching = {
+      toolPattern: rule.tool_pattern,
+      paramPattern: rule.param_pattern ?? null,
+      action: rule.action,
+      scopeType: rule.scope_type,
+      scopeId,
+      agentFilter: rule.agent_filter ?? "all",
+    };
+    const underRule = decisionOf(rule.action);
+    let matched = 0;
+    let wouldChange = 0;
+    const samples: z.infer<typeof rulePreviewSchema>["samples"] = [];
+    for (const row of scanned) {
+      const input = JSON.parse(row.toolInput) as Record<string, unknown>;
+      if (!ruleMatches(matching, { projectId: row.projectId, toolName: row.toolName, toolInput: input, agentName: row.agentName })) continue;
+      matched++;
+      if (row.decision !== underRule) wouldChange++;
+      if (samples.length < PREVIEW_SAMPLES)
+        samples.push({
+          id: row.id,
+          project_id: row.projectId,
+          tool_name: row.toolName,
+          parameter: mainParameter(row.toolName, input),
+          decision: row.decision,
+          decision_under_rule: underRule,
+          created_at: row.createdAt,
+        });
+    }
+    return c.json({ matched, scanned: scanned.length, would_change: wouldChange, truncated: rows.length > PREVIEW_SCAN, samples });
   },
 );
 

@@ -1,6 +1,6 @@
 /** Approval rules as people and daemons see them (API.md "Approval rules and the permission log"). */
 import { z } from "zod";
-import { APPROVAL_ACTIONS, APPROVAL_SCOPES, type approvalRules } from "../db/schema";
+import { APPROVAL_ACTIONS, APPROVAL_SCOPES, PERMISSION_DECISIONS, type approvalRules } from "../db/schema";
 import { id, timestamp } from "./fields";
 
 /** What the daemon's hook reads of a rule, field for field (`GET /api/v1/server/approval-rules`). */
@@ -45,3 +45,26 @@ export const approvalRuleView = (r: RuleRow): z.infer<typeof approvalRuleSchema>
   created_at: r.createdAt,
   updated_at: r.updatedAt,
 });
+
+/** What a rule would have decided of the logged calls (`POST /api/v1/approval-rules/preview`). */
+export const rulePreviewSchema = z
+  .object({
+    matched: z.number().int().meta({ description: "Scanned entries the rule matches" }),
+    scanned: z.number().int().meta({ description: "Entries of the last PERMISSION_LOG_DAYS looked at" }),
+    would_change: z.number().int().meta({ description: "Matched entries whose logged decision differs from the rule's" }),
+    truncated: z.boolean().meta({ description: "Whether older entries were left unscanned (at most 5000, the newest, are)" }),
+    samples: z
+      .array(
+        z.object({
+          id,
+          project_id: id,
+          tool_name: z.string(),
+          parameter: z.string().meta({ description: "The tool's main parameter the hook matches `param_pattern` against; empty when it has none" }),
+          decision: z.enum(PERMISSION_DECISIONS).meta({ description: "The decision logged then" }),
+          decision_under_rule: z.enum(PERMISSION_DECISIONS),
+          created_at: timestamp,
+        }),
+      )
+      .meta({ description: "Up to 20 matched entries, newest first" }),
+  })
+  .meta({ id: "ApprovalRulePreview" });
