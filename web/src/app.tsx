@@ -12,6 +12,7 @@ import { Inbox } from "./views/inbox";
 import { lazy } from "./views/lazy";
 import { Members } from "./views/members";
 import { Projects } from "./views/projects";
+import { Rules } from "./views/rules";
 import { ProjectSettingsPage } from "./views/project-settings";
 import { SessionPage } from "./views/session";
 import { Sessions } from "./views/sessions";
@@ -50,6 +51,9 @@ export function App() {
           <a {...linkProps("/agents")} aria-current={route.page === "agents" ? "page" : undefined}>
             Agents
           </a>
+          <a {...linkProps("/rules")} aria-current={route.page === "rules" ? "page" : undefined}>
+            Rules
+          </a>
         </nav>
         <a class="who" {...linkProps("/account")} aria-current={route.page === "account" ? "page" : undefined} title="Your account">
           {me.email} · {me.role}
@@ -71,6 +75,7 @@ export function App() {
         {route.page === "webhooks" && <Webhooks projectId={route.projectId} webhookId={route.webhookId} />}
         {route.page === "inbox" && <Inbox />}
         {route.page === "agents" && <Agents />}
+        {route.page === "rules" && <Rules />}
         {route.page === "account" && <Account />}
         {route.page === "not-found" && <p>There is no page at this address.</p>}
       </main>

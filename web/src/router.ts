@@ -15,6 +15,7 @@ export type Route =
   | { page: "inbox" }
   | { page: "account" }
   | { page: "agents" }
+  | { page: "rules" }
   | { page: "not-found" };
 
 export function parseRoute(path: string): Route {
@@ -22,6 +23,7 @@ export function parseRoute(path: string): Route {
   if (parts.length === 0 || (parts.length === 1 && parts[0] === "projects")) return { page: "projects" };
   if (parts[0] === "inbox" && parts.length === 1) return { page: "inbox" };
   if (parts[0] === "agents" && parts.length === 1) return { page: "agents" };
+  if (parts[0] === "rules" && parts.length === 1) return { page: "rules" };
   if (parts[0] === "account" && parts.length === 1) return { page: "account" };
   if (parts[0] === "projects" && parts[1]) {
     const projectId = parts[1];

@@ -59,3 +59,6 @@ export const fromLog = (e: Schemas["Event"]): HubEvent => {
  */
 export const isTask = (t: Task | TaskFormatResponse): t is Task => "project_id" in t;
 export const tasksOf = (page: { tasks: (Task | TaskFormatResponse)[] }): Task[] => page.tasks.filter(isTask);
+
+export type ApprovalRule = Schemas["ApprovalRule"];
+export type RulePreview = Schemas["ApprovalRulePreview"];
