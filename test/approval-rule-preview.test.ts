@@ -4,7 +4,7 @@
  * each scope, never counting entries of projects the caller cannot see.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { mainParameter, ruleMatches, type MatchingRule } from "../src/domain/hook-match";
+import { mainParameter, previewOver, ruleMatches, type LoggedEntry, type MatchingRule } from "../src/domain/hook-match";
 import { hookTime, postPermissionLog, type HookLogEntry } from "./fake-daemon";
 import { addMember, bootstrapAdmin, call, createProject, createUser, expectProblem, registerAgent } from "./helpers";
 import { expectOk } from "./task-world";
@@ -55,6 +55,25 @@ describe("the hook's matching", () => {
     expect(ruleMatches(rule({ agentFilter: "codex,gemini" }), call_("Bash", {}, "claude"))).toBe(false);
     expect(ruleMatches(rule({ agentFilter: "codex,gemini" }), call_("Bash", {}, "gemini"))).toBe(true);
     expect(ruleMatches(rule({ agentFilter: "codex" }), call_("Bash", {}, null))).toBe(true);
+  });
+  it("counts the entries a rule matches and those it would decide otherwise, and describes the first few", () => {
+    const logged = (n: number, command: string, decision: LoggedEntry["decision"]): LoggedEntry => ({
+      id: `e${n}`,
+      projectId: "p1",
+      toolName: "Bash",
+      toolInput: JSON.stringify({ command }),
+      decision,
+      agentName: "claude",
+      createdAt: `2026-01-01T00:00:0${n}.000Z`,
+    });
+    const entries = [logged(3, "npm test", "asked"), logged(2, "ls", "asked"), logged(1, "npm test x", "denied"), logged(0, "npm test y", "denied")];
+    const p = previewOver(rule({ paramPattern: "npm test*", action: "deny" }), entries, 2);
+    expect(p.matched).toBe(3);
+    expect(p.wouldChange).toBe(1);
+    expect(p.samples.map((s) => [s.id, s.parameter, s.decision, s.underRule])).toEqual([
+      ["e3", "npm test", "asked", "denied"],
+      ["e1", "npm test x", "denied", "denied"],
+    ]);
   });
 });
 

@@ -68,3 +68,33 @@ export function ruleMatches(rule: MatchingRule, call: LoggedCall): boolean {
 
 /** The decision the hook logs when this rule decides a call. */
 export const decisionOf = (action: ApprovalAction): LoggedDecision => (action === "allow" ? "allowed" : "denied");
+
+export interface LoggedEntry {
+  id: string;
+  projectId: string;
+  toolName: string;
+  /** The JSON text the log keeps. */
+  toolInput: string;
+  decision: LoggedDecision;
+  agentName: string | null;
+  createdAt: string;
+}
+
+/**
+ * What the rule alone would have decided of the entries (newest first): how many it matches, how many of those were
+ * logged with another decision, and the first `samples` of them with their main parameter.
+ */
+export function previewOver(rule: MatchingRule, entries: readonly LoggedEntry[], samples: number) {
+  const underRule = decisionOf(rule.action);
+  let matched = 0;
+  let wouldChange = 0;
+  const shown: (LoggedEntry & { parameter: string; underRule: LoggedDecision })[] = [];
+  for (const entry of entries) {
+    const input = JSON.parse(entry.toolInput) as Record<string, unknown>;
+    if (!ruleMatches(rule, { projectId: entry.projectId, toolName: entry.toolName, toolInput: input, agentName: entry.agentName })) continue;
+    matched++;
+    if (entry.decision !== underRule) wouldChange++;
+    if (shown.length < samples) shown.push({ ...entry, parameter: mainParameter(entry.toolName, input), underRule });
+  }
+  return { matched, wouldChange, samples: shown };
+}

@@ -16,7 +16,7 @@ import { nowIso } from "../db/client";
 import { recentLogEntries } from "../db/permission-log";
 import { APPROVAL_ACTIONS, APPROVAL_SCOPES, approvalRules, servers } from "../db/schema";
 import { MAX_PARAM_PATTERN, inHookOrder, parseAgentFilter, rulesForServer, toolPatternProblem, type ApprovalScope } from "../domain/approval-rules";
-import { decisionOf, mainParameter, ruleMatches } from "../domain/hook-match";
+import { previewOver } from "../domain/hook-match";
 import { permissionLogDays } from "../maintenance";
 import { readJson, readQuery } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
@@ -69,6 +69,15 @@ const updateBody = z.object(
   },
 );
 const listQuery = z.object({ scope_type: z.enum(APPROVAL_SCOPES).optional(), scope_id: uuid.optional() });
+
+/** A rule's columns as given at creation (or to a preview), with the defaults of what was left out. */
+const ruleColumns = (body: Omit<z.infer<typeof createBody>, "name" | "is_active">) => ({
+  toolPattern: body.tool_pattern,
+  paramPattern: body.param_pattern ?? null,
+  action: body.action,
+  scopeType: body.scope_type,
+  agentFilter: body.agent_filter ?? "all",
+});
 
 const isAdmin = (c: HubContext) => {
   const p = principalOf(c);
@@ -167,12 +176,8 @@ people.post(
       .values({
         id: crypto.randomUUID(),
         name: body.name,
-        toolPattern: body.tool_pattern,
-        paramPattern: body.param_pattern ?? null,
-        action: body.action,
-        scopeType: body.scope_type,
+        ...ruleColumns(body),
         scopeId,
-        agentFilter: body.agent_filter ?? "all",
         isActive: body.is_active ?? true,
         createdBy: currentUser(c).id,
         createdAt: now,
@@ -228,35 +233,17 @@ people.post(
         ? []
         : await recentLogEntries(c.var.db, { projectIds, serverId: rule.scope_type === "server" ? scopeId! : undefined, since, limit: PREVIEW_SCAN + 1 });
     const scanned = rows.slice(0, PREVIEW_SCAN);
-    const matching = {
-      toolPattern: rule.tool_pattern,
-      paramPattern: rule.param_pattern ?? null,
-      action: rule.action,
-      scopeType: rule.scope_type,
-      scopeId,
-      agentFilter: rule.agent_filter ?? "all",
-    };
-    const underRule = decisionOf(rule.action);
-    let matched = 0;
-    let wouldChange = 0;
-    const samples: z.infer<typeof rulePreviewSchema>["samples"] = [];
-    for (const row of scanned) {
-      const input = JSON.parse(row.toolInput) as Record<string, unknown>;
-      if (!ruleMatches(matching, { projectId: row.projectId, toolName: row.toolName, toolInput: input, agentName: row.agentName })) continue;
-      matched++;
-      if (row.decision !== underRule) wouldChange++;
-      if (samples.length < PREVIEW_SAMPLES)
-        samples.push({
-          id: row.id,
-          project_id: row.projectId,
-          tool_name: row.toolName,
-          parameter: mainParameter(row.toolName, input),
-          decision: row.decision,
-          decision_under_rule: underRule,
-          created_at: row.createdAt,
-        });
-    }
-    return c.json({ matched, scanned: scanned.length, would_change: wouldChange, truncated: rows.length > PREVIEW_SCAN, samples });
+    const preview = previewOver({ ...ruleColumns(rule), scopeId }, scanned, PREVIEW_SAMPLES);
+    const samples = preview.samples.map((e) => ({
+      id: e.id,
+      project_id: e.projectId,
+      tool_name: e.toolName,
+      parameter: e.parameter,
+      decision: e.decision,
+      decision_under_rule: e.underRule,
+      created_at: e.createdAt,
+    }));
+    return c.json({ matched: preview.matched, scanned: scanned.length, would_change: preview.wouldChange, truncated: rows.length > PREVIEW_SCAN, samples });
   },
 );
 
