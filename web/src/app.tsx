@@ -11,6 +11,7 @@ import { Board } from "./views/board";
 import { Inbox } from "./views/inbox";
 import { lazy } from "./views/lazy";
 import { Members } from "./views/members";
+import { Permissions } from "./views/permissions";
 import { Projects } from "./views/projects";
 import { Rules } from "./views/rules";
 import { ProjectSettingsPage } from "./views/project-settings";
@@ -70,6 +71,7 @@ export function App() {
         {route.page === "activity" && <Activity projectId={route.projectId} />}
         {route.page === "sessions" && <Sessions projectId={route.projectId} />}
         {route.page === "session" && <SessionPage projectId={route.projectId} sessionId={route.sessionId} />}
+        {route.page === "permissions" && <Permissions projectId={route.projectId} />}
         {route.page === "members" && <Members projectId={route.projectId} />}
         {route.page === "settings" && <ProjectSettingsPage projectId={route.projectId} />}
         {route.page === "webhooks" && <Webhooks projectId={route.projectId} webhookId={route.webhookId} />}

@@ -19,6 +19,13 @@ interface EventFrame extends Omit<HubEvent, "event_type"> {
   event_type: string;
 }
 
+/** New entries in the project's permission log: not an event (no seq, never replayed), a cue to read the log again. */
+export interface PermissionLoggedFrame {
+  type: "permission_logged";
+  count: number;
+  newest_created_at: string;
+}
+
 export class ProjectFeed {
   private ws: WebSocket | null = null;
   private attempts = 0;
@@ -34,6 +41,7 @@ export class ProjectFeed {
     private lastSeq: number,
     private readonly onEvents: (events: HubEvent[]) => void,
     private readonly onStatus: (status: FeedStatus) => void,
+    private readonly onPermissionLogged?: (frame: PermissionLoggedFrame) => void,
   ) {}
 
   start() {
@@ -94,10 +102,13 @@ export class ProjectFeed {
 
   private onFrame(
     ws: WebSocket,
-    frame: EventFrame | { type: "resumed"; last_seq: number } | { type: "resync_required"; since: number; head: number } | { type: string },
+    frame:
+      EventFrame | PermissionLoggedFrame | { type: "resumed"; last_seq: number } | { type: "resync_required"; since: number; head: number } | { type: string },
   ) {
     if (frame.type === "event") {
       this.apply(frame as EventFrame);
+    } else if (frame.type === "permission_logged") {
+      this.onPermissionLogged?.(frame as PermissionLoggedFrame);
     } else if (frame.type === "resumed") {
       this.attempts = 0;
       this.onStatus("live");

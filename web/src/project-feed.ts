@@ -5,7 +5,7 @@
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { hub, messageOf, ok } from "./api";
-import { ProjectFeed, type FeedStatus } from "./live";
+import { ProjectFeed, type FeedStatus, type PermissionLoggedFrame } from "./live";
 import type { HubEvent, ProjectHead } from "./types";
 
 const REREAD_DELAY_MS = 150;
@@ -15,6 +15,8 @@ export interface ProjectFeedState {
   status: FeedStatus;
   /** The wanted events of the latest batch the feed delivered. */
   latest: HubEvent[];
+  /** The latest `permission_logged` frame (a new object each time), null before any. */
+  logged: PermissionLoggedFrame | null;
   error: string | null;
 }
 
@@ -23,6 +25,7 @@ export function useProjectFeed(projectId: string, wanted?: ReadonlySet<string>):
   const [project, setProject] = useState<ProjectHead | null>(null);
   const [status, setStatus] = useState<FeedStatus>("connecting");
   const [latest, setLatest] = useState<HubEvent[]>([]);
+  const [logged, setLogged] = useState<PermissionLoggedFrame | null>(null);
   const [error, setError] = useState<string | null>(null);
 
   useEffect(() => {
@@ -30,6 +33,7 @@ export function useProjectFeed(projectId: string, wanted?: ReadonlySet<string>):
     let feed: ProjectFeed | null = null;
     setProject(null);
     setLatest([]);
+    setLogged(null);
     setError(null);
     void ok(hub.GET("/api/v1/projects/{id}", { params: { path: { id: projectId } } })).then(
       (p) => {
@@ -42,6 +46,7 @@ export function useProjectFeed(projectId: string, wanted?: ReadonlySet<string>):
             if (mine.length > 0) setLatest(mine);
           },
           setStatus,
+          setLogged,
         );
         feed.start();
         setProject(p);
@@ -54,7 +59,7 @@ export function useProjectFeed(projectId: string, wanted?: ReadonlySet<string>):
     };
   }, [projectId]);
 
-  return { project, status, latest, error };
+  return { project, status, latest, logged, error };
 }
 
 /** Reads shortly after being asked (asks close together make one read); only the latest read lands. */

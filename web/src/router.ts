@@ -12,6 +12,8 @@ export type Route =
   | { page: "sessions"; projectId: string }
   | { page: "session"; projectId: string; sessionId: string }
   | { page: "webhooks"; projectId: string; webhookId?: string }
+  /** Its filters are the page's query (read by the page itself). */
+  | { page: "permissions"; projectId: string }
   | { page: "inbox" }
   | { page: "account" }
   | { page: "agents" }
@@ -35,6 +37,7 @@ export function parseRoute(path: string): Route {
     if (parts[2] === "tasks" && parts[3]) return { page: "task", projectId, taskId: parts[3] };
     if (parts[2] === "sessions" && parts.length === 3) return { page: "sessions", projectId };
     if (parts[2] === "sessions" && parts[3]) return { page: "session", projectId, sessionId: parts[3] };
+    if (parts[2] === "permissions" && parts.length === 3) return { page: "permissions", projectId };
     if (parts[2] === "webhooks") return { page: "webhooks", projectId, ...(parts[3] ? { webhookId: parts[3] } : {}) };
   }
   return { page: "not-found" };

@@ -3,7 +3,7 @@ import { useCanWrite } from "../me";
 import type { FeedStatus } from "../live";
 import { linkProps } from "../router";
 
-type Tab = "board" | "graph" | "activity" | "sessions" | "members" | "webhooks" | "settings";
+type Tab = "board" | "graph" | "activity" | "sessions" | "permissions" | "members" | "webhooks" | "settings";
 
 const STATUS_TEXT: Record<FeedStatus, string> = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…", closed: "disconnected" };
 
@@ -22,6 +22,7 @@ export function ProjectTabs(props: { projectId: string; name?: string; current: 
         {tab("graph", "Graph")}
         {tab("activity", "Activity")}
         {tab("sessions", "Sessions")}
+        {tab("permissions", "Permissions")}
         {tab("members", "Members")}
         {/* Webhooks are set up by members and admins; viewers are refused them. */}
         {canWrite && tab("webhooks", "Webhooks")}
