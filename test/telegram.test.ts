@@ -5,6 +5,7 @@
  */
 import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import { hookTime, postPermissionLog, type HookLogEntry } from "./fake-daemon";
 import { addMember, call, createProject, createUser, expectProblem, registerAgent, until as waitUntil } from "./helpers";
 import { cli, createWorld, expectOk, openSession, T, taskIn, type World } from "./task-world";
 
@@ -532,5 +533,132 @@ describe("commands", () => {
     expect(await ask("/help")).toContain("/watch");
     expect(await ask("/unlink")).toContain("Unlinked");
     expect(await ask("/projects")).toContain("not linked");
+  });
+});
+
+describe("denied tool calls", () => {
+  /** Sends a command and answers the bot's reply. */
+  const ask = async (chatId: number, text: string) => {
+    const before = (await sentTo(chatId)).length;
+    await message(chatId, text);
+    return (
+      await until(
+        () => sentTo(chatId),
+        (m) => m.length > before,
+        `the answer to ${text}`,
+      )
+    ).at(-1)!.body.text as string;
+  };
+  /** Notices of denied calls recorded for a chat. */
+  const notices = async (chatId: number) => {
+    const { results } = await env.DB.prepare(
+      `SELECT o.payload FROM outbox o JOIN telegram_links l ON l.id = o.target_id WHERE o.target_kind = 'telegram' AND o.event_type = 'permissions_denied' AND l.chat_id = ?1`,
+    )
+      .bind(String(chatId))
+      .all<{ payload: string }>();
+    return results.map((r) => JSON.parse(r.payload));
+  };
+  const deniedMessages = async (chatId: number) => (await sentTo(chatId)).filter((c) => /tool calls? denied/.test(c.body.text));
+  let clock = Date.now() - 60_000;
+  const hookEntry = (fields: Partial<HookLogEntry>): HookLogEntry => ({
+    session_id: w.workerSession,
+    project_id: w.project.id,
+    tool_name: "Bash",
+    tool_input: { command: "npm test" },
+    decision: "allowed",
+    matched_rule_id: null,
+    reason: null,
+    agent_name: "claude",
+    created_at: hookTime((clock += 1000)),
+    ...fields,
+  });
+  const post = async (entries: HookLogEntry[]) => expect((await postPermissionLog(w.worker.apiKey, entries)).status).toBe(201);
+  /** Two members of the project with linked chats: one stays, one leaves it. */
+  const chatId = 7600;
+  const leftChat = 7601;
+  let leaving: Awaited<ReturnType<typeof createUser>>;
+  beforeAll(async () => {
+    const person = await createUser(w.admin, "member");
+    leaving = await createUser(w.admin, "member");
+    for (const [who, chat] of [
+      [person, chatId],
+      [leaving, leftChat],
+    ] as const) {
+      await addMember(w.admin, w.project.id, who.id);
+      await link(who.token, chat);
+    }
+  });
+
+  it("is off until asked for, toggles per project, and /denied lists where it is on", async () => {
+    expect(await ask(chatId, "/denied")).toContain("in no project");
+    await post([hookEntry({ decision: "denied", tool_name: "WebFetch", tool_input: { url: "https://example.com" } })]);
+    expect(await notices(chatId)).toEqual([]);
+    expect(await ask(chatId, "/denied Nowhere")).toContain("Which project?");
+    expect(await ask(chatId, "/denied Telegram project")).toContain("You will hear of denied tool calls in <b>Telegram project</b>");
+    expect(await ask(chatId, "/denied")).toContain("• <b>Telegram project</b>");
+    expect(await ask(chatId, "/denied telegram")).toContain("No longer telling you");
+    expect(await ask(chatId, "/denied")).toContain("in no project");
+    expect(await ask(chatId, "/help")).toContain("/denied");
+  });
+
+  it("sends one summary per post of the denied calls, with their session, task and rule, and nothing for allowed or asked ones", async () => {
+    await ask(chatId, "/denied Telegram project");
+    const { json: rule } = await expectOk(
+      call("/api/v1/approval-rules", {
+        token: w.admin,
+        body: { name: "No <fetching>", tool_pattern: "WebFetch", action: "deny", scope_type: "project", scope_id: w.project.id },
+      }),
+      201,
+    );
+    const running = (await taskIn(w, "running")).id;
+    await post([hookEntry({ decision: "allowed" }), hookEntry({ decision: "asked", tool_name: "Write" })]);
+    expect(await notices(chatId)).toEqual([]);
+    const long = "x".repeat(5000);
+    await post([
+      hookEntry({ decision: "allowed" }),
+      ...Array.from({ length: 5 }, (_, i) =>
+        hookEntry({
+          decision: "denied",
+          tool_name: "WebFetch",
+          tool_input: { url: `https://example.com/${i}${i === 0 ? long : ""}` },
+          matched_rule_id: rule.id,
+        }),
+      ),
+    ]);
+    const [notice, ...others] = await notices(chatId);
+    expect(others).toEqual([]);
+    expect(notice.count).toBe(5);
+    expect(notice.calls).toHaveLength(3);
+    expect(notice.calls[0]).toMatchObject({ tool_name: "WebFetch", session_id: w.workerSession, task_id: running, matched_rule_id: rule.id });
+    expect(notice.calls[0].tool_input.length).toBeLessThanOrEqual(300);
+    const [sent] = await until(
+      () => deniedMessages(chatId),
+      (m) => m.length > 0,
+      "the denied calls told",
+    );
+    const text = sent!.body.text as string;
+    expect(sent!.body.parse_mode).toBe("HTML");
+    expect(text).toMatch(/^<b>5 tool calls denied<\/b> · Telegram project/);
+    expect(text).toContain("https://example.com/1");
+    expect(text).not.toContain("https://example.com/3");
+    expect(text).toContain("…and 2 more");
+    expect(text).toContain("rule No &lt;fetching&gt;");
+    expect(text).toContain("session worker");
+    expect(text.length).toBeLessThan(4096);
+  });
+
+  it("never tells a muted person, or one who no longer sees the project", async () => {
+    const before = (await notices(chatId)).length;
+    await ask(leftChat, "/denied Telegram project");
+    expect(await ask(chatId, "/mute")).toContain("Muted");
+    await expectOk(call(`/api/v1/projects/${w.project.id}/members/${leaving.id}`, { method: "DELETE", token: w.admin }));
+    await post([hookEntry({ decision: "denied", tool_name: "Bash", tool_input: { command: "rm -rf /" } })]);
+    expect(await notices(chatId)).toHaveLength(before);
+    expect(await notices(leftChat)).toEqual([]);
+    expect(await ask(chatId, "/mute")).toContain("on again");
+    await post([hookEntry({ decision: "denied", tool_name: "Bash", tool_input: { command: "rm -rf ~" } })]);
+    expect(await notices(chatId)).toHaveLength(before + 1);
+    expect(await notices(leftChat)).toEqual([]);
+    expect(await deniedMessages(leftChat)).toEqual([]);
   });
 });

@@ -89,11 +89,21 @@ export function chunksOf(rows: LogRow[]): string[] {
   return chunks;
 }
 
-/** Inserts a post's rows in one batch (one transaction): all of them or none. */
-export async function insertLogRows(d1: D1Database, serverId: string, receivedAt: string, rows: LogRow[]) {
-  if (rows.length === 0) return;
+/**
+ * Inserts a post's rows in one batch (one transaction) with `also` (what the rows owe others): all of it or none.
+ * Answers the results of `also`.
+ */
+export async function insertLogRows(
+  d1: D1Database,
+  serverId: string,
+  receivedAt: string,
+  rows: LogRow[],
+  also: D1PreparedStatement[] = [],
+): Promise<D1Result[]> {
+  if (rows.length === 0) return [];
   const insert = d1.prepare(INSERT_ROWS);
-  await d1.batch(chunksOf(rows).map((chunk) => insert.bind(chunk, serverId, receivedAt)));
+  const inserts = chunksOf(rows).map((chunk) => insert.bind(chunk, serverId, receivedAt));
+  return (await d1.batch([...inserts, ...also])).slice(inserts.length);
 }
 
 export interface LogFilter {

@@ -534,6 +534,11 @@ export const telegramLinks = sqliteTable("telegram_links", {
     .$type<string[]>()
     .notNull()
     .default(sql`'[]'`),
+  /** Projects whose denied tool calls the person hears of (`/denied`); none unless asked. */
+  deniedProjects: text("denied_projects", { mode: "json" })
+    .$type<string[]>()
+    .notNull()
+    .default(sql`'[]'`),
   createdAt: text("created_at").notNull(),
 });
 

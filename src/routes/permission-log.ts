@@ -21,7 +21,10 @@ import { logError } from "../log";
 import { documented } from "../openapi/operation";
 import { zodFieldErrors, type FieldError } from "../protocol/field-errors";
 import { MAX_ENTRIES_PER_POST, permissionEntrySchema, permissionLogPost, type PermissionEntry } from "../protocol/permission-log";
+import { laneStub } from "../integrations/client";
+import { deniedNotices } from "../integrations/telegram/denied-calls";
 import { roomStub } from "../room/client";
+import { outboxTargets, type OutboxTarget } from "../room/outbox";
 import { logPostResultSchema, permissionEntryView, permissionLogPageSchema } from "../views/permission-log";
 
 /** Invalid entries described in an answer; the rest are only counted. */
@@ -65,6 +68,16 @@ function announce(c: HubContext, rows: LogRow[]) {
         .catch((e: unknown) => logError("telling a room of logged permissions failed", { project_id: projectId, operation: "permissions_logged" }, e)),
     );
   }
+}
+
+/** Wakes the chats owed a notice of denied calls; best effort, after the answer (their alarms would find the rows). */
+function wakeLanes(c: HubContext, targets: OutboxTarget[]) {
+  for (const target of targets)
+    c.executionCtx.waitUntil(
+      laneStub(c.env, target)
+        .wake()
+        .catch((e: unknown) => logError("waking a chat for denied calls failed", { target_id: target.id, operation: "permissions_denied" }, e)),
+    );
 }
 
 permissionLogAgentRoutes.post(
@@ -118,8 +131,9 @@ permissionLogAgentRoutes.post(
         entry.created_at < receivedAt ? entry.created_at : receivedAt,
       ]);
     }
-    await insertLogRows(c.env.DB, server.id, receivedAt, rows);
+    const notices = await insertLogRows(c.env.DB, server.id, receivedAt, rows, deniedNotices(c.env.DB, rows, receivedAt));
     announce(c, rows);
+    wakeLanes(c, outboxTargets(notices));
     return c.json({ accepted: rows.length, dropped: good.length - rows.length, invalid, errors }, 201);
   },
 );

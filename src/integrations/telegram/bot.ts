@@ -23,6 +23,7 @@ const HELP = [
   "/tasks: open tasks of the projects you watch, those that need you first",
   "/task &lt;id prefix&gt;: one task",
   "/watch &lt;project&gt;: watch a project again, or stop watching it",
+  "/denied &lt;project&gt;: hear of the project's denied tool calls, or stop; /denied alone lists where you do",
   "/mute: stop (or start again) all notifications",
   "/unlink: unlink this chat",
   "",
@@ -33,6 +34,7 @@ interface Link {
   id: string;
   muted: number;
   unwatched: string;
+  deniedProjects: string;
 }
 
 export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
@@ -50,7 +52,7 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
   /** The person this chat is linked to, with the link. */
   const linked = async (ctx: Context): Promise<{ user: UserRow; link: Link } | null> => {
     const row = await env.DB.prepare(
-      `SELECT l.id AS link_id, l.muted, l.unwatched, u.* FROM telegram_links l JOIN users u ON u.id = l.user_id WHERE l.chat_id = ?1`,
+      `SELECT l.id AS link_id, l.muted, l.unwatched, l.denied_projects, u.* FROM telegram_links l JOIN users u ON u.id = l.user_id WHERE l.chat_id = ?1`,
     )
       .bind(String(ctx.chat?.id))
       .first<Record<string, unknown>>();
@@ -64,7 +66,15 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
       createdAt: row.created_at as string,
       updatedAt: row.updated_at as string,
     };
-    return { user, link: { id: row.link_id as string, muted: row.muted as number, unwatched: row.unwatched as string } };
+    return {
+      user,
+      link: {
+        id: row.link_id as string,
+        muted: row.muted as number,
+        unwatched: row.unwatched as string,
+        deniedProjects: row.denied_projects as string,
+      },
+    };
   };
   const notLinked = (ctx: Context) =>
     ctx.reply("This chat is not linked to an Orchestratia account. Open the hub, choose “Link Telegram” and follow the link.");
@@ -121,14 +131,20 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
     );
   });
 
+  /** The person's project named (by slug, name, or the start of its name) in a command. */
+  const projectNamed = async (user: UserRow, match: string) => {
+    const wanted = match.trim().toLowerCase();
+    const projects = await visibleProjects(env, user);
+    return (
+      projects.find((p) => p.slug.toLowerCase() === wanted || p.name.toLowerCase() === wanted) ??
+      projects.find((p) => wanted && p.name.toLowerCase().startsWith(wanted))
+    );
+  };
+
   bot.command("watch", async (ctx) => {
     const me = await linked(ctx);
     if (!me) return notLinked(ctx);
-    const wanted = ctx.match.trim().toLowerCase();
-    const projects = await visibleProjects(env, me.user);
-    const project =
-      projects.find((p) => p.slug.toLowerCase() === wanted || p.name.toLowerCase() === wanted) ??
-      projects.find((p) => wanted && p.name.toLowerCase().startsWith(wanted));
+    const project = await projectNamed(me.user, ctx.match);
     if (!project) return ctx.reply("Which project? /watch &lt;project name or slug&gt; (see /projects)", html);
     const unwatched: string[] = JSON.parse(me.link.unwatched);
     const watching = unwatched.includes(project.id);
@@ -137,13 +153,42 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
     await ctx.reply(watching ? `Watching <b>${escapeHtml(project.name)}</b> again.` : `No longer watching <b>${escapeHtml(project.name)}</b>.`, html);
   });
 
+  bot.command("denied", async (ctx) => {
+    const me = await linked(ctx);
+    if (!me) return notLinked(ctx);
+    const denied: string[] = JSON.parse(me.link.deniedProjects);
+    if (!ctx.match.trim()) {
+      const hearing = (await visibleProjects(env, me.user)).filter((p) => denied.includes(p.id));
+      return ctx.reply(
+        hearing.length === 0
+          ? "You hear of denied tool calls in no project: /denied &lt;project&gt; to start."
+          : `You hear of denied tool calls in:\n${hearing.map((p) => `• <b>${escapeHtml(p.name)}</b> (${escapeHtml(p.slug)})`).join("\n")}\n\n/denied &lt;project&gt; to stop`,
+        html,
+      );
+    }
+    const project = await projectNamed(me.user, ctx.match);
+    if (!project) return ctx.reply("Which project? /denied &lt;project name or slug&gt; (see /projects)", html);
+    const hearing = denied.includes(project.id);
+    const next = hearing ? denied.filter((id) => id !== project.id) : [...denied, project.id];
+    await env.DB.prepare("UPDATE telegram_links SET denied_projects = ?2 WHERE id = ?1").bind(me.link.id, JSON.stringify(next)).run();
+    await ctx.reply(
+      hearing
+        ? `No longer telling you of denied tool calls in <b>${escapeHtml(project.name)}</b>.`
+        : `You will hear of denied tool calls in <b>${escapeHtml(project.name)}</b>, one message per batch the daemon posts.`,
+      html,
+    );
+  });
+
   bot.command("tasks", async (ctx) => {
     const me = await linked(ctx);
     if (!me) return notLinked(ctx);
     const unwatched: string[] = JSON.parse(me.link.unwatched);
     const watched = (await visibleProjects(env, me.user)).filter((p) => !unwatched.includes(p.id));
     if (watched.length === 0) return ctx.reply("You watch no project: /projects lists yours, /watch &lt;project&gt; watches one.", html);
-    const { tasks, total } = await openTasksOf(env, watched.map((p) => p.id));
+    const { tasks, total } = await openTasksOf(
+      env,
+      watched.map((p) => p.id),
+    );
     await ctx.reply(openTaskList(tasks, total), html);
   });
 

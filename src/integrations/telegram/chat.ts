@@ -7,6 +7,7 @@ import { Api, GrammyError } from "grammy";
 import { MAX_PER_DRAIN, OutboxLane, PAGE, type AttemptRecord, type DueRow } from "../outbox-lane";
 import { MAX_PENDING_DELIVERIES, nextAttemptAt } from "../retry-schedule";
 import { apiRootOf } from "./api-root";
+import { DENIED_EVENT, type DeniedSummary } from "./denied-calls";
 import { notification, type NotificationContext } from "./messages";
 
 /** Telegram takes about one message a second in a chat. */
@@ -18,14 +19,20 @@ interface Reads {
   projects: Map<string, string>;
   tasks: Map<string, { title: string; plan: unknown }>;
   options: Map<string, unknown>;
+  /** Names of the sessions and rules that denied calls mention. */
+  names: Map<string, string>;
 }
 
 const inList = (ids: string[]) => JSON.stringify([...new Set(ids)]);
+
+/** What a row tells of: its event's data, or (for a row no event stands for) its own payload. */
+const dataOf = (row: DueRow): Record<string, unknown> => JSON.parse(row.event_data ?? row.payload ?? "{}") ?? {};
 
 interface LinkRow {
   chat_id: string;
   muted: number;
   unwatched: string;
+  denied_projects: string;
   role: string;
   member_of: string;
 }
@@ -33,7 +40,9 @@ interface LinkRow {
 /** Why a recorded notification is no longer to be sent, if it is not. */
 function staleness(row: DueRow, link: LinkRow): string | null {
   if (link.muted) return "not sent: the chat is muted";
-  if ((JSON.parse(link.unwatched) as string[]).includes(row.project_id)) return "not sent: the project is no longer watched";
+  if (row.event_type === DENIED_EVENT) {
+    if (!(JSON.parse(link.denied_projects) as string[]).includes(row.project_id)) return "not sent: denied calls of the project are no longer asked for";
+  } else if ((JSON.parse(link.unwatched) as string[]).includes(row.project_id)) return "not sent: the project is no longer watched";
   if (link.role !== "admin" && !(JSON.parse(link.member_of) as string[]).includes(row.project_id)) return "not sent: the person no longer sees the project";
   if (row.seq !== null && row.event_data === null) return "not sent: the event is gone";
   return null;
@@ -45,10 +54,10 @@ export class TelegramChat extends OutboxLane {
   private readonly offlineTold = new Map<string, number>();
 
   protected async drain() {
-    for (let sent = 0; ; ) {
+    for (let sent = 0; ;) {
       const [links, pending, page] = await this.env.DB.batch([
         this.env.DB.prepare(
-          `SELECT l.chat_id, l.muted, l.unwatched, u.role,
+          `SELECT l.chat_id, l.muted, l.unwatched, l.denied_projects, u.role,
                   (SELECT json_group_array(m.project_id) FROM project_members m WHERE m.user_id = u.id) AS member_of
            FROM telegram_links l JOIN users u ON u.id = l.user_id WHERE l.id = ?1`,
         ).bind(this.targetId),
@@ -63,7 +72,8 @@ export class TelegramChat extends OutboxLane {
         return this.ctx.storage.deleteAlarm();
       }
       if (!this.env.TELEGRAM_BOT_TOKEN) return this.ctx.storage.deleteAlarm();
-      if ((pending!.results as { n: number }[])[0]!.n > MAX_PENDING_DELIVERIES) return this.dropAll(`more than ${MAX_PENDING_DELIVERIES} messages were waiting: the chat was muted`);
+      if ((pending!.results as { n: number }[])[0]!.n > MAX_PENDING_DELIVERIES)
+        return this.dropAll(`more than ${MAX_PENDING_DELIVERIES} messages were waiting: the chat was muted`);
       if (due.length === 0) return this.ctx.storage.deleteAlarm();
       const reads = await this.read(due);
       for (const row of due) {
@@ -109,7 +119,10 @@ export class TelegramChat extends OutboxLane {
 
   private async dropAll(reason: string) {
     await this.env.DB.batch([
-      this.env.DB.prepare("UPDATE outbox SET status = 'failed', last_error = ?2 WHERE target_kind = 'telegram' AND target_id = ?1 AND status = 'pending'").bind(this.targetId, reason),
+      this.env.DB.prepare("UPDATE outbox SET status = 'failed', last_error = ?2 WHERE target_kind = 'telegram' AND target_id = ?1 AND status = 'pending'").bind(
+        this.targetId,
+        reason,
+      ),
       this.env.DB.prepare("UPDATE telegram_links SET muted = 1 WHERE id = ?1").bind(this.targetId),
     ]);
     await this.ctx.storage.deleteAlarm();
@@ -117,29 +130,44 @@ export class TelegramChat extends OutboxLane {
 
   /** What the rows' messages mention: project names, task titles and plans, questions' options. */
   private async read(rows: DueRow[]): Promise<Reads> {
-    const data = rows.map((r) => (r.event_data ? (JSON.parse(r.event_data) as Record<string, unknown>) : {}));
-    const taskIds = rows.flatMap((r) => (r.event_task_id ? [r.event_task_id] : []));
+    const data = rows.map(dataOf);
+    const denied = rows.flatMap((r, i) => (r.event_type === DENIED_EVENT ? ((data[i] as unknown as DeniedSummary).calls ?? []) : []));
+    const taskIds = [...rows.flatMap((r) => (r.event_task_id ? [r.event_task_id] : [])), ...denied.flatMap((d) => (d.task_id ? [d.task_id] : []))];
     const interventionIds = data.flatMap((d) => (typeof d.intervention_id === "string" ? [d.intervention_id] : []));
-    const [projects, tasks, options] = await this.env.DB.batch([
+    const sessionIds = denied.flatMap((d) => (d.session_id ? [d.session_id] : []));
+    const ruleIds = denied.flatMap((d) => (d.matched_rule_id ? [d.matched_rule_id] : []));
+    const [projects, tasks, options, names] = await this.env.DB.batch([
       this.env.DB.prepare("SELECT id, name FROM projects WHERE id IN (SELECT value FROM json_each(?1))").bind(inList(rows.map((r) => r.project_id))),
       this.env.DB.prepare("SELECT id, title, plan FROM tasks WHERE id IN (SELECT value FROM json_each(?1))").bind(inList(taskIds)),
       this.env.DB.prepare("SELECT id, options FROM interventions WHERE id IN (SELECT value FROM json_each(?1))").bind(inList(interventionIds)),
+      this.env.DB.prepare(
+        `SELECT id, name FROM sessions WHERE id IN (SELECT value FROM json_each(?1))
+         UNION ALL SELECT id, name FROM approval_rules WHERE id IN (SELECT value FROM json_each(?2))`,
+      ).bind(inList(sessionIds), inList(ruleIds)),
     ]);
     return {
       projects: new Map((projects!.results as { id: string; name: string }[]).map((p) => [p.id, p.name])),
-      tasks: new Map((tasks!.results as { id: string; title: string; plan: string | null }[]).map((t) => [t.id, { title: t.title, plan: t.plan ? JSON.parse(t.plan) : null }])),
+      tasks: new Map(
+        (tasks!.results as { id: string; title: string; plan: string | null }[]).map((t) => [
+          t.id,
+          { title: t.title, plan: t.plan ? JSON.parse(t.plan) : null },
+        ]),
+      ),
       options: new Map((options!.results as { id: string; options: string | null }[]).map((o) => [o.id, o.options ? JSON.parse(o.options) : null])),
+      names: new Map((names!.results as { id: string; name: string | null }[]).map((n) => [n.id, n.name ?? n.id.slice(0, 8)])),
     };
   }
 
   private async deliver(chatId: string, row: DueRow, reads: Reads): Promise<{ record: AttemptRecord; retryAfterMs: number | null }> {
-    const data = row.event_data ? (JSON.parse(row.event_data) as Record<string, unknown>) : {};
+    const data = dataOf(row);
     const task = row.event_task_id ? reads.tasks.get(row.event_task_id) : undefined;
     const context: NotificationContext = {
       projectName: reads.projects.get(row.project_id) ?? "a project",
       taskTitle: task?.title ?? null,
       plan: task?.plan,
       options: typeof data.intervention_id === "string" ? reads.options.get(data.intervention_id) : undefined,
+      names: reads.names,
+      taskTitles: new Map([...reads.tasks].map(([id, t]) => [id, t.title])),
     };
     const message = notification({ type: row.event_type, task_id: row.event_task_id, data }, context);
     const skipped = { record: { ok: true, statusCode: null, error: null, durationMs: 0, responseBody: "not sent: nothing to say" }, retryAfterMs: null };
@@ -160,7 +188,10 @@ export class TelegramChat extends OutboxLane {
         link_preview_options: { is_disabled: true },
         ...(message.buttons.length > 0 ? { reply_markup: { inline_keyboard: message.buttons } } : {}),
       });
-      return { record: { ok: true, statusCode: 200, error: null, durationMs: Math.round(performance.now() - started), responseBody: null }, retryAfterMs: null };
+      return {
+        record: { ok: true, statusCode: 200, error: null, durationMs: Math.round(performance.now() - started), responseBody: null },
+        retryAfterMs: null,
+      };
     } catch (e) {
       const durationMs = Math.round(performance.now() - started);
       if (e instanceof GrammyError) {

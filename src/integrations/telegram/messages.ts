@@ -7,6 +7,7 @@
  * cut between code points (domain/text.ts): Telegram refuses half an emoji.
  */
 import { cutText } from "../../domain/text";
+import { DENIED_EVENT, type DeniedSummary } from "./denied-calls";
 
 /** The events a linked person hears of. */
 export const TELEGRAM_EVENTS = [
@@ -56,6 +57,10 @@ export interface NotificationContext {
   plan?: unknown;
   /** The question's options, for intervention_requested. */
   options?: unknown;
+  /** Sessions' and rules' names by id, for permissions_denied. */
+  names?: ReadonlyMap<string, string>;
+  /** Tasks' titles by id, for permissions_denied. */
+  taskTitles?: ReadonlyMap<string, string>;
 }
 
 export interface NotifiedEvent {
@@ -81,6 +86,29 @@ const name = (text: string, max = MAX_NAME) => escapeHtml(cutText(text, max, "�
 
 function heading(kind: string, ctx: NotificationContext) {
   return `<b>${kind}</b> · ${name(ctx.projectName)}${ctx.taskTitle ? ` · ${name(ctx.taskTitle)}` : ""}`;
+}
+
+/** Denied calls of a project: how many, and the first few with their session, task and the rule that denied them. */
+function deniedText(summary: DeniedSummary, ctx: NotificationContext) {
+  const count = Number(summary.count) || 0;
+  const calls = Array.isArray(summary.calls) ? summary.calls : [];
+  const named = (id: string | null, names: ReadonlyMap<string, string> | undefined) => (id ? name(names?.get(id) ?? short(id), MAX_LISTED_NAME) : null);
+  const lines = calls.map((call) => {
+    const session = named(call.session_id, ctx.names);
+    const task = named(call.task_id, ctx.taskTitles);
+    const rule = named(call.matched_rule_id, ctx.names);
+    return [
+      `• <b>${name(String(call.tool_name), MAX_LISTED_NAME)}</b> <code>${quote(String(call.tool_input))}</code>`,
+      `  ${session ? `session ${session}` : "no session"}${task ? ` · task ${task}` : ""} · ${rule ? `rule ${rule}` : "no rule"}${call.reason ? ` · ${name(call.reason, MAX_LISTED_NAME)}` : ""}`,
+    ].join("\n");
+  });
+  const more = count - calls.length;
+  return [
+    `<b>${count === 1 ? "1 tool call denied" : `${count} tool calls denied`}</b> · ${name(ctx.projectName)}`,
+    "",
+    ...lines,
+    ...(more > 0 ? [`…and ${more} more (see the project's permission log)`] : []),
+  ].join("\n");
 }
 
 /** The message a notification is, or null for an event the bot does not speak of. */
@@ -131,6 +159,8 @@ export function notification(e: NotifiedEvent, ctx: NotificationContext): Outgoi
       };
     case "task_completed":
       return { text: `${heading("Task done", ctx)}${typeof d.summary === "string" && d.summary ? `\n\n${quote(d.summary)}` : ""}`, buttons: [] };
+    case DENIED_EVENT:
+      return { text: deniedText(d as unknown as DeniedSummary, ctx), buttons: [] };
     case "server_offline":
       return { text: `<b>Server offline</b> · ${name(String(d.server_name ?? "a server"))} stopped answering (${name(ctx.projectName)})`, buttons: [] };
     default:

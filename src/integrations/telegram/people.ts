@@ -11,7 +11,10 @@ import { executeInRoom } from "../../room/rpc-port";
 
 /** What a person may do in a project, by the API's rules. */
 export async function accessTo(env: WorkerEnv, user: UserRow, projectId: string) {
-  const member = user.role === "admin" ? null : await env.DB.prepare("SELECT 1 AS m FROM project_members WHERE project_id = ?1 AND user_id = ?2").bind(projectId, user.id).first();
+  const member =
+    user.role === "admin"
+      ? null
+      : await env.DB.prepare("SELECT 1 AS m FROM project_members WHERE project_id = ?1 AND user_id = ?2").bind(projectId, user.id).first();
   return accessOf({ kind: "user", user }, projectId, member !== null);
 }
 
@@ -27,9 +30,16 @@ export async function visibleProjects(env: WorkerEnv, user: UserRow): Promise<{ 
 }
 
 /** A task or intervention the person can see, by the first characters of its id. */
-export async function findVisible(env: WorkerEnv, user: UserRow, table: "tasks" | "interventions", prefix: string): Promise<{ id: string; projectId: string } | null> {
+export async function findVisible(
+  env: WorkerEnv,
+  user: UserRow,
+  table: "tasks" | "interventions",
+  prefix: string,
+): Promise<{ id: string; projectId: string } | null> {
   if (!/^[0-9a-f-]{4,36}$/.test(prefix)) return null;
-  const { results } = await env.DB.prepare(`SELECT id, project_id FROM ${table} WHERE id LIKE ?1 || '%' ORDER BY id LIMIT 20`).bind(prefix).all<{ id: string; project_id: string }>();
+  const { results } = await env.DB.prepare(`SELECT id, project_id FROM ${table} WHERE id LIKE ?1 || '%' ORDER BY id LIMIT 20`)
+    .bind(prefix)
+    .all<{ id: string; project_id: string }>();
   for (const r of results) if ((await accessTo(env, user, r.project_id)) !== "none") return { id: r.id, projectId: r.project_id };
   return null;
 }
@@ -46,7 +56,9 @@ export async function actAs(env: WorkerEnv, user: UserRow, projectId: string, co
 /** Statements that remove chat links (matched by `where` on telegram_links) and what they were still owed. */
 export function forgetLinks(env: WorkerEnv, where: string, ...params: string[]): D1PreparedStatement[] {
   return [
-    env.DB.prepare(`DELETE FROM outbox WHERE target_kind = 'telegram' AND status = 'pending' AND target_id IN (SELECT id FROM telegram_links WHERE ${where})`).bind(...params),
+    env.DB.prepare(
+      `DELETE FROM outbox WHERE target_kind = 'telegram' AND status = 'pending' AND target_id IN (SELECT id FROM telegram_links WHERE ${where})`,
+    ).bind(...params),
     env.DB.prepare(`DELETE FROM telegram_links WHERE ${where}`).bind(...params),
   ];
 }

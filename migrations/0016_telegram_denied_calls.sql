@@ -1,0 +1,1 @@
+ALTER TABLE `telegram_links` ADD `denied_projects` text DEFAULT '[]' NOT NULL;
