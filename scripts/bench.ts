@@ -20,7 +20,7 @@ const hub = `http://127.0.0.1:${HUB_PORT}`;
 const baselineUrl = `http://127.0.0.1:${BASELINE_PORT}`;
 const BOOTSTRAP = "bench-bootstrap-token";
 
-/** `npm run bench -- tree dataref` runs only the named scenarios: fan-out, fan-in, tree, costs, costs-model, sockets, dataref, dashboard, workerd (with its BullMQ peer). */
+/** `npm run bench -- tree dataref` runs only the named scenarios: fan-out, fan-in, tree, costs, costs-model, permlog, sockets, dataref, dashboard, workerd (with its BullMQ peer). */
 const only = new Set(process.argv.slice(2));
 const wanted = (scenario: string) => only.size === 0 || only.has(scenario);
 
@@ -438,6 +438,96 @@ if (wanted("costs-model")) {
     const commit = execFileSync("git", ["rev-parse", "HEAD"], { cwd: root, encoding: "utf8" }).trim();
     recordCosts(process.env.BENCH_COSTS_RECORD, figures, commit, `npm run bench -- ${process.argv.slice(2).join(" ")}`.trim());
   }
+}
+
+// ── (3e) the permission log at volume ───────────────────────────────────
+// 100,000 entries posted by 20 daemons at once, 500 a post (a busy daemon's 5 s flush): the rate they are stored at,
+// D1 rows written per entry, and a task completion's p99 in the same project while they arrive beside the same
+// completions without them (target ≤ 1.5×): the log is written from the Worker, never queued in the project's room.
+if (wanted("permlog")) {
+  console.log("\n(3e) permission log: 100,000 entries from 20 daemons at once, and task completions in the same project meanwhile");
+  const DAEMONS = 20;
+  const PER_POST = 500;
+  const POSTS = 100_000 / PER_POST / DAEMONS;
+  /** Completions timed per phase, one at a time, a few ms apart as an agent makes them. */
+  const COMPLETIONS = 200;
+  const GAP_MS = 5;
+  const project = await newProject("permlog");
+  const daemons = await Promise.all(
+    Array.from({ length: DAEMONS }, async (_, i) => {
+      const daemon = await newAgent(`permlog-daemon-${i}`);
+      const session = (await ok(daemon.hub.POST("/api/v1/server/sessions", { body: { name: `busy-${i}`, project_id: project } }))).data.id;
+      return { daemon, session };
+    }),
+  );
+  const worker = await newAgent("permlog-worker", { max_concurrent_tasks: 2 * COMPLETIONS });
+  const ready = await pool(Array.from({ length: 2 * COMPLETIONS }), 16, async () => {
+    const id = await createTask(worker, { title: "work", project_id: project });
+    await assignTo(worker, id);
+    await start(worker, id);
+    return id;
+  });
+  const TOOLS = [
+    { tool_name: "Bash", tool_input: { command: "npm test -- --reporter=dot", description: "Run the tests" }, decision: "allowed" },
+    { tool_name: "Read", tool_input: { file_path: "/home/dev/project/src/index.ts" }, decision: "allowed" },
+    { tool_name: "Edit", tool_input: { file_path: "/home/dev/project/src/app.ts", old_string: "a", new_string: "b" }, decision: "asked" },
+    { tool_name: "WebFetch", tool_input: { url: "https://example.com/docs" }, decision: "denied" },
+  ] as const;
+  /** One daemon's flush: what its hook logged, as hub.py posts it. */
+  const flush = (session: string, post: number) =>
+    Array.from({ length: PER_POST }, (_, i) => ({
+      session_id: session,
+      project_id: project,
+      ...TOOLS[(post + i) % TOOLS.length]!,
+      matched_rule_id: null,
+      reason: null,
+      agent_name: "claude",
+      created_at: `${new Date(Date.now() - 60_000 + i).toISOString().slice(0, 19)}+00:00`,
+    }));
+  const rowsWritten = (timing: string | null) => Number(timing?.match(/worker-d1;desc="rows read=\d+, rows written=(\d+)/)?.[1] ?? NaN);
+  /** Completes the tasks one at a time until they run out or `stop` says so: each completion's ms, end to end and in its room. */
+  const completions = async (tasks: string[], stop: () => boolean) => {
+    const ms: number[] = [];
+    const roomMs: number[] = [];
+    for (const id of tasks) {
+      if (stop()) break;
+      const t = performance.now();
+      const done = await complete(worker, id, "ok");
+      ms.push(performance.now() - t);
+      roomMs.push(roomCost(done.response.headers.get("Server-Timing")).roomMs);
+      await new Promise((r) => setTimeout(r, GAP_MS));
+    }
+    return { ms, roomMs };
+  };
+  const quiet = await completions(ready.slice(0, COMPLETIONS), () => false);
+  let flooding = true;
+  let accepted = 0;
+  let written = 0;
+  const before = await baselineRate(1000, 32);
+  const started = performance.now();
+  const flood = Promise.all(
+    daemons.map(async ({ daemon, session }) => {
+      for (let post = 0; post < POSTS; post++) {
+        const answer = await ok(daemon.hub.POST("/api/v1/server/permissions/log", { body: { entries: flush(session, post) } }));
+        accepted += answer.data.accepted;
+        written += rowsWritten(answer.response.headers.get("Server-Timing"));
+      }
+    }),
+  ).finally(() => (flooding = false));
+  const during = await completions(ready.slice(COMPLETIONS), () => !flooding);
+  await flood;
+  const seconds = secondsSince(started);
+  const p99 = { quiet: percentile(quiet.ms, 99), during: percentile(during.ms, 99) };
+  report(
+    `  ${accepted.toLocaleString("en")} entries in ${fmt(seconds, 2)} s = ${fmt(accepted / seconds, 0)} entries/s (${DAEMONS} daemons, ${POSTS} posts of ${PER_POST} each)` +
+      `   | baseline right before: ${fmt(before.perSecond, 0)} one-insert requests/s`,
+  );
+  report(`  D1 rows written per entry: ${fmt(written / accepted, 2)} (target ≤ 2)`);
+  report(
+    `  task completion in the same project: p99 ${fmt(p99.during)} ms during the flood (${during.ms.length} completions), ${fmt(p99.quiet)} ms without it (${quiet.ms.length})` +
+      ` → ${fmt(p99.during / p99.quiet, 2)}× (target ≤ 1.5×); p50 ${fmt(percentile(during.ms, 50))} and ${fmt(percentile(quiet.ms, 50))} ms;` +
+      ` time in the room p99 ${fmt(percentile(during.roomMs, 99))} and ${fmt(percentile(quiet.roomMs, 99))} ms`,
+  );
 }
 
 // ── (4)–(6) live sockets ────────────────────────────────────────────────

@@ -80,6 +80,19 @@ async function owed(chatId: number, taskId: string, type: string) {
   return row!.n;
 }
 
+/** Sends a chat's message and waits for the bot's answer to it. */
+async function answerTo(chatId: number, text: string) {
+  const before = (await sentTo(chatId)).length;
+  await message(chatId, text);
+  return (
+    await until(
+      () => sentTo(chatId),
+      (m) => m.length > before,
+      `the answer to ${text}`,
+    )
+  ).at(-1)!.body as { text: string; parse_mode: string };
+}
+
 const refuse = (chatId: number, refusal: Record<string, unknown>) =>
   fetch(`${BOT_API}/control/refuse`, { method: "POST", body: JSON.stringify({ chat_id: chatId, ...refusal }) });
 
@@ -437,17 +450,7 @@ describe("/tasks", () => {
     const chatId = 7500;
     const person = await createUser(w.admin, "member");
     await link(person.token, chatId);
-    const ask = async (text: string) => {
-      const before = (await sentTo(chatId)).length;
-      await message(chatId, text);
-      return (
-        await until(
-          () => sentTo(chatId),
-          (m) => m.length > before,
-          `the answer to ${text}`,
-        )
-      ).at(-1)!.body as { text: string; parse_mode: string };
-    };
+    const ask = (text: string) => answerTo(chatId, text);
     expect((await ask("/tasks")).text).toContain("You watch no project");
     /** A project of the person's, with a worker of its own. */
     const projectNamed = async (name: string): Promise<World> => {
@@ -537,18 +540,7 @@ describe("commands", () => {
 });
 
 describe("denied tool calls", () => {
-  /** Sends a command and answers the bot's reply. */
-  const ask = async (chatId: number, text: string) => {
-    const before = (await sentTo(chatId)).length;
-    await message(chatId, text);
-    return (
-      await until(
-        () => sentTo(chatId),
-        (m) => m.length > before,
-        `the answer to ${text}`,
-      )
-    ).at(-1)!.body.text as string;
-  };
+  const ask = async (chatId: number, text: string) => (await answerTo(chatId, text)).text;
   /** Notices of denied calls recorded for a chat. */
   const notices = async (chatId: number) => {
     const { results } = await env.DB.prepare(
