@@ -11,9 +11,7 @@ import { Board } from "./views/board";
 import { Inbox } from "./views/inbox";
 import { lazy } from "./views/lazy";
 import { Members } from "./views/members";
-import { Permissions } from "./views/permissions";
 import { Projects } from "./views/projects";
-import { Rules } from "./views/rules";
 import { ProjectSettingsPage } from "./views/project-settings";
 import { SessionPage } from "./views/session";
 import { Sessions } from "./views/sessions";
@@ -23,6 +21,9 @@ import { Webhooks } from "./views/webhooks";
 
 /** The graph view and its layout library load only when a graph is opened. */
 const LazyGraph = lazy(() => import("./views/graph").then((m) => m.GraphView), "the graph");
+/** The approval rules and the permission log are pages of their own, seldom the first one opened. */
+const LazyRules = lazy(() => import("./views/rules").then((m) => m.Rules), "the rules");
+const LazyPermissions = lazy(() => import("./views/permissions").then((m) => m.Permissions), "the permission log");
 
 export function App() {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
@@ -71,13 +72,13 @@ export function App() {
         {route.page === "activity" && <Activity projectId={route.projectId} />}
         {route.page === "sessions" && <Sessions projectId={route.projectId} />}
         {route.page === "session" && <SessionPage projectId={route.projectId} sessionId={route.sessionId} />}
-        {route.page === "permissions" && <Permissions projectId={route.projectId} />}
+        {route.page === "permissions" && <LazyPermissions projectId={route.projectId} />}
         {route.page === "members" && <Members projectId={route.projectId} />}
         {route.page === "settings" && <ProjectSettingsPage projectId={route.projectId} />}
         {route.page === "webhooks" && <Webhooks projectId={route.projectId} webhookId={route.webhookId} />}
         {route.page === "inbox" && <Inbox />}
         {route.page === "agents" && <Agents />}
-        {route.page === "rules" && <Rules />}
+        {route.page === "rules" && <LazyRules />}
         {route.page === "account" && <Account />}
         {route.page === "not-found" && <p>There is no page at this address.</p>}
       </main>

@@ -1,4 +1,4 @@
-/** Views that pull in a large library of their own load when first shown, keeping the first load small. */
+/** Views that pull in a large library of their own, or are seldom the first page, load when first shown, keeping the first load small. */
 import type { ComponentType } from "preact";
 import { useEffect, useState } from "preact/hooks";
 
