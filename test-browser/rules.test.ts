@@ -62,7 +62,7 @@ beforeAll(async () => {
     201,
   );
   expect(posted.accepted).toBe(3);
-  await call("/api/v1/approval-rules", { token: admin, body: { name: "no web", tool_pattern: "WebFetch", action: "deny", scope_type: "tenant" } }, 201);
+  await call("/api/v1/approval-rules", { token: admin, body: { name: "no web for anyone", tool_pattern: "WebFetch", action: "deny", scope_type: "tenant" } }, 201);
 });
 afterEach(async () => {
   for (const page of [...asMember.pages(), ...asViewer.pages()]) await page.close();
@@ -80,8 +80,8 @@ describe("the Rules page", () => {
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Rules" }).click();
     await page.getByRole("heading", { name: "Approval rules" }).waitFor();
     // The tenant rule is read, not managed, by a member.
-    await expect.poll(() => rowOf(page, "no web").count()).toBe(1);
-    expect(await rowOf(page, "no web").getByRole("button").count()).toBe(0);
+    await expect.poll(() => rowOf(page, "no web for anyone").count()).toBe(1);
+    expect(await rowOf(page, "no web for anyone").getByRole("button").count()).toBe(0);
 
     await page.getByRole("button", { name: "New rule" }).click();
     const form = page.getByRole("region", { name: "New rule" });
@@ -155,7 +155,7 @@ describe("the Rules page", () => {
     await page.goto(`${hub().url}/rules?new=1&tool_pattern=Bash`);
     await page.locator("[data-read-only]").waitFor();
     await rowOf(page, "viewer sees").waitFor();
-    await rowOf(page, "no web").waitFor();
+    await rowOf(page, "no web for anyone").waitFor();
     expect(await page.getByRole("button", { name: "New rule" }).count()).toBe(0);
     expect(await page.getByRole("region", { name: "New rule" }).count()).toBe(0);
     expect(await page.locator(".rules-page button, .rules-page input").count()).toBe(0);

@@ -82,7 +82,7 @@ describe("agent sessions", () => {
     await server.selectOption(daemon.id);
     await page.getByLabel("Name", { exact: true }).fill("builder-1");
     await page.getByLabel("Working directory").fill("/srv/app");
-    await page.getByLabel("Agent").selectOption({ label: "Codex CLI" });
+    await page.locator("select[name=agent-type]").selectOption({ label: "Codex CLI" });
     await page.getByRole("button", { name: "Start session" }).click();
 
     // Live: the row appears and turns running once the daemon reports the session started, with no reload.
