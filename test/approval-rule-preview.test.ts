@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { mainParameter, previewOver, ruleMatches, type LoggedEntry, type MatchingRule } from "../src/domain/hook-match";
-import { hookTime, postPermissionLog, type HookLogEntry } from "./fake-daemon";
+import { hookLines, hookTime, postPermissionLog, type HookLogEntry } from "./fake-daemon";
 import { addMember, bootstrapAdmin, call, createProject, createUser, expectProblem, registerAgent } from "./helpers";
 import { expectOk } from "./task-world";
 
@@ -86,22 +86,9 @@ let member: Awaited<ReturnType<typeof createUser>>;
 let serverA: Awaited<ReturnType<typeof registerAgent>>;
 let serverB: Awaited<ReturnType<typeof registerAgent>>;
 
-let clock = Date.now() - 3_600_000;
-function entry(projectId: string, toolName: string, toolInput: Record<string, unknown>, fields: Partial<HookLogEntry> = {}): HookLogEntry {
-  clock += 1000;
-  return {
-    session_id: null,
-    project_id: projectId,
-    tool_name: toolName,
-    tool_input: toolInput,
-    decision: "asked",
-    matched_rule_id: null,
-    reason: null,
-    agent_name: "claude",
-    created_at: hookTime(clock),
-    ...fields,
-  };
-}
+const hookLine = hookLines();
+const entry = (projectId: string, toolName: string, toolInput: Record<string, unknown>, fields: Partial<HookLogEntry> = {}): HookLogEntry =>
+  hookLine({ project_id: projectId, tool_name: toolName, tool_input: toolInput, ...fields });
 
 beforeAll(async () => {
   admin = await bootstrapAdmin();

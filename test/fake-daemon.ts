@@ -47,6 +47,29 @@ export interface HookLogEntry {
 export const hookTime = (ms: number) => `${new Date(ms).toISOString().slice(0, 19)}+00:00`;
 
 /**
+ * Hook lines a second apart, from an hour ago: a Claude `Bash npm test` the hook asked about, unless `fields` say
+ * otherwise (`created_at` included). One clock per test file, so that its lines never share a second by accident.
+ */
+export function hookLines(start = Date.now() - 3_600_000) {
+  let clock = start;
+  return (fields: Partial<HookLogEntry> = {}): HookLogEntry => {
+    clock += 1000;
+    return {
+      session_id: null,
+      project_id: null,
+      tool_name: "Bash",
+      tool_input: { command: "npm test", description: "Run the tests" },
+      decision: "asked",
+      matched_rule_id: null,
+      reason: null,
+      agent_name: "claude",
+      created_at: hookTime(clock),
+      ...fields,
+    };
+  };
+}
+
+/**
  * hub.py `permlog_flush_loop`: the log file's lines (each a json.dumps line, read back with json.loads) posted as
  * `{"entries": [...]}` with X-API-Key; a 201 is all it checks.
  */

@@ -5,7 +5,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { expirePermissionLog } from "../src/maintenance";
-import { hookTime, postPermissionLog, type HookLogEntry } from "./fake-daemon";
+import { hookLines, hookTime, postPermissionLog, type HookLogEntry } from "./fake-daemon";
 import { addMember, call, createProject, createUser, expectProblem, registerAgent, type Reply } from "./helpers";
 import { dashboard } from "./sockets";
 import { createWorld, openSession, taskIn, type World } from "./task-world";
@@ -29,23 +29,10 @@ beforeAll(async () => {
   task = (await taskIn(w, "running")).id;
 });
 
-let clock = Date.now() - 3_600_000;
-/** A hook line; each one a second after the last unless `created_at` is given. */
-function entry(session: string | null, project: string | null, fields: Partial<HookLogEntry> = {}): HookLogEntry {
-  clock += 1000;
-  return {
-    session_id: session,
-    project_id: project,
-    tool_name: "Bash",
-    tool_input: { command: "npm test", description: "Run the tests" },
-    decision: "asked",
-    matched_rule_id: null,
-    reason: null,
-    agent_name: "claude",
-    created_at: hookTime(clock),
-    ...fields,
-  };
-}
+const hookLine = hookLines();
+/** A hook line of this session and project; each one a second after the last unless `created_at` is given. */
+const entry = (session: string | null, project: string | null, fields: Partial<HookLogEntry> = {}): HookLogEntry =>
+  hookLine({ session_id: session, project_id: project, ...fields });
 
 const logOf = (projectId: string, query = "", token = w.admin) => call(`/api/v1/projects/${projectId}/permission-log${query}`, { token });
 
