@@ -134,3 +134,17 @@ export async function signedIn(browser: Browser, email: string, password: string
   await signIn(page, email, password);
   return { context, page };
 }
+
+/**
+ * The admin signed in (its browser context and access token) and a new viewer signed in beside it: what a page's
+ * tests need to show what each role sees. `label` names the viewer's address.
+ */
+export async function adminAndViewer(browser: Browser, label: string) {
+  const signedInAdmin = await signedIn(browser, hub().admin.email, hub().admin.password);
+  const admin = await accessTokenOf(signedInAdmin.page);
+  await signedInAdmin.page.close();
+  const viewer = { email: `${label}-viewer-${Date.now()}@example.com`, password: "viewer-password-1" };
+  const viewerId = (await ok(hubAs({ token: admin }).POST("/api/v1/users", { body: { ...viewer, role: "viewer" } }), 201)).id;
+  const asViewer = (await signedIn(browser, viewer.email, viewer.password)).context;
+  return { asAdmin: signedInAdmin.context, admin, viewerId, asViewer };
+}

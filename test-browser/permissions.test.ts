@@ -6,7 +6,7 @@
  */
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { accessTokenOf, call, hub, hubAs, launchChromium, ok, registerAgent, screenshot, signedIn } from "./driver";
+import { adminAndViewer, call, hub, hubAs, launchChromium, ok, registerAgent, screenshot } from "./driver";
 
 let browser: Browser;
 let asAdmin: BrowserContext;
@@ -52,13 +52,9 @@ async function openLog(page: Page, query = "") {
 
 beforeAll(async () => {
   browser = await launchChromium();
-  const signedInAdmin = await signedIn(browser, hub().admin.email, hub().admin.password);
-  asAdmin = signedInAdmin.context;
-  admin = await accessTokenOf(signedInAdmin.page);
-  await signedInAdmin.page.close();
-  const viewer = { email: `log-viewer-${Date.now()}@example.com`, password: "viewer-password-1" };
-  const viewerId = (await ok(hubAs({ token: admin }).POST("/api/v1/users", { body: { ...viewer, role: "viewer" } }), 201)).id;
-  asViewer = (await signedIn(browser, viewer.email, viewer.password)).context;
+  const roles = await adminAndViewer(browser, "log");
+  ({ asAdmin, admin, asViewer } = roles);
+  const { viewerId } = roles;
 
   projectId = (await ok(hubAs({ token: admin }).POST("/api/v1/projects", { body: { name: "Logged" } }), 201)).id;
   await ok(hubAs({ token: admin }).POST("/api/v1/projects/{id}/members", { params: { path: { id: projectId } }, body: { user_id: viewerId } }), 201);

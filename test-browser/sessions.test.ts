@@ -8,7 +8,7 @@
 import type { Browser, BrowserContext, Page, WebSocketRoute } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Schemas } from "../client";
-import { accessTokenOf, hub, hubAs, launchChromium, ok, screenshot, signedIn } from "./driver";
+import { adminAndViewer, hub, hubAs, launchChromium, ok, screenshot } from "./driver";
 import { FakeDaemon } from "./fake-daemon";
 
 let browser: Browser;
@@ -21,13 +21,7 @@ const daemons: FakeDaemon[] = [];
 
 beforeAll(async () => {
   browser = await launchChromium();
-  const signedInAdmin = await signedIn(browser, hub().admin.email, hub().admin.password);
-  asAdmin = signedInAdmin.context;
-  admin = await accessTokenOf(signedInAdmin.page);
-  await signedInAdmin.page.close();
-  const viewer = { email: `session-viewer-${Date.now()}@example.com`, password: "viewer-password-1" };
-  viewerId = (await ok(hubAs({ token: admin }).POST("/api/v1/users", { body: { ...viewer, role: "viewer" } }), 201)).id;
-  asViewer = (await signedIn(browser, viewer.email, viewer.password)).context;
+  ({ asAdmin, admin, viewerId, asViewer } = await adminAndViewer(browser, "session"));
 });
 afterEach(async () => {
   for (const page of [...asAdmin.pages(), ...asViewer.pages()]) await page.close();
