@@ -7,6 +7,7 @@ export { ProjectRoom } from "./room/project-room";
 export { ServerLink } from "./server-link/server-link";
 export { WebhookEndpoint } from "./integrations/webhook-endpoint";
 export { TelegramChat } from "./integrations/telegram/chat";
+export { PermissionLogWriter } from "./permission-log-writer";
 
 const app = buildApp();
 

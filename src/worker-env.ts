@@ -1,7 +1,10 @@
-/** The Worker's whole environment: what the rooms run with, and the project rooms it sends every task write to. */
+/** The Worker's whole environment: what the rooms run with, and the project rooms it sends every task write to, and the
+ * projects' permission-log writers. */
 import type { RoomEnv } from "./room-env";
+import type { PermissionLogWriter } from "./permission-log-writer";
 import type { ProjectRoom } from "./room/project-room";
 
 export interface WorkerEnv extends RoomEnv {
   PROJECT_ROOM: DurableObjectNamespace<ProjectRoom>;
+  PERMISSION_LOG_WRITER: DurableObjectNamespace<PermissionLogWriter>;
 }

@@ -49,13 +49,15 @@ async function wholeLog(projectId: string, query = "", limit = 500) {
   }
 }
 
-/** D1's rows written for the request (Server-Timing `worker-d1`). */
+/** D1's rows written for the request (Server-Timing): the Worker's own, and its share of the log writers' batches. */
 function rowsWritten(reply: Reply): number {
   const header = reply.headers.get("Server-Timing") ?? "";
-  const match = /worker-d1;desc="rows read=\d+, rows written=(\d+), calls uncounted=(\d+)"/.exec(header);
-  expect(match, header).toBeTruthy();
-  expect(Number(match![2])).toBe(0);
-  return Number(match![1]);
+  const worker = /worker-d1;desc="rows read=\d+, rows written=(\d+), calls uncounted=(\d+)"/.exec(header);
+  const writers = /log-d1;desc="rows written=([\d.]+)"/.exec(header);
+  expect(worker, header).toBeTruthy();
+  expect(writers, header).toBeTruthy();
+  expect(Number(worker![2])).toBe(0);
+  return Number(worker![1]) + Number(writers![1]);
 }
 
 describe("POST /api/v1/server/permissions/log", () => {

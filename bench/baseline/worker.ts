@@ -4,6 +4,8 @@
  * - POST /room makes the same insert from a Durable Object the request calls
  *   over RPC: the least a write through a project's room can cost;
  * - PUT|GET /r2/<key> moves bytes in and out of R2;
+ * - POST /parse only reads and parses a JSON body: the least a post of the
+ *   permission log can cost, bytes carried and nothing written;
  * - a Broadcaster sends one frame to every socket it holds, which the bench
  *   in workerd opens to it directly: the least an event to many dashboards
  *   can cost.
@@ -62,6 +64,10 @@ export default {
       }
       const object = await env.BLOBS.get(key);
       return object ? new Response(object.body) : new Response(null, { status: 404 });
+    }
+    if (url.pathname === "/parse") {
+      const { entries } = await request.json<{ entries: unknown[] }>();
+      return Response.json({ accepted: entries.length }, { status: 201 });
     }
     const body = await request.text();
     const id = url.pathname === "/room" ? await env.INSERTER.get(env.INSERTER.idFromName("bench")).insert(body) : await insert(env.DB, body);

@@ -1,7 +1,7 @@
 /**
  * The permission log's reads and writes (schema.ts `permissionLog`): whose sessions a daemon's entries belong to,
- * the inserts of a post, a project's pages newest first, and the housekeeping's deletions. The log is written from
- * the Worker, never through a project's room, so a flood of entries never queues behind (or ahead of) task writes.
+ * the inserts of a batch, a project's pages newest first, and the housekeeping's deletions. Each project's entries are
+ * written by its own log writer (src/permission-log-writer.ts), never through its room.
  */
 import { and, desc, eq, sql, type SQL } from "drizzle-orm";
 import { ACTIVE } from "../domain/lifecycle";
@@ -54,16 +54,18 @@ export type LogRow = [
   reason: string | null,
   agentName: string | null,
   createdAt: string,
+  serverId: string,
+  receivedAt: string,
 ];
 
 /**
  * Rows arrive as one JSON array bound to one parameter, so a statement inserts hundreds of rows whatever D1's limit
- * of 100 parameters a statement; the server and the time received are the post's own.
+ * of 100 parameters a statement.
  */
 const INSERT_ROWS = `INSERT INTO permission_log (id, project_id, server_id, session_id, task_id, tool_name, tool_input, tool_input_truncated,
   decision, matched_rule_id, reason, agent_name, created_at, received_at)
-  SELECT value ->> 0, value ->> 1, ?2, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6,
-    value ->> 7, value ->> 8, value ->> 9, value ->> 10, value ->> 11, ?3
+  SELECT value ->> 0, value ->> 1, value ->> 12, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6,
+    value ->> 7, value ->> 8, value ->> 9, value ->> 10, value ->> 11, value ->> 13
   FROM json_each(?1)`;
 
 /** A statement's JSON stays well under D1's 2 MB for a value (characters count up to 3 bytes each); rows per statement are bounded too. */
@@ -90,20 +92,15 @@ export function chunksOf(rows: LogRow[]): string[] {
 }
 
 /**
- * Inserts a post's rows in one batch (one transaction) with `also` (what the rows owe others): all of it or none.
- * Answers the results of `also`.
+ * Inserts rows in one batch (one transaction) with `also` (what the rows owe others): all of it or none. Answers the
+ * results of `also`, and the rows the whole batch wrote.
  */
-export async function insertLogRows(
-  d1: D1Database,
-  serverId: string,
-  receivedAt: string,
-  rows: LogRow[],
-  also: D1PreparedStatement[] = [],
-): Promise<D1Result[]> {
-  if (rows.length === 0) return [];
+export async function insertLogRows(d1: D1Database, rows: LogRow[], also: D1PreparedStatement[] = []): Promise<{ also: D1Result[]; rowsWritten: number }> {
+  if (rows.length === 0) return { also: [], rowsWritten: 0 };
   const insert = d1.prepare(INSERT_ROWS);
-  const inserts = chunksOf(rows).map((chunk) => insert.bind(chunk, serverId, receivedAt));
-  return (await d1.batch([...inserts, ...also])).slice(inserts.length);
+  const inserts = chunksOf(rows).map((chunk) => insert.bind(chunk));
+  const results = await d1.batch([...inserts, ...also]);
+  return { also: results.slice(inserts.length), rowsWritten: results.reduce((sum, r) => sum + (r.meta.rows_written ?? 0), 0) };
 }
 
 export interface LogFilter {

@@ -1,31 +1,37 @@
 /**
  * The permission log (API.md "Approval rules and the permission log"): daemons post what their agents' PreToolUse
- * hooks logged, people read a project's entries. Written from the Worker straight to D1, never through the project's
- * room: a flood of entries costs the room one small notice per post, not a place in its queue.
+ * hooks logged, people read a project's entries. Each project's entries are written by its log writer, never through
+ * its room: a flood of entries costs the room one small notice per batch, not a place in its queue.
  */
 import { Hono } from "hono";
 import { z } from "zod";
 import { projectFor } from "../auth/access";
 import { agent, currentServer, person } from "../auth/middleware";
 import { nowIso } from "../db/client";
-import { existingProjects, insertLogRows, logPage, sessionsOfServer, type LogRow } from "../db/permission-log";
+import { existingProjects, logPage, sessionsOfServer, type LogRow } from "../db/permission-log";
+import { countedStub } from "../db/round-trips";
+import { logWriterStub } from "../permission-log-writer";
 import { PERMISSION_DECISIONS } from "../db/schema";
 import { tooDeepUnder, TOO_DEEP } from "../domain/json-depth";
 import { decodeCursor, encodeCursor } from "../domain/page-cursor";
+import { oneAtATime } from "../domain/one-at-a-time";
 import { placeEntry } from "../domain/permission-placement";
 import { keptToolInput } from "../domain/tool-input";
 import { jsonBody, parseWith, readQuery } from "../http/body";
-import type { HubContext, HubEnv } from "../http/context";
+import type { HubEnv } from "../http/context";
 import { uuid } from "../http/fields";
-import { logError } from "../log";
 import { documented } from "../openapi/operation";
 import { zodFieldErrors, type FieldError } from "../protocol/field-errors";
 import { MAX_ENTRIES_PER_POST, permissionEntrySchema, permissionLogPost, type PermissionEntry } from "../protocol/permission-log";
-import { laneStub } from "../integrations/client";
-import { deniedNotices } from "../integrations/telegram/denied-calls";
-import { roomStub } from "../room/client";
-import { outboxTargets, type OutboxTarget } from "../room/outbox";
 import { logPostResultSchema, permissionEntryView, permissionLogPageSchema } from "../views/permission-log";
+
+/**
+ * Posts are read and checked one at a time in an isolate, a few entries a turn of its event loop: however many daemons
+ * post at once, a task request sharing the isolate waits behind one slice of that work, not behind every post's.
+ */
+const checking = oneAtATime();
+const ENTRIES_PER_TURN = 25;
+const nextTurn = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 /** Invalid entries described in an answer; the rest are only counted. */
 const MAX_ERRORS_REPORTED = 20;
@@ -34,50 +40,36 @@ export const permissionLogAgentRoutes = new Hono<HubEnv>();
 export const permissionLogRoutes = new Hono<HubEnv>();
 
 /** Each entry checked on its own: the good ones with their index, and what was wrong with the others. */
-function checkedEntries(raw: unknown[]) {
+async function checkedEntries(raw: unknown[]) {
   const good: PermissionEntry[] = [];
   const errors: FieldError[] = [];
   let invalid = 0;
-  raw.forEach((value, i) => {
+  for (const [i, value] of raw.entries()) {
+    // Checking hundreds of entries takes milliseconds: other requests of the isolate get their turns in between.
+    if (i > 0 && i % ENTRIES_PER_TURN === 0) await nextTurn();
     const prefix = `entries.${i}`;
     const deep = tooDeepUnder(value);
     const parsed = deep === null ? permissionEntrySchema.safeParse(value) : null;
-    if (parsed?.success) return good.push(parsed.data);
+    if (parsed?.success) {
+      good.push(parsed.data);
+      continue;
+    }
     invalid++;
     if (errors.length < MAX_ERRORS_REPORTED)
       errors.push(...(parsed ? zodFieldErrors(parsed.error, prefix) : [{ path: `${prefix}.${deep}`, message: TOO_DEEP }]).slice(0, 3));
-  });
+  }
   return { good, invalid, errors: errors.slice(0, MAX_ERRORS_REPORTED) };
 }
 
-/** Tells each project's room how many entries it got, so its dashboards can follow; best effort, after the answer. */
-function announce(c: HubContext, rows: LogRow[]) {
-  const byProject = new Map<string, { count: number; newest: string }>();
+/** The rows by project, in the order they came. */
+function byProject(rows: LogRow[]): Map<string, LogRow[]> {
+  const groups = new Map<string, LogRow[]>();
   for (const row of rows) {
-    const seen = byProject.get(row[1]);
-    if (!seen) byProject.set(row[1], { count: 1, newest: row[11] });
-    else {
-      seen.count++;
-      if (row[11] > seen.newest) seen.newest = row[11];
-    }
+    const group = groups.get(row[1]);
+    if (group) group.push(row);
+    else groups.set(row[1], [row]);
   }
-  for (const [projectId, { count, newest }] of byProject) {
-    c.executionCtx.waitUntil(
-      roomStub(c.env, projectId)
-        .permissionsLogged(count, newest)
-        .catch((e: unknown) => logError("telling a room of logged permissions failed", { project_id: projectId, operation: "permissions_logged" }, e)),
-    );
-  }
-}
-
-/** Wakes the chats owed a notice of denied calls; best effort, after the answer (their alarms would find the rows). */
-function wakeLanes(c: HubContext, targets: OutboxTarget[]) {
-  for (const target of targets)
-    c.executionCtx.waitUntil(
-      laneStub(c.env, target)
-        .wake()
-        .catch((e: unknown) => logError("waking a chat for denied calls failed", { target_id: target.id, operation: "permissions_denied" }, e)),
-    );
+  return groups;
 }
 
 permissionLogAgentRoutes.post(
@@ -102,8 +94,7 @@ permissionLogAgentRoutes.post(
   async (c) => {
     const server = currentServer(c);
     // Each entry is checked for depth on its own, so that one too deep is counted rather than refusing the post.
-    const body = parseWith(permissionLogPost, await jsonBody(c, false));
-    const { good, invalid, errors } = checkedEntries(body.entries);
+    const { good, invalid, errors } = await checking(async () => checkedEntries(parseWith(permissionLogPost, await jsonBody(c, false)).entries));
     const receivedAt = nowIso();
     const sessionIds = [...new Set(good.flatMap((e) => (e.session_id ? [e.session_id] : [])))];
     const unsessioned = [...new Set(good.flatMap((e) => (!e.session_id && e.project_id ? [e.project_id] : [])))];
@@ -129,11 +120,12 @@ permissionLogAgentRoutes.post(
         entry.reason,
         entry.agent_name,
         entry.created_at < receivedAt ? entry.created_at : receivedAt,
+        server.id,
+        receivedAt,
       ]);
     }
-    const notices = await insertLogRows(c.env.DB, server.id, receivedAt, rows, deniedNotices(c.env.DB, rows, receivedAt));
-    announce(c, rows);
-    wakeLanes(c, outboxTargets(notices));
+    const written = await Promise.all([...byProject(rows)].map(([projectId, group]) => countedStub(logWriterStub(c.env, projectId)).write(group)));
+    c.header("Server-Timing", `log-d1;desc="rows written=${written.reduce((a, b) => a + b, 0)}"`, { append: true });
     return c.json({ accepted: rows.length, dropped: good.length - rows.length, invalid, errors }, 201);
   },
 );
