@@ -203,7 +203,7 @@ describe("the Permissions tab", () => {
 
     // Paged back, a new call is counted rather than shown, until asked for.
     await post(line("Grep", { pattern: "late-needle" }, "asked"));
-    const newer = page.getByRole("link", { name: "1 new call — show" });
+    const newer = page.getByRole("link", { name: "1 new call in the project — show the newest" });
     await newer.waitFor();
     expect(await entries(page).count()).toBe(1);
     await newer.click();

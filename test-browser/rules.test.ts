@@ -62,7 +62,11 @@ beforeAll(async () => {
     201,
   );
   expect(posted.accepted).toBe(3);
-  await call("/api/v1/approval-rules", { token: admin, body: { name: "no web for anyone", tool_pattern: "WebFetch", action: "deny", scope_type: "tenant" } }, 201);
+  await call(
+    "/api/v1/approval-rules",
+    { token: admin, body: { name: "no web for anyone", tool_pattern: "WebFetch", action: "deny", scope_type: "tenant" } },
+    201,
+  );
 });
 afterEach(async () => {
   for (const page of [...asMember.pages(), ...asViewer.pages()]) await page.close();
@@ -101,10 +105,26 @@ describe("the Rules page", () => {
     const preview = form.locator("[data-preview]");
     await preview.waitFor();
     expect(await refusal.count()).toBe(0);
-    expect(await preview.locator("p").first().textContent()).toMatch(/Would have decided 1 of 3 logged calls in the last 30 days, 1 of them differently/);
+    // Other files' tenant rules share this hub, so what the rules decide now is read from the hub; the project rule comes
+    // before any tenant rule in the hook's order, so it decides the one call it matches.
+    const expected = await call<any>("/api/v1/approval-rules/preview", {
+      token: admin,
+      body: { rule: { tool_pattern: "Bash", param_pattern: "npm test*", action: "allow", scope_type: "project", scope_id: project.id } },
+    });
+    expect(expected).toMatchObject({ scanned: 3, matched: 1, decided: 1 });
+    expect((await preview.locator("p").first().textContent())!.replace(/\s+/g, " ")).toBe(
+      `Matches 1 of 3 calls logged in the last 30 days and would decide 1 of them. With it, ${expected.would_change} would be decided otherwise than the rules decide them now.`,
+    );
     const sample = preview.locator("tr[data-sample-id]");
     expect(await sample.count()).toBe(1);
-    expect(await sample.locator("td").allTextContents()).toEqual([expect.any(String), "Bash", "npm test -- --run", "asked", "allowed"]);
+    expect(await sample.locator("td").allTextContents()).toEqual([
+      expect.any(String),
+      "Bash",
+      "npm test -- --run",
+      "asked",
+      expected.samples[0].decision_now,
+      "allowed",
+    ]);
     await screenshot(page, "rules");
 
     await form.getByRole("button", { name: "Create rule" }).click();

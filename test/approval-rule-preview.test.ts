@@ -4,7 +4,7 @@
  * each scope, never counting entries of projects the caller cannot see.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { mainParameter, previewOver, ruleMatches, type LoggedEntry, type MatchingRule } from "../src/domain/hook-match";
+import { mainParameter, previewAmong, ruleMatches, type LoggedEntry, type MatchingRule, type OrderedRule } from "../src/domain/hook-match";
 import { hookLines, hookTime, postPermissionLog, type HookLogEntry } from "./fake-daemon";
 import { addMember, bootstrapAdmin, call, createProject, createUser, expectProblem, registerAgent } from "./helpers";
 import { expectOk } from "./task-world";
@@ -33,8 +33,9 @@ describe("the hook's matching", () => {
     agentFilter: "all",
     ...r,
   });
-  const call_ = (toolName: string, toolInput: Record<string, unknown>, agentName: string | null = "claude", projectId = "p1") => ({
+  const call_ = (toolName: string, toolInput: Record<string, unknown>, agentName: string | null = "claude", projectId = "p1", serverId = "s1") => ({
     projectId,
+    serverId,
     toolName,
     toolInput,
     agentName,
@@ -52,28 +53,57 @@ describe("the hook's matching", () => {
   it("applies a project rule to its project only, and the agent filter to calls that name their agent", () => {
     expect(ruleMatches(rule({ scopeType: "project", scopeId: "p1" }), call_("Bash", {}))).toBe(true);
     expect(ruleMatches(rule({ scopeType: "project", scopeId: "p2" }), call_("Bash", {}))).toBe(false);
+    expect(ruleMatches(rule({ scopeType: "server", scopeId: "s1" }), call_("Bash", {}))).toBe(true);
+    expect(ruleMatches(rule({ scopeType: "server", scopeId: "s2" }), call_("Bash", {}))).toBe(false);
     expect(ruleMatches(rule({ agentFilter: "codex,gemini" }), call_("Bash", {}, "claude"))).toBe(false);
     expect(ruleMatches(rule({ agentFilter: "codex,gemini" }), call_("Bash", {}, "gemini"))).toBe(true);
     expect(ruleMatches(rule({ agentFilter: "codex" }), call_("Bash", {}, null))).toBe(true);
   });
-  it("counts the entries a rule matches and those it would decide otherwise, and describes the first few", () => {
-    const logged = (n: number, command: string, decision: LoggedEntry["decision"]): LoggedEntry => ({
-      id: `e${n}`,
-      projectId: "p1",
-      toolName: "Bash",
-      toolInput: JSON.stringify({ command }),
-      decision,
-      agentName: "claude",
-      createdAt: `2026-01-01T00:00:0${n}.000Z`,
-    });
-    const entries = [logged(3, "npm test", "asked"), logged(2, "ls", "asked"), logged(1, "npm test x", "denied"), logged(0, "npm test y", "denied")];
-    const p = previewOver(rule({ paramPattern: "npm test*", action: "deny" }), entries, 2);
-    expect(p.matched).toBe(3);
-    expect(p.wouldChange).toBe(1);
-    expect(p.samples.map((s) => [s.id, s.parameter, s.decision, s.underRule])).toEqual([
-      ["e3", "npm test", "asked", "denied"],
-      ["e1", "npm test x", "denied", "denied"],
+  const ordered = (id: string, r: Partial<MatchingRule>, createdAt = "2026-01-01T00:00:00.000Z"): OrderedRule => ({ ...rule(r), id, createdAt });
+  const logged = (n: number, command: string, decision: LoggedEntry["decision"]): LoggedEntry => ({
+    id: `e${n}`,
+    projectId: "p1",
+    serverId: "s1",
+    toolName: "Bash",
+    toolInput: JSON.stringify({ command }),
+    decision,
+    agentName: "claude",
+    createdAt: `2026-01-01T00:00:0${n}.000Z`,
+  });
+  const entries = [logged(3, "npm test", "asked"), logged(2, "ls", "asked"), logged(1, "npm test x", "denied"), logged(0, "npm test y", "denied")];
+
+  it("counts the entries a rule matches, decides and would decide otherwise than now, and describes the first few", () => {
+    const p = previewAmong(ordered("new", { paramPattern: "npm test*", action: "deny" }), [], entries, 2);
+    expect([p.matched, p.decided, p.wouldChange]).toEqual([3, 3, 3]);
+    expect(p.samples.map((s) => [s.id, s.parameter, s.decision, s.now, s.withRule, s.decidedByRule])).toEqual([
+      ["e3", "npm test", "asked", "asked", "denied", true],
+      ["e1", "npm test x", "denied", "asked", "denied", true],
     ]);
+  });
+
+  it("puts the rule in the hook's order: a deny before it decides first, and an allow after a deny never decides what the deny matches", () => {
+    const denyX = ordered("deny-x", { paramPattern: "npm test x", action: "deny" });
+    const allow = previewAmong(ordered("new", { paramPattern: "npm test*" }), [denyX], entries, 10);
+    expect([allow.matched, allow.decided, allow.wouldChange]).toEqual([3, 2, 2]);
+    expect(allow.samples.map((s) => [s.id, s.now, s.withRule, s.decidedByRule])).toEqual([
+      ["e3", "asked", "allowed", true],
+      ["e1", "denied", "denied", false],
+      ["e0", "asked", "allowed", true],
+    ]);
+    // Among rules of one action and scope the older decides first.
+    const older = ordered("older", { paramPattern: "npm*", action: "deny" }, "2025-01-01T00:00:00.000Z");
+    expect(previewAmong(ordered("new", { paramPattern: "npm test*", action: "deny" }), [older], entries, 0)).toMatchObject({
+      matched: 3,
+      decided: 0,
+      wouldChange: 0,
+    });
+  });
+
+  it("previews an edit in place of the rule it edits", () => {
+    const before = ordered("r1", { paramPattern: "npm test*", action: "deny" });
+    const edit = previewAmong(ordered("r1", { paramPattern: "npm test x*", action: "deny" }), [before], entries, 10);
+    // e3 and e0 were denied by the rule as it is; edited, it matches only e1.
+    expect([edit.matched, edit.decided, edit.wouldChange]).toEqual([1, 1, 2]);
   });
 });
 
@@ -124,12 +154,12 @@ describe("previewing a rule", () => {
   it("decides a project rule over that project's log of the last 30 days as the hook would, newest first", async () => {
     const p = await preview(member.token, { param_pattern: "npm test*", scope_type: "project", scope_id: projectA.id });
     // A's six recent entries and B's server's entry for A; the 31-day-old one is left out.
-    expect(p).toMatchObject({ scanned: 7, matched: 4, would_change: 3, truncated: false });
-    expect(p.samples.map((s: any) => [s.parameter, s.decision, s.decision_under_rule])).toEqual([
-      ["npm test from b", "asked", "allowed"],
-      ["", "asked", "allowed"],
-      ["npm test -- --run", "allowed", "allowed"],
-      ["npm test", "asked", "allowed"],
+    expect(p).toMatchObject({ scanned: 7, matched: 4, decided: 4, would_change: 4, truncated: false });
+    expect(p.samples.map((s: any) => [s.parameter, s.decision, s.decision_now, s.decision_under_rule, s.decided_by_rule])).toEqual([
+      ["npm test from b", "asked", "asked", "allowed", true],
+      ["", "asked", "asked", "allowed", true],
+      ["npm test -- --run", "allowed", "asked", "allowed", true],
+      ["npm test", "asked", "asked", "allowed", true],
     ]);
     expect(p.samples.every((s: any) => s.project_id === projectA.id && s.tool_name === "Bash")).toBe(true);
   });
@@ -208,5 +238,36 @@ describe("previewing a rule", () => {
     expect(p).toMatchObject({ scanned: 5000, matched: 5000, would_change: 5000, truncated: true });
     expect(p.samples).toHaveLength(20);
     expect(p.samples[0].parameter).toBe("npm test 5000");
+  });
+
+  it("judges the rule among the active ones, and an edit in place of the rule it edits", async () => {
+    const create = (rule: Record<string, unknown>) =>
+      expectOk(call("/api/v1/approval-rules", { token: admin, body: { name: "preview", scope_type: "project", scope_id: projectA.id, ...rule } }), 201);
+    const deny = (await create({ tool_pattern: "Bash", param_pattern: "npm test -- *", action: "deny" })).json;
+    const allow = (await create({ tool_pattern: "Bash", param_pattern: "npm test", action: "allow" })).json;
+    try {
+      const p = await preview(member.token, { param_pattern: "npm test*", scope_type: "project", scope_id: projectA.id });
+      // The deny decides "npm test -- --run" and the call without a command (which every parameter pattern matches)
+      // first; "npm test" is allowed already by the older allow rule. Only "npm test from b" is the new rule's.
+      expect(p).toMatchObject({ matched: 4, decided: 1, would_change: 1 });
+      const byParameter = Object.fromEntries(p.samples.map((s: any) => [s.parameter, [s.decision_now, s.decision_under_rule, s.decided_by_rule]]));
+      expect(byParameter).toEqual({
+        "npm test from b": ["asked", "allowed", true],
+        "": ["denied", "denied", false],
+        "npm test -- --run": ["denied", "denied", false],
+        "npm test": ["allowed", "allowed", false],
+      });
+      const edit = await preview(member.token, { param_pattern: "rm *", action: "deny", scope_type: "project", scope_id: projectA.id }, { rule_id: deny.id });
+      // Edited, the deny takes "rm -rf build" and still the call without a command, and "npm test -- --run" is asked again.
+      expect(edit).toMatchObject({ matched: 2, decided: 2, would_change: 2 });
+      const unknown = await call(PREVIEW, {
+        token: member.token,
+        body: { rule: { tool_pattern: "Bash", action: "allow", scope_type: "project", scope_id: projectA.id }, rule_id: crypto.randomUUID() },
+      });
+      expectProblem(unknown, 422, "VALIDATION_FAILED");
+      expect(unknown.json.errors.map((e: any) => e.path)).toEqual(["rule_id"]);
+    } finally {
+      for (const rule of [deny, allow]) await expectOk(call(`/api/v1/approval-rules/${rule.id}`, { token: admin, method: "DELETE" }), 204);
+    }
   });
 });

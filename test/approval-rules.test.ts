@@ -124,6 +124,38 @@ describe("people's API", () => {
     expect((await expectOk(call(R, { token: admin }))).json.rules.length).toBe(before + 1);
   });
 
+  it("puts each change on the record of the projects the rule reaches, with who made it and what changed", async () => {
+    const changesIn = async (projectId: string, ruleId: string) =>
+      ((await expectOk(call(`/api/v1/projects/${projectId}/events`, { token: admin }))).json.events as any[]).filter(
+        (e) => e.type === "approval_rule_changed" && e.data.rule.id === ruleId,
+      );
+    const own = await create(memberA.token, { name: "tests", param_pattern: "npm test*", scope_type: "project", scope_id: projectA.id });
+    await expectOk(call(`${R}/${own.id}`, { token: memberA.token, method: "PATCH", body: { action: "deny", is_active: false } }));
+    await expectOk(call(`${R}/${own.id}`, { token: memberA.token, method: "PATCH", body: { name: "tests" } }));
+    await expectOk(call(`${R}/${own.id}`, { token: memberA.token, method: "DELETE" }), 204);
+    const inA = await changesIn(projectA.id, own.id);
+    // The PATCH that changed nothing is not recorded.
+    expect(inA.map((e) => [e.data.change, e.data.changed, e.data.rule.action, e.data.rule.is_active])).toEqual([
+      ["created", [], "allow", true],
+      ["updated", ["action", "is_active"], "deny", false],
+      ["deleted", [], "deny", false],
+    ]);
+    expect(inA.every((e) => e.actor === memberA.email && e.data.rule.param_pattern === "npm test*")).toBe(true);
+    expect(await changesIn(projectB.id, own.id)).toEqual([]);
+
+    const onB = await create(admin, { scope_type: "server", scope_id: serverB.id });
+    expect((await changesIn(projectB.id, onB.id)).map((e) => e.data.change)).toEqual(["created"]);
+    expect(await changesIn(projectA.id, onB.id)).toEqual([]);
+    // Moved to a project rule of A: both projects see the change.
+    await expectOk(call(`${R}/${onB.id}`, { token: admin, method: "PATCH", body: { scope_type: "project", scope_id: projectA.id } }));
+    expect((await changesIn(projectA.id, onB.id)).map((e) => [e.data.change, e.data.changed])).toEqual([["updated", ["scope_type", "scope_id"]]]);
+    expect((await changesIn(projectB.id, onB.id)).map((e) => e.data.change)).toEqual(["created", "updated"]);
+
+    const everywhere = await create(admin, { name: "everywhere", action: "deny", tool_pattern: "WebFetch" });
+    for (const project of [projectA, projectB]) expect((await changesIn(project.id, everywhere.id)).map((e) => e.data.change)).toEqual(["created"]);
+    await expectOk(call(`${R}/${everywhere.id}`, { token: admin, method: "DELETE" }), 204);
+  });
+
   it("keeps a consistent list through dozens of concurrent creates and edits", async () => {
     const made = await Promise.all(
       Array.from({ length: 30 }, (_, i) => create(memberA.token, { name: `c${i}`, scope_type: "project", scope_id: projectA.id })),

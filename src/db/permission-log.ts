@@ -179,6 +179,7 @@ export function recentLogEntries(db: Db, f: RecentLogFilter) {
     .select({
       id: permissionLog.id,
       projectId: permissionLog.projectId,
+      serverId: permissionLog.serverId,
       toolName: permissionLog.toolName,
       toolInput: permissionLog.toolInput,
       decision: permissionLog.decision,

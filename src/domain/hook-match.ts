@@ -3,7 +3,7 @@
  * call, so that a rule's effect can be previewed against the logged calls exactly as the hook would have decided them.
  */
 import { fnmatch } from "./fnmatch";
-import type { ApprovalAction, ApprovalScope } from "./approval-rules";
+import { inHookOrder, type ApprovalAction, type ApprovalScope, type RuleOrderKey } from "./approval-rules";
 
 /** Logged decisions: the hook writes `allowed` for an allow rule, `denied` for a deny rule, `asked` when none matched. */
 export type LoggedDecision = "allowed" | "denied" | "asked";
@@ -45,6 +45,8 @@ export interface MatchingRule {
 
 export interface LoggedCall {
   projectId: string;
+  /** The server whose daemon posted the call: a server rule reaches that server's hook only. */
+  serverId: string;
   toolName: string;
   toolInput: Record<string, unknown>;
   agentName: string | null;
@@ -60,6 +62,7 @@ export function ruleMatches(rule: MatchingRule, call: LoggedCall): boolean {
   const param = mainParameter(call.toolName, call.toolInput);
   if (rule.paramPattern && param && !fnmatch(param, rule.paramPattern)) return false;
   if (rule.scopeType === "project" && rule.scopeId && rule.scopeId !== call.projectId) return false;
+  if (rule.scopeType === "server" && rule.scopeId && rule.scopeId !== call.serverId) return false;
   if (rule.agentFilter !== "all" && call.agentName) {
     if (!rule.agentFilter.split(",").some((a) => a.trim() === call.agentName)) return false;
   }
@@ -72,6 +75,7 @@ export const decisionOf = (action: ApprovalAction): LoggedDecision => (action ==
 export interface LoggedEntry {
   id: string;
   projectId: string;
+  serverId: string;
   toolName: string;
   /** The JSON text the log keeps. */
   toolInput: string;
@@ -80,21 +84,44 @@ export interface LoggedEntry {
   createdAt: string;
 }
 
+export type OrderedRule = MatchingRule & RuleOrderKey;
+
+/** What the hook decides of a call under rules in its order: the first that matches, or `asked` when none does. */
+export function decide(rules: readonly OrderedRule[], call: LoggedCall): { decision: LoggedDecision; ruleId: string | null } {
+  const rule = rules.find((r) => ruleMatches(r, call));
+  return rule ? { decision: decisionOf(rule.action), ruleId: rule.id } : { decision: "asked", ruleId: null };
+}
+
 /**
- * What the rule alone would have decided of the entries (newest first): how many it matches, how many of those were
- * logged with another decision, and the first `samples` of them with their main parameter.
+ * What adding `candidate` to the active rules (in place of the rule of its id, when it is an edit) would change of the
+ * entries (newest first), each decided as the hook decides it: by the first rule in the hook's order that matches.
+ * `matched` counts the entries the candidate matches, `decided` those it would decide (no rule before it matches
+ * them), `wouldChange` those decided otherwise than the active rules decide them now; the first `samples` matched
+ * entries are described.
  */
-export function previewOver(rule: MatchingRule, entries: readonly LoggedEntry[], samples: number) {
-  const underRule = decisionOf(rule.action);
+export function previewAmong(candidate: OrderedRule, active: readonly OrderedRule[], entries: readonly LoggedEntry[], samples: number) {
+  const now = inHookOrder(active);
+  const withRule = inHookOrder([...active.filter((r) => r.id !== candidate.id), candidate]);
   let matched = 0;
+  let decided = 0;
   let wouldChange = 0;
-  const shown: (LoggedEntry & { parameter: string; underRule: LoggedDecision })[] = [];
+  const shown: (LoggedEntry & { parameter: string; now: LoggedDecision; withRule: LoggedDecision; decidedByRule: boolean })[] = [];
   for (const entry of entries) {
-    const input = JSON.parse(entry.toolInput) as Record<string, unknown>;
-    if (!ruleMatches(rule, { projectId: entry.projectId, toolName: entry.toolName, toolInput: input, agentName: entry.agentName })) continue;
+    const call = { ...entry, toolInput: JSON.parse(entry.toolInput) as Record<string, unknown> };
+    const after = decide(withRule, call);
+    const before = decide(now, call);
+    if (after.decision !== before.decision) wouldChange++;
+    if (!ruleMatches(candidate, call)) continue;
     matched++;
-    if (entry.decision !== underRule) wouldChange++;
-    if (shown.length < samples) shown.push({ ...entry, parameter: mainParameter(entry.toolName, input), underRule });
+    if (after.ruleId === candidate.id) decided++;
+    if (shown.length < samples)
+      shown.push({
+        ...entry,
+        parameter: mainParameter(entry.toolName, call.toolInput),
+        now: before.decision,
+        withRule: after.decision,
+        decidedByRule: after.ruleId === candidate.id,
+      });
   }
-  return { matched, wouldChange, samples: shown };
+  return { matched, decided, wouldChange, samples: shown };
 }

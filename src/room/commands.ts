@@ -165,7 +165,22 @@ export type RoomCommand =
   /** An admin changes the project's settings (those left out stay as they are). */
   | { op: "change_settings"; settings: Partial<ProjectSettings> }
   /** A person lets a task an agent created go ahead (the project approves agents' tasks). */
-  | { op: "approve"; taskId: string };
+  | { op: "approve"; taskId: string }
+  /** A person created, changed or deleted an approval rule that reaches the project's servers. */
+  | { op: "note_rule_change"; change: "created" | "updated" | "deleted"; rule: RuleOnRecord; changed: string[] };
+
+/** An approval rule as the project's log keeps it (its API view's fields). */
+export interface RuleOnRecord {
+  id: string;
+  name: string;
+  tool_pattern: string;
+  param_pattern: string | null;
+  action: "allow" | "deny";
+  scope_type: "tenant" | "project" | "server";
+  scope_id: string | null;
+  agent_filter: string;
+  is_active: boolean;
+}
 
 export interface ProblemData {
   status: 400 | 401 | 403 | 404 | 409 | 422;

@@ -60,6 +60,7 @@ export const EVENT_TYPES = [
   "task_awaiting_approval",
   "task_approved",
   "project_settings_changed",
+  "approval_rule_changed",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -14,15 +14,16 @@ import { principalOf, projectFor, scopesOverlap, visibleProjectIds } from "../au
 import { agent, currentServer, currentUser, person } from "../auth/middleware";
 import { nowIso } from "../db/client";
 import { recentLogEntries } from "../db/permission-log";
-import { APPROVAL_ACTIONS, APPROVAL_SCOPES, approvalRules, servers } from "../db/schema";
+import { APPROVAL_ACTIONS, APPROVAL_SCOPES, approvalRules, projects, servers } from "../db/schema";
 import { MAX_PARAM_PATTERN, inHookOrder, parseAgentFilter, rulesForServer, toolPatternProblem, type ApprovalScope } from "../domain/approval-rules";
-import { previewOver } from "../domain/hook-match";
+import { previewAmong } from "../domain/hook-match";
 import { permissionLogDays } from "../maintenance";
 import { readJson, readQuery } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
 import { label, uuid } from "../http/fields";
 import { fieldError, forbidden, notFound } from "../http/problem";
 import { documented } from "../openapi/operation";
+import { runInRoom } from "../room/client";
 import { linkStub } from "../server-link/client";
 import { approvalRuleSchema, approvalRuleView, hookRuleSchema, hookRuleView, rulePreviewSchema } from "../views/approval-rules";
 
@@ -142,6 +143,29 @@ async function tellDaemons(c: HubContext, ...scopes: Pick<RuleRow, "scopeType" |
   c.executionCtx.waitUntil(Promise.all([...ids].map((id) => linkStub(c.env, id).notifyConnected({ type: "approval_rules_updated" }))));
 }
 
+/** The projects a rule of this scope reaches: its own, those its server serves (every one for a server serving all), or every one. */
+async function projectsReached(c: HubContext, scopeType: ApprovalScope, scopeId: string | null): Promise<string[]> {
+  if (scopeType === "project") return scopeId ? [scopeId] : [];
+  const server =
+    scopeType === "server" && scopeId ? await c.var.db.query.servers.findFirst({ columns: { projectIds: true }, where: eq(servers.id, scopeId) }) : undefined;
+  if (server?.projectIds) return server.projectIds;
+  if (scopeType === "server" && !server) return [];
+  return (await c.var.db.select({ id: projects.id }).from(projects)).map((p) => p.id);
+}
+
+/**
+ * The change goes on the record of every project the rule reached before or reaches after it (`approval_rule_changed`),
+ * with who made it; answered once it is there.
+ */
+async function putOnRecord(c: HubContext, change: "created" | "updated" | "deleted", rule: RuleRow, before: RuleRow = rule) {
+  const view = hookRuleView(rule);
+  const was = hookRuleView(before);
+  const changed = change === "updated" ? (Object.keys(view) as (keyof typeof view)[]).filter((k) => view[k] !== was[k]) : [];
+  if (change === "updated" && changed.length === 0) return;
+  const reached = await Promise.all([projectsReached(c, before.scopeType, before.scopeId), projectsReached(c, rule.scopeType, rule.scopeId)]);
+  await Promise.all([...new Set(reached.flat())].map((projectId) => runInRoom(c, projectId, { op: "note_rule_change", change, rule: view, changed })));
+}
+
 const people = new Hono<HubEnv>();
 const agents = new Hono<HubEnv>();
 export const approvalRuleRoutes = { people, agents };
@@ -185,6 +209,7 @@ people.post(
       })
       .returning();
     await tellDaemons(c, rule!);
+    await putOnRecord(c, "created", rule!);
     return c.json(approvalRuleView(rule!), 201);
   },
 );
@@ -195,6 +220,7 @@ const PREVIEW_SAMPLES = 20;
 
 const previewBody = z.object({
   rule: createBody.extend({ name: createBody.shape.name.optional() }).omit({ is_active: true }),
+  rule_id: uuid.optional().meta({ description: "The rule being edited: the preview puts the rule in its place instead of beside it" }),
   project_id: uuid
     .optional()
     .meta({ description: "For a tenant or server rule: the project whose log to look at (default: every project the caller can see)" }),
@@ -205,45 +231,61 @@ people.post(
   documented({
     id: "previewApprovalRule",
     tag: "Approval rules",
-    summary: "What a rule would have decided of the logged calls",
+    summary: "What a rule would change of the logged calls",
     description:
-      "The rule (as it would be created, with the same checks and 422s, `name` optional) matched against the permission log of the last " +
-      "`PERMISSION_LOG_DAYS` exactly as the hook matches it: the tool pattern on the tool's name, the parameter pattern on its main parameter " +
-      "(a call without one matches), the agent filter on the entry's agent. It looks at the log of the rule's project; for a tenant or server rule, " +
-      "of `project_id` or else of every project the caller can see (a server rule: only the entries its server posted). At most the newest 5000 " +
-      "entries are scanned (`truncated` says when older ones were left). The rule is judged alone: `would_change` counts the matched entries whose " +
-      "logged decision is not the rule's, without regard to the other rules that come before it in the hook's order.",
+      "The rule (as it would be created, with the same checks and 422s, `name` optional) put among the active rules, in place of `rule_id` " +
+      "for an edit, and the permission log of the last `PERMISSION_LOG_DAYS` decided as the hook decides each call: by the first rule in the " +
+      "hook's order that matches it (the tool pattern on the tool's name, the parameter pattern on its main parameter, which a call without one " +
+      "matches, the agent filter on the entry's agent, a server rule on its server's calls), `asked` when none does. It looks at the log of the " +
+      "rule's project; for a tenant or server rule, of `project_id` or else of every project the caller can see (a server rule: only the entries " +
+      "its server posted). At most the newest 5000 entries are scanned (`truncated` says when older ones were left). `matched` counts the entries " +
+      "the rule matches, `decided` those it would decide (no rule before it matches them), `would_change` those the rules would decide otherwise " +
+      "than the active rules decide them now.",
     caller: "person",
     body: previewBody,
     responses: { 200: rulePreviewSchema },
   }),
   person("member"),
   async (c) => {
-    const { rule, project_id } = await readJson(c, previewBody);
+    const { rule, rule_id, project_id } = await readJson(c, previewBody);
     const scopeId = rule.scope_id ?? null;
     const reach = await reachOf(c);
     await checkScope(c, reach, rule.scope_type, scopeId, "rule.scope_id");
+    const edited = rule_id === undefined ? undefined : await c.var.db.query.approvalRules.findFirst({ where: eq(approvalRules.id, rule_id) });
+    if (rule_id !== undefined && (!edited || !reads(reach, edited.scopeType, edited.scopeId))) throw fieldError("rule_id", "is not a rule you can see");
     let projectIds: string[] | null;
     if (rule.scope_type === "project") projectIds = [scopeId!];
     else if (project_id !== undefined) projectIds = [(await projectFor(c, project_id)).id];
     else projectIds = reach === null ? null : [...reach.projects];
     const since = new Date(Date.now() - permissionLogDays(c.env.PERMISSION_LOG_DAYS) * 86_400_000).toISOString();
-    const rows =
+    const [rows, active] = await Promise.all([
       projectIds?.length === 0
         ? []
-        : await recentLogEntries(c.var.db, { projectIds, serverId: rule.scope_type === "server" ? scopeId! : undefined, since, limit: PREVIEW_SCAN + 1 });
+        : recentLogEntries(c.var.db, { projectIds, serverId: rule.scope_type === "server" ? scopeId! : undefined, since, limit: PREVIEW_SCAN + 1 }),
+      c.var.db.select().from(approvalRules).where(eq(approvalRules.isActive, true)),
+    ]);
     const scanned = rows.slice(0, PREVIEW_SCAN);
-    const preview = previewOver({ ...ruleColumns(rule), scopeId }, scanned, PREVIEW_SAMPLES);
+    const candidate = { ...ruleColumns(rule), scopeId, id: edited?.id ?? crypto.randomUUID(), createdAt: edited?.createdAt ?? nowIso() };
+    const preview = previewAmong(candidate, active, scanned, PREVIEW_SAMPLES);
     const samples = preview.samples.map((e) => ({
       id: e.id,
       project_id: e.projectId,
       tool_name: e.toolName,
       parameter: e.parameter,
       decision: e.decision,
-      decision_under_rule: e.underRule,
+      decision_now: e.now,
+      decision_under_rule: e.withRule,
+      decided_by_rule: e.decidedByRule,
       created_at: e.createdAt,
     }));
-    return c.json({ matched: preview.matched, scanned: scanned.length, would_change: preview.wouldChange, truncated: rows.length > PREVIEW_SCAN, samples });
+    return c.json({
+      matched: preview.matched,
+      decided: preview.decided,
+      scanned: scanned.length,
+      would_change: preview.wouldChange,
+      truncated: rows.length > PREVIEW_SCAN,
+      samples,
+    });
   },
 );
 
@@ -325,6 +367,7 @@ people.patch(
       .returning();
     if (!updated) throw notFound("Approval rule");
     await tellDaemons(c, rule, updated);
+    await putOnRecord(c, "updated", updated, rule);
     return c.json(approvalRuleView(updated));
   },
 );
@@ -344,6 +387,7 @@ people.delete(
     const { rule } = await changeable(c);
     await c.var.db.delete(approvalRules).where(eq(approvalRules.id, rule.id));
     await tellDaemons(c, rule);
+    await putOnRecord(c, "deleted", rule);
     return c.body(null, 204);
   },
 );

@@ -50,8 +50,12 @@ export const approvalRuleView = (r: RuleRow): z.infer<typeof approvalRuleSchema>
 export const rulePreviewSchema = z
   .object({
     matched: z.number().int().meta({ description: "Scanned entries the rule matches" }),
+    decided: z.number().int().meta({ description: "Matched entries the rule would decide: no rule before it in the hook's order matches them" }),
     scanned: z.number().int().meta({ description: "Entries of the last PERMISSION_LOG_DAYS looked at" }),
-    would_change: z.number().int().meta({ description: "Matched entries whose logged decision differs from the rule's" }),
+    would_change: z
+      .number()
+      .int()
+      .meta({ description: "Scanned entries the rules with this one would decide otherwise than the active rules decide them now" }),
     truncated: z.boolean().meta({ description: "Whether older entries were left unscanned (at most 5000, the newest, are)" }),
     samples: z
       .array(
@@ -61,7 +65,9 @@ export const rulePreviewSchema = z
           tool_name: z.string(),
           parameter: z.string().meta({ description: "The tool's main parameter the hook matches `param_pattern` against; empty when it has none" }),
           decision: z.enum(PERMISSION_DECISIONS).meta({ description: "The decision logged then" }),
-          decision_under_rule: z.enum(PERMISSION_DECISIONS),
+          decision_now: z.enum(PERMISSION_DECISIONS).meta({ description: "What the active rules decide of it now" }),
+          decision_under_rule: z.enum(PERMISSION_DECISIONS).meta({ description: "What the active rules with this one would decide of it" }),
+          decided_by_rule: z.boolean().meta({ description: "Whether this rule would decide it (false: a rule before it does)" }),
           created_at: timestamp,
         }),
       )

@@ -10,6 +10,7 @@ import type { OpContext, OpOutcome, Planner } from "./kernel";
 import { beginWork, create, help, respond, retry, revisePlan, submitPlan, update } from "./lifecycle";
 import { disableWebhook } from "./integrations";
 import { expireLease, reject } from "./hand-back";
+import { noteRuleChange } from "./rule-changes";
 import { changeSession, openSession, reportMcpStatus } from "./sessions";
 
 const planners = {
@@ -44,6 +45,7 @@ const planners = {
   session_mcp_status: reportMcpStatus,
   disable_webhook: disableWebhook,
   change_settings: changeSettings,
+  note_rule_change: noteRuleChange,
   approve,
 } satisfies { [K in RoomCommand["op"]]: Planner<K> };
 

@@ -150,7 +150,10 @@ export function Permissions({ projectId }: { projectId: string }) {
       {filters.before && (
         <p class="pager">
           <a {...linkProps(`/projects/${projectId}/permissions${searchOf({ ...filters, before: undefined })}`)}>
-            {waiting > 0 ? `${waiting} new ${waiting === 1 ? "call" : "calls"} — show` : "Newest calls"}
+            {waiting > 0
+              ? // The room counts the project's new calls, not those the filters pick.
+                `${waiting} new ${waiting === 1 ? "call" : "calls"}${Object.keys(filters).some((k) => k !== "before") ? " in the project" : ""} — show the newest`
+              : "Newest calls"}
           </a>
         </p>
       )}

@@ -106,7 +106,7 @@ export function RuleForm({ rule, initial, choices, onSaved, onCancel }: Props) {
   const runPreview = () =>
     act("preview", async () => {
       const { name: _, ...ruleBody } = bodyOf(draft);
-      setPreview(await ok(hub.POST("/api/v1/approval-rules/preview", { body: { rule: ruleBody } })));
+      setPreview(await ok(hub.POST("/api/v1/approval-rules/preview", { body: { rule: ruleBody, ...(rule ? { rule_id: rule.id } : {}) } })));
     });
   const save = (e: Event) => {
     e.preventDefault();
@@ -237,10 +237,16 @@ function PreviewResult({ preview }: { preview: RulePreview }) {
   return (
     <div class="rule-preview" data-preview>
       <p>
-        Would have decided <strong data-matched>{preview.matched}</strong> of {preview.scanned}
-        {preview.truncated ? " (the newest)" : ""} logged calls in the last 30 days
-        {preview.matched > 0 && <>, {preview.would_change} of them differently than they were</>}.{" "}
-        <span class="muted small">Judged alone: a rule before it in the hook's order may decide some of them first.</span>
+        Matches <strong data-matched>{preview.matched}</strong> of {preview.scanned}
+        {preview.truncated ? " (the newest)" : ""} calls logged in the last 30 days
+        {preview.matched > 0 && (
+          <>
+            {" "}
+            and would decide <strong data-decided>{preview.decided}</strong> of them
+            {preview.decided < preview.matched && <> (rules before it in the hook's order decide the others)</>}
+          </>
+        )}
+        . With it, <strong data-would-change>{preview.would_change}</strong> would be decided otherwise than the rules decide them now.
       </p>
       {preview.samples.length > 0 && (
         <table class="servers rule-samples">
@@ -249,8 +255,9 @@ function PreviewResult({ preview }: { preview: RulePreview }) {
               <th scope="col">When</th>
               <th scope="col">Tool</th>
               <th scope="col">Parameter</th>
-              <th scope="col">Decided then</th>
-              <th scope="col">Under this rule</th>
+              <th scope="col">Logged</th>
+              <th scope="col">Now</th>
+              <th scope="col">With this rule</th>
             </tr>
           </thead>
           <tbody>
@@ -265,7 +272,11 @@ function PreviewResult({ preview }: { preview: RulePreview }) {
                   <span class={`decision decision-${s.decision}`}>{s.decision}</span>
                 </td>
                 <td>
+                  <span class={`decision decision-${s.decision_now}`}>{s.decision_now}</span>
+                </td>
+                <td>
                   <span class={`decision decision-${s.decision_under_rule}`}>{s.decision_under_rule}</span>
+                  {!s.decided_by_rule && <span class="muted small"> by an earlier rule</span>}
                 </td>
               </tr>
             ))}
