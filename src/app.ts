@@ -17,6 +17,7 @@ import { appendHeader, noSniff, setHeader } from "./http/response-headers";
 import { logRequests } from "./http/request-log";
 import { discardOffloadsOnError } from "./http/request-offloads";
 import { agentSessionRoutes } from "./routes/agent-sessions";
+import { remoteRoutes } from "./routes/remote";
 import { authRoutes } from "./routes/auth";
 import { daemonTaskRoutes } from "./routes/daemon-tasks";
 import { daemonSocketRoutes } from "./routes/daemon-socket";
@@ -114,6 +115,7 @@ export function buildApp() {
   api.route("/servers", serverRoutes);
   api.route("/servers/tasks", daemonTaskRoutes);
   api.route("/server", agentSessionRoutes);
+  api.route("/server/remote", remoteRoutes);
   api.route("/approval-rules", approvalRuleRoutes.people);
   api.route("/server", approvalRuleRoutes.agents);
   api.route("/tasks", taskRoutes("people"));

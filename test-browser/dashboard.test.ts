@@ -358,7 +358,7 @@ describe("approving agents' tasks", () => {
     expect(await gate.isChecked()).toBe(false);
     await gate.click();
     await expect.poll(() => gate.isChecked()).toBe(true);
-    expect(await settings()).toEqual({ approve_agent_tasks: true });
+    expect(await settings()).toEqual({ approve_agent_tasks: true, remote_exec: false });
     await screenshot(page, "project-settings");
 
     const asAgent = hubAs({ apiKey: agent.apiKey });

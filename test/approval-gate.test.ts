@@ -43,7 +43,7 @@ async function gated(body: () => Promise<void>) {
 describe("the setting", () => {
   it("is off by default: an agent's task goes ahead, and approving it is 409", async () => {
     const project = await createProject(w.admin, "Defaults");
-    expect((await expectOk(call(P(project.id), { token: w.admin }))).json.settings).toEqual({ approve_agent_tasks: false });
+    expect((await expectOk(call(P(project.id), { token: w.admin }))).json.settings).toEqual({ approve_agent_tasks: false, remote_exec: false });
     const id = await newTask(w);
     expect(await task(id)).toMatchObject({ status: "pending", awaiting_approval: false });
     expectProblem(await approve(id), 409, "NOT_AWAITING_APPROVAL");
@@ -55,9 +55,10 @@ describe("the setting", () => {
     expectProblem(await setGate(true, w.member.token, project.id), 403, "FORBIDDEN");
     const on = await expectOk(setGate(true, w.admin, project.id));
     expect(on.json).toMatchObject({ id: project.id, settings: { approve_agent_tasks: true } });
-    expect((await call(P(project.id), { token: w.member.token })).json.settings).toEqual({ approve_agent_tasks: true });
+    expect((await call(P(project.id), { token: w.member.token })).json.settings).toEqual({ approve_agent_tasks: true, remote_exec: false });
     expect((await call("/api/v1/projects", { token: w.member.token })).json.projects.find((p: any) => p.id === project.id).settings).toEqual({
       approve_agent_tasks: true,
+      remote_exec: false,
     });
     for (const [body, path] of [
       [{ settings: { approve_agent_tasks: "yes" } }, "settings.approve_agent_tasks"],
@@ -73,7 +74,7 @@ describe("the setting", () => {
     await expectOk(setGate(true, w.admin, project.id));
     const log = (await call(`${P(project.id)}/events`, { token: w.admin })).json.events.filter((e: any) => e.type === "project_settings_changed");
     expect(log.map((e: any) => [e.actor, e.data])).toEqual([
-      ["admin@example.com", { settings: { approve_agent_tasks: true }, changed: ["approve_agent_tasks"] }],
+      ["admin@example.com", { settings: { approve_agent_tasks: true, remote_exec: false }, changed: ["approve_agent_tasks"] }],
     ]);
   });
 });

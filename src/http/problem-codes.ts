@@ -30,6 +30,8 @@ export const PROBLEM_CODES = {
   INVALID_REGISTRATION_TOKEN: "The registration token is malformed, unknown, expired, revoked or used up.",
   FORBIDDEN: "Authenticated, but the caller's role does not allow this.",
   NOT_ALLOWED: "The caller may see this but not do this to it (only the assignee completes a task, for instance).",
+  REMOTE_EXEC_DISABLED:
+    "The project's `remote_exec` setting is off, so agents may not run commands in or send files to its sessions: an admin turns it on (`PATCH /api/v1/projects/{id}`).",
   NO_ACCOUNT: "An external identity provider's token was valid, but no hub account has its email.",
   INVALID_URL: "The signed URL is malformed, expired or tampered with.",
   URL_NOT_FOR_THIS: "The signed URL is valid but for another object or method.",
@@ -54,6 +56,7 @@ export const PROBLEM_CODES = {
   EMAIL_TAKEN: "A user with that email exists.",
   CANNOT_DELETE_SELF: "Admins cannot delete their own account.",
   DAEMON_OFFLINE: "The server's daemon is not connected, so it cannot start or reach a session now.",
+  DAEMON_TIMEOUT: "The daemon did not answer within the time allowed (a remote command's `timeout`, at most 120 s).",
   DATAREF_PENDING: "The DataRef has no bytes yet: upload them first.",
   DATAREF_IMMUTABLE: "The DataRef's bytes are uploaded (or being uploaded) and cannot change.",
   IDEMPOTENCY_KEY_IN_FLIGHT: "A request with this `Idempotency-Key` is still being handled: retry once it has finished.",

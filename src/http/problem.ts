@@ -22,6 +22,7 @@ const TITLES: Record<number, string> = {
   429: "Too Many Requests",
   500: "Internal Server Error",
   503: "Service Unavailable",
+  504: "Gateway Timeout",
 };
 
 export class Problem extends Error {

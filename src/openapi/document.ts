@@ -180,6 +180,7 @@ const TAGS = [
   ["Interventions", "Questions and approvals agents ask people."],
   ["DataRefs", "Large payloads in R2, moved through signed short-lived URLs."],
   ["Live", "WebSockets: dashboards' event stream, agents' message protocol, terminals."],
+  ["Remote work", "Agents running commands in, and sending files to, other sessions of their project (the `remote_exec` setting)."],
   ["Approval rules", "Rules the daemons' PreToolUse hook decides agents' tool calls by, and the log of every call it saw."],
   ["Webhooks", "Signed HTTP deliveries of a project's events (Standard Webhooks)."],
   ["Telegram", "The Telegram bot: its webhook and its setup."],

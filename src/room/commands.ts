@@ -92,6 +92,9 @@ export interface SessionChange {
   error?: string | null;
 }
 
+/** The events an agent's remote work leaves in the project's log. */
+export type RemoteUseEvent = "remote_exec" | "file_transfer_started" | "file_transfer_completed" | "file_transfer_failed";
+
 export type RoomCommand =
   | { op: "create"; task: NewTask; dependencies: DependencyInput[] }
   | { op: "update"; taskId: string; changes: TaskChanges }
@@ -164,6 +167,8 @@ export type RoomCommand =
   | { op: "disable_webhook"; webhookId: string; reason: string }
   /** An admin changes the project's settings (those left out stay as they are). */
   | { op: "change_settings"; settings: Partial<ProjectSettings> }
+  /** An agent's use of another session of the project: a remote command, a file sent (its start and its end). */
+  | { op: "remote_use"; event: RemoteUseEvent; data: Record<string, unknown> }
   /** A person lets a task an agent created go ahead (the project approves agents' tasks). */
   | { op: "approve"; taskId: string }
   /** A person created, changed or deleted an approval rule that reaches the project's servers. */

@@ -11,6 +11,7 @@ import type { HubContext, HubEnv } from "../http/context";
 import { requireUpgrade } from "../http/upgrade";
 import { documented } from "../openapi/operation";
 import { linkStub } from "../server-link/client";
+import { execOutputOf } from "../server-link/remote-exec";
 import { DAEMON_AUTH_GRACE_MS, DAEMON_CLOSE, frameBytes, MAX_DAEMON_FRAME_BYTES, oversizedFrame, parseDaemonFrame } from "../server-link/daemon-frames";
 
 export const daemonSocketRoutes = new Hono<HubEnv>();
@@ -35,8 +36,8 @@ function refuse(ws: WebSocket, detail: string) {
   closeQuietly(ws, DAEMON_CLOSE.unauthorized, detail);
 }
 
-/** Checks the first frame's key and connects the daemon to its server's link; returns that socket, or null when refused. */
-async function joinLink(c: HubContext, daemon: WebSocket, first: string | ArrayBuffer): Promise<WebSocket | null> {
+/** Checks the first frame's key and connects the daemon to its server's link; returns that socket and the server, or null when refused. */
+async function joinLink(c: HubContext, daemon: WebSocket, first: string | ArrayBuffer): Promise<{ socket: WebSocket; serverId: string } | null> {
   const frame = parseDaemonFrame(first);
   const apiKey = frame.ok && frame.type === "auth" ? frame.frame.api_key : undefined;
   if (typeof apiKey !== "string" || apiKey === "") {
@@ -56,7 +57,7 @@ async function joinLink(c: HubContext, daemon: WebSocket, first: string | ArrayB
     return null;
   }
   res.webSocket.accept();
-  return res.webSocket;
+  return { socket: res.webSocket, serverId: server.id };
 }
 
 daemonSocketRoutes.get(
@@ -89,6 +90,7 @@ daemonSocketRoutes.get(
     const { 0: client, 1: daemon } = new WebSocketPair();
     daemon.accept();
     let link: WebSocket | null = null;
+    let serverId: string | null = null;
     /** Frames the daemon sent while its key was being checked, relayed once it is. */
     let held: (string | ArrayBuffer)[] | null = null;
     const grace = setTimeout(() => link || refuse(daemon, `No API key within ${DAEMON_AUTH_GRACE_MS / 1000} s`), DAEMON_AUTH_GRACE_MS);
@@ -97,6 +99,11 @@ daemonSocketRoutes.get(
       // The runtime refuses larger frames between the Worker and the link: the daemon is told, and stays connected.
       if (frameBytes(e.data) > MAX_DAEMON_FRAME_BYTES) {
         const tooBig = oversizedFrame(e.data);
+        if (serverId && tooBig.type === "remote_exec_result") {
+          // A command's output is answered cut rather than dropped: handed to the link over RPC, which takes more than a frame.
+          const frame = parseDaemonFrame(e.data);
+          if (frame.ok) return void linkStub(c.env, serverId).execAnswered({ ...frame.frame, ...execOutputOf(frame.frame) });
+        }
         daemon.send(
           JSON.stringify({
             type: "error",
@@ -121,11 +128,13 @@ daemonSocketRoutes.get(
       if (held) return void held.push(e.data);
       held = [];
       void joinLink(c, daemon, e.data).then(
-        (joined) => {
+        (accepted) => {
           clearTimeout(grace);
-          if (!joined) return;
+          if (!accepted) return;
+          const joined = accepted.socket;
           if (daemon.readyState !== WebSocket.OPEN) return closeQuietly(joined, 1000, "the daemon left");
           link = joined;
+          serverId = accepted.serverId;
           joined.addEventListener("message", (m) => daemon.send(m.data));
           joined.addEventListener("close", (m) => closeQuietly(daemon, m.code, m.reason));
           held!.forEach((frame) => joined.send(frame));

@@ -52,7 +52,10 @@ const newProject = z.object({ name: label(), description: text().nullable().opti
 const projectChanges = z.object({ name: label().optional(), description: text().nullable().optional() });
 const settingsChange = z.object({
   settings: z
-    .strictObject({ approve_agent_tasks: projectSettingsSchema.shape.approve_agent_tasks.optional() })
+    .strictObject({
+      approve_agent_tasks: projectSettingsSchema.shape.approve_agent_tasks.optional(),
+      remote_exec: projectSettingsSchema.shape.remote_exec.optional(),
+    })
     // Only once the names are known: an unknown one is its own error.
     .refine((s) => Object.keys(s).length > 0, { message: "name at least one setting to change", when: (p) => p.issues.length === 0 }),
 });
@@ -181,8 +184,10 @@ projectRoutes.patch(
       "`approve_agent_tasks` (off by default): tasks that agents create from then on wait for a person. Such a task is marked " +
       "`awaiting_approval`: it keeps its status, is never auto-assigned, and starting or planning it is 409 `TASK_AWAITING_APPROVAL` until a " +
       "member or admin approves it (`POST /api/v1/tasks/{id}/approve`); it may be assigned by hand meanwhile, and the session's daemon is " +
-      "told it waits (`pending_approval: true` in `task_assigned`). Tasks already created are not affected. A change is the event " +
-      "`project_settings_changed`.",
+      "told it waits (`pending_approval: true` in `task_assigned`). Tasks already created are not affected.\n\n" +
+      "`remote_exec` (off by default): any agent in the project may run shell commands in another open session of the project " +
+      "(`POST /api/v1/server/remote/exec`) and send it files (`POST /api/v1/server/remote/file-transfer`); each use is an event. " +
+      "A change is the event `project_settings_changed`.",
     caller: "person",
     body: settingsChange,
     responses: { 200: projectSchema },

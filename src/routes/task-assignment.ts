@@ -21,7 +21,7 @@ import type { TaskSurface } from "./task-surface";
 import { taskFor } from "./task-access";
 
 /** Finds who a task goes to: an open session by name (optionally on a named server), a session id, or a server by name. */
-async function assignTarget(
+export async function assignTarget(
   c: HubContext,
   projectId: string,
   body: Pick<z.output<typeof assignBody>, "session_name" | "server_name" | "session_id">,

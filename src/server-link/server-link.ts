@@ -11,11 +11,13 @@
 import { DurableObject } from "cloudflare:workers";
 import { logDebug, logError } from "../log";
 import { isFinalSession } from "../domain/session-lifecycle";
-import type { RoomActor, SessionChange } from "../room/commands";
+import type { RemoteUseEvent, RoomActor, SessionChange } from "../room/commands";
 import { executeInRoom, type RoomReachingEnv } from "../room/rpc-port";
 import { sendJson } from "../room/sockets";
 import { DAEMON_CLOSE, parseDaemonFrame, sessionIdOf, sessionReportOf, tmuxPrefixOf } from "./daemon-frames";
 import { sessionOfPush, type DaemonPush } from "./pushes";
+import { FileTransfers, type TransferOffer, type TransferPeer, type TransferRequest, type TransferView } from "./file-transfers";
+import { PendingExecs, type ExecOutcome } from "./remote-exec";
 import { Scrollback } from "./scrollback";
 import { terminalAccess } from "./terminal-access";
 import { Terminals, VIEWER_TAG, viewerTag } from "./terminals";
@@ -66,7 +68,12 @@ export interface SessionStart {
 
 const isDaemon = (ws: WebSocket) => (ws.deserializeAttachment() as { kind?: string } | null)?.kind !== "viewer";
 
-export class ServerLink extends DurableObject<RoomReachingEnv> {
+/** The links reach each other too: a file goes from the sender's link to the receiver's. */
+interface LinkEnv extends RoomReachingEnv {
+  SERVER_LINK: DurableObjectNamespace<ServerLink>;
+}
+
+export class ServerLink extends DurableObject<LinkEnv> {
   private readonly scrollback = new Scrollback(this.ctx.storage);
   /** Sessions looked up: null for an id that is not this server's. */
   private readonly known = new Map<string, KnownSession | null>();
@@ -77,6 +84,15 @@ export class ServerLink extends DurableObject<RoomReachingEnv> {
     statusOf: async (sessionId) => (this.known.get(sessionId) ?? (await this.lookup(sessionId)))?.status,
     toDaemon: (frame) => this.toDaemon(frame),
     access: async (viewer) => terminalAccess(this.env.DB, viewer.userId, await this.serverId(), viewer.projectId),
+  });
+  private readonly execs = new PendingExecs();
+  private readonly transfers = new FileTransfers({
+    toDaemon: (frame) => this.toDaemon(frame),
+    // Both sessions on this server: the transfer never leaves this link.
+    peer: (serverId): TransferPeer => (serverId === this.ctx.id.name ? this : this.env.SERVER_LINK.get(this.env.SERVER_LINK.idFromName(serverId))),
+    record: (projectId, event, data) => this.recordRemoteUse(projectId, event, data),
+    storage: this.ctx.storage,
+    scheduleAlarm: (at) => this.scheduleAlarm(at),
   });
 
   /** Accepts a daemon the Worker has authenticated, or a person's terminal on one of the server's sessions. */
@@ -128,7 +144,7 @@ export class ServerLink extends DurableObject<RoomReachingEnv> {
     const frame = parseDaemonFrame(message);
     if (!frame.ok) return this.daemonError(ws, "INVALID_MESSAGE", frame.detail);
     try {
-      await this.fromDaemon(ws, frame.type, frame.frame);
+      await this.fromDaemon(ws, frame.type, frame.frame, message);
     } catch (e) {
       // One frame's failure (D1 unreachable, say) is the daemon's to retry, never the link's end.
       logError("daemon frame failed", { server_id: this.ctx.id.name, operation: frame.type }, e);
@@ -136,8 +152,24 @@ export class ServerLink extends DurableObject<RoomReachingEnv> {
     }
   }
 
-  private async fromDaemon(ws: WebSocket, type: string, frame: Record<string, unknown>) {
+  private async fromDaemon(ws: WebSocket, type: string, frame: Record<string, unknown>, message: string | ArrayBuffer) {
     switch (type) {
+      case "remote_exec_result":
+        if (!this.execs.answered(frame)) logDebug("remote_exec_result nobody waits for", { server_id: this.ctx.id.name, operation: type });
+        return;
+      // Handled without awaiting anything first, so chunks are passed on in the order they came.
+      case "file_chunk":
+      case "file_complete":
+      case "file_accept":
+      case "file_ack":
+      case "file_error": {
+        const text = typeof message === "string" ? message : new TextDecoder().decode(message);
+        const handled =
+          ((type === "file_chunk" || type === "file_complete" || type === "file_error") && this.transfers.fromSender(type, frame, text)) ||
+          ((type === "file_accept" || type === "file_ack" || type === "file_error") && this.transfers.fromReceivingDaemon(type, frame));
+        if (!handled) this.daemonError(ws, "UNKNOWN_TRANSFER", `${type}: no transfer ${String(frame.transfer_id)} of this server's`);
+        return;
+      }
       case "ping":
         return ws.send(JSON.stringify({ type: "pong" }));
       case "session_output":
@@ -300,6 +332,11 @@ export class ServerLink extends DurableObject<RoomReachingEnv> {
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string) {
     if (!isDaemon(ws)) this.terminals.closed(ws);
+    else {
+      // What the daemon was running or relaying cannot finish now.
+      this.execs.daemonGone();
+      await this.transfers.daemonGone();
+    }
     try {
       ws.close(code, reason);
     } catch {
@@ -342,6 +379,8 @@ export class ServerLink extends DurableObject<RoomReachingEnv> {
     }
     const viewers = this.terminals.closeExpired(this.ctx.getWebSockets(VIEWER_TAG), now);
     if (viewers !== null) later(viewers);
+    const transfers = await this.transfers.sweep(now);
+    if (transfers !== null) later(transfers);
     // Work done above may have set an earlier alarm meanwhile: keep whichever comes first.
     if (next !== null) await this.scheduleAlarm(next);
   }
@@ -475,5 +514,56 @@ export class ServerLink extends DurableObject<RoomReachingEnv> {
     for (const ws of this.ctx.getWebSockets(DAEMON_TAG)) {
       if ((ws.deserializeAttachment() as DaemonAttachment).keyHash === keyHash) ws.close(DAEMON_CLOSE.revoked, reason);
     }
+  }
+
+  // ── Remote exec and file transfer (API.md "Remote exec and agent-to-agent file transfer") ──
+
+  /** Runs a command through the daemon (hub.py `_handle_remote_exec`) and waits for its answer, at most `timeoutMs`. */
+  async remoteExec(run: { requestId: string; command: string; sessionId: string; timeoutMs: number }): Promise<ExecOutcome> {
+    if (!this.daemon()) return { kind: "offline" };
+    const outcome = this.execs.wait(run.requestId, run.timeoutMs);
+    this.toDaemon({ type: "remote_exec", request_id: run.requestId, command: run.command, session_id: run.sessionId });
+    return outcome;
+  }
+
+  /** A `remote_exec_result` too large for the daemon's socket, handed over (cut) by the Worker. */
+  async execAnswered(frame: Record<string, unknown>) {
+    this.execs.answered(frame);
+  }
+
+  /** The calling server's daemon sends a file to another session: `sender_offline` or `receiver_offline` when a daemon is not connected. */
+  async startTransfer(request: TransferRequest): Promise<"started" | "sender_offline" | "receiver_offline"> {
+    if (!this.daemon()) return "sender_offline";
+    return (await this.transfers.start(request)) ? "started" : "receiver_offline";
+  }
+
+  async transferStatus(transferId: string): Promise<TransferView | null> {
+    return this.transfers.status(transferId);
+  }
+
+  /** How many chunk bytes this link has had on their way to a receiver's link at once, at most. */
+  async transferMemory(): Promise<{ peakInFlightBytes: number }> {
+    return { peakInFlightBytes: this.transfers.peakInFlightBytes };
+  }
+
+  // The receiver's side, called by the sender's link.
+  async offerTransfer(offer: TransferOffer): Promise<boolean> {
+    return this.transfers.offer(offer);
+  }
+
+  async toReceiver(transferId: string, frame: string, ends = false) {
+    this.transfers.toReceiver(transferId, frame, ends, this.daemon());
+  }
+
+  // The sender's side, called by the receiver's link.
+  async fromReceiver(transferId: string, frame: Record<string, unknown>) {
+    await this.transfers.fromReceiver(transferId, frame);
+  }
+
+  private async recordRemoteUse(projectId: string, event: RemoteUseEvent, data: Record<string, unknown>) {
+    const serverId = await this.serverId();
+    const serverName = (await this.ctx.storage.get<string>("server-name")) ?? "";
+    const result = await executeInRoom(this.env, projectId, { kind: "agent", serverId, serverName, label: `agent:${serverName}` }, { op: "remote_use", event, data });
+    if (!result.ok) logDebug("remote use not recorded", { server_id: serverId, project_id: projectId, operation: event, detail: result.problem.detail });
   }
 }

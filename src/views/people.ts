@@ -19,6 +19,10 @@ export const projectSettingsSchema = z
     approve_agent_tasks: z.boolean().meta({
       description: "Tasks created by agents wait for a person's approval (`POST /api/v1/tasks/{id}/approve`) before they are auto-assigned, started or planned",
     }),
+    remote_exec: z.boolean().meta({
+      description:
+        "Any agent in the project may run shell commands in another session of the project (`POST /api/v1/server/remote/exec`) and send it files (`POST /api/v1/server/remote/file-transfer`)",
+    }),
   })
   .meta({ id: "ProjectSettings", description: "Off by default; admins change them (`PATCH /api/v1/projects/{id}`)" });
 

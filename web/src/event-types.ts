@@ -45,6 +45,10 @@ export const EVENT_TYPES = [
   "task_approved",
   "project_settings_changed",
   "approval_rule_changed",
+  "remote_exec",
+  "file_transfer_started",
+  "file_transfer_completed",
+  "file_transfer_failed",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

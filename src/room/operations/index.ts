@@ -11,6 +11,7 @@ import { beginWork, create, help, respond, retry, revisePlan, submitPlan, update
 import { disableWebhook } from "./integrations";
 import { expireLease, reject } from "./hand-back";
 import { noteRuleChange } from "./rule-changes";
+import { remoteUse } from "./remote";
 import { changeSession, openSession, reportMcpStatus } from "./sessions";
 
 const planners = {
@@ -47,6 +48,7 @@ const planners = {
   change_settings: changeSettings,
   note_rule_change: noteRuleChange,
   approve,
+  remote_use: remoteUse,
 } satisfies { [K in RoomCommand["op"]]: Planner<K> };
 
 export function planOperation(ctx: OpContext, command: RoomCommand): Promise<OpOutcome> {
