@@ -9,6 +9,7 @@
  * What hub.py puts before the agent of a session (`ws_receive_loop`), reading
  * only the fields it reads, is kept per session: `shown(sessionId)`.
  */
+import { createHash } from "node:crypto";
 import { expect } from "vitest";
 import { call, type Reply } from "./helpers";
 import { openSocket, type TestSocket } from "./sockets";
@@ -84,7 +85,8 @@ export const b64 = (text: string) => new TextEncoder().encode(text).toBase64();
 export const unb64 = (data: string) => new TextDecoder().decode(Uint8Array.fromBase64(data));
 
 export async function connectDaemon(apiKey: string): Promise<TestSocket> {
-  const socket = await openSocket("/ws/server");
+  // File chunks are checked as they come (fileTransfers), not kept.
+  const socket = await openSocket("/ws/server", {}, (f) => f.type !== "file_chunk");
   socket.send(pythonJson({ type: "auth", api_key: apiKey }));
   return socket;
 }
@@ -214,4 +216,150 @@ export async function fakeDaemon(apiKey: string, options: { start?: boolean; ech
     shown: (sessionId) => shown.get(sessionId) ?? [],
     rules: () => rules,
   };
+}
+
+/** hub.py `_handle_remote_exec`: each `remote_exec {request_id, command}` is run by `run` and answered with `remote_exec_result`. */
+export function answerRemoteExec(daemon: FakeDaemon, run: (command: string) => { exit_code: number; stdout: string; stderr: string } | null) {
+  daemon.socket.ws.addEventListener("message", (e) => {
+    const frame = JSON.parse(e.data as string);
+    if (frame.type !== "remote_exec" || !frame.request_id || !frame.command) return;
+    const result = run(frame.command);
+    if (result) daemon.send({ type: "remote_exec_result", request_id: frame.request_id, ...result });
+  });
+}
+
+/** A file a fake daemon can send: its bytes are made on the way, `size` of them, each from its offset. */
+export interface FakeFile {
+  size: number;
+  byteAt(offset: number): number;
+}
+
+export const patternFile = (size: number, seed = 7): FakeFile => ({ size, byteAt: (offset) => (offset * 31 + seed + (offset >> 16)) & 255 });
+
+/** The bytes of a fake file from `start`, `length` of them. */
+export function fileBytes(file: FakeFile, start: number, length: number) {
+  const bytes = new Uint8Array(Math.max(0, Math.min(length, file.size - start)));
+  for (let i = 0; i < bytes.length; i++) bytes[i] = file.byteAt(start + i);
+  return bytes;
+}
+
+export const sha256Of = (file: FakeFile) => {
+  const hash = createHash("sha256");
+  for (let offset = 0; offset < file.size; offset += CHUNK_SIZE) hash.update(fileBytes(file, offset, CHUNK_SIZE));
+  return hash.digest("hex");
+};
+
+/** file_transfer.py CHUNK_SIZE. */
+export const CHUNK_SIZE = 65_536;
+
+/** A file as the receiving side of a fake daemon got it. */
+export interface Received {
+  filename: string;
+  fileSize: number;
+  senderSession: string;
+  /** The index of each chunk, in the order they came. */
+  indices: number[];
+  bytes: number;
+  hash: ReturnType<typeof createHash>;
+  /** file_complete's sha256, and whether the bytes hashed to it (what file_ack said). */
+  verified?: boolean;
+  error?: string;
+}
+
+export interface FileTransfers {
+  received: Map<string, Received>;
+  /** What the sending side heard back about each of its transfers (`file_accepted`, `file_rejected`, `file_ack`, `file_error`), in order. */
+  outcomes: Map<string, any[]>;
+  /** Chunks sent, over all transfers. */
+  chunksSent(): number;
+}
+
+/**
+ * file_transfer.py on a fake daemon, both sides, as hub.py dispatches them:
+ * it accepts every `file_offer`, appends each `file_chunk` to the file
+ * (`index` and `total_chunks` are only noted), checks `file_complete`'s sha256
+ * and answers `file_ack {sha256_verified}`; on `file_send_start` it reads the
+ * file at `file_path` from `files` and sends it in 64 KiB base64 chunks, then
+ * `file_complete {total_chunks, sha256}` (or `file_error` for a missing file).
+ * Options make it misbehave for the failure cases: chunks out of order, a
+ * receiver whose copy does not verify, a pause after some chunks, and how far
+ * ahead a sender may run before waiting (what a socket's buffers allow).
+ */
+export function fileTransfers(
+  daemon: FakeDaemon,
+  files: Map<string, FakeFile> = new Map(),
+  options: { swapChunks?: [number, number]; corrupt?: boolean; pauseAfter?: number; ahead?: () => boolean } = {},
+): FileTransfers {
+  const received = new Map<string, Received>();
+  const outcomes = new Map<string, any[]>();
+  let sent = 0;
+  const heard = (frame: any) => outcomes.set(frame.transfer_id, [...(outcomes.get(frame.transfer_id) ?? []), frame]);
+  const send = async (transferId: string, path: string) => {
+    const file = files.get(path);
+    if (!file) return daemon.send({ type: "file_error", transfer_id: transferId, error: `File not found: ${path}` });
+    const total = file.size > 0 ? Math.ceil(file.size / CHUNK_SIZE) : 1;
+    const hash = createHash("sha256");
+    const order = Array.from({ length: Math.ceil(file.size / CHUNK_SIZE) }, (_, i) => i);
+    if (options.swapChunks) {
+      const [a, b] = options.swapChunks;
+      [order[a], order[b]] = [order[b]!, order[a]!];
+    }
+    let index = 0;
+    for (const n of order) {
+      if (options.pauseAfter !== undefined && index === options.pauseAfter) return;
+      while (options.ahead?.()) await new Promise((r) => setTimeout(r, 0));
+      const raw = fileBytes(file, n * CHUNK_SIZE, CHUNK_SIZE);
+      hash.update(raw);
+      daemon.send({ type: "file_chunk", transfer_id: transferId, index: n, data: raw.toBase64(), total_chunks: total });
+      sent++;
+      index++;
+      await new Promise((r) => setTimeout(r, 0));
+    }
+    daemon.send({ type: "file_complete", transfer_id: transferId, total_chunks: index, sha256: hash.digest("hex") });
+  };
+  daemon.socket.ws.addEventListener("message", (e) => {
+    const frame = JSON.parse(e.data as string);
+    const incoming = received.get(frame.transfer_id);
+    switch (frame.type) {
+      case "file_offer":
+        received.set(frame.transfer_id, {
+          filename: frame.filename ?? "unknown",
+          fileSize: frame.file_size ?? 0,
+          senderSession: frame.sender_session ?? "",
+          indices: [],
+          bytes: 0,
+          hash: createHash("sha256"),
+        });
+        daemon.send({ type: "file_accept", transfer_id: frame.transfer_id });
+        break;
+      case "file_chunk":
+        if (!incoming || !frame.data) break;
+        incoming.indices.push(frame.index);
+        {
+          const raw = Uint8Array.fromBase64(frame.data);
+          if (options.corrupt) raw[0] = raw[0]! ^ 1;
+          incoming.hash.update(raw);
+          incoming.bytes += raw.byteLength;
+        }
+        break;
+      case "file_complete":
+        if (!incoming) break;
+        incoming.verified = incoming.hash.digest("hex") === frame.sha256;
+        daemon.send({ type: "file_ack", transfer_id: frame.transfer_id, sha256_verified: incoming.verified });
+        break;
+      case "file_send_start":
+        if (frame.transfer_id && frame.file_path) void send(frame.transfer_id, frame.file_path);
+        break;
+      case "file_error":
+        if (incoming) incoming.error = frame.error;
+        heard(frame);
+        break;
+      case "file_accepted":
+      case "file_rejected":
+      case "file_ack":
+        heard(frame);
+        break;
+    }
+  });
+  return { received, outcomes, chunksSent: () => sent };
 }

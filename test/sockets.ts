@@ -15,7 +15,8 @@ export interface TestSocket {
   send(frame: unknown): void;
 }
 
-export async function openSocket(path: string, headers: Record<string, string> = {}): Promise<TestSocket> {
+/** `keep`: which frames `frames` keeps (all by default); a socket carrying megabytes of file chunks keeps none of them. */
+export async function openSocket(path: string, headers: Record<string, string> = {}, keep: (frame: any) => boolean = () => true): Promise<TestSocket> {
   const res = await conformingFetch(new Request(BASE + path, { headers: { Upgrade: "websocket", ...headers } }));
   expect(res.status, await (res.webSocket ? Promise.resolve("") : res.clone().text())).toBe(101);
   const ws = res.webSocket!;
@@ -24,7 +25,8 @@ export async function openSocket(path: string, headers: Record<string, string> =
   const waiters: (() => void)[] = [];
   ws.addEventListener("message", (e) => {
     const data = typeof e.data === "string" ? e.data : new TextDecoder().decode(e.data as ArrayBuffer);
-    frames.push(JSON.parse(data));
+    const frame = JSON.parse(data);
+    if (keep(frame)) frames.push(frame);
     waiters.splice(0).forEach((w) => w());
   });
   const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.addEventListener("close", (e) => resolve({ code: e.code, reason: e.reason })));

@@ -97,8 +97,7 @@ async function remoteTarget(c: HubContext, projectId: string, session: string, s
   return { projectId, serverId: target.serverId, serverName: target.serverName, sessionId: target.sessionId!, sessionName: target.sessionName! };
 }
 
-const offline = (serverName: string) =>
-  conflict(`The daemon of server "${serverName}" is not connected: the session cannot be reached now`, "DAEMON_OFFLINE");
+const offline = (serverName: string) => conflict(`The daemon of server "${serverName}" is not connected: the session cannot be reached now`, "DAEMON_OFFLINE");
 
 remoteRoutes.post(
   "/exec",
@@ -144,8 +143,10 @@ remoteRoutes.post(
         ...(outcome.kind === "answered" ? {} : { outcome: outcome.kind === "timed_out" ? "timed out" : "the daemon disconnected" }),
       },
     });
-    if (outcome.kind === "gone") throw conflict(`The daemon of server "${target.serverName}" disconnected before answering; the command may have run`, "DAEMON_OFFLINE");
-    if (outcome.kind === "timed_out") throw new Problem(504, "DAEMON_TIMEOUT", `The daemon of server "${target.serverName}" did not answer within ${body.timeout} s`);
+    if (outcome.kind === "gone")
+      throw conflict(`The daemon of server "${target.serverName}" disconnected before answering; the command may have run`, "DAEMON_OFFLINE");
+    if (outcome.kind === "timed_out")
+      throw new Problem(504, "DAEMON_TIMEOUT", `The daemon of server "${target.serverName}" did not answer within ${body.timeout} s`);
     return c.json({ exit_code: outcome.exit_code, stdout: outcome.stdout, stderr: outcome.stderr });
   },
 );

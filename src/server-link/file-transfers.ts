@@ -98,6 +98,7 @@ interface Outgoing {
 }
 
 const KEY = "transfer:";
+const MAX_ENDED_REMEMBERED = 1000;
 const totalChunksOf = (size: number) => Math.ceil(size / CHUNK_BYTES);
 const idOf = (frame: Record<string, unknown>) => (typeof frame.transfer_id === "string" ? frame.transfer_id : "");
 
@@ -106,6 +107,8 @@ export class FileTransfers {
   private readonly outgoing = new Map<string, Outgoing>();
   /** Transfers this link's daemon receives: the sending server of each. */
   private readonly incoming = new Map<string, string>();
+  /** Transfers that ended lately: the chunks a daemon still sends for one are dropped quietly. */
+  private readonly ended = new Set<string>();
   /** The most chunk bytes this link has had on their way to a receiver's link at once (the bench reads it). */
   peakInFlightBytes = 0;
 
@@ -160,7 +163,7 @@ export class FileTransfers {
   /** A frame of the sending daemon's; false when it is not about a transfer this link sends. */
   fromSender(type: string, frame: Record<string, unknown>, text: string): boolean {
     const t = this.outgoing.get(idOf(frame));
-    if (!t) return false;
+    if (!t) return type !== "file_error" && this.ended.has(idOf(frame));
     t.lastActivity = Date.now();
     if (type === "file_chunk") this.chunk(t, frame, text);
     else if (type === "file_complete") this.complete(t, frame);
@@ -201,7 +204,10 @@ export class FileTransfers {
     }
     const relayed = t.hash.digest("hex");
     if (t.bytes !== request.fileSize || relayed !== request.sha256 || frame.sha256 !== request.sha256) {
-      return void this.fail(t, `sha256 mismatch: ${t.bytes} bytes hashing to ${relayed} were relayed; ${request.fileSize} bytes with sha256 ${request.sha256} were offered`);
+      return void this.fail(
+        t,
+        `sha256 mismatch: ${t.bytes} bytes hashing to ${relayed} were relayed; ${request.fileSize} bytes with sha256 ${request.sha256} were offered`,
+      );
     }
     // The receiver checks the file against the sha256 in this frame: the one offered, and seen on the way.
     this.relay(t, JSON.stringify({ type: "file_complete", transfer_id: request.transferId, total_chunks: view.chunks_relayed, sha256: request.sha256 }));
@@ -269,6 +275,8 @@ export class FileTransfers {
 
   private async finish(t: Outgoing, event: RemoteUseEvent) {
     this.outgoing.delete(t.request.transferId);
+    if (this.ended.size >= MAX_ENDED_REMEMBERED) this.ended.clear();
+    this.ended.add(t.request.transferId);
     await this.save(t, Date.now() + TRANSFER_RETENTION_MS);
     await this.port.scheduleAlarm(Date.now() + TRANSFER_RETENTION_MS);
     await this.port.record(t.request.projectId, event, this.eventData(t));

@@ -29,6 +29,8 @@ function utf8Head(bytes: Uint8Array, max: number): string {
   return decoder.decode(bytes.subarray(0, end));
 }
 
+/** Room kept in a cut stream's share for the line saying it was cut, so that a cut answer is within the bound with it. */
+const NOTE_BYTES = 256;
 const cutNote = (total: number, kept: number) =>
   `\n[output cut by the hub: this stream had ${total} bytes, the first ${kept} are shown; a command's output is kept to ${MAX_EXEC_OUTPUT_BYTES} bytes]\n`;
 
@@ -46,7 +48,11 @@ export function cutExecOutput(stdout: string, stderr: string): { stdout: string;
   const half = MAX_EXEC_OUTPUT_BYTES / 2;
   const errShare = err.byteLength <= half ? err.byteLength : Math.max(half, MAX_EXEC_OUTPUT_BYTES - out.byteLength);
   const outShare = MAX_EXEC_OUTPUT_BYTES - errShare;
-  const cut = (bytes: Uint8Array, text: string, share: number) => (bytes.byteLength <= share ? text : utf8Head(bytes, share) + cutNote(bytes.byteLength, share));
+  const cut = (bytes: Uint8Array, text: string, share: number) => {
+    if (bytes.byteLength <= share) return text;
+    const head = utf8Head(bytes, share - NOTE_BYTES);
+    return head + cutNote(bytes.byteLength, encoder.encode(head).byteLength);
+  };
   return { stdout: cut(out, stdout, outShare), stderr: cut(err, stderr, errShare), cut: true };
 }
 

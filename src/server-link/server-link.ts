@@ -563,7 +563,12 @@ export class ServerLink extends DurableObject<LinkEnv> {
   private async recordRemoteUse(projectId: string, event: RemoteUseEvent, data: Record<string, unknown>) {
     const serverId = await this.serverId();
     const serverName = (await this.ctx.storage.get<string>("server-name")) ?? "";
-    const result = await executeInRoom(this.env, projectId, { kind: "agent", serverId, serverName, label: `agent:${serverName}` }, { op: "remote_use", event, data });
+    const result = await executeInRoom(
+      this.env,
+      projectId,
+      { kind: "agent", serverId, serverName, label: `agent:${serverName}` },
+      { op: "remote_use", event, data },
+    );
     if (!result.ok) logDebug("remote use not recorded", { server_id: serverId, project_id: projectId, operation: event, detail: result.problem.detail });
   }
 }
