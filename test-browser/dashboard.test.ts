@@ -167,7 +167,9 @@ describe("a board far behind", () => {
     network.comeBack();
     // Tasks keep coming while it reconnects, pages the log and resumes.
     const meanwhile = Promise.all(
-      Array.from({ length: 20 }, (_, i) => ok(hubAs({ token: admin }).POST("/api/v1/tasks", { body: { project_id: project.id, title: `Meanwhile ${i}` } }), 201)),
+      Array.from({ length: 20 }, (_, i) =>
+        ok(hubAs({ token: admin }).POST("/api/v1/tasks", { body: { project_id: project.id, title: `Meanwhile ${i}` } }), 201),
+      ),
     );
     await page.locator("[data-feed=live]").waitFor({ timeout: 30_000 });
     await page.locator(`.card[data-task-id="${before.id}"]`).waitFor();
@@ -182,7 +184,10 @@ describe("a board far behind", () => {
     const frames = received.at(-1)!.map((f) => JSON.parse(f));
     const resync = frames.findIndex((f) => f.type === "resync_required");
     expect(resync).toBeGreaterThanOrEqual(0);
-    const seqs = frames.slice(resync).filter((f) => f.type === "event").map((f) => f.seq);
+    const seqs = frames
+      .slice(resync)
+      .filter((f) => f.type === "event")
+      .map((f) => f.seq);
     const { last_seq: lastSeq } = await ok(hubAs({ token: admin }).GET("/api/v1/projects/{id}", { params: { path: { id: project.id } } }));
     expect(seqs.at(-1)).toBe(lastSeq);
     expect(seqs).toEqual(seqs.map((_, i) => seqs[0] + i));
@@ -387,6 +392,33 @@ describe("approving agents' tasks", () => {
     expect((await awaiting(second.id)).awaiting_approval).toBe(false);
     const events = await ok(hubAs({ token: admin }).GET("/api/v1/tasks/{id}/events", { params: { path: { id: second.id } } }));
     expect(events.events.filter((e) => e.type === "task_approved").map((e) => e.actor)).toEqual([hub().admin.email]);
+  });
+});
+
+describe("remote commands and files", () => {
+  it("an admin turns the project's switch on, after which agents may reach its sessions", async () => {
+    const project = await ok(hubAs({ token: admin }).POST("/api/v1/projects", { body: { name: "Remote hands" } }), 201);
+    const agent = await registerAgent(admin, project.id, "reacher");
+    const reach = () =>
+      hubAs({ apiKey: agent.apiKey }).POST("/api/v1/server/remote/exec", {
+        params: { query: { project_id: project.id } },
+        body: { session_name: "nobody-here", command: "uptime" },
+      });
+    expect((await reach()).response.status).toBe(403);
+
+    const page = await newPage();
+    await signIn(page, hub().admin.email, hub().admin.password);
+    await page.goto(`${hub().url}/projects/${project.id}/settings`);
+    const remote = page.getByLabel("Agents may run commands in each other's sessions");
+    await remote.waitFor();
+    await page.getByText("any agent in the project may run shell commands in another session of the project").waitFor();
+    expect(await remote.isChecked()).toBe(false);
+    await remote.click();
+    await expect.poll(() => remote.isChecked()).toBe(true);
+    const settings = await ok(hubAs({ token: admin }).GET("/api/v1/projects/{id}", { params: { path: { id: project.id } } }));
+    expect(settings.settings).toEqual({ approve_agent_tasks: false, remote_exec: true });
+    // Allowed now: the session it names is what is missing.
+    expect((await reach()).response.status).toBe(404);
   });
 });
 
