@@ -6,7 +6,7 @@
  * baseline measured in the same run.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { percentile } from "../bench/percentile.ts";
 import { hubClient, type HubClient, type HubCredentials, type paths, type Schemas } from "../client/index.ts";
@@ -20,7 +20,7 @@ const hub = `http://127.0.0.1:${HUB_PORT}`;
 const baselineUrl = `http://127.0.0.1:${BASELINE_PORT}`;
 const BOOTSTRAP = "bench-bootstrap-token";
 
-/** `npm run bench -- tree dataref` runs only the named scenarios: fan-out, fan-in, tree, costs, costs-model, permlog, sockets, dataref, dashboard, workerd (with its BullMQ peer). */
+/** `npm run bench -- tree dataref` runs only the named scenarios: fan-out, fan-in, tree, costs, costs-model, permlog, sockets, dataref, dashboard, workerd (with its BullMQ peer), transfer. */
 const only = new Set(process.argv.slice(2));
 const wanted = (scenario: string) => only.size === 0 || only.has(scenario);
 
@@ -57,6 +57,47 @@ function cpuMs(child: ChildProcess): number | null {
     return [pid, ...kids.flatMap(tree)];
   };
   return (tree(child.pid!).reduce((sum: number, pid) => sum + ticks(pid), 0) * 1000) / CLOCK_TICKS;
+}
+
+const TRANSFER_BENCH = "bench/transfer.bench-test.ts";
+const RSS_SAMPLE_MS = 25;
+
+/** Resident memory (bytes) of the workerd processes under `pid`: the runtime vitest starts for the in-runtime benches. */
+function workerdRss(pid: number): number {
+  let total = 0;
+  const visit = (p: string) => {
+    try {
+      const status = readFileSync(`/proc/${p}/status`, "utf8");
+      if (/^Name:\s+workerd$/m.test(status)) total += Number(status.match(/^VmRSS:\s+(\d+) kB$/m)?.[1] ?? 0) * 1024;
+      for (const task of readdirSync(`/proc/${p}/task`)) {
+        for (const kid of readFileSync(`/proc/${p}/task/${task}/children`, "utf8").trim().split(/\s+/).filter(Boolean)) visit(kid);
+      }
+    } catch {
+      // gone
+    }
+  };
+  visit(String(pid));
+  return total;
+}
+
+/** Runs one in-runtime bench file, sampling workerd's resident memory meanwhile (with the epoch time of each sample). */
+function sampledVitest(file: string): Promise<{ out: string; samples: { at: number; rss: number }[] }> {
+  const child = spawn(`${root}node_modules/.bin/vitest`, ["run", "--config", "vitest.bench.config.ts", file], {
+    cwd: root,
+    env: { ...process.env, FORCE_COLOR: "0" },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let out = "";
+  child.stdout.on("data", (d) => (out += d));
+  const samples: { at: number; rss: number }[] = [];
+  const timer = setInterval(() => samples.push({ at: Date.now(), rss: workerdRss(child.pid!) }), RSS_SAMPLE_MS);
+  return new Promise((resolve, reject) =>
+    child.on("exit", (code) => {
+      clearInterval(timer);
+      if (code === 0) resolve({ out, samples });
+      else reject(new Error(`vitest exited with ${code}:\n${out.slice(-2000)}`));
+    }),
+  );
 }
 
 /** Lets the wrangler processes shut down cleanly rather than dying with their parent. */
@@ -754,7 +795,7 @@ if (wanted("workerd")) {
     // Nothing after this needs the HTTP half: its processes (and any work their rooms still had queued) are stopped,
     // so they take no CPU from the scenarios timed inside workerd.
     await stopWorkers();
-    const out = execFileSync(`${root}node_modules/.bin/vitest`, ["run", "--config", "vitest.bench.config.ts"], {
+    const out = execFileSync(`${root}node_modules/.bin/vitest`, ["run", "--config", "vitest.bench.config.ts", "--exclude", TRANSFER_BENCH], {
       cwd: root,
       encoding: "utf8",
       env: { ...process.env, FORCE_COLOR: "0" },
@@ -820,6 +861,37 @@ if (wanted("workerd")) {
     const ops = out.match(/OPS (\{.*\})/);
     if (ops) console.log(`  room, per operation (operations committed together share their cost): ${ops[1]}`);
   }
+}
+
+if (wanted("transfer")) {
+  console.log("\n(9) agent-to-agent file transfer inside workerd, through two servers' links");
+  // Nothing else runs meanwhile: the memory measured is the transfer's.
+  await stopWorkers();
+  const { out, samples } = await sampledVitest(TRANSFER_BENCH);
+  const bench = [...out.matchAll(/BENCH (\{.*\})/g)].map((m) => JSON.parse(m[1]!)).find((b) => b.scenario === "transfer");
+  if (!bench) throw new Error(`the transfer bench printed no figures:\n${out.slice(-2000)}`);
+  const mib = (bytes: number) => bytes / (1024 * 1024);
+  const before = samples.filter((s) => s.at < bench.runs[0].startEpochMs).at(-1)?.rss ?? NaN;
+  const peakDuring = (run: { startEpochMs: number; endEpochMs: number }) =>
+    Math.max(...samples.filter((s) => s.at >= run.startEpochMs && s.at <= run.endEpochMs).map((s) => s.rss));
+  const large = bench.runs.at(-1);
+  report(
+    `  ${large.mib} MiB from one fake daemon to another, every chunk checked in order, sha256 verified: ${fmt(large.MiBps)} MiB/s (target ≥ 20 MiB/s)` +
+      `   | ${bench.runs
+        .slice(0, -1)
+        .map((r: { mib: number; MiBps: number }) => `${r.mib} MiB: ${fmt(r.MiBps)} MiB/s`)
+        .join(", ")}`,
+  );
+  // The workerd process holds both links, the Worker and the two fake daemons: its resident memory is sampled every
+  // RSS_SAMPLE_MS from /proc. A link that kept chunks would grow with the size of the file; each link's own count of
+  // chunk bytes handed on and not yet taken by the other link says how much of the process's memory could be the relay's.
+  report(
+    `  memory: workerd RSS ${fmt(mib(before), 0)} MiB before; at most ${bench.runs
+      .map((r: { mib: number; startEpochMs: number; endEpochMs: number }) => `${fmt(mib(peakDuring(r)), 0)} MiB during ${r.mib} MiB`)
+      .join(", ")}` +
+      `; chunk bytes on their way between the links at most: sender's link ${fmt(large.senderLinkPeakInFlightBytes / 1024, 0)} KiB, receiver's link ${fmt(large.receiverLinkPeakInFlightBytes / 1024, 0)} KiB` +
+      ` (the sending daemon ${bench.leadChunks} chunks ahead of the receiving one at most)`,
+  );
 }
 
 console.log("\nSummary\n" + results.map((r) => `  ${r.trim()}`).join("\n"));

@@ -228,24 +228,30 @@ export function answerRemoteExec(daemon: FakeDaemon, run: (command: string) => {
   });
 }
 
-/** A file a fake daemon can send: its bytes are made on the way, `size` of them, each from its offset. */
+/** A file a fake daemon can send, made chunk by chunk as it is read (file_transfer.py reads CHUNK_SIZE bytes at a time). */
 export interface FakeFile {
   size: number;
-  byteAt(offset: number): number;
+  /** The bytes of chunk `index` (the last one may be short). */
+  chunk(index: number): Uint8Array;
 }
 
-export const patternFile = (size: number, seed = 7): FakeFile => ({ size, byteAt: (offset) => (offset * 31 + seed + (offset >> 16)) & 255 });
-
-/** The bytes of a fake file from `start`, `length` of them. */
-export function fileBytes(file: FakeFile, start: number, length: number) {
-  const bytes = new Uint8Array(Math.max(0, Math.min(length, file.size - start)));
-  for (let i = 0; i < bytes.length; i++) bytes[i] = file.byteAt(start + i);
-  return bytes;
+/** A file of `size` bytes: one random 64 KiB block, each chunk of it numbered in its first bytes, so that no two chunks are alike. */
+export function patternFile(size: number): FakeFile {
+  const block = new Uint8Array(CHUNK_SIZE);
+  crypto.getRandomValues(block);
+  return {
+    size,
+    chunk(index) {
+      const bytes = block.slice(0, Math.max(0, Math.min(CHUNK_SIZE, size - index * CHUNK_SIZE)));
+      new DataView(bytes.buffer).setUint32(0, index);
+      return bytes;
+    },
+  };
 }
 
 export const sha256Of = (file: FakeFile) => {
   const hash = createHash("sha256");
-  for (let offset = 0; offset < file.size; offset += CHUNK_SIZE) hash.update(fileBytes(file, offset, CHUNK_SIZE));
+  for (let index = 0; index * CHUNK_SIZE < file.size; index++) hash.update(file.chunk(index));
   return hash.digest("hex");
 };
 
@@ -307,13 +313,14 @@ export function fileTransfers(
     let index = 0;
     for (const n of order) {
       if (options.pauseAfter !== undefined && index === options.pauseAfter) return;
-      while (options.ahead?.()) await new Promise((r) => setTimeout(r, 0));
-      const raw = fileBytes(file, n * CHUNK_SIZE, CHUNK_SIZE);
+      const raw = file.chunk(n);
       hash.update(raw);
       daemon.send({ type: "file_chunk", transfer_id: transferId, index: n, data: raw.toBase64(), total_chunks: total });
       sent++;
       index++;
-      await new Promise((r) => setTimeout(r, 0));
+      // hub.py's `ws.send` waits while the socket's buffers are full; `ahead` says when that would be (otherwise each chunk lets the others run).
+      if (!options.ahead) await new Promise((r) => setTimeout(r, 0));
+      while (options.ahead?.()) await new Promise((r) => setTimeout(r, 0));
     }
     daemon.send({ type: "file_complete", transfer_id: transferId, total_chunks: index, sha256: hash.digest("hex") });
   };

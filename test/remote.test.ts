@@ -20,7 +20,7 @@ let orchestratorFiles: FileTransfers;
 const commands: string[] = [];
 const files = new Map([
   ["/home/dev/build.tar.gz", patternFile(50 * 1024 * 1024 + 123)],
-  ["/home/dev/small.bin", patternFile(5 * CHUNK_SIZE + 17, 3)],
+  ["/home/dev/small.bin", patternFile(5 * CHUNK_SIZE + 17)],
   ["/home/dev/empty.txt", patternFile(0)],
 ]);
 

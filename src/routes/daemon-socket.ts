@@ -12,7 +12,7 @@ import { requireUpgrade } from "../http/upgrade";
 import { documented } from "../openapi/operation";
 import { linkStub } from "../server-link/client";
 import { execOutputOf } from "../server-link/remote-exec";
-import { DAEMON_AUTH_GRACE_MS, DAEMON_CLOSE, frameBytes, MAX_DAEMON_FRAME_BYTES, oversizedFrame, parseDaemonFrame } from "../server-link/daemon-frames";
+import { DAEMON_AUTH_GRACE_MS, DAEMON_CLOSE, MAX_DAEMON_FRAME_BYTES, overFrameLimit, oversizedFrame, parseDaemonFrame } from "../server-link/daemon-frames";
 
 export const daemonSocketRoutes = new Hono<HubEnv>();
 
@@ -99,7 +99,7 @@ daemonSocketRoutes.get(
 
     daemon.addEventListener("message", (e) => {
       // The runtime refuses larger frames between the Worker and the link: the daemon is told, and stays connected.
-      if (frameBytes(e.data) > MAX_DAEMON_FRAME_BYTES) {
+      if (overFrameLimit(e.data)) {
         const tooBig = oversizedFrame(e.data);
         if (serverId && tooBig.type === "remote_exec_result") {
           // A command's output is answered cut rather than dropped: handed to the link over RPC, which takes more than a frame.

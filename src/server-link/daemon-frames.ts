@@ -23,6 +23,10 @@ export function oversizedFrame(message: string | ArrayBuffer): { type: string | 
 
 export const frameBytes = (message: string | ArrayBuffer) => (typeof message === "string" ? new TextEncoder().encode(message).byteLength : message.byteLength);
 
+/** Whether a frame is over MAX_DAEMON_FRAME_BYTES: a string too short to be, whatever its characters (three UTF-8 bytes each at most), is not encoded to be measured. */
+export const overFrameLimit = (message: string | ArrayBuffer) =>
+  (typeof message !== "string" || 3 * message.length > MAX_DAEMON_FRAME_BYTES) && frameBytes(message) > MAX_DAEMON_FRAME_BYTES;
+
 export type DaemonFrame = { ok: true; type: string; frame: Record<string, unknown> } | { ok: false; detail: string };
 
 export function parseDaemonFrame(message: string | ArrayBuffer): DaemonFrame {
