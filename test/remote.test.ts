@@ -51,6 +51,19 @@ const finished = (id: string, timeoutMs = 60_000, apiKey = w.orchestrator.apiKey
   );
 const events = async (type: string, projectId = w.project.id) =>
   (await call(`${P(projectId)}/events?limit=500`, { token: w.admin })).json.events.filter((e: any) => e.type === type);
+/** Another server with a session of that name in the project, and its daemon. */
+async function anotherDaemon(session: string) {
+  const server = await registerAgent(w.admin, `${session}-${crypto.randomUUID().slice(0, 6)}`);
+  await openSession(server.apiKey, w.project.id, session);
+  return { apiKey: server.apiKey, daemon: await fakeDaemon(server.apiKey) };
+}
+/** Waits until the receiving side has `n` chunks of the transfer. */
+const chunksReceived = (side: FileTransfers, id: string, n: number) =>
+  until(
+    () => side.received.get(id)?.indices.length ?? 0,
+    (got) => got === n,
+    `${n} chunks`,
+  );
 const execsSeen = () => worker.socket.frames.filter((f) => f.type === "remote_exec").length;
 
 beforeAll(async () => {
@@ -261,9 +274,8 @@ describe("agent-to-agent file transfer", () => {
   });
 
   it("fails on chunks out of order, telling both daemons", async () => {
-    const sender = await registerAgent(w.admin, `shuffler-${crypto.randomUUID().slice(0, 6)}`);
-    await openSession(sender.apiKey, w.project.id, "shuffler");
-    const daemon = await fakeDaemon(sender.apiKey);
+    const { apiKey, daemon } = await anotherDaemon("shuffler");
+    const sender = { apiKey };
     const sent = fileTransfers(daemon, files, { swapChunks: [1, 2] });
     const id = (await expectOk(fileSend("/home/dev/small.bin", "worker", {}, sender.apiKey))).json.transfer_id;
     const failed = await finished(id, 10_000, sender.apiKey);
@@ -289,9 +301,7 @@ describe("agent-to-agent file transfer", () => {
   });
 
   it("fails when the receiver's copy does not verify", async () => {
-    const box = await registerAgent(w.admin, `garbler-${crypto.randomUUID().slice(0, 6)}`);
-    await openSession(box.apiKey, w.project.id, "garbler");
-    const daemon = await fakeDaemon(box.apiKey);
+    const { daemon } = await anotherDaemon("garbler");
     fileTransfers(daemon, files, { corrupt: true });
     const id = (await expectOk(fileSend("/home/dev/small.bin", "garbler"))).json.transfer_id;
     const failed = await finished(id);
@@ -304,21 +314,14 @@ describe("agent-to-agent file transfer", () => {
   });
 
   it("fails when either daemon disconnects mid-way, and the other is told", async () => {
-    const box = await registerAgent(w.admin, `flaky-${crypto.randomUUID().slice(0, 6)}`);
-    await openSession(box.apiKey, w.project.id, "flaky");
     // The receiver leaves after the third chunk.
-    const receiver = await fakeDaemon(box.apiKey);
+    const { daemon: receiver } = await anotherDaemon("flaky");
     const got = fileTransfers(receiver, files);
-    const slow = await registerAgent(w.admin, `stalling-${crypto.randomUUID().slice(0, 6)}`);
-    await openSession(slow.apiKey, w.project.id, "stalling");
-    const sender = await fakeDaemon(slow.apiKey);
+    const { apiKey: slowKey, daemon: sender } = await anotherDaemon("stalling");
+    const slow = { apiKey: slowKey };
     fileTransfers(sender, files, { pauseAfter: 3 });
     const first = (await expectOk(fileSend("/home/dev/small.bin", "flaky", {}, slow.apiKey))).json.transfer_id;
-    await until(
-      () => got.received.get(first)?.indices.length ?? 0,
-      (n) => n === 3,
-      "three chunks",
-    );
+    await chunksReceived(got, first, 3);
     receiver.socket.ws.close(1000, "bye");
     expect(await finished(first, 10_000, slow.apiKey)).toMatchObject({ status: "failed", error: "The receiving daemon disconnected" });
     expect(sender.socket.frames.filter((f) => f.transfer_id === first).at(-1)).toEqual({
@@ -329,11 +332,7 @@ describe("agent-to-agent file transfer", () => {
 
     // The sender leaves after the third chunk.
     const second = (await expectOk(fileSend("/home/dev/small.bin", "worker", {}, slow.apiKey))).json.transfer_id;
-    await until(
-      () => workerFiles.received.get(second)?.indices.length ?? 0,
-      (n) => n === 3,
-      "three chunks",
-    );
+    await chunksReceived(workerFiles, second, 3);
     sender.socket.ws.close(1000, "bye");
     await until(
       () => workerFiles.received.get(second)?.error,
