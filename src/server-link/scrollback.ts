@@ -121,11 +121,7 @@ export class Scrollback {
       const entries: Record<string, Uint8Array> = {};
       for (const c of ring.chunks) if (ring.written.has(c.n)) entries[chunkKey(sessionId, c.n)] = c.bytes.slice(0, c.used);
       if (Object.keys(entries).length > 0) void this.storage.put(entries, { allowUnconfirmed: true });
-      if (ring.dropped.length > 0)
-        void this.storage.delete(
-          ring.dropped.map((n) => chunkKey(sessionId, n)),
-          { allowUnconfirmed: true },
-        );
+      if (ring.dropped.length > 0) void this.storage.delete(ring.dropped.map((n) => chunkKey(sessionId, n)), { allowUnconfirmed: true });
       ring.written.clear();
       ring.dropped = [];
     }

@@ -15,7 +15,10 @@ export const TERMINAL_CLOSE = {
 } as const;
 
 export type ViewerFrame =
-  { type: "input"; data: string } | { type: "resize"; cols: number; rows: number } | { type: "ack"; bytes: number } | { type: "capture" };
+  | { type: "input"; data: string }
+  | { type: "resize"; cols: number; rows: number }
+  | { type: "ack"; bytes: number }
+  | { type: "capture" };
 
 export type ParsedViewerFrame = { ok: true; frame: ViewerFrame } | { ok: false; code: "INVALID_REQUEST" | "INVALID_MESSAGE_TYPE"; message: string };
 
@@ -38,8 +41,7 @@ export function parseViewerFrame(message: string | ArrayBuffer): ParsedViewerFra
       }
       return { ok: true, frame: { type: "input", data: f.data } };
     case "resize":
-      if (!within(f.cols, 2, 1000) || !within(f.rows, 1, 500))
-        return { ok: false, code: "INVALID_REQUEST", message: "resize: cols an integer 2–1000, rows an integer 1–500" };
+      if (!within(f.cols, 2, 1000) || !within(f.rows, 1, 500)) return { ok: false, code: "INVALID_REQUEST", message: "resize: cols an integer 2–1000, rows an integer 1–500" };
       return { ok: true, frame: { type: "resize", cols: f.cols, rows: f.rows } };
     case "ack":
       if (!within(f.bytes, 0, Number.MAX_SAFE_INTEGER)) return { ok: false, code: "INVALID_REQUEST", message: "ack.bytes: a non-negative integer" };

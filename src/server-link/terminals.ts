@@ -97,10 +97,7 @@ export class Terminals {
           break;
         case "pause":
           this.remember(ws, { paused: true });
-          sendJson(ws, {
-            type: "lagging",
-            detail: `output paused: more than ${VIEWER_WINDOW_BYTES} bytes unacknowledged; acknowledge what you have read to resume`,
-          });
+          sendJson(ws, { type: "lagging", detail: `output paused: more than ${VIEWER_WINDOW_BYTES} bytes unacknowledged; acknowledge what you have read to resume` });
           break;
         case "drop":
           break;
@@ -180,19 +177,14 @@ export class Terminals {
     if (frame.type === "capture") {
       // A capture makes the daemon read the whole tmux history: one at a time per session.
       const last = this.captures.get(session_id) ?? 0;
-      if (Date.now() - last < CAPTURE_INTERVAL_MS)
-        return sendJson(ws, { type: "error", code: "RATE_LIMITED", message: `one capture every ${CAPTURE_INTERVAL_MS / 1000} s` });
+      if (Date.now() - last < CAPTURE_INTERVAL_MS) return sendJson(ws, { type: "error", code: "RATE_LIMITED", message: `one capture every ${CAPTURE_INTERVAL_MS / 1000} s` });
       this.captures.set(session_id, Date.now());
-      if (!this.port.toDaemon({ type: "capture_scrollback", session_id }))
-        sendJson(ws, { type: "error", code: "DAEMON_OFFLINE", message: "the server's daemon is not connected" });
+      if (!this.port.toDaemon({ type: "capture_scrollback", session_id })) sendJson(ws, { type: "error", code: "DAEMON_OFFLINE", message: "the server's daemon is not connected" });
       return;
     }
     const status = await this.port.statusOf(session_id);
     if (!isOpenSession(status)) return sendJson(ws, { type: "error", code: "SESSION_CLOSED", message: `the session is ${status ?? "closed"}` });
-    const push =
-      frame.type === "input"
-        ? { type: "session_input", session_id, data: frame.data }
-        : { type: "session_resize", session_id, cols: frame.cols, rows: frame.rows };
+    const push = frame.type === "input" ? { type: "session_input", session_id, data: frame.data } : { type: "session_resize", session_id, cols: frame.cols, rows: frame.rows };
     if (!this.port.toDaemon(push)) sendJson(ws, { type: "error", code: "DAEMON_OFFLINE", message: "the server's daemon is not connected" });
   }
 
