@@ -167,9 +167,7 @@ describe("a board far behind", () => {
     network.comeBack();
     // Tasks keep coming while it reconnects, pages the log and resumes.
     const meanwhile = Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        ok(hubAs({ token: admin }).POST("/api/v1/tasks", { body: { project_id: project.id, title: `Meanwhile ${i}` } }), 201),
-      ),
+      Array.from({ length: 20 }, (_, i) => ok(hubAs({ token: admin }).POST("/api/v1/tasks", { body: { project_id: project.id, title: `Meanwhile ${i}` } }), 201)),
     );
     await page.locator("[data-feed=live]").waitFor({ timeout: 30_000 });
     await page.locator(`.card[data-task-id="${before.id}"]`).waitFor();
@@ -184,10 +182,7 @@ describe("a board far behind", () => {
     const frames = received.at(-1)!.map((f) => JSON.parse(f));
     const resync = frames.findIndex((f) => f.type === "resync_required");
     expect(resync).toBeGreaterThanOrEqual(0);
-    const seqs = frames
-      .slice(resync)
-      .filter((f) => f.type === "event")
-      .map((f) => f.seq);
+    const seqs = frames.slice(resync).filter((f) => f.type === "event").map((f) => f.seq);
     const { last_seq: lastSeq } = await ok(hubAs({ token: admin }).GET("/api/v1/projects/{id}", { params: { path: { id: project.id } } }));
     expect(seqs.at(-1)).toBe(lastSeq);
     expect(seqs).toEqual(seqs.map((_, i) => seqs[0] + i));
