@@ -23,6 +23,7 @@ import { daemonTaskRoutes } from "./routes/daemon-tasks";
 import { daemonSocketRoutes } from "./routes/daemon-socket";
 import { blobRoutes, datarefRoutes } from "./routes/datarefs";
 import { interventionRoutes } from "./routes/interventions";
+import { fileTransferRoutes } from "./routes/file-transfers";
 import { telegramAccountRoutes, telegramSetupRoutes, telegramWebhookRoutes } from "./routes/telegram";
 import { webhookRoutes } from "./routes/webhooks";
 import { approvalRuleRoutes } from "./routes/approval-rules";
@@ -105,6 +106,8 @@ export function buildApp() {
   api.route("/projects", projectSessionRoutes);
   api.route("/projects", webhookRoutes);
   api.route("/projects", permissionLogRoutes);
+  api.route("/projects", fileTransferRoutes.people);
+  api.route("/server", fileTransferRoutes.agents);
   api.route("/server", permissionLogAgentRoutes);
   api.route("/telegram", telegramSetupRoutes);
   api.route("/auth", telegramAccountRoutes);

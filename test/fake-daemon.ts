@@ -11,7 +11,7 @@
  */
 import { createHash } from "node:crypto";
 import { expect } from "vitest";
-import { call, type Reply } from "./helpers";
+import { BASE, call, fetchUrl, type Reply } from "./helpers";
 import { openSocket, type TestSocket } from "./sockets";
 
 /** Python's json.dumps of a flat object: the daemon's wire format. */
@@ -369,4 +369,55 @@ export function fileTransfers(
     }
   });
   return { received, outcomes, chunksSent: () => sent };
+}
+
+const HTTPX = { "User-Agent": "python-httpx/0.28.1" };
+const sha256Hex = async (bytes: Uint8Array) => new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)).toHex();
+
+/**
+ * hub.py's file loops (`pending_uploads_loop`, `pending_pulls_loop` and what they call), one step at a time, as they
+ * speak: httpx with `X-API-Key`, JSON acks, the pulled file as multipart `file`.
+ */
+export function daemonFiles(apiKey: string, uploadsDir = "/tmp/orchestratia-uploads") {
+  const headers = { ...HTTPX, "X-API-Key": apiKey };
+  const post = (path: string, body: unknown) =>
+    call(path, { method: "POST", raw: pythonDumps(body), headers: { ...headers, "Content-Type": "application/json" } });
+  const files = {
+    /** `GET /api/v1/server/files/pending`: hub.py reads `upload_id`, `filename`, `download_url`, `sha256`. */
+    pendingUploads: () => call("/api/v1/server/files/pending", { headers }),
+    pendingPulls: () => call("/api/v1/server/files/pulls/pending", { headers }),
+    /** The daemon's GET of `download_url` (prefixed with the hub's URL when it starts with `/`), with its key. */
+    fetchUpload: (downloadUrl: string) => fetchUrl(downloadUrl.startsWith("/") ? BASE + downloadUrl : downloadUrl, { headers }),
+    ack: (uploadId: string, body: { success: boolean; path?: string; error?: string }) => post(`/api/v1/server/files/${uploadId}/ack`, body),
+    /** `files={"file": (p.name, f, "application/octet-stream")}`. */
+    sendPull: async (downloadId: string, name: string, bytes: Uint8Array) => {
+      const form = new FormData();
+      form.append("file", new File([bytes], name, { type: "application/octet-stream" }));
+      const res = await fetchUrl(`${BASE}/api/v1/server/files/pulls/${downloadId}/upload`, { method: "POST", body: form, headers });
+      return { status: res.status, text: await res.text() };
+    },
+    failPull: (downloadId: string, error: string) => post(`/api/v1/server/files/pulls/${downloadId}/fail`, { error }),
+    /** `_process_pending_upload` for every pending item: fetch, check the sha256, ack with where it was written (or why not). */
+    async deliverPending(): Promise<{ upload_id: string; bytes: Uint8Array; acked: number }[]> {
+      const list = await files.pendingUploads();
+      if (list.status !== 200) throw new Error(`pending uploads: ${list.status} ${list.text}`);
+      const delivered = [];
+      for (const item of list.json as { upload_id: string; filename: string; download_url: string; sha256: string }[]) {
+        const res = await files.fetchUpload(item.download_url);
+        if (res.status >= 400) {
+          await files.ack(item.upload_id, { success: false, error: `download failed: ${res.status}` });
+          continue;
+        }
+        const bytes = new Uint8Array(await res.arrayBuffer());
+        const ok = (await sha256Hex(bytes)) === item.sha256;
+        const ack = await files.ack(
+          item.upload_id,
+          ok ? { success: true, path: `${uploadsDir}/${item.filename}` } : { success: false, error: "sha256 mismatch" },
+        );
+        delivered.push({ upload_id: item.upload_id, bytes, acked: ack.status });
+      }
+      return delivered;
+    },
+  };
+  return files;
 }

@@ -66,6 +66,12 @@ const requireRole = (role: Role) =>
 /** People with at least `role` (viewer: any signed-in person). */
 export const person = (role: Role = "viewer") => every(authenticatePerson, requireRole(role), idempotent);
 
+/**
+ * People, on a route whose body streams to storage as it arrives (uploads): without Idempotency-Key replay, which
+ * would read the whole body to fingerprint it.
+ */
+export const personStreaming = (role: Role) => every(authenticatePerson, requireRole(role));
+
 /** The API key an agent sent, from `X-API-Key` or `Authorization: Bearer orc_...`. */
 export function apiKeyOf(c: HubContext): string | undefined {
   const header = c.req.header("X-API-Key")?.trim();
@@ -75,7 +81,14 @@ export function apiKeyOf(c: HubContext): string | undefined {
 }
 
 /** An agent request looks its key up by its digest. */
-const serverByKeyHash = builtOnce((db) => db.select().from(servers).where(eq(servers.apiKeyHash, sql.placeholder("hash"))).limit(1).prepare());
+const serverByKeyHash = builtOnce((db) =>
+  db
+    .select()
+    .from(servers)
+    .where(eq(servers.apiKeyHash, sql.placeholder("hash")))
+    .limit(1)
+    .prepare(),
+);
 
 /** How long this isolate answers an API key from a lookup it made: the longest a revoked key can still read. */
 export const API_KEY_LOOKUP_TTL_MS = 30_000;
@@ -120,7 +133,10 @@ export const agent = every(authenticateAgent(isRead), idempotent);
  * Agents on routes whose writes all go through a project's room (RoomActor carries the key's digest, and the room
  * refuses a revoked one): no D1 read for a key this isolate looked up in the last 30 s.
  */
-export const roomAgent = every(authenticateAgent(() => true), idempotent);
+export const roomAgent = every(
+  authenticateAgent(() => true),
+  idempotent,
+);
 
 export function currentUser(c: HubContext) {
   const p = c.var.principal;

@@ -16,6 +16,12 @@ const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
 const PERMISSION_LOG_PATH = "/api/v1/server/permissions/log";
 export const PERMISSION_LOG_MAX_BODY_BYTES = 16 * 1024 * 1024;
 
+/** A person's upload to a session's machine streams to R2, held to its own limit by its route (routes/file-transfers.ts). */
+const SESSION_UPLOAD_PATH = /^\/api\/v1\/projects\/[^/]+\/sessions\/[^/]+\/uploads\/?$/;
+/** A daemon sends back a file of up to 10 MiB people asked for, as multipart form data. */
+const PULL_UPLOAD_PATH = /^\/api\/v1\/server\/files\/pulls\/[^/]+\/upload\/?$/;
+export const PULL_UPLOAD_MAX_BODY_BYTES = 10 * 1024 * 1024 + 64 * 1024;
+
 const unreadable = () => badRequest("The request body could not be read: the connection broke off or its encoding is malformed", "BODY_UNREADABLE");
 
 /** The same bytes, except that a failure to read them is a 400 problem. */
@@ -38,12 +44,17 @@ function failingAsBadRequest(body: ReadableStream<Uint8Array>): ReadableStream<U
 const tooLarge = (maxSize: number) => new Problem(413, "PAYLOAD_TOO_LARGE", `The request body is larger than the ${maxSize}-byte limit`);
 
 export const limitedBody = createMiddleware<HubEnv>(async (c, next) => {
-  // Blob uploads stream to R2 and are held to their DataRef's declared size instead.
-  if (c.req.path.startsWith("/api/v1/blobs/")) return next();
+  // Blob uploads stream to R2 and are held to their DataRef's declared size instead; uploads to a machine, to 100 MiB.
+  if (c.req.path.startsWith("/api/v1/blobs/") || (c.req.method === "POST" && SESSION_UPLOAD_PATH.test(c.req.path))) return next();
   const raw = c.req.raw;
   if (!raw.body) return next();
   const configured = Number(c.env.MAX_BODY_BYTES) || DEFAULT_MAX_BODY_BYTES;
-  const maxSize = c.req.path === PERMISSION_LOG_PATH ? Math.max(configured, PERMISSION_LOG_MAX_BODY_BYTES) : configured;
+  const maxSize =
+    c.req.path === PERMISSION_LOG_PATH
+      ? Math.max(configured, PERMISSION_LOG_MAX_BODY_BYTES)
+      : PULL_UPLOAD_PATH.test(c.req.path)
+        ? Math.max(configured, PULL_UPLOAD_MAX_BODY_BYTES)
+        : configured;
   const declared = raw.headers.get("Content-Length");
   if (declared !== null && !raw.headers.has("Transfer-Encoding")) {
     // A body of declared length is read here, in one native read: cheaper than a stream wrapped in JavaScript, which

@@ -58,6 +58,8 @@ export const PROBLEM_CODES = {
   DAEMON_OFFLINE: "The server's daemon is not connected, so it cannot start or reach a session now.",
   DAEMON_TIMEOUT: "The daemon did not answer within the time allowed (a remote command's `timeout`, at most 120 s).",
   DATAREF_PENDING: "The DataRef has no bytes yet: upload them first.",
+  FILE_TRANSFER_SETTLED: "The upload was acknowledged already, or the download already answered: a transfer is settled once.",
+  LENGTH_REQUIRED: "An upload streamed to storage must say its size: send `Content-Length`.",
   DATAREF_IMMUTABLE: "The DataRef's bytes are uploaded (or being uploaded) and cannot change.",
   IDEMPOTENCY_KEY_IN_FLIGHT: "A request with this `Idempotency-Key` is still being handled: retry once it has finished.",
   IDEMPOTENCY_KEY_REUSED: "This `Idempotency-Key` was used with a different request.",

@@ -14,6 +14,7 @@ const TITLES: Record<number, string> = {
   404: "Not Found",
   405: "Method Not Allowed",
   409: "Conflict",
+  411: "Length Required",
   413: "Content Too Large",
   415: "Unsupported Media Type",
   416: "Range Not Satisfiable",
@@ -75,9 +76,7 @@ export const validationFailed = (errors: FieldError[]) =>
   new Problem(
     422,
     "VALIDATION_FAILED",
-    errors.length === 1
-      ? `${errors[0]!.path}: ${errors[0]!.message}`
-      : `${errors.length} fields are invalid: ${errors.map((e) => e.path).join(", ")}`,
+    errors.length === 1 ? `${errors[0]!.path}: ${errors[0]!.message}` : `${errors.length} fields are invalid: ${errors.map((e) => e.path).join(", ")}`,
     errors,
   );
 

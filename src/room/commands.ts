@@ -2,7 +2,8 @@
 import type { EnvelopeOutcome } from "../protocol/agent-envelope";
 import type { GitDiffStats } from "../protocol/hub-api";
 import type { DependencyInput } from "../protocol/orchestratia-v1";
-import type { McpStatus, Priority } from "../db/schema";
+import type { FileTransferKind, McpStatus, Priority } from "../db/schema";
+import type { DatarefRow } from "../views/datarefs";
 import type { TaskView } from "../views/tasks";
 import type { ProblemCode } from "../http/problem-codes";
 import type { ProjectSettings } from "../domain/project-settings";
@@ -94,6 +95,21 @@ export interface SessionChange {
 
 /** The events an agent's remote work leaves in the project's log. */
 export type RemoteUseEvent = "remote_exec" | "file_transfer_started" | "file_transfer_completed" | "file_transfer_failed";
+/** A file for a session's machine, or one asked of it: where it goes, and what it is called there. */
+export interface NewFileTransfer {
+  id: string;
+  sessionId: string;
+  serverId: string;
+  kind: FileTransferKind;
+  /** An upload's file name. */
+  filename: string | null;
+  /** A download's path on the machine. */
+  path: string | null;
+}
+
+/** How the daemon settled a transfer: an upload written at `path`, a download's bytes stored as `dataref`, or neither. */
+export type FileTransferEnd =
+  { status: "delivered"; path: string } | { status: "ready"; filename: string; dataref: DatarefRow } | { status: "failed"; error: string };
 
 export type RoomCommand =
   | { op: "create"; task: NewTask; dependencies: DependencyInput[] }
@@ -172,7 +188,13 @@ export type RoomCommand =
   /** A person lets a task an agent created go ahead (the project approves agents' tasks). */
   | { op: "approve"; taskId: string }
   /** A person created, changed or deleted an approval rule that reaches the project's servers. */
-  | { op: "note_rule_change"; change: "created" | "updated" | "deleted"; rule: RuleOnRecord; changed: string[] };
+  | { op: "note_rule_change"; change: "created" | "updated" | "deleted"; rule: RuleOnRecord; changed: string[] }
+  /** A person's upload, its bytes already stored as this complete DataRef. */
+  | { op: "file_upload"; transfer: NewFileTransfer; dataref: DatarefRow }
+  /** A person asks the session's daemon for a file. */
+  | { op: "file_request"; transfer: NewFileTransfer }
+  /** The daemon of the transfer's server settles it (the actor is that server). */
+  | { op: "file_settle"; transferId: string; kind: FileTransferKind; end: FileTransferEnd };
 
 /** An approval rule as the project's log keeps it (its API view's fields). */
 export interface RuleOnRecord {

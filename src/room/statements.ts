@@ -65,6 +65,10 @@ export const EVENT_TYPES = [
   "file_transfer_started",
   "file_transfer_completed",
   "file_transfer_failed",
+  "file_uploaded",
+  "file_delivered",
+  "file_pulled",
+  "file_failed",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -156,7 +156,7 @@ projectSessionRoutes.get(
 );
 
 /** The project's session with this id, with its server's name; 404 for any other. */
-async function sessionIn(c: HubContext, projectId: string, sessionId: string) {
+export async function sessionIn(c: HubContext, projectId: string, sessionId: string) {
   const [row] = await c.var.db
     .select({ session: sessions, serverName: servers.name })
     .from(sessions)

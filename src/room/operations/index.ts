@@ -9,6 +9,7 @@ import { addDependency, removeDependency } from "./dependencies";
 import type { OpContext, OpOutcome, Planner } from "./kernel";
 import { beginWork, create, help, respond, retry, revisePlan, submitPlan, update } from "./lifecycle";
 import { disableWebhook } from "./integrations";
+import { requestFile, settleFile, uploadFile } from "./file-transfers";
 import { expireLease, reject } from "./hand-back";
 import { noteRuleChange } from "./rule-changes";
 import { remoteUse } from "./remote";
@@ -49,6 +50,9 @@ const planners = {
   note_rule_change: noteRuleChange,
   approve,
   remote_use: remoteUse,
+  file_upload: uploadFile,
+  file_request: requestFile,
+  file_settle: settleFile,
 } satisfies { [K in RoomCommand["op"]]: Planner<K> };
 
 export function planOperation(ctx: OpContext, command: RoomCommand): Promise<OpOutcome> {

@@ -3,7 +3,11 @@ import type { TaskStatus } from "../../domain/lifecycle";
 import type { Blocker } from "../task-reads";
 import type { ProblemData } from "../commands";
 
-export const notFound = (what: "Task" | "Dependency" | "Intervention"): ProblemData => ({ status: 404, code: "NOT_FOUND", detail: `${what} not found` });
+export const notFound = (what: "Task" | "Dependency" | "Intervention" | "Session" | "Upload" | "Download"): ProblemData => ({
+  status: 404,
+  code: "NOT_FOUND",
+  detail: `${what} not found`,
+});
 
 /** A field of the request names something the project does not have (422, naming the field). */
 export const invalidField = (path: string, message: string, detail = `${path}: ${message}`): ProblemData => ({

@@ -1,0 +1,35 @@
+/**
+ * Files sent between people and a session's machine are kept as DataRefs of the project: streamed to R2 and hashed on
+ * the way (hashing-put.ts), under the project's prefix, served by signed URL like any DataRef. The row is inserted
+ * by the project's room, with the transfer it belongs to.
+ */
+import { blobKey } from "./blobs";
+import { putComputingSha256 } from "./hashing-put";
+import type { Env } from "./env";
+import type { DatarefRow } from "./views/datarefs";
+
+const CONTENT_TYPE = "application/octet-stream";
+
+/** Stores exactly `size` bytes of `body` as a complete DataRef (not yet recorded); rejects, storing nothing, otherwise. */
+export async function storeFile(env: Env, projectId: string, body: ReadableStream<Uint8Array>, size: number, file: { filename: string; createdBy: string }) {
+  const id = crypto.randomUUID();
+  const sha256 = await putComputingSha256(env.BLOBS, blobKey(projectId, id), body, size, { httpMetadata: { contentType: CONTENT_TYPE } });
+  const now = new Date().toISOString();
+  const row: DatarefRow = {
+    id,
+    projectId,
+    status: "complete",
+    contentType: CONTENT_TYPE,
+    size,
+    sha256,
+    filename: file.filename,
+    createdBy: file.createdBy,
+    createdAt: now,
+    uploadExpiresAt: now,
+    completedAt: now,
+  };
+  return row;
+}
+
+/** The bytes of a stored file the room did not record (its transfer was refused). */
+export const discardFile = (env: Env, row: Pick<DatarefRow, "projectId" | "id">) => env.BLOBS.delete(blobKey(row.projectId, row.id));
