@@ -20,7 +20,7 @@ const hub = `http://127.0.0.1:${HUB_PORT}`;
 const baselineUrl = `http://127.0.0.1:${BASELINE_PORT}`;
 const BOOTSTRAP = "bench-bootstrap-token";
 
-/** `npm run bench -- tree dataref` runs only the named scenarios: fan-out, fan-in, tree, costs, costs-model, permlog, sockets, dataref, dashboard, workerd (with its BullMQ peer), transfer. */
+/** `npm run bench -- tree dataref` runs only the named scenarios: fan-out, fan-in, tree, costs, costs-model, permlog, files, sockets, dataref, dashboard, workerd (with its BullMQ peer), transfer. */
 const only = new Set(process.argv.slice(2));
 const wanted = (scenario: string) => only.size === 0 || only.has(scenario);
 
@@ -188,6 +188,13 @@ const roomCost = (timing: string | null) => {
 const workerD1 = (timing: string | null) => Number(timing?.match(/worker;desc="d1 queries=(\d+)/)?.[1] ?? NaN);
 const secondsSince = (t: number) => (performance.now() - t) / 1000;
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
+
+/** CPU time (ms) per request of `proc` while `requests` of `run` are made, 32 at once. */
+async function perRequest(proc: ChildProcess, requests: number, run: (i: number) => Promise<unknown>) {
+  const before = cpuMs(proc)!;
+  await pool(Array.from({ length: requests }), 32, (_, i) => run(i));
+  return (cpuMs(proc)! - before) / requests;
+}
 
 /** One request to the baseline Worker at `path`: one D1 insert (at /room, made by a Durable Object it calls). */
 async function baselineInsert(path: "/" | "/room") {
@@ -404,11 +411,6 @@ if (wanted("costs")) {
     const ROUNDS = 5;
     const PER_ROUND = 200;
     const N = ROUNDS * PER_ROUND;
-    const perRequest = async (proc: ChildProcess, requests: number, run: (i: number) => Promise<unknown>) => {
-      const before = cpuMs(proc)!;
-      await pool(Array.from({ length: requests }), 32, (_, i) => run(i));
-      return (cpuMs(proc)! - before) / requests;
-    };
     const agent = await newAgent("cost-agent", { max_concurrent_tasks: N });
     const idle = await newAgent("idle-agent", { max_concurrent_tasks: 1 });
     const project = await newProject("costs");
@@ -596,6 +598,78 @@ if (wanted("permlog")) {
     `    of which in the hub's Worker: ${fmt(d.worker)} ms during, ${fmt(q.worker)} ms without → ${fmt(d.worker / q.worker, 2)}× (floor ${fmt(f.worker / q.worker, 2)}×);` +
       ` in the room: ${fmt(d.room)} and ${fmt(q.room)} ms → ${fmt(d.room / q.room, 2)}× (floor ${fmt(f.room / q.room, 2)}×)`,
   );
+}
+
+// ── (3f) the daemons' file polls ────────────────────────────────────────
+// Every daemon asks for its pending uploads and downloads every 3 s (hub.py's two loops): 100 idle daemons do so at
+// that cadence, while another daemon has transfers waiting. An empty poll's CPU beside the one-insert request
+// (target ≤ 0.8×) and its D1 rows read (target ≤ 1).
+if (wanted("files")) {
+  console.log("\n(3f) files: 100 daemons' empty polls for uploads and downloads every 3 s, while another daemon has 40 transfers waiting");
+  const DAEMONS = 100;
+  const ROUNDS = 8;
+  const CADENCE_MS = 3000;
+  const project = await newProject("files");
+  const busy = await newAgent("files-busy");
+  const busySession = (await ok(busy.hub.POST("/api/v1/server/sessions", { body: { name: "busy", project_id: project } }))).data.id;
+  await pool(Array.from({ length: 20 }), 8, async (_, i) => {
+    const sent = await fetch(`${hub}/api/v1/projects/${project}/sessions/${busySession}/uploads`, {
+      method: "POST",
+      body: new Uint8Array(1024),
+      headers: { Authorization: `Bearer ${admin}`, "X-Filename": `f${i}.bin` },
+    });
+    if (sent.status !== 201) throw new Error(`upload answered ${sent.status}`);
+    await ok(
+      asAdmin.POST("/api/v1/projects/{id}/sessions/{sid}/downloads", { params: { path: { id: project, sid: busySession } }, body: { path: `/tmp/f${i}` } }),
+    );
+  });
+  const daemons = await pool(Array.from({ length: DAEMONS }), 8, (_, i) => newAgent(`files-idle-${i}`));
+  const polls = daemons.flatMap((d) => [() => ok(d.hub.GET("/api/v1/server/files/pending")), () => ok(d.hub.GET("/api/v1/server/files/pulls/pending"))]);
+  const d1 = { queries: 0, polls: 0, maxRowsRead: 0 };
+  const rowsRead = (timing: string | null) => Number(timing?.match(/worker-d1;desc="rows read=(\d+)/)?.[1] ?? NaN);
+  const poll = async (i: number) => {
+    const timing = (await polls[i]!()).response.headers.get("Server-Timing");
+    d1.queries += workerD1(timing);
+    d1.polls++;
+    d1.maxRowsRead = Math.max(d1.maxRowsRead, rowsRead(timing));
+  };
+  // Each daemon's key is looked up once, as its heartbeat does before its first poll.
+  await pool(daemons, 16, (d) => ok(d.hub.GET("/api/v1/server/status")));
+  if (!CLOCK_TICKS) console.log("  CPU skipped: needs /proc");
+  else {
+    const baselines = [await perRequest(baselineProcess, polls.length, oneInsert)];
+    const rounds: { ms: number; ratio: number }[] = [];
+    const nothing = async () => (await fetch(`${baselineUrl}/empty`)).arrayBuffer();
+    const floor: number[] = [];
+    // Round 0 reads D1 for every poll; the rounds after it come every 3 s, as hub.py's loops do.
+    for (let round = 0; round <= ROUNDS; round++) {
+      const began = performance.now();
+      const ms = await perRequest(hubProcess, polls.length, poll);
+      const nothingMs = await perRequest(baselineProcess, polls.length, nothing);
+      baselines.push(await perRequest(baselineProcess, polls.length, oneInsert));
+      const near = (baselines[round]! + baselines[round + 1]!) / 2;
+      rounds.push({ ms, ratio: ms / near });
+      floor.push(nothingMs / near);
+      if (round === 0) Object.assign(d1, { queries: 0, polls: 0 });
+      await new Promise((r) => setTimeout(r, Math.max(0, CADENCE_MS - (performance.now() - began))));
+    }
+    const [cold, ...steady] = rounds;
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    report(`  one-insert baseline request: ${fmt(percentile(baselines, 50), 2)} ms of CPU (median of ${baselines.length} rounds of ${polls.length})`);
+    report(
+      `  empty poll at hub.py's cadence: ${fmt(mean(steady.map((r) => r.ms)), 2)} ms of CPU = ${fmt(mean(steady.map((r) => r.ratio)), 2)}× the baseline request (target ≤ 0.8×)` +
+        `   | mean of ${steady.length} rounds 3 s apart, each of ${DAEMONS} daemons polling both lists, against the baseline right before and after it: ${steady.map((r) => fmt(r.ratio, 2)).join(", ")}`,
+    );
+    report(
+      `  the least a request costs here (the baseline Worker answering [] with no work): ${fmt(mean(floor), 2)}× the baseline request   | rounds: ${floor.map((r) => fmt(r, 2)).join(", ")}`,
+    );
+    report(
+      `  empty poll that reads D1 (every poll of the first round): ${fmt(cold!.ms, 2)} ms of CPU = ${fmt(cold!.ratio, 2)}× the baseline request` +
+        `; at that cadence ${fmt(d1.queries / d1.polls, 2)} D1 queries per poll (an isolate reads a server's lists at most every 10 s)`,
+    );
+  }
+  await pool(Array.from({ length: polls.length }), 32, (_, i) => poll(i));
+  report(`  D1 rows read by an empty poll: ${fmt(d1.maxRowsRead, 0)} at most (target ≤ 1)`);
 }
 
 // ── (4)–(6) live sockets ────────────────────────────────────────────────

@@ -1,5 +1,6 @@
 /** Worker entry: the HTTP app, the housekeeping cron, and the Durable Object classes. */
 import { buildApp } from "./app";
+import { answerKnownEmptyPoll, polledList } from "./file-polls";
 import { expirePermissionLog, sweepExpired, wakeRoomsWithLapsedLeases, wakeStrandedDeliveries } from "./maintenance";
 import type { WorkerEnv } from "./worker-env";
 
@@ -12,7 +13,10 @@ export { PermissionLogWriter } from "./permission-log-writer";
 const app = buildApp();
 
 export default {
-  fetch: app.fetch,
+  async fetch(request: Request, env: WorkerEnv, ctx: ExecutionContext) {
+    const list = polledList(request);
+    return (list && (await answerKnownEmptyPoll(request, list))) || app.fetch(request, env, ctx);
+  },
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(sweepExpired(env));
     ctx.waitUntil(wakeStrandedDeliveries(env));

@@ -5,6 +5,7 @@
 import { env } from "cloudflare:workers";
 import { SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
+import { EmptyLists, emptyLists, POLL_MEMO_MS } from "../src/file-polls";
 import { daemonFiles } from "./fake-daemon";
 import { addMember, BASE, call, createProject, createUser, expectProblem, fetchUrl, registerAgent, type Reply } from "./helpers";
 import { createWorld, openSession, type World } from "./task-world";
@@ -387,19 +388,79 @@ describe("a file fetched from a session's machine", () => {
 });
 
 describe("the daemons' polls", () => {
-  it("answer an empty list with one D1 query once the key is known, reading at most one row", async () => {
-    await drained();
+  const timing = (reply: Reply) => {
+    const header = reply.headers.get("Server-Timing") ?? "";
+    return { queries: Number(/worker;desc="d1 queries=(\d+)"/.exec(header)![1]), rowsRead: Number(/worker-d1;desc="rows read=(\d+)/.exec(header)![1]) };
+  };
+
+  it("answer an empty list with one indexed read once the key is known, and the other list from what that read found", async () => {
     const fresh = await registerAgent(w.admin, `poller-${crypto.randomUUID().slice(0, 6)}`);
     const poller = daemonFiles(fresh.apiKey);
-    await poller.pendingUploads();
-    for (const poll of [poller.pendingUploads, poller.pendingPulls]) {
+    // Any read with the key has the isolate remember it, as a daemon's heartbeat does.
+    expect((await call("/api/v1/server/status", { apiKey: fresh.apiKey })).status).toBe(200);
+    const uploads = await poller.pendingUploads();
+    expect(uploads.json).toEqual([]);
+    expect(timing(uploads).queries).toBe(1);
+    expect(timing(uploads).rowsRead).toBeLessThanOrEqual(1);
+    for (const poll of [poller.pendingPulls, poller.pendingUploads]) {
       const reply = await poll();
       expect(reply.json).toEqual([]);
-      const timing = reply.headers.get("Server-Timing") ?? "";
-      expect(timing).toContain('worker;desc="d1 queries=1"');
-      const rows = Number(/worker-d1;desc="rows read=(\d+)/.exec(timing)![1]);
-      expect(rows).toBeLessThanOrEqual(1);
+      expect(timing(reply)).toEqual({ queries: 0, rowsRead: 0 });
     }
+    const { results } = await env.DB.prepare(
+      "EXPLAIN QUERY PLAN SELECT id FROM file_transfers WHERE server_id = ?1 AND kind = ?2 AND status = 'pending' ORDER BY created_at LIMIT 20",
+    )
+      .bind(fresh.id, "upload")
+      .all<{ detail: string }>();
+    expect(results.map((r) => r.detail)).toEqual([
+      expect.stringMatching(/^SEARCH file_transfers USING INDEX file_transfers_waiting \(server_id=\? AND kind=\?\)/),
+    ]);
+  });
+
+  it("list a transfer made through this isolate at the next poll, and one recorded elsewhere once what was read empty is 10 s old", async () => {
+    await drained();
+    await daemon.pendingUploads();
+    expect((await daemon.pendingPulls()).json).toEqual([]);
+    const asked = await askFor("/etc/os-release");
+    expect((await daemon.pendingPulls()).json).toEqual([{ download_id: asked.json.id, path: "/etc/os-release" }]);
+    await drained();
+    expect((await daemon.pendingPulls()).json).toEqual([]);
+
+    // Another isolate's write: straight into D1, which this isolate does not hear of.
+    const id = crypto.randomUUID();
+    const now = new Date().toISOString();
+    await env.DB.prepare(
+      "INSERT INTO file_transfers (id, project_id, session_id, server_id, kind, status, path, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, 'download', 'pending', '/etc/issue', 'elsewhere', ?, ?)",
+    )
+      .bind(id, w.project.id, w.workerSession, w.worker.id, now, now)
+      .run();
+    expect((await daemon.pendingPulls()).json).toEqual([]);
+    const clock = emptyLists.now;
+    emptyLists.now = () => Date.now() + POLL_MEMO_MS;
+    try {
+      expect((await daemon.pendingPulls()).json).toEqual([{ download_id: id, path: "/etc/issue" }]);
+    } finally {
+      emptyLists.now = clock;
+    }
+    await drained();
+  });
+
+  it("keep no empty list from a read that began before a transfer was recorded, and forget the oldest servers first", () => {
+    let t = 1_000;
+    const lists = new EmptyLists(10_000, 2);
+    lists.now = () => t;
+    const readAt = t;
+    t += 5;
+    lists.forget("a");
+    lists.record("a", readAt, { upload: true, download: true });
+    expect(lists.isEmpty("a", "upload")).toBe(false);
+    lists.record("a", t + 1, { upload: true, download: false });
+    expect([lists.isEmpty("a", "upload"), lists.isEmpty("a", "download")]).toEqual([true, false]);
+    lists.record("b", t, { upload: true, download: true });
+    lists.record("c", t, { upload: true, download: true });
+    expect(["a", "b", "c"].map((s) => lists.isEmpty(s, "upload"))).toEqual([false, true, true]);
+    t += 10_000;
+    expect(lists.isEmpty("c", "upload")).toBe(false);
   });
 
   it("are refused without a valid key", async () => {

@@ -6,6 +6,7 @@
  * - PUT|GET /r2/<key> moves bytes in and out of R2;
  * - POST /parse only reads and parses a JSON body: the least a post of the
  *   permission log can cost, bytes carried and nothing written;
+ * - GET /empty answers `[]` and does nothing else: the least any request costs;
  * - a Broadcaster sends one frame to every socket it holds, which the bench
  *   in workerd opens to it directly: the least an event to many dashboards
  *   can cost.
@@ -56,6 +57,7 @@ export class Broadcaster extends DurableObject<BaselineEnv> {
 export default {
   async fetch(request: Request, env: BaselineEnv): Promise<Response> {
     const url = new URL(request.url);
+    if (url.pathname === "/empty") return Response.json([]);
     if (url.pathname.startsWith("/r2/")) {
       const key = url.pathname.slice(4);
       if (request.method === "PUT") {

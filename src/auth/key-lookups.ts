@@ -43,6 +43,12 @@ export class KeyLookups<T> {
     return this.refresh(keyHash, read);
   }
 
+  /** The answer for `keyHash` while this isolate remembers a fresh one, without reading; undefined otherwise. */
+  remembered(keyHash: string): T | undefined {
+    const entry = this.entries.get(keyHash);
+    return entry && this.now() - entry.readAt < this.ttlMs ? entry.answer : undefined;
+  }
+
   /** Reads the answer for `keyHash` now, and remembers it as the latest lookup. */
   async refresh(keyHash: string, read: () => Promise<T | undefined>): Promise<T | undefined> {
     const readAt = this.now();

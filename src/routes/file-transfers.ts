@@ -8,7 +8,7 @@
  * Both pending lists are polled by every daemon every 3 s: each is one read of the index of pending transfers
  * (`file_transfers_waiting`), after the API key (which an isolate remembers for reads).
  */
-import { and, desc, eq, sql } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { projectFor } from "../auth/access";
@@ -16,8 +16,8 @@ import { agent, currentServer, currentUser, person, personStreaming } from "../a
 import { signBlobUrl } from "../auth/signed-url";
 import { blobKey } from "../blobs";
 import { FILE_TRANSFER_STATUSES, fileTransfers, type FileTransferKind } from "../db/schema";
-import { builtOnce } from "../db/sql";
 import { cutText } from "../domain/text";
+import { emptyLists } from "../file-polls";
 import { plainFilenameError } from "../domain/file-names";
 import { hubBaseUrl } from "../http/base-url";
 import { readJson } from "../http/body";
@@ -157,6 +157,7 @@ people.post(
     const transfer = newTransfer(session, "upload", { filename, path: null });
     try {
       const { data } = await runInRoom(c, project.id, { op: "file_upload", transfer, dataref });
+      emptyLists.forget(session.serverId);
       return c.json(uploadView(data!.transfer as FileTransferRow), 201);
     } catch (e) {
       await discardFile(c.env, dataref);
@@ -220,6 +221,7 @@ people.post(
     const { project, session } = await sessionForFiles(c);
     const { path } = await readJson(c, downloadBody);
     const { data } = await runInRoom(c, project.id, { op: "file_request", transfer: newTransfer(session, "download", { filename: null, path }) });
+    emptyLists.forget(session.serverId);
     return c.json(downloadView(data!.transfer as FileTransferRow, null), 201);
   },
 );
@@ -262,18 +264,25 @@ people.get(
 
 // The daemon's side, as hub.py speaks it.
 
-/** The server's pending transfers of one kind, oldest first: one step into the index of pending transfers. */
-const pendingOf = builtOnce((db) =>
-  db
-    .select({ id: fileTransfers.id, filename: fileTransfers.filename, path: fileTransfers.path, sha256: fileTransfers.sha256 })
-    .from(fileTransfers)
-    .where(and(eq(fileTransfers.serverId, sql.placeholder("server")), eq(fileTransfers.kind, sql.placeholder("kind")), eq(fileTransfers.status, "pending")))
-    .orderBy(fileTransfers.createdAt)
-    .limit(PENDING_PAGE)
-    .prepare(),
-);
-
-const pending = (c: HubContext, kind: FileTransferKind) => pendingOf(c.var.db).all({ server: currentServer(c).id, kind });
+/**
+ * The server's pending transfers of one kind, oldest first, and whether it has any of the other kind: one statement,
+ * two steps into the index of pending transfers. What it found empty, this isolate answers for a while (file-polls.ts).
+ */
+async function pending(c: HubContext, kind: FileTransferKind) {
+  const server = currentServer(c).id;
+  const other: FileTransferKind = kind === "upload" ? "download" : "upload";
+  const readAt = emptyLists.now();
+  const { results } = await c.env.DB.prepare(
+    `SELECT * FROM (SELECT id, kind, filename, path, sha256 FROM file_transfers WHERE server_id = ?1 AND kind = ?2 AND status = 'pending' ORDER BY created_at LIMIT ${PENDING_PAGE})
+     UNION ALL
+     SELECT * FROM (SELECT id, kind, filename, path, sha256 FROM file_transfers WHERE server_id = ?1 AND kind = ?3 AND status = 'pending' LIMIT 1)`,
+  )
+    .bind(server, kind, other)
+    .all<{ id: string; kind: FileTransferKind; filename: string | null; path: string | null; sha256: string | null }>();
+  const asked = results.filter((r) => r.kind === kind);
+  emptyLists.record(server, readAt, { [kind]: asked.length === 0, [other]: asked.length === results.length } as Record<FileTransferKind, boolean>);
+  return asked;
+}
 
 /** The server's own transfer of this kind (its project picks the room that settles it); 404 for any other. */
 async function ownTransfer(c: HubContext, kind: FileTransferKind, id: string) {
@@ -299,7 +308,8 @@ agents.get(
     summary: "Files waiting for this server",
     description:
       `Uploads for this server's sessions that its daemon has not acked, oldest first (at most ${PENDING_PAGE}): hub.py polls this every 3 s, ` +
-      "GETs each `download_url` with its `X-API-Key`, checks the sha256 and acks. An empty list costs one indexed read.",
+      "GETs each `download_url` with its `X-API-Key`, checks the sha256 and acks. An empty list costs at most one indexed read; " +
+      "a list an isolate found empty in the last 10 s is answered from memory, so a new upload may take that long to be listed.",
     caller: "agent",
     responses: { 200: z.array(pendingUploadSchema) },
   }),
@@ -392,7 +402,8 @@ agents.get(
     summary: "Files people asked this server for",
     description:
       `Download requests for this server's sessions not yet answered, oldest first (at most ${PENDING_PAGE}): hub.py polls this every 3 s and posts ` +
-      "each file to `.../upload` or says why not at `.../fail`. An empty list costs one indexed read.",
+      "each file to `.../upload` or says why not at `.../fail`. An empty list costs at most one indexed read; " +
+      "a list an isolate found empty in the last 10 s is answered from memory, so a new request may take that long to be listed.",
     caller: "agent",
     responses: { 200: z.array(pendingDownloadSchema) },
   }),
