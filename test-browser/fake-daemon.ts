@@ -8,6 +8,7 @@
  * answers a scrollback capture with what it printed, and counts each time it
  * is told to leave tmux's copy mode.
  */
+import { createHash } from "node:crypto";
 import { hub, hubAs, ok } from "./driver";
 
 interface HubFrame {
@@ -147,4 +148,58 @@ export class FakeDaemon {
         break;
     }
   }
+}
+
+/**
+ * hub.py's two file loops (`pending_uploads_loop`, `pending_pulls_loop`), polling every `everyMs` instead of 3 s:
+ * each pending upload is fetched from its `download_url` with the key, checked against its sha256 and acked with
+ * where it was written; each pending download is answered from `files` (path → content) as multipart `file`, or
+ * failed as hub.py fails a path that does not exist. What it wrote is in `written`.
+ */
+export function serveFiles(apiKey: string, files: Record<string, string>, everyMs = 250) {
+  const headers = { "X-API-Key": apiKey };
+  const written = new Map<string, Buffer>();
+  const post = (path: string, body: unknown) =>
+    fetch(hub().url + path, { method: "POST", headers: { ...headers, "Content-Type": "application/json" }, body: pythonJson(body as Record<string, unknown>) });
+  const once = async () => {
+    const uploads = (await (await fetch(`${hub().url}/api/v1/server/files/pending`, { headers })).json()) as {
+      upload_id: string;
+      filename: string;
+      download_url: string;
+      sha256: string;
+    }[];
+    for (const item of uploads) {
+      const url = item.download_url.startsWith("/") ? hub().url + item.download_url : item.download_url;
+      const bytes = Buffer.from(await (await fetch(url, { headers })).arrayBuffer());
+      const ok = createHash("sha256").update(bytes).digest("hex") === item.sha256;
+      const dest = `/tmp/orchestratia-uploads/${item.filename}`;
+      if (ok) written.set(dest, bytes);
+      await post(`/api/v1/server/files/${item.upload_id}/ack`, ok ? { success: true, path: dest } : { success: false, error: "sha256 mismatch" });
+    }
+    const pulls = (await (await fetch(`${hub().url}/api/v1/server/files/pulls/pending`, { headers })).json()) as { download_id: string; path: string }[];
+    for (const item of pulls) {
+      const content = files[item.path];
+      if (content === undefined) {
+        await post(`/api/v1/server/files/pulls/${item.download_id}/fail`, { error: `file not found: ${item.path}` });
+        continue;
+      }
+      const form = new FormData();
+      form.append("file", new Blob([content], { type: "application/octet-stream" }), item.path.split("/").at(-1));
+      await fetch(`${hub().url}/api/v1/server/files/pulls/${item.download_id}/upload`, { method: "POST", headers, body: form });
+    }
+  };
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      await once();
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  })();
+  return {
+    written,
+    stop: async () => {
+      running = false;
+      await loop;
+    },
+  };
 }

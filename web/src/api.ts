@@ -117,3 +117,41 @@ export async function signOut() {
   await hub.POST("/api/v1/auth/logout", { body: {}, fetch: asIs }).catch(() => undefined);
   signedOutListeners.forEach((l) => l());
 }
+
+/**
+ * Sends a file to a session's machine (`POST .../uploads`, the raw bytes), reporting the bytes sent as they go:
+ * fetch tells nothing of an upload's progress, XMLHttpRequest does. A 401 refreshes once and sends again.
+ */
+export async function uploadToSession(
+  projectId: string,
+  sessionId: string,
+  file: File,
+  onProgress: (sent: number, total: number) => void,
+): Promise<Schemas["FileUpload"]> {
+  const send = () =>
+    new Promise<{ status: number; body: unknown }>((resolve, reject) => {
+      const xhr = new XMLHttpRequest();
+      xhr.open("POST", `/api/v1/projects/${projectId}/sessions/${sessionId}/uploads?filename=${encodeURIComponent(file.name)}`);
+      if (accessToken) xhr.setRequestHeader("Authorization", `Bearer ${accessToken}`);
+      xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size);
+      xhr.onload = () => {
+        let body: unknown = null;
+        try {
+          body = JSON.parse(xhr.responseText);
+        } catch {
+          // Not JSON: something in front of the hub answered.
+        }
+        resolve({ status: xhr.status, body });
+      };
+      xhr.onerror = () => reject(new Error("The hub could not be reached"));
+      xhr.send(file);
+    });
+  let answer = await send();
+  if (answer.status === 401 && (await refresh()) === "ok") answer = await send();
+  if (answer.status !== 201) {
+    const problem =
+      answer.body && typeof answer.body === "object" ? (answer.body as Partial<Schemas["Problem"]>) : { detail: `The hub answered ${answer.status}` };
+    throw new ApiError(answer.status, problem);
+  }
+  return answer.body as Schemas["FileUpload"];
+}

@@ -11,6 +11,10 @@ import { useProjectFeed, useReread } from "./project-feed";
 import type { HubEvent, ProjectHead, Session, SessionStatus } from "./types";
 
 const SESSION_EVENTS = new Set(["session_created", "session_started", "session_closed", "session_error", "session_mcp_status"]);
+/** Files moving between people and a session's machine. */
+export const FILE_EVENTS = new Set(["file_uploaded", "file_delivered", "file_pulled", "file_failed"]);
+/** A session's page follows both. */
+const SESSION_PAGE_EVENTS = new Set([...SESSION_EVENTS, ...FILE_EVENTS]);
 
 export type SessionFilter = "all" | "open" | "closed";
 
@@ -67,12 +71,15 @@ export interface SessionState {
   session: Session | null;
   error: string | null;
   reread: () => void;
+  /** The latest batch of the session's file events (a new array each time). */
+  files: HubEvent[];
 }
 
-/** One session, live. */
+/** One session, live, with its file events. */
 export function useSession(projectId: string, sessionId: string): SessionState {
-  const feed = useProjectFeed(projectId, SESSION_EVENTS);
+  const feed = useProjectFeed(projectId, SESSION_PAGE_EVENTS);
   const [session, setSession] = useState<Session | null>(null);
+  const [files, setFiles] = useState<HubEvent[]>([]);
   const [error, setError] = useState<string | null>(null);
   const reread = useReread(
     () => ok(hub.GET("/api/v1/projects/{id}/sessions/{sid}", { params: { path: { id: projectId, sid: sessionId } } })),
@@ -87,9 +94,12 @@ export function useSession(projectId: string, sessionId: string): SessionState {
     if (feed.project) reread(0);
   }, [feed.project, sessionId]);
   useEffect(() => {
-    if (!feed.latest.some((e) => e.data.session_id === sessionId)) return;
-    setSession((current) => current && withEvents(current, feed.latest));
+    const mine = feed.latest.filter((e) => e.data.session_id === sessionId);
+    const files = mine.filter((e) => FILE_EVENTS.has(e.event_type));
+    if (files.length > 0) setFiles(files);
+    if (files.length === mine.length) return;
+    setSession((current) => current && withEvents(current, mine));
     reread();
   }, [feed.latest]);
-  return { project: feed.project, status: feed.status, session, error: feed.error ?? error, reread: () => reread(0) };
+  return { project: feed.project, status: feed.status, session, error: feed.error ?? error, reread: () => reread(0), files };
 }

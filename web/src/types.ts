@@ -62,3 +62,7 @@ export const tasksOf = (page: { tasks: (Task | TaskFormatResponse)[] }): Task[] 
 
 export type ApprovalRule = Schemas["ApprovalRule"];
 export type RulePreview = Schemas["ApprovalRulePreview"];
+
+/** A file sent to a session's machine, and one fetched from it. */
+export type FileUpload = Schemas["FileUpload"];
+export type FileDownload = Schemas["FileDownload"];

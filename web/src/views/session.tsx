@@ -11,6 +11,8 @@ import { McpStatusBadge, SessionControls, SessionStatusBadge } from "./session-c
 
 /** xterm.js loads only when a terminal is opened. */
 const LazyTerminal = lazy(() => import("./terminal").then((m) => m.SessionTerminal), "the terminal");
+/** So do the session's files. */
+const LazyFiles = lazy(() => import("./session-files").then((m) => m.SessionFiles), "the session's files");
 
 export function SessionPage({ projectId, sessionId }: { projectId: string; sessionId: string }) {
   const state = useSession(projectId, sessionId);
@@ -20,7 +22,10 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
   useEffect(() => {
     if (state.session) setTold({ status: state.session.status, exit_code: state.session.exit_code, error: state.session.error });
   }, [state.session]);
-  const session = state.session && told ? { ...state.session, status: told.status, exit_code: told.exit_code ?? state.session.exit_code, error: told.error ?? state.session.error } : state.session;
+  const session =
+    state.session && told
+      ? { ...state.session, status: told.status, exit_code: told.exit_code ?? state.session.exit_code, error: told.error ?? state.session.error }
+      : state.session;
 
   return (
     <section class="session-page">
@@ -42,12 +47,14 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
                 · <code>{session.working_directory}</code>
               </>
             )}
-            {session.pid !== null && ` · pid ${session.pid}`} · started <time dateTime={session.created_at}>{new Date(session.created_at).toLocaleString()}</time>
+            {session.pid !== null && ` · pid ${session.pid}`} · started{" "}
+            <time dateTime={session.created_at}>{new Date(session.created_at).toLocaleString()}</time>
           </p>
           {session.status === "error" && session.error && <p class="problem">{session.error}</p>}
           <SessionControls session={session} onChanged={state.reread} />
         </header>
       )}
+      {session && <LazyFiles projectId={projectId} sessionId={sessionId} events={state.files} />}
       <LazyTerminal key={sessionId} projectId={projectId} sessionId={sessionId} label={`Terminal of ${session?.name ?? "the session"}`} onStatus={setTold} />
     </section>
   );
