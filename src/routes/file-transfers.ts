@@ -295,8 +295,18 @@ async function ownTransfer(c: HubContext, kind: FileTransferKind, id: string) {
   return row;
 }
 
-const settle = async (c: HubContext, row: FileTransferRow, end: FileTransferEnd) =>
-  (await runInRoom(c, row.projectId, { op: "file_settle", transferId: row.id, kind: row.kind, end })).data!.transfer as FileTransferRow;
+/** Has the transfer's room settle it as the daemon said, and answers its new status. */
+async function settle(c: HubContext, row: FileTransferRow, end: FileTransferEnd) {
+  const { data } = await runInRoom(c, row.projectId, { op: "file_settle", transferId: row.id, kind: row.kind, end });
+  const done = data!.transfer as FileTransferRow;
+  return c.json({ id: done.id, status: done.status });
+}
+
+/** A failure as the daemon reported it, kept to MAX_ERROR_CHARS. */
+const failure = (error: string | undefined): FileTransferEnd => ({
+  status: "failed",
+  error: cutText(error || "The daemon reported a failure", MAX_ERROR_CHARS),
+});
 
 const settledSchema = z.object({ id, status: z.enum(FILE_TRANSFER_STATUSES) }).meta({ id: "FileTransferSettled" });
 
@@ -386,11 +396,7 @@ agents.post(
   async (c) => {
     const row = await ownTransfer(c, "upload", c.req.param("uploadId"));
     const body = await readJson(c, ackBody);
-    const end: FileTransferEnd = body.success
-      ? { status: "delivered", path: body.path! }
-      : { status: "failed", error: cutText(body.error || "The daemon reported a failure", MAX_ERROR_CHARS) };
-    const done = await settle(c, row, end);
-    return c.json({ id: done.id, status: done.status });
+    return settle(c, row, body.success ? { status: "delivered", path: body.path! } : failure(body.error));
   },
 );
 
@@ -439,8 +445,7 @@ agents.post(
     const filename = plainFilenameError(file.name) === null ? file.name : "file";
     const dataref = await storeFile(c.env, row.projectId, file.stream(), file.size, { filename, createdBy: roomActor(c).label });
     try {
-      const done = await settle(c, row, { status: "ready", filename, dataref });
-      return c.json({ id: done.id, status: done.status });
+      return await settle(c, row, { status: "ready", filename, dataref });
     } catch (e) {
       await discardFile(c.env, dataref);
       throw e;
@@ -465,7 +470,6 @@ agents.post(
   async (c) => {
     const row = await ownTransfer(c, "download", c.req.param("downloadId"));
     const { error } = await readJson(c, failBody);
-    const done = await settle(c, row, { status: "failed", error: cutText(error || "The daemon reported a failure", MAX_ERROR_CHARS) });
-    return c.json({ id: done.id, status: done.status });
+    return settle(c, row, failure(error));
   },
 );
