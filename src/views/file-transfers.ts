@@ -32,13 +32,10 @@ export const downloadSchema = z
     filename: z.string().optional().meta({ description: "The file's name, as the daemon sent it, once `ready`" }),
     size: z.int().min(0).optional(),
     sha256: sha256.optional(),
-    url: z
-      .string()
-      .optional()
-      .meta({
-        format: "uri",
-        description: "A signed URL for the bytes (10 minutes, honours `Range`), once `ready`; only for those who may fetch files from the machine",
-      }),
+    url: z.string().optional().meta({
+      format: "uri",
+      description: "A signed URL for the bytes (10 minutes, honours `Range`), once `ready`; only for those who may fetch files from the machine",
+    }),
     expires_at: timestamp.optional().meta({ description: "When `url` stops working" }),
     error: z.string().optional().meta({ description: "What went wrong, once `failed`" }),
     created_by: z.string(),
