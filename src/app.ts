@@ -37,6 +37,7 @@ import { registrationRoutes } from "./routes/registration";
 import { serverRoutes } from "./routes/servers";
 import { userRoutes } from "./routes/users";
 import { referenceRoutes } from "./routes/reference";
+import { mcpRoutes } from "./routes/mcp";
 
 export function buildApp() {
   const app = new Hono<HubEnv>({ strict: false });
@@ -128,6 +129,7 @@ export function buildApp() {
   app.route("/api/v1", api);
   app.route("/ws/server", daemonSocketRoutes);
   app.route("/telegram", telegramWebhookRoutes);
+  app.route("/", mcpRoutes(app));
   app.route("/", referenceRoutes(app));
 
   app.notFound((c) => new Problem(404, "NOT_FOUND", `No endpoint at ${c.req.path}`).toResponse());

@@ -8,6 +8,8 @@ export interface Env {
   DB: D1Database;
   BLOBS: R2Bucket;
   LOGIN_LIMITER: RateLimit;
+  /** OAuth for MCP clients: registered clients, grants and tokens (src/mcp/oauth.ts). */
+  OAUTH_KV: KVNamespace;
 
   JWT_SECRET: string;
   BOOTSTRAP_TOKEN: string;

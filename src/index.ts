@@ -9,6 +9,7 @@ export { ServerLink } from "./server-link/server-link";
 export { WebhookEndpoint } from "./integrations/webhook-endpoint";
 export { TelegramChat } from "./integrations/telegram/chat";
 export { PermissionLogWriter } from "./permission-log-writer";
+export { McpSession } from "./mcp/session";
 
 const app = buildApp();
 

@@ -3,8 +3,10 @@
 import type { RoomEnv } from "./room-env";
 import type { PermissionLogWriter } from "./permission-log-writer";
 import type { ProjectRoom } from "./room/project-room";
+import type { McpSession } from "./mcp/session";
 
 export interface WorkerEnv extends RoomEnv {
   PROJECT_ROOM: DurableObjectNamespace<ProjectRoom>;
   PERMISSION_LOG_WRITER: DurableObjectNamespace<PermissionLogWriter>;
+  MCP_SESSION: DurableObjectNamespace<McpSession>;
 }

@@ -103,7 +103,7 @@ export async function serverForApiKey(c: HubContext, apiKey: string) {
 }
 
 /** The server whose API key this is, as this isolate last read it (at most API_KEY_LOOKUP_TTL_MS ago). */
-async function rememberedServerForApiKey(c: HubContext, apiKey: string) {
+export async function rememberedServerForApiKey(c: HubContext, apiKey: string) {
   const hash = await sha256Hex(apiKey);
   return liveServer(await apiKeyLookups.lookup(hash, () => serverByKeyHash(c.var.db).get({ hash })));
 }

@@ -29,6 +29,8 @@ export const PROBLEM_CODES = {
   ALREADY_BOOTSTRAPPED: "The hub already has users: bootstrap creates only the first admin.",
   INVALID_REGISTRATION_TOKEN: "The registration token is malformed, unknown, expired, revoked or used up.",
   FORBIDDEN: "Authenticated, but the caller's role does not allow this.",
+  FORBIDDEN_ORIGIN: "A browser page of another origin called the MCP endpoint: only the hub's own origin and `CORS_ORIGINS` may (DNS rebinding).",
+  FORBIDDEN_HOST: "The MCP endpoint was called at a host name other than `PUBLIC_URL`'s (DNS rebinding).",
   NOT_ALLOWED: "The caller may see this but not do this to it (only the assignee completes a task, for instance).",
   REMOTE_EXEC_DISABLED:
     "The project's `remote_exec` setting is off, so agents may not run commands in or send files to its sessions: an admin turns it on (`PATCH /api/v1/projects/{id}`).",

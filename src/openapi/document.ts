@@ -185,6 +185,7 @@ const TAGS = [
   ["Approval rules", "Rules the daemons' PreToolUse hook decides agents' tool calls by, and the log of every call it saw."],
   ["Webhooks", "Signed HTTP deliveries of a project's events (Standard Webhooks)."],
   ["Telegram", "The Telegram bot: its webhook and its setup."],
+  ["MCP", "The Model Context Protocol endpoint, for any MCP client, and the OAuth authorize step that signs a person in for one."],
   ["Reference", "This description, and the list of problem codes."],
 ] as const;
 

@@ -31,6 +31,15 @@ async function throttleGuesses(c: HubContext, keys: string[], what: string) {
   if (outcomes.some((o) => !o.success)) throw tooManyRequests(`Too many ${what}; wait a minute and try again`, LOGIN_RETRY_AFTER_SECONDS);
 }
 
+/** The person whose email and password these are (each attempt throttled); 401 `INVALID_CREDENTIALS` alike for either wrong. */
+export async function signInWithPassword(c: HubContext, address: string, presented: string) {
+  await throttleGuesses(c, [`email:${address}`], "sign-in attempts");
+  const user = await c.var.db.query.users.findFirst({ where: (u, { eq }) => eq(u.email, address) });
+  const ok = await verifyPassword(presented, user?.passwordHash ?? DECOY_PASSWORD_HASH);
+  if (!user || !ok) throw unauthorized("Wrong email or password", "INVALID_CREDENTIALS");
+  return user;
+}
+
 const bootstrapBody = z.object({ email, password, name: label().optional() });
 const loginBody = z.object({
   email,
@@ -96,10 +105,7 @@ authRoutes.post(
   }),
   async (c) => {
     const body = await readJson(c, loginBody);
-    await throttleGuesses(c, [`email:${body.email}`], "sign-in attempts");
-    const user = await c.var.db.query.users.findFirst({ where: (u, { eq }) => eq(u.email, body.email) });
-    const ok = await verifyPassword(body.password, user?.passwordHash ?? DECOY_PASSWORD_HASH);
-    if (!user || !ok) throw unauthorized("Wrong email or password", "INVALID_CREDENTIALS");
+    const user = await signInWithPassword(c, body.email, body.password);
     const pair = await issueTokenPair(c.env, c.var.db, user);
     if (!body.refresh_cookie) return c.json(pair);
     setRefreshCookie(c, pair.refresh_token);

@@ -1,0 +1,171 @@
+/**
+ * The hub's MCP server for one HTTP request: tools, resources and prompts for the caller's audience, each answered by
+ * the REST route it stands for. Built per request (stateless Streamable HTTP: any isolate answers any request); the
+ * session a client is given at initialisation only carries its resource subscriptions (session.ts).
+ */
+import type { Hono } from "hono";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+  type CallToolResult,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { HubContext, HubEnv } from "../http/context";
+import { apiDocument } from "../openapi/document";
+import { HUB_VERSION } from "../version";
+import { toolNamed, toolsFor, type Audience } from "./catalogue";
+import { callRoute, type CallerHeaders, type RouteAnswer } from "./dispatch";
+import { promptsFor } from "./prompts";
+import { readResource, RESOURCE_TEMPLATES, resourceOf } from "./resources";
+import type { SessionPort } from "./session-client";
+import { toolShape, type ApiDescription, type ToolShape } from "./tool-schemas";
+
+/** Who is calling, as the MCP endpoint authenticated them. */
+export interface McpCaller {
+  audience: Audience;
+  /** The credentials its internal REST requests carry. */
+  headers: CallerHeaders;
+}
+
+const INSTRUCTIONS =
+  "The Orchestratia hub: tasks of projects, worked by AI agents and steered by people. Agents (an API key) see the tools of the " +
+  "agent CLI: tasks_to_do, get_task, start_task, submit_plan, add_note, ask_for_help, complete_task, fail_task. People see " +
+  "projects and tasks and steer them. Every tool acts with the caller's rights and answers what the REST API answers.";
+
+/** The tools' shapes, from the app's description, made once per app and isolate. */
+const shapesByApp = new WeakMap<Hono<HubEnv>, Map<string, ToolShape>>();
+
+function shapesOf(app: Hono<HubEnv>) {
+  let shapes = shapesByApp.get(app);
+  if (!shapes) {
+    const doc = apiDocument(app) as unknown as ApiDescription;
+    shapes = new Map([...toolsFor("agent"), ...toolsFor("person")].map((spec) => [`${spec.audience}:${spec.name}`, toolShape(doc, spec)]));
+    shapesByApp.set(app, shapes);
+  }
+  return shapes;
+}
+
+function toolList(app: Hono<HubEnv>, audience: Audience): Tool[] {
+  const shapes = shapesOf(app);
+  return toolsFor(audience).map((spec) => {
+    const shape = shapes.get(`${audience}:${spec.name}`)!;
+    return {
+      name: spec.name,
+      title: spec.title,
+      description: `${spec.description}\n\n${shape.description}`.trim(),
+      inputSchema: shape.inputSchema,
+      ...(shape.outputSchema ? { outputSchema: shape.outputSchema } : {}),
+      annotations: {
+        title: spec.title,
+        readOnlyHint: spec.readOnly,
+        destructiveHint: !spec.readOnly && (spec.destructive ?? false),
+        idempotentHint: spec.readOnly || (spec.idempotent ?? false),
+        openWorldHint: false,
+      },
+    };
+  });
+}
+
+const isProblem = (a: RouteAnswer) => a.status >= 400;
+
+/** A refusal as a tool error: the problem document itself, whose `code`, `detail` and `errors` a model can act on. */
+export function refusalResult(answer: RouteAnswer): CallToolResult {
+  const problem = (answer.body ?? {}) as { code?: string; detail?: string };
+  return {
+    isError: true,
+    content: [
+      { type: "text", text: `${problem.code ?? `HTTP_${answer.status}`}: ${problem.detail ?? "refused"}` },
+      { type: "text", text: JSON.stringify(answer.body) },
+    ],
+  };
+}
+
+function toolResult(answer: RouteAnswer, structured: boolean): CallToolResult {
+  if (isProblem(answer)) return refusalResult(answer);
+  const body = answer.body;
+  return {
+    content: [{ type: "text", text: JSON.stringify(body) }],
+    ...(structured && body && typeof body === "object" && !Array.isArray(body) ? { structuredContent: body as Record<string, unknown> } : {}),
+  };
+}
+
+/** One validator for every request's server: it is only used for what clients send back to servers' own requests. */
+let validator: AjvJsonSchemaValidator | undefined;
+
+/** The MCP server answering this request as `caller`; `session` is the client's session, when it has one. */
+export function mcpServer(app: Hono<HubEnv>, c: HubContext, caller: McpCaller, session: SessionPort | undefined) {
+  const server = new Server(
+    { name: "orchestratia-hub", title: "Orchestratia hub", version: HUB_VERSION },
+    {
+      capabilities: { tools: {}, resources: { subscribe: true }, prompts: {} },
+      instructions: INSTRUCTIONS,
+      jsonSchemaValidator: (validator ??= new AjvJsonSchemaValidator()),
+    },
+  );
+  const { audience } = caller;
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolList(app, audience) }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const spec = toolNamed(audience, request.params.name);
+    if (!spec) throw new McpError(ErrorCode.InvalidParams, `No tool named ${request.params.name} for ${audience === "agent" ? "agents" : "people"}`);
+    const shape = shapesOf(app).get(`${audience}:${spec.name}`)!;
+    const answer = await callRoute(app, c, caller.headers, spec.method, spec.path, shape.route, request.params.arguments ?? {});
+    return toolResult(answer, shape.outputSchema !== undefined);
+  });
+
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [...RESOURCE_TEMPLATES] }));
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [] }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => ({
+    contents: [await readResource(app, c, caller, request.params.uri)],
+  }));
+
+  server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+    if (!session) throw new McpError(ErrorCode.InvalidRequest, "Subscriptions need a session: initialize first and send its Mcp-Session-Id");
+    const { uri } = request.params;
+    // Reading it first is the access check: a task or project the caller cannot see is refused as the REST API refuses it.
+    const read = await readResource(app, c, caller, uri);
+    const projectId = (JSON.parse(read.text) as { project_id: string }).project_id;
+    await session.subscribe(uri, projectId, resourceOf(uri)!.taskId);
+    return {};
+  });
+  server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+    if (!session) throw new McpError(ErrorCode.InvalidRequest, "Subscriptions need a session: initialize first and send its Mcp-Session-Id");
+    await session.unsubscribe(request.params.uri);
+    return {};
+  });
+
+  server.setRequestHandler(ListPromptsRequestSchema, () => ({
+    prompts: promptsFor(audience).map(({ name, title, description, arguments: args }) => ({ name, title, description, arguments: args })),
+  }));
+  server.setRequestHandler(GetPromptRequestSchema, (request) => {
+    const prompt = promptsFor(audience).find((p) => p.name === request.params.name);
+    if (!prompt) throw new McpError(ErrorCode.InvalidParams, `No prompt named ${request.params.name}`);
+    const args = request.params.arguments ?? {};
+    const missing = prompt.arguments.filter((a) => a.required && !args[a.name]).map((a) => a.name);
+    if (missing.length) throw new McpError(ErrorCode.InvalidParams, `The prompt ${prompt.name} needs ${missing.join(", ")}`);
+    return { description: prompt.description, messages: [{ role: "user", content: { type: "text", text: prompt.text(args) } }] };
+  });
+
+  return server;
+}
+
+/** Answers one request to /mcp: a fresh server and stateless transport, answering JSON rather than a stream. */
+export async function answerMcp(app: Hono<HubEnv>, c: HubContext, caller: McpCaller, session: SessionPort | undefined, request: Request) {
+  const server = mcpServer(app, c, caller, session);
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  await server.connect(transport);
+  return transport.handleRequest(request);
+}

@@ -1,0 +1,170 @@
+/**
+ * McpSession: one per MCP session (named by its Mcp-Session-Id), holding what a stateless request cannot: the
+ * client's resource subscriptions and its open GET stream. It hears the projects it watches as a dashboard does (the
+ * room's dashboard socket, as the session's owner) and tells the stream `notifications/resources/updated` for each
+ * subscribed resource an event touches. Tool calls and reads never come here.
+ */
+import { DurableObject } from "cloudflare:workers";
+import { logError } from "../log";
+import type { WorkerEnv } from "../worker-env";
+
+/** Who opened the session: only they may use it. `roomUserId` is who the room's dashboard socket is opened as. */
+export interface SessionOwner {
+  key: string;
+  roomUserId: string;
+  /** When the caller's credentials expire (seconds since the epoch): the room closes its socket then. */
+  expiresAt: number;
+}
+
+interface Subscription {
+  projectId: string;
+  /** The task it follows; null for a project's board (every task of it). */
+  taskId: string | null;
+}
+
+/** A session nobody used for this long is forgotten. */
+const IDLE_MS = 24 * 60 * 60 * 1000;
+const KEEP_ALIVE_MS = 25_000;
+const encoder = new TextEncoder();
+
+const sseMessage = (message: unknown) => encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+
+export class McpSession extends DurableObject<WorkerEnv> {
+  private owner: SessionOwner | null = null;
+  private subscriptions = new Map<string, Subscription>();
+  private streams = new Set<WritableStreamDefaultWriter<Uint8Array>>();
+  private rooms = new Map<string, WebSocket>();
+
+  constructor(ctx: DurableObjectState, env: WorkerEnv) {
+    super(ctx, env);
+    void ctx.blockConcurrencyWhile(async () => {
+      this.owner = (await ctx.storage.get<SessionOwner>("owner")) ?? null;
+      this.subscriptions = new Map(Object.entries((await ctx.storage.get<Record<string, Subscription>>("subscriptions")) ?? {}));
+    });
+  }
+
+  /** Makes the session its opener's (at initialisation). */
+  async claim(owner: SessionOwner) {
+    this.owner = owner;
+    await this.ctx.storage.put("owner", owner);
+    await this.touched();
+  }
+
+  /** Whether `key` may use the session; a session never claimed, or ended, is nobody's. */
+  private owns(key: string) {
+    return this.owner !== null && this.owner.key === key;
+  }
+
+  async subscribe(key: string, uri: string, subscription: Subscription): Promise<boolean> {
+    if (!this.owns(key)) return false;
+    this.subscriptions.set(uri, subscription);
+    await this.saveSubscriptions();
+    await this.watch(subscription.projectId);
+    return true;
+  }
+
+  async unsubscribe(key: string, uri: string): Promise<boolean> {
+    if (!this.owns(key)) return false;
+    const gone = this.subscriptions.get(uri);
+    this.subscriptions.delete(uri);
+    await this.saveSubscriptions();
+    if (gone && ![...this.subscriptions.values()].some((s) => s.projectId === gone.projectId)) this.unwatch(gone.projectId);
+    return true;
+  }
+
+  /** DELETE /mcp: the session ends, its stream closes and its projects are no longer watched. */
+  async end(key: string): Promise<boolean> {
+    if (!this.owns(key)) return false;
+    await this.forget();
+    return true;
+  }
+
+  /** GET /mcp: the session's stream of notifications (the Worker checked the caller and names them in X-Mcp-Owner). */
+  override async fetch(request: Request): Promise<Response> {
+    if (!this.owns(request.headers.get("X-Mcp-Owner") ?? "")) return new Response(null, { status: 404 });
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+    const writer = writable.getWriter();
+    this.streams.add(writer);
+    const keepAlive = setInterval(() => void this.write(writer, encoder.encode(": keep-alive\n\n")), KEEP_ALIVE_MS);
+    void writer.closed.finally(() => clearInterval(keepAlive)).catch(() => {});
+    for (const s of this.subscriptions.values()) await this.watch(s.projectId);
+    await this.touched();
+    return new Response(readable, { headers: { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" } });
+  }
+
+  override async alarm() {
+    await this.forget();
+  }
+
+  private async write(writer: WritableStreamDefaultWriter<Uint8Array>, bytes: Uint8Array) {
+    try {
+      await writer.write(bytes);
+    } catch {
+      // The client went away: its stream is dropped.
+      this.streams.delete(writer);
+    }
+  }
+
+  /** An event of a watched project: each subscribed resource it touches is announced on every open stream. */
+  private announce(projectId: string, taskId: string | undefined) {
+    if (!taskId) return;
+    for (const [uri, s] of this.subscriptions) {
+      if (s.projectId !== projectId || (s.taskId !== null && s.taskId !== taskId)) continue;
+      const bytes = sseMessage({ jsonrpc: "2.0", method: "notifications/resources/updated", params: { uri } });
+      for (const writer of this.streams) void this.write(writer, bytes);
+    }
+  }
+
+  /** Opens the project room's dashboard socket, once, as the session's owner. */
+  private async watch(projectId: string) {
+    if (this.rooms.has(projectId) || !this.owner) return;
+    const room = this.env.PROJECT_ROOM.get(this.env.PROJECT_ROOM.idFromName(projectId));
+    const answer = await room.fetch("https://room/dashboard", {
+      headers: { Upgrade: "websocket", "X-User-Id": this.owner.roomUserId, "X-Token-Expires": String(this.owner.expiresAt) },
+    });
+    const ws = answer.webSocket;
+    if (!ws) {
+      logError("an MCP session could not watch a project", { project_id: projectId, operation: "mcp_watch" }, new Error(`room answered ${answer.status}`));
+      return;
+    }
+    ws.accept();
+    this.rooms.set(projectId, ws);
+    ws.addEventListener("message", (e) => {
+      let frame: { type?: string; task_id?: string } | null = null;
+      try {
+        frame = JSON.parse(typeof e.data === "string" ? e.data : new TextDecoder().decode(e.data as ArrayBuffer));
+      } catch {
+        return;
+      }
+      if (frame?.type === "event") this.announce(projectId, frame.task_id);
+    });
+    ws.addEventListener("close", () => {
+      if (this.rooms.get(projectId) === ws) this.rooms.delete(projectId);
+    });
+  }
+
+  private unwatch(projectId: string) {
+    const ws = this.rooms.get(projectId);
+    this.rooms.delete(projectId);
+    ws?.close(1000, "no subscription left");
+  }
+
+  private async saveSubscriptions() {
+    await this.ctx.storage.put("subscriptions", Object.fromEntries(this.subscriptions));
+    await this.touched();
+  }
+
+  private async touched() {
+    await this.ctx.storage.setAlarm(Date.now() + IDLE_MS);
+  }
+
+  private async forget() {
+    for (const writer of this.streams) void writer.close().catch(() => {});
+    this.streams.clear();
+    for (const projectId of [...this.rooms.keys()]) this.unwatch(projectId);
+    this.subscriptions.clear();
+    this.owner = null;
+    await this.ctx.storage.deleteAll();
+    await this.ctx.storage.deleteAlarm();
+  }
+}

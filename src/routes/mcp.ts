@@ -1,0 +1,264 @@
+/**
+ * The MCP endpoint (`/mcp`, Streamable HTTP) and the OAuth routes MCP clients use to sign a person in. Requests are
+ * checked against DNS rebinding (Origin, and Host when PUBLIC_URL is set), then authenticated: an agent's API key
+ * here, a bearer token (a person's access token, or an OAuth token the hub issued) by the protected resource
+ * (src/mcp/oauth.ts). Then src/mcp/server.ts answers, calling the REST routes as the caller.
+ */
+import { AuthorizationError, CimdFetchError } from "@cloudflare/workers-oauth-provider";
+import { isInitializeRequest, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { Hono } from "hono";
+import { z } from "zod";
+import { issueAccessToken } from "../auth/jwt";
+import { apiKeyOf, rememberedServerForApiKey, signInWithToken } from "../auth/middleware";
+import { hubBaseUrl } from "../http/base-url";
+import type { HubContext, HubEnv } from "../http/context";
+import { allowedOrigins } from "../http/cors";
+import { Problem } from "../http/problem";
+import { authorizePage, PAGE_HEADERS } from "../mcp/authorize-page";
+import type { CallerHeaders } from "../mcp/dispatch";
+import { asProtectedResource, AUTHORIZE_PATH, authorizationServer, MCP_PATH, MCP_SCOPE, type BearerHandler, type HubTokenCheck } from "../mcp/oauth";
+import { answerMcp, type McpCaller } from "../mcp/server";
+import type { SessionOwner } from "../mcp/session";
+import { sessionPort, sessionStub } from "../mcp/session-client";
+import { documented } from "../openapi/operation";
+import { signInWithPassword } from "./auth";
+
+const SESSION_HEADER = "Mcp-Session-Id";
+/** How long an API key's session may watch a project before the room closes its socket (keys do not expire). */
+const KEY_SESSION_SECONDS = 24 * 60 * 60;
+
+/** DNS rebinding: a browser page of another origin (or a name pointed at the hub) must not reach /mcp. */
+function checkOrigin(c: HubContext) {
+  const base = new URL(hubBaseUrl(c));
+  const host = new URL(c.req.url).host;
+  if (c.env.PUBLIC_URL && host !== base.host) throw new Problem(403, "FORBIDDEN_HOST", `The MCP endpoint answers only at ${base.host}, not ${host}`);
+  const origin = c.req.header("Origin");
+  if (origin && origin !== base.origin && !allowedOrigins(c.env.CORS_ORIGINS).includes(origin))
+    throw new Problem(403, "FORBIDDEN_ORIGIN", `Pages from ${origin} may not use the MCP endpoint (only ${base.origin} and CORS_ORIGINS)`);
+}
+
+/** A 401 for a bad API key that, like the protected resource's own, names where to learn how to sign in. */
+const keyRefused = (c: HubContext) =>
+  new Problem(401, "INVALID_API_KEY", "The API key is invalid or has been revoked", undefined, {
+    "WWW-Authenticate": `Bearer realm="orchestratia", error="invalid_token", resource_metadata="${hubBaseUrl(c)}/.well-known/oauth-protected-resource${MCP_PATH}"`,
+  });
+
+/** A person's own access token (the dashboard's JWT): checked by the hub's sign-in, as every REST route checks it. */
+const hubToken: HubTokenCheck = async (c, token) => {
+  try {
+    const { user, expiresAt } = await signInWithToken(c, token);
+    return { props: { userId: user.id, role: user.role, via: "jwt" }, expiresAt };
+  } catch (e) {
+    if (e instanceof Problem && (e.status === 401 || e.status === 403)) return null;
+    throw e;
+  }
+};
+
+/** The JSON-RPC message(s) of a POST, or undefined when the body is not JSON (the transport answers that). */
+function messagesOf(text: string): JSONRPCMessage[] | undefined {
+  try {
+    const parsed = JSON.parse(text) as JSONRPCMessage | JSONRPCMessage[];
+    return Array.isArray(parsed) ? parsed : [parsed];
+  } catch {
+    return undefined;
+  }
+}
+
+export function mcpRoutes(app: Hono<HubEnv>) {
+  const r = new Hono<HubEnv>();
+
+  /** One request to /mcp from an authenticated caller. */
+  async function answer(c: HubContext, caller: McpCaller, owner: SessionOwner): Promise<Response> {
+    const sessionId = c.req.header(SESSION_HEADER);
+    if (c.req.method === "GET") {
+      if (!sessionId)
+        throw new Problem(405, "METHOD_NOT_ALLOWED", "Open a session first: the stream of notifications belongs to one", undefined, { Allow: "POST, DELETE" });
+      const stream = await sessionStub(c.env, sessionId).fetch("https://session/stream", { headers: { "X-Mcp-Owner": owner.key } });
+      if (stream.status === 404) throw new Problem(404, "NOT_FOUND", "Unknown or ended MCP session: initialize again");
+      return stream;
+    }
+    if (c.req.method === "DELETE") {
+      if (!sessionId) throw new Problem(400, "MALFORMED_REQUEST", `Name the session to end in ${SESSION_HEADER}`);
+      if (!(await sessionStub(c.env, sessionId).end(owner.key))) throw new Problem(404, "NOT_FOUND", "Unknown or ended MCP session");
+      return new Response(null, { status: 204 });
+    }
+    const text = await c.req.text();
+    const messages = messagesOf(text);
+    const opening = messages?.some((m) => isInitializeRequest(m)) ? crypto.randomUUID() : undefined;
+    if (opening) await sessionStub(c.env, opening).claim(owner);
+    const current = opening ?? sessionId;
+    const session = current ? sessionPort(c.env, current, owner.key) : undefined;
+    const request = new Request(c.req.url, { method: "POST", headers: c.req.raw.headers, body: text });
+    const res = await answerMcp(app, c, caller, session, request);
+    if (!opening || !res.ok) return res;
+    const headers = new Headers(res.headers);
+    headers.set(SESSION_HEADER, opening);
+    return new Response(res.body, { status: res.status, headers });
+  }
+
+  /** A person, by the protected resource's word: tools act with a short access token of theirs (or the one they sent). */
+  const asPerson: BearerHandler = async (c, props, auth) => {
+    const token = props.via === "jwt" ? auth.token : await issueAccessToken(c.env, props.userId, props.role, "300s");
+    const headers: CallerHeaders = { Authorization: `Bearer ${token}` };
+    const owner = { key: `user:${props.userId}`, roomUserId: props.userId, expiresAt: auth.expiresAt ?? Math.floor(Date.now() / 1000) + 3600 };
+    return answer(c, { audience: "person", headers }, owner);
+  };
+
+  async function endpoint(c: HubContext) {
+    checkOrigin(c);
+    const apiKey = apiKeyOf(c);
+    if (!apiKey) return asProtectedResource(c, hubBaseUrl(c), asPerson, hubToken);
+    const server = await rememberedServerForApiKey(c, apiKey);
+    if (!server) throw keyRefused(c);
+    const owner = { key: `server:${server.id}`, roomUserId: `server:${server.id}`, expiresAt: Math.floor(Date.now() / 1000) + KEY_SESSION_SECONDS };
+    return answer(c, { audience: "agent", headers: { "X-API-Key": apiKey } }, owner);
+  }
+
+  const described = (id: string, method: string, summary: string, description: string, responses: Parameters<typeof documented>[0]["responses"]) =>
+    documented({
+      id,
+      tag: "MCP",
+      summary,
+      description: `${description}\n\nCredentials: an agent's API key (\`X-API-Key\` or \`Authorization: Bearer orc_...\`), a person's access token, or an OAuth token the hub issued (${method} needs the same). A foreign \`Origin\` is 403 \`FORBIDDEN_ORIGIN\`; without credentials, 401 with \`WWW-Authenticate: Bearer resource_metadata=...\`.`,
+      caller: ["agent", "person"],
+      headers: { [SESSION_HEADER]: "The session `initialize` answered with" },
+      responses,
+    });
+
+  r.post(
+    MCP_PATH,
+    described(
+      "mcpMessage",
+      "POST",
+      "Send MCP messages",
+      "JSON-RPC messages of the Model Context Protocol (Streamable HTTP), answered as JSON. `initialize` answers a new `Mcp-Session-Id`.",
+      { 200: { description: "The JSON-RPC answer", contentType: "application/json" }, 202: { description: "Notifications and answers accepted" } },
+    ),
+    endpoint,
+  );
+  r.get(
+    MCP_PATH,
+    described(
+      "mcpStream",
+      "GET",
+      "Open an MCP session's stream",
+      "The session's server-sent events: `notifications/resources/updated` for subscribed resources.",
+      {
+        200: { description: "Server-sent events", contentType: "text/event-stream" },
+      },
+    ),
+    endpoint,
+  );
+  r.delete(
+    MCP_PATH,
+    described("mcpEndSession", "DELETE", "End an MCP session", "Ends the session named by `Mcp-Session-Id`: its subscriptions and stream.", {
+      204: { description: "Ended" },
+    }),
+    endpoint,
+  );
+
+  // The protected resource's metadata (RFC 9728), under the resource's path and at the root, where clients look too.
+  r.get(`/.well-known/oauth-protected-resource${MCP_PATH}`, (c) => asProtectedResource(c, hubBaseUrl(c), asPerson, hubToken));
+  r.get("/.well-known/oauth-protected-resource", (c) =>
+    asProtectedResource(
+      c,
+      hubBaseUrl(c),
+      asPerson,
+      hubToken,
+      new Request(`${new URL(c.req.url).origin}/.well-known/oauth-protected-resource${MCP_PATH}`, c.req.raw),
+    ),
+  );
+  // The authorization server's metadata, client registration and token endpoint are the library's.
+  for (const path of ["/.well-known/oauth-authorization-server", "/oauth/register", "/oauth/token"])
+    r.all(path, (c) => authorizationServer(hubBaseUrl(c)).fetch(c.req.raw, c.env, c.executionCtx as ExecutionContext));
+
+  const authorizeForm = z.object({ handle: z.string(), decision: z.string().optional(), email: z.string().optional(), password: z.string().optional() });
+  const page = (html: string, status = 200, headers?: Headers) => {
+    const all = new Headers(headers);
+    for (const [k, v] of Object.entries(PAGE_HEADERS)) all.set(k, v);
+    return new Response(html, { status, headers: all });
+  };
+
+  /** A refusal of the authorize step that must not go back to the client: shown on the hub's page. */
+  const authorizeFailed = (e: unknown) => {
+    if (e instanceof AuthorizationError && e.redirectTo) return Response.redirect(e.redirectTo, 302);
+    if (e instanceof AuthorizationError || e instanceof CimdFetchError) {
+      const message = e instanceof AuthorizationError ? e.description : "This application could not be verified.";
+      return page(`<!doctype html><meta charset="utf-8"><title>Not allowed</title><p>${message.replace(/[&<>"']/g, "")}</p>`, 400);
+    }
+    throw e;
+  };
+
+  r.get(
+    AUTHORIZE_PATH,
+    documented({
+      id: "oauthAuthorize",
+      tag: "MCP",
+      summary: "Allow an MCP client",
+      description: "OAuth 2.1's authorize step for MCP clients: a page that signs the person in (email and password) and asks them to allow the client.",
+      caller: "anyone",
+      responses: { 200: { description: "The page", contentType: "text/html" }, 302: { description: "Back to the client, when its request is refused" } },
+    }),
+    async (c) => {
+      try {
+        const oauth = authorizationServer(hubBaseUrl(c)).getOAuthApi(c.env);
+        const request = await oauth.parseAuthRequest(c.req.raw);
+        const details = await oauth.describeConsent(request);
+        const consent = await oauth.beginConsent(request);
+        return page(authorizePage(consent.handle, details), 200, consent.headers);
+      } catch (e) {
+        return authorizeFailed(e);
+      }
+    },
+  );
+  r.post(
+    AUTHORIZE_PATH,
+    documented({
+      id: "oauthAuthorizeDecision",
+      tag: "MCP",
+      summary: "Sign in and allow (or deny) an MCP client",
+      description:
+        "The authorize page's form: `handle`, `decision` (`allow` or `deny`), `email` and `password`. Allowing signs the person in as the dashboard does " +
+        "(the same throttling) and redirects to the client with an authorization code; a wrong password shows the page again (401).",
+      caller: "anyone",
+      responses: {
+        200: { description: "The page again", contentType: "text/html" },
+        302: { description: "Back to the client, with a code or `access_denied`" },
+      },
+    }),
+    async (c) => {
+      const oauth = authorizationServer(hubBaseUrl(c)).getOAuthApi(c.env);
+      try {
+        const form = authorizeForm.safeParse(Object.fromEntries(await c.req.formData()));
+        if (!form.success) return page(authorizePage("", null, "The form was incomplete: open the link from your application again."), 400);
+        const { handle, decision, email, password } = form.data;
+        if (decision !== "allow") {
+          const denied = await oauth.denyConsent(c.req.raw, handle);
+          return new Response(null, { status: 302, headers: denied.headers });
+        }
+        let user;
+        try {
+          user = await signInWithPassword(c, email ?? "", password ?? "");
+        } catch (e) {
+          if (!(e instanceof Problem) || (e.status !== 401 && e.status !== 429)) throw e;
+          const details = await oauth.describeConsent(await oauth.parseAuthRequest(c.req.raw));
+          return page(authorizePage(handle, details, e.detail), e.status, new Headers(e.headers));
+        }
+        const approved = await oauth.approveConsent(c.req.raw, handle, { scope: [MCP_SCOPE] });
+        const { redirectTo } = await oauth.completeAuthorization({
+          request: approved.request,
+          userId: user.id,
+          metadata: { email: user.email },
+          scope: [MCP_SCOPE],
+          props: { userId: user.id, role: user.role },
+        });
+        approved.headers.set("Location", redirectTo);
+        return new Response(null, { status: 302, headers: approved.headers });
+      } catch (e) {
+        return authorizeFailed(e);
+      }
+    },
+  );
+
+  return r;
+}
