@@ -10,6 +10,7 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { build } from "esbuild";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import openapiTS from "openapi-typescript";
 
@@ -38,6 +39,8 @@ try {
         name: "workerd-modules",
         setup(b) {
           b.onResolve({ filter: /^cloudflare:/ }, (args) => ({ path: args.path, namespace: "workerd" }));
+          // Packages written for workerd import its modules themselves: they are bundled, so those imports meet the stand-ins.
+          b.onResolve({ filter: /^@cloudflare\/workers-oauth-provider$/ }, (args) => ({ path: createRequire(`${root}package.json`).resolve(args.path) }));
           b.onLoad({ filter: /.*/, namespace: "workerd" }, () => ({
             contents: "export class DurableObject {} export class WorkerEntrypoint {} export const env = {};",
             loader: "js",

@@ -4,6 +4,7 @@
  */
 import type { Hono } from "hono";
 import type { HubContext, HubEnv } from "../http/context";
+import type { Audience } from "./catalogue";
 import type { ToolRoute } from "./tool-schemas";
 
 /** What an internal request answers: its status and its JSON body (a problem document when it refused). */
@@ -12,8 +13,15 @@ export interface RouteAnswer {
   body: unknown;
 }
 
-/** The headers that make an internal request the caller's own: its credentials, and where it came from. */
+/** The headers that make an internal request the caller's own: its credentials. */
 export type CallerHeaders = Record<string, string>;
+
+/** Who is calling, as the MCP endpoint authenticated them. */
+export interface McpCaller {
+  audience: Audience;
+  /** The credentials its internal REST requests carry. */
+  headers: CallerHeaders;
+}
 
 /** Sends `method path` (with its query and JSON body) to the app as the caller, from inside the request `c`. */
 export async function requestAs(

@@ -6,8 +6,7 @@ import type { Hono } from "hono";
 import { ErrorCode, McpError, type ResourceTemplate, type TextResourceContents } from "@modelcontextprotocol/sdk/types.js";
 import { TASK_STATUSES } from "../domain/lifecycle";
 import type { HubContext, HubEnv } from "../http/context";
-import { requestAs, type RouteAnswer } from "./dispatch";
-import type { McpCaller } from "./server";
+import { requestAs, type McpCaller, type RouteAnswer } from "./dispatch";
 
 const BOARD_TASKS = 200;
 

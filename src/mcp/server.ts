@@ -26,18 +26,11 @@ import type { HubContext, HubEnv } from "../http/context";
 import { apiDocument } from "../openapi/document";
 import { HUB_VERSION } from "../version";
 import { toolNamed, toolsFor, type Audience } from "./catalogue";
-import { callRoute, type CallerHeaders, type RouteAnswer } from "./dispatch";
+import { callRoute, type McpCaller, type RouteAnswer } from "./dispatch";
 import { promptsFor } from "./prompts";
 import { readResource, RESOURCE_TEMPLATES, resourceOf } from "./resources";
 import type { SessionPort } from "./session-client";
 import { toolShape, type ApiDescription, type ToolShape } from "./tool-schemas";
-
-/** Who is calling, as the MCP endpoint authenticated them. */
-export interface McpCaller {
-  audience: Audience;
-  /** The credentials its internal REST requests carry. */
-  headers: CallerHeaders;
-}
 
 const INSTRUCTIONS =
   "The Orchestratia hub: tasks of projects, worked by AI agents and steered by people. Agents (an API key) see the tools of the " +

@@ -6,7 +6,12 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { logError } from "../log";
-import type { WorkerEnv } from "../worker-env";
+import type { ProjectRoom } from "../room/project-room";
+
+/** What a session reaches: the projects' rooms, whose events it hears. */
+interface SessionEnv {
+  PROJECT_ROOM: DurableObjectNamespace<ProjectRoom>;
+}
 
 /** Who opened the session: only they may use it. `roomUserId` is who the room's dashboard socket is opened as. */
 export interface SessionOwner {
@@ -29,13 +34,13 @@ const encoder = new TextEncoder();
 
 const sseMessage = (message: unknown) => encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
 
-export class McpSession extends DurableObject<WorkerEnv> {
+export class McpSession extends DurableObject<SessionEnv> {
   private owner: SessionOwner | null = null;
   private subscriptions = new Map<string, Subscription>();
   private streams = new Set<WritableStreamDefaultWriter<Uint8Array>>();
   private rooms = new Map<string, WebSocket>();
 
-  constructor(ctx: DurableObjectState, env: WorkerEnv) {
+  constructor(ctx: DurableObjectState, env: SessionEnv) {
     super(ctx, env);
     void ctx.blockConcurrencyWhile(async () => {
       this.owner = (await ctx.storage.get<SessionOwner>("owner")) ?? null;

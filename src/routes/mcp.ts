@@ -15,9 +15,9 @@ import type { HubContext, HubEnv } from "../http/context";
 import { allowedOrigins } from "../http/cors";
 import { Problem } from "../http/problem";
 import { authorizePage, PAGE_HEADERS } from "../mcp/authorize-page";
-import type { CallerHeaders } from "../mcp/dispatch";
+import type { CallerHeaders, McpCaller } from "../mcp/dispatch";
 import { asProtectedResource, AUTHORIZE_PATH, authorizationServer, MCP_PATH, MCP_SCOPE, type BearerHandler, type HubTokenCheck } from "../mcp/oauth";
-import { answerMcp, type McpCaller } from "../mcp/server";
+import { answerMcp } from "../mcp/server";
 import type { SessionOwner } from "../mcp/session";
 import { sessionPort, sessionStub } from "../mcp/session-client";
 import { documented } from "../openapi/operation";
@@ -158,15 +158,21 @@ export function mcpRoutes(app: Hono<HubEnv>) {
   );
 
   // The protected resource's metadata (RFC 9728), under the resource's path and at the root, where clients look too.
-  r.get(`/.well-known/oauth-protected-resource${MCP_PATH}`, (c) => asProtectedResource(c, hubBaseUrl(c), asPerson, hubToken));
-  r.get("/.well-known/oauth-protected-resource", (c) =>
-    asProtectedResource(
-      c,
-      hubBaseUrl(c),
-      asPerson,
-      hubToken,
-      new Request(`${new URL(c.req.url).origin}/.well-known/oauth-protected-resource${MCP_PATH}`, c.req.raw),
-    ),
+  const resourceMetadata = (id: string, where: string) =>
+    documented({
+      id,
+      tag: "MCP",
+      summary: `Protected-resource metadata of /mcp${where}`,
+      description: "RFC 9728: the resource (`<hub>/mcp`), the authorization server that issues its tokens (the hub), and the scope to ask for (`mcp`).",
+      caller: "anyone",
+      responses: { 200: { description: "The metadata", contentType: "application/json" } },
+    });
+  r.get(`/.well-known/oauth-protected-resource${MCP_PATH}`, resourceMetadata("mcpResourceMetadata", ""), (c) =>
+    asProtectedResource(c, hubBaseUrl(c), asPerson, hubToken),
+  );
+  const atResourcePath = (c: HubContext) => new Request(`${new URL(c.req.url).origin}/.well-known/oauth-protected-resource${MCP_PATH}`, c.req.raw);
+  r.get("/.well-known/oauth-protected-resource", resourceMetadata("mcpResourceMetadataAtRoot", " (at the root)"), (c) =>
+    asProtectedResource(c, hubBaseUrl(c), asPerson, hubToken, atResourcePath(c)),
   );
   // The authorization server's metadata, client registration and token endpoint are the library's.
   for (const path of ["/.well-known/oauth-authorization-server", "/oauth/register", "/oauth/token"])
