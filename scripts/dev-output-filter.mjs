@@ -11,6 +11,7 @@ const NOISE = [
   /Scheduled Workers are not automatically triggered/,
   /^\[wrangler:(info|debug)\]/,
   /^⎔ /,
+  /CIMD \(Client ID Metadata Document\) is disabled/, // the OAuth library's note that MCP clients register by DCR here (docs/USING.md)
 ];
 
 /** A stateful predicate over wrangler dev's lines, and `ready()` once it has said where it listens. */

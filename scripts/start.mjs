@@ -99,6 +99,7 @@ function printBox(vars, token) {
     ["Hub", hub],
     ["Dashboard", `${hub}/`],
     ["API reference", `${hub}/docs`],
+    ["MCP endpoint", `${hub}/mcp`],
     ["Admin email", vars.DEV_ADMIN_EMAIL],
     ["Admin password", vars.DEV_ADMIN_PASSWORD],
     ["Registration token", token.token],
