@@ -20,7 +20,7 @@ const hub = `http://127.0.0.1:${HUB_PORT}`;
 const baselineUrl = `http://127.0.0.1:${BASELINE_PORT}`;
 const BOOTSTRAP = "bench-bootstrap-token";
 
-/** `npm run bench -- tree dataref` runs only the named scenarios: fan-out, fan-in, tree, costs, costs-model, permlog, files, sockets, dataref, dashboard, workerd (with its BullMQ peer), transfer. */
+/** `npm run bench -- tree dataref` runs only the named scenarios: fan-out, fan-in, tree, costs, costs-model, permlog, files, mcp, sockets, dataref, dashboard, workerd (with its BullMQ peer), transfer. */
 const only = new Set(process.argv.slice(2));
 const wanted = (scenario: string) => only.size === 0 || only.has(scenario);
 
@@ -670,6 +670,72 @@ if (wanted("files")) {
   }
   await pool(Array.from({ length: polls.length }), 32, (_, i) => poll(i));
   report(`  D1 rows read by an empty poll: ${fmt(d1.maxRowsRead, 0)} at most (target ≤ 1)`);
+// ── (3f) the MCP endpoint ───────────────────────────────────────────────
+// A tool call is its REST request made from inside the Worker: what it adds is the JSON-RPC envelope, the MCP server
+// built for the request, and the inner request's pass through the app. CPU per call (all of wrangler dev's processes,
+// from /proc) beside the same request over REST, each in blocks taking turns; target ≤ 1.2×.
+if (wanted("mcp")) {
+  console.log("\n(3f) MCP: a tool call's CPU beside the same REST request's");
+  const project = await newProject("mcp");
+  const agent = await newAgent("mcp-agent");
+  const task = await createTask(agent, { title: "read over MCP", project_id: project });
+  const BLOCKS = 5;
+  const PER_BLOCK = 100;
+  const toolCall = (name: string, args: Record<string, unknown>) => async () => {
+    const res = await fetch(`${hub}/mcp`, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+        "X-API-Key": agent.apiKey,
+        "MCP-Protocol-Version": "2025-11-25",
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
+    });
+    const body = (await res.json()) as { result?: { isError?: boolean } };
+    if (!res.ok || !body.result || body.result.isError) throw new Error(`tools/call ${name}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+  };
+  const rest = (method: string, path: string, body?: unknown) => async () => {
+    const res = await fetch(`${hub}${path}`, {
+      method,
+      headers: { "Content-Type": "application/json", "X-API-Key": agent.apiKey },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status}`);
+    await res.arrayBuffer();
+  };
+  const pairs = [
+    { what: "read a task (get_task)", mcp: toolCall("get_task", { id: task }), rest: rest("GET", `/api/v1/server/tasks/${task}`) },
+    {
+      what: "add a note (add_note)",
+      mcp: toolCall("add_note", { id: task, content: "from MCP" }),
+      rest: rest("POST", `/api/v1/server/tasks/${task}/notes`, { content: "from REST" }),
+    },
+  ];
+  /** CPU ms per call of `call`, made `n` times one after another. */
+  const cpuPerCall = async (call: () => Promise<void>, n: number) => {
+    const before = cpuMs(hubProcess);
+    for (let i = 0; i < n; i++) await call();
+    const after = cpuMs(hubProcess);
+    return before === null || after === null ? NaN : (after - before) / n;
+  };
+  for (const pair of pairs) {
+    // Warm up both: the first tool list or call builds the tools' schemas from the API's description, once per isolate.
+    await cpuPerCall(pair.mcp, 20);
+    await cpuPerCall(pair.rest, 20);
+    const mcp: number[] = [];
+    const viaRest: number[] = [];
+    for (let b = 0; b < BLOCKS; b++) {
+      mcp.push(await cpuPerCall(pair.mcp, PER_BLOCK));
+      viaRest.push(await cpuPerCall(pair.rest, PER_BLOCK));
+    }
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const ratio = mean(mcp) / mean(viaRest);
+    report(
+      `  ${pair.what}: tool call ${fmt(mean(mcp), 2)} ms CPU, REST ${fmt(mean(viaRest), 2)} ms CPU per request (${BLOCKS * PER_BLOCK} each, in blocks of ${PER_BLOCK} taking turns)` +
+        ` → ${fmt(ratio, 2)}× (target ≤ 1.2×)`,
+    );
+  }
 }
 
 // ── (4)–(6) live sockets ────────────────────────────────────────────────

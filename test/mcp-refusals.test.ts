@@ -124,6 +124,16 @@ describe("protocol", () => {
     }
   });
 
+  it("a body that is not JSON is JSON-RPC's parse error", async () => {
+    const res = await workerFetch(MCP_URL, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", "X-API-Key": w.worker.apiKey },
+      body: "{not json",
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ jsonrpc: "2.0", error: { code: -32700 } });
+  });
+
   it("a session is its opener's: another caller cannot end it, its opener can, and then it is gone", async () => {
     const opened = await post({ "X-API-Key": w.worker.apiKey }, initialize(LATEST_PROTOCOL_VERSION));
     const session = opened.headers.get("Mcp-Session-Id")!;

@@ -7,10 +7,11 @@ import type { HubContext, HubEnv } from "../http/context";
 import type { Audience } from "./catalogue";
 import type { ToolRoute } from "./tool-schemas";
 
-/** What an internal request answers: its status and its JSON body (a problem document when it refused). */
+/** What an internal request answers: its status and its JSON body (a problem document when it refused), parsed and as sent. */
 export interface RouteAnswer {
   status: number;
   body: unknown;
+  text: string;
 }
 
 /** The headers that make an internal request the caller's own: its credentials. */
@@ -42,7 +43,7 @@ export async function requestAs(
   if (body !== undefined) headers.set("Content-Type", "application/json");
   const res = await app.fetch(new Request(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }), c.env, c.executionCtx);
   const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
+  return { status: res.status, body: text ? JSON.parse(text) : null, text };
 }
 
 const asString = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));

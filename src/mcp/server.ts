@@ -80,7 +80,7 @@ export function refusalResult(answer: RouteAnswer): CallToolResult {
     isError: true,
     content: [
       { type: "text", text: `${problem.code ?? `HTTP_${answer.status}`}: ${problem.detail ?? "refused"}` },
-      { type: "text", text: JSON.stringify(answer.body) },
+      { type: "text", text: answer.text },
     ],
   };
 }
@@ -89,7 +89,7 @@ function toolResult(answer: RouteAnswer, structured: boolean): CallToolResult {
   if (isProblem(answer)) return refusalResult(answer);
   const body = answer.body;
   return {
-    content: [{ type: "text", text: JSON.stringify(body) }],
+    content: [{ type: "text", text: answer.text }],
     ...(structured && body && typeof body === "object" && !Array.isArray(body) ? { structuredContent: body as Record<string, unknown> } : {}),
   };
 }
@@ -156,9 +156,9 @@ export function mcpServer(app: Hono<HubEnv>, c: HubContext, caller: McpCaller, s
 }
 
 /** Answers one request to /mcp: a fresh server and stateless transport, answering JSON rather than a stream. */
-export async function answerMcp(app: Hono<HubEnv>, c: HubContext, caller: McpCaller, session: SessionPort | undefined, request: Request) {
+export async function answerMcp(app: Hono<HubEnv>, c: HubContext, caller: McpCaller, session: SessionPort | undefined, request: Request, parsedBody?: unknown) {
   const server = mcpServer(app, c, caller, session);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
-  return transport.handleRequest(request);
+  return transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
 }

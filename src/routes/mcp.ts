@@ -5,7 +5,6 @@
  * (src/mcp/oauth.ts). Then src/mcp/server.ts answers, calling the REST routes as the caller.
  */
 import { AuthorizationError, CimdFetchError } from "@cloudflare/workers-oauth-provider";
-import { isInitializeRequest, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { Hono } from "hono";
 import { z } from "zod";
 import { issueAccessToken } from "../auth/jwt";
@@ -54,15 +53,17 @@ const hubToken: HubTokenCheck = async (c, token) => {
   }
 };
 
-/** The JSON-RPC message(s) of a POST, or undefined when the body is not JSON (the transport answers that). */
-function messagesOf(text: string): JSONRPCMessage[] | undefined {
+/** A POST's body as JSON, or undefined when it is not JSON. */
+function parsedJson(text: string): unknown {
   try {
-    const parsed = JSON.parse(text) as JSONRPCMessage | JSONRPCMessage[];
-    return Array.isArray(parsed) ? parsed : [parsed];
+    return JSON.parse(text);
   } catch {
     return undefined;
   }
 }
+
+/** Whether a message opens a session (the transport checks its shape; this only decides whether to name one). */
+const isInitialize = (m: unknown) => typeof m === "object" && m !== null && (m as { method?: unknown }).method === "initialize";
 
 export function mcpRoutes(app: Hono<HubEnv>) {
   const r = new Hono<HubEnv>();
@@ -83,13 +84,17 @@ export function mcpRoutes(app: Hono<HubEnv>) {
       return new Response(null, { status: 204 });
     }
     const text = await c.req.text();
-    const messages = messagesOf(text);
-    const opening = messages?.some((m) => isInitializeRequest(m)) ? crypto.randomUUID() : undefined;
+    const parsed = parsedJson(text);
+    const messages = parsed === undefined ? [] : Array.isArray(parsed) ? parsed : [parsed];
+    const opening = messages.some(isInitialize) ? crypto.randomUUID() : undefined;
     if (opening) await sessionStub(c.env, opening).claim(owner);
     const current = opening ?? sessionId;
     const session = current ? sessionPort(c.env, current, owner.key) : undefined;
-    const request = new Request(c.req.url, { method: "POST", headers: c.req.raw.headers, body: text });
-    const res = await answerMcp(app, c, caller, session, request);
+    // A body that is not JSON goes to the transport as it came, which answers it with JSON-RPC's parse error.
+    const res =
+      parsed === undefined
+        ? await answerMcp(app, c, caller, session, new Request(c.req.url, { method: "POST", headers: c.req.raw.headers, body: text }))
+        : await answerMcp(app, c, caller, session, c.req.raw, parsed);
     if (!opening || !res.ok) return res;
     const headers = new Headers(res.headers);
     headers.set(SESSION_HEADER, opening);
