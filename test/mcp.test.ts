@@ -1,7 +1,7 @@
 /** The MCP endpoint driven by the official SDK's client: tools for agents and people, a task's whole life, resources and prompts. */
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { beforeAll, describe, expect, it } from "vitest";
-import { until } from "./helpers";
+import { addMember, call, createProject, createUser, until } from "./helpers";
 import { asAgent, asPerson, mcpClient, resourceJson, structured, workerFetch } from "./mcp-client";
 import { cli, createWorld, expectOk, newTask, T, type World } from "./task-world";
 
@@ -194,6 +194,41 @@ describe("resources and prompts", () => {
       "the board's notification",
     );
     expect(updated.filter((u) => u === uri)).toEqual([uri]);
+    await client.close();
+  });
+
+  it("a person removed from the project hears nothing more of its tasks", async () => {
+    const member = await createUser(w.admin, "member");
+    await addMember(w.admin, w.project.id, member.id);
+    const other = await createProject(w.admin, "Still a member");
+    await addMember(w.admin, other.id, member.id);
+    let streamOpen = false;
+    const { client } = await mcpClient(
+      { Authorization: `Bearer ${member.token}` },
+      {
+        fetch: async (url, init) => {
+          const res = await workerFetch(url, init);
+          if (init?.method === "GET" && res.ok) streamOpen = true;
+          return res;
+        },
+      },
+    );
+    const updated: string[] = [];
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri));
+    const id = await newTask(w, { title: "Watched until removed" });
+    const elsewhere = await newTask(w, { title: "In the other project", project_id: other.id });
+    await client.subscribeResource({ uri: `orchestratia://tasks/${id}` });
+    await client.subscribeResource({ uri: `orchestratia://projects/${other.id}/board` });
+    await until(() => streamOpen, Boolean, "the session's stream");
+    await expectOk(call(`/api/v1/projects/${w.project.id}/members/${member.id}`, { method: "DELETE", token: w.admin }));
+    await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { session_name: "worker" }));
+    await expectOk(call(`/api/v1/tasks/${elsewhere}`, { method: "DELETE", token: w.admin }));
+    await until(
+      () => updated,
+      (u) => u.length > 0,
+      "the other project's notification",
+    );
+    expect(updated).toEqual([`orchestratia://projects/${other.id}/board`]);
     await client.close();
   });
 });

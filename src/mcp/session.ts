@@ -6,6 +6,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { logError } from "../log";
+import { CLOSE } from "../room/sockets";
 import type { ProjectRoom } from "../room/project-room";
 
 /** What a session reaches: the projects' rooms, whose events it hears. */
@@ -17,8 +18,6 @@ interface SessionEnv {
 export interface SessionOwner {
   key: string;
   roomUserId: string;
-  /** When the caller's credentials expire (seconds since the epoch): the room closes its socket then. */
-  expiresAt: number;
 }
 
 interface Subscription {
@@ -27,7 +26,11 @@ interface Subscription {
   taskId: string | null;
 }
 
-/** A session nobody used for this long is forgotten. */
+/**
+ * A session nobody used for this long is forgotten; its room sockets are opened to expire as long after its last use
+ * (each subscription was checked against the caller's access when made, and a person removed from a project has the
+ * room close their sockets at once).
+ */
 const IDLE_MS = 24 * 60 * 60 * 1000;
 const KEEP_ALIVE_MS = 25_000;
 const encoder = new TextEncoder();
@@ -124,8 +127,9 @@ export class McpSession extends DurableObject<SessionEnv> {
   private async watch(projectId: string) {
     if (this.rooms.has(projectId) || !this.owner) return;
     const room = this.env.PROJECT_ROOM.get(this.env.PROJECT_ROOM.idFromName(projectId));
+    const expires = Math.floor((Date.now() + IDLE_MS) / 1000);
     const answer = await room.fetch("https://room/dashboard", {
-      headers: { Upgrade: "websocket", "X-User-Id": this.owner.roomUserId, "X-Token-Expires": String(this.owner.expiresAt) },
+      headers: { Upgrade: "websocket", "X-User-Id": this.owner.roomUserId, "X-Token-Expires": String(expires) },
     });
     const ws = answer.webSocket;
     if (!ws) {
@@ -143,9 +147,18 @@ export class McpSession extends DurableObject<SessionEnv> {
       }
       if (frame?.type === "event") this.announce(projectId, frame.task_id);
     });
-    ws.addEventListener("close", () => {
-      if (this.rooms.get(projectId) === ws) this.rooms.delete(projectId);
+    ws.addEventListener("close", (e) => {
+      if (this.rooms.get(projectId) !== ws) return;
+      this.rooms.delete(projectId);
+      // Expired while still in use: opened again. Refused (access revoked, project deleted): its subscriptions end.
+      if (e.code === CLOSE.tokenExpired && this.streams.size > 0) void this.watch(projectId);
+      else if (e.code === CLOSE.unauthorized || e.code === CLOSE.revoked) void this.dropProject(projectId);
     });
+  }
+
+  private async dropProject(projectId: string) {
+    for (const [uri, sub] of this.subscriptions) if (sub.projectId === projectId) this.subscriptions.delete(uri);
+    await this.saveSubscriptions();
   }
 
   private unwatch(projectId: string) {

@@ -23,8 +23,6 @@ import { documented } from "../openapi/operation";
 import { signInWithPassword } from "./auth";
 
 const SESSION_HEADER = "Mcp-Session-Id";
-/** How long an API key's session may watch a project before the room closes its socket (keys do not expire). */
-const KEY_SESSION_SECONDS = 24 * 60 * 60;
 
 /** DNS rebinding: a browser page of another origin (or a name pointed at the hub) must not reach /mcp. */
 function checkOrigin(c: HubContext) {
@@ -105,7 +103,7 @@ export function mcpRoutes(app: Hono<HubEnv>) {
   const asPerson: BearerHandler = async (c, props, auth) => {
     const token = props.via === "jwt" ? auth.token : await issueAccessToken(c.env, props.userId, props.role, "300s");
     const headers: CallerHeaders = { Authorization: `Bearer ${token}` };
-    const owner = { key: `user:${props.userId}`, roomUserId: props.userId, expiresAt: auth.expiresAt ?? Math.floor(Date.now() / 1000) + 3600 };
+    const owner = { key: `user:${props.userId}`, roomUserId: props.userId };
     return answer(c, { audience: "person", headers }, owner);
   };
 
@@ -115,7 +113,7 @@ export function mcpRoutes(app: Hono<HubEnv>) {
     if (!apiKey) return asProtectedResource(c, hubBaseUrl(c), asPerson, hubToken);
     const server = await rememberedServerForApiKey(c, apiKey);
     if (!server) throw keyRefused(c);
-    const owner = { key: `server:${server.id}`, roomUserId: `server:${server.id}`, expiresAt: Math.floor(Date.now() / 1000) + KEY_SESSION_SECONDS };
+    const owner = { key: `server:${server.id}`, roomUserId: `server:${server.id}` };
     return answer(c, { audience: "agent", headers: { "X-API-Key": apiKey } }, owner);
   }
 
