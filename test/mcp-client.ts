@@ -3,7 +3,7 @@ import { exports } from "cloudflare:workers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport, type StreamableHTTPClientTransportOptions } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
-import type { CallToolResult, ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
+import { ResourceUpdatedNotificationSchema, type CallToolResult, type ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
 import { expect } from "vitest";
 import { BASE } from "./helpers";
 
@@ -43,3 +43,21 @@ export function refusal(result: unknown, status: number, code: string): any {
 
 /** A resource read's JSON. */
 export const resourceJson = (read: ReadResourceResult): any => JSON.parse((read.contents[0] as { text: string }).text);
+
+/** A person's client that keeps the URIs of every resources/updated it hears, and says when its session's stream is open. */
+export async function listening(token: string) {
+  let open = false;
+  const { client } = await mcpClient(
+    { Authorization: `Bearer ${token}` },
+    {
+      fetch: async (url, init) => {
+        const res = await workerFetch(url, init);
+        if (init?.method === "GET" && res.ok) open = true;
+        return res;
+      },
+    },
+  );
+  const updated: string[] = [];
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri));
+  return { client, updated, streamOpen: () => open };
+}

@@ -1,8 +1,8 @@
 /** The MCP endpoint driven by the official SDK's client: tools for agents and people, a task's whole life, resources and prompts. */
-import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { beforeAll, describe, expect, it } from "vitest";
 import { addMember, call, createProject, createUser, until } from "./helpers";
-import { asAgent, asPerson, mcpClient, resourceJson, structured, workerFetch } from "./mcp-client";
+import { asAgent, asPerson, listening, resourceJson, structured } from "./mcp-client";
+import { AGENT_TOOLS, PERSON_TOOLS } from "./mcp-tool-names";
 import { cli, createWorld, expectOk, newTask, T, type World } from "./task-world";
 
 let w: World;
@@ -14,16 +14,7 @@ describe("tools", () => {
   it("an agent is offered the CLI's tools, with schemas from the REST routes and annotations", async () => {
     const { client } = await asAgent(w.worker.apiKey);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual([
-      "tasks_to_do",
-      "get_task",
-      "start_task",
-      "submit_plan",
-      "add_note",
-      "ask_for_help",
-      "complete_task",
-      "fail_task",
-    ]);
+    expect(tools.map((t) => t.name)).toEqual(AGENT_TOOLS);
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
     expect(byName.get_task!.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
     expect(byName.fail_task!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
@@ -43,18 +34,7 @@ describe("tools", () => {
   it("a person is offered the tools that steer projects", async () => {
     const { client } = await asPerson(w.admin);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual([
-      "list_projects",
-      "list_tasks",
-      "get_task",
-      "create_task",
-      "assign_task",
-      "auto_assign_task",
-      "approve_plan",
-      "answer_intervention",
-      "cancel_task",
-      "retry_task",
-    ]);
+    expect(tools.map((t) => t.name)).toEqual(PERSON_TOOLS);
     const projects = structured(await client.callTool({ name: "list_projects", arguments: {} }));
     expect(projects.projects.map((p: { id: string }) => p.id)).toContain(w.project.id);
     await client.close();
@@ -156,24 +136,12 @@ describe("resources and prompts", () => {
   });
 
   it("tells a subscribed client when its task changes, and stops after unsubscribing", async () => {
-    let streamOpen = false;
-    const { client } = await mcpClient(
-      { Authorization: `Bearer ${w.admin}` },
-      {
-        fetch: async (url, init) => {
-          const res = await workerFetch(url, init);
-          if (init?.method === "GET" && res.ok) streamOpen = true;
-          return res;
-        },
-      },
-    );
-    const updated: string[] = [];
-    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri));
+    const { client, updated, streamOpen } = await listening(w.admin);
     const id = await newTask(w, { title: "Watched" });
     const other = await newTask(w, { title: "Not watched" });
     const uri = `orchestratia://tasks/${id}`;
     await client.subscribeResource({ uri });
-    await until(() => streamOpen, Boolean, "the session's stream");
+    await until(streamOpen, Boolean, "the session's stream");
     await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${other}/assign`, { session_name: "worker" }));
     await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { session_name: "worker" }));
     await until(
@@ -202,24 +170,12 @@ describe("resources and prompts", () => {
     await addMember(w.admin, w.project.id, member.id);
     const other = await createProject(w.admin, "Still a member");
     await addMember(w.admin, other.id, member.id);
-    let streamOpen = false;
-    const { client } = await mcpClient(
-      { Authorization: `Bearer ${member.token}` },
-      {
-        fetch: async (url, init) => {
-          const res = await workerFetch(url, init);
-          if (init?.method === "GET" && res.ok) streamOpen = true;
-          return res;
-        },
-      },
-    );
-    const updated: string[] = [];
-    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri));
+    const { client, updated, streamOpen } = await listening(member.token);
     const id = await newTask(w, { title: "Watched until removed" });
     const elsewhere = await newTask(w, { title: "In the other project", project_id: other.id });
     await client.subscribeResource({ uri: `orchestratia://tasks/${id}` });
     await client.subscribeResource({ uri: `orchestratia://projects/${other.id}/board` });
-    await until(() => streamOpen, Boolean, "the session's stream");
+    await until(streamOpen, Boolean, "the session's stream");
     await expectOk(call(`/api/v1/projects/${w.project.id}/members/${member.id}`, { method: "DELETE", token: w.admin }));
     await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { session_name: "worker" }));
     await expectOk(call(`/api/v1/tasks/${elsewhere}`, { method: "DELETE", token: w.admin }));
