@@ -670,12 +670,14 @@ if (wanted("files")) {
   }
   await pool(Array.from({ length: polls.length }), 32, (_, i) => poll(i));
   report(`  D1 rows read by an empty poll: ${fmt(d1.maxRowsRead, 0)} at most (target ≤ 1)`);
-// ── (3f) the MCP endpoint ───────────────────────────────────────────────
+}
+
+// ── (3g) the MCP endpoint ───────────────────────────────────────────────
 // A tool call is its REST request made from inside the Worker: what it adds is the JSON-RPC envelope, the MCP server
 // built for the request, and the inner request's pass through the app. CPU per call (all of wrangler dev's processes,
 // from /proc) beside the same request over REST, each in blocks taking turns; target ≤ 1.2×.
 if (wanted("mcp")) {
-  console.log("\n(3f) MCP: a tool call's CPU beside the same REST request's");
+  console.log("\n(3g) MCP: a tool call's CPU beside the same REST request's");
   const project = await newProject("mcp");
   const agent = await newAgent("mcp-agent");
   const task = await createTask(agent, { title: "read over MCP", project_id: project });
