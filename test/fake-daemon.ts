@@ -311,8 +311,10 @@ export function fileTransfers(
       [order[a], order[b]] = [order[b]!, order[a]!];
     }
     let index = 0;
+    // A daemon whose socket closed mid-way stops sending, as hub.py's loop ends with its connection.
+    const closed = () => daemon.socket.ws.readyState !== WebSocket.OPEN;
     for (const n of order) {
-      if (options.pauseAfter !== undefined && index === options.pauseAfter) return;
+      if (closed() || (options.pauseAfter !== undefined && index === options.pauseAfter)) return;
       const raw = file.chunk(n);
       hash.update(raw);
       daemon.send({ type: "file_chunk", transfer_id: transferId, index: n, data: raw.toBase64(), total_chunks: total });
@@ -322,7 +324,7 @@ export function fileTransfers(
       if (!options.ahead) await new Promise((r) => setTimeout(r, 0));
       while (options.ahead?.()) await new Promise((r) => setTimeout(r, 0));
     }
-    daemon.send({ type: "file_complete", transfer_id: transferId, total_chunks: index, sha256: hash.digest("hex") });
+    if (!closed()) daemon.send({ type: "file_complete", transfer_id: transferId, total_chunks: index, sha256: hash.digest("hex") });
   };
   daemon.socket.ws.addEventListener("message", (e) => {
     const frame = JSON.parse(e.data as string);
