@@ -23,8 +23,11 @@ export const PAGE_HEADERS = {
   "Cache-Control": "no-store",
 };
 
-/** The page: who asks (as the client registered itself), where access goes, and the sign-in form that allows it. */
-export function authorizePage(handle: string, details: ConsentDescription | null, error?: string): string {
+/**
+ * The page: who asks (as the client registered itself), where access goes, and the sign-in form that allows it; after
+ * a refused sign-in, the reason, with the email given kept in its field.
+ */
+export function authorizePage(handle: string, details: ConsentDescription | null, error?: string, email = ""): string {
   const name = details ? escape(details.clientName) : "The application";
   const about = details
     ? `<p>${details.clientDomain ? `Published by <strong>${escape(details.clientDomain)}</strong>.` : "It registered itself: its name is not verified."} ` +
@@ -40,7 +43,7 @@ export function authorizePage(handle: string, details: ConsentDescription | null
     `<p>It will see and do what you can: read the projects you belong to and, unless you are a viewer, create and steer their tasks.</p>` +
     (error ? `<p class="error" role="alert">${escape(error)}</p>` : "") +
     `<form method="post"><input type="hidden" name="handle" value="${escape(handle)}">` +
-    `<label>Email<input name="email" type="email" autocomplete="username" required></label>` +
+    `<label>Email<input name="email" type="email" autocomplete="username" value="${escape(email)}" required></label>` +
     `<label>Password<input name="password" type="password" autocomplete="current-password" required></label>` +
     `<p><button name="decision" value="allow">Sign in and allow</button><button name="decision" value="deny" formnovalidate>Deny</button></p>` +
     `</form></body></html>`

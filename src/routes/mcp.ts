@@ -251,7 +251,7 @@ export function mcpRoutes(app: Hono<HubEnv>) {
         } catch (e) {
           if (!(e instanceof Problem) || (e.status !== 401 && e.status !== 429)) throw e;
           const details = await oauth.describeConsent(await oauth.parseAuthRequest(c.req.raw));
-          return page(authorizePage(handle, details, e.detail), e.status, new Headers(e.headers));
+          return page(authorizePage(handle, details, e.detail, email), e.status, new Headers(e.headers));
         }
         const approved = await oauth.approveConsent(c.req.raw, handle, { scope: [MCP_SCOPE] });
         const { redirectTo } = await oauth.completeAuthorization({

@@ -1,0 +1,100 @@
+/**
+ * An MCP client's OAuth sign-in as a person sees it in Chromium: the client registers itself, the browser opens the
+ * hub's authorize page, the person signs in with their hub password and allows it, and the browser is sent to the
+ * client's redirect URI with a code; the client exchanges the code with its PKCE verifier and lists its tools.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PERSON_TOOLS } from "../test/mcp-tool-names";
+import { call, hub, launchChromium, screenshot } from "./driver";
+
+const REDIRECT = "http://127.0.0.1:33418/callback";
+
+let browser: Browser;
+beforeAll(async () => {
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+/** What an MCP client does before it sends the person to the authorize page: it registers, and keeps a PKCE verifier. */
+async function registeredClient() {
+  const client = await call<{ client_id: string }>(
+    "/oauth/register",
+    { body: { client_name: "Chromium's MCP client", redirect_uris: [REDIRECT], token_endpoint_auth_method: "none", grant_types: ["authorization_code"] } },
+    201,
+  );
+  const verifier = randomBytes(32).toString("base64url");
+  const challenge = createHash("sha256").update(verifier).digest("base64url");
+  const authorize = new URL(`${hub().url}/oauth/authorize`);
+  for (const [k, v] of Object.entries({
+    response_type: "code",
+    client_id: client.client_id,
+    redirect_uri: REDIRECT,
+    code_challenge: challenge,
+    code_challenge_method: "S256",
+    state: "state-1",
+    resource: `${hub().url}/mcp`,
+  }))
+    authorize.searchParams.set(k, v);
+  return { clientId: client.client_id, verifier, authorize };
+}
+
+describe("signing an MCP client in", () => {
+  it("asks the person to sign in and allow the client, then hands the client a code it exchanges for a working token", async () => {
+    const { clientId, verifier, authorize } = await registeredClient();
+    const page = await browser.newPage();
+    // The client's loopback listener: the browser's visit to the redirect URI is answered here and its address kept.
+    const redirected: string[] = [];
+    await page.route(`${REDIRECT}**`, async (route) => {
+      redirected.push(route.request().url());
+      await route.fulfill({ status: 200, contentType: "text/plain", body: "You may close this window." });
+    });
+    await page.goto(authorize.href);
+    expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Allow Chromium's MCP client to work as you on this hub?");
+    expect(await page.locator(".warn").textContent()).toContain("an app on your computer");
+
+    await page.getByLabel("Email").fill(hub().admin.email);
+    await page.getByLabel("Password").fill("not the password");
+    await page.getByRole("button", { name: "Sign in and allow" }).click();
+    await page.getByRole("alert").waitFor();
+    expect(await page.getByRole("alert").textContent()).toBe("Wrong email or password");
+    expect(redirected).toEqual([]);
+    // The email stays; only the password is typed again.
+    expect(await page.getByLabel("Email").inputValue()).toBe(hub().admin.email);
+    await screenshot(page, "mcp-authorize");
+
+    await page.getByLabel("Password").fill(hub().admin.password);
+    await page.getByRole("button", { name: "Sign in and allow" }).click();
+    // Checking a password takes a while on purpose.
+    await page.waitForURL(`${REDIRECT}**`, { timeout: 15_000 });
+    expect(redirected).toHaveLength(1);
+    const back = new URL(redirected[0]!);
+    expect(back.searchParams.get("state")).toBe("state-1");
+    const code = back.searchParams.get("code")!;
+    expect(code).toBeTruthy();
+
+    const exchange = (codeVerifier: string) =>
+      fetch(`${hub().url}/oauth/token`, {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: codeVerifier }),
+      });
+    // The code goes only with its verifier, and only once.
+    expect((await exchange(randomBytes(32).toString("base64url"))).status).toBe(400);
+    const tokens = await exchange(verifier);
+    expect(tokens.status).toBe(200);
+    const { access_token } = (await tokens.json()) as { access_token: string };
+    const listed = await fetch(`${hub().url}/mcp`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${access_token}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    expect(listed.status).toBe(200);
+    const answer = (await listed.json()) as { result: { tools: { name: string }[] } };
+    expect(answer.result.tools.map((t) => t.name)).toEqual(PERSON_TOOLS);
+    await page.close();
+  });
+});
