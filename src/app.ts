@@ -18,6 +18,8 @@ import { logRequests } from "./http/request-log";
 import { discardOffloadsOnError } from "./http/request-offloads";
 import { agentSessionRoutes } from "./routes/agent-sessions";
 import { remoteRoutes } from "./routes/remote";
+import { accessGrantRoutes } from "./routes/access-grants";
+import { connectRoutes } from "./routes/tunnel-connect";
 import { authRoutes } from "./routes/auth";
 import { daemonTaskRoutes } from "./routes/daemon-tasks";
 import { daemonSocketRoutes } from "./routes/daemon-socket";
@@ -120,6 +122,9 @@ export function buildApp() {
   api.route("/servers/tasks", daemonTaskRoutes);
   api.route("/server", agentSessionRoutes);
   api.route("/server/remote", remoteRoutes);
+  api.route("/access-grants", accessGrantRoutes.people);
+  api.route("/server", accessGrantRoutes.agents);
+  api.route("/projects", connectRoutes.people);
   api.route("/approval-rules", approvalRuleRoutes.people);
   api.route("/server", approvalRuleRoutes.agents);
   api.route("/tasks", taskRoutes("people"));
@@ -128,6 +133,7 @@ export function buildApp() {
   api.route("/server/interventions", interventionRoutes("agents"));
   app.route("/api/v1", api);
   app.route("/ws/server", daemonSocketRoutes);
+  app.route("/ws/tunnel", connectRoutes.socket);
   app.route("/telegram", telegramWebhookRoutes);
   app.route("/", mcpRoutes(app));
   app.route("/", referenceRoutes(app));

@@ -85,8 +85,8 @@ export const b64 = (text: string) => new TextEncoder().encode(text).toBase64();
 export const unb64 = (data: string) => new TextDecoder().decode(Uint8Array.fromBase64(data));
 
 export async function connectDaemon(apiKey: string): Promise<TestSocket> {
-  // File chunks are checked as they come (fileTransfers), not kept.
-  const socket = await openSocket("/ws/server", {}, (f) => f.type !== "file_chunk");
+  // File chunks and tunnel data are checked as they come (fileTransfers, sshSide), not kept.
+  const socket = await openSocket("/ws/server", {}, (f) => f.type !== "file_chunk" && f.type !== "tunnel_data");
   socket.send(pythonJson({ type: "auth", api_key: apiKey }));
   return socket;
 }

@@ -58,6 +58,7 @@ export const PROBLEM_CODES = {
   EMAIL_TAKEN: "A user with that email exists.",
   CANNOT_DELETE_SELF: "Admins cannot delete their own account.",
   DAEMON_OFFLINE: "The server's daemon is not connected, so it cannot start or reach a session now.",
+  SESSION_ENDED: "The session has ended (closed or failed): its machine is no longer reached through it.",
   DAEMON_TIMEOUT: "The daemon did not answer within the time allowed (a remote command's `timeout`, at most 120 s).",
   DATAREF_PENDING: "The DataRef has no bytes yet: upload them first.",
   FILE_TRANSFER_SETTLED: "The upload was acknowledged already, or the download already answered: a transfer is settled once.",

@@ -95,6 +95,8 @@ export interface SessionChange {
 
 /** The events an agent's remote work leaves in the project's log. */
 export type RemoteUseEvent = "remote_exec" | "file_transfer_started" | "file_transfer_completed" | "file_transfer_failed";
+/** The events SSH access grants and their tunnels leave in the log of the project the grant names. */
+export type AccessEvent = "access_granted" | "access_revoked" | "access_expired" | "tunnel_opened" | "tunnel_closed";
 /** A file for a session's machine, or one asked of it: where it goes, and what it is called there. */
 export interface NewFileTransfer {
   id: string;
@@ -185,6 +187,7 @@ export type RoomCommand =
   | { op: "change_settings"; settings: Partial<ProjectSettings> }
   /** An agent's use of another session of the project: a remote command, a file sent (its start and its end). */
   | { op: "remote_use"; event: RemoteUseEvent; data: Record<string, unknown> }
+  | { op: "access_use"; event: AccessEvent; data: Record<string, unknown> }
   /** A person lets a task an agent created go ahead (the project approves agents' tasks). */
   | { op: "approve"; taskId: string }
   /** A person created, changed or deleted an approval rule that reaches the project's servers. */

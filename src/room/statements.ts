@@ -69,6 +69,11 @@ export const EVENT_TYPES = [
   "file_delivered",
   "file_pulled",
   "file_failed",
+  "access_granted",
+  "access_revoked",
+  "access_expired",
+  "tunnel_opened",
+  "tunnel_closed",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

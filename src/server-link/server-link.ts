@@ -11,7 +11,10 @@
 import { DurableObject } from "cloudflare:workers";
 import { logDebug, logError } from "../log";
 import { isFinalSession } from "../domain/session-lifecycle";
-import type { RemoteUseEvent, RoomActor, SessionChange } from "../room/commands";
+import { HUB_ACTOR, type AccessEvent, type RemoteUseEvent, type RoomActor, type RoomCommand, type SessionChange } from "../room/commands";
+import { revokeSourcePush, revokeTargetPush } from "../grants/grant-pushes";
+import { endGrant, grantById, isLive } from "../grants/grant-store";
+import { grantEventData } from "../views/access-grants";
 import { executeInRoom, type RoomReachingEnv } from "../room/rpc-port";
 import { sendJson } from "../room/sockets";
 import { DAEMON_CLOSE, parseDaemonFrame, sessionIdOf, sessionReportOf, tmuxPrefixOf } from "./daemon-frames";
@@ -21,6 +24,7 @@ import { PendingExecs, type ExecOutcome } from "./remote-exec";
 import { Scrollback } from "./scrollback";
 import { terminalAccess } from "./terminal-access";
 import { Terminals, VIEWER_TAG, viewerTag } from "./terminals";
+import { Tunnels, type TunnelPeer, type TunnelRecord } from "./tunnels";
 
 const DAEMON_TAG = "daemon";
 /** Pushes kept for a daemon that is away, at most: the oldest go first past this. */
@@ -66,7 +70,14 @@ export interface SessionStart {
   rows: number;
 }
 
-const isDaemon = (ws: WebSocket) => (ws.deserializeAttachment() as { kind?: string } | null)?.kind !== "viewer";
+/** A person's tunnel socket (`/ws/tunnel`), tagged by its tunnel. */
+const TUNNEL_TAG = "tunnel";
+const tunnelTag = (tunnelId: string) => `tunnel:${tunnelId}`;
+/** When each grant of this server's (as the source) expires: the alarm ends it then. */
+const GRANT_EXPIRY = "grant-expiry:";
+
+const kindOf = (ws: WebSocket) => (ws.deserializeAttachment() as { kind?: string } | null)?.kind;
+const isDaemon = (ws: WebSocket) => kindOf(ws) === "daemon";
 
 /** The links reach each other too: a file goes from the sender's link to the receiver's. */
 interface LinkEnv extends RoomReachingEnv {
@@ -94,11 +105,33 @@ export class ServerLink extends DurableObject<LinkEnv> {
     storage: this.ctx.storage,
     scheduleAlarm: (at) => this.scheduleAlarm(at),
   });
+  private readonly tunnels = new Tunnels({
+    serverId: () => this.serverId(),
+    toDaemon: (frame) => this.toDaemon(frame),
+    toDaemonText: (text) => {
+      const daemon = this.daemon();
+      daemon?.send(text);
+      return daemon !== undefined;
+    },
+    peer: (serverId): TunnelPeer => this.env.SERVER_LINK.get(this.env.SERVER_LINK.idFromName(serverId)),
+    person: (tunnelId) => this.ctx.getWebSockets(tunnelTag(tunnelId))[0],
+    record: (projectId, event, data) => this.recordAs(projectId, { op: "access_use", event, data }),
+    storage: this.ctx.storage,
+  });
+
+  constructor(ctx: DurableObjectState, env: LinkEnv) {
+    super(ctx, env);
+    // Tunnels outlive the link's hibernation: frames for them are known before the first one is handled.
+    void ctx.blockConcurrencyWhile(() => this.tunnels.load());
+  }
 
   /** Accepts a daemon the Worker has authenticated, or a person's terminal on one of the server's sessions. */
   override async fetch(request: Request): Promise<Response> {
     if (request.headers.get("Upgrade") !== "websocket") return new Response("expected a WebSocket upgrade", { status: 426 });
-    return new URL(request.url).pathname === "/terminal" ? this.acceptViewer(request) : this.acceptDaemon(request);
+    const path = new URL(request.url).pathname;
+    if (path === "/terminal") return this.acceptViewer(request);
+    if (path === "/tunnel") return this.acceptPersonTunnel(request);
+    return this.acceptDaemon(request);
   }
 
   private async acceptDaemon(request: Request) {
@@ -113,8 +146,10 @@ export class ServerLink extends DurableObject<LinkEnv> {
     this.ctx.acceptWebSocket(server, [DAEMON_TAG]);
     server.serializeAttachment({ kind: "daemon", serverId, keyHash, connectedAt: Date.now() } satisfies DaemonAttachment);
     server.send(JSON.stringify({ type: "auth_ok", server_id: serverId }));
-    // What the daemon missed goes to each session once the daemon has reported it back (before that, a daemon that
-    // restarted would not know the session yet); whatever is left after a while goes anyway.
+    // What the daemon missed that concerns no session (a revoked grant's key to remove) goes at once; what concerns a
+    // session goes once the daemon has reported it back (before that, a daemon that restarted would not know the
+    // session yet); whatever is left after a while goes anyway.
+    await this.sendHeld((p) => sessionOfPush(p) === null);
     await this.scheduleAlarm(Date.now() + HELD_FALLBACK_MS);
     return new Response(null, { status: 101, webSocket: client });
   }
@@ -139,8 +174,44 @@ export class ServerLink extends DurableObject<LinkEnv> {
     return new Response(null, { status: 101, webSocket: client, ...(protocol ? { headers: { "Sec-WebSocket-Protocol": protocol } } : {}) });
   }
 
+  /** A person's `orchestratia-connect` socket, its token checked by the Worker: the daemon opens the session machine's port. */
+  private async acceptPersonTunnel(request: Request) {
+    const tunnelId = request.headers.get("X-Tunnel-Id") ?? "";
+    const sessionId = request.headers.get("X-Session-Id") ?? "";
+    const tokenId = request.headers.get("X-Token-Id") ?? "";
+    const tokenExpires = Number(request.headers.get("X-Token-Expires")) * 1000;
+    const session = await this.lookup(sessionId);
+    if (!session || isFinalSession(session.status)) return new Response("Session not found", { status: 404 });
+    // A token opens one tunnel: the session's link remembers it until it expires.
+    if (!tokenId || (await this.ctx.storage.get(`used-token:${tokenId}`))) return new Response("the connect token was used already", { status: 409 });
+    await this.ctx.storage.put(`used-token:${tokenId}`, tokenExpires);
+    await this.scheduleAlarm(tokenExpires);
+    const { 0: client, 1: server } = new WebSocketPair();
+    this.ctx.acceptWebSocket(server, [TUNNEL_TAG, tunnelTag(tunnelId)]);
+    server.serializeAttachment({ kind: "tunnel", tunnelId });
+    const opened = await this.tunnels.openForPerson({
+      id: tunnelId,
+      side: "person",
+      grantId: null,
+      projectId: session.projectId,
+      peerServerId: null,
+      userId: request.headers.get("X-User-Id"),
+      sessionId,
+      targetPort: Number(request.headers.get("X-Target-Port")) || 22,
+      openedAt: Date.now(),
+    });
+    if (!opened) {
+      server.close(4009, "the server's daemon is not connected");
+      return new Response("the server's daemon is not connected", { status: 409 });
+    }
+    server.send(JSON.stringify({ type: "auth_ok", tunnel_id: tunnelId }));
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer) {
-    if (!isDaemon(ws)) return this.terminals.onMessage(ws, message);
+    const kind = kindOf(ws);
+    if (kind === "tunnel") return this.tunnels.fromPerson((ws.deserializeAttachment() as { tunnelId: string }).tunnelId, message);
+    if (kind !== "daemon") return this.terminals.onMessage(ws, message);
     const frame = parseDaemonFrame(message);
     if (!frame.ok) return this.daemonError(ws, "INVALID_MESSAGE", frame.detail);
     try {
@@ -168,6 +239,19 @@ export class ServerLink extends DurableObject<LinkEnv> {
           ((type === "file_chunk" || type === "file_complete" || type === "file_error") && this.transfers.fromSender(type, frame, text)) ||
           ((type === "file_accept" || type === "file_ack" || type === "file_error") && this.transfers.fromReceivingDaemon(type, frame));
         if (!handled) this.daemonError(ws, "UNKNOWN_TRANSFER", `${type}: no transfer ${String(frame.transfer_id)} of this server's`);
+        return;
+      }
+      case "s2s_tunnel_open":
+        return this.openTunnel(ws, frame);
+      // Handled without awaiting anything first, so a tunnel's frames are passed on in the order they came.
+      case "tunnel_ready":
+      case "tunnel_error":
+      case "tunnel_data":
+      case "tunnel_close":
+      case "tunnel_closed": {
+        const text = typeof message === "string" ? message : new TextDecoder().decode(message);
+        if (!this.tunnels.fromDaemon(type, frame, text))
+          this.daemonError(ws, "UNKNOWN_TUNNEL", `${type}: no tunnel ${String(frame.tunnel_id)} of this server's`);
         return;
       }
       case "ping":
@@ -331,11 +415,14 @@ export class ServerLink extends DurableObject<LinkEnv> {
   }
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string) {
-    if (!isDaemon(ws)) this.terminals.closed(ws);
+    const kind = kindOf(ws);
+    if (kind === "tunnel") await this.tunnels.personGone((ws.deserializeAttachment() as { tunnelId: string }).tunnelId);
+    else if (kind !== "daemon") this.terminals.closed(ws);
     else {
       // What the daemon was running or relaying cannot finish now.
       this.execs.daemonGone();
       await this.transfers.daemonGone();
+      await this.tunnels.daemonGone();
     }
     try {
       ws.close(code, reason);
@@ -381,6 +468,11 @@ export class ServerLink extends DurableObject<LinkEnv> {
     if (viewers !== null) later(viewers);
     const transfers = await this.transfers.sweep(now);
     if (transfers !== null) later(transfers);
+    const grants = await this.expireGrants(now);
+    if (grants !== null) later(grants);
+    const usedTokens = await this.ctx.storage.list<number>({ prefix: "used-token:" });
+    const spent = [...usedTokens].filter(([, until]) => until <= now).map(([key]) => key);
+    if (spent.length > 0) await this.ctx.storage.delete(spent);
     // Work done above may have set an earlier alarm meanwhile: keep whichever comes first.
     if (next !== null) await this.scheduleAlarm(next);
   }
@@ -560,15 +652,92 @@ export class ServerLink extends DurableObject<LinkEnv> {
     await this.transfers.fromReceiver(transferId, frame);
   }
 
-  private async recordRemoteUse(projectId: string, event: RemoteUseEvent, data: Record<string, unknown>) {
+  private recordRemoteUse(projectId: string, event: RemoteUseEvent, data: Record<string, unknown>) {
+    return this.recordAs(projectId, { op: "remote_use", event, data });
+  }
+
+  /** Records an event of this server's in a project's log, as its agent (or as the hub). */
+  private async recordAs(projectId: string, command: RoomCommand & { event: string }, actor?: RoomActor) {
     const serverId = await this.serverId();
     const serverName = (await this.ctx.storage.get<string>("server-name")) ?? "";
-    const result = await executeInRoom(
-      this.env,
-      projectId,
-      { kind: "agent", serverId, serverName, label: `agent:${serverName}` },
-      { op: "remote_use", event, data },
-    );
-    if (!result.ok) logDebug("remote use not recorded", { server_id: serverId, project_id: projectId, operation: event, detail: result.problem.detail });
+    const result = await executeInRoom(this.env, projectId, actor ?? { kind: "agent", serverId, serverName, label: `agent:${serverName}` }, command);
+    if (!result.ok) logDebug("event not recorded", { server_id: serverId, project_id: projectId, operation: command.event, detail: result.problem.detail });
+  }
+
+  // ── SSH access grants and tunnels (API.md "SSH access grants and tunnels") ──
+
+  /**
+   * The daemon's `s2s_tunnel_open`: only for a live grant whose source is this
+   * server, and a tunnel id not in use; otherwise it is closed at once
+   * (`tunnel_close`) and nothing reaches the target.
+   */
+  private async openTunnel(ws: WebSocket, frame: Record<string, unknown>) {
+    const tunnelId = typeof frame.tunnel_id === "string" ? frame.tunnel_id : "";
+    const grantId = typeof frame.grant_id === "string" ? frame.grant_id : "";
+    if (!/^[0-9a-f-]{36}$/.test(tunnelId)) return this.daemonError(ws, "INVALID_MESSAGE", "s2s_tunnel_open needs tunnel_id (a UUID) and grant_id");
+    const refuse = (code: string, reason: string) => {
+      this.daemonError(ws, code, reason);
+      sendJson(ws, { type: "tunnel_close", tunnel_id: tunnelId, reason });
+    };
+    if (this.tunnels.has(tunnelId)) return refuse("TUNNEL_REFUSED", `tunnel ${tunnelId} is in use already`);
+    const grant = /^[0-9a-f-]{36}$/.test(grantId) ? await grantById(this.env.DB, grantId) : null;
+    if (!grant || grant.source_server_id !== (await this.serverId())) return refuse("UNKNOWN_GRANT", `no access grant ${grantId} of this server's`);
+    if (!isLive(grant)) return refuse("GRANT_ENDED", `access grant ${grantId} has ${grant.status === "revoked" ? "been revoked" : "expired"}`);
+    const record: TunnelRecord = {
+      id: tunnelId,
+      side: "source",
+      grantId,
+      projectId: grant.project_id,
+      peerServerId: grant.target_server_id,
+      userId: null,
+      sessionId: null,
+      targetPort: grant.target_port,
+      openedAt: Date.now(),
+    };
+    if (!(await this.tunnels.openFromSource(record, grant.target_server_id)))
+      refuse("DAEMON_OFFLINE", `the daemon of server "${grant.target_server_name}" is not connected`);
+  }
+
+  /** The source's link opened a tunnel to this server's daemon. */
+  async acceptTunnel(record: TunnelRecord): Promise<boolean> {
+    return this.tunnels.accept(record);
+  }
+
+  /** Frames of the other daemon of a tunnel, in order. */
+  async tunnelFrames(tunnelId: string, fromServerId: string, frames: string[]) {
+    await this.tunnels.arrived(tunnelId, fromServerId, frames);
+  }
+
+  /** A grant whose source is this server was made: the daemon hears it now if connected (else at its next reconciliation), and it expires on time. */
+  async grantMade(grantId: string, expiresAt: number, push: DaemonPush) {
+    await this.ctx.storage.put(`${GRANT_EXPIRY}${grantId}`, expiresAt);
+    await this.scheduleAlarm(expiresAt);
+    this.toDaemon(push);
+  }
+
+  /** A grant whose source is this server ended: its tunnels close, and the daemon stops listening. */
+  async grantEnded(grantId: string, reason: string, push: DaemonPush) {
+    await this.ctx.storage.delete(`${GRANT_EXPIRY}${grantId}`);
+    await this.tunnels.grantEnded(grantId, reason);
+    this.toDaemon(push);
+  }
+
+  /** Grants of this server's past their expiry end (event `access_expired`, both daemons told); answers when to look again. */
+  private async expireGrants(now: number): Promise<number | null> {
+    let next: number | null = null;
+    for (const [key, at] of await this.ctx.storage.list<number>({ prefix: GRANT_EXPIRY })) {
+      if (at > now) {
+        next = next === null ? at : Math.min(next, at);
+        continue;
+      }
+      const grantId = key.slice(GRANT_EXPIRY.length);
+      const ended = await endGrant(this.env.DB, grantId, "expired");
+      if (ended) {
+        await this.recordAs(ended.project_id, { op: "access_use", event: "access_expired" satisfies AccessEvent, data: grantEventData(ended) }, HUB_ACTOR);
+        await this.env.SERVER_LINK.get(this.env.SERVER_LINK.idFromName(ended.target_server_id)).push([revokeTargetPush(grantId)]);
+        await this.grantEnded(grantId, "the access grant expired", revokeSourcePush(grantId));
+      } else await this.ctx.storage.delete(key);
+    }
+    return next;
   }
 }

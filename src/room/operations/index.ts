@@ -12,7 +12,7 @@ import { disableWebhook } from "./integrations";
 import { requestFile, settleFile, uploadFile } from "./file-transfers";
 import { expireLease, reject } from "./hand-back";
 import { noteRuleChange } from "./rule-changes";
-import { remoteUse } from "./remote";
+import { accessUse, remoteUse } from "./remote";
 import { changeSession, openSession, reportMcpStatus } from "./sessions";
 
 const planners = {
@@ -50,6 +50,7 @@ const planners = {
   note_rule_change: noteRuleChange,
   approve,
   remote_use: remoteUse,
+  access_use: accessUse,
   file_upload: uploadFile,
   file_request: requestFile,
   file_settle: settleFile,

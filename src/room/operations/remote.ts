@@ -10,3 +10,10 @@ export const remoteUse: Planner<"remote_use"> = async (ctx, cmd) => {
   if (ctx.actor.kind !== "agent") return notAllowed("Only agents work in each other's sessions");
   return { taskId: "", statements: [], events: recordEvents(ctx, [{ type: cmd.event, taskId: null, data: cmd.data }]) };
 };
+
+/** A grant made, revoked or expired (by a person or the hub), a tunnel opened or closed (by a server's link): recorded as they happened. */
+export const accessUse: Planner<"access_use"> = async (ctx, cmd) => ({
+  taskId: "",
+  statements: [],
+  events: recordEvents(ctx, [{ type: cmd.event, taskId: null, data: cmd.data }]),
+});

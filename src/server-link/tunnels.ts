@@ -1,0 +1,300 @@
+/**
+ * SSH tunnels relayed between servers' links (API.md "SSH access grants and
+ * tunnels"), as hub.py, s2s_tunnel.py, tunnel.py and connect.py speak them:
+ *
+ *   source daemon ─s2s_tunnel_open {tunnel_id, grant_id}─▶ source's link (checks the live grant in D1)
+ *     ─acceptTunnel─▶ target's link ─tunnel_open {tunnel_id, target_host, target_port}─▶ target daemon
+ *   target daemon ─tunnel_ready | tunnel_error | tunnel_data | tunnel_closed─▶ … ─▶ source daemon, and the other way
+ *
+ * A person's tunnel (`orchestratia-connect`, `/ws/tunnel`) has its socket on the
+ * session's server's link, beside the daemon, and needs no second link.
+ *
+ * Each link knows the tunnels its own daemon takes part in, so a frame for any
+ * other tunnel is refused there and reaches no other daemon. Frames for the
+ * other link go in order, batched: one call at a time per tunnel carries what
+ * came meanwhile. The daemons have no flow control of their own (base64 frames
+ * on their sockets), so a tunnel whose frames pile up beyond
+ * TUNNEL_WINDOW_BYTES on their way to the other link is closed rather than
+ * held: a flood on one tunnel cannot grow a link's memory or make the other
+ * link's terminals wait behind it.
+ */
+import type { AccessEvent } from "../room/commands";
+import type { DaemonPush } from "./pushes";
+
+/** Frame text on its way to the other link, per tunnel, at most. */
+export const TUNNEL_WINDOW_BYTES = 8 * 1024 * 1024;
+/** Frames one call to the other link carries, at most (hub.py frames are about 22 KB for its 16 KiB reads). */
+const MAX_BATCH_BYTES = 512 * 1024;
+const KEY = "tunnel:";
+const MAX_ENDED_REMEMBERED = 1000;
+
+export type TunnelSide = "source" | "target" | "person";
+
+/** What a link keeps of a tunnel its daemon takes part in (in storage too, so that it survives hibernation). */
+export interface TunnelRecord {
+  id: string;
+  side: TunnelSide;
+  grantId: string | null;
+  projectId: string;
+  /** The other link's server (s2s tunnels); null for a person's tunnel. */
+  peerServerId: string | null;
+  /** The person and the session of a person's tunnel. */
+  userId: string | null;
+  sessionId: string | null;
+  targetPort: number;
+  openedAt: number;
+}
+
+interface Tunnel extends TunnelRecord {
+  ending: boolean;
+  queue: string[];
+  queuedBytes: number;
+  sending: boolean;
+  /** Bytes of data each way, counted on the source's (or person's) side for the closing event. */
+  up: number;
+  down: number;
+  ready: boolean;
+}
+
+/** The other link of an s2s tunnel, as this one reaches it over RPC. */
+export interface TunnelPeer {
+  acceptTunnel(record: TunnelRecord): Promise<boolean>;
+  tunnelFrames(tunnelId: string, fromServerId: string, frames: string[]): Promise<void>;
+}
+
+export interface TunnelPort {
+  serverId(): Promise<string>;
+  toDaemon(frame: DaemonPush): boolean;
+  /** Sends a frame as it came (text) to the daemon. */
+  toDaemonText(text: string): boolean;
+  peer(serverId: string): TunnelPeer;
+  person(tunnelId: string): WebSocket | undefined;
+  record(projectId: string, event: AccessEvent, data: Record<string, unknown>): Promise<void>;
+  storage: DurableObjectStorage;
+}
+
+const CLOSING = new Set(["tunnel_close", "tunnel_closed"]);
+
+/** The bytes a base64 string holds, without decoding it. */
+const base64Bytes = (data: unknown) => {
+  if (typeof data !== "string") return 0;
+  const pad = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
+  return Math.max(0, (data.length / 4) * 3 - pad);
+};
+const reasonOf = (frame: Record<string, unknown>, fallback: string) =>
+  typeof frame.reason === "string" ? frame.reason.slice(0, 500) : typeof frame.error === "string" ? frame.error.slice(0, 500) : fallback;
+
+export class Tunnels {
+  private readonly live = new Map<string, Tunnel>();
+  /** Tunnels that ended lately: what a daemon still sends for one is dropped quietly. */
+  private readonly ended = new Set<string>();
+
+  constructor(private readonly port: TunnelPort) {}
+
+  /** Loads the tunnels kept in storage (the link woke from hibernation). */
+  async load() {
+    for (const [, record] of await this.port.storage.list<TunnelRecord>({ prefix: KEY })) this.keep(record);
+  }
+
+  private keep(record: TunnelRecord): Tunnel {
+    const t: Tunnel = { ...record, ending: false, queue: [], queuedBytes: 0, sending: false, up: 0, down: 0, ready: record.side === "target" };
+    this.live.set(record.id, t);
+    return t;
+  }
+
+  has(tunnelId: string) {
+    return this.live.has(tunnelId) || this.ended.has(tunnelId);
+  }
+
+  // ── Opening ──────────────────────────────────────────────────────────────
+
+  /** The source's side: the grant was checked; the target's link is asked to open. False when its daemon is not connected. */
+  async openFromSource(record: TunnelRecord, targetServerId: string): Promise<boolean> {
+    const t = this.keep(record);
+    await this.port.storage.put(`${KEY}${record.id}`, record);
+    const accepted = await this.port.peer(targetServerId).acceptTunnel({ ...record, side: "target", peerServerId: await this.port.serverId() });
+    if (!accepted) await this.forget(t);
+    return accepted;
+  }
+
+  /** The target's side, asked by the source's link: the daemon connects to its port. */
+  async accept(record: TunnelRecord): Promise<boolean> {
+    if (this.live.has(record.id)) return false;
+    const frame = { type: "tunnel_open", tunnel_id: record.id, target_host: "127.0.0.1", target_port: record.targetPort };
+    if (!this.port.toDaemon(frame)) return false;
+    this.keep(record);
+    await this.port.storage.put(`${KEY}${record.id}`, record);
+    return true;
+  }
+
+  /** A person's socket joined (checked by the Worker and the link): the daemon connects to the session's machine's port. */
+  async openForPerson(record: TunnelRecord): Promise<boolean> {
+    if (this.live.has(record.id)) return false;
+    if (!this.port.toDaemon({ type: "tunnel_open", tunnel_id: record.id, target_host: "127.0.0.1", target_port: record.targetPort })) return false;
+    this.keep(record);
+    await this.port.storage.put(`${KEY}${record.id}`, record);
+    return true;
+  }
+
+  // ── Frames ───────────────────────────────────────────────────────────────
+
+  /** A tunnel frame of this link's daemon; false when it is not about a tunnel the daemon takes part in. */
+  fromDaemon(type: string, frame: Record<string, unknown>, text: string): boolean {
+    const tunnelId = typeof frame.tunnel_id === "string" ? frame.tunnel_id : "";
+    const t = this.live.get(tunnelId);
+    if (!t) return this.ended.has(tunnelId);
+    if (t.side === "person") return (this.daemonToPerson(t, type, frame), true);
+    if (type === "tunnel_data" && t.side === "source") t.up += base64Bytes(frame.data);
+    this.forward(t, text, CLOSING.has(type));
+    // hub.py's source side waits for tunnel_ready and does not read tunnel_error: it is closed too, so it stops waiting.
+    if (type === "tunnel_error") this.forward(t, JSON.stringify({ type: "tunnel_close", tunnel_id: t.id, reason: reasonOf(frame, "tunnel error") }), true);
+    if (CLOSING.has(type) || type === "tunnel_error") void this.end(t, reasonOf(frame, "closed"), false);
+    return true;
+  }
+
+  /** Frames of the other link's daemon, in the order it sent them; dropped unless the tunnel is this link's with that link. */
+  async arrived(tunnelId: string, fromServerId: string, frames: string[]) {
+    const t = this.live.get(tunnelId);
+    if (!t || t.peerServerId !== fromServerId) return;
+    for (const text of frames) {
+      if (!this.port.toDaemonText(text)) return this.end(t, "this server's daemon disconnected", true);
+      let frame: Record<string, unknown>;
+      try {
+        frame = JSON.parse(text) as Record<string, unknown>;
+      } catch {
+        continue;
+      }
+      if (frame.type === "tunnel_data" && t.side === "source") t.down += base64Bytes(frame.data);
+      if (frame.type === "tunnel_ready" && t.side === "source" && !t.ready) {
+        t.ready = true;
+        await this.port.record(t.projectId, "tunnel_opened", this.eventData(t));
+      }
+      if (CLOSING.has(frame.type as string)) return this.end(t, reasonOf(frame, "closed"), false);
+    }
+  }
+
+  /** A person's frame (connect.py sends `tunnel_data {data}` only): handed to the daemon with the tunnel's id. */
+  fromPerson(tunnelId: string, message: string | ArrayBuffer) {
+    const t = this.live.get(tunnelId);
+    if (!t) return;
+    let frame: Record<string, unknown>;
+    try {
+      frame = JSON.parse(typeof message === "string" ? message : new TextDecoder().decode(message)) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    if (frame.type !== "tunnel_data" || typeof frame.data !== "string") return;
+    t.up += base64Bytes(frame.data);
+    if (!this.port.toDaemon({ type: "tunnel_data", tunnel_id: t.id, data: frame.data })) void this.end(t, "the server's daemon is not connected", false);
+  }
+
+  private daemonToPerson(t: Tunnel, type: string, frame: Record<string, unknown>) {
+    const socket = this.port.person(t.id);
+    if (type === "tunnel_data" && typeof frame.data === "string") {
+      t.down += base64Bytes(frame.data);
+      socket?.send(JSON.stringify({ type: "tunnel_data", data: frame.data }));
+    } else if (type === "tunnel_ready" && !t.ready) {
+      t.ready = true;
+      void this.port.record(t.projectId, "tunnel_opened", this.eventData(t));
+    } else if (type !== "tunnel_ready") {
+      void this.end(t, reasonOf(frame, "closed"), false);
+    }
+  }
+
+  /** Queues a frame for the other link; the tunnel closes if its frames fall too far behind (its closing frame always goes). */
+  private forward(t: Tunnel, text: string, closing = false) {
+    if (!closing && t.queuedBytes + text.length > TUNNEL_WINDOW_BYTES) {
+      void this.end(t, `the other server's link fell more than ${TUNNEL_WINDOW_BYTES} bytes behind`, true);
+      return;
+    }
+    t.queue.push(text);
+    t.queuedBytes += text.length;
+    if (!t.sending) void this.flush(t);
+  }
+
+  private async flush(t: Tunnel) {
+    t.sending = true;
+    const peer = this.port.peer(t.peerServerId!);
+    const from = await this.port.serverId();
+    try {
+      while (t.queue.length > 0) {
+        let bytes = 0;
+        let n = 0;
+        while (n < t.queue.length && (n === 0 || bytes + t.queue[n]!.length <= MAX_BATCH_BYTES)) bytes += t.queue[n++]!.length;
+        const batch = t.queue.splice(0, n);
+        try {
+          await peer.tunnelFrames(t.id, from, batch);
+        } finally {
+          t.queuedBytes -= bytes;
+        }
+      }
+    } catch {
+      await this.end(t, "the other server's link could not be reached", false);
+    } finally {
+      t.sending = false;
+    }
+  }
+
+  // ── Ending ───────────────────────────────────────────────────────────────
+
+  /**
+   * Ends a tunnel on this side: the daemon is told (unless it ended it), the
+   * other side too when `tellPeer` (a person's socket closes), and the
+   * source's or person's side records it.
+   */
+  private async end(t: Tunnel, reason: string, tellDaemon: boolean) {
+    if (!this.live.has(t.id) || t.ending) return;
+    t.ending = true;
+    if (tellDaemon) {
+      this.port.toDaemon({ type: "tunnel_close", tunnel_id: t.id, reason });
+      if (t.peerServerId) this.forward(t, JSON.stringify({ type: "tunnel_close", tunnel_id: t.id, reason }), true);
+    }
+    if (t.side === "person") {
+      const socket = this.port.person(t.id);
+      try {
+        socket?.send(JSON.stringify({ type: "tunnel_close", reason }));
+        socket?.close(1000, reason.slice(0, 120));
+      } catch {
+        // Already closed.
+      }
+    }
+    await this.forget(t);
+    if (t.side !== "target") await this.port.record(t.projectId, "tunnel_closed", { ...this.eventData(t), reason, bytes_up: t.up, bytes_down: t.down });
+  }
+
+  private async forget(t: Tunnel) {
+    this.live.delete(t.id);
+    if (this.ended.size >= MAX_ENDED_REMEMBERED) this.ended.clear();
+    this.ended.add(t.id);
+    await this.port.storage.delete(`${KEY}${t.id}`);
+  }
+
+  /** Closes every tunnel of a grant that ended (revoked or expired), on both sides. */
+  async grantEnded(grantId: string, reason: string) {
+    for (const t of [...this.live.values()]) if (t.grantId === grantId) await this.end(t, reason, true);
+  }
+
+  /** The person's socket closed: the daemon closes its connection. */
+  async personGone(tunnelId: string) {
+    const t = this.live.get(tunnelId);
+    if (t) await this.end(t, "the person disconnected", true);
+  }
+
+  /** The daemon left: every tunnel it took part in ends, and the other side is told. */
+  async daemonGone() {
+    for (const t of [...this.live.values()]) {
+      if (t.peerServerId) this.forward(t, JSON.stringify({ type: "tunnel_close", tunnel_id: t.id, reason: "the other server's daemon disconnected" }), true);
+      await this.end(t, "the server's daemon disconnected", false);
+    }
+  }
+
+  private eventData(t: Tunnel) {
+    return {
+      tunnel_id: t.id,
+      ...(t.grantId ? { grant_id: t.grantId } : {}),
+      ...(t.userId ? { user_id: t.userId } : {}),
+      ...(t.sessionId ? { session_id: t.sessionId } : {}),
+      target_port: t.targetPort,
+    };
+  }
+}
