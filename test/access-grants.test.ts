@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { addMember, call, createProject, createUser, expectProblem, registerAgent, until } from "./helpers";
 import { fakeDaemon, type FakeDaemon } from "./fake-daemon";
 import { receivedBytes, sshSide, type SshSide } from "./fake-tunnels";
+import { TUNNEL_WINDOW_BYTES } from "../src/server-link/tunnels";
 import { openSocket } from "./sockets";
 import { createWorld, expectOk, type World } from "./task-world";
 
@@ -417,6 +418,33 @@ describe("tunnels between two servers", () => {
     await target.socket.next((f) => f.type === "pong");
     await source.socket.next((f) => f.type === "pong", 100).catch(() => undefined);
     expect(t.bytes).toBe(got);
+    await expectOk(revoke(g.id));
+  });
+
+  it("lets a flood of tunnel_data hold at most its window on the way, while the other server's terminals stay live", async () => {
+    const g = (await expectOk(grantOf(), 201)).json;
+    const t = await src.connect(g.id);
+    const far = tgt.tunnels.get(t.id)!;
+    const term = await openSocket(`/api/v1/projects/${w.project.id}/sessions/${w.workerSession}/terminal`, { "Sec-WebSocket-Protocol": `bearer, ${w.admin}` });
+    await term.next((f) => f.type === "ready");
+    // 24 MiB sent as fast as the source's socket takes it, with nobody slowing it down.
+    const flood = src.write(t.id, randomBytes(24 * 1024 * 1024));
+    const echoes: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      const sent = Date.now();
+      term.send({ type: "input", data: btoa(`k${i}`) });
+      await term.next((f) => f.type === "output" && atob(f.data).includes(`k${i}`), 5000);
+      echoes.push(Date.now() - sent);
+    }
+    await flood;
+    await until(() => far.bytes === 24 * 1024 * 1024 || Boolean(t.closed), Boolean, "the flood to arrive or its tunnel to close", 60_000);
+    // Either every byte came, in order, or the tunnel was closed for falling behind; never more than the window was held.
+    if (t.closed) expect(t.closed).toMatch(/fell more than \d+ bytes behind/);
+    const { peakQueuedBytes } = await link(w.orchestrator.id).tunnelMemory();
+    expect(peakQueuedBytes).toBeLessThanOrEqual(TUNNEL_WINDOW_BYTES);
+    expect(Math.max(...echoes)).toBeLessThan(1000);
+    term.ws.close();
     await expectOk(revoke(g.id));
   });
 

@@ -698,6 +698,11 @@ export class ServerLink extends DurableObject<LinkEnv> {
       refuse("DAEMON_OFFLINE", `the daemon of server "${grant.target_server_name}" is not connected`);
   }
 
+  /** How much frame text one tunnel of this link's has had on its way to the other link at once, at most. */
+  async tunnelMemory(): Promise<{ peakQueuedBytes: number }> {
+    return { peakQueuedBytes: this.tunnels.peakQueuedBytes };
+  }
+
   /** The source's link opened a tunnel to this server's daemon. */
   async acceptTunnel(record: TunnelRecord): Promise<boolean> {
     return this.tunnels.accept(record);

@@ -88,6 +88,8 @@ export class Tunnels {
   private readonly live = new Map<string, Tunnel>();
   /** Tunnels that ended lately: what a daemon still sends for one is dropped quietly. */
   private readonly ended = new Set<string>();
+  /** The most frame text one tunnel has had on its way to the other link at once (the tests and the bench read it). */
+  peakQueuedBytes = 0;
 
   constructor(private readonly port: TunnelPort) {}
 
@@ -209,6 +211,7 @@ export class Tunnels {
     }
     t.queue.push(text);
     t.queuedBytes += text.length;
+    this.peakQueuedBytes = Math.max(this.peakQueuedBytes, t.queuedBytes);
     if (!t.sending) void this.flush(t);
   }
 
