@@ -4,6 +4,7 @@ import { hub, ok, onSignedOut, refresh, signOut } from "./api";
 import { MeContext } from "./me";
 import { linkProps, useRoute } from "./router";
 import type { Me } from "./types";
+import { Access } from "./views/access";
 import { Account } from "./views/account";
 import { Activity } from "./views/activity";
 import { Agents } from "./views/agents";
@@ -56,6 +57,11 @@ export function App() {
           <a {...linkProps("/rules")} aria-current={route.page === "rules" ? "page" : undefined}>
             Rules
           </a>
+          {me.role === "admin" && (
+            <a {...linkProps("/access")} aria-current={route.page === "access" ? "page" : undefined}>
+              Access
+            </a>
+          )}
         </nav>
         <a class="who" {...linkProps("/account")} aria-current={route.page === "account" ? "page" : undefined} title="Your account">
           {me.email} · {me.role}
@@ -79,6 +85,7 @@ export function App() {
         {route.page === "inbox" && <Inbox />}
         {route.page === "agents" && <Agents />}
         {route.page === "rules" && <LazyRules />}
+        {route.page === "access" && <Access />}
         {route.page === "account" && <Account />}
         {route.page === "not-found" && <p>There is no page at this address.</p>}
       </main>

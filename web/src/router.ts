@@ -18,6 +18,7 @@ export type Route =
   | { page: "account" }
   | { page: "agents" }
   | { page: "rules" }
+  | { page: "access" }
   | { page: "not-found" };
 
 export function parseRoute(path: string): Route {
@@ -26,6 +27,7 @@ export function parseRoute(path: string): Route {
   if (parts[0] === "inbox" && parts.length === 1) return { page: "inbox" };
   if (parts[0] === "agents" && parts.length === 1) return { page: "agents" };
   if (parts[0] === "rules" && parts.length === 1) return { page: "rules" };
+  if (parts[0] === "access" && parts.length === 1) return { page: "access" };
   if (parts[0] === "account" && parts.length === 1) return { page: "account" };
   if (parts[0] === "projects" && parts[1]) {
     const projectId = parts[1];

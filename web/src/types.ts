@@ -66,3 +66,5 @@ export type RulePreview = Schemas["ApprovalRulePreview"];
 /** A file sent to a session's machine, and one fetched from it. */
 export type FileUpload = Schemas["FileUpload"];
 export type FileDownload = Schemas["FileDownload"];
+export type AccessGrant = Schemas["AccessGrant"];
+export type ConnectToken = Schemas["ConnectToken"];

@@ -8,6 +8,7 @@ import { lazy } from "./lazy";
 import { ProjectTabs } from "./project-tabs";
 import { agentLabel } from "../agent-types";
 import { McpStatusBadge, SessionControls, SessionStatusBadge } from "./session-controls";
+import { SessionConnect } from "./session-connect";
 
 /** xterm.js loads only when a terminal is opened. */
 const LazyTerminal = lazy(() => import("./terminal").then((m) => m.SessionTerminal), "the terminal");
@@ -52,6 +53,7 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
           </p>
           {session.status === "error" && session.error && <p class="problem">{session.error}</p>}
           <SessionControls session={session} onChanged={state.reread} />
+          <SessionConnect session={session} />
         </header>
       )}
       {session && <LazyFiles projectId={projectId} sessionId={sessionId} events={state.files} />}

@@ -1,0 +1,204 @@
+/** SSH access grants between servers (admins): who may reach whose machine, until when, and revoking it. */
+import { useEffect, useState } from "preact/hooks";
+import { hub, messageOf, ok } from "../api";
+import { useMe } from "../me";
+import type { AccessGrant, Server } from "../types";
+import { Problem, useAction } from "./controls";
+
+const LIFETIMES: [string, number][] = [
+  ["1 hour", 3600],
+  ["24 hours", 86_400],
+  ["7 days", 7 * 86_400],
+  ["30 days", 30 * 86_400],
+];
+
+/** What the source's machine runs to reach the target (cli.py `grants` prints the same). */
+export const sshCommand = (g: Pick<AccessGrant, "id" | "local_bind_port" | "ssh_username">) =>
+  `ssh -i ~/.orchestratia/ssh_keys/grant_${g.id} -p ${g.local_bind_port} ${g.ssh_username}@localhost`;
+
+export function Access() {
+  const me = useMe();
+  const [grants, setGrants] = useState<AccessGrant[] | null>(null);
+  const [servers, setServers] = useState<Server[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const load = () =>
+    void ok(hub.GET("/api/v1/access-grants")).then(
+      (r) => setGrants(r.grants),
+      (e) => setError(messageOf(e)),
+    );
+  useEffect(() => {
+    if (me.role !== "admin") return;
+    load();
+    void ok(hub.GET("/api/v1/servers")).then(
+      (r) => setServers(r.servers.filter((s) => !s.revoked)),
+      () => undefined,
+    );
+  }, [me.role]);
+
+  if (me.role !== "admin") return <p>Only admins grant access between servers.</p>;
+  return (
+    <section class="access">
+      <h1>Access</h1>
+      <p class="muted">
+        A grant lets one server's machine reach another's SSH through the hub: the target's daemon installs the grant's public key for its{" "}
+        <code>orchestratia</code> user, the source's daemon listens on a local port. No machine opens a port to the network.
+      </p>
+      <NewGrant servers={servers} onMade={load} />
+      <Problem message={error} />
+      {grants?.length === 0 && <p class="muted">No grant yet.</p>}
+      {grants && grants.length > 0 && (
+        <table class="grants">
+          <thead>
+            <tr>
+              <th scope="col">From</th>
+              <th scope="col">To</th>
+              <th scope="col">Level</th>
+              <th scope="col">Ports</th>
+              <th scope="col">Status</th>
+              <th scope="col">Expires</th>
+              <th scope="col">Made by</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {grants.map((g) => (
+              <GrantRow key={g.id} grant={g} onRevoked={load} />
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+function GrantRow({ grant: g, onRevoked }: { grant: AccessGrant; onRevoked: () => void }) {
+  const { run, busy, problem } = useAction();
+  const revoke = () =>
+    run("revoke", async () => {
+      await ok(hub.DELETE("/api/v1/access-grants/{id}", { params: { path: { id: g.id } } }));
+      onRevoked();
+    });
+  return (
+    <tr data-grant={g.id}>
+      <th scope="row">{g.source_server_name}</th>
+      <td>{g.target_server_name}</td>
+      <td>{g.privilege_level}</td>
+      <td>
+        localhost:{g.local_bind_port} → {g.target_port}
+        {g.status === "active" && (
+          <>
+            <br />
+            <code class="command-line">{sshCommand(g)}</code>
+          </>
+        )}
+      </td>
+      <td>
+        <span class={`status status-${g.status}`} data-status={g.status}>
+          {g.status}
+        </span>
+      </td>
+      <td>
+        <time dateTime={g.ended_at ?? g.expires_at}>{new Date(g.ended_at ?? g.expires_at).toLocaleString()}</time>
+      </td>
+      <td>{g.created_by}</td>
+      <td>
+        {g.status === "active" && (
+          <span class="action">
+            <button
+              type="button"
+              class="danger"
+              disabled={busy !== null}
+              aria-label={`Revoke the grant from ${g.source_server_name} to ${g.target_server_name}`}
+              onClick={() => confirm(`Revoke ${g.source_server_name}'s access to ${g.target_server_name}? Its open tunnels close.`) && void revoke()}
+            >
+              Revoke
+            </button>
+            {problem("revoke")}
+          </span>
+        )}
+      </td>
+    </tr>
+  );
+}
+
+function NewGrant({ servers, onMade }: { servers: Server[]; onMade: () => void }) {
+  const [source, setSource] = useState("");
+  const [target, setTarget] = useState("");
+  const [level, setLevel] = useState<"standard" | "elevated">("standard");
+  const [port, setPort] = useState("22");
+  const [lifetime, setLifetime] = useState(86_400);
+  const [problem, setProblem] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setProblem(null);
+    try {
+      await ok(
+        hub.POST("/api/v1/access-grants", {
+          body: {
+            source_server_id: source,
+            target_server_id: target,
+            privilege_level: level,
+            target_port: Number(port),
+            expires_in_seconds: lifetime,
+          },
+        }),
+      );
+      onMade();
+    } catch (err) {
+      setProblem(messageOf(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const serverOptions = servers.map((s) => (
+    <option key={s.id} value={s.id}>
+      {s.name}
+    </option>
+  ));
+  return (
+    <form class="new-grant" onSubmit={(e) => void submit(e)}>
+      <h2>New grant</h2>
+      <label>
+        From (source)
+        <select required value={source} onChange={(e) => setSource(e.currentTarget.value)}>
+          <option value="">Choose a server</option>
+          {serverOptions}
+        </select>
+      </label>
+      <label>
+        To (target)
+        <select required value={target} onChange={(e) => setTarget(e.currentTarget.value)}>
+          <option value="">Choose a server</option>
+          {serverOptions}
+        </select>
+      </label>
+      <label>
+        Level
+        <select value={level} onChange={(e) => setLevel(e.currentTarget.value as "standard" | "elevated")}>
+          <option value="standard">standard</option>
+          <option value="elevated">elevated (sudo)</option>
+        </select>
+      </label>
+      <label>
+        Target port
+        <input type="number" min={1} max={65535} required value={port} onInput={(e) => setPort(e.currentTarget.value)} />
+      </label>
+      <label>
+        For
+        <select value={lifetime} onChange={(e) => setLifetime(Number(e.currentTarget.value))}>
+          {LIFETIMES.map(([label, seconds]) => (
+            <option key={seconds} value={seconds}>
+              {label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="submit" disabled={busy}>
+        Grant
+      </button>
+      <Problem message={problem} />
+    </form>
+  );
+}

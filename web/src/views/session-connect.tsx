@@ -1,0 +1,55 @@
+/**
+ * "Connect": a single-use token for `orchestratia-connect`, which opens a
+ * tunnel from the person's machine to a port on the session's machine through
+ * the hub (SSH by default). For people who may type in the session.
+ */
+import { useState } from "preact/hooks";
+import { hub, ok } from "../api";
+import { useCanWrite } from "../me";
+import type { ConnectToken, Session } from "../types";
+import { useAction } from "./controls";
+import { isOpen } from "./session-controls";
+
+export function SessionConnect({ session }: { session: Session }) {
+  const canWrite = useCanWrite();
+  const { run, busy, problem } = useAction();
+  const [port, setPort] = useState("22");
+  const [issued, setIssued] = useState<ConnectToken | null>(null);
+  if (!canWrite || !isOpen(session)) return null;
+  const connect = () =>
+    run("connect", async () => {
+      setIssued(
+        await ok(
+          hub.POST("/api/v1/projects/{id}/sessions/{sid}/connect", {
+            params: { path: { id: session.project_id, sid: session.id } },
+            body: { target_port: Number(port) },
+          }),
+        ),
+      );
+    });
+  return (
+    <section class="session-connect">
+      <span class="action">
+        <label>
+          Port on {session.server_name}
+          <input type="number" min={1} max={65535} value={port} size={6} onInput={(e) => setPort(e.currentTarget.value)} />
+        </label>
+        <button type="button" disabled={busy !== null} onClick={() => void connect()}>
+          Connect
+        </button>
+        {problem("connect")}
+      </span>
+      {issued && (
+        <div class="command">
+          <label>
+            Run this on your machine (good once, until <time dateTime={issued.expires_at}>{new Date(issued.expires_at).toLocaleTimeString()}</time>)
+            <input readOnly value={issued.command} onFocus={(e) => e.currentTarget.select()} size={80} />
+          </label>
+          <button type="button" onClick={() => void navigator.clipboard?.writeText(issued.command)}>
+            Copy
+          </button>
+        </div>
+      )}
+    </section>
+  );
+}
