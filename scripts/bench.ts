@@ -20,7 +20,7 @@ const hub = `http://127.0.0.1:${HUB_PORT}`;
 const baselineUrl = `http://127.0.0.1:${BASELINE_PORT}`;
 const BOOTSTRAP = "bench-bootstrap-token";
 
-/** `npm run bench -- tree dataref` runs only the named scenarios: fan-out, fan-in, tree, costs, costs-model, permlog, files, mcp, sockets, dataref, dashboard, workerd (with its BullMQ peer), transfer. */
+/** `npm run bench -- tree dataref` runs only the named scenarios: fan-out, fan-in, tree, costs, costs-model, permlog, files, mcp, sockets, dataref, dashboard, workerd (with its BullMQ peer), transfer, tunnel. */
 const only = new Set(process.argv.slice(2));
 const wanted = (scenario: string) => only.size === 0 || only.has(scenario);
 
@@ -60,6 +60,7 @@ function cpuMs(child: ChildProcess): number | null {
 }
 
 const TRANSFER_BENCH = "bench/transfer.bench-test.ts";
+const TUNNEL_BENCH = "bench/tunnel.bench-test.ts";
 const RSS_SAMPLE_MS = 25;
 
 /** Resident memory (bytes) of the workerd processes under `pid`: the runtime vitest starts for the in-runtime benches. */
@@ -937,11 +938,15 @@ if (wanted("workerd")) {
     // Nothing after this needs the HTTP half: its processes (and any work their rooms still had queued) are stopped,
     // so they take no CPU from the scenarios timed inside workerd.
     await stopWorkers();
-    const out = execFileSync(`${root}node_modules/.bin/vitest`, ["run", "--config", "vitest.bench.config.ts", "--exclude", TRANSFER_BENCH], {
-      cwd: root,
-      encoding: "utf8",
-      env: { ...process.env, FORCE_COLOR: "0" },
-    });
+    const out = execFileSync(
+      `${root}node_modules/.bin/vitest`,
+      ["run", "--config", "vitest.bench.config.ts", "--exclude", TRANSFER_BENCH, "--exclude", TUNNEL_BENCH],
+      {
+        cwd: root,
+        encoding: "utf8",
+        env: { ...process.env, FORCE_COLOR: "0" },
+      },
+    );
     const benches = [...out.matchAll(/BENCH (\{.*\})/g)].map((m) => JSON.parse(m[1]!));
     const bench = benches.find((b) => b.scenario === "room-tree");
     const fanout = benches.find((b) => b.scenario === "socket-fanout");
@@ -1033,6 +1038,22 @@ if (wanted("transfer")) {
       .join(", ")}` +
       `; chunk bytes on their way between the links at most: sender's link ${fmt(large.senderLinkPeakInFlightBytes / 1024, 0)} KiB, receiver's link ${fmt(large.receiverLinkPeakInFlightBytes / 1024, 0)} KiB` +
       ` (the sending daemon ${bench.leadChunks} chunks ahead of the receiving one at most)`,
+  );
+}
+
+if (wanted("tunnel")) {
+  console.log("\n(10) SSH tunnels inside workerd, between two fake daemons through both servers' links");
+  await stopWorkers();
+  const { out } = await sampledVitest(TUNNEL_BENCH);
+  const bench = [...out.matchAll(/BENCH (\{.*\})/g)].map((m) => JSON.parse(m[1]!)).find((b) => b.scenario === "tunnel");
+  if (!bench) throw new Error(`the tunnel bench printed no figures:\n${out.slice(-2000)}`);
+  report(
+    `  tunnel round trip in workerd (source → its link → target's link → target echoes → back), ${bench.roundTrips} rounds: p50 ${fmt(bench.rttP50)} ms, p99 ${fmt(bench.rttP99)} ms (target p99 ≤ 10 ms; workerd's clock moves in 1 ms steps)` +
+      `   | a ping on the source's socket: p50 ${fmt(bench.pingP50)} ms, p99 ${fmt(bench.pingP99)} ms`,
+  );
+  report(
+    `  tunnel throughput in workerd, ${bench.mib} MiB each way, every byte checked in order: source → target ${fmt(bench.upMiBps)} MiB/s, target → source ${fmt(bench.downMiBps)} MiB/s (target ≥ 20 MiB/s)` +
+      `   | frame text on its way between the links at most: ${fmt(Math.max(bench.sourcePeakQueuedBytes, bench.targetPeakQueuedBytes) / 1024, 0)} KiB (the sending daemon ${fmt(bench.leadBytes / 1024, 0)} KiB ahead at most)`,
   );
 }
 
