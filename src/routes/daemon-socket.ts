@@ -74,9 +74,11 @@ daemonSocketRoutes.get(
         "`session_input`, `session_resize`, `session_close`, `session_kill`, `session_exit_copy_mode`, `capture_scrollback`, `task_assigned`, `task_approved`, " +
         "`task_rejected`, `intervention_response`, `task_note`, `note_for_session`, `plan_approved`, `plan_revision`, `task_updated`, " +
         "`task_status_update`, `remote_exec`, `file_offer`, `file_accepted`, `file_rejected`, `file_send_start`, `file_chunk`, `file_complete`, " +
-        "`file_ack`, `file_error`, `pong`; it reads `session_started`, `session_recovered`, `session_output` (base64 `data`), `session_screen`, " +
-        "`session_closed`, `session_error`, `scrollback_captured`, `remote_exec_result`, `file_accept`, `file_chunk`, `file_complete`, `file_ack`, " +
-        "`file_error`, `ping`, and ignores other kinds. A frame the hub cannot take is answered " +
+        "`file_ack`, `file_error`, `setup_ssh_access`, `grant_ssh_access`, `revoke_ssh_access`, `revoke_grant_access`, `tunnel_open`, " +
+        "`tunnel_ready`, `tunnel_error`, `tunnel_data`, `tunnel_close`, `tunnel_closed`, `pong`; it reads `session_started`, `session_recovered`, " +
+        "`session_output` (base64 `data`), `session_screen`, `session_closed`, `session_error`, `scrollback_captured`, `remote_exec_result`, " +
+        "`file_accept`, `file_chunk`, `file_complete`, `file_ack`, `file_error`, `s2s_tunnel_open`, `tunnel_ready`, `tunnel_error`, `tunnel_data`, " +
+        "`tunnel_close`, `tunnel_closed`, `ping`, and ignores other kinds. A frame the hub cannot take is answered " +
         `\`{"type": "error", "code", "detail"}\` and the socket stays open; frames over ${MAX_DAEMON_FRAME_BYTES / 1024 / 1024} MiB are dropped ` +
         "(`FRAME_TOO_LARGE`), except a `remote_exec_result`, whose output is cut to 1 MiB and answered.",
       `**Close codes.** ${DAEMON_CLOSE.unauthorized} refused credentials, ${DAEMON_CLOSE.revoked} the API key was revoked or replaced by a ` +
