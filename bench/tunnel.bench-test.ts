@@ -8,7 +8,7 @@
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
 import { fakeDaemon } from "../test/fake-daemon";
-import { receivedBytes, sshSide, type TunnelEnd } from "../test/fake-tunnels";
+import { randomBytes, receivedBytes, sshSide, type TunnelEnd } from "../test/fake-tunnels";
 import { bootstrapAdmin, call, createProject, registerAgent } from "../test/helpers";
 import { openSession } from "../test/task-world";
 import { percentile } from "./percentile";
@@ -19,12 +19,6 @@ const THROUGHPUT_MIB = 64;
 const LEAD_BYTES = 1024 * 1024;
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
-/** Random bytes (getRandomValues fills at most 64 KiB at once). */
-function randomBytes(size: number) {
-  const out = new Uint8Array(size);
-  for (let at = 0; at < size; at += 65_536) crypto.getRandomValues(out.subarray(at, Math.min(size, at + 65_536)));
-  return out;
-}
 const sameBytes = (a: Uint8Array, b: Uint8Array) => a.byteLength === b.byteLength && a.every((v, i) => v === b[i]);
 
 it("relays tunnels between two servers' links", async () => {

@@ -8,7 +8,7 @@ import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } fr
 import { beforeAll, describe, expect, it } from "vitest";
 import { addMember, call, createProject, createUser, expectProblem, registerAgent, until } from "./helpers";
 import { fakeDaemon, type FakeDaemon } from "./fake-daemon";
-import { receivedBytes, sshSide, type SshSide } from "./fake-tunnels";
+import { randomBytes, receivedBytes, sshSide, type SshSide } from "./fake-tunnels";
 import { TUNNEL_WINDOW_BYTES } from "../src/server-link/tunnels";
 import { openSocket } from "./sockets";
 import { createWorld, expectOk, type World } from "./task-world";
@@ -29,12 +29,6 @@ const revoke = (id: string) => call(`${G}/${id}`, { method: "DELETE", token: w.a
 const events = async (type: string, projectId = w.project.id) =>
   (await call(`/api/v1/projects/${projectId}/events?limit=500`, { token: w.admin })).json.events.filter((e: any) => e.type === type);
 const bytesEqual = (a: Uint8Array, b: Uint8Array) => a.byteLength === b.byteLength && a.every((v, i) => v === b[i]);
-/** Random bytes (getRandomValues fills at most 64 KiB at once). */
-function randomBytes(size: number) {
-  const out = new Uint8Array(size);
-  for (let at = 0; at < size; at += 65_536) crypto.getRandomValues(out.subarray(at, Math.min(size, at + 65_536)));
-  return out;
-}
 
 /** Decodes an OpenSSH private key file into its public key blob and its 64-byte Ed25519 private part (seed + public key). */
 function readOpenSshPrivateKey(pem: string) {

@@ -180,6 +180,13 @@ export function sshSide(
   return side;
 }
 
+/** Random bytes (getRandomValues fills at most 64 KiB at once). */
+export function randomBytes(size: number) {
+  const out = new Uint8Array(size);
+  for (let at = 0; at < size; at += 65_536) crypto.getRandomValues(out.subarray(at, Math.min(size, at + 65_536)));
+  return out;
+}
+
 /** The bytes a tunnel's end received, joined. */
 export function receivedBytes(t: TunnelEnd): Uint8Array {
   const out = new Uint8Array(t.bytes);

@@ -16,6 +16,8 @@ export const uuid = z.uuid("must be a UUID");
 export const isUuid = (value: string) => uuid.safeParse(value).success;
 /** A short human label: trimmed, non-empty. */
 export const label = (max = 200) => z.string().trim().min(1, "must not be empty").max(max, `must be at most ${max} characters`);
+/** A TCP port on a machine. */
+export const tcpPort = z.int("must be a whole number").min(1, "must be a port from 1 to 65535").max(65535, "must be a port from 1 to 65535");
 export const text = (max = 10_000) => z.string().max(max, `must be at most ${max} characters`);
 
 /** The coding agent a session runs, by the daemon's name (the short names are mapped to it). */

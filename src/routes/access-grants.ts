@@ -27,7 +27,7 @@ import {
 } from "../grants/grant-store";
 import { readJson, readQuery } from "../http/body";
 import type { HubEnv } from "../http/context";
-import { uuid } from "../http/fields";
+import { tcpPort, uuid } from "../http/fields";
 import { conflict, fieldError, notFound } from "../http/problem";
 import { documented } from "../openapi/operation";
 import { runInRoom } from "../room/client";
@@ -36,16 +36,13 @@ import { accessGrantSchema, accessGrantView, daemonGrantSchema, grantEventData, 
 
 export const accessGrantRoutes = { people: new Hono<HubEnv>(), agents: new Hono<HubEnv>() };
 
-const port = (what: string) =>
-  z.int("must be a whole number").min(1, "must be a port from 1 to 65535").max(65535, "must be a port from 1 to 65535").meta({ description: what });
-
 const newGrant = z.object({
   source_server_id: uuid.meta({ description: "The server whose machine may connect" }),
   target_server_id: uuid.meta({ description: "The server whose machine is reached; it must share a project with the source and not be it" }),
   privilege_level: z
     .enum(PRIVILEGE_LEVELS)
     .meta({ description: "`elevated` also gives the `orchestratia` user sudo on the target (the daemon's sudoers file)" }),
-  target_port: port("The port on the target's machine (its own 127.0.0.1)").default(22),
+  target_port: tcpPort.default(22).meta({ description: "The port on the target's machine (its own 127.0.0.1)" }),
   expires_in_seconds: z
     .int("must be a whole number of seconds")
     .min(60, "must be at least 60 seconds")

@@ -14,6 +14,7 @@ import { currentUser, person } from "../auth/middleware";
 import { isFinalSession } from "../domain/session-lifecycle";
 import { hubBaseUrl } from "../http/base-url";
 import { readJson } from "../http/body";
+import { tcpPort } from "../http/fields";
 import type { HubContext, HubEnv } from "../http/context";
 import { conflict, forbidden } from "../http/problem";
 import { requireUpgrade } from "../http/upgrade";
@@ -30,12 +31,7 @@ const AUTH_GRACE_MS = 10_000;
 const CLOSE_REFUSED = 4003;
 
 const connectBody = z.object({
-  target_port: z
-    .int("must be a whole number")
-    .min(1, "must be a port from 1 to 65535")
-    .max(65535, "must be a port from 1 to 65535")
-    .default(22)
-    .meta({ description: "The port on the session's machine (its own 127.0.0.1)" }),
+  target_port: tcpPort.default(22).meta({ description: "The port on the session's machine (its own 127.0.0.1)" }),
 });
 const connectAnswer = z
   .object({

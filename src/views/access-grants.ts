@@ -69,27 +69,6 @@ export const daemonGrantSchema = z
   ])
   .meta({ id: "DaemonAccessGrant" });
 
-const daemonGrantCommon = (g: GrantRow) => ({
-  grant_id: g.id,
-  source_server_id: g.source_server_id,
-  source_server_name: g.source_server_name,
-  target_server_id: g.target_server_id,
-  target_server_name: g.target_server_name,
-  privilege_level: g.privilege_level,
-  local_bind_port: g.local_bind_port,
-  target_port: g.target_port,
-  ssh_username: g.ssh_username,
-  expires_at: g.expires_at,
-});
-
-export const sourceGrantView = (g: GrantRow, privateKey: string): z.infer<typeof daemonGrantSchema> => ({
-  role: "source",
-  ...daemonGrantCommon(g),
-  ssh_private_key: privateKey,
-});
-
-export const targetGrantView = (g: GrantRow): z.infer<typeof daemonGrantSchema> => ({ role: "target", ...daemonGrantCommon(g), ssh_public_key: g.public_key });
-
 /** What an event of the grant records: who, where, until when; never a key. */
 export const grantEventData = (g: GrantRow) => ({
   grant_id: g.id,
@@ -102,3 +81,13 @@ export const grantEventData = (g: GrantRow) => ({
   target_port: g.target_port,
   expires_at: g.expires_at,
 });
+
+const daemonGrantCommon = (g: GrantRow) => ({ ...grantEventData(g), ssh_username: g.ssh_username });
+
+export const sourceGrantView = (g: GrantRow, privateKey: string): z.infer<typeof daemonGrantSchema> => ({
+  role: "source",
+  ...daemonGrantCommon(g),
+  ssh_private_key: privateKey,
+});
+
+export const targetGrantView = (g: GrantRow): z.infer<typeof daemonGrantSchema> => ({ role: "target", ...daemonGrantCommon(g), ssh_public_key: g.public_key });

@@ -121,6 +121,22 @@ function GrantRow({ grant: g, onRevoked }: { grant: AccessGrant; onRevoked: () =
   );
 }
 
+function ServerChoice({ label, servers, value, onChange }: { label: string; servers: Server[]; value: string; onChange: (id: string) => void }) {
+  return (
+    <label>
+      {label}
+      <select required value={value} onChange={(e) => onChange(e.currentTarget.value)}>
+        <option value="">Choose a server</option>
+        {servers.map((s) => (
+          <option key={s.id} value={s.id}>
+            {s.name}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 function NewGrant({ servers, onMade }: { servers: Server[]; onMade: () => void }) {
   const [source, setSource] = useState("");
   const [target, setTarget] = useState("");
@@ -152,28 +168,11 @@ function NewGrant({ servers, onMade }: { servers: Server[]; onMade: () => void }
       setBusy(false);
     }
   };
-  const serverOptions = servers.map((s) => (
-    <option key={s.id} value={s.id}>
-      {s.name}
-    </option>
-  ));
   return (
     <form class="new-grant" onSubmit={(e) => void submit(e)}>
       <h2>New grant</h2>
-      <label>
-        From (source)
-        <select required value={source} onChange={(e) => setSource(e.currentTarget.value)}>
-          <option value="">Choose a server</option>
-          {serverOptions}
-        </select>
-      </label>
-      <label>
-        To (target)
-        <select required value={target} onChange={(e) => setTarget(e.currentTarget.value)}>
-          <option value="">Choose a server</option>
-          {serverOptions}
-        </select>
-      </label>
+      <ServerChoice label="From (source)" servers={servers} value={source} onChange={setSource} />
+      <ServerChoice label="To (target)" servers={servers} value={target} onChange={setTarget} />
       <label>
         Level
         <select value={level} onChange={(e) => setLevel(e.currentTarget.value as "standard" | "elevated")}>
