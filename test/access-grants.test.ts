@@ -11,7 +11,7 @@ import { fakeDaemon, type FakeDaemon } from "./fake-daemon";
 import { randomBytes, receivedBytes, sshSide, type SshSide } from "./fake-tunnels";
 import { TUNNEL_WINDOW_BYTES } from "../src/server-link/tunnels";
 import { openSocket } from "./sockets";
-import { createWorld, expectOk, type World } from "./task-world";
+import { cli, createWorld, expectOk, type World } from "./task-world";
 
 let w: World;
 /** The orchestrator's machine reaches the worker's. */
@@ -169,7 +169,8 @@ describe("granting access", () => {
 
   it("answers each daemon its role in GET /api/v1/server/access-grants: the private key only to the source", async () => {
     const g = (await expectOk(grantOf({ target_port: 5432, expires_in_seconds: 3600 }), 201)).json;
-    const asSource = (await expectOk(call("/api/v1/server/access-grants", { apiKey: w.orchestrator.apiKey }))).json;
+    // `orchestratia grants` (cli.py cmd_grants) asks as urllib does; hub.py's reconciliation as httpx does.
+    const asSource = (await expectOk(cli(w.orchestrator.apiKey, "GET", "/api/v1/server/access-grants"))).json;
     const asTarget = (await expectOk(call("/api/v1/server/access-grants", { apiKey: w.worker.apiKey }))).json;
     const common = {
       grant_id: g.id,

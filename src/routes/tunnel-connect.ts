@@ -75,6 +75,8 @@ connectRoutes.people.post(
       serverId: session.serverId,
       targetPort: body.target_port,
     });
+    // A retry with the same Idempotency-Key gets the same token back, so the answer is kept only sealed.
+    c.set("secretResponse", "sealed");
     return c.json({ token, expires_at: new Date(expiresAt * 1000).toISOString(), command: `orchestratia-connect ${token}` });
   },
 );
