@@ -8,6 +8,7 @@
 import { Hono } from "hono";
 import { serverForApiKey } from "../auth/middleware";
 import type { HubContext, HubEnv } from "../http/context";
+import { closeQuietly, relayAfterFirstFrame } from "../http/first-frame-relay";
 import { requireUpgrade } from "../http/upgrade";
 import { documented } from "../openapi/operation";
 import { linkStub } from "../server-link/client";
@@ -15,17 +16,6 @@ import { execOutputOf } from "../server-link/remote-exec";
 import { DAEMON_AUTH_GRACE_MS, DAEMON_CLOSE, MAX_DAEMON_FRAME_BYTES, overFrameLimit, oversizedFrame, parseDaemonFrame } from "../server-link/daemon-frames";
 
 export const daemonSocketRoutes = new Hono<HubEnv>();
-
-/** A close code one end may pass on to the other (1005 and 1006 are only ever reported, never sent). */
-const passable = (code: number) => (code === 1000 || (code >= 3000 && code <= 4999) ? code : 1000);
-
-function closeQuietly(ws: WebSocket, code: number, reason: string) {
-  try {
-    ws.close(passable(code), reason.slice(0, 120));
-  } catch {
-    // Already closed.
-  }
-}
 
 function refuse(ws: WebSocket, detail: string) {
   try {
@@ -93,20 +83,28 @@ daemonSocketRoutes.get(
     requireUpgrade(c);
     const { 0: client, 1: daemon } = new WebSocketPair();
     daemon.accept();
-    let link: WebSocket | null = null;
     let serverId: string | null = null;
-    /** Frames the daemon sent while its key was being checked, relayed once it is. */
-    let held: (string | ArrayBuffer)[] | null = null;
-    const grace = setTimeout(() => link || refuse(daemon, `No API key within ${DAEMON_AUTH_GRACE_MS / 1000} s`), DAEMON_AUTH_GRACE_MS);
-
-    daemon.addEventListener("message", (e) => {
+    relayAfterFirstFrame(daemon, {
+      graceMs: DAEMON_AUTH_GRACE_MS,
+      late: `No API key within ${DAEMON_AUTH_GRACE_MS / 1000} s`,
+      failed: "The hub could not check the API key; retry",
+      refuse: (detail) => refuse(daemon, detail),
+      join: async (first) => {
+        const accepted = await joinLink(c, daemon, first);
+        serverId = accepted?.serverId ?? null;
+        return accepted?.socket ?? null;
+      },
       // The runtime refuses larger frames between the Worker and the link: the daemon is told, and stays connected.
-      if (overFrameLimit(e.data)) {
-        const tooBig = oversizedFrame(e.data);
+      intercept: (data, link) => {
+        if (!overFrameLimit(data)) return false;
+        const tooBig = oversizedFrame(data);
         if (serverId && tooBig.type === "remote_exec_result") {
           // A command's output is answered cut rather than dropped: handed to the link over RPC, which takes more than a frame.
-          const frame = parseDaemonFrame(e.data);
-          if (frame.ok) return void linkStub(c.env, serverId).execAnswered({ ...frame.frame, ...execOutputOf(frame.frame) });
+          const frame = parseDaemonFrame(data);
+          if (frame.ok) {
+            void linkStub(c.env, serverId).execAnswered({ ...frame.frame, ...execOutputOf(frame.frame) });
+            return true;
+          }
         }
         daemon.send(
           JSON.stringify({
@@ -126,30 +124,8 @@ daemonSocketRoutes.get(
             }),
           );
         }
-        return;
-      }
-      if (link) return link.send(e.data);
-      if (held) return void held.push(e.data);
-      held = [];
-      void joinLink(c, daemon, e.data).then(
-        (accepted) => {
-          clearTimeout(grace);
-          if (!accepted) return;
-          const joined = accepted.socket;
-          if (daemon.readyState !== WebSocket.OPEN) return closeQuietly(joined, 1000, "the daemon left");
-          link = joined;
-          serverId = accepted.serverId;
-          joined.addEventListener("message", (m) => daemon.send(m.data));
-          joined.addEventListener("close", (m) => closeQuietly(daemon, m.code, m.reason));
-          held!.forEach((frame) => joined.send(frame));
-          held = null;
-        },
-        () => refuse(daemon, "The hub could not check the API key; retry"),
-      );
-    });
-    daemon.addEventListener("close", (e) => {
-      clearTimeout(grace);
-      if (link) closeQuietly(link, e.code, e.reason);
+        return true;
+      },
     });
     return new Response(null, { status: 101, webSocket: client });
   },

@@ -16,6 +16,7 @@ import { hubBaseUrl } from "../http/base-url";
 import { readJson } from "../http/body";
 import { tcpPort } from "../http/fields";
 import type { HubContext, HubEnv } from "../http/context";
+import { closeQuietly, relayAfterFirstFrame } from "../http/first-frame-relay";
 import { conflict, forbidden } from "../http/problem";
 import { requireUpgrade } from "../http/upgrade";
 import { documented } from "../openapi/operation";
@@ -84,10 +85,10 @@ connectRoutes.people.post(
 function refuse(ws: WebSocket, detail: string) {
   try {
     ws.send(JSON.stringify({ type: "auth_error", detail }));
-    ws.close(CLOSE_REFUSED, detail.slice(0, 120));
   } catch {
     // The person left.
   }
+  closeQuietly(ws, CLOSE_REFUSED, detail);
 }
 
 /** The token's tunnel on the session's link, or why not. */
@@ -141,40 +142,17 @@ connectRoutes.socket.get(
     requireUpgrade(c);
     const { 0: client, 1: person } = new WebSocketPair();
     person.accept();
-    let link: WebSocket | null = null;
-    let held: (string | ArrayBuffer)[] | null = null;
-    const grace = setTimeout(() => link || refuse(person, `No token within ${AUTH_GRACE_MS / 1000} s`), AUTH_GRACE_MS);
-    person.addEventListener("message", (e) => {
-      if (link) return link.send(e.data);
-      if (held) return void held.push(e.data);
-      held = [];
-      void joinTunnel(c, e.data).then(
-        (joined) => {
-          clearTimeout(grace);
-          if (typeof joined === "string") return refuse(person, joined);
-          if (person.readyState !== WebSocket.OPEN) return joined.close(1000, "the person left");
-          link = joined;
-          joined.addEventListener("message", (m) => person.send(m.data));
-          joined.addEventListener("close", (m) => {
-            try {
-              person.close(m.code === 1005 || m.code === 1006 ? 1000 : m.code, m.reason);
-            } catch {
-              // Already closed.
-            }
-          });
-          held!.forEach((frame) => joined.send(frame));
-          held = null;
-        },
-        () => refuse(person, "The hub could not check the token; retry"),
-      );
-    });
-    person.addEventListener("close", () => {
-      clearTimeout(grace);
-      try {
-        link?.close(1000, "the person left");
-      } catch {
-        // Already closed.
-      }
+    relayAfterFirstFrame(person, {
+      graceMs: AUTH_GRACE_MS,
+      late: `No token within ${AUTH_GRACE_MS / 1000} s`,
+      failed: "The hub could not check the token; retry",
+      refuse: (detail) => refuse(person, detail),
+      join: async (first) => {
+        const joined = await joinTunnel(c, first);
+        if (typeof joined !== "string") return joined;
+        refuse(person, joined);
+        return null;
+      },
     });
     return new Response(null, { status: 101, webSocket: client });
   },
