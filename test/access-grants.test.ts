@@ -221,6 +221,8 @@ describe("granting access", () => {
     const otherProject = await createProject(w.admin, "Elsewhere");
     const apart = await registerAgent(w.admin, `apart-${crypto.randomUUID().slice(0, 6)}`, { project_ids: [otherProject.id] });
     const scoped = await registerAgent(w.admin, `scoped-${crypto.randomUUID().slice(0, 6)}`, { project_ids: [w.project.id] });
+    const revoked = await registerAgent(w.admin, `revoked-${crypto.randomUUID().slice(0, 6)}`);
+    expect((await call(`/api/v1/servers/${revoked.id}`, { method: "DELETE", token: w.admin })).status).toBeLessThan(300);
     const cases: [Record<string, unknown>, string, RegExp][] = [
       [{ target_server_id: w.orchestrator.id }, "target_server_id", /another server/],
       [{ source_server_id: apart.id, target_server_id: scoped.id }, "target_server_id", /share a project/],
@@ -232,6 +234,7 @@ describe("granting access", () => {
       [{ target_server_id: crypto.randomUUID() }, "target_server_id", /registered server/],
       [{ source_server_id: "nope" }, "source_server_id", /UUID/],
       [{ source_server_id: scoped.id, project_id: otherProject.id }, "project_id", /both servers serve/],
+      [{ source_server_id: revoked.id }, "source_server_id", /not revoked/],
     ];
     for (const [fields, path, message] of cases) {
       const refused = await grantOf(fields);
@@ -569,6 +572,24 @@ describe("orchestratia-connect", () => {
     expect(await replay.next()).toEqual({ type: "auth_error", detail: "the connect token was used already" });
     expect((await replay.closed).code).toBe(4003);
     expect(target.socket.frames.filter((f) => f.type === "tunnel_open").length).toBe(opens);
+  });
+
+  it("refuses a token while the session's daemon is away without spending it", async () => {
+    const token = (await expectOk(connect(w.admin))).json.token;
+    const kept = { authorizedKeys: tgt.authorizedKeys, privateKeys: tgt.privateKeys, listeners: tgt.listeners };
+    target.socket.ws.close();
+    await until(
+      () => call("/api/v1/servers", { token: w.admin }),
+      (r) => r.json.servers.find((x: any) => x.id === w.worker.id).daemon_connected === false,
+      "the daemon to be gone",
+    );
+    const away = await tunnelSocket(token);
+    expect(await away.next()).toEqual({ type: "auth_error", detail: "the server's daemon is not connected" });
+    target = await fakeDaemon(w.worker.apiKey);
+    tgt = sshSide(target, w.worker.apiKey, [22, 5432], kept);
+    const back = await tunnelSocket(token);
+    expect(await back.next()).toEqual({ type: "auth_ok", tunnel_id: expect.any(String) });
+    back.ws.close();
   });
 
   it("closes the daemon's connection when the person disconnects", async () => {

@@ -58,12 +58,13 @@ const listQuery = z.object({
 /** The scopes of two servers, 422 naming the field of one that does not exist. */
 async function serverScopes(db: D1Database, body: z.infer<typeof newGrant>) {
   const rows = await db
-    .prepare("SELECT id, project_ids FROM servers WHERE id IN (?1, ?2)")
+    .prepare("SELECT id, project_ids, revoked_at FROM servers WHERE id IN (?1, ?2)")
     .bind(body.source_server_id, body.target_server_id)
-    .all<{ id: string; project_ids: string | null }>();
+    .all<{ id: string; project_ids: string | null; revoked_at: string | null }>();
   const scope = (id: string, field: string) => {
     const row = rows.results.find((r) => r.id === id);
     if (!row) throw fieldError(field, "must name a registered server");
+    if (row.revoked_at) throw fieldError(field, "must name a server whose API key is not revoked");
     return row.project_ids === null ? null : (JSON.parse(row.project_ids) as string[] | null);
   };
   return { source: scope(body.source_server_id, "source_server_id"), target: scope(body.target_server_id, "target_server_id") };
@@ -81,7 +82,7 @@ accessGrantRoutes.people.post(
       "`GET /api/v1/server/access-grants` when it connects. The source's machine then reaches the target with " +
       "`ssh -i ~/.orchestratia/ssh_keys/grant_<id> -p <local_bind_port> orchestratia@localhost`, relayed through the hub. " +
       `\`local_bind_port\` is the lowest port from ${FIRST_BIND_PORT} to ${LAST_BIND_PORT} no live grant of the source holds. ` +
-      "422 naming the field: a server that does not exist, a target that is the source, servers that share no project, a port outside " +
+      "422 naming the field: a server that does not exist or whose key was revoked, a target that is the source, servers that share no project, a port outside " +
       "1–65535, an expiry over 30 days. The private key is never answered; it is kept sealed with DATA_KEY (503 `NOT_CONFIGURED` without it). " +
       "The grant is the event `access_granted` in the log of `project_id`.",
     caller: "person",

@@ -130,7 +130,8 @@ connectRoutes.socket.get(
       '**Auth.** The first frame is `{"type": "auth", "token": "<connect token>"}` (from `POST .../sessions/{sid}/connect`), within ' +
         `${AUTH_GRACE_MS / 1000} s. The hub answers \`{"type": "auth_ok", "tunnel_id"}\` once the session's daemon was asked to open the port, ` +
         `or \`{"type": "auth_error", "detail"}\` and closes with ${CLOSE_REFUSED}: an invalid or expired token, one used already, a session ` +
-        "that ended or is not on the token's server any more, a person who may no longer type in it, a daemon that is not connected.",
+        "that ended or is not on the token's server any more, a person who may no longer type in it, a daemon that is not connected " +
+        "(the token is not spent then).",
       '**Frames.** Both ways `{"type": "tunnel_data", "data": "<base64>"}`; the hub ends with `{"type": "tunnel_close", "reason"}` when the ' +
         "daemon's connection ends, the port refused it, or the daemon left.",
     ].join("\n\n"),

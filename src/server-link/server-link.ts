@@ -184,6 +184,8 @@ export class ServerLink extends DurableObject<LinkEnv> {
     if (!session || isFinalSession(session.status)) return new Response("Session not found", { status: 404 });
     // A token opens one tunnel: the session's link remembers it until it expires.
     if (!tokenId || (await this.ctx.storage.get(`used-token:${tokenId}`))) return new Response("the connect token was used already", { status: 409 });
+    // A token is spent only on a tunnel the daemon was asked to open: one refused for an absent daemon may be tried again.
+    if (!this.daemon()) return new Response("the server's daemon is not connected", { status: 409 });
     await this.ctx.storage.put(`used-token:${tokenId}`, tokenExpires);
     await this.scheduleAlarm(tokenExpires);
     const { 0: client, 1: server } = new WebSocketPair();
