@@ -55,7 +55,7 @@ const listQuery = z.object({
   limit: z.coerce.number().int("must be a whole number").min(1, "must be at least 1").max(500, "must be at most 500").default(200),
 });
 
-/** The scopes of two servers, 422 naming the field of one that does not exist. */
+/** The scopes of two servers, 422 naming the field of one that does not exist or whose key was revoked. */
 async function serverScopes(db: D1Database, body: z.infer<typeof newGrant>) {
   const rows = await db
     .prepare("SELECT id, project_ids, revoked_at FROM servers WHERE id IN (?1, ?2)")
