@@ -196,6 +196,22 @@ describe("request lines", () => {
       status_code: 200,
     });
 
+    // An SSH access grant's private key (handed to the source's daemon only) and a connect token.
+    const other = await call("/api/v1/servers/register", { body: daemonRegistration("secret-target", await registrationToken(admin)) });
+    expect(other.status, other.text).toBe(201);
+    const granted = await call("/api/v1/access-grants", {
+      token: admin,
+      body: { source_server_id: server.json.id, target_server_id: other.json.id, privilege_level: "standard" },
+    });
+    expect(granted.status, granted.text).toBe(201);
+    const held = await call("/api/v1/server/access-grants", { apiKey });
+    const privateKey: string = held.json.find((g: any) => g.role === "source").ssh_private_key;
+    secrets.push(...privateKey.split("\n").filter((line) => line.length >= 8 && !line.startsWith("-----")));
+    const sessionId = (await call("/api/v1/server/sessions", { apiKey, body: { name: "secret-session", project_id: project.id } })).json.id;
+    const connect = await call(`/api/v1/projects/${project.id}/sessions/${sessionId}/connect`, { token: admin, body: {} });
+    expect(connect.status, connect.text).toBe(200);
+    secrets.push(connect.json.token);
+
     // What was written is there to check: every request above has its line.
     expect(requestLines().length).toBeGreaterThanOrEqual(15);
     expect(requestLines().map((l) => l.route)).toEqual(
