@@ -28,13 +28,13 @@ export function SessionConnect({ session }: { session: Session }) {
       );
     });
   return (
-    <section class="session-connect">
-      <span class="action">
+    <div class="session-connect">
+      <span class="connect-port">
         <label>
           Port on {session.server_name}
-          <input type="number" min={1} max={65535} value={port} size={6} onInput={(e) => setPort(e.currentTarget.value)} />
+          <input type="number" min={1} max={65535} value={port} onInput={(e) => setPort(e.currentTarget.value)} />
         </label>
-        <button type="button" disabled={busy !== null} onClick={() => void connect()}>
+        <button type="button" disabled={busy !== null} onClick={() => void connect()} title="A command that opens a tunnel from your machine to this port">
           Connect
         </button>
         {problem("connect")}
@@ -50,6 +50,6 @@ export function SessionConnect({ session }: { session: Session }) {
           </button>
         </div>
       )}
-    </section>
+    </div>
   );
 }

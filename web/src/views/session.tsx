@@ -52,8 +52,10 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
             <time dateTime={session.created_at}>{new Date(session.created_at).toLocaleString()}</time>
           </p>
           {session.status === "error" && session.error && <p class="problem">{session.error}</p>}
-          <SessionControls session={session} onChanged={state.reread} />
-          <SessionConnect session={session} />
+          <div class="session-actions">
+            <SessionControls session={session} onChanged={state.reread} />
+            <SessionConnect session={session} />
+          </div>
         </header>
       )}
       {session && <LazyFiles projectId={projectId} sessionId={sessionId} events={state.files} />}
