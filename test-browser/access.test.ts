@@ -5,7 +5,7 @@
  */
 import type { Browser, BrowserContext } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { adminAndViewer, hub, hubAs, launchChromium, ok, registerAgent } from "./driver";
+import { adminAndViewer, hub, hubAs, launchChromium, ok, registerAgent, screenshot } from "./driver";
 
 let browser: Browser;
 let asAdmin: BrowserContext;
@@ -53,6 +53,7 @@ describe("the Access page", () => {
     );
     expect(await row.locator("[data-status]").getAttribute("data-status")).toBe("active");
     expect(await page.content()).not.toContain("PRIVATE KEY");
+    await screenshot(page, "access");
 
     // The same server on both sides is refused with the hub's reason.
     await page.getByLabel("To (target)").selectOption({ label: source.name });
