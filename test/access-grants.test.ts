@@ -539,12 +539,16 @@ describe("orchestratia-connect", () => {
     const ws = await tunnelSocket(issued.token);
     const ok = await ws.next();
     expect(ok).toEqual({ type: "auth_ok", tunnel_id: expect.any(String) });
+    // connect.py drops what comes before its local client connects, and an SSH server speaks first: the daemon is
+    // asked to connect only when the person's first bytes come, and those bytes wait until it is ready.
+    await new Promise((r) => setTimeout(r, 200));
+    expect(target.socket.frames.some((f) => f.type === "tunnel_open" && f.tunnel_id === ok.tunnel_id)).toBe(false);
+    const up = randomBytes(1024 * 1024 + 3);
+    for (let at = 0; at < up.byteLength; at += 16_384) ws.send({ type: "tunnel_data", data: up.subarray(at, at + 16_384).toBase64() });
     const open = await target.socket.next((f) => f.type === "tunnel_open" && f.tunnel_id === ok.tunnel_id);
     expect(open).toEqual({ type: "tunnel_open", tunnel_id: ok.tunnel_id, target_host: "127.0.0.1", target_port: 5432 });
     const far = tgt.tunnels.get(ok.tunnel_id)!;
 
-    const up = randomBytes(1024 * 1024 + 3);
-    for (let at = 0; at < up.byteLength; at += 16_384) ws.send({ type: "tunnel_data", data: up.subarray(at, at + 16_384).toBase64() });
     await until(
       () => far.bytes,
       (n) => n === up.byteLength,
@@ -595,6 +599,7 @@ describe("orchestratia-connect", () => {
   it("closes the daemon's connection when the person disconnects", async () => {
     const ws = await tunnelSocket((await expectOk(connect(w.admin))).json.token);
     const { tunnel_id } = await ws.next();
+    ws.send({ type: "tunnel_data", data: btoa("SSH-2.0-OpenSSH_9.6\r\n") });
     await until(() => tgt.tunnels.get(tunnel_id), Boolean, "the daemon's connection");
     ws.ws.close(1000, "bye");
     await until(() => tgt.tunnels.get(tunnel_id)!.closed, Boolean, "the daemon's end to close");

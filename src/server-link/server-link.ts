@@ -107,6 +107,7 @@ export class ServerLink extends DurableObject<LinkEnv> {
   });
   private readonly tunnels = new Tunnels({
     serverId: () => this.serverId(),
+    daemonConnected: () => this.daemon() !== undefined,
     toDaemon: (frame) => this.toDaemon(frame),
     toDaemonText: (text) => {
       const daemon = this.daemon();

@@ -7,7 +7,11 @@
  *   target daemon ─tunnel_ready | tunnel_error | tunnel_data | tunnel_closed─▶ … ─▶ source daemon, and the other way
  *
  * A person's tunnel (`orchestratia-connect`, `/ws/tunnel`) has its socket on the
- * session's server's link, beside the daemon, and needs no second link.
+ * session's server's link, beside the daemon, and needs no second link. Its
+ * daemon side opens with the person's first bytes, not at sign-in: connect.py
+ * drops what arrives before its local client connects, and an SSH server
+ * speaks first, so its greeting would be lost. The person's bytes wait until
+ * the daemon says the connection is ready.
  *
  * Each link knows the tunnels its own daemon takes part in, so a frame for any
  * other tunnel is refused there and reaches no other daemon. Frames for the
@@ -54,6 +58,10 @@ interface Tunnel extends TunnelRecord {
   up: number;
   down: number;
   ready: boolean;
+  /** A person's tunnel: whether the daemon was asked to connect yet, and the person's data waiting for it to be ready. */
+  opened: boolean;
+  held: string[];
+  heldBytes: number;
 }
 
 /** The other link of an s2s tunnel, as this one reaches it over RPC. */
@@ -64,6 +72,7 @@ export interface TunnelPeer {
 
 export interface TunnelPort {
   serverId(): Promise<string>;
+  daemonConnected(): boolean;
   toDaemon(frame: DaemonPush): boolean;
   /** Sends a frame as it came (text) to the daemon. */
   toDaemonText(text: string): boolean;
@@ -99,7 +108,20 @@ export class Tunnels {
   }
 
   private keep(record: TunnelRecord): Tunnel {
-    const t: Tunnel = { ...record, ending: false, queue: [], queuedBytes: 0, sending: false, up: 0, down: 0, ready: record.side === "target" };
+    const t: Tunnel = {
+      ...record,
+      ending: false,
+      queue: [],
+      queuedBytes: 0,
+      sending: false,
+      up: 0,
+      down: 0,
+      ready: record.side === "target",
+      // A person's tunnel loaded from storage had its daemon side opened before the link slept, or will never need it.
+      opened: true,
+      held: [],
+      heldBytes: 0,
+    };
     this.live.set(record.id, t);
     return t;
   }
@@ -129,11 +151,13 @@ export class Tunnels {
     return true;
   }
 
-  /** A person's socket joined (checked by the Worker and the link): the daemon connects to the session's machine's port. */
+  /**
+   * A person's socket joined (checked by the Worker and the link); false when the daemon is not connected. The daemon
+   * connects to the session's machine's port when the person's first bytes come.
+   */
   async openForPerson(record: TunnelRecord): Promise<boolean> {
-    if (this.live.has(record.id)) return false;
-    if (!this.port.toDaemon({ type: "tunnel_open", tunnel_id: record.id, target_host: "127.0.0.1", target_port: record.targetPort })) return false;
-    this.keep(record);
+    if (this.live.has(record.id) || !this.port.daemonConnected()) return false;
+    this.keep(record).opened = false;
     await this.port.storage.put(`${KEY}${record.id}`, record);
     return true;
   }
@@ -187,7 +211,22 @@ export class Tunnels {
     }
     if (frame.type !== "tunnel_data" || typeof frame.data !== "string") return;
     t.up += base64Bytes(frame.data);
-    if (!this.port.toDaemon({ type: "tunnel_data", tunnel_id: t.id, data: frame.data })) void this.end(t, "the server's daemon is not connected", false);
+    if (!t.opened) {
+      t.opened = true;
+      if (!this.port.toDaemon({ type: "tunnel_open", tunnel_id: t.id, target_host: "127.0.0.1", target_port: t.targetPort }))
+        return void this.end(t, "the server's daemon is not connected", false);
+    }
+    if (!t.ready) {
+      if (t.heldBytes + frame.data.length > TUNNEL_WINDOW_BYTES) return void this.end(t, "the machine's port did not answer in time", true);
+      t.held.push(frame.data);
+      t.heldBytes += frame.data.length;
+      return;
+    }
+    this.toDaemonData(t, frame.data);
+  }
+
+  private toDaemonData(t: Tunnel, data: string) {
+    if (!this.port.toDaemon({ type: "tunnel_data", tunnel_id: t.id, data })) void this.end(t, "the server's daemon is not connected", false);
   }
 
   private daemonToPerson(t: Tunnel, type: string, frame: Record<string, unknown>) {
@@ -197,6 +236,9 @@ export class Tunnels {
       socket?.send(JSON.stringify({ type: "tunnel_data", data: frame.data }));
     } else if (type === "tunnel_ready" && !t.ready) {
       t.ready = true;
+      // What the person sent while the daemon connected goes first, in order.
+      for (const data of t.held.splice(0)) this.toDaemonData(t, data);
+      t.heldBytes = 0;
       void this.port.record(t.projectId, "tunnel_opened", this.eventData(t));
     } else if (type !== "tunnel_ready") {
       void this.end(t, reasonOf(frame, "closed"), false);
