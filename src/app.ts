@@ -40,6 +40,7 @@ import { serverRoutes } from "./routes/servers";
 import { userRoutes } from "./routes/users";
 import { referenceRoutes } from "./routes/reference";
 import { mcpRoutes } from "./routes/mcp";
+import { codeHealthRoutes } from "./routes/code-health";
 
 export function buildApp() {
   const app = new Hono<HubEnv>({ strict: false });
@@ -112,6 +113,8 @@ export function buildApp() {
   api.route("/projects", fileTransferRoutes.people);
   api.route("/server", fileTransferRoutes.agents);
   api.route("/server", permissionLogAgentRoutes);
+  api.route("/server/architecture", codeHealthRoutes.agents);
+  api.route("/projects", codeHealthRoutes.people);
   api.route("/telegram", telegramSetupRoutes);
   api.route("/auth", telegramAccountRoutes);
   api.route("/projects", datarefRoutes.people);

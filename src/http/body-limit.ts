@@ -7,6 +7,7 @@ import { bodyLimit } from "hono/body-limit";
 import { createMiddleware } from "hono/factory";
 import type { HubEnv } from "./context";
 import { badRequest, Problem } from "./problem";
+import { MAX_SNAPSHOT_BYTES } from "../protocol/code-health";
 
 const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
 /**
@@ -21,6 +22,9 @@ const SESSION_UPLOAD_PATH = /^\/api\/v1\/projects\/[^/]+\/sessions\/[^/]+\/uploa
 /** A daemon sends back a file of up to 10 MiB people asked for, as multipart form data. */
 const PULL_UPLOAD_PATH = /^\/api\/v1\/server\/files\/pulls\/[^/]+\/upload\/?$/;
 export const PULL_UPLOAD_MAX_BODY_BYTES = 10 * 1024 * 1024 + 64 * 1024;
+
+/** A code health snapshot is posted whole (protocol/code-health.ts). */
+const SNAPSHOT_PATH = "/api/v1/server/architecture/snapshot";
 
 const unreadable = () => badRequest("The request body could not be read: the connection broke off or its encoding is malformed", "BODY_UNREADABLE");
 
@@ -52,9 +56,11 @@ export const limitedBody = createMiddleware<HubEnv>(async (c, next) => {
   const maxSize =
     c.req.path === PERMISSION_LOG_PATH
       ? Math.max(configured, PERMISSION_LOG_MAX_BODY_BYTES)
-      : PULL_UPLOAD_PATH.test(c.req.path)
-        ? Math.max(configured, PULL_UPLOAD_MAX_BODY_BYTES)
-        : configured;
+      : c.req.path === SNAPSHOT_PATH
+        ? MAX_SNAPSHOT_BYTES
+        : PULL_UPLOAD_PATH.test(c.req.path)
+          ? Math.max(configured, PULL_UPLOAD_MAX_BODY_BYTES)
+          : configured;
   const declared = raw.headers.get("Content-Length");
   if (declared !== null && !raw.headers.has("Transfer-Encoding")) {
     // A body of declared length is read here, in one native read: cheaper than a stream wrapped in JavaScript, which

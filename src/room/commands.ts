@@ -2,7 +2,7 @@
 import type { EnvelopeOutcome } from "../protocol/agent-envelope";
 import type { GitDiffStats } from "../protocol/hub-api";
 import type { DependencyInput } from "../protocol/orchestratia-v1";
-import type { FileTransferKind, McpStatus, Priority } from "../db/schema";
+import type { CodeHealthRow, FileTransferKind, McpStatus, Priority } from "../db/schema";
 import type { DatarefRow } from "../views/datarefs";
 import type { TaskView } from "../views/tasks";
 import type { ProblemCode } from "../http/problem-codes";
@@ -197,7 +197,9 @@ export type RoomCommand =
   /** A person asks the session's daemon for a file. */
   | { op: "file_request"; transfer: NewFileTransfer }
   /** The daemon of the transfer's server settles it (the actor is that server). */
-  | { op: "file_settle"; transferId: string; kind: FileTransferKind; end: FileTransferEnd };
+  | { op: "file_settle"; transferId: string; kind: FileTransferKind; end: FileTransferEnd }
+  /** A server's daemon scanned a codebase: its summary, and the whole snapshot already stored as this complete DataRef. */
+  | { op: "code_health_snapshot"; snapshot: CodeHealthRow; dataref: DatarefRow };
 
 /** An approval rule as the project's log keeps it (its API view's fields). */
 export interface RuleOnRecord {

@@ -13,6 +13,8 @@ import { requireUpgrade } from "../http/upgrade";
 import { documented } from "../openapi/operation";
 import { linkStub } from "../server-link/client";
 import { execOutputOf } from "../server-link/remote-exec";
+import { isSnapshotFrame, snapshotFromDaemon } from "../code-health-frames";
+import { logError } from "../log";
 import { DAEMON_AUTH_GRACE_MS, DAEMON_CLOSE, MAX_DAEMON_FRAME_BYTES, overFrameLimit, oversizedFrame, parseDaemonFrame } from "../server-link/daemon-frames";
 
 export const daemonSocketRoutes = new Hono<HubEnv>();
@@ -65,10 +67,10 @@ daemonSocketRoutes.get(
         "`task_rejected`, `intervention_response`, `task_note`, `note_for_session`, `plan_approved`, `plan_revision`, `task_updated`, " +
         "`task_status_update`, `remote_exec`, `file_offer`, `file_accepted`, `file_rejected`, `file_send_start`, `file_chunk`, `file_complete`, " +
         "`file_ack`, `file_error`, `setup_ssh_access`, `grant_ssh_access`, `revoke_ssh_access`, `revoke_grant_access`, `tunnel_open`, " +
-        "`tunnel_ready`, `tunnel_error`, `tunnel_data`, `tunnel_close`, `tunnel_closed`, `pong`; it reads `session_started`, `session_recovered`, " +
+        "`tunnel_ready`, `tunnel_error`, `tunnel_data`, `tunnel_close`, `tunnel_closed`, `scan_architecture`, `pong`; it reads `session_started`, `session_recovered`, " +
         "`session_output` (base64 `data`), `session_screen`, `session_closed`, `session_error`, `scrollback_captured`, `remote_exec_result`, " +
         "`file_accept`, `file_chunk`, `file_complete`, `file_ack`, `file_error`, `s2s_tunnel_open`, `tunnel_ready`, `tunnel_error`, `tunnel_data`, " +
-        "`tunnel_close`, `tunnel_closed`, `ping`, and ignores other kinds. A frame the hub cannot take is answered " +
+        "`tunnel_close`, `tunnel_closed`, `ping`, `architecture_snapshot` (a code health snapshot, of up to 16 MiB), and ignores other kinds. A frame the hub cannot take is answered " +
         `\`{"type": "error", "code", "detail"}\` and the socket stays open; frames over ${MAX_DAEMON_FRAME_BYTES / 1024 / 1024} MiB are dropped ` +
         "(`FRAME_TOO_LARGE`), except a `remote_exec_result`, whose output is cut to 1 MiB and answered.",
       `**Close codes.** ${DAEMON_CLOSE.unauthorized} refused credentials, ${DAEMON_CLOSE.revoked} the API key was revoked or replaced by a ` +
@@ -96,6 +98,18 @@ daemonSocketRoutes.get(
       },
       // The runtime refuses larger frames between the Worker and the link: the daemon is told, and stays connected.
       intercept: (data, link) => {
+        if (serverId && isSnapshotFrame(data)) {
+          // Stored here, whatever its size: the server's link takes frames of at most 1 MiB.
+          const id = serverId;
+          void snapshotFromDaemon(c.env, id, data as string).then(
+            (refused) => refused && daemon.send(JSON.stringify({ type: "error", ...refused })),
+            (e: unknown) => {
+              logError("architecture snapshot failed", { server_id: id, operation: "architecture_snapshot" }, e);
+              daemon.send(JSON.stringify({ type: "error", code: "INTERNAL_ERROR", detail: "the hub could not store architecture_snapshot" }));
+            },
+          );
+          return true;
+        }
         if (!overFrameLimit(data)) return false;
         const tooBig = oversizedFrame(data);
         if (serverId && tooBig.type === "remote_exec_result") {

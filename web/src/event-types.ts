@@ -58,6 +58,7 @@ export const EVENT_TYPES = [
   "access_expired",
   "tunnel_opened",
   "tunnel_closed",
+  "code_health_scanned",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

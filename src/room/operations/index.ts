@@ -13,6 +13,7 @@ import { requestFile, settleFile, uploadFile } from "./file-transfers";
 import { expireLease, reject } from "./hand-back";
 import { noteRuleChange } from "./rule-changes";
 import { accessUse, remoteUse } from "./remote";
+import { storeCodeHealth } from "./code-health";
 import { changeSession, openSession, reportMcpStatus } from "./sessions";
 
 const planners = {
@@ -54,6 +55,7 @@ const planners = {
   file_upload: uploadFile,
   file_request: requestFile,
   file_settle: settleFile,
+  code_health_snapshot: storeCodeHealth,
 } satisfies { [K in RoomCommand["op"]]: Planner<K> };
 
 export function planOperation(ctx: OpContext, command: RoomCommand): Promise<OpOutcome> {
