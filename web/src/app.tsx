@@ -22,6 +22,8 @@ import { Webhooks } from "./views/webhooks";
 
 /** The graph view and its layout library load only when a graph is opened. */
 const LazyGraph = lazy(() => import("./views/graph").then((m) => m.GraphView), "the graph");
+/** The code health page, its chart library, and (later still) the module graph's renderer load only when it is opened. */
+const LazyCodeHealth = lazy(() => import("./views/code-health").then((m) => m.CodeHealth), "code health");
 /** The approval rules and the permission log are pages of their own, seldom the first one opened. */
 const LazyRules = lazy(() => import("./views/rules").then((m) => m.Rules), "the rules");
 const LazyPermissions = lazy(() => import("./views/permissions").then((m) => m.Permissions), "the permission log");
@@ -74,6 +76,7 @@ export function App() {
         {route.page === "projects" && <Projects />}
         {route.page === "board" && <Board projectId={route.projectId} />}
         {route.page === "graph" && <LazyGraph projectId={route.projectId} />}
+        {route.page === "code-health" && <LazyCodeHealth projectId={route.projectId} />}
         {route.page === "task" && <TaskPage projectId={route.projectId} taskId={route.taskId} />}
         {route.page === "activity" && <Activity projectId={route.projectId} />}
         {route.page === "sessions" && <Sessions projectId={route.projectId} />}

@@ -5,6 +5,7 @@ export type Route =
   | { page: "projects" }
   | { page: "board"; projectId: string }
   | { page: "graph"; projectId: string }
+  | { page: "code-health"; projectId: string }
   | { page: "activity"; projectId: string }
   | { page: "members"; projectId: string }
   | { page: "settings"; projectId: string }
@@ -33,6 +34,7 @@ export function parseRoute(path: string): Route {
     const projectId = parts[1];
     if (parts.length === 2 || parts[2] === "board") return { page: "board", projectId };
     if (parts[2] === "graph") return { page: "graph", projectId };
+    if (parts[2] === "code-health" && parts.length === 3) return { page: "code-health", projectId };
     if (parts[2] === "activity") return { page: "activity", projectId };
     if (parts[2] === "members") return { page: "members", projectId };
     if (parts[2] === "settings") return { page: "settings", projectId };

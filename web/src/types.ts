@@ -68,3 +68,7 @@ export type FileUpload = Schemas["FileUpload"];
 export type FileDownload = Schemas["FileDownload"];
 export type AccessGrant = Schemas["AccessGrant"];
 export type ConnectToken = Schemas["ConnectToken"];
+
+/** A project's code health: the newest snapshot's summary and each score before it. */
+export type ProjectCodeHealth = Schemas["ProjectCodeHealth"];
+export type CodeHealth = Schemas["CodeHealth"];

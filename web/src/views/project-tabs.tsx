@@ -3,7 +3,7 @@ import { useCanWrite } from "../me";
 import type { FeedStatus } from "../live";
 import { linkProps } from "../router";
 
-type Tab = "board" | "graph" | "activity" | "sessions" | "permissions" | "members" | "webhooks" | "settings";
+type Tab = "board" | "graph" | "code-health" | "activity" | "sessions" | "permissions" | "members" | "webhooks" | "settings";
 
 const STATUS_TEXT: Record<FeedStatus, string> = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…", closed: "disconnected" };
 
@@ -20,6 +20,7 @@ export function ProjectTabs(props: { projectId: string; name?: string; current: 
       <nav aria-label="Project">
         {tab("board", "Board")}
         {tab("graph", "Graph")}
+        {tab("code-health", "Code health")}
         {tab("activity", "Activity")}
         {tab("sessions", "Sessions")}
         {tab("permissions", "Permissions")}

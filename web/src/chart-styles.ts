@@ -1,0 +1,27 @@
+/**
+ * Styles that libraries of the code health page bring, under the dashboard's Content-Security-Policy (no inline
+ * <style> element, as xterm-styles.ts explains): uPlot's stylesheet comes with the chunk as text, and the <style>
+ * element mermaid puts inside each diagram's SVG is taken out and applied as a constructed stylesheet.
+ */
+import uplotCss from "uplot/dist/uPlot.min.css" with { type: "text" };
+
+/** Applies `css` to the document until the returned function is called. */
+export function adoptStyles(css: string): () => void {
+  const sheet = new CSSStyleSheet();
+  sheet.replaceSync(css);
+  document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
+  return () => {
+    document.adoptedStyleSheets = document.adoptedStyleSheets.filter((s) => s !== sheet);
+  };
+}
+
+export const adoptChartStyles = () => adoptStyles(uplotCss as string);
+
+/** The SVG mermaid rendered, without its <style> elements, and their text. */
+export function splitSvgStyles(svgText: string): { svg: SVGSVGElement; css: string } {
+  const svg = new DOMParser().parseFromString(svgText, "image/svg+xml").documentElement as unknown as SVGSVGElement;
+  const styles = [...svg.querySelectorAll("style")];
+  const css = styles.map((s) => s.textContent ?? "").join("\n");
+  styles.forEach((s) => s.remove());
+  return { svg, css };
+}
