@@ -35,6 +35,10 @@ export class FakeDaemon {
   readonly copyModeExits: string[] = [];
   /** What the daemon reports of each session's MCP configuration (hub.py: `merged` when the workspace has one already). */
   mcpStatus: "written" | "merged" | "workspace_readonly" | "unsupported" | "skipped" | null = "merged";
+  /** What its scanner makes of a working directory (codebase_scanner), sent back for `scan_architecture` as hub.py's `_run_architecture_scan` does. */
+  scanSnapshot: Record<string, unknown> | null = null;
+  /** Every scan_architecture the hub sent. */
+  readonly scans: HubFrame[] = [];
   /** What each session was sent, in order. */
   private readonly inputs = new Map<string, Buffer[]>();
   /** What each session printed. */
@@ -44,7 +48,7 @@ export class FakeDaemon {
   private constructor(
     readonly id: string,
     readonly name: string,
-    private readonly apiKey: string,
+    readonly apiKey: string,
   ) {}
 
   /** Registers a server serving the project with a registration token an admin issued, as `orchestratia-agent --register` does. */
@@ -142,6 +146,13 @@ export class FakeDaemon {
       case "capture_scrollback":
         this.send({ type: "scrollback_captured", session_id: id, lines: (this.printed.get(id) ?? "").split("\r\n") });
         break;
+      case "scan_architecture": {
+        this.scans.push(frame);
+        if (!this.scanSnapshot || !frame.working_directory) break;
+        const context = { triggered_by: "on_demand", session_id: id, project_id: frame.project_id ?? "" };
+        this.send({ type: "architecture_snapshot", session_id: id, project_id: frame.project_id ?? "", snapshot: { ...this.scanSnapshot, ...context } });
+        break;
+      }
       case "session_close":
       case "session_kill":
         this.send({ type: "session_closed", session_id: id, exit_code: frame.type === "session_kill" ? 137 : 0 });

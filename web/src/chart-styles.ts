@@ -19,7 +19,10 @@ export const adoptChartStyles = () => adoptStyles(uplotCss as string);
 
 /** The SVG mermaid rendered, without its <style> elements, and their text. */
 export function splitSvgStyles(svgText: string): { svg: SVGSVGElement; css: string } {
-  const svg = new DOMParser().parseFromString(svgText, "image/svg+xml").documentElement as unknown as SVGSVGElement;
+  // Parsed as HTML (its labels hold HTML such as <br>, which is not XML), in an inert template: nothing in it applies or runs yet.
+  const template = document.createElement("template");
+  template.innerHTML = svgText;
+  const svg = template.content.querySelector("svg")!;
   const styles = [...svg.querySelectorAll("style")];
   const css = styles.map((s) => s.textContent ?? "").join("\n");
   styles.forEach((s) => s.remove());

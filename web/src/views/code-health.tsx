@@ -99,7 +99,9 @@ function ScoreChart({ history }: { history: ProjectCodeHealth["history"] }) {
     const el = box.current;
     if (!el) return;
     const unstyle = adoptChartStyles();
-    const data: uPlot.AlignedData = [history.map((p) => Date.parse(p.received_at) / 1000), history.map((p) => p.health_score)];
+    // By the scanner's clock: a scan sent late (a daemon that was away) still falls where it was made.
+    const points = [...history].sort((a, b) => a.scanned_at.localeCompare(b.scanned_at));
+    const data: uPlot.AlignedData = [points.map((p) => Date.parse(p.scanned_at) / 1000), points.map((p) => p.health_score)];
     const plot = new uPlot(
       {
         width: Math.max(320, el.clientWidth),
