@@ -35,6 +35,7 @@ import { taskRoutes } from "./routes/tasks";
 import { healthRoutes } from "./routes/health";
 import { permissionLogAgentRoutes, permissionLogRoutes } from "./routes/permission-log";
 import { projectRoutes } from "./routes/projects";
+import { sessionFileRoutes } from "./routes/session-files";
 import { registrationRoutes } from "./routes/registration";
 import { serverRoutes } from "./routes/servers";
 import { userRoutes } from "./routes/users";
@@ -111,6 +112,7 @@ export function buildApp() {
   api.route("/projects", webhookRoutes);
   api.route("/projects", permissionLogRoutes);
   api.route("/projects", fileTransferRoutes.people);
+  api.route("/projects", sessionFileRoutes);
   api.route("/server", fileTransferRoutes.agents);
   api.route("/server", permissionLogAgentRoutes);
   api.route("/server/architecture", codeHealthRoutes.agents);

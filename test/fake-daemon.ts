@@ -12,6 +12,7 @@
 import { createHash } from "node:crypto";
 import { expect } from "vitest";
 import { BASE, call, fetchUrl, type Reply } from "./helpers";
+import { answerFsRequest, type FakeMachine } from "./fake-fs-handler";
 import { openSocket, type TestSocket } from "./sockets";
 
 /** Python's json.dumps of a flat object: the daemon's wire format. */
@@ -226,6 +227,22 @@ export function answerRemoteExec(daemon: FakeDaemon, run: (command: string) => {
     const result = run(frame.command);
     if (result) daemon.send({ type: "remote_exec_result", request_id: frame.request_id, ...result });
   });
+}
+
+/**
+ * hub.py's file requests (`_handle_fs_request`, fs_handler.py) on a pretend machine: the daemon knows the sessions it
+ * started (in their `working_directory`, or /home/dev) and answers every `fs_*` frame with its `fs_*_result`, as
+ * json.dumps writes it; requests whose path `silent` picks are never answered.
+ */
+export function answerFiles(daemon: FakeDaemon, machine: FakeMachine, options: { silent?: (path: string) => boolean } = {}) {
+  const sessions = new Map<string, string>();
+  daemon.socket.ws.addEventListener("message", (e) => {
+    const frame = JSON.parse(e.data as string);
+    if (frame.type === "session_start") sessions.set(frame.session_id, frame.working_directory ?? "/home/dev");
+    if (!String(frame.type).startsWith("fs_") || options.silent?.(frame.path ?? "")) return;
+    for (const answer of answerFsRequest(machine, sessions, frame)) daemon.socket.send(pythonDumps(answer));
+  });
+  return sessions;
 }
 
 /** A file a fake daemon can send, made chunk by chunk as it is read (file_transfer.py reads CHUNK_SIZE bytes at a time). */

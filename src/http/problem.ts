@@ -22,6 +22,7 @@ const TITLES: Record<number, string> = {
   426: "Upgrade Required",
   429: "Too Many Requests",
   500: "Internal Server Error",
+  502: "Bad Gateway",
   503: "Service Unavailable",
   504: "Gateway Timeout",
 };

@@ -180,6 +180,7 @@ const TAGS = [
   ["Interventions", "Questions and approvals agents ask people."],
   ["DataRefs", "Large payloads in R2, moved through signed short-lived URLs."],
   ["Files", "Files people send to a session's machine and fetch from it, through its daemon."],
+  ["Session files", "A session's working tree, browsed and edited beside its terminal, through its daemon."],
   ["Live", "WebSockets: dashboards' event stream, agents' message protocol, terminals."],
   ["Remote work", "Agents running commands in, and sending files to, other sessions of their project (the `remote_exec` setting)."],
   ["Approval rules", "Rules the daemons' PreToolUse hook decides agents' tool calls by, and the log of every call it saw."],

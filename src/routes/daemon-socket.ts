@@ -15,7 +15,16 @@ import { linkStub } from "../server-link/client";
 import { execOutputOf } from "../server-link/remote-exec";
 import { isSnapshotFrame, snapshotFromDaemon } from "../code-health-frames";
 import { logError } from "../log";
-import { DAEMON_AUTH_GRACE_MS, DAEMON_CLOSE, MAX_DAEMON_FRAME_BYTES, overFrameLimit, oversizedFrame, parseDaemonFrame } from "../server-link/daemon-frames";
+import {
+  DAEMON_AUTH_GRACE_MS,
+  DAEMON_CLOSE,
+  frameBytes,
+  MAX_DAEMON_FRAME_BYTES,
+  overFrameLimit,
+  oversizedFrame,
+  parseDaemonFrame,
+} from "../server-link/daemon-frames";
+import { FS_RESULTS, tooLargeForFrame } from "../server-link/session-files";
 
 export const daemonSocketRoutes = new Hono<HubEnv>();
 
@@ -65,14 +74,17 @@ daemonSocketRoutes.get(
       "**Frames.** JSON text frames of the daemon's protocol (API.md \"The official daemon's channel\"): the hub sends `session_start`, " +
         "`session_input`, `session_resize`, `session_close`, `session_kill`, `session_exit_copy_mode`, `capture_scrollback`, `task_assigned`, `task_approved`, " +
         "`task_rejected`, `intervention_response`, `task_note`, `note_for_session`, `plan_approved`, `plan_revision`, `task_updated`, " +
-        "`task_status_update`, `remote_exec`, `file_offer`, `file_accepted`, `file_rejected`, `file_send_start`, `file_chunk`, `file_complete`, " +
+        "`task_status_update`, `remote_exec`, `fs_list_dir`, `fs_read_file`, `fs_write_file`, `fs_stat`, `file_offer`, `file_accepted`, `file_rejected`, `file_send_start`, `file_chunk`, `file_complete`, " +
         "`file_ack`, `file_error`, `setup_ssh_access`, `grant_ssh_access`, `revoke_ssh_access`, `revoke_grant_access`, `tunnel_open`, " +
         "`tunnel_ready`, `tunnel_error`, `tunnel_data`, `tunnel_close`, `tunnel_closed`, `scan_architecture`, `pong`; it reads `session_started`, `session_recovered`, " +
         "`session_output` (base64 `data`), `session_screen`, `session_closed`, `session_error`, `scrollback_captured`, `remote_exec_result`, " +
+        "`fs_list_dir_result`, `fs_read_file_result`, `fs_write_file_result`, `fs_stat_result` (typed `file`, `dir` or `symlink` instead when the " +
+        "path exists, as hub.py spreads fs_handler's answer over its envelope), " +
         "`file_accept`, `file_chunk`, `file_complete`, `file_ack`, `file_error`, `s2s_tunnel_open`, `tunnel_ready`, `tunnel_error`, `tunnel_data`, " +
         "`tunnel_close`, `tunnel_closed`, `ping`, `architecture_snapshot` (a code health snapshot, of up to 16 MiB), and ignores other kinds. A frame the hub cannot take is answered " +
         `\`{"type": "error", "code", "detail"}\` and the socket stays open; frames over ${MAX_DAEMON_FRAME_BYTES / 1024 / 1024} MiB are dropped ` +
-        "(`FRAME_TOO_LARGE`), except a `remote_exec_result`, whose output is cut to 1 MiB and answered.",
+        "(`FRAME_TOO_LARGE`), except a `remote_exec_result`, whose output is cut to 1 MiB and answered, and an `fs_*_result`, whose " +
+        "request is answered 413 `FILE_TOO_LARGE`.",
       `**Close codes.** ${DAEMON_CLOSE.unauthorized} refused credentials, ${DAEMON_CLOSE.revoked} the API key was revoked or replaced by a ` +
         `new registration, ${DAEMON_CLOSE.replaced} another connection of the same server replaced this one.`,
       "Before upgrading: 426 without `Upgrade: websocket`.",
@@ -119,6 +131,11 @@ daemonSocketRoutes.get(
             void linkStub(c.env, serverId).execAnswered({ ...frame.frame, ...execOutputOf(frame.frame) });
             return true;
           }
+        }
+        if (serverId && tooBig.requestId && tooBig.type && FS_RESULTS.includes(tooBig.type)) {
+          // A file too large for a frame: the person waiting for it is told so at once, rather than at the deadline.
+          void linkStub(c.env, serverId).filesAnswered(tooBig.requestId, tooLargeForFrame(frameBytes(data)));
+          return true;
         }
         daemon.send(
           JSON.stringify({

@@ -54,16 +54,16 @@ const agents = fileTransferRoutes.agents;
  * an admin, or a member of every project its server serves (the daemon runs with the server's key, and reads and
  * writes as its user).
  */
-async function sessionForFiles(c: HubContext) {
+export async function sessionForFiles(c: HubContext, what = "move them") {
   const project = await projectFor(c, c.req.param("id")!, "write");
-  const { session } = await sessionIn(c, project.id, c.req.param("sid")!);
+  const { session, serverName } = await sessionIn(c, project.id, c.req.param("sid")!);
   if (!(await terminalAccess(c.env.DB, currentUser(c).id, session.serverId, project.id)).write) {
     throw forbidden(
-      "Files reach the machine as its daemon's user, who works for every project its server serves: an admin, or a member of all of them, can move them",
+      `Files reach the machine as its daemon's user, who works for every project its server serves: an admin, or a member of all of them, can ${what}`,
       "NOT_ALLOWED",
     );
   }
-  return { project, session };
+  return { project, session, serverName };
 }
 
 const newTransfer = (

@@ -16,9 +16,13 @@ export const DAEMON_CLOSE = {
 } as const;
 
 /** What an oversized frame is, read from its start (`json.dumps` puts the keys in the order the daemon wrote them). */
-export function oversizedFrame(message: string | ArrayBuffer): { type: string | null; sessionId: string | null } {
+export function oversizedFrame(message: string | ArrayBuffer): { type: string | null; sessionId: string | null; requestId: string | null } {
   const head = (typeof message === "string" ? message : new TextDecoder().decode(message)).slice(0, 512);
-  return { type: head.match(/"type":\s*"([a-z_]+)"/)?.[1] ?? null, sessionId: head.match(/"session_id":\s*"([0-9a-f-]{36})"/)?.[1] ?? null };
+  return {
+    type: head.match(/"type":\s*"([a-z_]+)"/)?.[1] ?? null,
+    sessionId: head.match(/"session_id":\s*"([0-9a-f-]{36})"/)?.[1] ?? null,
+    requestId: head.match(/"request_id":\s*"([0-9a-f-]{36})"/)?.[1] ?? null,
+  };
 }
 
 export const frameBytes = (message: string | ArrayBuffer) => (typeof message === "string" ? new TextEncoder().encode(message).byteLength : message.byteLength);

@@ -4,6 +4,7 @@
  * the `remote_exec_result {request_id, exit_code, stdout, stderr}` hub.py's
  * `_handle_remote_exec` sends back (it gives a command 120 s).
  */
+import { PendingRequests, type Waited } from "./pending-requests";
 
 /** The longest a caller may wait for a command (the daemon itself stops one after 120 s). */
 export const MAX_EXEC_TIMEOUT_S = 120;
@@ -64,33 +65,12 @@ export function execOutputOf(frame: Record<string, unknown>): ExecOutput {
 }
 
 /** Commands handed to the daemon and not answered yet, by request id. */
-export class PendingExecs {
-  private readonly waiting = new Map<string, { settle: (outcome: ExecOutcome) => void; timer: ReturnType<typeof setTimeout> }>();
-
-  /** The command's outcome: its answer, or `timed_out` after `timeoutMs`. */
-  wait(requestId: string, timeoutMs: number): Promise<ExecOutcome> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => this.settle(requestId, { kind: "timed_out" }), timeoutMs);
-      this.waiting.set(requestId, { settle: resolve, timer });
-    });
-  }
-
+export class PendingExecs extends PendingRequests<ExecOutput> {
   /** A `remote_exec_result` came: false when nothing waits for it (late, or not asked for). */
-  answered(frame: Record<string, unknown>): boolean {
-    return typeof frame.request_id === "string" && this.settle(frame.request_id, { kind: "answered", ...execOutputOf(frame) });
-  }
-
-  /** The daemon left: what it was running will not be answered. */
-  daemonGone() {
-    for (const requestId of [...this.waiting.keys()]) this.settle(requestId, { kind: "gone" });
-  }
-
-  private settle(requestId: string, outcome: ExecOutcome): boolean {
-    const pending = this.waiting.get(requestId);
-    if (!pending) return false;
-    this.waiting.delete(requestId);
-    clearTimeout(pending.timer);
-    pending.settle(outcome);
-    return true;
+  answeredBy(frame: Record<string, unknown>): boolean {
+    return this.answered(frame.request_id, execOutputOf(frame));
   }
 }
+
+/** A waited command as the route reads it. */
+export const execOutcomeOf = (waited: Waited<ExecOutput>): ExecOutcome => (waited.kind === "answered" ? { kind: "answered", ...waited.answer } : waited);

@@ -20,7 +20,9 @@ import { sendJson } from "../room/sockets";
 import { DAEMON_CLOSE, parseDaemonFrame, sessionIdOf, sessionReportOf, tmuxPrefixOf } from "./daemon-frames";
 import { sessionOfPush, type DaemonPush } from "./pushes";
 import { FileTransfers, type TransferOffer, type TransferPeer, type TransferRequest, type TransferView } from "./file-transfers";
-import { PendingExecs, type ExecOutcome } from "./remote-exec";
+import { PendingRequests, type Waited } from "./pending-requests";
+import { fsAnswerOf, fsFrame, type FsAnswer, type FsRequest } from "./session-files";
+import { execOutcomeOf, PendingExecs, type ExecOutcome } from "./remote-exec";
 import { Scrollback } from "./scrollback";
 import { terminalAccess } from "./terminal-access";
 import { Terminals, VIEWER_TAG, viewerTag } from "./terminals";
@@ -97,6 +99,7 @@ export class ServerLink extends DurableObject<LinkEnv> {
     access: async (viewer) => terminalAccess(this.env.DB, viewer.userId, await this.serverId(), viewer.projectId),
   });
   private readonly execs = new PendingExecs();
+  private readonly fsRequests = new PendingRequests<FsAnswer>();
   private readonly transfers = new FileTransfers({
     toDaemon: (frame) => this.toDaemon(frame),
     // Both sessions on this server: the transfer never leaves this link.
@@ -229,7 +232,18 @@ export class ServerLink extends DurableObject<LinkEnv> {
   private async fromDaemon(ws: WebSocket, type: string, frame: Record<string, unknown>, message: string | ArrayBuffer) {
     switch (type) {
       case "remote_exec_result":
-        if (!this.execs.answered(frame)) logDebug("remote_exec_result nobody waits for", { server_id: this.ctx.id.name, operation: type });
+        if (!this.execs.answeredBy(frame)) logDebug("remote_exec_result nobody waits for", { server_id: this.ctx.id.name, operation: type });
+        return;
+      case "fs_list_dir_result":
+      case "fs_read_file_result":
+      case "fs_write_file_result":
+      case "fs_stat_result":
+      // A stat of something that exists: hub.py's envelope takes fs_handler's `type` (session-files.ts).
+      case "file":
+      case "dir":
+      case "symlink":
+        if (!this.fsRequests.answered(frame.request_id, fsAnswerOf(frame)))
+          logDebug(`${type} nobody waits for`, { server_id: this.ctx.id.name, operation: type });
         return;
       // Handled without awaiting anything first, so chunks are passed on in the order they came.
       case "file_chunk":
@@ -424,6 +438,7 @@ export class ServerLink extends DurableObject<LinkEnv> {
     else {
       // What the daemon was running or relaying cannot finish now.
       this.execs.daemonGone();
+      this.fsRequests.daemonGone();
       await this.transfers.daemonGone();
       await this.tunnels.daemonGone();
     }
@@ -618,12 +633,25 @@ export class ServerLink extends DurableObject<LinkEnv> {
     if (!this.daemon()) return { kind: "offline" };
     const outcome = this.execs.wait(run.requestId, run.timeoutMs);
     this.toDaemon({ type: "remote_exec", request_id: run.requestId, command: run.command, session_id: run.sessionId });
-    return outcome;
+    return execOutcomeOf(await outcome);
   }
 
   /** A `remote_exec_result` too large for the daemon's socket, handed over (cut) by the Worker. */
   async execAnswered(frame: Record<string, unknown>) {
-    this.execs.answered(frame);
+    this.execs.answeredBy(frame);
+  }
+
+  /** Asks the daemon about a session's files (hub.py `_handle_fs_request`) and waits for its answer, at most `timeoutMs`; null when it is not connected. */
+  async sessionFiles(request: FsRequest, timeoutMs: number): Promise<Waited<FsAnswer> | null> {
+    if (!this.daemon()) return null;
+    const answer = this.fsRequests.wait(request.requestId, timeoutMs);
+    this.toDaemon(fsFrame(request));
+    return answer;
+  }
+
+  /** An answer about files the Worker could not pass on as a frame (too large), handed over in its stead. */
+  async filesAnswered(requestId: string, answer: FsAnswer) {
+    this.fsRequests.answered(requestId, answer);
   }
 
   /** The calling server's daemon sends a file to another session: `sender_offline` or `receiver_offline` when a daemon is not connected. */
