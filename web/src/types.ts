@@ -72,3 +72,7 @@ export type ConnectToken = Schemas["ConnectToken"];
 /** A project's code health: the newest snapshot's summary and each score before it. */
 export type ProjectCodeHealth = Schemas["ProjectCodeHealth"];
 export type CodeHealth = Schemas["CodeHealth"];
+/** A session's working tree, as its daemon describes it. */
+export type SessionFolder = Schemas["SessionFolder"];
+export type FolderEntry = SessionFolder["entries"][number];
+export type SessionFile = Schemas["SessionFile"];

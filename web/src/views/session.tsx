@@ -9,6 +9,7 @@ import { ProjectTabs } from "./project-tabs";
 import { agentLabel } from "../agent-types";
 import { McpStatusBadge, SessionControls, SessionStatusBadge } from "./session-controls";
 import { SessionConnect } from "./session-connect";
+import { WorkingTree } from "./working-tree";
 
 /** xterm.js loads only when a terminal is opened. */
 const LazyTerminal = lazy(() => import("./terminal").then((m) => m.SessionTerminal), "the terminal");
@@ -59,7 +60,9 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
         </header>
       )}
       {session && <LazyFiles projectId={projectId} sessionId={sessionId} events={state.files} />}
-      <LazyTerminal key={sessionId} projectId={projectId} sessionId={sessionId} label={`Terminal of ${session?.name ?? "the session"}`} onStatus={setTold} />
+      <WorkingTree projectId={projectId} sessionId={sessionId} root={session?.working_directory ?? null}>
+        <LazyTerminal key={sessionId} projectId={projectId} sessionId={sessionId} label={`Terminal of ${session?.name ?? "the session"}`} onStatus={setTold} />
+      </WorkingTree>
     </section>
   );
 }
