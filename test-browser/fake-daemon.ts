@@ -9,6 +9,7 @@
  * is told to leave tmux's copy mode.
  */
 import { createHash } from "node:crypto";
+import { answerFsRequest, type FakeMachine } from "../test/fake-fs-handler";
 import { hub, hubAs, ok } from "./driver";
 
 interface HubFrame {
@@ -39,6 +40,10 @@ export class FakeDaemon {
   scanSnapshot: Record<string, unknown> | null = null;
   /** Every scan_architecture the hub sent. */
   readonly scans: HubFrame[] = [];
+  /** The machine's files, when the daemon answers file requests (hub.py `_handle_fs_request`); each session's own folder is its working directory. */
+  machine: FakeMachine | null = null;
+  /** The sessions started, and their working directories. */
+  private readonly folders = new Map<string, string>();
   /** What each session was sent, in order. */
   private readonly inputs = new Map<string, Buffer[]>();
   /** What each session printed. */
@@ -118,12 +123,17 @@ export class FakeDaemon {
   }
 
   private onFrame(frame: HubFrame) {
+    if (frame.type.startsWith("fs_") && this.machine) {
+      for (const answer of answerFsRequest(this.machine, this.folders, frame)) this.send(answer);
+      return;
+    }
     const id = frame.session_id;
     if (!id) return;
     switch (frame.type) {
       case "session_start":
         this.starts.push(frame);
         this.inputs.set(id, []);
+        this.folders.set(id, (frame.working_directory as string | undefined) ?? "/tmp/x");
         this.send({
           type: "session_started",
           session_id: id,

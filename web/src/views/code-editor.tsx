@@ -2,6 +2,9 @@
  * A file's text in CodeMirror 6, with the language its name says (loaded on demand from @codemirror/language-data);
  * loaded only when a file is opened. `onChange` hears every edit; read-only files cannot be edited.
  *
+ * CodeMirror writes its styles into a <style> element of the document, which the dashboard's Content-Security-Policy
+ * refuses; inside a shadow root it adopts constructed stylesheets instead, which the policy allows: so it lives in one.
+ *
  * The editor is put together from CodeMirror's own packages (the `codemirror` package's `basicSetup` is the same
  * pieces): the `codemirror` release installed, 6.65.7, is CodeMirror 5 published under a 6.x number.
  */
@@ -33,18 +36,31 @@ const languageOf = (name: string) => {
   return languages.find((l) => l.filename?.test(name)) ?? languages.find((l) => ext !== "" && l.extensions.includes(ext));
 };
 
+/** The page's stylesheet does not reach into the shadow root: the editor's size and font are its own theme. */
+const sized = EditorView.theme({
+  "&": { maxHeight: "28rem", fontSize: "0.85rem", backgroundColor: "var(--panel)", color: "var(--text)" },
+  ".cm-scroller": { overflow: "auto", fontFamily: "ui-monospace, monospace" },
+  ".cm-gutters": { backgroundColor: "var(--bg)", color: "var(--muted)", borderRight: "1px solid var(--line)" },
+  "&.cm-focused": { outline: "none" },
+});
+
 export function CodeEditor(props: { path: string; content: string; readOnly: boolean; onChange: (text: string) => void; onSave: () => void }) {
   const host = useRef<HTMLDivElement>(null);
   const latest = useRef(props);
   latest.current = props;
   useEffect(() => {
     const language = new Compartment();
+    const shadow = host.current!.shadowRoot ?? host.current!.attachShadow({ mode: "open" });
+    const parent = document.createElement("div");
+    shadow.replaceChildren(parent);
     const view = new EditorView({
-      parent: host.current!,
+      root: shadow,
+      parent,
       state: EditorState.create({
         doc: props.content,
         extensions: [
           basicSetup,
+          sized,
           language.of([]),
           EditorState.readOnly.of(props.readOnly),
           EditorView.editable.of(!props.readOnly),

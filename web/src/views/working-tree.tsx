@@ -140,7 +140,10 @@ export function WorkingTree(props: { projectId: string; sessionId: string; root:
     <div class="workspace">
       <nav class="working-tree" aria-label="Files of the working directory">
         <h3>
-          Working tree <button type="button" class="link" aria-label="Read the working tree again" onClick={() => void list("")}>↻</button>
+          Working tree{" "}
+          <button type="button" class="link" aria-label="Read the working tree again" onClick={() => void list("")}>
+            ↻
+          </button>
         </h3>
         {props.root && <p class="meta root">{props.root}</p>}
         <Entries path="" depth={0} />
@@ -182,7 +185,13 @@ export function WorkingTree(props: { projectId: string; sessionId: string; root:
                   </dd>
                   <dt>The machine's</dt>
                   <dd>
-                    {changed.mtime === null ? "deleted" : <>modified <time data-testid="theirs-time">{timeOf(changed.mtime)}</time></>}
+                    {changed.mtime === null ? (
+                      "deleted"
+                    ) : (
+                      <>
+                        modified <time data-testid="theirs-time">{timeOf(changed.mtime)}</time>
+                      </>
+                    )}
                   </dd>
                 </dl>
                 <button type="button" onClick={() => void open(file.path)}>
