@@ -9,7 +9,7 @@
  * is told to leave tmux's copy mode.
  */
 import { createHash } from "node:crypto";
-import { answerFsRequest, type FakeMachine } from "../test/fake-fs-handler";
+import { answerFsRequest, FakeMachine } from "../test/fake-fs-handler";
 import { hub, hubAs, ok } from "./driver";
 
 interface HubFrame {
@@ -40,8 +40,8 @@ export class FakeDaemon {
   scanSnapshot: Record<string, unknown> | null = null;
   /** Every scan_architecture the hub sent. */
   readonly scans: HubFrame[] = [];
-  /** The machine's files, when the daemon answers file requests (hub.py `_handle_fs_request`); each session's own folder is its working directory. */
-  machine: FakeMachine | null = null;
+  /** The machine's files, which it answers file requests from (hub.py `_handle_fs_request`); each session's working directory is made when it starts. */
+  machine = new FakeMachine();
   /** The sessions started, and their working directories. */
   private readonly folders = new Map<string, string>();
   /** What each session was sent, in order. */
@@ -123,7 +123,7 @@ export class FakeDaemon {
   }
 
   private onFrame(frame: HubFrame) {
-    if (frame.type.startsWith("fs_") && this.machine) {
+    if (frame.type.startsWith("fs_")) {
       for (const answer of answerFsRequest(this.machine, this.folders, frame)) this.send(answer);
       return;
     }
@@ -134,6 +134,7 @@ export class FakeDaemon {
         this.starts.push(frame);
         this.inputs.set(id, []);
         this.folders.set(id, (frame.working_directory as string | undefined) ?? "/tmp/x");
+        this.machine.dir(this.folders.get(id)!);
         this.send({
           type: "session_started",
           session_id: id,

@@ -109,6 +109,7 @@ export function WorkingTree(props: { projectId: string; sessionId: string; root:
     if (!folder?.open) return null;
     if (folder.error) return <p class="problem tree-problem">{folder.error}</p>;
     if (!folder.entries) return <p class="loading">Reading…</p>;
+    if (folder.entries.length === 0) return <p class="meta empty-folder">Empty folder</p>;
     return (
       <ul role={depth === 0 ? "tree" : "group"} aria-label={depth === 0 ? "Working tree" : undefined}>
         {folder.entries.map((entry) => {
