@@ -33,7 +33,6 @@ const root = text(4096)
   .meta({ description: "Admins only: another folder of the session's machine to use as the root (absolute)" });
 const listQuery = z.object({ path: path.default(""), root });
 const fileQuery = z.object({ path: path.min(1, "must name a file"), root });
-const statQuery = z.object({ path: path.default(""), root });
 const writeBody = z.object({
   content: z.string().meta({ description: "The whole new text, written as UTF-8" }),
   expected_sha256: z
@@ -147,12 +146,6 @@ async function askDaemon(
   return { path: rel, answer: waited.answer };
 }
 
-/** The project's session, for anyone who may see the project. */
-async function sessionToRead(c: HubContext) {
-  const project = await projectFor(c, c.req.param("id")!);
-  return sessionIn(c, project.id, c.req.param("sid")!);
-}
-
 const common = [
   "Relayed to the session's daemon (its `fs_*` frame with a request id, answered by `fs_*_result`). 404 for a session not in the project; " +
     "409 `SESSION_ENDED` for one that ended (or that its daemon no longer runs), 409 `DAEMON_OFFLINE` when its daemon is not connected, " +
@@ -161,50 +154,78 @@ const common = [
     "`..` climbs out of the root is 422 before reaching the daemon; one leading out through a symlink is refused by the daemon: 403 `PATH_DENIED`. " +
     "404 when nothing is there; 409 `NO_WORKING_DIRECTORY` when the daemon knows no root for the session; 502 `DAEMON_ERROR` for its I/O errors.",
 ].join("\n\n");
-const readers = "Anyone who may see the project.";
 
-sessionFileRoutes.get(
+/** A request that reads, for anyone who may see the project: its query, the daemon's operation, and the view of its answer. */
+function reading(
+  route: string,
+  op: FsOperation,
+  doc: { id: string; summary: string; description: string },
+  query: typeof listQuery | typeof fileQuery,
+  response: z.ZodType,
+  view: (path: string, answer: FsAnswer) => unknown,
+) {
+  sessionFileRoutes.get(
+    route,
+    documented({
+      ...doc,
+      tag: "Session files",
+      description: `${doc.description}\n\n${common}\n\nAnyone who may see the project.`,
+      caller: "person",
+      query,
+      responses: { 200: response },
+    }),
+    person(),
+    async (c) => {
+      const asked = readQuery(c, query);
+      const project = await projectFor(c, c.req.param("id")!);
+      const { session, serverName } = await sessionIn(c, project.id, c.req.param("sid")!);
+      const { path, answer } = await askDaemon(c, session, serverName, op, asked);
+      return c.json(view(path, answer));
+    },
+  );
+}
+
+reading(
   "/:id/sessions/:sid/fs",
-  documented({
+  "fs_list_dir",
+  {
     id: "listSessionFolder",
-    tag: "Session files",
     summary: "List a folder of a session's machine",
-    description: `A folder's entries (\`fs_list_dir\`): folders first, at most 5000. 422 naming \`path\` for a file.\n\n${common}\n\n${readers}`,
-    caller: "person",
-    query: listQuery,
-    responses: { 200: fsListingSchema },
-  }),
-  person(),
-  async (c) => {
-    const query = readQuery(c, listQuery);
-    const { session, serverName } = await sessionToRead(c);
-    const { path, answer } = await askDaemon(c, session, serverName, "fs_list_dir", query);
-    return c.json(fsListingView(path, answer));
+    description: "A folder's entries (`fs_list_dir`): folders first, at most 5000. 422 naming `path` for a file.",
   },
+  listQuery,
+  fsListingSchema,
+  fsListingView,
 );
 
-sessionFileRoutes.get(
+reading(
   "/:id/sessions/:sid/fs/file",
-  documented({
+  "fs_read_file",
+  {
     id: "readSessionFile",
-    tag: "Session files",
     summary: "Read a file of a session's machine",
     description:
       "The file's text with its sha256 and modification time (`fs_read_file`); a binary file (a NUL byte in its first 8 KiB) has `content: null`; " +
       "text that is not UTF-8 is read as Latin-1. 413 `FILE_TOO_LARGE` naming `limit`: the daemon reads files of at most " +
       `${MIB(DAEMON_FILE_LIMIT_BYTES)}, and sends a file in one frame of its socket, at most ${MIB(MAX_DAEMON_FRAME_BYTES)} with its JSON escapes ` +
-      `(it cannot send one in parts). 422 naming \`path\` for a folder.\n\n${common}\n\n${readers}`,
-    caller: "person",
-    query: fileQuery,
-    responses: { 200: fsFileSchema },
-  }),
-  person(),
-  async (c) => {
-    const query = readQuery(c, fileQuery);
-    const { session, serverName } = await sessionToRead(c);
-    const { path, answer } = await askDaemon(c, session, serverName, "fs_read_file", query);
-    return c.json(fsFileView(path, answer));
+      "(it cannot send one in parts). 422 naming `path` for a folder.",
   },
+  fileQuery,
+  fsFileSchema,
+  fsFileView,
+);
+
+reading(
+  "/:id/sessions/:sid/fs/stat",
+  "fs_stat",
+  {
+    id: "statSessionFile",
+    summary: "Describe a path of a session's machine",
+    description: `Whether something is there, and what (\`fs_stat\`): its type, size, modification time, and sha256 for a file of at most ${MIB(DAEMON_FILE_LIMIT_BYTES)}.`,
+  },
+  listQuery,
+  fsStatSchema,
+  fsStatView,
 );
 
 sessionFileRoutes.put(
@@ -236,25 +257,5 @@ sessionFileRoutes.put(
       expectedSha256: body.expected_sha256 ?? null,
     });
     return c.json(fsWrittenView(path, answer));
-  },
-);
-
-sessionFileRoutes.get(
-  "/:id/sessions/:sid/fs/stat",
-  documented({
-    id: "statSessionFile",
-    tag: "Session files",
-    summary: "Describe a path of a session's machine",
-    description: `Whether something is there, and what (\`fs_stat\`): its type, size, modification time, and sha256 for a file of at most ${MIB(DAEMON_FILE_LIMIT_BYTES)}.\n\n${common}\n\n${readers}`,
-    caller: "person",
-    query: statQuery,
-    responses: { 200: fsStatSchema },
-  }),
-  person(),
-  async (c) => {
-    const query = readQuery(c, statQuery);
-    const { session, serverName } = await sessionToRead(c);
-    const { path, answer } = await askDaemon(c, session, serverName, "fs_stat", query);
-    return c.json(fsStatView(path, answer));
   },
 );
