@@ -23,7 +23,8 @@ const machine = new FakeMachine()
   .file("/srv/app/README.md", "# Billing service\n", 1_780_000_000)
   .file("/srv/app/src/app.py", APP, 1_780_000_100)
   .file("/srv/app/src/util.py", "X = 1\n", 1_780_000_200)
-  .dir("/srv/app/tests");
+  .dir("/srv/app/tests")
+  .symlink("/srv/app/lib", "src");
 
 beforeAll(async () => {
   browser = await launchChromium();
@@ -85,6 +86,7 @@ describe("a session's working tree and editor", () => {
     expect(await tree.locator(":scope > li > button").evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.path))).toEqual([
       "src",
       "tests",
+      "lib",
       "README.md",
     ]);
     expect(await tree.locator("[aria-expanded=true] button").evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.path))).toEqual([
@@ -138,6 +140,17 @@ describe("a session's working tree and editor", () => {
     await expect.poll(() => editorText(page)).toBe("# Billing service\n\nOwned by the agent.\n");
     await expect.poll(() => conflict.count()).toBe(0);
     expect(machine.text("/srv/app/README.md")).toBe("# Billing service\n\nOwned by the agent.\n");
+  });
+
+  it("follows a symlink to a folder inside the working directory", async () => {
+    const page = await openFile(asAdmin, ["src", "app.py"]);
+    const tree = page.getByRole("tree", { name: "Working tree" });
+    await tree.getByRole("button", { name: "lib", exact: true }).click();
+    await tree.locator('[data-path="lib/util.py"]').waitFor();
+    expect(await tree.locator('[data-path^="lib/"]').evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.path))).toEqual([
+      "lib/app.py",
+      "lib/util.py",
+    ]);
   });
 
   it("shows a viewer the file read-only, without a Save button", async () => {

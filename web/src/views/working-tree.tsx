@@ -104,7 +104,19 @@ export function WorkingTree(props: { projectId: string; sessionId: string; root:
   const editable = canWrite && file !== undefined && !file.binary && file.encoding === "utf-8";
   const dirty = opened !== null && file !== undefined && opened.draft !== (file.content ?? "");
 
-  const Entries = ({ path, depth }: { path: string; depth: number }) => {
+  /** A symlink is followed: the daemon's stat says whether it leads to a folder or a file. */
+  const follow = async (path: string) => {
+    try {
+      const target = await ok(hub.GET("/api/v1/projects/{id}/sessions/{sid}/fs/stat", { params: { path: params, query: { path } } }));
+      if (target.type === "dir") void list(path);
+      else void open(path);
+    } catch (e) {
+      setError(messageOf(e));
+    }
+  };
+
+  // A function rather than a component: a component made here would be a new one at each render, and remount the tree.
+  const entries = (path: string, depth: number) => {
     const folder = folders[path];
     if (!folder?.open) return null;
     if (folder.error) return <p class="problem tree-problem">{folder.error}</p>;
@@ -114,8 +126,8 @@ export function WorkingTree(props: { projectId: string; sessionId: string; root:
       <ul role={depth === 0 ? "tree" : "group"} aria-label={depth === 0 ? "Working tree" : undefined}>
         {folder.entries.map((entry) => {
           const at = join(path, entry.name);
-          const isDir = entry.type === "dir";
-          const expanded = isDir && folders[at]?.open;
+          const expanded = folders[at]?.open === true;
+          const isDir = entry.type === "dir" || (entry.type === "symlink" && folders[at] !== undefined);
           return (
             <li key={at} role="treeitem" aria-expanded={isDir ? Boolean(expanded) : undefined} aria-selected={file?.path === at}>
               <button
@@ -123,12 +135,14 @@ export function WorkingTree(props: { projectId: string; sessionId: string; root:
                 class={`tree-entry ${entry.type}${file?.path === at ? " current" : ""}`}
                 data-path={at}
                 title={isDir ? undefined : `${entry.size} bytes, modified ${timeOf(entry.mtime)}`}
-                onClick={() => (isDir ? (expanded ? setFolder(at, { open: false }) : void list(at)) : void open(at))}
+                onClick={() =>
+                  isDir ? (expanded ? setFolder(at, { open: false }) : void list(at)) : entry.type === "symlink" ? void follow(at) : void open(at)
+                }
               >
                 <span aria-hidden="true">{isDir ? (expanded ? "▾ " : "▸ ") : entry.type === "symlink" ? "↪ " : "  "}</span>
                 {entry.name}
               </button>
-              {isDir && <Entries path={at} depth={depth + 1} />}
+              {isDir && entries(at, depth + 1)}
             </li>
           );
         })}
@@ -147,7 +161,7 @@ export function WorkingTree(props: { projectId: string; sessionId: string; root:
           </button>
         </h3>
         {props.root && <p class="meta root">{props.root}</p>}
-        <Entries path="" depth={0} />
+        {entries("", 0)}
       </nav>
       <div class="workspace-main">
         {opened && file && (
