@@ -91,7 +91,8 @@ describe("the Rules page", () => {
     const form = page.getByRole("region", { name: "New rule" });
     // A member may put rules on their projects only.
     expect(await form.locator("select[name=scope_type]").locator("option").allTextContents()).toEqual(["A project"]);
-    expect(await form.locator("select[name=scope_id]").inputValue()).toBe(project.id);
+    // The form's projects are read when it opens: its own project is chosen once they are there.
+    await expect.poll(() => form.locator("select[name=scope_id]").inputValue(), { timeout: 10_000 }).toBe(project.id);
     await form.getByLabel("Name").fill("npm tests run");
     await form.getByLabel("Tool pattern").fill("Bash tool");
     await form.getByRole("button", { name: "Preview" }).click();
@@ -159,7 +160,7 @@ describe("the Rules page", () => {
     expect(await form.getByLabel("Tool pattern").inputValue()).toBe("Bash");
     expect(await form.getByLabel("Parameter pattern").inputValue()).toBe("npm test*");
     expect(await form.locator("select[name=scope_type]").inputValue()).toBe("project");
-    expect(await form.locator("select[name=scope_id]").inputValue()).toBe(project.id);
+    await expect.poll(() => form.locator("select[name=scope_id]").inputValue(), { timeout: 10_000 }).toBe(project.id);
     await form.getByRole("button", { name: "Cancel" }).click();
     await form.waitFor({ state: "detached" });
     expect(new URL(page.url()).search).toBe("");
