@@ -1,6 +1,13 @@
 /** Where DataRef bytes live in R2: one prefix per project, so a project's objects go with it. */
+import type { DatarefRow } from "./views/datarefs";
 
 export const blobKey = (projectId: string, datarefId: string) => `projects/${projectId}/datarefs/${datarefId}`;
+
+/** The row of a DataRef whose bytes the hub stored itself, whole, just now (no upload URL was ever handed out). */
+export function completeDatarefRow(stored: Pick<DatarefRow, "id" | "projectId" | "contentType" | "size" | "sha256" | "filename" | "createdBy">): DatarefRow {
+  const now = new Date().toISOString();
+  return { ...stored, status: "complete", createdAt: now, uploadExpiresAt: now, completedAt: now };
+}
 
 /** Removes every object a project stored in R2 (its rows go with the project through the foreign key). */
 export async function deleteProjectBlobs(bucket: R2Bucket, projectId: string) {

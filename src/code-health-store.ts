@@ -4,12 +4,11 @@
  * and the event together. If the room refuses, the bytes are removed: a refused snapshot leaves nothing behind.
  */
 import { sha256Hex } from "./auth/secrets";
-import { blobKey } from "./blobs";
+import { blobKey, completeDatarefRow } from "./blobs";
 import { summaryOf } from "./domain/code-health";
 import type { Snapshot } from "./protocol/code-health";
 import type { RoomActor, RoomResult } from "./room/commands";
 import { executeInRoom, type RoomReachingEnv } from "./room/rpc-port";
-import type { DatarefRow } from "./views/datarefs";
 
 const CONTENT_TYPE = "application/json";
 
@@ -25,20 +24,15 @@ export async function storeSnapshot(env: RoomReachingEnv, from: SnapshotFrom, sn
   const id = crypto.randomUUID();
   const sha256 = await sha256Hex(text);
   await env.BLOBS.put(blobKey(from.projectId, id), bytes, { httpMetadata: { contentType: CONTENT_TYPE }, sha256 });
-  const now = new Date().toISOString();
-  const dataref: DatarefRow = {
+  const dataref = completeDatarefRow({
     id,
     projectId: from.projectId,
-    status: "complete",
     contentType: CONTENT_TYPE,
     size: bytes.byteLength,
     sha256,
     filename: null,
     createdBy: `agent:${from.server.name}`,
-    createdAt: now,
-    uploadExpiresAt: now,
-    completedAt: now,
-  };
+  });
   const summary = summaryOf(snapshot);
   const actor: RoomActor = {
     kind: "agent",
@@ -61,7 +55,7 @@ export async function storeSnapshot(env: RoomReachingEnv, from: SnapshotFrom, sn
       techDebtHours: summary.techDebtHours,
       summary: JSON.stringify(summary.details),
       scannedAt: summary.scannedAt,
-      receivedAt: now,
+      receivedAt: dataref.createdAt,
     },
   }).catch(async (e: unknown) => {
     await env.BLOBS.delete(blobKey(from.projectId, id));

@@ -11,7 +11,7 @@
  */
 import { inArray } from "drizzle-orm";
 import { sha256Hex } from "./auth/secrets";
-import { blobKey } from "./blobs";
+import { blobKey, completeDatarefRow } from "./blobs";
 import type { Db } from "./db/client";
 import { isForeignKeyViolation } from "./db/errors";
 import { datarefs } from "./db/schema";
@@ -55,20 +55,9 @@ async function store(ctx: OffloadContext, value: unknown): Promise<DatarefPointe
   const sha256 = await sha256Hex(text);
   const size = byteLength(text);
   await ctx.env.BLOBS.put(blobKey(ctx.projectId, id), text, { httpMetadata: { contentType: "application/json" }, sha256 });
-  const now = new Date().toISOString();
-  const recorded = ctx.db.insert(datarefs).values({
-    id,
-    projectId: ctx.projectId,
-    status: "complete",
-    contentType: "application/json",
-    size,
-    sha256,
-    filename: null,
-    createdBy: ctx.createdBy,
-    createdAt: now,
-    uploadExpiresAt: now,
-    completedAt: now,
-  });
+  const recorded = ctx.db
+    .insert(datarefs)
+    .values(completeDatarefRow({ id, projectId: ctx.projectId, contentType: "application/json", size, sha256, filename: null, createdBy: ctx.createdBy }));
   await recorded.catch(async (e: unknown) => {
     await ctx.env.BLOBS.delete(blobKey(ctx.projectId, id));
     // The project was deleted while the request was on its way (a Worker may remember a task's project).

@@ -3,7 +3,7 @@
  * the way (hashing-put.ts), under the project's prefix, served by signed URL like any DataRef. The row is inserted
  * by the project's room, with the transfer it belongs to.
  */
-import { blobKey } from "./blobs";
+import { blobKey, completeDatarefRow } from "./blobs";
 import { putComputingSha256 } from "./hashing-put";
 import type { Env } from "./env";
 import type { DatarefRow } from "./views/datarefs";
@@ -14,21 +14,7 @@ const CONTENT_TYPE = "application/octet-stream";
 export async function storeFile(env: Env, projectId: string, body: ReadableStream<Uint8Array>, size: number, file: { filename: string; createdBy: string }) {
   const id = crypto.randomUUID();
   const sha256 = await putComputingSha256(env.BLOBS, blobKey(projectId, id), body, size, { httpMetadata: { contentType: CONTENT_TYPE } });
-  const now = new Date().toISOString();
-  const row: DatarefRow = {
-    id,
-    projectId,
-    status: "complete",
-    contentType: CONTENT_TYPE,
-    size,
-    sha256,
-    filename: file.filename,
-    createdBy: file.createdBy,
-    createdAt: now,
-    uploadExpiresAt: now,
-    completedAt: now,
-  };
-  return row;
+  return completeDatarefRow({ id, projectId, contentType: CONTENT_TYPE, size, sha256, filename: file.filename, createdBy: file.createdBy });
 }
 
 /** The bytes of a stored file the room did not record (its transfer was refused). */
