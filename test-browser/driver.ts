@@ -69,8 +69,8 @@ export function executeSql(sql: string) {
 }
 
 /** Sign-ins are limited to 10 a minute from one address: past that, a run waits for the next minute. */
-const SIGN_IN_RETRY_MS = 2_000;
-const SIGN_IN_WAIT_MS = 70_000;
+export const SIGN_IN_RETRY_MS = 2_000;
+export const SIGN_IN_WAIT_MS = 70_000;
 
 export async function adminToken(): Promise<string> {
   for (const start = Date.now(); ;) {
