@@ -41,6 +41,7 @@ import { serverRoutes } from "./routes/servers";
 import { userRoutes } from "./routes/users";
 import { referenceRoutes } from "./routes/reference";
 import { mcpRoutes } from "./routes/mcp";
+import { a2aRoutes } from "./routes/a2a";
 import { codeHealthRoutes } from "./routes/code-health";
 
 export function buildApp() {
@@ -141,6 +142,7 @@ export function buildApp() {
   app.route("/ws/tunnel", connectRoutes.socket);
   app.route("/telegram", telegramWebhookRoutes);
   app.route("/", mcpRoutes(app));
+  app.route("/", a2aRoutes(app));
   app.route("/", referenceRoutes(app));
 
   app.notFound((c) => new Problem(404, "NOT_FOUND", `No endpoint at ${c.req.path}`).toResponse());

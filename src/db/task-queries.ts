@@ -1,5 +1,5 @@
 /** Reads of tasks for the API: straight from D1, assembled into task views. */
-import { and, desc, eq, getTableColumns, inArray, sql, type SQL } from "drizzle-orm";
+import { and, count, desc, eq, getTableColumns, inArray, sql, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { InvalidCursor, NotFound } from "../domain/errors";
 import { decodeCursor, encodeCursor } from "../domain/page-cursor";
@@ -168,6 +168,10 @@ export interface TaskFilter {
   requiredRole?: string;
   /** Only tasks not waiting for a person's approval. */
   approved?: true;
+  /** Tasks of this conversation (task-format `context.conversationId`, an A2A contextId). */
+  conversationId?: string;
+  /** Tasks changed after this time (ISO-8601). */
+  updatedAfter?: string;
   limit: number;
   cursor?: string;
 }
@@ -178,10 +182,9 @@ function cursorKey(cursor: string): [string, string] {
   return key;
 }
 
-/** A page of tasks, newest first, and the cursor of the next page. */
-export async function listTasks(db: Db, f: TaskFilter): Promise<{ tasks: TaskView[]; next_cursor: string | null }> {
-  if (f.projectIds?.length === 0) return { tasks: [], next_cursor: null };
-  const conditions: (SQL | undefined)[] = [
+/** What a filter asks of a task, apart from its page. */
+function filterConditions(f: Omit<TaskFilter, "limit" | "cursor">): (SQL | undefined)[] {
+  return [
     f.projectIds ? inJsonList(tasks.projectId, f.projectIds) : undefined,
     f.ids ? inJsonList(tasks.id, f.ids) : undefined,
     f.statuses?.length ? inArray(tasks.status, f.statuses as (typeof tasks.status.enumValues)[number][]) : undefined,
@@ -194,7 +197,25 @@ export async function listTasks(db: Db, f: TaskFilter): Promise<{ tasks: TaskVie
     f.ownedBy ? sql`(${tasks.assignedServerId} = ${f.ownedBy.serverId} OR ${tasks.createdBy} = ${f.ownedBy.createdBy})` : undefined,
     f.requiredRole ? sql`lower(${tasks.requirements} ->> '$.role') = lower(${f.requiredRole})` : undefined,
     f.approved ? eq(tasks.awaitingApproval, false) : undefined,
+    f.conversationId !== undefined ? sql`${tasks.context} ->> '$.conversationId' = ${f.conversationId}` : undefined,
+    f.updatedAfter !== undefined ? sql`${tasks.updatedAt} > ${f.updatedAfter}` : undefined,
   ];
+}
+
+/** How many tasks a filter holds, over all its pages. */
+export async function countTasks(db: Db, f: Omit<TaskFilter, "limit" | "cursor">): Promise<number> {
+  if (f.projectIds?.length === 0) return 0;
+  const [row] = await db
+    .select({ n: count() })
+    .from(tasks)
+    .where(and(...filterConditions(f)));
+  return row?.n ?? 0;
+}
+
+/** A page of tasks, newest first, and the cursor of the next page. */
+export async function listTasks(db: Db, f: TaskFilter): Promise<{ tasks: TaskView[]; next_cursor: string | null }> {
+  if (f.projectIds?.length === 0) return { tasks: [], next_cursor: null };
+  const conditions = filterConditions(f);
   if (f.cursor) {
     const [createdAt, id] = cursorKey(f.cursor);
     conditions.push(sql`(${tasks.createdAt}, ${tasks.id}) < (${createdAt}, ${id})`);

@@ -50,6 +50,8 @@ const tooLarge = (maxSize: number) => new Problem(413, "PAYLOAD_TOO_LARGE", `The
 export const limitedBody = createMiddleware<HubEnv>(async (c, next) => {
   // Blob uploads stream to R2 and are held to their DataRef's declared size instead; uploads to a machine, to 100 MiB.
   if (c.req.path.startsWith("/api/v1/blobs/") || (c.req.method === "POST" && SESSION_UPLOAD_PATH.test(c.req.path))) return next();
+  // An A2A request is held to its own limit by its route, which words the refusal as a JSON-RPC error.
+  if (c.req.path.startsWith("/a2a/")) return next();
   const raw = c.req.raw;
   if (!raw.body) return next();
   const configured = Number(c.env.MAX_BODY_BYTES) || DEFAULT_MAX_BODY_BYTES;

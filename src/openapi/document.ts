@@ -188,6 +188,7 @@ const TAGS = [
   ["Webhooks", "Signed HTTP deliveries of a project's events (Standard Webhooks)."],
   ["Telegram", "The Telegram bot: its webhook and its setup."],
   ["MCP", "The Model Context Protocol endpoint, for any MCP client, and the OAuth authorize step that signs a person in for one."],
+  ["A2A", "Each project as an Agent2Agent (A2A) agent: its card, and the JSON-RPC endpoint other agents delegate work to."],
   ["Reference", "This description, and the list of problem codes."],
 ] as const;
 

@@ -1,0 +1,349 @@
+/**
+ * A project as one A2A agent: the SDK's request handler answered with the hub's own tasks (no second store). A message
+ * becomes a task created in the project's room and auto-assigned by capability; a follow-up answers the task's open
+ * question (or reviews its plan, or becomes a note); reads are the task rows; streams follow the room's events. Writes
+ * other than the create go through the REST routes as the caller, so every rule and refusal is the REST API's.
+ */
+import type { Hono } from "hono";
+import { and, asc, inArray } from "drizzle-orm";
+import { AgentCard, TaskState, type Message, type StreamResponse, type Task } from "@a2a-js/sdk";
+import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server";
+import type {
+  CancelTaskRequest,
+  GetTaskRequest,
+  ListTasksRequest,
+  ListTasksResponse,
+  SendMessageRequest,
+  SubscribeToTaskRequest,
+  TaskPushNotificationConfig,
+  ListTaskPushNotificationConfigsResponse,
+} from "@a2a-js/sdk";
+import {
+  PushNotificationNotSupportedError,
+  RequestMalformedError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  UnsupportedOperationError,
+} from "@a2a-js/sdk/errors";
+import { sha256Hex } from "../auth/secrets";
+import { interventions } from "../db/schema";
+import { serverCandidates } from "../db/server-candidates";
+import { countTasks, listTasks, taskViews } from "../db/task-queries";
+import type { ProjectRow } from "../db/client";
+import { InvalidCursor } from "../domain/errors";
+import type { TaskStatus } from "../domain/lifecycle";
+import type { HubContext, HubEnv } from "../http/context";
+import { isUuid } from "../http/fields";
+import { Problem } from "../http/problem";
+import { requestAs, type CallerHeaders } from "../mcp/dispatch";
+import { checkTaskProtocol } from "../protocol/hub-api";
+import { beginTrace, parseTraceparent } from "../protocol/trace-context";
+import { newTask } from "../room/commands";
+import { runInRoom, runInRoomForView } from "../room/client";
+import type { InterventionRow, TaskView } from "../views/tasks";
+import { agentCardOf } from "./card";
+import { a2aTaskOf, artifactsOf, checkMessage, contextIdOf, openQuestion, statusOf, taskFieldsOf, textOf } from "./messages";
+import { eventsAfter, headSeq, type Listener } from "./room-events";
+import { a2aStateOf, endsStream, isTerminal, statusesOf } from "./states";
+
+/** How long a blocking SendMessage waits for its task to finish or ask something; then it answers the task as it is. */
+export const BLOCKING_WAIT_MS = 25_000;
+const DEFAULT_PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 100;
+/** A follow-up that approves a plan under review; any other text asks for changes. */
+const APPROVAL = /^\s*(approve|approved|yes|lgtm|ok)\s*[.!]*\s*$/i;
+
+/** Who calls, as the A2A route authenticated them. */
+export interface A2ACaller {
+  audience: "agent" | "person";
+  /** The credentials its REST requests carry. */
+  headers: CallerHeaders;
+  /** Whom the room's socket is opened as for its streams. */
+  listener: Listener;
+}
+
+/** A refusal of a hub route, in A2A's words. */
+export function a2aErrorOf(status: number, detail: string, cancelling = false): Error {
+  if (status === 404) return new TaskNotFoundError(detail);
+  if (status === 409 && cancelling) return new TaskNotCancelableError(detail);
+  if (status === 400 || status === 413 || status === 422) return new RequestMalformedError(detail);
+  if (status < 500) return new UnsupportedOperationError(detail);
+  return new Error(detail);
+}
+
+const problemText = (p: { detail?: string; errors?: { path: string; message: string }[] }) =>
+  [p.detail ?? "refused", ...(p.errors ?? []).map((e) => `${e.path}: ${e.message}`)].join("; ");
+
+/** Runs hub work, answering its refusals as A2A errors. */
+async function asA2A<T>(work: () => Promise<T>, cancelling = false): Promise<T> {
+  try {
+    return await work();
+  } catch (e) {
+    if (e instanceof Problem) throw a2aErrorOf(e.status, problemText(e), cancelling);
+    throw e;
+  }
+}
+
+export class ProjectAgent implements A2ARequestHandler {
+  private card: AgentCard | undefined;
+  private readonly tasksPath: string;
+  private readonly interventionsPath: string;
+
+  constructor(
+    private readonly app: Hono<HubEnv>,
+    private readonly c: HubContext,
+    private readonly project: ProjectRow,
+    private readonly endpoint: string,
+    private readonly caller: A2ACaller,
+  ) {
+    const surface = caller.audience === "person" ? "/api/v1" : "/api/v1/server";
+    this.tasksPath = `${surface}/tasks`;
+    this.interventionsPath = `${surface}/interventions`;
+  }
+
+  async getAgentCard(): Promise<AgentCard> {
+    this.card ??= agentCardOf(this.project, this.endpoint, await serverCandidates(this.c.var.db, this.project.id));
+    return this.card;
+  }
+
+  async getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
+    throw new UnsupportedOperationError("This agent has no extended card: its card is already shown only to callers who may see the project");
+  }
+
+  async sendMessage(params: SendMessageRequest, _context: ServerCallContext): Promise<Message | Task> {
+    const message = checkMessage(params.message);
+    const historyLength = this.historyLength(params.configuration?.historyLength);
+    const since = await headSeq(this.c.var.db, this.project.id);
+    const task = message.taskId ? await this.followUp(message) : await this.create(message);
+    if (params.configuration?.returnImmediately || !this.worthWaiting(task)) return this.a2aTask(task, historyLength);
+    await this.waitForRest(task, since);
+    return this.a2aTask(await this.read(task.id), historyLength);
+  }
+
+  async *sendMessageStream(params: SendMessageRequest, _context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    const message = checkMessage(params.message);
+    const historyLength = this.historyLength(params.configuration?.historyLength);
+    const since = await headSeq(this.c.var.db, this.project.id);
+    const task = message.taskId ? await this.followUp(message) : await this.create(message);
+    yield* this.follow(task, since, historyLength);
+  }
+
+  async getTask(params: GetTaskRequest): Promise<Task> {
+    const historyLength = this.historyLength(params.historyLength);
+    return this.a2aTask(await this.read(params.id), historyLength);
+  }
+
+  async listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
+    const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE)
+      throw new RequestMalformedError(`pageSize must be between 1 and ${MAX_PAGE_SIZE}`);
+    const historyLength = this.historyLength(params.historyLength);
+    let updatedAfter: string | undefined;
+    if (params.statusTimestampAfter) {
+      const at = Date.parse(params.statusTimestampAfter);
+      if (Number.isNaN(at)) throw new RequestMalformedError("statusTimestampAfter must be an ISO-8601 time");
+      updatedAfter = new Date(at).toISOString();
+    }
+    const statuses = params.status === TaskState.TASK_STATE_UNSPECIFIED ? undefined : statusesOf(params.status);
+    if (statuses?.length === 0) return { tasks: [], nextPageToken: "", pageSize, totalSize: 0 };
+    const filter = { projectIds: [this.project.id], statuses, conversationId: params.contextId || undefined, updatedAfter };
+    let page;
+    try {
+      page = await listTasks(this.c.var.db, { ...filter, limit: pageSize, cursor: params.pageToken || undefined });
+    } catch (e) {
+      if (e instanceof InvalidCursor) throw new RequestMalformedError("pageToken is not one this agent gave (send a ListTasks answer's nextPageToken)");
+      throw e;
+    }
+    const asked = await this.interventionsOf(page.tasks.map((t) => t.id));
+    return {
+      tasks: page.tasks.map((t) => a2aTaskOf(t, asked.get(t.id) ?? [], historyLength)),
+      nextPageToken: page.next_cursor ?? "",
+      pageSize,
+      totalSize: await countTasks(this.c.var.db, filter),
+    };
+  }
+
+  async cancelTask(params: CancelTaskRequest): Promise<Task> {
+    const task = await this.read(params.id);
+    if (isTerminal(a2aStateOf(task.status))) throw new TaskNotCancelableError(`Task ${task.id} is ${task.status}: only an unfinished task can be canceled`);
+    await this.rest("DELETE", `${this.tasksPath}/${task.id}`, undefined, true);
+    return this.a2aTask(await this.read(task.id));
+  }
+
+  async *resubscribe(params: SubscribeToTaskRequest): AsyncGenerator<StreamResponse, void, undefined> {
+    // The seq first: whatever commits after it reaches the stream, and the read below already shows what came before.
+    const since = await headSeq(this.c.var.db, this.project.id);
+    const task = await this.read(params.id);
+    if (isTerminal(a2aStateOf(task.status)))
+      throw new UnsupportedOperationError(`Task ${task.id} is ${task.status}: a finished task has nothing more to stream (read it with GetTask)`);
+    yield* this.follow(task, since);
+  }
+
+  // Push notifications: the project's Standard Webhooks endpoints deliver its events instead.
+  async createTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
+    throw new PushNotificationNotSupportedError();
+  }
+  async getTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
+    throw new PushNotificationNotSupportedError();
+  }
+  async listTaskPushNotificationConfigs(): Promise<ListTaskPushNotificationConfigsResponse> {
+    throw new PushNotificationNotSupportedError();
+  }
+  async deleteTaskPushNotificationConfig(): Promise<void> {
+    throw new PushNotificationNotSupportedError();
+  }
+
+  // ── the hub's side ────────────────────────────────────────────────────────
+
+  private historyLength(n: number | undefined) {
+    if (n !== undefined && (!Number.isInteger(n) || n < 0)) throw new RequestMalformedError("historyLength must be a non-negative integer");
+    return n;
+  }
+
+  /** A task of this project (any other id is not found here). */
+  private async read(id: string): Promise<TaskView> {
+    const [task] = isUuid(id) ? await taskViews(this.c.var.db, [id]) : [];
+    if (!task || task.project_id !== this.project.id) throw new TaskNotFoundError(`Task not found: ${id}`);
+    return task;
+  }
+
+  private async interventionsOf(taskIds: string[]): Promise<Map<string, InterventionRow[]>> {
+    const byTask = new Map<string, InterventionRow[]>();
+    if (taskIds.length === 0) return byTask;
+    const rows = await this.c.var.db
+      .select()
+      .from(interventions)
+      .where(and(inArray(interventions.taskId, taskIds)))
+      .orderBy(asc(interventions.createdAt), asc(interventions.id));
+    for (const row of rows) byTask.set(row.taskId!, [...(byTask.get(row.taskId!) ?? []), row]);
+    return byTask;
+  }
+
+  private async a2aTask(task: TaskView, historyLength?: number): Promise<Task> {
+    return a2aTaskOf(task, (await this.interventionsOf([task.id])).get(task.id) ?? [], historyLength);
+  }
+
+  /** A REST route called as the caller; a refusal becomes A2A's error. */
+  private async rest(method: string, path: string, body?: unknown, cancelling = false) {
+    const answer = await requestAs(this.app, this.c, this.caller.headers, method, path, undefined, body);
+    if (answer.status >= 400) throw a2aErrorOf(answer.status, problemText(answer.body as { detail?: string }), cancelling);
+    return answer.body;
+  }
+
+  /**
+   * A new task from the message, in the project's room, then offered to the best-matching agent. The message's id is
+   * the task's client id: the same message sent again answers the same task; other content under that id is refused.
+   */
+  private async create(message: Message): Promise<TaskView> {
+    const fields = taskFieldsOf(message);
+    const check = checkTaskProtocol({ structured_spec: fields.structuredSpec, requirements: fields.requirements });
+    if (!check.ok) throw new RequestMalformedError(`the message's data parts: ${check.errors.map((e) => `${e.path}: ${e.message}`).join("; ")}`);
+    const traceparent = parseTraceparent(this.c.req.header("traceparent"))?.traceparent ?? beginTrace().traceparent;
+    const clientRequestHash = await sha256Hex(JSON.stringify(fields.payload));
+    const { result, view } = await asA2A(() =>
+      runInRoomForView(this.c, this.project.id, {
+        op: "create",
+        task: newTask({
+          title: fields.title,
+          spec: fields.spec,
+          type: "feature",
+          priority: "normal",
+          structuredSpec: fields.structuredSpec,
+          requirements: fields.requirements,
+          warnings: check.warnings,
+          origin: {
+            clientId: message.messageId,
+            clientRequestHash,
+            payload: fields.payload,
+            context: { conversationId: message.contextId || crypto.randomUUID() },
+            routing: { source: "a2a" },
+            traceparent,
+          },
+        }),
+        dependencies: [],
+      }),
+    );
+    if (result.unchanged || view.status !== "pending") return view;
+    try {
+      await runInRoom(this.c, this.project.id, { op: "auto_assign", taskId: view.id });
+    } catch (e) {
+      // No agent matches yet, or people approve agents' tasks first: the task waits, submitted, for the hub's next offer.
+      if (!(e instanceof Problem)) throw e;
+    }
+    return this.read(view.id);
+  }
+
+  /**
+   * A message naming a task: the answer to its open question, or the review of its plan; to a task at work, a note
+   * its agent reads. A finished task takes no more messages.
+   */
+  private async followUp(message: Message): Promise<TaskView> {
+    const task = await this.read(message.taskId);
+    if (isTerminal(a2aStateOf(task.status)))
+      throw new UnsupportedOperationError(`Task ${task.id} is ${task.status}: a finished task takes no more messages (send one without taskId)`);
+    if (message.contextId && message.contextId !== contextIdOf(task))
+      throw new RequestMalformedError(`contextId ${message.contextId} is not the task's (${contextIdOf(task)})`);
+    const text = textOf(message);
+    if (!text) throw new RequestMalformedError("message.parts must hold a text part: the answer, the review or the note");
+    if (task.status === "needs_human") {
+      const question = openQuestion((await this.interventionsOf([task.id])).get(task.id) ?? []);
+      if (question) await this.rest("POST", `${this.interventionsPath}/${question.id}/respond`, { response: text });
+    } else if (task.status === "plan_review") {
+      if (APPROVAL.test(text)) await this.rest("POST", `${this.tasksPath}/${task.id}/approve-plan`, {});
+      else await this.rest("POST", `${this.tasksPath}/${task.id}/revise-plan`, { feedback: text });
+    } else await this.rest("POST", `${this.tasksPath}/${task.id}/notes`, { content: text });
+    return this.read(task.id);
+  }
+
+  /** A blocking send waits only for a task an agent has: one nobody took yet has nothing to wait for. */
+  private worthWaiting(task: TaskView) {
+    return task.assigned_server_id !== null && !endsStream(a2aStateOf(task.status));
+  }
+
+  /** Waits (at most BLOCKING_WAIT_MS) until the task finishes or asks something. */
+  private async waitForRest(task: TaskView, since: number) {
+    const events = eventsAfter(this.c.env, this.project.id, since, this.caller.listener);
+    const deadline = Date.now() + BLOCKING_WAIT_MS;
+    try {
+      for (;;) {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const timeout = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), Math.max(0, deadline - Date.now()))));
+        const next = await Promise.race([events.next(), timeout]);
+        clearTimeout(timer);
+        if (next === "timeout" || next.done) return;
+        const e = next.value;
+        if (e.resynced || (e.task_id === task.id && typeof e.data.status === "string" && endsStream(a2aStateOf(e.data.status as TaskStatus)))) return;
+      }
+    } finally {
+      await events.return(undefined);
+    }
+  }
+
+  /**
+   * The task now, then each change of its A2A state as the room's events show it (after `since`), in order and once:
+   * a finished task's artifacts, then its status. Ends once the task finishes or asks something.
+   */
+  private async *follow(task: TaskView, since: number, historyLength?: number): AsyncGenerator<StreamResponse, void, undefined> {
+    const first = await this.a2aTask(task, historyLength);
+    yield { payload: { $case: "task", value: first } };
+    let state = first.status!.state;
+    if (endsStream(state)) return;
+    for await (const event of eventsAfter(this.c.env, this.project.id, since, this.caller.listener)) {
+      const isStatus = event.task_id === task.id && typeof event.data.status === "string";
+      if (!isStatus && !event.resynced) continue;
+      const fresh = await this.read(task.id);
+      // An event's own status says what the task became then; after a resync only the task as it is now is known.
+      const next = a2aStateOf(isStatus ? (event.data.status as TaskStatus) : fresh.status);
+      if (next === state) continue;
+      state = next;
+      const asked = (await this.interventionsOf([task.id])).get(task.id) ?? [];
+      const now = statusOf(fresh, asked);
+      const ids = { taskId: task.id, contextId: contextIdOf(fresh), metadata: undefined };
+      if (state === TaskState.TASK_STATE_COMPLETED)
+        for (const artifact of artifactsOf(fresh)) yield { payload: { $case: "artifactUpdate", value: { ...ids, artifact, append: false, lastChunk: true } } };
+      const status = { state, message: now.state === state ? now.message : undefined, timestamp: event.created_at || now.timestamp };
+      yield { payload: { $case: "statusUpdate", value: { ...ids, status } } };
+      if (endsStream(state)) return;
+    }
+  }
+}

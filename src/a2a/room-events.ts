@@ -1,0 +1,105 @@
+/**
+ * A project's events as the Worker hears them, for one A2A stream: the room's dashboard socket opened as the caller,
+ * resumed after a seq, so every event after it arrives once and in order (the room replays the gap between operations).
+ */
+import { sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { roomStub } from "../room/client";
+import type { CommittedEvent } from "../room/statements";
+import type { WorkerEnv } from "../worker-env";
+
+/** The newest event of the project: a stream that resumes after it misses nothing that commits later. */
+export async function headSeq(db: Db, projectId: string): Promise<number> {
+  const [row] = await db.all<{ head: number | null }>(sql`SELECT MAX(seq) AS head FROM events WHERE project_id = ${projectId}`);
+  return row?.head ?? 0;
+}
+
+/** Who the room's socket is opened as, and until when (the room closes it then; the client subscribes again). */
+export interface Listener {
+  roomUserId: string;
+  expiresAt: number;
+}
+
+/** A queue between the socket's callbacks and the stream reading it. */
+class Inbox<T> {
+  private items: T[] = [];
+  private waiting: ((v: IteratorResult<T>) => void) | null = null;
+  private ended = false;
+
+  push(item: T) {
+    if (this.waiting) {
+      const w = this.waiting;
+      this.waiting = null;
+      w({ value: item, done: false });
+    } else this.items.push(item);
+  }
+
+  end() {
+    this.ended = true;
+    this.waiting?.({ value: undefined, done: true });
+    this.waiting = null;
+  }
+
+  next(): Promise<IteratorResult<T>> {
+    if (this.items.length) return Promise.resolve({ value: this.items.shift()!, done: false });
+    if (this.ended) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve) => (this.waiting = resolve));
+  }
+}
+
+type Frame = { type: "event"; event_type: string } & Omit<CommittedEvent, "type">;
+
+/**
+ * The project's events after `since`, ending when the room closes the socket or the reader stops. A socket told to
+ * resync (more than the room replays were missed) resumes from the newest event: the reader reads the task afresh.
+ */
+export async function* eventsAfter(env: WorkerEnv, projectId: string, since: number, who: Listener): AsyncGenerator<CommittedEvent & { resynced?: true }> {
+  const answer = await roomStub(env, projectId).fetch("https://room/dashboard", {
+    headers: {
+      Upgrade: "websocket",
+      "X-User-Id": who.roomUserId,
+      "X-Token-Expires": String(Math.floor(who.expiresAt / 1000)),
+      "X-Resume-Since": String(since),
+    },
+  });
+  const ws = answer.webSocket;
+  if (!ws) throw new Error(`the project's room answered ${answer.status} to a stream`);
+  const inbox = new Inbox<Frame | { type: "resync_required"; head: number | null }>();
+  ws.accept();
+  ws.addEventListener("message", (e) => {
+    const frame = JSON.parse(typeof e.data === "string" ? e.data : new TextDecoder().decode(e.data)) as { type: string };
+    if (frame.type === "event" || frame.type === "resync_required") inbox.push(frame as Frame);
+  });
+  ws.addEventListener("close", () => inbox.end());
+  ws.addEventListener("error", () => inbox.end());
+  try {
+    for (;;) {
+      const { value, done } = await inbox.next();
+      if (done) return;
+      if (value.type === "resync_required") {
+        const head = (value as { head: number | null }).head ?? since;
+        ws.send(JSON.stringify({ type: "resume", since: head }));
+        yield {
+          project_id: projectId,
+          seq: head,
+          type: "task_updated",
+          task_id: null,
+          actor: "hub",
+          data: {},
+          traceparent: null,
+          created_at: "",
+          resynced: true,
+        };
+        continue;
+      }
+      const { event_type, type: _frame, ...event } = value as Frame;
+      yield { ...event, type: event_type as CommittedEvent["type"] };
+    }
+  } finally {
+    try {
+      ws.close(1000, "stream ended");
+    } catch {
+      // Already closed by the room.
+    }
+  }
+}
