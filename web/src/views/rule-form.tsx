@@ -3,7 +3,7 @@
  * manage), a preview of what it would have decided of the calls logged in the last 30 days, and the hub's refusals
  * beside the field they name.
  */
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { ApiError, hub, messageOf, ok } from "../api";
 import type { ApprovalRule, RulePreview } from "../types";
 
@@ -127,6 +127,11 @@ export function RuleForm({ rule, initial, choices, onSaved, onCancel }: Props) {
     ) : null;
   const scopeTypes = (["tenant", "project", "server"] as const).filter((s) => s === "project" || choices.tenant);
   const targets = draft.scope_type === "project" ? choices.projects : draft.scope_type === "server" ? choices.servers : [];
+  // A form opened before the page had read the person's projects (or servers) chooses the first once they arrive.
+  const firstTarget = targets[0]?.id;
+  useEffect(() => {
+    if (!draft.scope_id && firstTarget) setDraft((d) => (d.scope_id ? d : { ...d, scope_id: firstTarget }));
+  }, [firstTarget, draft.scope_id]);
 
   return (
     <section class="panel rule-form" aria-label={rule ? `Edit ${rule.name}` : "New rule"}>
