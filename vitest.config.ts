@@ -38,6 +38,8 @@ export async function workerdConfig(miniflare: Record<string, unknown> = {}) {
             TELEGRAM_WEBHOOK_SECRET: "test-telegram-webhook-secret",
             // A line per request and per room operation would bury the failures a test run needs to show.
             LOG_LEVEL: "warn",
+            // A blocking A2A send on a task nobody works gives up in seconds, not the deployed 25.
+            A2A_BLOCKING_WAIT_SECONDS: "2",
           },
           ...miniflare,
         },

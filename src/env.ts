@@ -38,6 +38,8 @@ export interface Env {
   TELEGRAM_API_ROOT: string;
   /** Seconds a task's server may stay silent (no heartbeat, no socket) before the task is taken back; default 300. */
   ASSIGNMENT_LEASE_SECONDS?: string;
+  /** Seconds a blocking A2A SendMessage waits for its task to finish or ask something; default 25. */
+  A2A_BLOCKING_WAIT_SECONDS?: string;
   /** Days the permission log keeps an entry; default 30. */
   PERMISSION_LOG_DAYS?: string;
   /** Lowest level logged: debug, info, warn or error; default info (see src/log.ts). */

@@ -152,6 +152,27 @@ describe("a message", () => {
     expect(answered.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
   });
 
+  it("answers a blocking send as the task is once the wait is over, when its agent has not finished", async () => {
+    const client = await a2aClient(w.project.id, person);
+    const began = Date.now();
+    const answered = asTask(
+      await client.sendMessage(send(userMessage([text("Nobody works this yet")], { metadata: { skills: ["rust"] } }), { returnImmediately: false })),
+    );
+    // The tests' hub waits 2 s (A2A_BLOCKING_WAIT_SECONDS).
+    expect(Date.now() - began).toBeGreaterThanOrEqual(1900);
+    expect(answered.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
+    expect((await expectOk(call(`/api/v1/tasks/${answered.id}`, { token: w.admin }))).json.status).toBe("assigned");
+  });
+
+  it("sent by many at once with one id makes one task", async () => {
+    const client = await a2aClient(w.project.id, person);
+    const message = userMessage([text("Sent thirty times at once")]);
+    const answers = await Promise.all(Array.from({ length: 30 }, () => client.sendMessage(send(message))));
+    expect(new Set(answers.map((a) => asTask(a).id)).size).toBe(1);
+    const listed = await expectOk(call(`/api/v1/tasks?project_id=${w.project.id}&limit=200`, { token: w.admin }));
+    expect(listed.json.tasks.filter((t: { client_id: string | null }) => t.client_id === message.messageId)).toHaveLength(1);
+  });
+
   it("streams submitted, working, the artifacts and completed, in that order", async () => {
     const client = await a2aClient(w.project.id, person);
     const stream = client.sendMessageStream(send(userMessage([text("Streamed work")], { metadata: { skills: ["rust"] } })));

@@ -46,8 +46,8 @@ import { a2aTaskOf, artifactsOf, checkMessage, contextIdOf, openQuestion, status
 import { eventsAfter, headSeq, type Listener } from "./room-events";
 import { a2aStateOf, endsStream, isTerminal, statusesOf } from "./states";
 
-/** How long a blocking SendMessage waits for its task to finish or ask something; then it answers the task as it is. */
-export const BLOCKING_WAIT_MS = 25_000;
+/** How long a blocking SendMessage waits for its task to finish or ask something (A2A_BLOCKING_WAIT_SECONDS); then it answers the task as it is. */
+const DEFAULT_BLOCKING_WAIT_SECONDS = 25;
 const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 100;
 /** A follow-up that approves a plan under review; any other text asks for changes. */
@@ -86,6 +86,8 @@ async function asA2A<T>(work: () => Promise<T>, cancelling = false): Promise<T> 
 
 export class ProjectAgent implements A2ARequestHandler {
   private card: AgentCard | undefined;
+  /** Aborted when the client goes: its streams stop waiting for the room. */
+  private readonly gone = new AbortController();
   private readonly tasksPath: string;
   private readonly interventionsPath: string;
 
@@ -99,6 +101,11 @@ export class ProjectAgent implements A2ARequestHandler {
     const surface = caller.audience === "person" ? "/api/v1" : "/api/v1/server";
     this.tasksPath = `${surface}/tasks`;
     this.interventionsPath = `${surface}/interventions`;
+  }
+
+  /** The client went away: every stream of this request lets go of the room. */
+  stop() {
+    this.gone.abort();
   }
 
   async getAgentCard(): Promise<AgentCard> {
@@ -300,10 +307,11 @@ export class ProjectAgent implements A2ARequestHandler {
     return task.assigned_server_id !== null && !endsStream(a2aStateOf(task.status));
   }
 
-  /** Waits (at most BLOCKING_WAIT_MS) until the task finishes or asks something. */
+  /** Waits (at most A2A_BLOCKING_WAIT_SECONDS) until the task finishes or asks something. */
   private async waitForRest(task: TaskView, since: number) {
-    const events = eventsAfter(this.c.env, this.project.id, since, this.caller.listener);
-    const deadline = Date.now() + BLOCKING_WAIT_MS;
+    const done = new AbortController();
+    const events = eventsAfter(this.c.env, this.project.id, since, this.caller.listener, AbortSignal.any([done.signal, this.gone.signal]));
+    const deadline = Date.now() + (Number(this.c.env.A2A_BLOCKING_WAIT_SECONDS) || DEFAULT_BLOCKING_WAIT_SECONDS) * 1000;
     try {
       for (;;) {
         let timer: ReturnType<typeof setTimeout> | undefined;
@@ -315,6 +323,8 @@ export class ProjectAgent implements A2ARequestHandler {
         if (e.resynced || (e.task_id === task.id && typeof e.data.status === "string" && endsStream(a2aStateOf(e.data.status as TaskStatus)))) return;
       }
     } finally {
+      // Let go of a read still waiting (after the timeout), so that closing the socket does not wait for an event.
+      done.abort();
       await events.return(undefined);
     }
   }
@@ -328,7 +338,7 @@ export class ProjectAgent implements A2ARequestHandler {
     yield { payload: { $case: "task", value: first } };
     let state = first.status!.state;
     if (endsStream(state)) return;
-    for await (const event of eventsAfter(this.c.env, this.project.id, since, this.caller.listener)) {
+    for await (const event of eventsAfter(this.c.env, this.project.id, since, this.caller.listener, this.gone.signal)) {
       const isStatus = event.task_id === task.id && typeof event.data.status === "string";
       if (!isStatus && !event.resynced) continue;
       const fresh = await this.read(task.id);

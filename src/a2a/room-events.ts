@@ -50,10 +50,17 @@ class Inbox<T> {
 type Frame = { type: "event"; event_type: string } & Omit<CommittedEvent, "type">;
 
 /**
- * The project's events after `since`, ending when the room closes the socket or the reader stops. A socket told to
- * resync (more than the room replays were missed) resumes from the newest event: the reader reads the task afresh.
+ * The project's events after `since`, ending when the room closes the socket or `stop` is aborted (a reader waiting for
+ * the next event is then let go at once). A socket told to resync (more than the room replays were missed) resumes
+ * from the newest event: the reader reads the task afresh.
  */
-export async function* eventsAfter(env: WorkerEnv, projectId: string, since: number, who: Listener): AsyncGenerator<CommittedEvent & { resynced?: true }> {
+export async function* eventsAfter(
+  env: WorkerEnv,
+  projectId: string,
+  since: number,
+  who: Listener,
+  stop: AbortSignal,
+): AsyncGenerator<CommittedEvent & { resynced?: true }> {
   const answer = await roomStub(env, projectId).fetch("https://room/dashboard", {
     headers: {
       Upgrade: "websocket",
@@ -72,6 +79,7 @@ export async function* eventsAfter(env: WorkerEnv, projectId: string, since: num
   });
   ws.addEventListener("close", () => inbox.end());
   ws.addEventListener("error", () => inbox.end());
+  stop.addEventListener("abort", () => inbox.end());
   try {
     for (;;) {
       const { value, done } = await inbox.next();

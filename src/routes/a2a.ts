@@ -89,7 +89,13 @@ async function boundedText(req: Request): Promise<string | null> {
 }
 
 /** Server-sent events from the transport's answers: the first is awaited before the stream opens, so an early refusal is plain JSON. */
-async function sse(id: unknown, stream: AsyncGenerator<unknown>, mapError: (e: unknown) => JsonRpcError, alwaysStream: boolean): Promise<Response> {
+async function sse(
+  id: unknown,
+  stream: AsyncGenerator<unknown>,
+  mapError: (e: unknown) => JsonRpcError,
+  alwaysStream: boolean,
+  onCancel: () => void,
+): Promise<Response> {
   let first: IteratorResult<unknown> | undefined;
   if (!alwaysStream) {
     try {
@@ -116,6 +122,7 @@ async function sse(id: unknown, stream: AsyncGenerator<unknown>, mapError: (e: u
     },
     async cancel() {
       clearInterval(keepAlive);
+      onCancel();
       await stream.return(undefined);
     },
   });
@@ -210,7 +217,7 @@ export function a2aRoutes(app: Hono<HubEnv>) {
     const handler = legacy ? new LegacyJsonRpcTransportHandler(agent) : new JsonRpcTransportHandler(agent);
     const result = await handler.handle(body as Record<string, unknown>, context);
     if (typeof (result as AsyncGenerator)[Symbol.asyncIterator] === "function")
-      return sse(id, result as AsyncGenerator<unknown>, mapError, legacy && method === "tasks/resubscribe");
+      return sse(id, result as AsyncGenerator<unknown>, mapError, legacy && method === "tasks/resubscribe", () => agent.stop());
     return c.json(result);
   };
 
