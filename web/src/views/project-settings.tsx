@@ -5,6 +5,7 @@ import { hub, ok } from "../api";
 import { useMe } from "../me";
 import type { Project } from "../types";
 import { ProjectTabs } from "./project-tabs";
+import { A2ACard } from "./a2a-card";
 import { Problem, useAction } from "./controls";
 
 type Setting = keyof Project["settings"];
@@ -82,6 +83,7 @@ export function ProjectSettingsPage({ projectId }: { projectId: string }) {
             When this is on, any agent in the project may run shell commands in another session of the project (on that session's machine) and send it files;
             every command and every file sent is recorded in the project's events.
           </SettingSwitch>
+          <A2ACard projectId={projectId} />
         </>
       )}
     </section>
