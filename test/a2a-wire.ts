@@ -9,6 +9,9 @@ import { workerFetch } from "./mcp-client";
 
 export const cardUrl = (projectId: string) => `${a2aBase(projectId)}.well-known/agent-card.json`;
 
+/** Enough of an answer to see what went wrong. */
+const shown = (reply: RpcReply) => reply.text.slice(0, 600);
+
 export interface RpcReply {
   status: number;
   headers: Headers;
@@ -47,16 +50,16 @@ export const jsonRpc = (projectId: string, method: string, params: unknown, opti
 
 /** The result of a JSON-RPC answer that succeeded. */
 export function rpcResult(reply: RpcReply): any {
-  expect(reply.status, reply.text).toBe(200);
-  expect(reply.json?.error, reply.text).toBeUndefined();
+  expect(reply.status, shown(reply)).toBe(200);
+  expect(reply.json?.error, shown(reply)).toBeUndefined();
   expect(reply.json.jsonrpc).toBe("2.0");
   return reply.json.result;
 }
 
 /** The error of a JSON-RPC answer, checked to be a well-formed JSON-RPC 2.0 error object with this code. */
 export function rpcError(reply: RpcReply, code: number): { code: number; message: string; data?: unknown } {
-  expect(reply.status, reply.text).toBe(200);
-  expect(reply.json?.error?.code, reply.text).toBe(code);
+  expect(reply.status, shown(reply)).toBe(200);
+  expect(reply.json?.error?.code, shown(reply)).toBe(code);
   expect(reply.json.jsonrpc).toBe("2.0");
   expect(reply.json).not.toHaveProperty("result");
   expect(Number.isInteger(reply.json.error.code)).toBe(true);
