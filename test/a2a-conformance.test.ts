@@ -251,10 +251,11 @@ describe("authentication (authentication/*, security/test_agent_card_security.py
     for (const name of required) expect(Object.keys(card.securitySchemes)).toContain(name);
   });
 
-  it("refuses a JSON-RPC request without credentials with 401 and a problem, before any JSON-RPC is answered", async () => {
+  it("refuses a JSON-RPC request without credentials with 401, a problem and a bearer challenge, before any JSON-RPC is answered", async () => {
     const reply = await getTaskWith({});
     expect(reply.status, reply.text).toBe(401);
     expect(reply.headers.get("Content-Type")).toBe("application/problem+json");
+    expect(reply.headers.get("WWW-Authenticate")).toMatch(/^Bearer\b/);
     expect(reply.json).not.toHaveProperty("jsonrpc");
   });
 
@@ -352,8 +353,9 @@ describe("JSON-RPC 2.0 (jsonrpc/test_json_rpc_compliance.py, test_protocol_viola
   ])("answers a request with %s with %i, in an HTTP 200", async (_, code, request) => {
     const reply = await post(JSON.stringify(request));
     rpcError(reply, code);
-    // The id is echoed whenever the request carried a valid one.
-    if (typeof (request as { id?: unknown }).id === "string") expect(reply.json.id).toBe((request as { id: string }).id);
+    // The id is echoed when the request carried a valid one, and null otherwise (JSON-RPC 2.0, section 5).
+    const sent = (request as { id?: unknown }).id;
+    expect(reply.json.id).toBe(typeof sent === "string" ? sent : null);
   });
 
   it("answers an unknown method with -32601, echoing the request's id", async () => {
@@ -645,7 +647,7 @@ describe("ListTasks (protocol/test_tasks_list_method.py)", () => {
     it("filters by statusTimestampAfter, leaving out tasks whose status is older", async () => {
       const contextId = uniqueContext("after");
       const older = await newTask("Task created before timestamp", { contextId });
-      await sleep(1100);
+      await sleep(100);
       const after = new Date().toISOString();
       await sleep(100);
       const newer = await newTask("Task created after timestamp", { contextId });
