@@ -49,6 +49,8 @@ import { a2aStateOf, endsStream, isTerminal, statusesOf } from "./states";
 /** How long a blocking SendMessage waits for its task to finish or ask something (A2A_BLOCKING_WAIT_SECONDS); then it answers the task as it is. */
 const DEFAULT_BLOCKING_WAIT_SECONDS = 25;
 const DEFAULT_PAGE_SIZE = 50;
+/** A date and a time, as ISO 8601 writes them (Date.parse alone takes "-1" for a year). */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 const MAX_PAGE_SIZE = 100;
 /** A follow-up that approves a plan under review; any other text asks for changes. */
 const APPROVAL = /^\s*(approve|approved|yes|lgtm|ok)\s*[.!]*\s*$/i;
@@ -147,12 +149,18 @@ export class ProjectAgent implements A2ARequestHandler {
     const historyLength = this.historyLength(params.historyLength);
     let updatedAfter: string | undefined;
     if (params.statusTimestampAfter) {
-      const at = Date.parse(params.statusTimestampAfter);
-      if (Number.isNaN(at)) throw new RequestMalformedError("statusTimestampAfter must be an ISO-8601 time");
+      const at = ISO_TIME.test(params.statusTimestampAfter) ? Date.parse(params.statusTimestampAfter) : NaN;
+      if (Number.isNaN(at)) throw new RequestMalformedError("statusTimestampAfter must be an ISO-8601 time (2026-01-31T12:00:00Z)");
       updatedAfter = new Date(at).toISOString();
     }
+    if (!(params.status in TaskState) || params.status === TaskState.UNRECOGNIZED)
+      throw new RequestMalformedError(
+        `status must be one of ${Object.keys(TaskState)
+          .filter((k) => k.startsWith("TASK_STATE_"))
+          .join(", ")}`,
+      );
     const statuses = params.status === TaskState.TASK_STATE_UNSPECIFIED ? undefined : statusesOf(params.status);
-    if (statuses?.length === 0) return { tasks: [], nextPageToken: "", pageSize, totalSize: 0 };
+    if (statuses?.length === 0) return { tasks: [], nextPageToken: "", pageSize: 0, totalSize: 0 };
     const filter = { projectIds: [this.project.id], statuses, conversationId: params.contextId || undefined, updatedAfter };
     let page;
     try {
@@ -162,10 +170,12 @@ export class ProjectAgent implements A2ARequestHandler {
       throw e;
     }
     const asked = await this.interventionsOf(page.tasks.map((t) => t.id));
+    const tasks = page.tasks.map((t) => a2aTaskOf(t, asked.get(t.id) ?? [], historyLength));
     return {
-      tasks: page.tasks.map((t) => a2aTaskOf(t, asked.get(t.id) ?? [], historyLength)),
+      // Artifacts only when asked for (the spec: omitted by default, as a list is an overview).
+      tasks: params.includeArtifacts ? tasks : tasks.map((t) => ({ ...t, artifacts: [] })),
       nextPageToken: page.next_cursor ?? "",
-      pageSize,
+      pageSize: tasks.length,
       totalSize: await countTasks(this.c.var.db, filter),
     };
   }
@@ -208,7 +218,8 @@ export class ProjectAgent implements A2ARequestHandler {
   }
 
   /** A task of this project (any other id is not found here). */
-  private async read(id: string): Promise<TaskView> {
+  private async read(id: string | undefined): Promise<TaskView> {
+    if (!id) throw new RequestMalformedError("id is required: the task's id");
     const [task] = isUuid(id) ? await taskViews(this.c.var.db, [id]) : [];
     if (!task || task.project_id !== this.project.id) throw new TaskNotFoundError(`Task not found: ${id}`);
     return task;

@@ -61,6 +61,18 @@ type JsonRpcError = { code: number; message: string };
 const rpcError = (id: unknown, error: JsonRpcError, status = 200) =>
   Response.json({ jsonrpc: "2.0", id: typeof id === "string" || typeof id === "number" ? id : null, error }, { status });
 
+const isRequestId = (id: unknown) => id === null || typeof id === "string" || (typeof id === "number" && Number.isInteger(id));
+
+/** Why a body is not a JSON-RPC 2.0 request (-32600), and the id to answer with (null when its own is not one). */
+function invalidEnvelope(body: unknown): { why: string; id: unknown } | null {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return { why: "a request is a JSON object", id: null };
+  const { jsonrpc, method, id } = body as { jsonrpc?: unknown; method?: unknown; id?: unknown };
+  if ("id" in body && !isRequestId(id)) return { why: "id must be a string, an integer or null", id: null };
+  if (jsonrpc !== "2.0") return { why: 'jsonrpc must be "2.0"', id };
+  if (typeof method !== "string" || method === "") return { why: "method must be a non-empty string", id };
+  return null;
+}
+
 /** The body, read up to the limit: a larger one is answered before it is all read. */
 async function boundedText(req: Request): Promise<string | null> {
   const declared = Number(req.headers.get("Content-Length") ?? NaN);
@@ -197,9 +209,10 @@ export function a2aRoutes(app: Hono<HubEnv>) {
     } catch {
       return rpcError(null, { code: -32700, message: "Parse error: the body is not JSON" }, 400);
     }
-    const method = typeof body === "object" && body !== null ? (body as { method?: unknown }).method : undefined;
-    const id = typeof body === "object" && body !== null ? (body as { id?: unknown }).id : undefined;
-    if (typeof method === "string" && WRITES.has(method)) await projectFor(c, project.id, "write");
+    const invalid = invalidEnvelope(body);
+    if (invalid) return rpcError(invalid.id, { code: -32600, message: `Invalid request: ${invalid.why}` });
+    const { method, id } = body as { method: string; id?: string | number | null };
+    if (WRITES.has(method)) await projectFor(c, project.id, "write");
     // A 0.3 method name, or none the 1.0 binding knows, goes to the 0.3 handler, whose errors are worded as 0.3's.
     const legacy = isLegacyJsonRpcMethod(method) || !isV1JsonRpcMethod(method);
     const mapError = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError;
