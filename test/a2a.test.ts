@@ -224,6 +224,30 @@ describe("a message", () => {
     expect(hub.json.payload).toMatchObject({ messageId: expect.any(String), parts: [{ data: spec }] });
   });
 
+  it("answers the question put to people, not one the agent asked another agent, and acts once when sent again", async () => {
+    const client = await a2aClient(w.project.id, person);
+    const task = asTask(await client.sendMessage(send(userMessage([text("Two questions")], { metadata: { skills: ["rust"] } }))));
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${task.id}/start`));
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${task.id}/help`, { question: "Which region?" }));
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${task.id}/help`, { question: "Did you run the migration?", target_session_id: w.orchestratorSession }));
+    const asking = await client.getTask({ tenant: "", id: task.id });
+    expect(asking.status?.message?.parts[0]?.content).toEqual({ $case: "text", value: "Which region?" });
+    expect(asking.history.map((m) => m.parts[0]?.content)).not.toContainEqual({ $case: "text", value: "Did you run the migration?" });
+
+    const answer = userMessage([text("eu-west-1")], { taskId: task.id });
+    await client.sendMessage(send(answer));
+    const retried = asTask(await client.sendMessage(send(answer)));
+    expect(retried.status?.state).toBe(TaskState.TASK_STATE_WORKING);
+    const asked = await expectOk(cli(w.worker.apiKey, "GET", `/api/v1/server/interventions?task_id=${task.id}`));
+    const byQuestion = Object.fromEntries(
+      asked.json.map((i: { question: string; status: string; response: string | null }) => [i.question, [i.status, i.response]]),
+    );
+    expect(byQuestion).toEqual({ "Which region?": ["responded", "eu-west-1"], "Did you run the migration?": ["pending", null] });
+    // The retry was not taken as a note either.
+    const notes = await expectOk(cli(w.worker.apiKey, "GET", `${T}/${task.id}/notes`));
+    expect(notes.json.map((n: { content: string }) => n.content)).not.toContain("eu-west-1");
+  });
+
   it("is cancelled on request; a finished task cannot be", async () => {
     const client = await a2aClient(w.project.id, person);
     const task = asTask(await client.sendMessage(send(userMessage([text("Cancel me")]))));
@@ -244,17 +268,18 @@ describe("listing and following tasks", () => {
     await client.cancelTask({ tenant: "", id: made[0]!, metadata: undefined });
     const list = (more: object) =>
       client.listTasks({ tenant: "", contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: "", statusTimestampAfter: undefined, ...more });
+    // Newest status first: the cancelled task changed last.
     const first = await list({ pageSize: 2 });
     expect(first.totalSize).toBe(3);
-    expect(first.tasks.map((t) => t.id)).toEqual([made[2], made[1]]);
+    expect(first.tasks.map((t) => t.id)).toEqual([made[0], made[2]]);
     const second = await list({ pageSize: 2, pageToken: first.nextPageToken });
-    expect(second.tasks.map((t) => t.id)).toEqual([made[0]]);
+    expect(second.tasks.map((t) => t.id)).toEqual([made[1]]);
     expect(second.nextPageToken).toBe("");
     const canceled = await list({ status: TaskState.TASK_STATE_CANCELED });
     expect(canceled.tasks.map((t) => t.id)).toEqual([made[0]]);
   });
 
-  it("resubscribed, shows the task as it is and then each change once, none lost in between", async () => {
+  it("resubscribed, shows the task as it is, then each change once through its questions to the end", async () => {
     const client = await a2aClient(w.project.id, w.worker.apiKey);
     const task = asTask(await client.sendMessage(send(userMessage([text("Followed")], { metadata: { skills: ["rust"] } }))));
     // The first subscription sees the task start, then is dropped; the agent finishes meanwhile.
@@ -266,16 +291,23 @@ describe("listing and following tasks", () => {
       if (event.payload?.$case === "statusUpdate") break;
     }
     await expectOk(cli(w.worker.apiKey, "POST", `${T}/${task.id}/help`, { question: "Proceed?" }));
+    // The question came while no one listened: the new subscription starts from the task as it is, then follows it
+    // through the answer to the end, each change once.
     const second: string[] = [];
     for await (const event of client.resubscribeTask({ tenant: "", id: task.id })) {
       const p = event.payload!;
-      second.push(
-        p.$case === "task" ? `task:${TaskState[p.value.status!.state]}` : p.$case === "statusUpdate" ? `status:${TaskState[p.value.status!.state]}` : p.$case,
-      );
+      if (p.$case === "task") {
+        second.push(`task:${TaskState[p.value.status!.state]}`);
+        // A person answers (an agent may answer only another agent's questions).
+        await (await a2aClient(w.project.id, person)).sendMessage(send(userMessage([text("Yes")], { taskId: task.id })));
+      } else if (p.$case === "statusUpdate") {
+        second.push(`status:${TaskState[p.value.status!.state]}`);
+        if (p.value.status!.state === TaskState.TASK_STATE_WORKING)
+          await expectOk(cli(w.worker.apiKey, "POST", `${T}/${task.id}/complete`, { result: { summary: "Went ahead", contracts: { go: { data: 1 } } } }));
+      } else second.push(p.$case);
     }
     expect(seen.map((e) => e.payload?.$case)).toEqual(["task", "statusUpdate"]);
-    // The question came while no one listened: the new subscription starts from the task as it is, and ends there.
-    expect(second).toEqual(["task:TASK_STATE_INPUT_REQUIRED"]);
+    expect(second).toEqual(["task:TASK_STATE_INPUT_REQUIRED", "status:TASK_STATE_WORKING", "artifactUpdate", "status:TASK_STATE_COMPLETED"]);
   });
 });
 
@@ -329,6 +361,31 @@ describe("refusals", () => {
       params: { taskId: crypto.randomUUID(), url: "https://example.com/hook" },
     });
     expect(push.body.error?.code).toBe(-32003);
+    expect((await expectOk(call(`/api/v1/tasks?project_id=${w.project.id}&limit=200`, { token: w.admin }))).json.count).toBe(before);
+  });
+
+  it("refuses JSON nested deeper than the REST API takes and DataRef pointers of no DataRef of the project", async () => {
+    const before = (await expectOk(call(`/api/v1/tasks?project_id=${w.project.id}&limit=200`, { token: w.admin }))).json.count;
+    let deep: unknown = "bottom";
+    for (let i = 0; i < 100; i++) deep = [deep];
+    const nested = await rpc(w.project.id, person, {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "SendMessage",
+      params: { message: { messageId: "deep-1", role: "ROLE_USER", parts: [{ text: "x" }, { data: { deep } }] } },
+    });
+    expect(nested.body.error?.code).toBe(-32602);
+    expect(nested.body.error?.message).toContain("must not nest");
+    const pointer = { $dataref: crypto.randomUUID(), size: 3, sha256: "0".repeat(64), content_type: "text/plain" };
+    const pointing = await rpc(w.project.id, person, {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "SendMessage",
+      params: { message: { messageId: "ptr-1", role: "ROLE_USER", parts: [{ text: "x" }, { data: { input: pointer } }] } },
+    });
+    expect(pointing.body.error?.code).toBe(-32602);
+    expect(pointing.body.error?.message).toContain("DataRef of this project");
+    // Nothing was written, and the project's list still answers.
     expect((await expectOk(call(`/api/v1/tasks?project_id=${w.project.id}&limit=200`, { token: w.admin }))).json.count).toBe(before);
   });
 

@@ -98,8 +98,14 @@ function agentMessage(task: TaskView, messageId: string, parts: Part[]): Message
   return { messageId, contextId: contextIdOf(task), taskId: task.id, role: Role.ROLE_AGENT, parts, metadata: undefined, extensions: [], referenceTaskIds: [] };
 }
 
-/** The question a task in input required waits on: its newest open intervention. */
-export const openQuestion = (interventions: readonly InterventionRow[]) => interventions.filter((i) => i.status === "pending").at(-1);
+/** Questions put to people (not those an agent asked another session, which do not hold the task). */
+const forPeople = (interventions: readonly InterventionRow[]) => interventions.filter((i) => i.targetSessionId === null);
+
+/** The question a task in input required waits on: its newest open question to people. */
+export const openQuestion = (interventions: readonly InterventionRow[]) =>
+  forPeople(interventions)
+    .filter((i) => i.status === "pending")
+    .at(-1);
 
 /** What the agent says with the task's status: the result's summary, the failure, the open question or the plan to review. */
 export function statusMessage(task: TaskView, interventions: readonly InterventionRow[]): Message | undefined {
@@ -165,7 +171,7 @@ export function historyOf(task: TaskView, interventions: readonly InterventionRo
     referenceTaskIds: [],
   };
   const history = [{ ...first, taskId: task.id, contextId: contextIdOf(task) }];
-  for (const i of interventions) {
+  for (const i of forPeople(interventions)) {
     history.push(agentMessage(task, `${i.id}:question`, [textPart(i.question)]));
     if (i.response !== null) history.push({ ...agentMessage(task, `${i.id}:answer`, [textPart(i.response)]), role: Role.ROLE_USER });
   }

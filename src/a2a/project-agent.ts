@@ -5,7 +5,7 @@
  * other than the create go through the REST routes as the caller, so every rule and refusal is the REST API's.
  */
 import type { Hono } from "hono";
-import { and, asc, inArray } from "drizzle-orm";
+import { asc, inArray } from "drizzle-orm";
 import { AgentCard, TaskState, type Message, type StreamResponse, type Task } from "@a2a-js/sdk";
 import type { A2ARequestHandler, ServerCallContext } from "@a2a-js/sdk/server";
 import type {
@@ -26,6 +26,12 @@ import {
   UnsupportedOperationError,
 } from "@a2a-js/sdk/errors";
 import { sha256Hex } from "../auth/secrets";
+import { linkPointers, pointerErrors } from "../dataref-pointers";
+import { canonicalJson } from "../domain/canonical-json";
+import { hubBaseUrl } from "../http/base-url";
+import { visibilityOf } from "../http/dataref-links";
+import { OFFLOAD_DEPTH } from "../offload";
+import { offloadFor } from "../routes/task-access";
 import { interventions } from "../db/schema";
 import { serverCandidates } from "../db/server-candidates";
 import { countTasks, listTasks, taskViews } from "../db/task-queries";
@@ -43,7 +49,7 @@ import { runInRoom, runInRoomForView } from "../room/client";
 import type { InterventionRow, TaskView } from "../views/tasks";
 import { agentCardOf } from "./card";
 import { a2aTaskOf, artifactsOf, checkMessage, contextIdOf, openQuestion, statusOf, taskFieldsOf, textOf } from "./messages";
-import { eventsAfter, headSeq, type Listener } from "./room-events";
+import { eventsAfter, snapshotOf, type Listener } from "./room-events";
 import { a2aStateOf, endsStream, isTerminal, statusesOf } from "./states";
 
 /** How long a blocking SendMessage waits for its task to finish or ask something (A2A_BLOCKING_WAIT_SECONDS); then it answers the task as it is. */
@@ -65,7 +71,8 @@ export interface A2ACaller {
 }
 
 /** A refusal of a hub route, in A2A's words. */
-export function a2aErrorOf(status: number, detail: string, cancelling = false): Error {
+export function a2aErrorOf(status: number, detail: string, cancelling = false, code?: string): Error {
+  if (code === "TASK_ID_TAKEN") return new RequestMalformedError(`message.messageId already names another message of this project: ${detail}`);
   if (status === 404) return new TaskNotFoundError(detail);
   if (status === 409 && cancelling) return new TaskNotCancelableError(detail);
   if (status === 400 || status === 413 || status === 422) return new RequestMalformedError(detail);
@@ -81,7 +88,7 @@ async function asA2A<T>(work: () => Promise<T>, cancelling = false): Promise<T> 
   try {
     return await work();
   } catch (e) {
-    if (e instanceof Problem) throw a2aErrorOf(e.status, problemText(e), cancelling);
+    if (e instanceof Problem) throw a2aErrorOf(e.status, problemText(e), cancelling, e.code);
     throw e;
   }
 }
@@ -122,8 +129,7 @@ export class ProjectAgent implements A2ARequestHandler {
   async sendMessage(params: SendMessageRequest, _context: ServerCallContext): Promise<Message | Task> {
     const message = checkMessage(params.message);
     const historyLength = this.historyLength(params.configuration?.historyLength);
-    const since = await headSeq(this.c.var.db, this.project.id);
-    const task = message.taskId ? await this.followUp(message) : await this.create(message);
+    const { task, since } = await this.snapshot((message.taskId ? await this.followUp(message) : await this.create(message)).id);
     if (params.configuration?.returnImmediately || !this.worthWaiting(task)) return this.a2aTask(task, historyLength);
     await this.waitForRest(task, since);
     return this.a2aTask(await this.read(task.id), historyLength);
@@ -132,9 +138,9 @@ export class ProjectAgent implements A2ARequestHandler {
   async *sendMessageStream(params: SendMessageRequest, _context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
     const message = checkMessage(params.message);
     const historyLength = this.historyLength(params.configuration?.historyLength);
-    const since = await headSeq(this.c.var.db, this.project.id);
-    const task = message.taskId ? await this.followUp(message) : await this.create(message);
-    yield* this.follow(task, since, historyLength);
+    const { task, since } = await this.snapshot((message.taskId ? await this.followUp(message) : await this.create(message)).id);
+    // A message's stream ends when the task finishes or waits for its client (spec 3.2.3).
+    yield* this.follow(task, since, endsStream, historyLength);
   }
 
   async getTask(params: GetTaskRequest): Promise<Task> {
@@ -164,7 +170,8 @@ export class ProjectAgent implements A2ARequestHandler {
     const filter = { projectIds: [this.project.id], statuses, conversationId: params.contextId || undefined, updatedAfter };
     let page;
     try {
-      page = await listTasks(this.c.var.db, { ...filter, limit: pageSize, cursor: params.pageToken || undefined });
+      // Newest status first (spec 3.1.4): a task's status time is when it last changed.
+      page = await listTasks(this.c.var.db, { ...filter, newestBy: "updated", limit: pageSize, cursor: params.pageToken || undefined });
     } catch (e) {
       if (e instanceof InvalidCursor) throw new RequestMalformedError("pageToken is not one this agent gave (send a ListTasks answer's nextPageToken)");
       throw e;
@@ -188,12 +195,11 @@ export class ProjectAgent implements A2ARequestHandler {
   }
 
   async *resubscribe(params: SubscribeToTaskRequest): AsyncGenerator<StreamResponse, void, undefined> {
-    // The seq first: whatever commits after it reaches the stream, and the read below already shows what came before.
-    const since = await headSeq(this.c.var.db, this.project.id);
-    const task = await this.read(params.id);
+    const { task, since } = await this.snapshot(params.id);
     if (isTerminal(a2aStateOf(task.status)))
       throw new UnsupportedOperationError(`Task ${task.id} is ${task.status}: a finished task has nothing more to stream (read it with GetTask)`);
-    yield* this.follow(task, since);
+    // A subscription follows the task through its questions too, until it finishes (spec 3.1.6).
+    yield* this.follow(task, since, isTerminal);
   }
 
   // Push notifications: the project's Standard Webhooks endpoints deliver its events instead.
@@ -219,8 +225,18 @@ export class ProjectAgent implements A2ARequestHandler {
 
   /** A task of this project (any other id is not found here). */
   private async read(id: string | undefined): Promise<TaskView> {
+    return this.ofProject(id, isUuid(id ?? "") ? (await taskViews(this.c.var.db, [id!]))[0] : undefined);
+  }
+
+  /** A task of this project and the seq after which the room's events change it (room-events.ts snapshotOf). */
+  private async snapshot(id: string | undefined): Promise<{ task: TaskView; since: number }> {
+    if (!isUuid(id ?? "")) return { task: this.ofProject(id, undefined), since: 0 };
+    const { task, since } = await snapshotOf(this.c.var.db, this.c.env.DB, this.project.id, id!);
+    return { task: this.ofProject(id, task), since };
+  }
+
+  private ofProject(id: string | undefined, task: TaskView | undefined): TaskView {
     if (!id) throw new RequestMalformedError("id is required: the task's id");
-    const [task] = isUuid(id) ? await taskViews(this.c.var.db, [id]) : [];
     if (!task || task.project_id !== this.project.id) throw new TaskNotFoundError(`Task not found: ${id}`);
     return task;
   }
@@ -231,20 +247,34 @@ export class ProjectAgent implements A2ARequestHandler {
     const rows = await this.c.var.db
       .select()
       .from(interventions)
-      .where(and(inArray(interventions.taskId, taskIds)))
+      .where(inArray(interventions.taskId, taskIds))
       .orderBy(asc(interventions.createdAt), asc(interventions.id));
     for (const row of rows) byTask.set(row.taskId!, [...(byTask.get(row.taskId!) ?? []), row]);
     return byTask;
   }
 
   private async a2aTask(task: TaskView, historyLength?: number): Promise<Task> {
-    return a2aTaskOf(task, (await this.interventionsOf([task.id])).get(task.id) ?? [], historyLength);
+    return a2aTaskOf(await this.linked(task), (await this.interventionsOf([task.id])).get(task.id) ?? [], historyLength);
   }
 
-  /** A REST route called as the caller; a refusal becomes A2A's error. */
-  private async rest(method: string, path: string, body?: unknown, cancelling = false) {
-    const answer = await requestAs(this.app, this.c, this.caller.headers, method, path, undefined, body);
-    if (answer.status >= 400) throw a2aErrorOf(answer.status, problemText(answer.body as { detail?: string }), cancelling);
+  /** The task with a download URL in each DataRef pointer of its result the caller may see, as the REST API answers it. */
+  private async linked(task: TaskView): Promise<TaskView> {
+    if (!task.result) return task;
+    const scope = { project: this.project.id, visibility: visibilityOf(this.c) };
+    return { ...task, result: (await linkPointers(this.c.env, this.c.var.db, hubBaseUrl(this.c), task.result, scope)) as TaskView["result"] };
+  }
+
+  /**
+   * A REST route called as the caller; a refusal becomes A2A's error. `once`: an Idempotency-Key, so that a message
+   * sent again (a client's retry) is answered as the first one was instead of acting twice.
+   */
+  private async rest(method: string, path: string, body?: unknown, cancelling = false, once?: string) {
+    const headers = once ? { ...this.caller.headers, "Idempotency-Key": once } : this.caller.headers;
+    const answer = await requestAs(this.app, this.c, headers, method, path, undefined, body);
+    const code = (answer.body as { code?: string } | null)?.code;
+    // The key was spent by the first of these messages (on whichever route the task's state then chose): done already.
+    if (once && (code === "IDEMPOTENCY_KEY_REUSED" || code === "IDEMPOTENCY_KEY_IN_FLIGHT")) return null;
+    if (answer.status >= 400) throw a2aErrorOf(answer.status, problemText(answer.body as { detail?: string }), cancelling, code);
     return answer.body;
   }
 
@@ -256,8 +286,12 @@ export class ProjectAgent implements A2ARequestHandler {
     const fields = taskFieldsOf(message);
     const check = checkTaskProtocol({ structured_spec: fields.structuredSpec, requirements: fields.requirements });
     if (!check.ok) throw new RequestMalformedError(`the message's data parts: ${check.errors.map((e) => `${e.path}: ${e.message}`).join("; ")}`);
+    // A DataRef pointer in a message must name one of the project's, as in any body the REST API takes.
+    const foreign = await pointerErrors(this.c.var.db, this.project.id, fields.payload, ["message"]);
+    if (foreign.length) throw new RequestMalformedError(foreign.map((e) => `${e.path}: ${e.message}`).join("; "));
     const traceparent = parseTraceparent(this.c.req.header("traceparent"))?.traceparent ?? beginTrace().traceparent;
-    const clientRequestHash = await sha256Hex(JSON.stringify(fields.payload));
+    const clientRequestHash = await sha256Hex(canonicalJson(fields.payload));
+    const structuredSpec = (await offloadFor(this.c, this.project.id)(fields.structuredSpec, OFFLOAD_DEPTH.spec)) as Record<string, unknown> | null;
     const { result, view } = await asA2A(() =>
       runInRoomForView(this.c, this.project.id, {
         op: "create",
@@ -266,7 +300,7 @@ export class ProjectAgent implements A2ARequestHandler {
           spec: fields.spec,
           type: "feature",
           priority: "normal",
-          structuredSpec: fields.structuredSpec,
+          structuredSpec: structuredSpec ?? null,
           requirements: fields.requirements,
           warnings: check.warnings,
           origin: {
@@ -292,8 +326,8 @@ export class ProjectAgent implements A2ARequestHandler {
   }
 
   /**
-   * A message naming a task: the answer to its open question, or the review of its plan; to a task at work, a note
-   * its agent reads. A finished task takes no more messages.
+   * A message naming a task: the answer to its open question, or the review of its plan; otherwise a note its agent
+   * reads. A finished task takes no more messages; the same message again acts once.
    */
   private async followUp(message: Message): Promise<TaskView> {
     const task = await this.read(message.taskId);
@@ -303,13 +337,13 @@ export class ProjectAgent implements A2ARequestHandler {
       throw new RequestMalformedError(`contextId ${message.contextId} is not the task's (${contextIdOf(task)})`);
     const text = textOf(message);
     if (!text) throw new RequestMalformedError("message.parts must hold a text part: the answer, the review or the note");
-    if (task.status === "needs_human") {
-      const question = openQuestion((await this.interventionsOf([task.id])).get(task.id) ?? []);
-      if (question) await this.rest("POST", `${this.interventionsPath}/${question.id}/respond`, { response: text });
-    } else if (task.status === "plan_review") {
-      if (APPROVAL.test(text)) await this.rest("POST", `${this.tasksPath}/${task.id}/approve-plan`, {});
-      else await this.rest("POST", `${this.tasksPath}/${task.id}/revise-plan`, { feedback: text });
-    } else await this.rest("POST", `${this.tasksPath}/${task.id}/notes`, { content: text });
+    const once = `a2a-${await sha256Hex(`${task.id}\n${message.messageId}`)}`;
+    const question = task.status === "needs_human" ? openQuestion((await this.interventionsOf([task.id])).get(task.id) ?? []) : undefined;
+    if (question) await this.rest("POST", `${this.interventionsPath}/${question.id}/respond`, { response: text }, false, once);
+    else if (task.status === "plan_review") {
+      if (APPROVAL.test(text)) await this.rest("POST", `${this.tasksPath}/${task.id}/approve-plan`, {}, false, once);
+      else await this.rest("POST", `${this.tasksPath}/${task.id}/revise-plan`, { feedback: text }, false, once);
+    } else await this.rest("POST", `${this.tasksPath}/${task.id}/notes`, { content: text }, false, once);
     return this.read(task.id);
   }
 
@@ -342,17 +376,22 @@ export class ProjectAgent implements A2ARequestHandler {
 
   /**
    * The task now, then each change of its A2A state as the room's events show it (after `since`), in order and once:
-   * a finished task's artifacts, then its status. Ends once the task finishes or asks something.
+   * a finished task's artifacts, then its status. Ends at a state `endsAt` names.
    */
-  private async *follow(task: TaskView, since: number, historyLength?: number): AsyncGenerator<StreamResponse, void, undefined> {
+  private async *follow(
+    task: TaskView,
+    since: number,
+    endsAt: (state: TaskState) => boolean,
+    historyLength?: number,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     const first = await this.a2aTask(task, historyLength);
     yield { payload: { $case: "task", value: first } };
     let state = first.status!.state;
-    if (endsStream(state)) return;
+    if (endsAt(state)) return;
     for await (const event of eventsAfter(this.c.env, this.project.id, since, this.caller.listener, this.gone.signal)) {
       const isStatus = event.task_id === task.id && typeof event.data.status === "string";
       if (!isStatus && !event.resynced) continue;
-      const fresh = await this.read(task.id);
+      const fresh = await this.linked(await this.read(task.id));
       // An event's own status says what the task became then; after a resync only the task as it is now is known.
       const next = a2aStateOf(isStatus ? (event.data.status as TaskStatus) : fresh.status);
       if (next === state) continue;
@@ -364,7 +403,7 @@ export class ProjectAgent implements A2ARequestHandler {
         for (const artifact of artifactsOf(fresh)) yield { payload: { $case: "artifactUpdate", value: { ...ids, artifact, append: false, lastChunk: true } } };
       const status = { state, message: now.state === state ? now.message : undefined, timestamp: event.created_at || now.timestamp };
       yield { payload: { $case: "statusUpdate", value: { ...ids, status } } };
-      if (endsStream(state)) return;
+      if (endsAt(state)) return;
     }
   }
 }

@@ -2,16 +2,21 @@
  * A project's events as the Worker hears them, for one A2A stream: the room's dashboard socket opened as the caller,
  * resumed after a seq, so every event after it arrives once and in order (the room replays the gap between operations).
  */
-import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { taskViewsInBatch } from "../db/task-queries";
+import type { TaskView } from "../views/tasks";
 import { roomStub } from "../room/client";
 import type { CommittedEvent } from "../room/statements";
 import type { WorkerEnv } from "../worker-env";
 
-/** The newest event of the project: a stream that resumes after it misses nothing that commits later. */
-export async function headSeq(db: Db, projectId: string): Promise<number> {
-  const [row] = await db.all<{ head: number | null }>(sql`SELECT MAX(seq) AS head FROM events WHERE project_id = ${projectId}`);
-  return row?.head ?? 0;
+/**
+ * A task as it is, and the project's newest event when it was read, in one transaction: every event after that seq
+ * changed the task after this view of it, and none before it did.
+ */
+export async function snapshotOf(db: Db, d1: D1Database, projectId: string, taskId: string): Promise<{ task: TaskView | undefined; since: number }> {
+  const view = taskViewsInBatch(db, d1, [taskId]);
+  const [head, tasks] = await d1.batch([d1.prepare("SELECT COALESCE(MAX(seq), 0) AS head FROM events WHERE project_id = ?1").bind(projectId), view.statement]);
+  return { task: view.read(tasks!)[0], since: (head!.results[0] as { head: number }).head };
 }
 
 /** Who the room's socket is opened as, and until when (the room closes it then; the client subscribes again). */
@@ -61,6 +66,7 @@ export async function* eventsAfter(
   who: Listener,
   stop: AbortSignal,
 ): AsyncGenerator<CommittedEvent & { resynced?: true }> {
+  if (stop.aborted) return;
   const answer = await roomStub(env, projectId).fetch("https://room/dashboard", {
     headers: {
       Upgrade: "websocket",
@@ -80,6 +86,8 @@ export async function* eventsAfter(
   ws.addEventListener("close", () => inbox.end());
   ws.addEventListener("error", () => inbox.end());
   stop.addEventListener("abort", () => inbox.end());
+  // Aborted while the room was being reached: the listener above came too late to hear it.
+  if (stop.aborted) inbox.end();
   try {
     for (;;) {
       const { value, done } = await inbox.next();

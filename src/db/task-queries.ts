@@ -172,6 +172,8 @@ export interface TaskFilter {
   conversationId?: string;
   /** Tasks changed after this time (ISO-8601). */
   updatedAfter?: string;
+  /** What "newest first" orders by: when a task was created (the default), or when it last changed. */
+  newestBy?: "created" | "updated";
   limit: number;
   cursor?: string;
 }
@@ -216,15 +218,16 @@ export async function countTasks(db: Db, f: Omit<TaskFilter, "limit" | "cursor">
 export async function listTasks(db: Db, f: TaskFilter): Promise<{ tasks: TaskView[]; next_cursor: string | null }> {
   if (f.projectIds?.length === 0) return { tasks: [], next_cursor: null };
   const conditions = filterConditions(f);
+  const at = f.newestBy === "updated" ? tasks.updatedAt : tasks.createdAt;
   if (f.cursor) {
-    const [createdAt, id] = cursorKey(f.cursor);
-    conditions.push(sql`(${tasks.createdAt}, ${tasks.id}) < (${createdAt}, ${id})`);
+    const [time, id] = cursorKey(f.cursor);
+    conditions.push(sql`(${at}, ${tasks.id}) < (${time}, ${id})`);
   }
   const rows = await db
-    .select({ id: tasks.id, createdAt: tasks.createdAt })
+    .select({ id: tasks.id, at })
     .from(tasks)
     .where(and(...conditions))
-    .orderBy(desc(tasks.createdAt), desc(tasks.id))
+    .orderBy(desc(at), desc(tasks.id))
     .limit(f.limit + 1);
   const page = rows.slice(0, f.limit);
   const last = page.at(-1);
@@ -233,7 +236,7 @@ export async function listTasks(db: Db, f: TaskFilter): Promise<{ tasks: TaskVie
       db,
       page.map((r) => r.id),
     ),
-    next_cursor: rows.length > f.limit && last ? encodeCursor(last.createdAt, last.id) : null,
+    next_cursor: rows.length > f.limit && last ? encodeCursor(last.at, last.id) : null,
   };
 }
 

@@ -15,7 +15,7 @@ import { hubBaseUrl } from "./base-url";
 import type { HubContext, HubEnv } from "./context";
 
 /** What the caller may see; without a caller, nothing. */
-function visibilityOf(c: HubContext): Visibility {
+export function visibilityOf(c: HubContext): Visibility {
   const p = c.var.principal;
   if (!p) return { member: () => sql`NULL`, sees: () => false };
   return { member: (column) => membershipOf(p, column), sees: (projectId, isMember) => accessOf(p, projectId, isMember) !== "none" };

@@ -15,6 +15,8 @@ import { hubBaseUrl } from "../http/base-url";
 import type { HubContext, HubEnv } from "../http/context";
 import { Problem, unauthorized } from "../http/problem";
 import { documented, type Operation } from "../openapi/operation";
+import { TOO_DEEP, tooDeepUnder } from "../domain/json-depth";
+import { logError } from "../log";
 import { legacyCardOf } from "../a2a/card";
 import { ProjectAgent, type A2ACaller } from "../a2a/project-agent";
 
@@ -22,8 +24,11 @@ import { ProjectAgent, type A2ACaller } from "../a2a/project-agent";
 export const A2A_MAX_BODY_BYTES = 256 * 1024;
 /** A stream says something at least this often, so that proxies keep a quiet one open. */
 const KEEP_ALIVE_MS = 20_000;
-/** How long a stream opened with an agent's key runs before the client subscribes again (a person's ends with their token). */
-const AGENT_STREAM_MS = 60 * 60 * 1000;
+/**
+ * How long a stream opened with an agent's key runs before the client subscribes again, its key checked anew (a
+ * person's ends with their token, which lasts as long).
+ */
+const AGENT_STREAM_MS = 15 * 60 * 1000;
 /** Methods that change tasks: a viewer may only read. */
 const WRITES = new Set(["SendMessage", "SendStreamingMessage", "CancelTask", "message/send", "message/stream", "tasks/cancel"]);
 
@@ -58,6 +63,17 @@ class Caller implements User {
 }
 
 type JsonRpcError = { code: number; message: string };
+const INTERNAL_ERROR = -32603;
+
+/**
+ * The SDK words any failure that is not an A2A error as -32603 with the failure's own message: that message is logged
+ * with the request, and the caller is told only the request's id to quote, as a REST 500 tells it.
+ */
+function withoutInternals(c: HubContext, error: JsonRpcError): JsonRpcError {
+  if (error.code !== INTERNAL_ERROR) return error;
+  logError("an A2A call failed", { request_id: c.var.requestId, operation: c.var.operation, project_id: c.req.param("projectId") }, new Error(error.message));
+  return { code: INTERNAL_ERROR, message: `Internal error; quote request id ${c.var.requestId} when reporting it` };
+}
 const rpcError = (id: unknown, error: JsonRpcError, status = 200) =>
   Response.json({ jsonrpc: "2.0", id: typeof id === "string" || typeof id === "number" ? id : null, error }, { status });
 
@@ -118,9 +134,13 @@ async function sse(
   }
   const encoder = new TextEncoder();
   let keepAlive: ReturnType<typeof setInterval> | undefined;
+  // Set when the client went: nothing more is written, and the stream is not closed twice.
+  let cancelled = false;
   const body = new ReadableStream<Uint8Array>({
     async start(controller) {
-      const write = (text: string) => controller.enqueue(encoder.encode(text));
+      const write = (text: string) => {
+        if (!cancelled) controller.enqueue(encoder.encode(text));
+      };
       keepAlive = setInterval(() => write(": keep-alive\n\n"), KEEP_ALIVE_MS);
       try {
         if (first && !first.done) write(formatSSEEvent(first.value));
@@ -129,10 +149,11 @@ async function sse(
         write(formatSSEErrorEvent({ jsonrpc: "2.0", id: id ?? null, error: mapError(e) }));
       } finally {
         clearInterval(keepAlive);
-        controller.close();
+        if (!cancelled) controller.close();
       }
     },
     async cancel() {
+      cancelled = true;
       clearInterval(keepAlive);
       onCancel();
       await stream.return(undefined);
@@ -212,10 +233,13 @@ export function a2aRoutes(app: Hono<HubEnv>) {
     const invalid = invalidEnvelope(body);
     if (invalid) return rpcError(invalid.id, { code: -32600, message: `Invalid request: ${invalid.why}` });
     const { method, id } = body as { method: string; id?: string | number | null };
+    // Held to the depth every REST body is, so nothing stored from here is too deep for the hub to walk.
+    const deep = tooDeepUnder(body);
+    if (deep) return rpcError(id, { code: -32602, message: `Invalid params: ${deep} ${TOO_DEEP}` });
     if (WRITES.has(method)) await projectFor(c, project.id, "write");
     // A 0.3 method name, or none the 1.0 binding knows, goes to the 0.3 handler, whose errors are worded as 0.3's.
     const legacy = isLegacyJsonRpcMethod(method) || !isV1JsonRpcMethod(method);
-    const mapError = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError;
+    const mapError = (e: unknown) => (legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError)(e);
     const context = defaultServerCallContextBuilder({
       extensions: undefined,
       user: new Caller(caller.audience === "person" ? "person" : "agent"),
@@ -230,8 +254,15 @@ export function a2aRoutes(app: Hono<HubEnv>) {
     const handler = legacy ? new LegacyJsonRpcTransportHandler(agent) : new JsonRpcTransportHandler(agent);
     const result = await handler.handle(body as Record<string, unknown>, context);
     if (typeof (result as AsyncGenerator)[Symbol.asyncIterator] === "function")
-      return sse(id, result as AsyncGenerator<unknown>, mapError, legacy && method === "tasks/resubscribe", () => agent.stop());
-    return c.json(result);
+      return sse(
+        id,
+        result as AsyncGenerator<unknown>,
+        (e) => withoutInternals(c, mapError(e)),
+        legacy && method === "tasks/resubscribe",
+        () => agent.stop(),
+      );
+    const answered = result as { error?: JsonRpcError };
+    return c.json(answered.error ? { ...answered, error: withoutInternals(c, answered.error) } : answered);
   };
 
   // The SDK's clients post to the card's URL without its trailing slash; API.md names it with one.
