@@ -6,7 +6,7 @@ import { TaskState, type Message, type StreamResponse, type Task } from "@a2a-js
 import { parseLegacyAgentCard } from "@a2a-js/sdk/compat/v0_3/client";
 import { beforeAll, describe, expect, it } from "vitest";
 import { a2aBase, a2aClient, data, fetchAs, rpc, text, userMessage } from "./a2a-client";
-import { call, createProject, until } from "./helpers";
+import { call, createProject, fetchUrl, until } from "./helpers";
 import { cli, createWorld, expectOk, T, type World } from "./task-world";
 
 const capable = (languages: string[]) => ({ $schema: "orchestratia/capabilities/v1", languages, max_concurrent_tasks: 5 });
@@ -124,6 +124,24 @@ describe("a message", () => {
       ["note", "fulfilled", { $case: "text", value: "all good" }],
     ]);
     expect(done.history[0]?.messageId).toBe(message.messageId);
+  });
+
+  it("hands over a contract held in a DataRef with a download URL, as the REST API does", async () => {
+    const client = await a2aClient(w.project.id, person);
+    const task = asTask(await client.sendMessage(send(userMessage([text("Big output")], { metadata: { skills: ["rust"] } }))));
+    const bytes = new TextEncoder().encode("line 1\nline 2\n");
+    const made = await expectOk(
+      call("/api/v1/server/datarefs", { apiKey: w.worker.apiKey, body: { project_id: w.project.id, content_type: "text/plain", size: bytes.byteLength } }),
+      201,
+    );
+    expect((await fetchUrl(made.json.upload.url, { method: "PUT", body: bytes })).status).toBe(200);
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${task.id}/start`));
+    const pointer = { $dataref: made.json.dataref.id, size: bytes.byteLength, content_type: "text/plain" };
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${task.id}/complete`, { result: { summary: "Logged", contracts: { log: { data: pointer } } } }));
+    const done = await client.getTask({ tenant: "", id: task.id });
+    const part = done.artifacts[0]!.parts[0]!.content as { $case: "data"; value: { $dataref: string; url: string } };
+    expect(part.value.$dataref).toBe(made.json.dataref.id);
+    expect(await (await fetchUrl(part.value.url)).text()).toBe("line 1\nline 2\n");
   });
 
   it("sent again with the same id answers the same task; other content under that id is refused", async () => {
