@@ -153,7 +153,7 @@ describe("Server-Timing", () => {
     expect(room["rows written"]).toBeGreaterThan(0);
   });
 
-  it("bills two rows for a task's change of status and two for its event, whose index rows only what is looked up", async () => {
+  it("bills a task's change of status one row, two where it is assigned or finished, and two for its event", async () => {
     const created = await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title: "Rows", spec: "Count them", project_id: w.project.id }), 201);
     const id = created.json.id as string;
     const assigned = await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { server_name: w.worker.name }));
@@ -162,9 +162,11 @@ describe("Server-Timing", () => {
     const written = (reply: Reply) => timing(reply, "room-d1")["rows written"];
     // The task (its row, its key, its project's index; no server or session yet), and its event with the event's task index.
     expect(written(created)).toBe(3 + 2);
-    // Each change of status: the task's row and its server's index; the event and its task index. A task without a
-    // session writes nothing to the sessions' index, and the event log keeps no rowid beside its key.
-    for (const reply of [assigned, started, completed]) expect(written(reply)).toBe(2 + 2);
+    // Assigning and finishing: the task's row and its server's index entry (keyed by completed_at, not status); the event
+    // and its task index. Starting changes no index key: the row alone. A task without a session writes nothing to the
+    // sessions' index, and the event log keeps no rowid beside its key.
+    for (const reply of [assigned, completed]) expect(written(reply)).toBe(2 + 2);
+    expect(written(started)).toBe(1 + 2);
   });
 
   it("reads, to refuse a cycle, only what the new upstream depends on, not every dependency of its project", async () => {

@@ -188,6 +188,13 @@ export const WAITING = sql`status = 'pending' AND requirements IS NOT NULL AND a
 /** Waiting tasks no unresolved dependency blocks: all that tasks_waiting holds, so a query reads that index only by naming this very condition. */
 export const READY_TO_OFFER = sql`${WAITING} AND blocked = 0`;
 
+/**
+ * A task not yet done, failed or cancelled: exactly those without completed_at, since only finishing a task sets it
+ * and only a retry (the one way out of failed) clears it. The server and session indexes hold these first, so a
+ * query for an agent's unfinished tasks names this condition to read only them.
+ */
+export const UNFINISHED_TASK = sql`completed_at IS NULL`;
+
 export const tasks = sqliteTable(
   "tasks",
   {
@@ -274,13 +281,14 @@ export const tasks = sqliteTable(
   },
   (t) => [
     index("tasks_project_created").on(t.projectId, t.createdAt, t.id),
-    // Partial: a task with no server or session is never looked up by it, and each status change of such a task would
-    // write an index row that D1 bills.
-    index("tasks_server_status")
-      .on(t.assignedServerId, t.status)
+    // Partial: a task with no server or session is never looked up by it, and each change of such a task would write an
+    // index row that D1 bills. Keyed by completed_at rather than status (unfinished tasks first, UNFINISHED_TASK), so
+    // only assigning and finishing a task write its entry, not every change of status in between.
+    index("tasks_server_completed")
+      .on(t.assignedServerId, t.completedAt)
       .where(sql`assigned_server_id IS NOT NULL`),
-    index("tasks_session_status")
-      .on(t.targetSessionId, t.status)
+    index("tasks_session_completed")
+      .on(t.targetSessionId, t.completedAt)
       .where(sql`target_session_id IS NOT NULL`),
     uniqueIndex("tasks_client_id")
       .on(t.projectId, t.clientId)

@@ -6,7 +6,8 @@ import { decodeCursor, encodeCursor } from "../domain/page-cursor";
 import { taskView, type DependencyRow, type NoteRow, type TaskView } from "../views/tasks";
 import type { Db } from "./client";
 import { boundForBatch, builtOnce, inJsonList, qualified } from "./sql";
-import { servers, sessions, taskDependencies, taskNotes, tasks } from "./schema";
+import { servers, sessions, taskDependencies, taskNotes, tasks, UNFINISHED_TASK } from "./schema";
+import { FINISHED, type TaskStatus } from "../domain/lifecycle";
 
 export const RECENT_NOTES = 20;
 const targetSession = alias(sessions, "target_session");
@@ -190,6 +191,8 @@ function filterConditions(f: Omit<TaskFilter, "limit" | "cursor">): (SQL | undef
     f.projectIds ? inJsonList(tasks.projectId, f.projectIds) : undefined,
     f.ids ? inJsonList(tasks.id, f.ids) : undefined,
     f.statuses?.length ? inArray(tasks.status, f.statuses as (typeof tasks.status.enumValues)[number][]) : undefined,
+    // Said outright when the statuses imply it, so an agent's or a session's index is read no further than its unfinished tasks.
+    f.statuses?.length && f.statuses.every((s) => !FINISHED.includes(s as TaskStatus)) ? UNFINISHED_TASK : undefined,
     f.assignedServerId ? eq(tasks.assignedServerId, f.assignedServerId) : undefined,
     f.targetSessionId ? eq(tasks.targetSessionId, f.targetSessionId) : undefined,
     f.forSession
