@@ -39,6 +39,9 @@ export const PRICES = {
   d1RowWrittenPerMillion: 1.0,
 } as const;
 
+/** What a task should cost (issue 37): Trigger.dev charges $25 per million runs, Temporal Cloud $25–50 per million actions. */
+export const TARGETS = { rowsWritten: 9, rowsRead: 100, dollars: 10 } as const;
+
 /** A Durable Object is billed for 128 MB while active. */
 const DO_GB = 128 / 1024;
 
@@ -109,9 +112,15 @@ export interface PerTask {
   doGbSeconds: number;
 }
 
+/** The four requests that drive a task, each summed over the drive. */
+export const STEPS = ["create", "assign", "start", "complete"] as const;
+export type Step = (typeof STEPS)[number];
+
 export interface CostFigures {
   tasks: number;
   perTask: PerTask;
+  /** Rows read and written per task by each of its requests (absent from figures recorded before it was kept). */
+  bySteps?: Record<Step, { rowsRead: number; rowsWritten: number }>;
   /** What one poll for work (GET /server/tasks/check, with work waiting) costs, priced apart. */
   perPoll: PerTask;
   /** The Worker's and the room's shares, per task, for the record. */
@@ -174,10 +183,14 @@ export async function measureCosts({ hub, admin, cpuMs, pool }: Drive): Promise<
 
   let total = none();
   let requests = 0;
+  let steps = Object.fromEntries(STEPS.map((s) => [s, none()])) as Record<Step, Billed>;
   const asAgent = async (path: string, body: unknown, expected = 200) => {
     const { json, timing } = await send(path, { body, apiKey }, expected);
     requests++;
-    total = add(total, billedBy(timing));
+    const billed = billedBy(timing);
+    total = add(total, billed);
+    const step = STEPS.find((s) => path.endsWith(`/${s}`)) ?? "create";
+    steps[step] = add(steps[step], billed);
     return json;
   };
 
@@ -213,6 +226,7 @@ export async function measureCosts({ hub, admin, cpuMs, pool }: Drive): Promise<
   ]);
   total = none();
   requests = 0;
+  steps = Object.fromEntries(STEPS.map((s) => [s, none()])) as Record<Step, Billed>;
   const cpuBefore = cpuMs();
   const tasks = await driveTree([
     [900, 0],
@@ -221,7 +235,7 @@ export async function measureCosts({ hub, admin, cpuMs, pool }: Drive): Promise<
     [1, 9],
   ]);
   const cpuAfter = cpuMs();
-  const [driveTotal, driveRequests] = [total, requests];
+  const [driveTotal, driveRequests, driveSteps] = [total, requests, steps];
 
   // One poll with work waiting: the agent's check for tasks assigned to it.
   const waiting = (await asAgent("/api/v1/server/tasks", { title: "waiting", project_id: project }, 201)).id as string;
@@ -246,6 +260,12 @@ export async function measureCosts({ hub, admin, cpuMs, pool }: Drive): Promise<
   return {
     tasks,
     perTask: perTask(driveTotal, tasks, driveRequests, cpu(cpuBefore, cpuAfter)),
+    bySteps: Object.fromEntries(
+      STEPS.map((s) => {
+        const b = driveSteps[s];
+        return [s, { rowsRead: (b.workerRowsRead + b.roomRowsRead) / tasks, rowsWritten: (b.workerRowsWritten + b.roomRowsWritten) / tasks }];
+      }),
+    ) as Record<Step, { rowsRead: number; rowsWritten: number }>,
     perPoll: perTask(polls, POLLS, POLLS, cpu(pollCpuBefore, pollCpuAfter)),
     split: Object.fromEntries(Object.entries(driveTotal).map(([k, v]) => [k, v / tasks])) as unknown as Billed,
   };
@@ -269,6 +289,14 @@ export function reportCosts(live: CostFigures, recorded: RecordedCosts | undefin
     `  per task (${live.tasks} tasks: create, assign, start, complete): ${units(live.perTask)}; D1 calls whose rows went uncounted: ${fmt(live.split.uncounted * live.tasks, 0)}`,
   );
   if (recorded) report(`    recorded at ${recorded.commit.slice(0, 7)} (${recorded.date}): ${units(recorded.figures.perTask)}`);
+  const steps = (s: CostFigures) =>
+    s.bySteps ? STEPS.map((k) => `${k} ${fmt(s.bySteps![k].rowsRead, 1)} read / ${fmt(s.bySteps![k].rowsWritten, 1)} written`).join(", ") : "not recorded";
+  report(`    rows per task by request: ${steps(live)}` + (recorded ? `   | at ${recorded.commit.slice(0, 7)}: ${steps(recorded.figures)}` : ""));
+  report(
+    `    targets: rows written ≤ ${TARGETS.rowsWritten} per task: ${fmt(live.perTask.rowsWritten, 1)} ${live.perTask.rowsWritten <= TARGETS.rowsWritten ? "met" : "not met"}; ` +
+      `rows read ≤ ${TARGETS.rowsRead}: ${fmt(live.perTask.rowsRead, 1)} ${live.perTask.rowsRead <= TARGETS.rowsRead ? "met" : "not met"}; ` +
+      `≤ $${TARGETS.dollars} per million tasks: $${fmt(dollarsPerMillion(live.perTask))} ${dollarsPerMillion(live.perTask) <= TARGETS.dollars ? "met" : "not met"}`,
+  );
   const before = recorded ? new Map(costLines(recorded.figures.perTask).map(([label, dollars]) => [label, dollars])) : undefined;
   for (const [label, dollars, how] of costLines(live.perTask)) {
     report(
