@@ -3,6 +3,7 @@ import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import { interventions, taskDependencies, tasks } from "../../db/schema";
 import { isBlocked, resolveDependency } from "../../domain/dependencies";
 import type { TaskStatus } from "../../domain/lifecycle";
+import { qualified } from "../../db/sql";
 import { chunkRows, guardHolds, statement, type EventDraft, type TaskRow, type VersionGuard } from "../statements";
 import { loadTask, recordEvents, statusEvent, taskWrite, transition, type AgentNotice, type Cmd, type OpContext, type OpOutcome } from "./kernel";
 import { beginTrace, parseTraceparent } from "../../protocol/trace-context";
@@ -37,7 +38,8 @@ export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutc
     const rows = await db
       .select()
       .from(tasks)
-      .where(and(eq(tasks.projectId, projectId), inArray(tasks.id, ids)));
+      // The unary + keeps SQLite from reading the project's index (every task of the project) instead of each id's row.
+      .where(and(inArray(tasks.id, ids), sql`+${qualified(tasks.projectId)} = ${projectId}`));
     for (const row of rows) upstreams.set(row.id, row);
   }
   const missing = depIds.filter((d) => !upstreams.has(d));
