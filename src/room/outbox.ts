@@ -19,6 +19,12 @@ export interface OutboxTarget {
   id: string;
 }
 
+/**
+ * The kinds of event Telegram chats hear of, as a literal list: read from json_each, its elements would be rows read
+ * for every batch, chats or none. They are constants of the hub's own, never a caller's text.
+ */
+const TELEGRAM_TYPES = sql.raw(TELEGRAM_EVENTS.map((type) => `'${type}'`).join(", "));
+
 export class OutboxRecorder {
   private lastSeq: number | null = null;
 
@@ -43,13 +49,16 @@ export class OutboxRecorder {
         sql`INSERT OR IGNORE INTO outbox (id, target_kind, target_id, project_id, seq, event_type, status, attempts, next_attempt_at, created_at)
             SELECT 'msg_' || lower(hex(randomblob(16))), 'webhook', w.id, e.project_id, e.seq, e.type, 'pending', 0, ${now}, ${now}
             FROM events e JOIN webhooks w ON w.project_id = e.project_id AND w.enabled = 1
-            WHERE e.project_id = ${this.projectId} AND e.seq > ${this.lastSeq}
+            -- Each arm first asks, once, whether it has anyone to deliver to: with nobody, it reads next to nothing.
+            WHERE EXISTS (SELECT 1 FROM webhooks o WHERE o.project_id = ${this.projectId} AND o.enabled = 1)
+              AND e.project_id = ${this.projectId} AND e.seq > ${this.lastSeq}
               AND (w.events IS NULL OR e.type IN (SELECT value FROM json_each(w.events)))
             UNION ALL
             SELECT 'msg_' || lower(hex(randomblob(16))), 'telegram', l.id, e.project_id, e.seq, e.type, 'pending', 0, ${now}, ${now}
             FROM events e JOIN telegram_links l ON l.muted = 0 JOIN users u ON u.id = l.user_id
-            WHERE e.project_id = ${this.projectId} AND e.seq > ${this.lastSeq}
-              AND e.type IN (SELECT value FROM json_each(${JSON.stringify(TELEGRAM_EVENTS)}))
+            WHERE EXISTS (SELECT 1 FROM telegram_links o WHERE o.muted = 0)
+              AND e.project_id = ${this.projectId} AND e.seq > ${this.lastSeq}
+              AND e.type IN (${TELEGRAM_TYPES})
               AND (u.role = 'admin' OR EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = e.project_id AND m.user_id = u.id))
               AND NOT EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid(l.unwatched) THEN l.unwatched ELSE '[]' END) w WHERE w.value = e.project_id)
               AND (e.type != 'task_completed' OR EXISTS (SELECT 1 FROM tasks t WHERE t.id = e.task_id AND t.created_by = u.email))
