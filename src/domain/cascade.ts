@@ -46,6 +46,8 @@ export interface DownstreamLink {
   contractKey: string | null;
   /** Unresolved blocks/input dependencies of that task on other upstreams. */
   otherUnresolved: number;
+  /** The session that task is given to (its daemon hears of the upstream's completion); undefined where not read. */
+  sessionId?: string | null;
 }
 
 export interface Resolution {

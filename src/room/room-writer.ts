@@ -63,7 +63,7 @@ export interface Committed {
   outbox: OutboxTarget[];
   /** Tasks the batch wrote that belong to no session (their rows were read in the turn): no daemon hears of them. */
   sessionless: ReadonlySet<string>;
-  /** Tasks the batch completed that others depend on: the sessions working on those hear of it. */
+  /** Tasks the batch completed that others given to sessions depend on: the sessions working on those hear of it. */
   withDependents: ReadonlySet<string>;
 }
 
@@ -282,7 +282,7 @@ export class RoomWriter {
       deadlines: [],
       outbox: outboxTargets(recorded),
       sessionless: sessionlessTasks(outcomes),
-      withDependents: new Set(plans.flatMap((p) => (p.resolves ? [p.resolves.upstreamId] : []))),
+      withDependents: new Set(plans.flatMap((p) => (p.resolves && p.toDependents ? [p.resolves.upstreamId] : []))),
     };
     this.outbox.committed(committed.events);
     const answers = outcomes.map((outcome, i): RoomAnswer => {

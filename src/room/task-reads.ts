@@ -67,7 +67,7 @@ const blockersJson = sql<string>`(SELECT json_group_array(json_object('depends_o
 type LinkRead = Omit<DownstreamLink, "otherUnresolved"> & { otherUnresolved: string[] };
 
 const downstreamJson = sql<string>`(SELECT json_group_array(json_object(
-    'taskId', d.task_id, 'taskStatus', dt.status, 'dependencyType', d.dependency_type, 'contractKey', d.contract_key,
+    'taskId', d.task_id, 'taskStatus', dt.status, 'dependencyType', d.dependency_type, 'contractKey', d.contract_key, 'sessionId', dt.target_session_id,
     'otherUnresolved', json((SELECT json_group_array(o.depends_on_task_id) FROM task_dependencies o
       WHERE o.task_id = d.task_id AND o.depends_on_task_id != d.depends_on_task_id AND o.dependency_type != 'related' AND o.resolved = 0))))
   FROM task_dependencies d JOIN tasks dt ON dt.id = d.task_id

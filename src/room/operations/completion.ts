@@ -71,7 +71,11 @@ export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<Op
     ...resolution.missingInputs.map((m) => ({
       type: "contract_missing" as const,
       taskId: m.taskId,
-      data: { contract_key: m.contractKey, upstream_task_id: task.id, detail: "the upstream result has no such contract; the input dependency resolved without data" },
+      data: {
+        contract_key: m.contractKey,
+        upstream_task_id: task.id,
+        detail: "the upstream result has no such contract; the input dependency resolved without data",
+      },
     })),
     ...resolution.incompleteInputs.map(({ taskId, contractKey, type, ...delivered }) => ({
       type,
@@ -106,6 +110,8 @@ export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<Op
     ...plan,
     // The links read are every unresolved dependency on the task (only the room writes them): none, nothing to resolve.
     ...(links.length > 0 ? { resolves: { upstreamId: task.id, version: task.version + 1, at: ctx.now } } : {}),
+    // Only a dependent given to a session has a daemon to tell (one not known to have none is looked up).
+    ...(links.some((l) => l.dependencyType !== "related" && l.sessionId !== null) ? { toDependents: true as const } : {}),
     fills: filledServers(assignments),
     effects: { ...plan.effects, resolved: task.id, unblocked: resolution.unblocked, assignments },
   };
@@ -116,7 +122,13 @@ export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<Op
  * downstream tasks pending and blocked — no implicit retry — and tells each
  * of them; the capacity it held goes to waiting tasks.
  */
-export async function endWithoutCompleting(ctx: OpContext, loaded: TaskWithDownstream, next: TaskStatus, event: EventDraft, set: Partial<TaskRow>): Promise<WritePlan> {
+export async function endWithoutCompleting(
+  ctx: OpContext,
+  loaded: TaskWithDownstream,
+  next: TaskStatus,
+  event: EventDraft,
+  set: Partial<TaskRow>,
+): Promise<WritePlan> {
   const { task, links } = loaded;
   const affected = [...new Set(links.filter((l) => l.dependencyType !== "related" && !FINISHED.includes(l.taskStatus)).map((l) => l.taskId))];
   // Only a task counted against its server's capacity frees some when it ends.
@@ -195,9 +207,14 @@ export async function cancel(ctx: OpContext, cmd: Cmd<"cancel">): Promise<OpOutc
   const { task } = loaded;
   const next = transition(ctx, task, "cancel");
   if (typeof next !== "string") return next;
-  return endWithoutCompleting(ctx, loaded, next, statusEvent("task_cancelled", task, next, { reason: cmd.reason, assigned_server_id: task.assignedServerId }), {});
+  return endWithoutCompleting(
+    ctx,
+    loaded,
+    next,
+    statusEvent("task_cancelled", task, next, { reason: cmd.reason, assigned_server_id: task.assignedServerId }),
+    {},
+  );
 }
-
 
 /** Whether the agent's server held the task at some point: its last assignee, one that rejected it, or one it was assigned to before. */
 async function heldBy(ctx: OpContext, task: TaskRow, serverId: string): Promise<boolean> {
@@ -225,8 +242,21 @@ function keepLateResult(ctx: OpContext, task: TaskRow, actor: Extract<RoomActor,
     ...(cmd.response ? { response: cmd.response } : {}),
   };
   const plan = taskWrite(ctx, task, { lateResult }, [
-    { type: "late_result_received", taskId: task.id, data: { status: task.status, server_id: actor.serverId, server_name: actor.serverName, summary: typeof cmd.result.summary === "string" ? cmd.result.summary : null } },
+    {
+      type: "late_result_received",
+      taskId: task.id,
+      data: {
+        status: task.status,
+        server_id: actor.serverId,
+        server_name: actor.serverName,
+        summary: typeof cmd.result.summary === "string" ? cmd.result.summary : null,
+      },
+    },
   ]);
-  const refusal = invalidTransition(task.status, `Cannot complete a task that is ${task.status}; the result was kept on the task as late_result`, allowedActions(task.status));
+  const refusal = invalidTransition(
+    task.status,
+    `Cannot complete a task that is ${task.status}; the result was kept on the task as late_result`,
+    allowedActions(task.status),
+  );
   return { ...plan, refusal: { ...refusal, extensions: { ...refusal.extensions, late_result_kept: true } } };
 }

@@ -54,6 +54,8 @@ export interface WritePlan {
   fills?: readonly string[];
   /** A completion's dependents to resolve: the room resolves those of the whole batch together, as it appends events. */
   resolves?: DependentsResolution;
+  /** The completed task has dependents given to sessions: their daemons hear of it once the batch has committed. */
+  toDependents?: true;
   /** Index of the guarded task update in `statements`, if any: it must have changed one row. */
   guardedUpdate?: number;
   /** The refusal when the guarded update changed nothing (by default, a concurrent change). */
