@@ -6,7 +6,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { appendEvents, resolveDependents, updateTask, type EventAppend, type TaskRow } from "../src/room/statements";
+import { appendEvents, updateTask, type EventAppend, type TaskRow } from "../src/room/statements";
 
 const now = "2026-11-23T00:00:00.000Z";
 
@@ -79,35 +79,5 @@ describe("appending a batch's events", () => {
 
   it("writes nothing for operations without events", () => {
     expect(appendEvents(env.DB, "p", [{ actor: "a", at: now, events: [], guard: null }])).toEqual([]);
-  });
-});
-
-describe("resolving the dependents of a batch's completions", () => {
-  it("resolves those on each task whose completion applied, at its own time, and leaves the others", async () => {
-    const projectId = await project();
-    const [done, notDone, downstream] = [await task(projectId), await task(projectId), await task(projectId)];
-    const depend = (upstream: TaskRow) =>
-      env.DB.prepare("INSERT INTO task_dependencies (task_id, depends_on_task_id, project_id, dependency_type, created_at) VALUES (?1, ?2, ?3, 'blocks', ?4)")
-        .bind(downstream.id, upstream.id, projectId, now)
-        .run();
-    await depend(done);
-    await depend(notDone);
-    await env.DB.batch([
-      updateTask(env.DB, done, { status: "done" }, now),
-      ...resolveDependents(env.DB, [
-        { upstreamId: done.id, version: 2, at: "2026-11-23T00:00:07.000Z" },
-        // Its update did not apply: the task is still at version 1.
-        { upstreamId: notDone.id, version: 2, at: "2026-11-23T00:00:08.000Z" },
-      ]),
-    ]);
-    const { results } = await env.DB.prepare("SELECT depends_on_task_id AS upstream, resolved, resolved_at FROM task_dependencies WHERE task_id = ?1")
-      .bind(downstream.id)
-      .all<{ upstream: string; resolved: number; resolved_at: string | null }>();
-    const byUpstream = Object.fromEntries(results.map((r) => [r.upstream, [r.resolved, r.resolved_at]]));
-    expect(byUpstream).toEqual({ [done.id]: [1, "2026-11-23T00:00:07.000Z"], [notDone.id]: [0, null] });
-  });
-
-  it("writes nothing when the batch completed nothing with dependents", () => {
-    expect(resolveDependents(env.DB, [])).toEqual([]);
   });
 });

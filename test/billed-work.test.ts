@@ -169,6 +169,33 @@ describe("Server-Timing", () => {
     expect(written(started)).toBe(1 + 2);
   });
 
+  it("writes no dependency row for a completion: the dependent's shows resolved at the upstream's completed_at, and only its flag is written", async () => {
+    const create = async (body: Record<string, unknown> = {}) =>
+      (await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title: "Resolve", project_id: w.project.id, ...body }), 201)).json.id as string;
+    const [up, other] = [await create(), await create()];
+    const down = await create({ dependencies: [up, other].map((id) => ({ depends_on_task_id: id, dependency_type: "blocks" })) });
+    const finish = async (id: string) => {
+      await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { server_name: w.worker.name }));
+      await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/start`));
+      return expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result: { summary: "done" } }));
+    };
+    const view = async (id: string) => (await expectOk(cli(w.orchestrator.apiKey, "GET", `${T}/${id}`))).json;
+    const written = (reply: Reply) => timing(reply, "room-d1")["rows written"];
+    // Another upstream still holds the dependent back: the task, its server's entry and its event, nothing else.
+    expect(written(await finish(up))).toBe(2 + 2);
+    const upDone = await view(up);
+    expect((await view(down)).dependencies.find((d: { depends_on_task_id: string }) => d.depends_on_task_id === up)).toMatchObject({
+      resolved: true,
+      resolved_at: upDone.completed_at,
+    });
+    expect((await view(down)).blocked).toBe(true);
+    // The last one: besides, the dependent's blocked flag and its task_unblocked event.
+    expect(written(await finish(other))).toBe(2 + 2 + 1 + 2);
+    const freed = await view(down);
+    expect(freed.blocked).toBe(false);
+    expect(freed.dependencies.map((d: { resolved: boolean }) => d.resolved)).toEqual([true, true]);
+  });
+
   it("reads, to refuse a cycle, only what the new upstream depends on, not every dependency of its project", async () => {
     const readWith = async (unrelated: number) => {
       const project = await createProject(w.admin, `graph ${unrelated}`);

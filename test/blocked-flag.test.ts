@@ -1,8 +1,8 @@
 /**
  * Property: whatever statements change a project's dependencies (added, upserted, resolved one at a time or all those
- * on one task at once, retyped, removed, or removed with their upstream task), each task's stored `blocked` flag is
- * exactly whether one of its blocks/input dependencies is unresolved. The flag is what the index of tasks ready to run
- * is built on.
+ * on one task at once, retyped, removed, or removed with their upstream task) or complete an upstream (which resolves
+ * every dependency on it without writing one), each task's stored `blocked` flag is exactly whether one of its
+ * blocks/input dependencies is unresolved. The flag is what the index of tasks ready to run is built on.
  */
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
@@ -20,6 +20,8 @@ const change = fc.oneof(
   // As a completion resolves every dependency on its task in one statement.
   fc.record({ kind: fc.constant("resolve_on" as const), task: fc.nat(TASKS - 1) }),
   fc.record({ kind: fc.constant("remove_upstream" as const), task: fc.nat(TASKS - 1) }),
+  // As a completion leaves the dependencies on its task as they are.
+  fc.record({ kind: fc.constant("complete" as const), task: fc.nat(TASKS - 1) }),
 );
 type Change = typeof change extends fc.Arbitrary<infer C> ? C : never;
 
@@ -42,6 +44,7 @@ async function projectWithTasks() {
 const bothThere = "SELECT ?1, ?2, ?3, ?4, ?5, '2026' WHERE (SELECT count(*) FROM tasks WHERE id IN (?1, ?2)) = 2";
 
 function statementFor(c: Change, projectId: string, ids: string[]) {
+  if (c.kind === "complete") return env.DB.prepare("UPDATE tasks SET status = 'done', completed_at = '2026' WHERE id = ?1").bind(ids[c.task]);
   if (c.kind === "remove_upstream") return env.DB.prepare("DELETE FROM tasks WHERE id = ?1").bind(ids[c.task]);
   if (c.kind === "resolve_on") return env.DB.prepare("UPDATE task_dependencies SET resolved = 1 WHERE depends_on_task_id = ?1").bind(ids[c.task]);
   const [taskId, upstream] = [ids[c.pair[0]], ids[c.pair[1]]];
@@ -76,7 +79,8 @@ it("keeps each task's blocked flag equal to its unresolved blocking dependencies
       for (const c of changes) {
         await statementFor(c, projectId, ids).run();
         const { results } = await env.DB.prepare(
-          `SELECT id, blocked, EXISTS (SELECT 1 FROM task_dependencies d WHERE d.task_id = t.id AND d.dependency_type != 'related' AND d.resolved = 0) AS expected
+          `SELECT id, blocked, EXISTS (SELECT 1 FROM task_dependencies d JOIN tasks u ON u.id = d.depends_on_task_id
+             WHERE d.task_id = t.id AND d.dependency_type != 'related' AND d.resolved = 0 AND u.status != 'done') AS expected
            FROM tasks t WHERE project_id = ?1`,
         )
           .bind(projectId)

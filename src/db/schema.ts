@@ -263,8 +263,9 @@ export const tasks = sqliteTable(
     traceId: text("trace_id"),
     traceparent: text("traceparent"),
     /**
-     * Whether a dependency (other than related) is unresolved: kept by triggers on task_dependencies (migration 0009),
-     * whichever statement changes them, so waiting tasks ready to run are indexed apart from blocked ones.
+     * Whether a dependency (other than related) is unresolved: kept by triggers on task_dependencies and on a task's
+     * change to done (migrations 0009, 0021), whichever statement changes them, so waiting tasks ready to run are
+     * indexed apart from blocked ones.
      */
     blocked: integer("blocked", { mode: "boolean" }).notNull().default(false),
     /**
@@ -302,6 +303,16 @@ export const tasks = sqliteTable(
   ],
 );
 
+/**
+ * Whether dependency `d` (an alias of task_dependencies) on upstream `u` (of tasks) is resolved, and since when, as SQL
+ * text: as its row was written, or since its upstream was done. A completion writes no dependency row; the triggers of
+ * migration 0021 read it so to keep tasks.blocked.
+ */
+export const dependencyResolved = (d: string, u: string) => `(${d}.resolved = 1 OR ${u}.status = 'done')`;
+export const dependencyResolvedAt = (d: string, u: string) => `COALESCE(${d}.resolved_at, CASE WHEN ${u}.status = 'done' THEN ${u}.completed_at END)`;
+/** Dependency `d` still holds its task back: it blocks (not related) and is unresolved, its upstream `u` not done. */
+export const dependencyBlocking = (d: string, u: string) => `${d}.dependency_type != 'related' AND NOT ${dependencyResolved(d, u)}`;
+
 export const taskDependencies = sqliteTable(
   "task_dependencies",
   {
@@ -314,6 +325,10 @@ export const taskDependencies = sqliteTable(
     projectId: text("project_id").notNull(),
     dependencyType: text("dependency_type", { enum: DEPENDENCY_TYPES }).notNull(),
     contractKey: text("contract_key"),
+    /**
+     * Resolved as the dependency was written (related, or on an upstream already done): a completion writes no
+     * dependency row, so one is also resolved once its upstream is done (DEPENDENCY_RESOLVED), at its completed_at.
+     */
     resolved: integer("resolved", { mode: "boolean" }).notNull().default(false),
     resolvedAt: text("resolved_at"),
     createdAt: text("created_at").notNull(),

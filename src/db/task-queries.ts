@@ -6,7 +6,7 @@ import { decodeCursor, encodeCursor } from "../domain/page-cursor";
 import { taskView, type DependencyRow, type NoteRow, type TaskView } from "../views/tasks";
 import type { Db } from "./client";
 import { boundForBatch, builtOnce, inJsonList, qualified } from "./sql";
-import { servers, sessions, taskDependencies, taskNotes, tasks, UNFINISHED_TASK } from "./schema";
+import { dependencyResolved, dependencyResolvedAt, servers, sessions, taskDependencies, taskNotes, tasks, UNFINISHED_TASK } from "./schema";
 import { FINISHED, type TaskStatus } from "../domain/lifecycle";
 
 export const RECENT_NOTES = 20;
@@ -15,7 +15,7 @@ const sourceSession = alias(sessions, "source_session");
 
 /** A resolved input dependency's contract entry ({status, data, ...}), read from the upstream's result (immutable once done). */
 const contractEntry = (dep: string, up: string) =>
-  sql.raw(`CASE WHEN ${dep}.dependency_type = 'input' AND ${dep}.resolved AND ${up}.result_structured
+  sql.raw(`CASE WHEN ${dep}.dependency_type = 'input' AND ${dependencyResolved(dep, up)} AND ${up}.result_structured
     THEN json(${up}.result -> ('$.contracts.' || ${dep}.contract_key)) END`);
 
 interface DependencyJson {
@@ -54,8 +54,8 @@ const viewQuery = builtOnce((db: Db) =>
       sourceSessionName: sql<string | null>`${sourceSession.name}`.as("source_session_name"),
       dependencies: sql<string>`(SELECT json_group_array(json_object(
           'task_id', d.task_id, 'depends_on_task_id', d.depends_on_task_id, 'project_id', d.project_id,
-          'dependency_type', d.dependency_type, 'contract_key', d.contract_key, 'resolved', d.resolved,
-          'resolved_at', d.resolved_at, 'created_at', d.created_at, 'depends_on_status', u.status, 'contract', ${contractEntry("d", "u")}))
+          'dependency_type', d.dependency_type, 'contract_key', d.contract_key, 'resolved', ${sql.raw(dependencyResolved("d", "u"))},
+          'resolved_at', ${sql.raw(dependencyResolvedAt("d", "u"))}, 'created_at', d.created_at, 'depends_on_status', u.status, 'contract', ${contractEntry("d", "u")}))
         FROM (SELECT * FROM task_dependencies WHERE task_id = ${qualified(tasks.id)} ORDER BY created_at, depends_on_task_id) d
         JOIN tasks u ON u.id = d.depends_on_task_id)`.as("dependencies_json"),
       notes: sql<string>`(SELECT json_group_array(json_object(

@@ -26,7 +26,7 @@ import {
   type WritePlan,
 } from "./operations";
 import { OutboxRecorder, outboxTargets, type OutboxTarget } from "./outbox";
-import { appendEvents, committedEvents, resolveDependents, type CommittedEvent } from "./statements";
+import { appendEvents, committedEvents, type CommittedEvent } from "./statements";
 import { d1Reads, GroupReads, type TaskReads } from "./task-reads";
 import { logOperations } from "./operation-log";
 import { eq } from "drizzle-orm";
@@ -252,16 +252,11 @@ export class RoomWriter {
   private async commit(outcomes: OpOutcome[], operations: readonly Operation[]): Promise<RoomAnswer[]> {
     const plans = outcomes.filter((o): o is WritePlan => !isProblem(o));
     // Every operation's statements, then what they leave to the end of the batch, one statement each for all of them:
-    // the capacity of the servers they assigned to, the dependents of what they completed, and their events (whose
-    // seqs follow the operations' order).
+    // the capacity of the servers they assigned to, and their events (whose seqs follow the operations' order).
     const writes = plans.flatMap((p) => p.statements);
     const checks = capacityCheck(
       this.d1,
       plans.flatMap((p) => p.fills ?? []),
-    );
-    const resolutions = resolveDependents(
-      this.d1,
-      plans.flatMap((p) => (p.resolves ? [p.resolves] : [])),
     );
     const appends = appendEvents(
       this.d1,
@@ -272,8 +267,8 @@ export class RoomWriter {
     const views = viewIds.length > 0 ? taskViewsInBatch(this.db, this.d1, viewIds) : undefined;
     const writing = writes.length + appends.length > 0;
     const owed = writing ? await this.owedStatements() : [];
-    const batched = writing ? await this.batch([...writes, ...checks, ...resolutions, ...appends, ...owed, ...(views ? [views.statement] : [])]) : [];
-    const [results, , appended, recorded] = splitAt(batched, writes.length, checks.length + resolutions.length, appends.length, owed.length);
+    const batched = writing ? await this.batch([...writes, ...checks, ...appends, ...owed, ...(views ? [views.statement] : [])]) : [];
+    const [results, , appended, recorded] = splitAt(batched, writes.length, checks.length, appends.length, owed.length);
     const viewOf = new Map((views ? views.read(batched.at(-1)!) : []).map((v) => [v.id, v]));
     let offset = 0;
     const committed: Committed = {
@@ -282,7 +277,7 @@ export class RoomWriter {
       deadlines: [],
       outbox: outboxTargets(recorded),
       sessionless: sessionlessTasks(outcomes),
-      withDependents: new Set(plans.flatMap((p) => (p.resolves && p.toDependents ? [p.resolves.upstreamId] : []))),
+      withDependents: new Set(plans.flatMap((p) => (p.toDependents ? [p.taskId] : []))),
     };
     this.outbox.committed(committed.events);
     const answers = outcomes.map((outcome, i): RoomAnswer => {

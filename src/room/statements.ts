@@ -197,33 +197,6 @@ const appendStatement = (d1: D1Database, projectId: string, rows: string) =>
     RETURNING project_id, seq, type, task_id, actor, data, traceparent, created_at`,
   );
 
-/** Dependencies on a completed task, resolved once the batch's other writes are in if its update applied (as events). */
-export interface DependentsResolution {
-  upstreamId: string;
-  /** The version the completion set. */
-  version: number;
-  at: string;
-}
-
-/**
- * Resolves the dependencies on every task the batch completed: one statement
- * for the whole batch, placed after its other writes, each completion's only
- * if its update applied (`updateApplied`).
- */
-export function resolveDependents(d1: D1Database, resolutions: DependentsResolution[]): D1PreparedStatement[] {
-  if (resolutions.length === 0) return [];
-  const rows = JSON.stringify(resolutions.map((r) => ({ id: r.upstreamId, version: r.version, at: r.at })));
-  return [
-    statement(
-      d1,
-      sql`UPDATE task_dependencies SET resolved = 1, resolved_at = (SELECT r.value ->> 'at' FROM json_each(${rows}) r WHERE r.value ->> 'id' = depends_on_task_id)
-          WHERE resolved = 0 AND depends_on_task_id IN (
-            SELECT r.value ->> 'id' FROM json_each(${rows}) r
-            WHERE ${updateApplied(sql`r.value ->> 'id'`, sql`r.value ->> 'version'`)})`,
-    ),
-  ];
-}
-
 /** An event as committed: what appendEvents returns and the room publishes. */
 export interface CommittedEvent {
   project_id: string;

@@ -10,7 +10,7 @@
 import { and, eq, getTableColumns, sql, type Placeholder, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { candidatesJson, parseCandidates } from "../db/server-candidates";
-import { PRIORITY_RANK, projects, READY_TO_OFFER, tasks, WAITING } from "../db/schema";
+import { dependencyBlocking, PRIORITY_RANK, projects, READY_TO_OFFER, tasks, WAITING } from "../db/schema";
 import { boundForBatch, builtOnce, inJsonList, qualified } from "../db/sql";
 import type { Assignable, Assignment, DownstreamLink } from "../domain/cascade";
 import { ACTIVE, type TaskStatus } from "../domain/lifecycle";
@@ -61,15 +61,16 @@ export interface PlanEffects {
 }
 
 const blockersJson = sql<string>`(SELECT json_group_array(json_object('depends_on_task_id', d.depends_on_task_id, 'dependency_type', d.dependency_type))
-  FROM task_dependencies d WHERE d.task_id = ${qualified(tasks.id)} AND d.dependency_type != 'related' AND d.resolved = 0)`;
+  FROM task_dependencies d JOIN tasks u ON u.id = d.depends_on_task_id WHERE d.task_id = ${qualified(tasks.id)} AND ${sql.raw(dependencyBlocking("d", "u"))})`;
 
 /** A downstream link as read: with the ids of the other upstreams still blocking that task. */
 type LinkRead = Omit<DownstreamLink, "otherUnresolved"> & { otherUnresolved: string[] };
 
+// The task is not done yet (it is being ended), so only what the rows on it say resolves them.
 const downstreamJson = sql<string>`(SELECT json_group_array(json_object(
     'taskId', d.task_id, 'taskStatus', dt.status, 'dependencyType', d.dependency_type, 'contractKey', d.contract_key, 'sessionId', dt.target_session_id,
-    'otherUnresolved', json((SELECT json_group_array(o.depends_on_task_id) FROM task_dependencies o
-      WHERE o.task_id = d.task_id AND o.depends_on_task_id != d.depends_on_task_id AND o.dependency_type != 'related' AND o.resolved = 0))))
+    'otherUnresolved', json((SELECT json_group_array(o.depends_on_task_id) FROM task_dependencies o JOIN tasks ou ON ou.id = o.depends_on_task_id
+      WHERE o.task_id = d.task_id AND o.depends_on_task_id != d.depends_on_task_id AND ${sql.raw(dependencyBlocking("o", "ou"))}))))
   FROM task_dependencies d JOIN tasks dt ON dt.id = d.task_id
   WHERE d.depends_on_task_id = ${qualified(tasks.id)} AND d.resolved = 0)`;
 
@@ -182,8 +183,8 @@ export const groupWaiting = builtOnce((db: Db) => {
   // CROSS JOIN keeps SQLite from walking the project's waiting tasks in order and testing each instead.
   const dependents = sql`(SELECT DISTINCT g.task_id FROM task_dependencies g
     WHERE g.depends_on_task_id IN ${inGroup} AND g.dependency_type != 'related' AND g.resolved = 0) g CROSS JOIN tasks t ON t.id = g.task_id`;
-  const blockedOnlyByGroup = sql`NOT EXISTS (SELECT 1 FROM task_dependencies d
-    WHERE d.task_id = t.id AND d.dependency_type != 'related' AND d.resolved = 0 AND d.depends_on_task_id NOT IN ${inGroup})`;
+  const blockedOnlyByGroup = sql`NOT EXISTS (SELECT 1 FROM task_dependencies d JOIN tasks u ON u.id = d.depends_on_task_id
+    WHERE d.task_id = t.id AND ${sql.raw(dependencyBlocking("d", "u"))} AND d.depends_on_task_id NOT IN ${inGroup})`;
   return db
     .select({
       unblocked: waitingJson(projectId, GROUP_WAITING, READY_TO_OFFER).as("unblocked"),

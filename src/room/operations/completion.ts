@@ -108,8 +108,6 @@ export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<Op
   );
   return {
     ...plan,
-    // The links read are every unresolved dependency on the task (only the room writes them): none, nothing to resolve.
-    ...(links.length > 0 ? { resolves: { upstreamId: task.id, version: task.version + 1, at: ctx.now } } : {}),
     // Only a dependent given to a session has a daemon to tell (one not known to have none is looked up).
     ...(links.some((l) => l.dependencyType !== "related" && l.sessionId !== null) ? { toDependents: true as const } : {}),
     fills: filledServers(assignments),

@@ -1,6 +1,6 @@
 /** Dependencies added and removed after creation: same project only, never a cycle, and only while the task is pending (compute protocol). */
 import { and, eq, sql } from "drizzle-orm";
-import { taskDependencies } from "../../db/schema";
+import { dependencyResolved, taskDependencies, tasks } from "../../db/schema";
 import { isBlocked, resolveDependency } from "../../domain/dependencies";
 import { cycleThrough, type Edge } from "../../domain/dependency-graph";
 import { FINISHED } from "../../domain/lifecycle";
@@ -38,9 +38,21 @@ export async function addDependency(ctx: OpContext, cmd: Cmd<"add_dependency">):
   return {
     taskId: task.id,
     statements: [
-      statement(ctx.d1, ctx.db.insert(taskDependencies).values(row).onConflictDoUpdate({ target: [taskDependencies.taskId, taskDependencies.dependsOnTaskId], set: changes })),
+      statement(
+        ctx.d1,
+        ctx.db
+          .insert(taskDependencies)
+          .values(row)
+          .onConflictDoUpdate({ target: [taskDependencies.taskId, taskDependencies.dependsOnTaskId], set: changes }),
+      ),
     ],
-    events: recordEvents(ctx, [{ type: "dependency_added", taskId: task.id, data: { depends_on_task_id: upstream.id, dependency_type: type, contract_key: contract_key ?? null, resolved: resolution.resolved } }]),
+    events: recordEvents(ctx, [
+      {
+        type: "dependency_added",
+        taskId: task.id,
+        data: { depends_on_task_id: upstream.id, dependency_type: type, contract_key: contract_key ?? null, resolved: resolution.resolved },
+      },
+    ]),
   };
 }
 
@@ -58,7 +70,15 @@ export async function removeDependency(ctx: OpContext, cmd: Cmd<"remove_dependen
   const task = await loadTask(ctx, cmd.taskId);
   if (!task) return notFound("Task");
   if (isDispatched(task.status)) return taskImmutable(task.status, ["dependencies"]);
-  const deps = await ctx.db.select().from(taskDependencies).where(eq(taskDependencies.taskId, task.id));
+  const deps = await ctx.db
+    .select({
+      dependsOnTaskId: taskDependencies.dependsOnTaskId,
+      dependencyType: taskDependencies.dependencyType,
+      resolved: sql.raw(dependencyResolved("task_dependencies", "tasks")).mapWith(Boolean),
+    })
+    .from(taskDependencies)
+    .innerJoin(tasks, eq(tasks.id, taskDependencies.dependsOnTaskId))
+    .where(eq(taskDependencies.taskId, task.id));
   const removed = deps.find((d) => d.dependsOnTaskId === cmd.dependsOnTaskId);
   if (!removed) return notFound("Dependency");
   const rest = deps.filter((d) => d !== removed);
@@ -67,7 +87,10 @@ export async function removeDependency(ctx: OpContext, cmd: Cmd<"remove_dependen
   return {
     taskId: task.id,
     statements: [
-      statement(ctx.d1, ctx.db.delete(taskDependencies).where(and(eq(taskDependencies.taskId, task.id), eq(taskDependencies.dependsOnTaskId, removed.dependsOnTaskId)))),
+      statement(
+        ctx.d1,
+        ctx.db.delete(taskDependencies).where(and(eq(taskDependencies.taskId, task.id), eq(taskDependencies.dependsOnTaskId, removed.dependsOnTaskId))),
+      ),
       ...assignmentStatements(ctx, assignments, null),
     ],
     fills: filledServers(assignments),
@@ -78,4 +101,3 @@ export async function removeDependency(ctx: OpContext, cmd: Cmd<"remove_dependen
     ]),
   };
 }
-

@@ -9,16 +9,7 @@ import type { Db } from "../../db/client";
 import { tasks } from "../../db/schema";
 import { checkTransition, type TaskAction, type TaskStatus } from "../../domain/lifecycle";
 import type { ProblemData, RoomActor, RoomCommand } from "../commands";
-import {
-  guardAfter,
-  updateTask,
-  type DependentsResolution,
-  type EventAppend,
-  type EventDraft,
-  type EventType,
-  type TaskRow,
-  type VersionGuard,
-} from "../statements";
+import { guardAfter, updateTask, type EventAppend, type EventDraft, type EventType, type TaskRow, type VersionGuard } from "../statements";
 import type { PlanEffects, TaskReads } from "../task-reads";
 import type { ProjectSettings } from "../../domain/project-settings";
 import { invalidTransition, notAllowed } from "./refusals";
@@ -52,8 +43,6 @@ export interface WritePlan {
   events?: EventAppend;
   /** Servers its auto-assignment gave tasks to: the room checks their capacity once for the whole batch, after its writes. */
   fills?: readonly string[];
-  /** A completion's dependents to resolve: the room resolves those of the whole batch together, as it appends events. */
-  resolves?: DependentsResolution;
   /** The completed task has dependents given to sessions: their daemons hear of it once the batch has committed. */
   toDependents?: true;
   /** Index of the guarded task update in `statements`, if any: it must have changed one row. */
