@@ -82,6 +82,8 @@ export interface EventDraft {
   type: EventType;
   taskId: string | null;
   data: Record<string, unknown>;
+  /** The task's trace context as the planner read it, sparing the batch a read of the task; looked up when absent. */
+  traceparent?: string | null;
 }
 
 /**
@@ -167,7 +169,9 @@ export function appendEvents(d1: D1Database, projectId: string, appends: EventAp
           : "sessionId" in guard
             ? ["session", guard.sessionId, guard.updatedAt]
             : ["webhook", guard.webhookId, guard.updatedAt];
-    const rows = events.map((e) => JSON.stringify({ type: e.type, task_id: e.taskId, data: e.data, actor, at, guard: checked }));
+    const rows = events.map((e) =>
+      JSON.stringify({ type: e.type, task_id: e.taskId, data: e.data, actor, at, guard: checked, ...(e.traceparent ? { traceparent: e.traceparent } : {}) }),
+    );
     const chars = rows.reduce((n, r) => n + r.length + 1, 0);
     if (size + chars > APPEND_CHUNK_CHARS) {
       chunks.push([]);
@@ -185,7 +189,7 @@ const appendStatement = (d1: D1Database, projectId: string, rows: string) =>
     sql`
     INSERT INTO events (project_id, seq, type, task_id, actor, data, traceparent, created_at)
     SELECT ${projectId}, base.next + row_number() OVER (ORDER BY e.key) - 1, e.value ->> 'type', e.value ->> 'task_id', e.value ->> 'actor', e.value -> 'data',
-           (SELECT t.traceparent FROM tasks t WHERE t.id = e.value ->> 'task_id'), e.value ->> 'at'
+           COALESCE(e.value ->> 'traceparent', (SELECT t.traceparent FROM tasks t WHERE t.id = e.value ->> 'task_id')), e.value ->> 'at'
     -- MAX alone in its own subquery is one step down the primary key; inside an expression SQLite reads every event.
     FROM (SELECT COALESCE((SELECT MAX(seq) FROM events WHERE project_id = ${projectId}), 0) + 1 AS next) AS base, json_each(${rows}) AS e
     WHERE CASE e.value ->> '$.guard[0]'

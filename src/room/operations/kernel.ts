@@ -125,4 +125,5 @@ export const statusEvent = (type: EventType, task: TaskRow, next: TaskStatus, da
   type,
   taskId: task.id,
   data: { status: next, previous_status: task.status, ...data },
+  traceparent: task.traceparent,
 });

@@ -108,6 +108,7 @@ export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutc
     {
       type: "task_created",
       taskId: id,
+      traceparent: trace.traceparent,
       data: {
         title: t.title,
         status,
