@@ -297,6 +297,18 @@ export function reportCosts(live: CostFigures, recorded: RecordedCosts | undefin
       `rows read ≤ ${TARGETS.rowsRead}: ${fmt(live.perTask.rowsRead, 1)} ${live.perTask.rowsRead <= TARGETS.rowsRead ? "met" : "not met"}; ` +
       `≤ $${TARGETS.dollars} per million tasks: $${fmt(dollarsPerMillion(live.perTask))} ${dollarsPerMillion(live.perTask) <= TARGETS.dollars ? "met" : "not met"}`,
   );
+  if (live.perTask.rowsWritten > TARGETS.rowsWritten)
+    report(
+      `    what bounds rows written: each of the 4 requests writes the task's row and appends its event, 2 rows (the project's log and the task's timeline index);` +
+        ` assigning and finishing also write the task's entry in its server's index (start does not); creating writes the task's key and its project's index, and each` +
+        ` dependency 2 rows (the row and its upstream's index): ${3 + 2 + 2} + 4 + 3 + 4 = 18 for a task with one dependency, before unblocking. Fewer than 9 needs an` +
+        ` event log stored otherwise (several events to a row, or no timeline index), not fewer writes of what is stored now.`,
+    );
+  if (live.perTask.rowsRead > TARGETS.rowsRead)
+    report(
+      `    what bounds rows read: each batch numbers its events in the transaction (a window over them, whose sorting D1 counts), each answer reads the task's view back` +
+        ` (about 7 rows), and a completion reads its dependents' other dependencies and their upstreams (the tree's parents have 10).`,
+    );
   const before = recorded ? new Map(costLines(recorded.figures.perTask).map(([label, dollars]) => [label, dollars])) : undefined;
   for (const [label, dollars, how] of costLines(live.perTask)) {
     report(

@@ -962,6 +962,13 @@ if (wanted("workerd")) {
       `  room, the same tree beside ${fmt(bench.backlog.waiting, 0)} blocked tasks waiting ahead of it in its project: ${fmt(bench.backlog.tasksPerSecond)} tasks/s, ${fmt(bench.backlog.rowsReadPerTask, 1)} D1 rows read per task (starts and completions)` +
         `   | alone in its project: ${fmt(bench.tasksPerSecond)} tasks/s, ${fmt(bench.rowsReadPerTask, 1)} rows read per task`,
     );
+    const many = bench.manyProjects;
+    report(
+      `  one D1 for ${many.projects} projects at once (the tree in each, created together, then driven together by the same agents): ${fmt(many.tasksPerSecond)} tasks/s,` +
+        ` ${fmt(many.rowsWrittenPerSecond, 0)} D1 rows written/s driving, ${fmt(many.createdRowsPerSecond, 0)} rows written/s creating (${fmt(many.rowsWrittenPerTask, 1)} rows and ${fmt(many.bytesPerTask / 1024, 1)} KiB of database per task in all)` +
+        `   | one project alone: ${fmt(bench.tasksPerSecond)} tasks/s, ${fmt(bench.rowsWrittenPerSecond, 0)} rows written/s driving; one D1 insert per call, 16 at once: ${fmt(bench.baselineInsertsPerSecond, 0)} inserts/s` +
+        ` (where one deployment tops out: docs/ARCHITECTURE.md)`,
+    );
     // The same tree as one BullMQ Flow on a local redis-server, run right after the room's.
     (await (await import("../bench/bullmq-peer.ts")).bullmqPeerLines(bench, out)).forEach(report);
     if (fanout) {
