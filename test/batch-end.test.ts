@@ -77,6 +77,29 @@ describe("appending a batch's events", () => {
     expect(events.map((e) => [e.seq, e.data.text[0]])).toEqual(appends.map((_, i) => [i + 1, String(i)]));
   });
 
+  it("numbers one operation's events in order after those already there, and writes none when its update did not apply", async () => {
+    const projectId = await project();
+    const [moved, untouched] = [await task(projectId), await task(projectId)];
+    const one = (t: TaskRow, version: number, texts: string[]): EventAppend[] => [
+      { actor: "a", at: now, events: texts.map((x) => note(t.id, x)), guard: { taskId: t.id, version } },
+    ];
+    await env.DB.batch([updateTask(env.DB, moved, { progress: 0.5 }, now), ...appendEvents(env.DB, projectId, one(moved, 2, ["first", "second"]))]);
+    // Its update did not apply (the task is still at version 1): none of its events is written.
+    await env.DB.batch(appendEvents(env.DB, projectId, one(untouched, 2, ["lost", "lost too"])));
+    await env.DB.batch([
+      updateTask(env.DB, { ...moved, version: 2 }, { progress: 0.6 }, now),
+      ...appendEvents(env.DB, projectId, one(moved, 3, ["third", "fourth", "fifth"])),
+    ]);
+    const events = await eventsOf(projectId);
+    expect(events.map((e) => [e.seq, e.data.text])).toEqual([
+      [1, "first"],
+      [2, "second"],
+      [3, "third"],
+      [4, "fourth"],
+      [5, "fifth"],
+    ]);
+  });
+
   it("writes nothing for operations without events", () => {
     expect(appendEvents(env.DB, "p", [{ actor: "a", at: now, events: [], guard: null }])).toEqual([]);
   });

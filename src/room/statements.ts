@@ -155,7 +155,10 @@ const APPEND_CHUNK_CHARS = 512 * 1024;
  * - a task's, by `updateApplied`;
  * - a session's or webhook's, by its `updated_at`: they are written by
  *   operations that commit alone, so it is still the one the operation wrote.
- * Seqs are numbered over the rows that are written, so they leave no gap.
+ * Seqs are numbered over the rows that are written, so they leave no gap:
+ * with one operation's events alone, all are written or none, so each is
+ * the next seq plus its place; with several, a window numbers the rows that
+ * pass their guards (D1 counts the rows its sorting reads).
  */
 export function appendEvents(d1: D1Database, projectId: string, appends: EventAppend[]): D1PreparedStatement[] {
   const chunks: string[][] = [];
@@ -180,15 +183,16 @@ export function appendEvents(d1: D1Database, projectId: string, appends: EventAp
     chunks.at(-1)!.push(...rows);
     size += chars;
   }
-  return chunks.filter((rows) => rows.length > 0).map((rows) => appendStatement(d1, projectId, `[${rows.join(",")}]`));
+  const oneGuard = appends.length === 1;
+  return chunks.filter((rows) => rows.length > 0).map((rows) => appendStatement(d1, projectId, `[${rows.join(",")}]`, oneGuard));
 }
 
-const appendStatement = (d1: D1Database, projectId: string, rows: string) =>
+const appendStatement = (d1: D1Database, projectId: string, rows: string, oneGuard: boolean) =>
   statement(
     d1,
     sql`
     INSERT INTO events (project_id, seq, type, task_id, actor, data, traceparent, created_at)
-    SELECT ${projectId}, base.next + row_number() OVER (ORDER BY e.key) - 1, e.value ->> 'type', e.value ->> 'task_id', e.value ->> 'actor', e.value -> 'data',
+    SELECT ${projectId}, base.next + ${oneGuard ? sql`e.key` : sql`row_number() OVER (ORDER BY e.key) - 1`}, e.value ->> 'type', e.value ->> 'task_id', e.value ->> 'actor', e.value -> 'data',
            COALESCE(e.value ->> 'traceparent', (SELECT t.traceparent FROM tasks t WHERE t.id = e.value ->> 'task_id')), e.value ->> 'at'
     -- MAX alone in its own subquery is one step down the primary key; inside an expression SQLite reads every event.
     FROM (SELECT COALESCE((SELECT MAX(seq) FROM events WHERE project_id = ${projectId}), 0) + 1 AS next) AS base, json_each(${rows}) AS e
@@ -197,7 +201,7 @@ const appendStatement = (d1: D1Database, projectId: string, rows: string) =>
       WHEN 'session' THEN ${sessionWritten(sql`e.value ->> '$.guard[1]'`, sql`e.value ->> '$.guard[2]'`)}
       WHEN 'webhook' THEN ${webhookWritten(sql`e.value ->> '$.guard[1]'`, sql`e.value ->> '$.guard[2]'`)}
       ELSE 1 END
-    ORDER BY e.key
+    ${oneGuard ? sql`` : sql`ORDER BY e.key`}
     RETURNING project_id, seq, type, task_id, actor, data, traceparent, created_at`,
   );
 
@@ -214,11 +218,12 @@ export interface CommittedEvent {
   created_at: string;
 }
 
-/** The events a batch committed: the rows its appendEvents statements returned. */
+/** The events a batch committed, in seq order: the rows its appendEvents statements returned. */
 export function committedEvents(results: D1Result[]): CommittedEvent[] {
   return results
     .flatMap((r) => r.results as Record<string, unknown>[])
-    .map((row) => ({ ...(row as unknown as CommittedEvent), data: JSON.parse(row.data as string) }));
+    .map((row) => ({ ...(row as unknown as CommittedEvent), data: JSON.parse(row.data as string) }))
+    .sort((a, b) => a.seq - b.seq);
 }
 
 /** Splits rows so one INSERT stays under D1's 100 bound parameters. */
