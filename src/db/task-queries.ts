@@ -44,8 +44,10 @@ interface NoteJson {
  * The query behind task views: dependencies and recent notes come along as
  * JSON. Every column has its own name, so the rows also map when the query
  * runs inside a D1 batch (which answers rows as objects keyed by column name).
+ * One task is looked up by its id: reading a list of ids from json_each costs
+ * D1 rows of its own, which most views (one task's) need not pay.
  */
-const viewQuery = builtOnce((db: Db) =>
+const viewsWhere = (where: SQL) => (db: Db) =>
   db
     .select({
       task: tasks,
@@ -68,9 +70,13 @@ const viewQuery = builtOnce((db: Db) =>
     .leftJoin(servers, eq(servers.id, tasks.assignedServerId))
     .leftJoin(targetSession, eq(targetSession.id, tasks.targetSessionId))
     .leftJoin(sourceSession, eq(sourceSession.id, tasks.sourceSessionId))
-    .where(inJsonList(tasks.id, sql.placeholder("ids")))
-    .prepare(),
-);
+    .where(where)
+    .prepare();
+const viewQuery = builtOnce(viewsWhere(inJsonList(tasks.id, sql.placeholder("ids"))));
+const oneViewQuery = builtOnce(viewsWhere(eq(tasks.id, sql.placeholder("id"))));
+/** The query for these ids, with its values. */
+const viewsOfIds = (db: Db, ids: string[]) =>
+  ids.length === 1 ? { query: oneViewQuery(db), values: { id: ids[0]! } } : { query: viewQuery(db), values: { ids: JSON.stringify(ids) } };
 
 /** The task's own columns and the five named above. */
 const VIEW_COLUMNS = Object.keys(getTableColumns(tasks)).length + 5;
@@ -112,7 +118,8 @@ function viewsOf(ids: string[], rows: TaskViewRow[]): TaskView[] {
 /** Task views for these ids, in the same order; ids that do not exist are skipped. One query. */
 export async function taskViews(db: Db, ids: string[]): Promise<TaskView[]> {
   if (ids.length === 0) return [];
-  return viewsOf(ids, await viewQuery(db).all({ ids: JSON.stringify(ids) }));
+  const { query, values } = viewsOfIds(db, ids);
+  return viewsOf(ids, await query.all(values));
 }
 
 /**
@@ -121,7 +128,8 @@ export async function taskViews(db: Db, ids: string[]): Promise<TaskView[]> {
  * read its result.
  */
 export function taskViewsInBatch(db: Db, d1: D1Database, ids: string[]) {
-  const { statement, read } = boundForBatch<TaskViewRow>(viewQuery(db), d1, { ids: JSON.stringify(ids) }, VIEW_COLUMNS);
+  const { query, values } = viewsOfIds(db, ids);
+  const { statement, read } = boundForBatch<TaskViewRow>(query, d1, values, VIEW_COLUMNS);
   return { statement, read: (result: D1Result) => viewsOf(ids, read(result)) };
 }
 
