@@ -84,6 +84,19 @@ describe("the agent card", () => {
     expect(parsed.skills.map((s) => s.id)).toEqual(["rust", "typescript"]);
   });
 
+  it("is checked again on every read, so a cached card never hides a skill that came or went", async () => {
+    const url = `${a2aBase(w.project.id)}.well-known/agent-card.json`;
+    const first = await fetchAs(person)(url, { headers: { "A2A-Version": "1.0" } });
+    expect(first.headers.get("Cache-Control")).toBe("private, no-cache");
+    const etag = first.headers.get("ETag")!;
+    expect((await fetchAs(person)(url, { headers: { "A2A-Version": "1.0", "If-None-Match": etag } })).status).toBe(304);
+    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: w.orchestrator.apiKey, body: { capabilities: capable(["typescript", "zig"]) } }));
+    const changed = await fetchAs(person)(url, { headers: { "A2A-Version": "1.0", "If-None-Match": etag } });
+    expect(changed.status).toBe(200);
+    expect(((await changed.json()) as { skills: { id: string }[] }).skills.map((s) => s.id)).toContain("zig");
+    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: w.orchestrator.apiKey, body: { capabilities: capable(["typescript"]) } }));
+  });
+
   it("is refused without credentials, and not found for a project the caller cannot see", async () => {
     const anonymous = await call(`/a2a/${w.project.id}/.well-known/agent-card.json`);
     expect(anonymous.status).toBe(401);

@@ -37,7 +37,7 @@ export interface Operation {
   /** Whether a body must be sent (an empty body counts as `{}` for bodies whose fields are all optional). */
   bodyRequired?: boolean;
   /** Success responses by status. Problems (4XX/5XX) are documented for every operation. */
-  responses: Partial<Record<200 | 201 | 202 | 204 | 206 | 101 | 301 | 302, Reply>>;
+  responses: Partial<Record<200 | 201 | 202 | 204 | 206 | 101 | 301 | 302 | 304, Reply>>;
   /** Request headers the operation reads (name → description). */
   headers?: Record<string, string>;
 }

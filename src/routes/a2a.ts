@@ -11,6 +11,7 @@ import { JsonRpcTransportHandler, defaultServerCallContextBuilder, validateVersi
 import { Hono } from "hono";
 import { projectFor } from "../auth/access";
 import { apiKeyOf, bearerToken, serverForApiKey, signInWithToken } from "../auth/middleware";
+import { sha256Hex } from "../auth/secrets";
 import { hubBaseUrl } from "../http/base-url";
 import type { HubContext, HubEnv } from "../http/context";
 import { Problem, unauthorized } from "../http/problem";
@@ -183,15 +184,22 @@ export function a2aRoutes(app: Hono<HubEnv>) {
         "With `A2A-Version: 1.0` the A2A 1.0 card; without it (or with 0.3), the 0.3 fields beside 1.0's `supportedInterfaces`. 404 for a project the caller cannot see.",
       caller: ["person", "agent"],
       headers: { "A2A-Version": "`1.0` for the A2A 1.0 card; absent or `0.3` for the 0.3 card" },
-      responses: { 200: { description: "The agent card", contentType: "application/json" } },
+      responses: {
+        200: { description: "The agent card (`ETag`, `Cache-Control: private, no-cache`)", contentType: "application/json" },
+        304: { description: "Not modified: the card under `If-None-Match` is still the card" },
+      },
     }),
     async (c) => {
       const { agent } = await agentFor(c);
       const card = await agent.getAgentCard();
       const version = c.req.header(A2A_VERSION_HEADER) || "0.3";
       const body = version.startsWith("0.") ? legacyCardOf(card) : AgentCard.toJSON(card);
-      // The skills follow the servers coming and going: a client reads the card again after a minute.
-      return c.json(body, 200, { Vary: `${A2A_VERSION_HEADER}, Authorization`, "Cache-Control": "private, max-age=60" });
+      // The skills follow the servers coming and going: a cached card is checked every time (its ETag), never reused blind.
+      const text = JSON.stringify(body);
+      const etag = `W/"${(await sha256Hex(text)).slice(0, 32)}"`;
+      const headers = { Vary: `${A2A_VERSION_HEADER}, Authorization`, "Cache-Control": "private, no-cache", ETag: etag };
+      if (c.req.header("If-None-Match") === etag) return c.body(null, 304, headers);
+      return c.body(text, 200, { ...headers, "Content-Type": "application/json" });
     },
   );
 
