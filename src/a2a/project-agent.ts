@@ -80,15 +80,17 @@ export function a2aErrorOf(status: number, detail: string, cancelling = false, c
   return new Error(detail);
 }
 
-const problemText = (p: { detail?: string; errors?: { path: string; message: string }[] }) =>
-  [p.detail ?? "refused", ...(p.errors ?? []).map((e) => `${e.path}: ${e.message}`)].join("; ");
+type FieldErrors = readonly { path: string; message: string }[];
+/** Field errors in one line of an A2A error's message. */
+const fieldsText = (errors: FieldErrors) => errors.map((e) => `${e.path}: ${e.message}`).join("; ");
+const problemText = (p: { detail?: string; errors?: FieldErrors }) => [p.detail ?? "refused", ...(p.errors?.length ? [fieldsText(p.errors)] : [])].join("; ");
 
 /** Runs hub work, answering its refusals as A2A errors. */
-async function asA2A<T>(work: () => Promise<T>, cancelling = false): Promise<T> {
+async function asA2A<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (e) {
-    if (e instanceof Problem) throw a2aErrorOf(e.status, problemText(e), cancelling, e.code);
+    if (e instanceof Problem) throw a2aErrorOf(e.status, problemText(e), false, e.code);
     throw e;
   }
 }
@@ -129,7 +131,7 @@ export class ProjectAgent implements A2ARequestHandler {
   async sendMessage(params: SendMessageRequest, _context: ServerCallContext): Promise<Message | Task> {
     const message = checkMessage(params.message);
     const historyLength = this.historyLength(params.configuration?.historyLength);
-    const { task, since } = await this.snapshot((message.taskId ? await this.followUp(message) : await this.create(message)).id);
+    const { task, since } = await this.snapshot(await this.act(message));
     if (params.configuration?.returnImmediately || !this.worthWaiting(task)) return this.a2aTask(task, historyLength);
     await this.waitForRest(task, since);
     return this.a2aTask(await this.read(task.id), historyLength);
@@ -138,7 +140,7 @@ export class ProjectAgent implements A2ARequestHandler {
   async *sendMessageStream(params: SendMessageRequest, _context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
     const message = checkMessage(params.message);
     const historyLength = this.historyLength(params.configuration?.historyLength);
-    const { task, since } = await this.snapshot((message.taskId ? await this.followUp(message) : await this.create(message)).id);
+    const { task, since } = await this.snapshot(await this.act(message));
     // A message's stream ends when the task finishes or waits for its client (spec 3.2.3).
     yield* this.follow(task, since, endsStream, historyLength);
   }
@@ -190,7 +192,7 @@ export class ProjectAgent implements A2ARequestHandler {
   async cancelTask(params: CancelTaskRequest): Promise<Task> {
     const task = await this.read(params.id);
     if (isTerminal(a2aStateOf(task.status))) throw new TaskNotCancelableError(`Task ${task.id} is ${task.status}: only an unfinished task can be canceled`);
-    await this.rest("DELETE", `${this.tasksPath}/${task.id}`, undefined, true);
+    await this.rest("DELETE", `${this.tasksPath}/${task.id}`, undefined, { cancelling: true });
     return this.a2aTask(await this.read(task.id));
   }
 
@@ -268,7 +270,7 @@ export class ProjectAgent implements A2ARequestHandler {
    * A REST route called as the caller; a refusal becomes A2A's error. `once`: an Idempotency-Key, so that a message
    * sent again (a client's retry) is answered as the first one was instead of acting twice.
    */
-  private async rest(method: string, path: string, body?: unknown, cancelling = false, once?: string) {
+  private async rest(method: string, path: string, body?: unknown, { cancelling = false, once }: { cancelling?: boolean; once?: string } = {}) {
     const headers = once ? { ...this.caller.headers, "Idempotency-Key": once } : this.caller.headers;
     const answer = await requestAs(this.app, this.c, headers, method, path, undefined, body);
     const code = (answer.body as { code?: string } | null)?.code;
@@ -278,17 +280,22 @@ export class ProjectAgent implements A2ARequestHandler {
     return answer.body;
   }
 
+  /** What a message does: a follow-up to the task it names, or a new task. Answers the task's id. */
+  private act(message: Message): Promise<string> {
+    return message.taskId ? this.followUp(message) : this.create(message);
+  }
+
   /**
    * A new task from the message, in the project's room, then offered to the best-matching agent. The message's id is
    * the task's client id: the same message sent again answers the same task; other content under that id is refused.
    */
-  private async create(message: Message): Promise<TaskView> {
+  private async create(message: Message): Promise<string> {
     const fields = taskFieldsOf(message);
     const check = checkTaskProtocol({ structured_spec: fields.structuredSpec, requirements: fields.requirements });
-    if (!check.ok) throw new RequestMalformedError(`the message's data parts: ${check.errors.map((e) => `${e.path}: ${e.message}`).join("; ")}`);
+    if (!check.ok) throw new RequestMalformedError(`the message's data parts: ${fieldsText(check.errors)}`);
     // A DataRef pointer in a message must name one of the project's, as in any body the REST API takes.
     const foreign = await pointerErrors(this.c.var.db, this.project.id, fields.payload, ["message"]);
-    if (foreign.length) throw new RequestMalformedError(foreign.map((e) => `${e.path}: ${e.message}`).join("; "));
+    if (foreign.length) throw new RequestMalformedError(fieldsText(foreign));
     const traceparent = parseTraceparent(this.c.req.header("traceparent"))?.traceparent ?? beginTrace().traceparent;
     const clientRequestHash = await sha256Hex(canonicalJson(fields.payload));
     const structuredSpec = (await offloadFor(this.c, this.project.id)(fields.structuredSpec, OFFLOAD_DEPTH.spec)) as Record<string, unknown> | null;
@@ -315,21 +322,21 @@ export class ProjectAgent implements A2ARequestHandler {
         dependencies: [],
       }),
     );
-    if (result.unchanged || view.status !== "pending") return view;
+    if (result.unchanged || view.status !== "pending") return view.id;
     try {
       await runInRoom(this.c, this.project.id, { op: "auto_assign", taskId: view.id });
     } catch (e) {
       // No agent matches yet, or people approve agents' tasks first: the task waits, submitted, for the hub's next offer.
       if (!(e instanceof Problem)) throw e;
     }
-    return this.read(view.id);
+    return view.id;
   }
 
   /**
    * A message naming a task: the answer to its open question, or the review of its plan; otherwise a note its agent
    * reads. A finished task takes no more messages; the same message again acts once.
    */
-  private async followUp(message: Message): Promise<TaskView> {
+  private async followUp(message: Message): Promise<string> {
     const task = await this.read(message.taskId);
     if (isTerminal(a2aStateOf(task.status)))
       throw new UnsupportedOperationError(`Task ${task.id} is ${task.status}: a finished task takes no more messages (send one without taskId)`);
@@ -339,12 +346,12 @@ export class ProjectAgent implements A2ARequestHandler {
     if (!text) throw new RequestMalformedError("message.parts must hold a text part: the answer, the review or the note");
     const once = `a2a-${await sha256Hex(`${task.id}\n${message.messageId}`)}`;
     const question = task.status === "needs_human" ? openQuestion((await this.interventionsOf([task.id])).get(task.id) ?? []) : undefined;
-    if (question) await this.rest("POST", `${this.interventionsPath}/${question.id}/respond`, { response: text }, false, once);
+    if (question) await this.rest("POST", `${this.interventionsPath}/${question.id}/respond`, { response: text }, { once });
     else if (task.status === "plan_review") {
-      if (APPROVAL.test(text)) await this.rest("POST", `${this.tasksPath}/${task.id}/approve-plan`, {}, false, once);
-      else await this.rest("POST", `${this.tasksPath}/${task.id}/revise-plan`, { feedback: text }, false, once);
-    } else await this.rest("POST", `${this.tasksPath}/${task.id}/notes`, { content: text }, false, once);
-    return this.read(task.id);
+      if (APPROVAL.test(text)) await this.rest("POST", `${this.tasksPath}/${task.id}/approve-plan`, {}, { once });
+      else await this.rest("POST", `${this.tasksPath}/${task.id}/revise-plan`, { feedback: text }, { once });
+    } else await this.rest("POST", `${this.tasksPath}/${task.id}/notes`, { content: text }, { once });
+    return task.id;
   }
 
   /** A blocking send waits only for a task an agent has: one nobody took yet has nothing to wait for. */

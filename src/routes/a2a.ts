@@ -108,13 +108,7 @@ async function boundedText(req: Request): Promise<string | null> {
     }
     chunks.push(value);
   }
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return new TextDecoder().decode(all);
+  return new Blob(chunks).text();
 }
 
 /** Server-sent events from the transport's answers: the first is awaited before the stream opens, so an early refusal is plain JSON. */
@@ -247,7 +241,7 @@ export function a2aRoutes(app: Hono<HubEnv>) {
     if (WRITES.has(method)) await projectFor(c, project.id, "write");
     // A 0.3 method name, or none the 1.0 binding knows, goes to the 0.3 handler, whose errors are worded as 0.3's.
     const legacy = isLegacyJsonRpcMethod(method) || !isV1JsonRpcMethod(method);
-    const mapError = (e: unknown) => (legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError)(e);
+    const mapError = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError;
     const context = defaultServerCallContextBuilder({
       extensions: undefined,
       user: new Caller(caller.audience === "person" ? "person" : "agent"),
