@@ -4,7 +4,7 @@
  */
 import type { Browser, BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { adminAndViewer, hub, hubAs, launchChromium, ok, registerAgent, screenshot } from "./driver";
+import { addMember, adminAndViewer, hub, hubAs, launchChromium, ok, registerAgent, screenshot } from "./driver";
 
 let browser: Browser;
 let asAdmin: BrowserContext;
@@ -46,7 +46,7 @@ describe("a project's A2A card on its Settings page", () => {
 
   it("shows a viewer of the project the card too, with the skills of servers that serve every project", async () => {
     const project = await ok(hubAs({ token: admin }).POST("/api/v1/projects", { body: { name: "Watched" } }), 201);
-    await ok(hubAs({ token: admin }).POST("/api/v1/projects/{id}/members", { params: { path: { id: project.id } }, body: { user_id: viewerId } }), 201);
+    await addMember(admin, project.id, viewerId);
     const page = await asViewer.newPage();
     await page.goto(`${hub().url}/projects/${project.id}/settings`);
     const panel = page.getByRole("region", { name: "Delegating to this project (A2A)" });

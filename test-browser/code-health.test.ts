@@ -8,7 +8,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import srcSnapshot from "../test/fixtures/code-health-src.json";
 import webSnapshot from "../test/fixtures/code-health-web.json";
-import { adminAndViewer, call, hub, hubAs, launchChromium, ok, screenshot } from "./driver";
+import { addMember, adminAndViewer, call, hub, hubAs, launchChromium, ok, screenshot } from "./driver";
 import { FakeDaemon } from "./fake-daemon";
 
 let browser: Browser;
@@ -33,7 +33,7 @@ beforeAll(async () => {
   const roles = await adminAndViewer(browser, "health");
   ({ asAdmin, admin, asViewer } = roles);
   projectId = (await ok(hubAs({ token: admin }).POST("/api/v1/projects", { body: { name: "Scanned" } }), 201)).id;
-  await ok(hubAs({ token: admin }).POST("/api/v1/projects/{id}/members", { params: { path: { id: projectId } }, body: { user_id: roles.viewerId } }), 201);
+  await addMember(admin, projectId, roles.viewerId);
   daemon = await FakeDaemon.register(admin, projectId, `scanner-${Date.now().toString(36)}`);
   await daemon.connect();
   await ok(

@@ -8,7 +8,7 @@
 import type { Browser, Page, WebSocketRoute } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { paths } from "../client";
-import { adminToken, columnOrNull, executeSql, hub, hubAs, launchChromium, ok, registerAgent, screenshot, signIn } from "./driver";
+import { addMember, adminToken, columnOrNull, executeSql, hub, hubAs, launchChromium, ok, registerAgent, screenshot, signIn } from "./driver";
 
 /** A task in the core protocol's body (the operation also takes a task-format request). */
 type NewTask = Extract<paths["/api/v1/tasks"]["post"]["requestBody"]["content"]["application/json"], { title: string }>;
@@ -167,7 +167,9 @@ describe("a board far behind", () => {
     network.comeBack();
     // Tasks keep coming while it reconnects, pages the log and resumes.
     const meanwhile = Promise.all(
-      Array.from({ length: 20 }, (_, i) => ok(hubAs({ token: admin }).POST("/api/v1/tasks", { body: { project_id: project.id, title: `Meanwhile ${i}` } }), 201)),
+      Array.from({ length: 20 }, (_, i) =>
+        ok(hubAs({ token: admin }).POST("/api/v1/tasks", { body: { project_id: project.id, title: `Meanwhile ${i}` } }), 201),
+      ),
     );
     await page.locator("[data-feed=live]").waitFor({ timeout: 30_000 });
     await page.locator(`.card[data-task-id="${before.id}"]`).waitFor();
@@ -182,7 +184,10 @@ describe("a board far behind", () => {
     const frames = received.at(-1)!.map((f) => JSON.parse(f));
     const resync = frames.findIndex((f) => f.type === "resync_required");
     expect(resync).toBeGreaterThanOrEqual(0);
-    const seqs = frames.slice(resync).filter((f) => f.type === "event").map((f) => f.seq);
+    const seqs = frames
+      .slice(resync)
+      .filter((f) => f.type === "event")
+      .map((f) => f.seq);
     const { last_seq: lastSeq } = await ok(hubAs({ token: admin }).GET("/api/v1/projects/{id}", { params: { path: { id: project.id } } }));
     expect(seqs.at(-1)).toBe(lastSeq);
     expect(seqs).toEqual(seqs.map((_, i) => seqs[0] + i));
@@ -324,7 +329,7 @@ describe("the task page", () => {
     const project = await ok(hubAs({ token: admin }).POST("/api/v1/projects", { body: { name: "Watched" } }), 201);
     const viewer = { email: `viewer-${Date.now()}@example.com`, password: "viewer-password-1" };
     const user = await ok(hubAs({ token: admin }).POST("/api/v1/users", { body: { ...viewer, role: "viewer" } }), 201);
-    await ok(hubAs({ token: admin }).POST("/api/v1/projects/{id}/members", { params: { path: { id: project.id } }, body: { user_id: user.id } }), 201);
+    await addMember(admin, project.id, user.id);
     await ok(hubAs({ token: admin }).POST("/api/v1/tasks", { body: { project_id: project.id, title: "Read only for some" } }), 201);
 
     const page = await newPage();

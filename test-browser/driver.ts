@@ -81,6 +81,10 @@ export async function adminToken(): Promise<string> {
   }
 }
 
+/** Makes this person a member of the project (as an admin, with the admin's access token). */
+export const addMember = (admin: string, projectId: string, userId: string) =>
+  ok(hubAs({ token: admin }).POST("/api/v1/projects/{id}/members", { params: { path: { id: projectId } }, body: { user_id: userId } }), 201);
+
 /** An agent registered the way the official daemon registers, with a session in the project. */
 export async function registerAgent(admin: string, projectId: string, name = `agent-${Math.random().toString(36).slice(2, 8)}`) {
   const { token } = await ok(hubAs({ token: admin }).POST("/api/v1/servers/tokens", { body: {} }), 201);

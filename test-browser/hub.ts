@@ -55,7 +55,11 @@ async function fakeBotApi(): Promise<string> {
 
 export default async function setup(project: TestProject) {
   state = mkdtempSync(path.join(tmpdir(), "hub-browser-"));
-  execFileSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], { cwd: root, stdio: "ignore", env: { ...process.env, CI: "true" } });
+  execFileSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], {
+    cwd: root,
+    stdio: "ignore",
+    env: { ...process.env, CI: "true" },
+  });
   const port = await freePort();
   const vars = {
     JWT_SECRET: "browser-test-jwt-secret-long-enough-for-hs256",
@@ -69,11 +73,25 @@ export default async function setup(project: TestProject) {
   };
   child = spawn(
     wrangler,
-    ["dev", "--port", String(port), "--ip", "127.0.0.1", "--local", "--persist-to", state, "--inspector-port", String(await freePort()), "--log-level", "error", ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`])],
+    [
+      "dev",
+      "--port",
+      String(port),
+      "--ip",
+      "127.0.0.1",
+      "--local",
+      "--persist-to",
+      state,
+      "--inspector-port",
+      String(await freePort()),
+      "--log-level",
+      "error",
+      ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+    ],
     { cwd: root, stdio: ["ignore", "ignore", "inherit"] },
   );
   const url = `http://127.0.0.1:${port}`;
-  for (let start = Date.now(); ; ) {
+  for (let start = Date.now(); ;) {
     if (child.exitCode !== null) throw new Error(`wrangler dev exited with ${child.exitCode}`);
     try {
       if ((await fetch(`${url}/api/v1/health`)).ok) break;

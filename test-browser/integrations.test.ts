@@ -14,7 +14,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { Webhook } from "standardwebhooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { EVENT_TYPES } from "../web/src/event-types";
-import { accessTokenOf, hub, hubAs, launchChromium, ok, screenshot, signedIn } from "./driver";
+import { addMember, accessTokenOf, hub, hubAs, launchChromium, ok, screenshot, signedIn } from "./driver";
 
 interface Received {
   headers: Record<string, string>;
@@ -89,8 +89,7 @@ afterAll(async () => {
 async function sharedProject(name: string) {
   const api = hubAs({ token: admin });
   const project = await ok(api.POST("/api/v1/projects", { body: { name } }), 201);
-  for (const id of [people.member, people.viewer])
-    await ok(api.POST("/api/v1/projects/{id}/members", { params: { path: { id: project.id } }, body: { user_id: id } }), 201);
+  for (const id of [people.member, people.viewer]) await addMember(admin, project.id, id);
   return project;
 }
 

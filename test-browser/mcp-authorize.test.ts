@@ -62,56 +62,60 @@ async function submitSignIn(page: Page, password: string) {
 }
 
 describe("signing an MCP client in", () => {
-  it("asks the person to sign in and allow the client, then hands the client a code it exchanges for a working token", async () => {
-    const { clientId, verifier, authorize } = await registeredClient();
-    const page = await browser.newPage();
-    // The client's loopback listener: the browser's visit to the redirect URI is answered here and its address kept.
-    const redirected: string[] = [];
-    await page.route(`${REDIRECT}**`, async (route) => {
-      redirected.push(route.request().url());
-      await route.fulfill({ status: 200, contentType: "text/plain", body: "You may close this window." });
-    });
-    await page.goto(authorize.href);
-    expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Allow Chromium's MCP client to work as you on this hub?");
-    expect(await page.locator(".warn").textContent()).toContain("an app on your computer");
-
-    await page.getByLabel("Email").fill(person.email);
-    expect((await submitSignIn(page, "not the password")).status()).toBe(401);
-    await page.getByRole("alert").waitFor();
-    expect(await page.getByRole("alert").textContent()).toBe("Wrong email or password");
-    expect(redirected).toEqual([]);
-    // The email stays; only the password is typed again.
-    expect(await page.getByLabel("Email").inputValue()).toBe(person.email);
-    await screenshot(page, "mcp-authorize");
-
-    expect((await submitSignIn(page, person.password)).status()).toBe(302);
-    // Checking a password takes a while on purpose.
-    await page.waitForURL(`${REDIRECT}**`, { timeout: 15_000 });
-    expect(redirected).toHaveLength(1);
-    const back = new URL(redirected[0]!);
-    expect(back.searchParams.get("state")).toBe("state-1");
-    const code = back.searchParams.get("code")!;
-    expect(code).toBeTruthy();
-
-    const exchange = (codeVerifier: string) =>
-      fetch(`${hub().url}/oauth/token`, {
-        method: "POST",
-        headers: { "Content-Type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: codeVerifier }),
+  it(
+    "asks the person to sign in and allow the client, then hands the client a code it exchanges for a working token",
+    async () => {
+      const { clientId, verifier, authorize } = await registeredClient();
+      const page = await browser.newPage();
+      // The client's loopback listener: the browser's visit to the redirect URI is answered here and its address kept.
+      const redirected: string[] = [];
+      await page.route(`${REDIRECT}**`, async (route) => {
+        redirected.push(route.request().url());
+        await route.fulfill({ status: 200, contentType: "text/plain", body: "You may close this window." });
       });
-    // The code goes only with its verifier, and only once.
-    expect((await exchange(randomBytes(32).toString("base64url"))).status).toBe(400);
-    const tokens = await exchange(verifier);
-    expect(tokens.status).toBe(200);
-    const { access_token } = (await tokens.json()) as { access_token: string };
-    const listed = await fetch(`${hub().url}/mcp`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${access_token}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
-    });
-    expect(listed.status).toBe(200);
-    const answer = (await listed.json()) as { result: { tools: { name: string }[] } };
-    expect(answer.result.tools.map((t) => t.name)).toEqual(PERSON_TOOLS);
-    await page.close();
-  }, 3 * 60_000);
+      await page.goto(authorize.href);
+      expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Allow Chromium's MCP client to work as you on this hub?");
+      expect(await page.locator(".warn").textContent()).toContain("an app on your computer");
+
+      await page.getByLabel("Email").fill(person.email);
+      expect((await submitSignIn(page, "not the password")).status()).toBe(401);
+      await page.getByRole("alert").waitFor();
+      expect(await page.getByRole("alert").textContent()).toBe("Wrong email or password");
+      expect(redirected).toEqual([]);
+      // The email stays; only the password is typed again.
+      expect(await page.getByLabel("Email").inputValue()).toBe(person.email);
+      await screenshot(page, "mcp-authorize");
+
+      expect((await submitSignIn(page, person.password)).status()).toBe(302);
+      // Checking a password takes a while on purpose.
+      await page.waitForURL(`${REDIRECT}**`, { timeout: 15_000 });
+      expect(redirected).toHaveLength(1);
+      const back = new URL(redirected[0]!);
+      expect(back.searchParams.get("state")).toBe("state-1");
+      const code = back.searchParams.get("code")!;
+      expect(code).toBeTruthy();
+
+      const exchange = (codeVerifier: string) =>
+        fetch(`${hub().url}/oauth/token`, {
+          method: "POST",
+          headers: { "Content-Type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ grant_type: "authorization_code", code, redirect_uri: REDIRECT, client_id: clientId, code_verifier: codeVerifier }),
+        });
+      // The code goes only with its verifier, and only once.
+      expect((await exchange(randomBytes(32).toString("base64url"))).status).toBe(400);
+      const tokens = await exchange(verifier);
+      expect(tokens.status).toBe(200);
+      const { access_token } = (await tokens.json()) as { access_token: string };
+      const listed = await fetch(`${hub().url}/mcp`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${access_token}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+      });
+      expect(listed.status).toBe(200);
+      const answer = (await listed.json()) as { result: { tools: { name: string }[] } };
+      expect(answer.result.tools.map((t) => t.name)).toEqual(PERSON_TOOLS);
+      await page.close();
+    },
+    3 * 60_000,
+  );
 });

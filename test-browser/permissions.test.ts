@@ -6,7 +6,7 @@
  */
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { adminAndViewer, call, hub, hubAs, launchChromium, ok, registerAgent, screenshot } from "./driver";
+import { addMember, adminAndViewer, call, hub, hubAs, launchChromium, ok, registerAgent, screenshot } from "./driver";
 
 let browser: Browser;
 let asAdmin: BrowserContext;
@@ -57,7 +57,7 @@ beforeAll(async () => {
   const { viewerId } = roles;
 
   projectId = (await ok(hubAs({ token: admin }).POST("/api/v1/projects", { body: { name: "Logged" } }), 201)).id;
-  await ok(hubAs({ token: admin }).POST("/api/v1/projects/{id}/members", { params: { path: { id: projectId } }, body: { user_id: viewerId } }), 201);
+  await addMember(admin, projectId, viewerId);
   // A server registered as the daemon registers, with the session "logged-worker" in the project.
   apiKey = (await registerAgent(admin, projectId, "logged")).apiKey;
   sessionId = (await ok(hubAs({ apiKey }).GET("/api/v1/server/sessions"))).sessions.find((s) => s.name === "logged-worker")!.id;

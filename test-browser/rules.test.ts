@@ -6,7 +6,7 @@
  */
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { accessTokenOf, call, hub, hubAs, launchChromium, ok, registerAgent, screenshot, signedIn } from "./driver";
+import { addMember, accessTokenOf, call, hub, hubAs, launchChromium, ok, registerAgent, screenshot, signedIn } from "./driver";
 
 let browser: Browser;
 let asMember: BrowserContext;
@@ -39,7 +39,7 @@ beforeAll(async () => {
   for (const role of ["member", "viewer"] as const) {
     const person = { email: `rules-${role}-${stamp}@example.com`, password: `${role}-password-1` };
     people[role] = (await ok(api.POST("/api/v1/users", { body: { ...person, role } }), 201)).id;
-    await ok(api.POST("/api/v1/projects/{id}/members", { params: { path: { id: project.id } }, body: { user_id: people[role] } }), 201);
+    await addMember(admin, project.id, people[role]);
     const { context, page } = await signedIn(browser, person.email, person.password);
     await page.close();
     if (role === "member") asMember = context;

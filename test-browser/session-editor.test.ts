@@ -7,7 +7,7 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { FakeMachine } from "../test/fake-fs-handler";
-import { adminAndViewer, hub, hubAs, launchChromium, ok, screenshot } from "./driver";
+import { addMember, adminAndViewer, hub, hubAs, launchChromium, ok, screenshot } from "./driver";
 import { FakeDaemon } from "./fake-daemon";
 
 let browser: Browser;
@@ -30,7 +30,7 @@ beforeAll(async () => {
   browser = await launchChromium();
   ({ asAdmin, admin, viewerId, asViewer } = await adminAndViewer(browser, "editor"));
   projectId = (await ok(hubAs({ token: admin }).POST("/api/v1/projects", { body: { name: "Working trees" } }), 201)).id;
-  await ok(hubAs({ token: admin }).POST("/api/v1/projects/{id}/members", { params: { path: { id: projectId } }, body: { user_id: viewerId } }), 201);
+  await addMember(admin, projectId, viewerId);
   daemon = await FakeDaemon.register(admin, projectId, "tree-box");
   daemon.machine = machine;
   await daemon.connect();

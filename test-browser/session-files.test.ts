@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { adminAndViewer, hub, hubAs, launchChromium, ok, registerAgent, screenshot } from "./driver";
+import { addMember, adminAndViewer, hub, hubAs, launchChromium, ok, registerAgent, screenshot } from "./driver";
 import { serveFiles } from "./fake-daemon";
 
 let browser: Browser;
@@ -25,7 +25,7 @@ beforeAll(async () => {
   browser = await launchChromium();
   ({ asAdmin, admin, viewerId, asViewer } = await adminAndViewer(browser, "files"));
   projectId = (await ok(hubAs({ token: admin }).POST("/api/v1/projects", { body: { name: "Files to machines" } }), 201)).id;
-  await ok(hubAs({ token: admin }).POST("/api/v1/projects/{id}/members", { params: { path: { id: projectId } }, body: { user_id: viewerId } }), 201);
+  await addMember(admin, projectId, viewerId);
   const agent = await registerAgent(admin, projectId, "files-box");
   const { sessions } = await ok(hubAs({ token: admin }).GET("/api/v1/projects/{id}/sessions", { params: { path: { id: projectId }, query: {} } }));
   sessionId = sessions[0]!.id;

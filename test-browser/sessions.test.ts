@@ -8,7 +8,7 @@
 import type { Browser, BrowserContext, Page, WebSocketRoute } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Schemas } from "../client";
-import { adminAndViewer, hub, hubAs, launchChromium, ok, screenshot } from "./driver";
+import { addMember, adminAndViewer, hub, hubAs, launchChromium, ok, screenshot } from "./driver";
 import { FakeDaemon } from "./fake-daemon";
 
 let browser: Browser;
@@ -112,7 +112,7 @@ describe("agent sessions", () => {
   it("shows a viewer the terminal read-only: nothing they type reaches the session", async () => {
     const { project, daemon } = await projectWithDaemon("Watched terminals", "fake-watched");
     const session = await runningSession(project.id, daemon, "watched-1");
-    await ok(hubAs({ token: admin }).POST("/api/v1/projects/{id}/members", { params: { path: { id: project.id } }, body: { user_id: viewerId } }), 201);
+    await addMember(admin, project.id, viewerId);
 
     const page = await asViewer.newPage();
     await openSessions(page, project.id);
