@@ -264,6 +264,9 @@ export async function runBullmqPeer(): Promise<PeerResult> {
   }
 }
 
+/** Tasks a second the tree through the room should reach in workerd. */
+const ROOM_TREE_TARGET = 2500;
+
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
 
 type RoomOps = Record<string, { n: number; msPerOp: number; queriesPerOp: number; committedWith: number } | undefined>;
@@ -275,7 +278,8 @@ type RoomOps = Record<string, { n: number; msPerOp: number; queriesPerOp: number
  * redis's CPU and its scripts' time per job.
  */
 export async function bullmqPeerLines(room: { tasksPerSecond: number }, roomBenchOutput: string): Promise<string[]> {
-  const roomLine = `room tree in workerd: ${fmt(room.tasksPerSecond)} tasks/s`;
+  const met = room.tasksPerSecond >= ROOM_TREE_TARGET ? "met" : "not met";
+  const roomLine = `room tree in workerd: ${fmt(room.tasksPerSecond)} tasks/s (target ≥ ${ROOM_TREE_TARGET.toLocaleString("en")}: ${met})`;
   const peer = await runBullmqPeer().catch((error: Error): PeerResult => ({ ok: false, reason: `FAILED: ${error.message}` }));
   if (!peer.ok) return [`  ${roomLine} | BullMQ peer skipped: ${peer.reason}`];
   const m = peer.median;

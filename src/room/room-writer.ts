@@ -28,6 +28,7 @@ import {
 import { OutboxRecorder, outboxTargets, type OutboxTarget } from "./outbox";
 import { appendEvents, committedEvents, type CommittedEvent } from "./statements";
 import { d1Reads, GroupReads, type TaskReads } from "./task-reads";
+import { TaskMemory } from "./task-memory";
 import { logOperations } from "./operation-log";
 import { eq } from "drizzle-orm";
 import { projects } from "../db/schema";
@@ -93,6 +94,8 @@ export class RoomWriter {
   /** The D1 bookmark of the operation's last committed batch, handed back so its caller reads what it wrote. */
   private committedAt: string | null = null;
   private readonly outbox: OutboxRecorder;
+  /** The project's tasks as the room's groups last read and wrote them (only this room writes them). */
+  private readonly memory = new TaskMemory();
   /** The project's settings, read by the first operation that needs them, then kept: only this room changes them. */
   private settings: ProjectSettings | null = null;
 
@@ -206,17 +209,18 @@ export class RoomWriter {
 
   /** Plans the operations one after another on the group's reads, and commits them together. */
   private async commitGroup(operations: Operation[], offerWaiting: boolean): Promise<RoomAnswer[]> {
-    this.d1Queries++;
     const taskIds = operations.map((o) => (o.command as { taskId: string }).taskId);
-    const ops = new Set(operations.map((o) => o.command.op));
-    const reads = await GroupReads.load(this.db, this.d1, this.projectId, taskIds, { blockers: ops.has("start"), downstream: ops.has("complete") });
+    const ends = operations.some((o) => o.command.op === "complete");
+    const { reads, roundTrips } = await GroupReads.load(this.db, this.d1, this.projectId, taskIds, this.memory.ready(), ends);
+    this.d1Queries += roundTrips;
     const outcomes: OpOutcome[] = [];
     for (const { actor, command } of operations) {
-      const outcome = (await this.hooks.refusal(actor)) ?? (await planOperation(this.opContext(actor, reads, offerWaiting), command));
-      if (!isProblem(outcome)) reads.record(outcome.effects);
+      const context = this.opContext(actor, reads, offerWaiting);
+      const outcome = (await this.hooks.refusal(actor)) ?? (await planOperation(context, command));
+      if (!isProblem(outcome)) reads.record(outcome.effects, context.now);
       outcomes.push(outcome);
     }
-    return this.commit(outcomes, operations);
+    return this.commit(outcomes, operations, reads);
   }
 
   /**
@@ -247,9 +251,10 @@ export class RoomWriter {
   /**
    * Commits planned operations in one batch, hands on what committed, and
    * answers each: with the task's view, read at the end of the same batch,
-   * where the caller asked for it.
+   * where the caller asked for it. The room's memory of its tasks takes what a group (`group`) read and planned once
+   * its batch has committed whole, and forgets what another operation may have changed.
    */
-  private async commit(outcomes: OpOutcome[], operations: readonly Operation[]): Promise<RoomAnswer[]> {
+  private async commit(outcomes: OpOutcome[], operations: readonly Operation[], group?: GroupReads): Promise<RoomAnswer[]> {
     const plans = outcomes.filter((o): o is WritePlan => !isProblem(o));
     // Every operation's statements, then what they leave to the end of the batch, one statement each for all of them:
     // the capacity of the servers they assigned to, and their events (whose seqs follow the operations' order).
@@ -267,6 +272,7 @@ export class RoomWriter {
     const views = viewIds.length > 0 ? taskViewsInBatch(this.db, this.d1, viewIds) : undefined;
     const writing = writes.length + appends.length > 0;
     const owed = writing ? await this.owedStatements() : [];
+    if (writing) this.memory.ready().unsettle();
     const batched = writing ? await this.batch([...writes, ...checks, ...appends, ...owed, ...(views ? [views.statement] : [])]) : [];
     const [results, , appended, recorded] = splitAt(batched, writes.length, checks.length, appends.length, owed.length);
     const viewOf = new Map((views ? views.read(batched.at(-1)!) : []).map((v) => [v.id, v]));
@@ -280,12 +286,15 @@ export class RoomWriter {
       withDependents: new Set(plans.flatMap((p) => (p.toDependents ? [p.taskId] : []))),
     };
     this.outbox.committed(committed.events);
+    let guardsHeld = true;
     const answers = outcomes.map((outcome, i): RoomAnswer => {
       if (isProblem(outcome)) return { ok: false, problem: outcome };
       const own = results.slice(offset, (offset += outcome.statements.length));
       // Only this room writes the project's tasks, so this means the task was deleted or changed underneath.
-      if (outcome.guardedUpdate !== undefined && own[outcome.guardedUpdate]!.results.length !== 1)
+      if (outcome.guardedUpdate !== undefined && own[outcome.guardedUpdate]!.results.length !== 1) {
+        guardsHeld = false;
         return { ok: false, problem: outcome.guardRefusal ?? concurrentChange() };
+      }
       committed.notices.push(...(outcome.notices ?? []));
       if (outcome.settings) this.settings = outcome.settings;
       if (outcome.deadline) committed.deadlines.push(outcome.deadline);
@@ -299,6 +308,7 @@ export class RoomWriter {
         ...(view ? { view } : {}),
       };
     });
+    if (writing) this.memory.committed(guardsHeld ? (group ?? operations.map((o) => o.command)) : undefined);
     try {
       await this.hooks.afterCommit(committed);
     } catch (e) {

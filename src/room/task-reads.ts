@@ -18,11 +18,9 @@ import type { Candidate } from "../domain/matching";
 import type { Requirements } from "../protocol/orchestratia-v1";
 import { routedTo } from "../protocol/task-format";
 import type { TaskRow } from "./statements";
+import type { Blocker, GroupKnowledge, LinkRead, TaskMemory } from "./task-memory";
 
-export interface Blocker {
-  depends_on_task_id: string;
-  dependency_type: string;
-}
+export type { Blocker } from "./task-memory";
 
 export interface AssignmentContext {
   waiting: Assignable[];
@@ -62,9 +60,6 @@ export interface PlanEffects {
 
 const blockersJson = sql<string>`(SELECT json_group_array(json_object('depends_on_task_id', d.depends_on_task_id, 'dependency_type', d.dependency_type))
   FROM task_dependencies d JOIN tasks u ON u.id = d.depends_on_task_id WHERE d.task_id = ${qualified(tasks.id)} AND ${sql.raw(dependencyBlocking("d", "u"))})`;
-
-/** A downstream link as read: with the ids of the other upstreams still blocking that task. */
-type LinkRead = Omit<DownstreamLink, "otherUnresolved"> & { otherUnresolved: string[] };
 
 // The task is not done yet (it is being ended), so only what the rows on it say resolves them.
 const downstreamJson = sql<string>`(SELECT json_group_array(json_object(
@@ -197,47 +192,34 @@ export const groupWaiting = builtOnce((db: Db) => {
 });
 
 /**
- * What a group's operations read besides their tasks: what blocks each (to start it), and what depends on each, its
- * open questions and the waiting tasks (to end it). A group of starts alone reads no more than it needs.
+ * The tasks a group reads from D1 (those the room does not hold), each with all the room keeps of it: what blocks it
+ * (to start it), what depends on it and its open questions (to end it). Built once: `projectId` and `ids` (a JSON
+ * array) are bound.
  */
-export interface GroupNeeds {
-  blockers: boolean;
-  downstream: boolean;
-}
-
-const NOT_READ = sql<string>`'[]'`;
-
-const groupTasksReading = ({ blockers, downstream }: GroupNeeds) =>
-  builtOnce((db: Db) =>
-    db
-      .select({
-        task: tasks,
-        blockers: (blockers ? blockersJson : NOT_READ).as("blockers"),
-        links: (downstream ? downstreamJson : NOT_READ).as("links"),
-        questions: (downstream ? openQuestions : sql<number>`0`).as("questions"),
-      })
-      .from(tasks)
-      // The unary + keeps SQLite from choosing the project's index (a scan of all its tasks) over a lookup per id.
-      .where(and(inJsonList(tasks.id, sql.placeholder("ids")), sql`+${qualified(tasks.projectId)} = ${sql.placeholder("projectId")}`))
-      .prepare(),
-  );
-const GROUP_TASK_QUERIES = [false, true].flatMap((blockers) => [false, true].map((downstream) => groupTasksReading({ blockers, downstream })));
-
-/** The group's tasks (of this project) with what it needs of them. Built once each: `projectId` and `ids` (a JSON array) are bound. */
-export const groupTasks = (db: Db, needs: GroupNeeds) => GROUP_TASK_QUERIES[2 * Number(needs.blockers) + Number(needs.downstream)]!(db);
+export const groupTasks = builtOnce((db: Db) =>
+  db
+    .select({ task: tasks, blockers: blockersJson.as("blockers"), links: downstreamJson.as("links"), questions: openQuestions.as("questions") })
+    .from(tasks)
+    // The unary + keeps SQLite from choosing the project's index (a scan of all its tasks) over a lookup per id.
+    .where(and(inJsonList(tasks.id, sql.placeholder("ids")), sql`+${qualified(tasks.projectId)} = ${sql.placeholder("projectId")}`))
+    .prepare(),
+);
 const GROUP_TASK_COLUMNS = Object.keys(getTableColumns(tasks)).length + 3;
 type GroupTaskRow = { task: TaskRow; blockers: string; links: string; questions: number };
 
-/** Reads for a group of operations on these tasks: one round trip for all of them, then the group's own effects. */
-export class GroupReads implements TaskReads {
-  private readonly tasks = new Map<string, TaskRow>();
-  private readonly blockers = new Map<string, Blocker[]>();
-  private readonly links = new Map<string, LinkRead[]>();
-  private readonly asked = new Set<string>();
-  private readonly resolved = new Set<string>();
+/**
+ * Reads for a group of operations on these tasks: what the room's memory holds, the rest in one round trip, then the
+ * group's own effects. What the group reads and plans stays here until its batch commits: the memory then takes it.
+ */
+export class GroupReads implements TaskReads, GroupKnowledge {
+  readonly tasks = new Map<string, TaskRow>();
+  readonly blockers = new Map<string, Blocker[]>();
+  readonly links = new Map<string, LinkRead[]>();
+  readonly asked = new Set<string>();
+  readonly resolved = new Set<string>();
   private readonly unblocked = new Set<string>();
   /** Tasks auto-assigned in this group, with the status that gave them. */
-  private readonly assigned = new Map<string, TaskStatus>();
+  readonly assigned = new Map<string, TaskStatus>();
   /** Change in each server's active tasks since the read. */
   private readonly load = new Map<string, number>();
   /**
@@ -251,7 +233,7 @@ export class GroupReads implements TaskReads {
   private constructor(
     private readonly db: Db,
     private readonly projectId: string,
-    private readonly needs: GroupNeeds,
+    private readonly memory: TaskMemory,
     rows: GroupTaskRow[],
   ) {
     for (const r of rows) {
@@ -262,16 +244,22 @@ export class GroupReads implements TaskReads {
     }
   }
 
-  /** The tasks (of this project) with what the group needs of them, and the assignment context if it ends any: one round trip. */
-  static async load(db: Db, d1: D1Database, projectId: string, taskIds: readonly string[], needs: GroupNeeds): Promise<GroupReads> {
-    const values = { projectId, ids: JSON.stringify([...new Set(taskIds)]) };
-    const taskQuery = boundForBatch<GroupTaskRow>(groupTasks(db, needs), d1, values, GROUP_TASK_COLUMNS);
-    if (!needs.downstream) return new GroupReads(db, projectId, needs, taskQuery.read((await d1.batch([taskQuery.statement]))[0]!));
-    const waitingQuery = boundForBatch<{ unblocked: string; unblockable: string; candidates: string }>(groupWaiting(db), d1, values, 3);
-    const [rows, context] = await d1.batch([taskQuery.statement, waitingQuery.statement]);
-    const reads = new GroupReads(db, projectId, needs, taskQuery.read(rows!));
-    reads.takeWaiting(waitingQuery.read(context!)[0]);
-    return reads;
+  /**
+   * The tasks (of this project) with what the group needs of them, and the assignment context if it ends any: one
+   * round trip for what the memory does not hold, none when it holds every task and none ends.
+   */
+  static async load(db: Db, d1: D1Database, projectId: string, taskIds: readonly string[], memory: TaskMemory, ends: boolean) {
+    const missing = [...new Set(taskIds)].filter((id) => !memory.holds(id));
+    const values = { projectId, ids: JSON.stringify(missing) };
+    const taskQuery = missing.length > 0 ? boundForBatch<GroupTaskRow>(groupTasks(db), d1, values, GROUP_TASK_COLUMNS) : undefined;
+    const waitingQuery = ends
+      ? boundForBatch<{ unblocked: string; unblockable: string; candidates: string }>(groupWaiting(db), d1, { projectId, ids: JSON.stringify(taskIds) }, 3)
+      : undefined;
+    const statements = [taskQuery?.statement, waitingQuery?.statement].filter((s) => s !== undefined);
+    const results = statements.length > 0 ? await d1.batch(statements) : [];
+    const reads = new GroupReads(db, projectId, memory, taskQuery ? taskQuery.read(results[0]!) : []);
+    if (waitingQuery) reads.takeWaiting(waitingQuery.read(results.at(-1)!)[0]);
+    return { reads, roundTrips: statements.length > 0 ? 1 : 0 };
   }
 
   private takeWaiting(row: { unblocked: string; unblockable: string; candidates: string } | undefined) {
@@ -282,21 +270,34 @@ export class GroupReads implements TaskReads {
     this.candidates = parseCandidates(row.candidates);
   }
 
+  /** The task as the group leaves it so far, from its own reads and effects or the memory's. */
+  private task(id: string) {
+    return this.tasks.get(id) ?? this.memory.tasks.get(id);
+  }
+
+  private isResolved = (id: string) => this.resolved.has(id) || this.memory.resolved.has(id);
+
   async taskWithBlockers(taskId: string) {
-    if (!this.needs.blockers) throw new Error("the group did not read its tasks' blockers");
-    const task = this.tasks.get(taskId);
-    return task && { task, blockers: this.blockers.get(taskId)!.filter((b) => !this.resolved.has(b.depends_on_task_id)) };
+    const task = this.task(taskId);
+    const blockers = this.blockers.get(taskId) ?? this.memory.blockers.get(taskId);
+    return task && blockers && { task, blockers: blockers.filter((b) => !this.isResolved(b.depends_on_task_id)) };
   }
 
   async taskWithDownstream(taskId: string) {
-    if (!this.needs.downstream) throw new Error("the group did not read what depends on its tasks");
-    const task = this.tasks.get(taskId);
-    if (!task) return undefined;
-    const links = this.resolved.has(taskId) ? [] : countLinks(this.links.get(taskId)!, (id) => this.resolved.has(id));
+    const task = this.task(taskId);
+    const read = this.links.get(taskId) ?? this.memory.links.get(taskId);
+    if (!task || !read) return undefined;
+    const links = this.isResolved(taskId) ? [] : countLinks(read, this.isResolved);
     return {
       task,
-      links: links.map((l) => ({ ...l, taskStatus: this.tasks.get(l.taskId)?.status ?? this.assigned.get(l.taskId) ?? l.taskStatus })),
-      openQuestions: this.asked.has(taskId),
+      links: links.map((l) => {
+        const now = this.task(l.taskId);
+        if (now) return { ...l, taskStatus: now.status, sessionId: now.targetSessionId };
+        const assigned = this.assigned.get(l.taskId) ?? this.memory.assigned.get(l.taskId);
+        // An auto-assignment gives the task to no session.
+        return assigned ? { ...l, taskStatus: assigned, sessionId: null } : l;
+      }),
+      openQuestions: this.asked.has(taskId) || this.memory.asked.has(taskId),
     };
   }
 
@@ -304,7 +305,7 @@ export class GroupReads implements TaskReads {
     const eligible = (w: Waiting) =>
       (!w.blocked || this.unblocked.has(w.id) || alsoUnblocking.includes(w.id)) &&
       !this.assigned.has(w.id) &&
-      (this.tasks.get(w.id)?.status ?? "pending") === "pending";
+      (this.task(w.id)?.status ?? "pending") === "pending";
     const { tasks, knownUpTo } = this.waiting;
     let waiting = (knownUpTo ? tasks.filter((w) => inWaitingOrder(w, knownUpTo) <= 0) : tasks).filter(eligible);
     if (waiting.length < limit && knownUpTo) {
@@ -321,8 +322,8 @@ export class GroupReads implements TaskReads {
     };
   }
 
-  /** What an operation planned in this group changes for the ones after it. */
-  record(effects: PlanEffects | undefined) {
+  /** What an operation planned in this group changes for the ones after it (`now`: when the group was planned). */
+  record(effects: PlanEffects | undefined, now: string) {
     if (!effects) return;
     if (effects.task) {
       const { before, after } = effects.task;
@@ -337,15 +338,18 @@ export class GroupReads implements TaskReads {
       const status = a.requirePlan ? "planning" : "assigned";
       this.assigned.set(a.taskId, status);
       this.addLoad(a.match.server_id, 1);
-      const task = this.tasks.get(a.taskId);
+      const task = this.task(a.taskId);
       if (task) {
+        // As assignStatement writes it.
         this.tasks.set(a.taskId, {
           ...task,
           status,
           assignedServerId: a.match.server_id,
           targetSessionId: null,
           ...routedTo(task, a.match.server_name),
+          assignedAt: now,
           version: task.version + 1,
+          updatedAt: now,
         });
       }
     }

@@ -1,0 +1,130 @@
+/**
+ * What the room keeps of its project's tasks between groups of starts and
+ * completions, so that a group reads from D1 only the tasks it does not hold.
+ *
+ * It stays exact because the room is the only writer of the project's tasks,
+ * their dependencies and their questions, and servers and sessions (which a
+ * task names) are never deleted: a group that committed hands on what it read
+ * and what it wrote, modelled as it was planned (GroupReads), and whatever
+ * else may have changed them makes the room forget: an operation of another
+ * kind, a batch that failed or whose outcome is not known, a guarded update
+ * that did not apply.
+ */
+import type { TaskStatus } from "../domain/lifecycle";
+import type { DownstreamLink } from "../domain/cascade";
+import type { RoomCommand } from "./commands";
+import type { TaskRow } from "./statements";
+
+export interface Blocker {
+  depends_on_task_id: string;
+  dependency_type: string;
+}
+
+/** A downstream link as read: with the ids of the other upstreams still blocking that task. */
+export type LinkRead = Omit<DownstreamLink, "otherUnresolved"> & { otherUnresolved: string[] };
+
+/** Tasks, completed ids and the like it holds at most; past that it starts again empty. */
+const MAX_HELD = 20_000;
+
+/** What one group read and planned, for the memory to take once the group's batch has committed. */
+export interface GroupKnowledge {
+  tasks: ReadonlyMap<string, TaskRow>;
+  blockers: ReadonlyMap<string, Blocker[]>;
+  links: ReadonlyMap<string, LinkRead[]>;
+  asked: ReadonlySet<string>;
+  resolved: ReadonlySet<string>;
+  assigned: ReadonlyMap<string, TaskStatus>;
+}
+
+export class TaskMemory implements GroupKnowledge {
+  readonly tasks = new Map<string, TaskRow>();
+  /** Each held task's blocks/input dependencies unresolved when it was read (those resolved since are in `resolved`). */
+  readonly blockers = new Map<string, Blocker[]>();
+  /** Each held task's dependents, as read. */
+  readonly links = new Map<string, LinkRead[]>();
+  /** Held tasks with a question open. */
+  readonly asked = new Set<string>();
+  /** Tasks the room completed: every dependency on them is resolved. */
+  readonly resolved = new Set<string>();
+  /** Tasks the room assigned that it holds no row of, with the status that gave them. */
+  readonly assigned = new Map<string, TaskStatus>();
+  /** False from the moment a batch is sent until what it committed is taken in: a failure in between leaves it unknown. */
+  private settled = true;
+
+  /** Whether the memory holds the task with all a group needs of it. */
+  holds(id: string) {
+    return this.tasks.has(id) && this.blockers.has(id) && this.links.has(id);
+  }
+
+  /** The memory, to be read: anything left unsettled is forgotten first. */
+  ready(): this {
+    if (!this.settled) {
+      this.forget();
+      this.settled = true;
+    }
+    return this;
+  }
+
+  /** A batch goes to D1: until it is taken in, what the memory holds may be out of date. */
+  unsettle() {
+    this.settled = false;
+  }
+
+  /**
+   * The batch committed: a group's, whose reads and plans are now what D1 holds; other operations', which may have
+   * changed what is held; or one where a guarded update did not apply (`undefined`), so that something is not as read.
+   */
+  committed(what: GroupKnowledge | RoomCommand[] | undefined) {
+    if (what === undefined) this.forget();
+    else if (Array.isArray(what)) for (const command of what) this.afterOperation(command);
+    else this.take(what);
+    this.settled = true;
+  }
+
+  private take(group: GroupKnowledge) {
+    // The group's rows may lean on what is held (a task it read from here and wrote): both go, or neither.
+    if (this.tasks.size + this.resolved.size + this.assigned.size > MAX_HELD) return this.forget();
+    for (const [id, task] of group.tasks) this.tasks.set(id, task);
+    for (const [id, blockers] of group.blockers) this.blockers.set(id, blockers);
+    for (const [id, links] of group.links) this.links.set(id, links);
+    for (const id of group.asked) this.asked.add(id);
+    for (const id of group.resolved) this.resolved.add(id);
+    for (const [id, status] of group.assigned) this.assigned.set(id, status);
+  }
+
+  /** Another kind of operation committed: it may have changed what is held, save what it is known to leave alone. */
+  private afterOperation(command: RoomCommand) {
+    if (LEAVES_TASKS_ALONE.has(command.op)) return;
+    if (command.op === "progress") this.forgetTask(command.taskId);
+    else this.forget();
+  }
+
+  forget() {
+    for (const held of [this.tasks, this.blockers, this.links, this.assigned]) held.clear();
+    this.asked.clear();
+    this.resolved.clear();
+  }
+
+  private forgetTask(id: string) {
+    for (const held of [this.tasks, this.blockers, this.links, this.assigned]) held.delete(id);
+    this.asked.delete(id);
+  }
+}
+
+/** Operations that write no task, dependency or question (a progress report writes its own task alone). */
+const LEAVES_TASKS_ALONE: ReadonlySet<RoomCommand["op"]> = new Set([
+  "note",
+  "agent_log",
+  "presence",
+  "open_session",
+  "session_status",
+  "session_mcp_status",
+  "disable_webhook",
+  "note_rule_change",
+  "remote_use",
+  "access_use",
+  "file_upload",
+  "file_request",
+  "file_settle",
+  "code_health_snapshot",
+]);

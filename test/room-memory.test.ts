@@ -1,0 +1,111 @@
+/**
+ * The room keeps its tasks between groups of starts and completions: what any
+ * other operation may have changed in between is read again, never answered
+ * from what the room held.
+ */
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { RoomCommand } from "../src/room/commands";
+import type { TaskRow } from "../src/room/statements";
+import { TaskMemory } from "../src/room/task-memory";
+import { call } from "./helpers";
+import { cli, createWorld, expectOk, newTask, T, taskStatus, type World } from "./task-world";
+
+let w: World;
+beforeAll(async () => {
+  w = await createWorld("Memory");
+});
+
+const events = async () => (await call(`/api/v1/projects/${w.project.id}/events?limit=1000`, { token: w.admin })).json.events as any[];
+
+/** A task given to the worker's session and started: the room now holds it. */
+async function started(body: Record<string, unknown> = {}) {
+  const id = await newTask(w, body);
+  await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { session_name: "worker" }));
+  await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/start`));
+  return id;
+}
+
+describe("what the room holds between groups", () => {
+  it("a dependent created after its upstream started is unblocked by the upstream's completion", async () => {
+    const up = await started();
+    const down = await newTask(w, { dependencies: [{ depends_on_task_id: up, dependency_type: "blocks" }] });
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${up}/complete`, { result: "ok" }));
+    const unblocked = (await events()).filter((e) => e.type === "task_unblocked" && e.task_id === down);
+    expect(unblocked.map((e) => e.data.resolved_by)).toEqual([up]);
+  });
+
+  it("a task cancelled after it started refuses its agent's completion as cancelled, keeping the late result", async () => {
+    const id = await started();
+    await expectOk(cli(w.orchestrator.apiKey, "DELETE", `${T}/${id}`));
+    const late = await cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result: "late" });
+    // Planned from a row still running, it would have been a concurrent change instead.
+    expect(late.status, late.text).toBe(409);
+    expect(late.json).toMatchObject({ code: "INVALID_TRANSITION", current_status: "cancelled", late_result_kept: true });
+    expect(await taskStatus(w, id)).toBe("cancelled");
+  });
+
+  it("starts and completions of many tasks at once end each task exactly once", async () => {
+    const ids = await Promise.all(Array.from({ length: 24 }, () => newTask(w)));
+    for (const id of ids) await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { session_name: "worker" }));
+    await Promise.all(ids.map((id) => expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/start`))));
+    const done = await Promise.all(ids.map((id) => cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result: "ok" })));
+    expect(done.map((r) => r.status)).toEqual(ids.map(() => 200));
+    // Completing again is the same answer, read from what the room holds.
+    const again = await Promise.all(ids.map((id) => cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result: "ok" })));
+    expect(again.map((r) => r.status)).toEqual(ids.map(() => 200));
+    const completed = (await events()).filter((e) => e.type === "task_completed" && ids.includes(e.task_id));
+    expect(completed).toHaveLength(ids.length);
+    const { n } = (await env.DB.prepare(`SELECT count(*) AS n FROM tasks WHERE status = 'done' AND id IN (${ids.map(() => "?").join(",")})`)
+      .bind(...ids)
+      .first<{ n: number }>())!;
+    expect(n).toBe(ids.length);
+  });
+});
+
+describe("TaskMemory", () => {
+  const row = (id: string) => ({ id, status: "running", version: 3 }) as unknown as TaskRow;
+  const group = (id: string) => ({
+    tasks: new Map([[id, row(id)]]),
+    blockers: new Map([[id, []]]),
+    links: new Map([[id, []]]),
+    asked: new Set<string>(),
+    resolved: new Set<string>(),
+    assigned: new Map(),
+  });
+  const note: RoomCommand = { op: "note", taskId: "a", content: "x", urgent: false, notifyDependents: false };
+
+  it("holds what a committed group read and wrote, and keeps it past operations that write no task", () => {
+    const memory = new TaskMemory();
+    memory.ready().unsettle();
+    memory.committed(group("a"));
+    expect(memory.ready().holds("a")).toBe(true);
+    memory.unsettle();
+    memory.committed([note]);
+    expect(memory.ready().holds("a")).toBe(true);
+  });
+
+  it("forgets on any other operation, on a guard that failed, and on a batch whose outcome is unknown", () => {
+    const memory = new TaskMemory();
+    memory.committed(group("a"));
+    memory.committed([{ op: "cancel", taskId: "b", reason: null }]);
+    expect(memory.holds("a")).toBe(false);
+
+    memory.committed(group("a"));
+    memory.committed(undefined);
+    expect(memory.holds("a")).toBe(false);
+
+    memory.committed(group("a"));
+    memory.unsettle();
+    // The batch threw, or its answer never came: nothing is known of what it did.
+    expect(memory.ready().holds("a")).toBe(false);
+  });
+
+  it("forgets only its own task after a progress report", () => {
+    const memory = new TaskMemory();
+    memory.committed(group("a"));
+    memory.committed(group("b"));
+    memory.committed([{ op: "progress", taskId: "a", progress: 50, message: null }]);
+    expect([memory.holds("a"), memory.holds("b")]).toEqual([false, true]);
+  });
+});
