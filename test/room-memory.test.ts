@@ -45,6 +45,19 @@ describe("what the room holds between groups", () => {
     expect(await taskStatus(w, id)).toBe("cancelled");
   });
 
+  it("a completion that unblocks a waiting task offers it, though nothing was waiting before", async () => {
+    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: w.worker.apiKey, body: { capabilities: { languages: ["memory"], max_concurrent_tasks: 50 } } }));
+    const up = await started();
+    const down = await newTask(w, { requirements: { languages: ["memory"] }, dependencies: [{ depends_on_task_id: up, dependency_type: "blocks" }] });
+    // A completion with nothing waiting that is ready to offer: the room learns that none is.
+    const other = await started();
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${other}/complete`, { result: "ok" }));
+    expect(await taskStatus(w, down)).toBe("pending");
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${up}/complete`, { result: "ok" }));
+    const task = (await expectOk(cli(w.orchestrator.apiKey, "GET", `${T}/${down}`))).json;
+    expect(task).toMatchObject({ status: "assigned", assigned_server_name: w.worker.name });
+  });
+
   it("starts and completions of many tasks at once end each task exactly once", async () => {
     const ids = await Promise.all(Array.from({ length: 24 }, () => newTask(w)));
     for (const id of ids) await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { session_name: "worker" }));
@@ -72,6 +85,7 @@ describe("TaskMemory", () => {
     asked: new Set<string>(),
     resolved: new Set<string>(),
     assigned: new Map(),
+    noneWaiting: true,
   });
   const note: RoomCommand = { op: "note", taskId: "a", content: "x", urgent: false, notifyDependents: false };
 
@@ -83,13 +97,14 @@ describe("TaskMemory", () => {
     memory.unsettle();
     memory.committed([note]);
     expect(memory.ready().holds("a")).toBe(true);
+    expect(memory.noneWaiting).toBe(true);
   });
 
   it("forgets on any other operation, on a guard that failed, and on a batch whose outcome is unknown", () => {
     const memory = new TaskMemory();
     memory.committed(group("a"));
     memory.committed([{ op: "cancel", taskId: "b", reason: null }]);
-    expect(memory.holds("a")).toBe(false);
+    expect([memory.holds("a"), memory.noneWaiting]).toEqual([false, false]);
 
     memory.committed(group("a"));
     memory.committed(undefined);

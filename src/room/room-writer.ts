@@ -211,8 +211,7 @@ export class RoomWriter {
   private async commitGroup(operations: Operation[], offerWaiting: boolean): Promise<RoomAnswer[]> {
     const taskIds = operations.map((o) => (o.command as { taskId: string }).taskId);
     const ends = operations.some((o) => o.command.op === "complete");
-    const { reads, roundTrips } = await GroupReads.load(this.db, this.d1, this.projectId, taskIds, this.memory.ready(), ends);
-    this.d1Queries += roundTrips;
+    const reads = await GroupReads.load(this.db, this.d1, this.projectId, taskIds, this.memory.ready(), ends);
     const outcomes: OpOutcome[] = [];
     for (const { actor, command } of operations) {
       const context = this.opContext(actor, reads, offerWaiting);
@@ -220,6 +219,7 @@ export class RoomWriter {
       if (!isProblem(outcome)) reads.record(outcome.effects, context.now);
       outcomes.push(outcome);
     }
+    this.d1Queries += reads.roundTrips;
     return this.commit(outcomes, operations, reads);
   }
 

@@ -34,6 +34,8 @@ export interface GroupKnowledge {
   asked: ReadonlySet<string>;
   resolved: ReadonlySet<string>;
   assigned: ReadonlyMap<string, TaskStatus>;
+  /** No waiting task is ready to offer (pending, unblocked, with requirements, not awaiting approval). */
+  noneWaiting: boolean;
 }
 
 export class TaskMemory implements GroupKnowledge {
@@ -48,6 +50,8 @@ export class TaskMemory implements GroupKnowledge {
   readonly resolved = new Set<string>();
   /** Tasks the room assigned that it holds no row of, with the status that gave them. */
   readonly assigned = new Map<string, TaskStatus>();
+  /** No waiting task of the project is ready to offer: a completion that unblocks nothing then has nothing to read. */
+  noneWaiting = false;
   /** False from the moment a batch is sent until what it committed is taken in: a failure in between leaves it unknown. */
   private settled = true;
 
@@ -90,6 +94,7 @@ export class TaskMemory implements GroupKnowledge {
     for (const id of group.asked) this.asked.add(id);
     for (const id of group.resolved) this.resolved.add(id);
     for (const [id, status] of group.assigned) this.assigned.set(id, status);
+    this.noneWaiting = group.noneWaiting;
   }
 
   /** Another kind of operation committed: it may have changed what is held, save what it is known to leave alone. */
@@ -103,6 +108,7 @@ export class TaskMemory implements GroupKnowledge {
     for (const held of [this.tasks, this.blockers, this.links, this.assigned]) held.clear();
     this.asked.clear();
     this.resolved.clear();
+    this.noneWaiting = false;
   }
 
   private forgetTask(id: string) {

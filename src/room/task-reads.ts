@@ -229,10 +229,17 @@ export class GroupReads implements TaskReads, GroupKnowledge {
    */
   private waiting: { tasks: Waiting[]; knownUpTo: Waiting | null } = { tasks: [], knownUpTo: null };
   private candidates: Candidate[] = [];
+  /** The waiting tasks and the servers, once read: the tasks ready to offer then, and whether that list was cut. */
+  private context: { ready: Waiting[]; cut: boolean } | undefined;
+  /** D1 round trips the group's reads took. */
+  roundTrips = 0;
 
   private constructor(
     private readonly db: Db,
+    private readonly d1: D1Database,
     private readonly projectId: string,
+    /** The group's tasks, as a JSON array. */
+    private readonly groupIds: string,
     private readonly memory: TaskMemory,
     rows: GroupTaskRow[],
   ) {
@@ -245,29 +252,65 @@ export class GroupReads implements TaskReads, GroupKnowledge {
   }
 
   /**
-   * The tasks (of this project) with what the group needs of them, and the assignment context if it ends any: one
-   * round trip for what the memory does not hold, none when it holds every task and none ends.
+   * The tasks (of this project) with what the group needs of them, in one round trip for what the memory does not
+   * hold (none when it holds them all). A group that ends tasks reads the waiting tasks and the servers in the same
+   * round trip, unless the memory knows none is ready to offer: then only an operation that offers some reads them.
    */
   static async load(db: Db, d1: D1Database, projectId: string, taskIds: readonly string[], memory: TaskMemory, ends: boolean) {
     const missing = [...new Set(taskIds)].filter((id) => !memory.holds(id));
-    const values = { projectId, ids: JSON.stringify(missing) };
-    const taskQuery = missing.length > 0 ? boundForBatch<GroupTaskRow>(groupTasks(db), d1, values, GROUP_TASK_COLUMNS) : undefined;
-    const waitingQuery = ends
-      ? boundForBatch<{ unblocked: string; unblockable: string; candidates: string }>(groupWaiting(db), d1, { projectId, ids: JSON.stringify(taskIds) }, 3)
-      : undefined;
-    const statements = [taskQuery?.statement, waitingQuery?.statement].filter((s) => s !== undefined);
-    const results = statements.length > 0 ? await d1.batch(statements) : [];
-    const reads = new GroupReads(db, projectId, memory, taskQuery ? taskQuery.read(results[0]!) : []);
-    if (waitingQuery) reads.takeWaiting(waitingQuery.read(results.at(-1)!)[0]);
-    return { reads, roundTrips: statements.length > 0 ? 1 : 0 };
+    const taskQuery =
+      missing.length > 0 ? boundForBatch<GroupTaskRow>(groupTasks(db), d1, { projectId, ids: JSON.stringify(missing) }, GROUP_TASK_COLUMNS) : undefined;
+    const rows = taskQuery ? [taskQuery.statement] : [];
+    const reads = new GroupReads(db, d1, projectId, JSON.stringify(taskIds), memory, []);
+    const contextQuery = ends && !memory.noneWaiting ? reads.contextQuery() : undefined;
+    const statements = [...rows, ...(contextQuery ? [contextQuery.statement] : [])];
+    if (statements.length === 0) return reads;
+    const results = await d1.batch(statements);
+    reads.roundTrips++;
+    if (taskQuery) reads.take(taskQuery.read(results[0]!));
+    if (contextQuery) reads.takeContext(contextQuery.read(results.at(-1)!)[0]);
+    return reads;
   }
 
-  private takeWaiting(row: { unblocked: string; unblockable: string; candidates: string } | undefined) {
-    if (!row) return;
-    const lists = [parseWaiting(row.unblocked), parseWaiting(row.unblockable)];
+  private take(rows: GroupTaskRow[]) {
+    for (const r of rows) {
+      this.tasks.set(r.task.id, r.task);
+      if (r.questions) this.asked.add(r.task.id);
+      this.blockers.set(r.task.id, JSON.parse(r.blockers) as Blocker[]);
+      this.links.set(r.task.id, JSON.parse(r.links) as LinkRead[]);
+    }
+  }
+
+  private contextQuery() {
+    return boundForBatch<{ unblocked: string; unblockable: string; candidates: string }>(
+      groupWaiting(this.db),
+      this.d1,
+      { projectId: this.projectId, ids: this.groupIds },
+      3,
+    );
+  }
+
+  private async readContext() {
+    const query = this.contextQuery();
+    const [result] = await this.d1.batch([query.statement]);
+    this.roundTrips++;
+    this.takeContext(query.read(result!)[0]);
+  }
+
+  private takeContext(row: { unblocked: string; unblockable: string; candidates: string } | undefined) {
+    const lists = row ? [parseWaiting(row.unblocked), parseWaiting(row.unblockable)] : [[], []];
     const cutAt = lists.filter((l) => l.length >= GROUP_WAITING).map((l) => l.at(-1)!);
     this.waiting = { tasks: lists.flat().sort(inWaitingOrder), knownUpTo: cutAt.sort(inWaitingOrder)[0] ?? null };
-    this.candidates = parseCandidates(row.candidates);
+    this.candidates = row ? parseCandidates(row.candidates) : [];
+    this.context = { ready: lists[0]!, cut: lists[0]!.length >= GROUP_WAITING };
+  }
+
+  /** Whether, once the group has committed, no waiting task is ready to offer: what it read and did say so. */
+  get noneWaiting(): boolean {
+    const stillPending = (id: string) => !this.assigned.has(id) && (this.task(id)?.status ?? "pending") === "pending";
+    if ([...this.unblocked].some(stillPending)) return false;
+    if (!this.context) return this.memory.noneWaiting;
+    return !this.context.cut && !this.context.ready.some((w) => stillPending(w.id));
   }
 
   /** The task as the group leaves it so far, from its own reads and effects or the memory's. */
@@ -302,6 +345,11 @@ export class GroupReads implements TaskReads, GroupKnowledge {
   }
 
   async assignmentContext(limit: number, alsoUnblocking: readonly string[] = []) {
+    if (!this.context) {
+      // Nothing was ready to offer when the last group committed, and nothing has been unblocked since.
+      if (limit > 0 && this.memory.noneWaiting && alsoUnblocking.length === 0 && this.unblocked.size === 0) return { waiting: [], candidates: [] };
+      await this.readContext();
+    }
     const eligible = (w: Waiting) =>
       (!w.blocked || this.unblocked.has(w.id) || alsoUnblocking.includes(w.id)) &&
       !this.assigned.has(w.id) &&
