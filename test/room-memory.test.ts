@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { RoomCommand } from "../src/room/commands";
 import type { TaskRow } from "../src/room/statements";
 import { TaskMemory } from "../src/room/task-memory";
-import { call } from "./helpers";
+import { call, type Reply } from "./helpers";
 import { cli, createWorld, expectOk, newTask, T, taskStatus, type World } from "./task-world";
 
 let w: World;
@@ -56,6 +56,19 @@ describe("what the room holds between groups", () => {
     await expectOk(cli(w.worker.apiKey, "POST", `${T}/${up}/complete`, { result: "ok" }));
     const task = (await expectOk(cli(w.orchestrator.apiKey, "GET", `${T}/${down}`))).json;
     expect(task).toMatchObject({ status: "assigned", assigned_server_name: w.worker.name });
+  });
+
+  it("a task given to a server is held as its batch left it: its start and completion read nothing before their batch", async () => {
+    const roomQueries = (reply: Reply) => Number(/room;dur=[\d.]+;desc="d1 queries=(\d+)/.exec(reply.headers.get("Server-Timing") ?? "")?.[1]);
+    const [first, second] = [await newTask(w), await newTask(w)];
+    await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${first}/assign`, { session_name: "worker" }));
+    await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${second}/assign`, { session_name: "worker" }));
+    expect(roomQueries(await expectOk(cli(w.worker.apiKey, "POST", `${T}/${first}/start`)))).toBe(1);
+    // The first completion since tasks were created reads what waits; then the room knows nothing does.
+    expect(roomQueries(await expectOk(cli(w.worker.apiKey, "POST", `${T}/${first}/complete`, { result: "ok" })))).toBe(2);
+    expect(roomQueries(await expectOk(cli(w.worker.apiKey, "POST", `${T}/${second}/start`)))).toBe(1);
+    expect(roomQueries(await expectOk(cli(w.worker.apiKey, "POST", `${T}/${second}/complete`, { result: "ok" })))).toBe(1);
+    expect([await taskStatus(w, first), await taskStatus(w, second)]).toEqual(["done", "done"]);
   });
 
   it("starts and completions of many tasks at once end each task exactly once", async () => {
@@ -116,11 +129,14 @@ describe("TaskMemory", () => {
     expect(memory.ready().holds("a")).toBe(false);
   });
 
-  it("forgets only its own task after a progress report", () => {
+  it("forgets only its own task after a progress report or an assignment by hand", () => {
     const memory = new TaskMemory();
     memory.committed(group("a"));
     memory.committed(group("b"));
+    memory.committed(group("c"));
     memory.committed([{ op: "progress", taskId: "a", progress: 50, message: null }]);
-    expect([memory.holds("a"), memory.holds("b")]).toEqual([false, true]);
+    const target = { serverId: "s", serverName: "s", sessionId: null, sessionName: null };
+    memory.committed([{ op: "assign", taskId: "b", target, requirePlan: false }]);
+    expect([memory.holds("a"), memory.holds("b"), memory.holds("c"), memory.noneWaiting]).toEqual([false, false, true, true]);
   });
 });

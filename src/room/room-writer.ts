@@ -27,7 +27,7 @@ import {
 } from "./operations";
 import { OutboxRecorder, outboxTargets, type OutboxTarget } from "./outbox";
 import { appendEvents, committedEvents, type CommittedEvent } from "./statements";
-import { d1Reads, GroupReads, type TaskReads } from "./task-reads";
+import { d1Reads, GroupReads, heldTasksInBatch, type TaskReads } from "./task-reads";
 import { TaskMemory } from "./task-memory";
 import { logOperations } from "./operation-log";
 import { eq } from "drizzle-orm";
@@ -273,8 +273,12 @@ export class RoomWriter {
     const writing = writes.length + appends.length > 0;
     const owed = writing ? await this.owedStatements() : [];
     if (writing) this.memory.ready().unsettle();
-    const batched = writing ? await this.batch([...writes, ...checks, ...appends, ...owed, ...(views ? [views.statement] : [])]) : [];
-    const [results, , appended, recorded] = splitAt(batched, writes.length, checks.length, appends.length, owed.length);
+    // The tasks the batch gives to servers are read as it leaves them, for the room to hold when their agents start them.
+    const given = writing ? heldTasksInBatch(this.db, this.d1, this.projectId, givenTasks(plans)) : undefined;
+    const batched = writing
+      ? await this.batch([...writes, ...checks, ...appends, ...owed, ...(given ? [given.statement] : []), ...(views ? [views.statement] : [])])
+      : [];
+    const [results, , appended, recorded, read] = splitAt(batched, writes.length, checks.length, appends.length, owed.length, given ? 1 : 0);
     const viewOf = new Map((views ? views.read(batched.at(-1)!) : []).map((v) => [v.id, v]));
     let offset = 0;
     const committed: Committed = {
@@ -308,7 +312,8 @@ export class RoomWriter {
         ...(view ? { view } : {}),
       };
     });
-    if (writing) this.memory.committed(guardsHeld ? (group ?? operations.map((o) => o.command)) : undefined);
+    if (writing)
+      this.memory.committed(guardsHeld ? (group ?? operations.map((o) => o.command)) : undefined, guardsHeld && given ? given.read(read![0]!) : undefined);
     try {
       await this.hooks.afterCommit(committed);
     } catch (e) {
@@ -363,6 +368,20 @@ export class RoomWriter {
 function splitAt<T, N extends number[]>(items: T[], ...lengths: N): { [K in keyof N]: T[] } {
   let start = 0;
   return lengths.map((n) => items.slice(start, (start += n))) as { [K in keyof N]: T[] };
+}
+
+/** The most tasks given to servers one batch reads back for the room to hold. */
+const MAX_GIVEN = 64;
+
+/** Tasks the plans give to a server (assigned, or to plan first): their agents start them next. */
+function givenTasks(plans: WritePlan[]): string[] {
+  const ids = new Set<string>();
+  for (const p of plans) {
+    const after = p.effects?.task?.after;
+    if (after && (after.status === "assigned" || after.status === "planning")) ids.add(after.id);
+    for (const a of p.effects?.assignments ?? []) ids.add(a.taskId);
+  }
+  return [...ids].slice(0, MAX_GIVEN);
 }
 
 /** Tasks written by these outcomes whose rows, as planned, name neither a target nor a source session. */

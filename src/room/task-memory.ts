@@ -23,6 +23,14 @@ export interface Blocker {
 /** A downstream link as read: with the ids of the other upstreams still blocking that task. */
 export type LinkRead = Omit<DownstreamLink, "otherUnresolved"> & { otherUnresolved: string[] };
 
+/** Tasks as the room holds them: each row with what blocks it, what depends on it and whether it has questions open. */
+export interface HeldTasks {
+  tasks: Map<string, TaskRow>;
+  blockers: Map<string, Blocker[]>;
+  links: Map<string, LinkRead[]>;
+  asked: Set<string>;
+}
+
 /** Tasks, completed ids and the like it holds at most; past that it starts again empty. */
 const MAX_HELD = 20_000;
 
@@ -78,11 +86,24 @@ export class TaskMemory implements GroupKnowledge {
    * The batch committed: a group's, whose reads and plans are now what D1 holds; other operations', which may have
    * changed what is held; or one where a guarded update did not apply (`undefined`), so that something is not as read.
    */
-  committed(what: GroupKnowledge | RoomCommand[] | undefined) {
+  committed(what: GroupKnowledge | RoomCommand[] | undefined, read?: HeldTasks) {
     if (what === undefined) this.forget();
     else if (Array.isArray(what)) for (const command of what) this.afterOperation(command);
     else this.take(what);
+    // Read at the end of the same batch: as it left them, whatever the memory held before.
+    if (what !== undefined && read) this.hold(read);
     this.settled = true;
+  }
+
+  private hold(read: HeldTasks) {
+    if (this.tasks.size > MAX_HELD) return this.forget();
+    read.tasks.forEach((task, id) => {
+      this.tasks.set(id, task);
+      this.blockers.set(id, read.blockers.get(id)!);
+      this.links.set(id, read.links.get(id)!);
+      if (read.asked.has(id)) this.asked.add(id);
+      else this.asked.delete(id);
+    });
   }
 
   private take(group: GroupKnowledge) {
@@ -100,7 +121,8 @@ export class TaskMemory implements GroupKnowledge {
   /** Another kind of operation committed: it may have changed what is held, save what it is known to leave alone. */
   private afterOperation(command: RoomCommand) {
     if (LEAVES_TASKS_ALONE.has(command.op)) return;
-    if (command.op === "progress") this.forgetTask(command.taskId);
+    // Each writes its own task's row alone (an assignment by hand takes a task out of the waiting, never into it).
+    if (command.op === "progress" || command.op === "assign") this.forgetTask(command.taskId);
     else this.forget();
   }
 
@@ -117,7 +139,7 @@ export class TaskMemory implements GroupKnowledge {
   }
 }
 
-/** Operations that write no task, dependency or question (a progress report writes its own task alone). */
+/** Operations that write no task, dependency or question. */
 const LEAVES_TASKS_ALONE: ReadonlySet<RoomCommand["op"]> = new Set([
   "note",
   "agent_log",

@@ -18,7 +18,7 @@ import type { Candidate } from "../domain/matching";
 import type { Requirements } from "../protocol/orchestratia-v1";
 import { routedTo } from "../protocol/task-format";
 import type { TaskRow } from "./statements";
-import type { Blocker, GroupKnowledge, LinkRead, TaskMemory } from "./task-memory";
+import type { Blocker, GroupKnowledge, HeldTasks, LinkRead, TaskMemory } from "./task-memory";
 
 export type { Blocker } from "./task-memory";
 
@@ -207,6 +207,24 @@ export const groupTasks = builtOnce((db: Db) =>
 const GROUP_TASK_COLUMNS = Object.keys(getTableColumns(tasks)).length + 3;
 type GroupTaskRow = { task: TaskRow; blockers: string; links: string; questions: number };
 
+function heldTasks(rows: GroupTaskRow[]): HeldTasks {
+  const held: HeldTasks = { tasks: new Map(), blockers: new Map(), links: new Map(), asked: new Set() };
+  for (const r of rows) {
+    held.tasks.set(r.task.id, r.task);
+    if (r.questions) held.asked.add(r.task.id);
+    held.blockers.set(r.task.id, JSON.parse(r.blockers) as Blocker[]);
+    held.links.set(r.task.id, JSON.parse(r.links) as LinkRead[]);
+  }
+  return held;
+}
+
+/** These tasks as a batch leaves them, read at its end: nothing when there are none. */
+export function heldTasksInBatch(db: Db, d1: D1Database, projectId: string, ids: readonly string[]) {
+  if (ids.length === 0) return undefined;
+  const query = boundForBatch<GroupTaskRow>(groupTasks(db), d1, { projectId, ids: JSON.stringify(ids) }, GROUP_TASK_COLUMNS);
+  return { statement: query.statement, read: (result: D1Result) => heldTasks(query.read(result)) };
+}
+
 /**
  * Reads for a group of operations on these tasks: what the room's memory holds, the rest in one round trip, then the
  * group's own effects. What the group reads and plans stays here until its batch commits: the memory then takes it.
@@ -273,12 +291,11 @@ export class GroupReads implements TaskReads, GroupKnowledge {
   }
 
   private take(rows: GroupTaskRow[]) {
-    for (const r of rows) {
-      this.tasks.set(r.task.id, r.task);
-      if (r.questions) this.asked.add(r.task.id);
-      this.blockers.set(r.task.id, JSON.parse(r.blockers) as Blocker[]);
-      this.links.set(r.task.id, JSON.parse(r.links) as LinkRead[]);
-    }
+    const held = heldTasks(rows);
+    held.tasks.forEach((task, id) => this.tasks.set(id, task));
+    held.blockers.forEach((blockers, id) => this.blockers.set(id, blockers));
+    held.links.forEach((links, id) => this.links.set(id, links));
+    held.asked.forEach((id) => this.asked.add(id));
   }
 
   private contextQuery() {
