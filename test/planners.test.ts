@@ -96,6 +96,9 @@ function memoryReads(world: {
 }): TaskReads {
   const byId = new Map(world.tasks.map((t) => [t.id, t]));
   return {
+    async row(id) {
+      return byId.get(id);
+    },
     async taskWithBlockers(id) {
       const t = byId.get(id);
       return t && { task: t, blockers: world.blockers?.[id] ?? [] };

@@ -18,6 +18,9 @@ beforeAll(async () => {
 
 const events = async () => (await call(`/api/v1/projects/${w.project.id}/events?limit=1000`, { token: w.admin })).json.events as any[];
 
+/** The D1 round trips the room took for the request. */
+const roomQueries = (reply: Reply) => Number(/room;dur=[\d.]+;desc="d1 queries=(\d+)/.exec(reply.headers.get("Server-Timing") ?? "")?.[1]);
+
 /** A task given to the worker's session and started: the room now holds it. */
 async function started(body: Record<string, unknown> = {}) {
   const id = await newTask(w, body);
@@ -59,7 +62,6 @@ describe("what the room holds between groups", () => {
   });
 
   it("a task given to a server is held as its batch left it: its start and completion read nothing before their batch", async () => {
-    const roomQueries = (reply: Reply) => Number(/room;dur=[\d.]+;desc="d1 queries=(\d+)/.exec(reply.headers.get("Server-Timing") ?? "")?.[1]);
     const [first, second] = [await newTask(w), await newTask(w)];
     await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${first}/assign`, { session_name: "worker" }));
     await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${second}/assign`, { session_name: "worker" }));
@@ -69,6 +71,19 @@ describe("what the room holds between groups", () => {
     expect(roomQueries(await expectOk(cli(w.worker.apiKey, "POST", `${T}/${second}/start`)))).toBe(1);
     expect(roomQueries(await expectOk(cli(w.worker.apiKey, "POST", `${T}/${second}/complete`, { result: "ok" })))).toBe(1);
     expect([await taskStatus(w, first), await taskStatus(w, second)]).toEqual(["done", "done"]);
+  });
+
+  it("a row one operation read is kept for the next, until an operation writes it", async () => {
+    const id = await newTask(w);
+    const note = async () => roomQueries(await expectOk(call(`/api/v1/tasks/${id}/notes`, { token: w.member.token, body: { content: "n" } }), 201));
+    await note();
+    // A note writes no task: the next one takes the row from the room's memory.
+    expect(await note()).toBe(1);
+    // Each update writes the row: the next reads it again, at the version it left.
+    await expectOk(cli(w.orchestrator.apiKey, "PUT", `${T}/${id}`, { title: "first" }));
+    await expectOk(cli(w.orchestrator.apiKey, "PUT", `${T}/${id}`, { title: "second" }));
+    expect(await note()).toBe(2);
+    expect((await expectOk(cli(w.orchestrator.apiKey, "GET", `${T}/${id}`))).json.title).toBe("second");
   });
 
   it("starts and completions of many tasks at once end each task exactly once", async () => {

@@ -342,7 +342,7 @@ export class RoomWriter {
     return results;
   }
 
-  private opContext(actor: RoomActor, reads: TaskReads = d1Reads(this.db, this.projectId), offerWaiting = true): OpContext {
+  private opContext(actor: RoomActor, reads: TaskReads = d1Reads(this.db, this.projectId, this.memory.ready()), offerWaiting = true): OpContext {
     return {
       db: this.db,
       d1: this.d1,

@@ -68,6 +68,11 @@ export class TaskMemory implements GroupKnowledge {
     return this.tasks.has(id) && this.blockers.has(id) && this.links.has(id);
   }
 
+  /** A task's row, read whole from D1 by an operation (the room writes nothing in between). */
+  remember(row: TaskRow) {
+    if (this.tasks.size < MAX_HELD) this.tasks.set(row.id, row);
+  }
+
   /** The memory, to be read: anything left unsettled is forgotten first. */
   ready(): this {
     if (!this.settled) {

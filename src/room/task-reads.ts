@@ -35,6 +35,8 @@ export interface TaskWithDownstream {
 }
 
 export interface TaskReads {
+  /** The task's row alone. */
+  row(taskId: string): Promise<TaskRow | undefined>;
   /** The task and its unresolved blocks/input dependencies. */
   taskWithBlockers(taskId: string): Promise<{ task: TaskRow; blockers: Blocker[] } | undefined>;
   /** The task and the unresolved dependencies of other tasks on it, with what decides their unblocking. */
@@ -120,8 +122,8 @@ const inWaitingOrder = (a: Waiting, b: Waiting) => a.rank - b.rank || compareTex
 const countLinks = (links: LinkRead[], resolved: (id: string) => boolean = () => false): DownstreamLink[] =>
   links.map((l) => ({ ...l, otherUnresolved: l.otherUnresolved.filter((id) => !resolved(id)).length }));
 
-/** Reads for one operation, straight from D1: one query each. */
-export function d1Reads(db: Db, projectId: string): TaskReads {
+/** Reads for one operation, straight from D1: one query each; a row alone is taken from the memory when it holds it, and left there. */
+export function d1Reads(db: Db, projectId: string, memory: TaskMemory): TaskReads {
   const withExtra = async (taskId: string, extra: SQL<string>, questions: SQL<number> = sql`0`) => {
     const [row] = await db
       .select({ task: tasks, extra, questions })
@@ -130,6 +132,16 @@ export function d1Reads(db: Db, projectId: string): TaskReads {
     return row;
   };
   return {
+    async row(taskId) {
+      const held = memory.tasks.get(taskId);
+      if (held) return held;
+      const [row] = await db
+        .select()
+        .from(tasks)
+        .where(and(eq(tasks.id, taskId), eq(tasks.projectId, projectId)));
+      if (row) memory.remember(row);
+      return row;
+    },
     async taskWithBlockers(taskId) {
       const row = await withExtra(taskId, blockersJson);
       return row && { task: row.task, blockers: JSON.parse(row.extra) as Blocker[] };
@@ -335,6 +347,18 @@ export class GroupReads implements TaskReads, GroupKnowledge {
     return this.tasks.get(id) ?? this.memory.tasks.get(id);
   }
 
+  async row(taskId: string) {
+    const task = this.task(taskId);
+    if (task) return task;
+    this.roundTrips++;
+    const [row] = await this.db
+      .select()
+      .from(tasks)
+      .where(and(eq(tasks.id, taskId), eq(tasks.projectId, this.projectId)));
+    if (row) this.tasks.set(row.id, row);
+    return row;
+  }
+
   private isResolved = (id: string) => this.resolved.has(id) || this.memory.resolved.has(id);
 
   async taskWithBlockers(taskId: string) {
@@ -398,7 +422,12 @@ export class GroupReads implements TaskReads, GroupKnowledge {
     }
     if (effects.resolved) this.resolved.add(effects.resolved);
     if (effects.asked) this.asked.add(effects.asked);
-    for (const id of effects.unblocked ?? []) this.unblocked.add(id);
+    for (const id of effects.unblocked ?? []) {
+      this.unblocked.add(id);
+      // As the trigger on the completed task leaves its row.
+      const task = this.task(id);
+      if (task?.blocked) this.tasks.set(id, { ...task, blocked: false });
+    }
     for (const a of effects.assignments ?? []) {
       const status = a.requirePlan ? "planning" : "assigned";
       this.assigned.set(a.taskId, status);

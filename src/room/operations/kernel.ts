@@ -4,9 +4,7 @@
  * with what to do once it has committed. Nothing here writes: the room runs
  * the batch, so an operation lands whole or not at all.
  */
-import { and, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { tasks } from "../../db/schema";
 import { checkTransition, type TaskAction, type TaskStatus } from "../../domain/lifecycle";
 import type { ProblemData, RoomActor, RoomCommand } from "../commands";
 import { guardAfter, updateTask, type EventAppend, type EventDraft, type EventType, type TaskRow, type VersionGuard } from "../statements";
@@ -81,8 +79,7 @@ export const writesAnything = (plan: WritePlan) => plan.statements.length > 0 ||
 /** An answer that writes nothing. */
 export const answerOnly = (taskId: string, data: Record<string, unknown>): WritePlan => ({ taskId, statements: [], data });
 
-export const loadTask = (ctx: OpContext, taskId: string): Promise<TaskRow | undefined> =>
-  ctx.db.query.tasks.findFirst({ where: and(eq(tasks.id, taskId), eq(tasks.projectId, ctx.projectId)) });
+export const loadTask = (ctx: OpContext, taskId: string): Promise<TaskRow | undefined> => ctx.reads.row(taskId);
 
 export function partyOf(actor: RoomActor, task: TaskRow) {
   return actor.kind === "person" ? ({ kind: "person" } as const) : ({ kind: "agent", isAssignee: task.assignedServerId === actor.serverId } as const);
