@@ -306,8 +306,9 @@ export function reportCosts(live: CostFigures, recorded: RecordedCosts | undefin
     );
   if (live.perTask.rowsRead > TARGETS.rowsRead)
     report(
-      `    what bounds rows read: each batch numbers its events in the transaction (a window over them, whose sorting D1 counts), each answer reads the task's view back` +
-        ` (about 7 rows), and a completion reads its dependents' other dependencies and their upstreams (the tree's parents have 10).`,
+      `    what bounds rows read: each batch appends its events after finding where the project's log ends, checking the task's guard and taking its trace context` +
+        ` (about 5 rows), each answer reads the task's view back (about 7 rows), and a task given to a server is read back at the end of that batch with its dependents'` +
+        ` other dependencies and their upstreams (the tree's parents have 10), for the room to hold when its agent starts it.`,
     );
   const before = recorded ? new Map(costLines(recorded.figures.perTask).map(([label, dollars]) => [label, dollars])) : undefined;
   for (const [label, dollars, how] of costLines(live.perTask)) {

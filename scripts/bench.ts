@@ -981,7 +981,8 @@ if (wanted("workerd")) {
     if (fanout) {
       report(
         `  sockets in workerd (no dev proxy, no Node client): one event to ${fanout.sockets} dashboards, ${fanout.runs.length} runs of ${fanout.rounds} rounds, each beside the same frame from a bare Durable Object to ${fanout.sockets} sockets right after it (target: the room's p99 ≤ ${FANOUT_TARGET}× the bare object's in every run)` +
-          `   | what bounds it: the room commits the note (its read and its batch, two D1 round trips) before it sends a frame, which the bare object does not;` +
+          `   | what bounds it: the room commits the note (one batch: it holds the task's row) before it sends a frame, which the bare object does not,` +
+            ` and it shares its isolate with the test's ${fanout.sockets} receivers (the test runs in the hub's Worker), which the bare object, in a Worker of its own, does not;` +
           ` the same note with no dashboard connected: p50 ${fmt(fanout.noteWithoutSocketsP50)} ms, p99 ${fmt(fanout.noteWithoutSocketsP99)} ms; one-insert request over HTTP: p50 ${fmt(insertP50)} ms`,
       );
       for (const [i, run] of (fanout.runs as { p50: number; p99: number; bareObjectP50: number; bareObjectP99: number }[]).entries()) {
