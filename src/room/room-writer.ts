@@ -108,6 +108,11 @@ export class RoomWriter {
     this.outbox = new OutboxRecorder(d1, projectId);
   }
 
+  /** What the room holds of its tasks goes: they were changed or deleted other than through it. */
+  forgetTasks() {
+    this.memory.forget();
+  }
+
   /** Runs `work` after every operation queued before it; a failure does not stop the queue. */
   serialise<T>(work: () => Promise<T>): Promise<T> {
     const turn = () => {
