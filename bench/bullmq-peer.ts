@@ -269,7 +269,7 @@ const ROOM_TREE_TARGET = 2500;
 
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
 
-type RoomOps = Record<string, { n: number; msPerOp: number; queriesPerOp: number; committedWith: number } | undefined>;
+type RoomOps = Record<string, { n: number; msPerOp: number; batchMsPerOp: number; queriesPerOp: number; committedWith: number } | undefined>;
 
 /**
  * The bench's lines: the room's tree beside its peer and the ratio, then what bounds each side. The room's writer
@@ -296,9 +296,12 @@ export async function bullmqPeerLines(room: { tasksPerSecond: number }, roomBenc
     ` ${fmt(m.commandsPerJob, 1)} commands, ${fmt(m.scriptMsPerJob, 3)} ms by redis's clock (wall time: it counts time the machine took away); the Node workers ${fmt(m.nodeCpuMsPerJob, 3)} ms CPU`;
   if (start && complete) {
     const writerMs = start.msPerOp + complete.msPerOp;
+    const batchMs = start.batchMsPerOp + complete.batchMsPerOp;
     lines.push(
       `    bounds: room writer per task ${fmt(writerMs, 2)} ms (start ${fmt(start.msPerOp, 2)} + complete ${fmt(complete.msPerOp, 2)} ms, one batch at a time, ~${fmt(start.committedWith, 0)} per batch,` +
-        ` ${fmt(start.queriesPerOp + complete.queriesPerOp, 2)} D1 round trips) → ceiling ${fmt(1000 / writerMs, 0)} tasks/s, measured ${fmt(room.tasksPerSecond, 0)} | ${peerBound}` +
+        ` ${fmt(start.queriesPerOp + complete.queriesPerOp, 2)} D1 round trips) → ceiling ${fmt(1000 / writerMs, 0)} tasks/s, measured ${fmt(room.tasksPerSecond, 0)};` +
+        ` of it, D1 running the batches (their writes and events, and the tasks they read back): ${fmt(batchMs, 2)} ms a task → ${fmt(1000 / batchMs, 0)} tasks/s` +
+        ` with no other read and no planning at all (local D1 shares the process's CPU with the room and the agents) | ${peerBound}` +
         ` (the room's time per task is ${fmt(writerMs / bullmqWallMs, 0)}× it)`,
     );
   } else lines.push(`    bounds: ${peerBound}`);

@@ -226,6 +226,8 @@ export interface ProblemData {
 export interface RoomMetrics {
   d1Queries: number;
   ms: number;
+  /** Of `ms`, the time its batches took to come back from D1. */
+  batchMs: number;
   operations: number;
   /** What the bill is made of, as D1 reported it: rows the room's calls read and wrote. */
   rowsRead: number;

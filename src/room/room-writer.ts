@@ -91,6 +91,8 @@ export class RoomWriter {
   private d1Queries = 0;
   /** When the operation (or group) running now began, for its log lines. */
   private started = 0;
+  /** How long the write batches of the operation (or group) running now took. */
+  private batchMs = 0;
   /** The D1 bookmark of the operation's last committed batch, handed back so its caller reads what it wrote. */
   private committedAt: string | null = null;
   private readonly outbox: OutboxRecorder;
@@ -149,12 +151,22 @@ export class RoomWriter {
   private async measured(operations: number, run: () => Promise<(RoomAnswer | Failure)[]>): Promise<(RoomResult | Failure)[]> {
     const started = (this.started = performance.now());
     this.d1Queries = 0;
+    this.batchMs = 0;
     this.committedAt = null;
     // Rows and calls to other objects are counted against this turn's own tally (AsyncLocalStorage), not the room's.
     const billed = noRoundTrips();
     const answers = await countingRoundTrips(billed, run);
     const { rowsRead, rowsWritten, uncounted, doRequests } = billed;
-    const metrics = { d1Queries: this.d1Queries, ms: performance.now() - started, operations, rowsRead, rowsWritten, uncounted, doRequests };
+    const metrics = {
+      d1Queries: this.d1Queries,
+      ms: performance.now() - started,
+      batchMs: this.batchMs,
+      operations,
+      rowsRead,
+      rowsWritten,
+      uncounted,
+      doRequests,
+    };
     const bookmark = this.committedAt ? { bookmark: this.committedAt } : {};
     return answers.map((answer) => ("failure" in answer ? answer : { ...answer, metrics, ...bookmark }));
   }
@@ -342,7 +354,8 @@ export class RoomWriter {
   private async batch(statements: D1PreparedStatement[]) {
     this.d1Queries++;
     const session = this.d1.withSession("first-primary");
-    const results = await session.batch(statements);
+    const sent = performance.now();
+    const results = await session.batch(statements).finally(() => (this.batchMs += performance.now() - sent));
     this.committedAt = newerBookmark(this.committedAt, session.getBookmark());
     return results;
   }
