@@ -112,20 +112,37 @@ it("fans events out to sockets", async () => {
     event.data.content = content;
     expect(await broadcaster.publish(JSON.stringify(event))).toBe(SOCKETS);
   };
-  // RUNS runs, each the room's rounds and the bare object's right after them, both sets of sockets open throughout.
-  const runs: { p50: number; p99: number; bareObjectP50: number; bareObjectP99: number }[] = [];
+  // The same frame sent from this isolate, where the room runs beside the receivers, with no room and no D1.
+  const senders: WebSocket[] = [];
+  const local = await sockets(async () => {
+    const { 0: client, 1: server } = new WebSocketPair();
+    server.accept();
+    senders.push(server);
+    return client;
+  });
+  const sendHere = (content: string) => {
+    event.data.content = content;
+    const frame = JSON.stringify(event);
+    for (const ws of senders) ws.send(frame);
+  };
+  // RUNS runs, each the room's rounds, then the bare object's and this isolate's right after them, all sockets open throughout.
+  const runs: { p50: number; p99: number; bareObjectP50: number; bareObjectP99: number; sameIsolateP50: number; sameIsolateP99: number }[] = [];
   for (let run = 0; run < RUNS; run++) {
     const latencies = await dashboards.rounds(run, note);
     const broadcastLatencies = await bare.rounds(run, broadcast);
+    const localLatencies = await local.rounds(run, async (content) => sendHere(content));
     runs.push({
       p50: percentile(latencies, 50),
       p99: percentile(latencies, 99),
       bareObjectP50: percentile(broadcastLatencies, 50),
       bareObjectP99: percentile(broadcastLatencies, 99),
+      sameIsolateP50: percentile(localLatencies, 50),
+      sameIsolateP99: percentile(localLatencies, 99),
     });
   }
   await dashboards.close();
   await bare.close();
+  await local.close();
   // The same room call with no dashboard connected: the part of each latency above that is the room's commit, not
   // the fan-out or the receivers (which share this runtime's one thread with the room).
   const bareNote: number[] = [];
