@@ -25,21 +25,17 @@ export type LinkRead = Omit<DownstreamLink, "otherUnresolved"> & { otherUnresolv
 
 /** Tasks as the room holds them: each row with what blocks it, what depends on it and whether it has questions open. */
 export interface HeldTasks {
-  tasks: Map<string, TaskRow>;
-  blockers: Map<string, Blocker[]>;
-  links: Map<string, LinkRead[]>;
-  asked: Set<string>;
+  tasks: ReadonlyMap<string, TaskRow>;
+  blockers: ReadonlyMap<string, Blocker[]>;
+  links: ReadonlyMap<string, LinkRead[]>;
+  asked: ReadonlySet<string>;
 }
 
 /** Tasks, completed ids and the like it holds at most; past that it starts again empty. */
 const MAX_HELD = 20_000;
 
 /** What one group read and planned, for the memory to take once the group's batch has committed. */
-export interface GroupKnowledge {
-  tasks: ReadonlyMap<string, TaskRow>;
-  blockers: ReadonlyMap<string, Blocker[]>;
-  links: ReadonlyMap<string, LinkRead[]>;
-  asked: ReadonlySet<string>;
+export interface GroupKnowledge extends HeldTasks {
   resolved: ReadonlySet<string>;
   assigned: ReadonlyMap<string, TaskStatus>;
   /** No waiting task is ready to offer (pending, unblocked, with requirements, not awaiting approval). */

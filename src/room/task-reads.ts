@@ -122,6 +122,15 @@ const inWaitingOrder = (a: Waiting, b: Waiting) => a.rank - b.rank || compareTex
 const countLinks = (links: LinkRead[], resolved: (id: string) => boolean = () => false): DownstreamLink[] =>
   links.map((l) => ({ ...l, otherUnresolved: l.otherUnresolved.filter((id) => !resolved(id)).length }));
 
+/** The task's row, if it is this project's. */
+async function taskRow(db: Db, projectId: string, taskId: string): Promise<TaskRow | undefined> {
+  const [row] = await db
+    .select()
+    .from(tasks)
+    .where(and(eq(tasks.id, taskId), eq(tasks.projectId, projectId)));
+  return row;
+}
+
 /** Reads for one operation, straight from D1: one query each; a row alone is taken from the memory when it holds it, and left there. */
 export function d1Reads(db: Db, projectId: string, memory: TaskMemory): TaskReads {
   const withExtra = async (taskId: string, extra: SQL<string>, questions: SQL<number> = sql`0`) => {
@@ -135,10 +144,7 @@ export function d1Reads(db: Db, projectId: string, memory: TaskMemory): TaskRead
     async row(taskId) {
       const held = memory.tasks.get(taskId);
       if (held) return held;
-      const [row] = await db
-        .select()
-        .from(tasks)
-        .where(and(eq(tasks.id, taskId), eq(tasks.projectId, projectId)));
+      const row = await taskRow(db, projectId, taskId);
       if (row) memory.remember(row);
       return row;
     },
@@ -220,14 +226,12 @@ const GROUP_TASK_COLUMNS = Object.keys(getTableColumns(tasks)).length + 3;
 type GroupTaskRow = { task: TaskRow; blockers: string; links: string; questions: number };
 
 function heldTasks(rows: GroupTaskRow[]): HeldTasks {
-  const held: HeldTasks = { tasks: new Map(), blockers: new Map(), links: new Map(), asked: new Set() };
-  for (const r of rows) {
-    held.tasks.set(r.task.id, r.task);
-    if (r.questions) held.asked.add(r.task.id);
-    held.blockers.set(r.task.id, JSON.parse(r.blockers) as Blocker[]);
-    held.links.set(r.task.id, JSON.parse(r.links) as LinkRead[]);
-  }
-  return held;
+  return {
+    tasks: new Map(rows.map((r) => [r.task.id, r.task])),
+    blockers: new Map(rows.map((r) => [r.task.id, JSON.parse(r.blockers) as Blocker[]])),
+    links: new Map(rows.map((r) => [r.task.id, JSON.parse(r.links) as LinkRead[]])),
+    asked: new Set(rows.flatMap((r) => (r.questions ? [r.task.id] : []))),
+  };
 }
 
 /** These tasks as a batch leaves them, read at its end: nothing when there are none. */
@@ -271,15 +275,7 @@ export class GroupReads implements TaskReads, GroupKnowledge {
     /** The group's tasks, as a JSON array. */
     private readonly groupIds: string,
     private readonly memory: TaskMemory,
-    rows: GroupTaskRow[],
-  ) {
-    for (const r of rows) {
-      this.tasks.set(r.task.id, r.task);
-      if (r.questions) this.asked.add(r.task.id);
-      this.blockers.set(r.task.id, JSON.parse(r.blockers) as Blocker[]);
-      this.links.set(r.task.id, JSON.parse(r.links) as LinkRead[]);
-    }
-  }
+  ) {}
 
   /**
    * The tasks (of this project) with what the group needs of them, in one round trip for what the memory does not
@@ -291,7 +287,7 @@ export class GroupReads implements TaskReads, GroupKnowledge {
     const taskQuery =
       missing.length > 0 ? boundForBatch<GroupTaskRow>(groupTasks(db), d1, { projectId, ids: JSON.stringify(missing) }, GROUP_TASK_COLUMNS) : undefined;
     const rows = taskQuery ? [taskQuery.statement] : [];
-    const reads = new GroupReads(db, d1, projectId, JSON.stringify(taskIds), memory, []);
+    const reads = new GroupReads(db, d1, projectId, JSON.stringify(taskIds), memory);
     const contextQuery = ends && !memory.noneWaiting ? reads.contextQuery() : undefined;
     const statements = [...rows, ...(contextQuery ? [contextQuery.statement] : [])];
     if (statements.length === 0) return reads;
@@ -351,10 +347,7 @@ export class GroupReads implements TaskReads, GroupKnowledge {
     const task = this.task(taskId);
     if (task) return task;
     this.roundTrips++;
-    const [row] = await this.db
-      .select()
-      .from(tasks)
-      .where(and(eq(tasks.id, taskId), eq(tasks.projectId, this.projectId)));
+    const row = await taskRow(this.db, this.projectId, taskId);
     if (row) this.tasks.set(row.id, row);
     return row;
   }
