@@ -104,6 +104,48 @@ describe("what the room holds between groups", () => {
   });
 });
 
+describe("what blocks a dependent, known from its siblings", () => {
+  /** The rows of D1 the room read for the request. */
+  const roomRowsRead = (reply: Reply) => Number(/room-d1;desc="rows read=(\d+)/.exec(reply.headers.get("Server-Timing") ?? "")?.[1]);
+  const assign = (id: string) => expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { session_name: "worker" }));
+  const finish = async (id: string) => {
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/start`));
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result: "ok" }));
+  };
+  const unblockedBy = async (id: string) => (await events()).filter((e) => e.type === "task_unblocked" && e.task_id === id).map((e) => e.data.resolved_by);
+
+  it("siblings given one after another read their dependent's other blockers once, and only the last completion unblocks it", async () => {
+    const children = [await newTask(w), await newTask(w), await newTask(w), await newTask(w)];
+    const parent = await newTask(w, { dependencies: children.map((id) => ({ depends_on_task_id: id, dependency_type: "blocks" })) });
+    const read = [];
+    for (const id of children) read.push(roomRowsRead(await assign(id)));
+    // The first reads the parent's other three dependencies and their upstreams; the others take them from the room.
+    expect(read[1]).toBeLessThan(read[0]! - 4);
+    expect(read[3]).toBeLessThan(read[0]! - 4);
+    // Completed in the reverse order of their reads: each still leaves the parent blocked but the last.
+    for (const id of children.slice(1).reverse()) {
+      await finish(id);
+      expect(await unblockedBy(parent)).toEqual([]);
+    }
+    await finish(children[0]!);
+    expect(await unblockedBy(parent)).toEqual([children[0]]);
+  });
+
+  it("a dependency added after the siblings were read is waited for", async () => {
+    const [first, second, late] = [await newTask(w), await newTask(w), await newTask(w)];
+    const parent = await newTask(w, { dependencies: [first, second].map((id) => ({ depends_on_task_id: id, dependency_type: "blocks" })) });
+    await assign(first);
+    await expectOk(call(`/api/v1/tasks/${parent}/dependencies`, { token: w.admin, body: { depends_on_task_id: late, dependency_type: "blocks" } }), 201);
+    await assign(second);
+    await finish(second);
+    await finish(first);
+    expect(await unblockedBy(parent)).toEqual([]);
+    await assign(late);
+    await finish(late);
+    expect(await unblockedBy(parent)).toEqual([late]);
+  });
+});
+
 describe("TaskMemory", () => {
   const row = (id: string) => ({ id, status: "running", version: 3 }) as unknown as TaskRow;
   const group = (id: string) => ({
@@ -111,6 +153,7 @@ describe("TaskMemory", () => {
     blockers: new Map([[id, []]]),
     links: new Map([[id, []]]),
     asked: new Set<string>(),
+    blockedBy: new Map([[`${id}-dependent`, [id]]]),
     resolved: new Set<string>(),
     assigned: new Map(),
     noneWaiting: true,
@@ -131,8 +174,9 @@ describe("TaskMemory", () => {
   it("forgets on any other operation, on a guard that failed, and on a batch whose outcome is unknown", () => {
     const memory = new TaskMemory();
     memory.committed(group("a"));
+    expect([...memory.knownDependents(true).keys()]).toEqual(["a-dependent"]);
     memory.committed([{ op: "cancel", taskId: "b", reason: null }]);
-    expect([memory.holds("a"), memory.noneWaiting]).toEqual([false, false]);
+    expect([memory.holds("a"), memory.noneWaiting, memory.knownDependents(true).size]).toEqual([false, false, 0]);
 
     memory.committed(group("a"));
     memory.committed(undefined);
@@ -153,5 +197,8 @@ describe("TaskMemory", () => {
     const target = { serverId: "s", serverName: "s", sessionId: null, sessionName: null };
     memory.committed([{ op: "assign", taskId: "b", target, requirePlan: false }]);
     expect([memory.holds("a"), memory.holds("b"), memory.holds("c"), memory.noneWaiting]).toEqual([false, false, true, true]);
+    // Neither changes a dependency: what blocks the tasks' dependents is still known, for a batch that keeps it so.
+    expect([...memory.knownDependents(true).keys()]).toEqual(["a-dependent", "b-dependent", "c-dependent"]);
+    expect(memory.knownDependents(false).size).toBe(0);
   });
 });

@@ -291,7 +291,8 @@ export class RoomWriter {
     const owed = writing ? await this.owedStatements() : [];
     if (writing) this.memory.ready().unsettle();
     // The tasks the batch gives to servers are read as it leaves them, for the room to hold when their agents start them.
-    const given = writing ? heldTasksInBatch(this.db, this.d1, this.projectId, givenTasks(plans)) : undefined;
+    const keepsDependencies = group !== undefined || operations.every((o) => this.memory.keepsDependencies(o.command));
+    const given = writing ? heldTasksInBatch(this.db, this.d1, this.projectId, givenTasks(plans), this.memory.knownDependents(keepsDependencies)) : undefined;
     const batched = writing
       ? await this.batch([...writes, ...checks, ...appends, ...owed, ...(given ? [given.statement] : []), ...(views ? [views.statement] : [])])
       : [];

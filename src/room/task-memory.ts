@@ -29,7 +29,12 @@ export interface HeldTasks {
   blockers: ReadonlyMap<string, Blocker[]>;
   links: ReadonlyMap<string, LinkRead[]>;
   asked: ReadonlySet<string>;
+  /** What still blocked each dependent of these tasks when its link was read: its blocks/input upstreams not done. */
+  blockedBy: ReadonlyMap<string, string[]>;
 }
+
+/** Dependents whose blocking upstreams the room knows at most, for a read to skip: each costs its id in the query's text. */
+const MAX_KNOWN_DEPENDENTS = 1_000;
 
 /** Tasks, completed ids and the like it holds at most; past that it starts again empty. */
 const MAX_HELD = 20_000;
@@ -50,6 +55,11 @@ export class TaskMemory implements GroupKnowledge {
   readonly links = new Map<string, LinkRead[]>();
   /** Held tasks with a question open. */
   readonly asked = new Set<string>();
+  /**
+   * What blocked each dependent of a held task when it was read (those resolved since are in `resolved`): only the room
+   * resolves a dependency, and only operations that make it forget add or remove one.
+   */
+  readonly blockedBy = new Map<string, string[]>();
   /** Tasks the room completed: every dependency on them is resolved. */
   readonly resolved = new Set<string>();
   /** Tasks the room assigned that it holds no row of, with the status that gave them. */
@@ -62,6 +72,20 @@ export class TaskMemory implements GroupKnowledge {
   /** Whether the memory holds the task with all a group needs of it. */
   holds(id: string) {
     return this.tasks.has(id) && this.blockers.has(id) && this.links.has(id);
+  }
+
+  /**
+   * The dependents whose blocking upstreams a read of their upstreams need not read again, if what the batch it rides
+   * on commits leaves every dependency as it was (`keeps`): otherwise the room could not tell them apart from new ones.
+   */
+  knownDependents(keeps: boolean): ReadonlyMap<string, string[]> {
+    if (!keeps) return new Map();
+    return new Map([...this.blockedBy].slice(-MAX_KNOWN_DEPENDENTS));
+  }
+
+  /** Whether an operation of this kind, committed, leaves every dependency as it was (and so what the memory holds of it). */
+  keepsDependencies(command: RoomCommand) {
+    return LEAVES_TASKS_ALONE.has(command.op) || writesOwnRowOnly(command);
   }
 
   /** A task's row, read whole from D1 by an operation (the room writes nothing in between). */
@@ -105,6 +129,7 @@ export class TaskMemory implements GroupKnowledge {
       if (read.asked.has(id)) this.asked.add(id);
       else this.asked.delete(id);
     });
+    read.blockedBy.forEach((upstreams, id) => this.blockedBy.set(id, upstreams));
   }
 
   private take(group: GroupKnowledge) {
@@ -114,6 +139,7 @@ export class TaskMemory implements GroupKnowledge {
     for (const [id, blockers] of group.blockers) this.blockers.set(id, blockers);
     for (const [id, links] of group.links) this.links.set(id, links);
     for (const id of group.asked) this.asked.add(id);
+    for (const [id, upstreams] of group.blockedBy) this.blockedBy.set(id, upstreams);
     for (const id of group.resolved) this.resolved.add(id);
     for (const [id, status] of group.assigned) this.assigned.set(id, status);
     this.noneWaiting = group.noneWaiting;
@@ -122,13 +148,12 @@ export class TaskMemory implements GroupKnowledge {
   /** Another kind of operation committed: it may have changed what is held, save what it is known to leave alone. */
   private afterOperation(command: RoomCommand) {
     if (LEAVES_TASKS_ALONE.has(command.op)) return;
-    // Each writes its own task's row alone (an assignment by hand takes a task out of the waiting, never into it).
-    if (command.op === "progress" || command.op === "assign") this.forgetTask(command.taskId);
+    if (writesOwnRowOnly(command)) this.forgetTask(command.taskId);
     else this.forget();
   }
 
   forget() {
-    for (const held of [this.tasks, this.blockers, this.links, this.assigned]) held.clear();
+    for (const held of [this.tasks, this.blockers, this.links, this.assigned, this.blockedBy]) held.clear();
     this.asked.clear();
     this.resolved.clear();
     this.noneWaiting = false;
@@ -139,6 +164,9 @@ export class TaskMemory implements GroupKnowledge {
     this.asked.delete(id);
   }
 }
+
+/** Writes its own task's row and nothing else the memory holds (an assignment by hand takes a task out of the waiting, never into it). */
+const writesOwnRowOnly = (c: RoomCommand): c is Extract<RoomCommand, { op: "progress" | "assign" }> => c.op === "progress" || c.op === "assign";
 
 /** Operations that write no task, dependency or question. */
 const LEAVES_TASKS_ALONE: ReadonlySet<RoomCommand["op"]> = new Set([

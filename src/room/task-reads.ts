@@ -63,13 +63,21 @@ export interface PlanEffects {
 const blockersJson = sql<string>`(SELECT json_group_array(json_object('depends_on_task_id', d.depends_on_task_id, 'dependency_type', d.dependency_type))
   FROM task_dependencies d JOIN tasks u ON u.id = d.depends_on_task_id WHERE d.task_id = ${qualified(tasks.id)} AND ${sql.raw(dependencyBlocking("d", "u"))})`;
 
-// The task is not done yet (it is being ended), so only what the rows on it say resolves them.
-const downstreamJson = sql<string>`(SELECT json_group_array(json_object(
+/**
+ * The task's dependents by unresolved dependencies, each with its other upstreams still blocking it, unless `known` (a
+ * text of ids between commas) names the dependent: the room then knows them (null here). The task is not done yet (it
+ * is being ended), so only what the rows on it say resolves them.
+ */
+const downstreamJson = (known: SQL | Placeholder) => sql<string>`(SELECT json_group_array(json_object(
     'taskId', d.task_id, 'taskStatus', dt.status, 'dependencyType', d.dependency_type, 'contractKey', d.contract_key, 'sessionId', dt.target_session_id,
-    'otherUnresolved', json((SELECT json_group_array(o.depends_on_task_id) FROM task_dependencies o JOIN tasks ou ON ou.id = o.depends_on_task_id
-      WHERE o.task_id = d.task_id AND o.depends_on_task_id != d.depends_on_task_id AND ${sql.raw(dependencyBlocking("o", "ou"))}))))
+    'otherUnresolved', CASE WHEN instr(${known}, ',' || d.task_id || ',') > 0 THEN NULL ELSE
+      json((SELECT json_group_array(o.depends_on_task_id) FROM task_dependencies o JOIN tasks ou ON ou.id = o.depends_on_task_id
+      WHERE o.task_id = d.task_id AND o.depends_on_task_id != d.depends_on_task_id AND ${sql.raw(dependencyBlocking("o", "ou"))})) END))
   FROM task_dependencies d JOIN tasks dt ON dt.id = d.task_id
   WHERE d.depends_on_task_id = ${qualified(tasks.id)} AND d.resolved = 0)`;
+
+/** Dependents a read may skip the upstreams of, as `downstreamJson` takes them. */
+const knownText = (known: ReadonlyMap<string, string[]>) => (known.size > 0 ? `,${[...known.keys()].join(",")},` : "");
 
 /** Whether the task has questions open (pending interventions): ending it closes them. */
 const openQuestions = sql<number>`EXISTS (SELECT 1 FROM interventions i WHERE i.task_id = ${qualified(tasks.id)} AND i.status = 'pending')`;
@@ -153,7 +161,7 @@ export function d1Reads(db: Db, projectId: string, memory: TaskMemory): TaskRead
       return row && { task: row.task, blockers: JSON.parse(row.extra) as Blocker[] };
     },
     async taskWithDownstream(taskId) {
-      const row = await withExtra(taskId, downstreamJson, openQuestions);
+      const row = await withExtra(taskId, downstreamJson(sql`''`), openQuestions);
       return row && { task: row.task, links: countLinks(JSON.parse(row.extra) as LinkRead[]), openQuestions: Boolean(row.questions) };
     },
     async assignmentContext(limit, alsoUnblocking = []) {
@@ -211,12 +219,17 @@ export const groupWaiting = builtOnce((db: Db) => {
 
 /**
  * The tasks a group reads from D1 (those the room does not hold), each with all the room keeps of it: what blocks it
- * (to start it), what depends on it and its open questions (to end it). Built once: `projectId` and `ids` (a JSON
- * array) are bound.
+ * (to start it), what depends on it and its open questions (to end it). Built once: `projectId`, `ids` (a JSON
+ * array) and `known` (`knownText`) are bound.
  */
 export const groupTasks = builtOnce((db: Db) =>
   db
-    .select({ task: tasks, blockers: blockersJson.as("blockers"), links: downstreamJson.as("links"), questions: openQuestions.as("questions") })
+    .select({
+      task: tasks,
+      blockers: blockersJson.as("blockers"),
+      links: downstreamJson(sql.placeholder("known")).as("links"),
+      questions: openQuestions.as("questions"),
+    })
     .from(tasks)
     // The unary + keeps SQLite from choosing the project's index (a scan of all its tasks) over a lookup per id.
     .where(and(inJsonList(tasks.id, sql.placeholder("ids")), sql`+${qualified(tasks.projectId)} = ${sql.placeholder("projectId")}`))
@@ -224,21 +237,45 @@ export const groupTasks = builtOnce((db: Db) =>
 );
 const GROUP_TASK_COLUMNS = Object.keys(getTableColumns(tasks)).length + 3;
 type GroupTaskRow = { task: TaskRow; blockers: string; links: string; questions: number };
+type LinkJson = Omit<LinkRead, "otherUnresolved"> & { otherUnresolved: string[] | null };
 
-function heldTasks(rows: GroupTaskRow[]): HeldTasks {
+/** The rows read, with each skipped dependent's other upstreams taken from what was known of it. */
+function heldTasks(rows: GroupTaskRow[], known: ReadonlyMap<string, string[]>): HeldTasks {
+  const blockedBy = new Map<string, string[]>();
+  const links = new Map(
+    rows.map((r) => {
+      const upstream = r.task.id;
+      const read = (JSON.parse(r.links) as LinkJson[]).map(({ otherUnresolved, ...link }): LinkRead => {
+        const others = otherUnresolved ?? known.get(link.taskId)!.filter((id) => id !== upstream);
+        // Links are unresolved dependencies: one that blocks is among what blocks its task, until its upstream is done.
+        blockedBy.set(link.taskId, link.dependencyType === "related" || r.task.status === "done" ? others : [upstream, ...others]);
+        return { ...link, otherUnresolved: others };
+      });
+      return [upstream, read];
+    }),
+  );
   return {
     tasks: new Map(rows.map((r) => [r.task.id, r.task])),
     blockers: new Map(rows.map((r) => [r.task.id, JSON.parse(r.blockers) as Blocker[]])),
-    links: new Map(rows.map((r) => [r.task.id, JSON.parse(r.links) as LinkRead[]])),
+    links,
     asked: new Set(rows.flatMap((r) => (r.questions ? [r.task.id] : []))),
+    blockedBy,
   };
 }
 
-/** These tasks as a batch leaves them, read at its end: nothing when there are none. */
-export function heldTasksInBatch(db: Db, d1: D1Database, projectId: string, ids: readonly string[]) {
-  if (ids.length === 0) return undefined;
-  const query = boundForBatch<GroupTaskRow>(groupTasks(db), d1, { projectId, ids: JSON.stringify(ids) }, GROUP_TASK_COLUMNS);
-  return { statement: query.statement, read: (result: D1Result) => heldTasks(query.read(result)) };
+/** The tasks read with `groupTasks`, skipping the other upstreams of the dependents `known` gives. */
+function readTasks(db: Db, d1: D1Database, projectId: string, ids: readonly string[], known: ReadonlyMap<string, string[]>) {
+  const values = { projectId, ids: JSON.stringify(ids), known: knownText(known) };
+  const query = boundForBatch<GroupTaskRow>(groupTasks(db), d1, values, GROUP_TASK_COLUMNS);
+  return { statement: query.statement, read: (result: D1Result) => heldTasks(query.read(result), known) };
+}
+
+/**
+ * These tasks as a batch leaves them, read at its end: nothing when there are none. `known` are the dependents whose
+ * upstreams the room holds, as the batch leaves them too.
+ */
+export function heldTasksInBatch(db: Db, d1: D1Database, projectId: string, ids: readonly string[], known: ReadonlyMap<string, string[]>) {
+  return ids.length === 0 ? undefined : readTasks(db, d1, projectId, ids, known);
 }
 
 /**
@@ -250,6 +287,7 @@ export class GroupReads implements TaskReads, GroupKnowledge {
   readonly blockers = new Map<string, Blocker[]>();
   readonly links = new Map<string, LinkRead[]>();
   readonly asked = new Set<string>();
+  readonly blockedBy = new Map<string, string[]>();
   readonly resolved = new Set<string>();
   private readonly unblocked = new Set<string>();
   /** Tasks auto-assigned in this group, with the status that gave them. */
@@ -284,8 +322,7 @@ export class GroupReads implements TaskReads, GroupKnowledge {
    */
   static async load(db: Db, d1: D1Database, projectId: string, taskIds: readonly string[], memory: TaskMemory, ends: boolean) {
     const missing = [...new Set(taskIds)].filter((id) => !memory.holds(id));
-    const taskQuery =
-      missing.length > 0 ? boundForBatch<GroupTaskRow>(groupTasks(db), d1, { projectId, ids: JSON.stringify(missing) }, GROUP_TASK_COLUMNS) : undefined;
+    const taskQuery = missing.length > 0 ? readTasks(db, d1, projectId, missing, memory.knownDependents(true)) : undefined;
     const rows = taskQuery ? [taskQuery.statement] : [];
     const reads = new GroupReads(db, d1, projectId, JSON.stringify(taskIds), memory);
     const contextQuery = ends && !memory.noneWaiting ? reads.contextQuery() : undefined;
@@ -298,12 +335,12 @@ export class GroupReads implements TaskReads, GroupKnowledge {
     return reads;
   }
 
-  private take(rows: GroupTaskRow[]) {
-    const held = heldTasks(rows);
+  private take(held: HeldTasks) {
     held.tasks.forEach((task, id) => this.tasks.set(id, task));
     held.blockers.forEach((blockers, id) => this.blockers.set(id, blockers));
     held.links.forEach((links, id) => this.links.set(id, links));
     held.asked.forEach((id) => this.asked.add(id));
+    held.blockedBy.forEach((upstreams, id) => this.blockedBy.set(id, upstreams));
   }
 
   private contextQuery() {
