@@ -1,12 +1,14 @@
 /**
  * What a batch writes once for all its operations, after their own
- * statements (src/room/statements.ts): their events, each operation's only if
- * its guard holds then, in the operations' order and numbered without gaps;
+ * statements (src/room/event-append.ts): their events, each operation's only if
+ * its guard holds then, in the operations' order and numbered without gaps,
+ * and what the room learns of them without reading them back;
  * and the dependencies on the tasks they completed.
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { appendEvents, updateTask, type EventAppend, type TaskRow } from "../src/room/statements";
+import { EventLog } from "../src/room/event-append";
+import { updateTask, type CommittedEvent, type EventAppend, type TaskRow } from "../src/room/statements";
 
 const now = "2026-11-23T00:00:00.000Z";
 
@@ -24,7 +26,7 @@ async function task(projectId: string): Promise<TaskRow> {
   )
     .bind(id, projectId, `00-${"a".repeat(32)}-${"b".repeat(16)}-01`, now)
     .run();
-  return { id, version: 1 } as TaskRow;
+  return { id, version: 1, traceparent: `00-${"a".repeat(32)}-${"b".repeat(16)}-01` } as TaskRow;
 }
 
 const note = (taskId: string | null, text: string) => ({ type: "note_added" as const, taskId, data: { text } });
@@ -50,9 +52,17 @@ describe("appending a batch's events", () => {
       { actor: "e", at: "2026-11-23T00:00:05.000Z", events: [note(null, "no such session")], guard: { sessionId: crypto.randomUUID(), updatedAt: now } },
     ];
     const writes = [updateTask(env.DB, moved, { progress: 0.5 }, now), updateTask(env.DB, { ...moved, version: 2 }, { progress: 0.6 }, now)];
-    const batch = [...writes, ...appendEvents(env.DB, projectId, appends)];
-    expect(batch).toHaveLength(3);
-    await env.DB.batch(batch);
+    const append = new EventLog(env.DB, projectId).append(appends);
+    // Its task events come with no trace context: one insert that takes the tasks' and returns what it wrote.
+    expect(append.statements).toHaveLength(1);
+    const results = await env.DB.batch([...writes, ...append.statements]);
+    const appended = append.read(results.slice(writes.length));
+    expect("events" in appended && appended.events.map((e) => [e.seq, e.actor])).toEqual([
+      [1, "a"],
+      [2, "a"],
+      [3, "c"],
+      [4, "d"],
+    ]);
 
     const events = await eventsOf(projectId);
     expect(events.map((e) => [e.seq, e.data.text, e.actor, e.created_at])).toEqual([
@@ -70,26 +80,41 @@ describe("appending a batch's events", () => {
     const projectId = await project();
     const big = "x".repeat(200 * 1024);
     const appends: EventAppend[] = Array.from({ length: 6 }, (_, i) => ({ actor: "a", at: now, events: [note(null, `${i}${big}`)], guard: null }));
-    const statements = appendEvents(env.DB, projectId, appends);
-    expect(statements.length).toBeGreaterThan(1);
-    await env.DB.batch(statements);
+    const log = new EventLog(env.DB, projectId);
+    for (const round of [0, 1]) {
+      const append = log.append(appends);
+      expect(append.statements.length).toBeGreaterThan(2);
+      const appended = append.read(await env.DB.batch(append.statements));
+      expect("events" in appended && appended.events.map((e) => [e.seq, (e.data.text as string)[0]])).toEqual(
+        appends.map((_, i) => [6 * round + i + 1, String(i)]),
+      );
+      log.took("events" in appended ? appended.events : []);
+    }
     const events = await eventsOf(projectId);
-    expect(events.map((e) => [e.seq, e.data.text[0]])).toEqual(appends.map((_, i) => [i + 1, String(i)]));
+    expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
   });
 
   it("numbers one operation's events in order after those already there, and writes none when its update did not apply", async () => {
     const projectId = await project();
     const [moved, untouched] = [await task(projectId), await task(projectId)];
     const one = (t: TaskRow, version: number, texts: string[]): EventAppend[] => [
-      { actor: "a", at: now, events: texts.map((x) => note(t.id, x)), guard: { taskId: t.id, version } },
+      { actor: "a", at: now, events: texts.map((x) => ({ ...note(t.id, x), traceparent: t.traceparent })), guard: { taskId: t.id, version } },
     ];
-    await env.DB.batch([updateTask(env.DB, moved, { progress: 0.5 }, now), ...appendEvents(env.DB, projectId, one(moved, 2, ["first", "second"]))]);
+    const log = new EventLog(env.DB, projectId);
+    const appended: unknown[] = [];
+    const commit = async (writes: D1PreparedStatement[], appends: EventAppend[]) => {
+      const append = log.append(appends);
+      const results = await env.DB.batch([...writes, ...append.statements]);
+      const read = append.read(results.slice(writes.length));
+      if ("events" in read) log.took(read.events);
+      appended.push(read);
+      return append.statements.length;
+    };
+    expect(await commit([updateTask(env.DB, moved, { progress: 0.5 }, now)], one(moved, 2, ["first", "second"]))).toBe(2);
     // Its update did not apply (the task is still at version 1): none of its events is written.
-    await env.DB.batch(appendEvents(env.DB, projectId, one(untouched, 2, ["lost", "lost too"])));
-    await env.DB.batch([
-      updateTask(env.DB, { ...moved, version: 2 }, { progress: 0.6 }, now),
-      ...appendEvents(env.DB, projectId, one(moved, 3, ["third", "fourth", "fifth"])),
-    ]);
+    expect(await commit([], one(untouched, 2, ["lost", "lost too"]))).toBe(1);
+    // Known now where the log ends, the room asks no more.
+    expect(await commit([updateTask(env.DB, { ...moved, version: 2 }, { progress: 0.6 }, now)], one(moved, 3, ["third", "fourth", "fifth"]))).toBe(1);
     const events = await eventsOf(projectId);
     expect(events.map((e) => [e.seq, e.data.text])).toEqual([
       [1, "first"],
@@ -98,9 +123,39 @@ describe("appending a batch's events", () => {
       [4, "fourth"],
       [5, "fifth"],
     ]);
+    // What the room learnt from how many rows each insert wrote is what the log holds.
+    const learnt = appended.flatMap((a) => ("events" in (a as object) ? (a as { events: CommittedEvent[] }).events : []));
+    expect(learnt).toEqual((await log.since(0)).map((e) => ({ ...e })));
+    expect(learnt.map((e) => e.traceparent)).toEqual(events.map(() => moved.traceparent));
+  });
+
+  it("reads back what a batch wrote when it cannot tell, and where the log ends after a batch whose outcome is unknown", async () => {
+    const projectId = await project();
+    const [moved, untouched] = [await task(projectId), await task(projectId)];
+    const log = new EventLog(env.DB, projectId);
+    const append = log.append([
+      { actor: "a", at: now, events: [{ ...note(moved.id, "moved"), traceparent: moved.traceparent }], guard: { taskId: moved.id, version: 2 } },
+      { actor: "b", at: now, events: [{ ...note(untouched.id, "lost"), traceparent: null }], guard: { taskId: untouched.id, version: 2 } },
+    ]);
+    const read = append.read(await env.DB.batch([updateTask(env.DB, moved, { progress: 0.5 }, now), ...append.statements]).then((r) => r.slice(1)));
+    // One guard held, one did not: the room reads what follows where the log ended.
+    expect(read).toEqual({ since: 0 });
+    const written = await log.since(0);
+    expect(written.map((e) => [e.seq, e.data.text, e.traceparent])).toEqual([[1, "moved", moved.traceparent]]);
+    log.took(written);
+    // Given no trace context, the insert takes its task's and returns its rows.
+    const traced = log.append([{ actor: "c", at: now, events: [note(moved.id, "traced")], guard: null }]);
+    const back = traced.read(await env.DB.batch(traced.statements));
+    expect("events" in back && back.events.map((e) => [e.seq, e.traceparent])).toEqual([[2, moved.traceparent]]);
+    log.lost();
+    // Lost: it asks again where the log ends before numbering.
+    const again = log.append([{ actor: "d", at: now, events: [note(null, "after")], guard: null }]);
+    expect(again.statements).toHaveLength(2);
+    const after = again.read(await env.DB.batch(again.statements));
+    expect("events" in after && after.events.map((e) => e.seq)).toEqual([3]);
   });
 
   it("writes nothing for operations without events", () => {
-    expect(appendEvents(env.DB, "p", [{ actor: "a", at: now, events: [], guard: null }])).toEqual([]);
+    expect(new EventLog(env.DB, "p").append([{ actor: "a", at: now, events: [], guard: null }]).statements).toEqual([]);
   });
 });

@@ -26,7 +26,8 @@ import {
   type WritePlan,
 } from "./operations";
 import { OutboxRecorder, outboxTargets, type OutboxTarget } from "./outbox";
-import { appendEvents, committedEvents, type CommittedEvent } from "./statements";
+import { EventLog, type Appended } from "./event-append";
+import type { CommittedEvent } from "./statements";
 import { d1Reads, GroupReads, heldTasksInBatch, type TaskReads } from "./task-reads";
 import { TaskMemory } from "./task-memory";
 import { logOperations } from "./operation-log";
@@ -96,6 +97,7 @@ export class RoomWriter {
   /** The D1 bookmark of the operation's last committed batch, handed back so its caller reads what it wrote. */
   private committedAt: string | null = null;
   private readonly outbox: OutboxRecorder;
+  private readonly events: EventLog;
   /** The project's tasks as the room's groups last read and wrote them (only this room writes them). */
   private readonly memory = new TaskMemory();
   /** The project's settings, read by the first operation that needs them, then kept: only this room changes them. */
@@ -108,6 +110,7 @@ export class RoomWriter {
   ) {
     this.db = createDb(d1, () => this.d1Queries++);
     this.outbox = new OutboxRecorder(d1, projectId);
+    this.events = new EventLog(d1, projectId);
   }
 
   /** What the room holds of its tasks goes: they were changed or deleted other than through it. */
@@ -280,27 +283,24 @@ export class RoomWriter {
       this.d1,
       plans.flatMap((p) => p.fills ?? []),
     );
-    const appends = appendEvents(
-      this.d1,
-      this.projectId,
-      plans.flatMap((p) => (p.events ? [p.events] : [])),
-    );
+    const appends = this.events.append(plans.flatMap((p) => (p.events ? [p.events] : [])));
     const viewIds = [...new Set(outcomes.flatMap((o, i) => (operations[i]!.withView && !isProblem(o) && writesAnything(o) ? [o.taskId] : [])))];
     const views = viewIds.length > 0 ? taskViewsInBatch(this.db, this.d1, viewIds) : undefined;
-    const writing = writes.length + appends.length > 0;
+    const writing = writes.length + appends.statements.length > 0;
     const owed = writing ? await this.owedStatements() : [];
     if (writing) this.memory.ready().unsettle();
     // The tasks the batch gives to servers are read as it leaves them, for the room to hold when their agents start them.
     const keepsDependencies = group !== undefined || operations.every((o) => this.memory.keepsDependencies(o.command));
     const given = writing ? heldTasksInBatch(this.db, this.d1, this.projectId, givenTasks(plans), this.memory.knownDependents(keepsDependencies)) : undefined;
     const batched = writing
-      ? await this.batch([...writes, ...checks, ...appends, ...owed, ...(given ? [given.statement] : []), ...(views ? [views.statement] : [])])
+      ? await this.batch([...writes, ...checks, ...appends.statements, ...owed, ...(given ? [given.statement] : []), ...(views ? [views.statement] : [])])
       : [];
-    const [results, , appended, recorded, read] = splitAt(batched, writes.length, checks.length, appends.length, owed.length, given ? 1 : 0);
+    const [results, , appended, recorded, read] = splitAt(batched, writes.length, checks.length, appends.statements.length, owed.length, given ? 1 : 0);
+    const events = await this.eventsOf(appends.read(appended!));
     const viewOf = new Map((views ? views.read(batched.at(-1)!) : []).map((v) => [v.id, v]));
     let offset = 0;
     const committed: Committed = {
-      events: committedEvents(appended),
+      events,
       notices: abandonedQuestions(results),
       deadlines: [],
       outbox: outboxTargets(recorded),
@@ -313,7 +313,8 @@ export class RoomWriter {
       if (isProblem(outcome)) return { ok: false, problem: outcome };
       const own = results.slice(offset, (offset += outcome.statements.length));
       // Only this room writes the project's tasks, so this means the task was deleted or changed underneath.
-      if (outcome.guardedUpdate !== undefined && own[outcome.guardedUpdate]!.results.length !== 1) {
+      // Counted by changes (RETURNING costs D1 rows): a statement's changes leave out what its triggers changed.
+      if (outcome.guardedUpdate !== undefined && own[outcome.guardedUpdate]!.meta.changes === 0) {
         guardsHeld = false;
         return { ok: false, problem: outcome.guardRefusal ?? concurrentChange() };
       }
@@ -342,6 +343,18 @@ export class RoomWriter {
     return answers;
   }
 
+  /** The events a batch appended: as it said, or read back when it could not (some guard did not hold). */
+  private async eventsOf(appended: Appended) {
+    if ("events" in appended) {
+      this.events.took(appended.events);
+      return appended.events;
+    }
+    this.d1Queries++;
+    const events = await this.events.since(appended.since);
+    this.events.took(events);
+    return events;
+  }
+
   /** What the batch's events owe integrations (the first batch of the room reads where the project's events stand). */
   private owedStatements() {
     if (!this.outbox.knowsLastSeq) this.d1Queries++;
@@ -356,7 +369,14 @@ export class RoomWriter {
     this.d1Queries++;
     const session = this.d1.withSession("first-primary");
     const sent = performance.now();
-    const results = await session.batch(statements).finally(() => (this.batchMs += performance.now() - sent));
+    const results = await session
+      .batch(statements)
+      .catch((e: unknown) => {
+        // Whether it committed is not known: where the project's log ends is read again.
+        this.events.lost();
+        throw e;
+      })
+      .finally(() => (this.batchMs += performance.now() - sent));
     this.committedAt = newerBookmark(this.committedAt, session.getBookmark());
     return results;
   }

@@ -93,8 +93,10 @@ export interface EventDraft {
 export type VersionGuard = { taskId: string; version: number } | { sessionId: string; updatedAt: string } | { webhookId: string; updatedAt: string } | null;
 
 /** The session, or the webhook, is still as the operation wrote it at `updatedAt`. */
-const sessionWritten = (id: SQL | string, updatedAt: SQL | string) => sql`EXISTS (SELECT 1 FROM sessions WHERE id = ${id} AND updated_at = ${updatedAt})`;
-const webhookWritten = (id: SQL | string, updatedAt: SQL | string) => sql`EXISTS (SELECT 1 FROM webhooks WHERE id = ${id} AND updated_at = ${updatedAt})`;
+export const sessionWritten = (id: SQL | string, updatedAt: SQL | string) =>
+  sql`EXISTS (SELECT 1 FROM sessions WHERE id = ${id} AND updated_at = ${updatedAt})`;
+export const webhookWritten = (id: SQL | string, updatedAt: SQL | string) =>
+  sql`EXISTS (SELECT 1 FROM webhooks WHERE id = ${id} AND updated_at = ${updatedAt})`;
 
 /** SQL condition true when the guard holds (always true without a guard). */
 export function guardHolds(guard: VersionGuard): SQL {
@@ -124,7 +126,7 @@ export function updateTask(d1: D1Database, task: TaskRow, set: Partial<TaskRow>,
     assignments.push(`"${column.name}" = ?`);
     values.push(value === null ? null : column.mapToDriverValue(value));
   }
-  return d1.prepare(`UPDATE tasks SET ${assignments.join(", ")} WHERE id = ? AND version = ? RETURNING id`).bind(...values, task.id, task.version);
+  return d1.prepare(`UPDATE tasks SET ${assignments.join(", ")} WHERE id = ? AND version = ?`).bind(...values, task.id, task.version);
 }
 
 export const guardAfter = (task: TaskRow): VersionGuard => ({ taskId: task.id, version: task.version + 1 });
@@ -137,75 +139,7 @@ export interface EventAppend {
   guard: VersionGuard;
 }
 
-/**
- * True when a task's update to `version` applied, asked once the batch's other writes are in: a task's version only
- * grows and only its room writes it, so that version, or a later one a later operation of the same batch set, means
- * it did.
- */
-const updateApplied = (taskId: SQL, version: SQL) => sql`EXISTS (SELECT 1 FROM tasks t WHERE t.id = ${taskId} AND t.version >= ${version})`;
-
-/** How much of the events' JSON one statement binds, well under D1's largest value. */
-const APPEND_CHUNK_CHARS = 512 * 1024;
-
-/**
- * Appends a batch's events, in the order of their operations, with the
- * project's next seqs computed inside the transaction: one statement for the
- * whole batch (more only for very large events), placed after the batch's
- * other writes. Each operation's events carry its guard, checked then:
- * - a task's, by `updateApplied`;
- * - a session's or webhook's, by its `updated_at`: they are written by
- *   operations that commit alone, so it is still the one the operation wrote.
- * Seqs are numbered over the rows that are written, so they leave no gap:
- * with one operation's events alone, all are written or none, so each is
- * the next seq plus its place; with several, a window numbers the rows that
- * pass their guards (D1 counts the rows its sorting reads).
- */
-export function appendEvents(d1: D1Database, projectId: string, appends: EventAppend[]): D1PreparedStatement[] {
-  const chunks: string[][] = [];
-  let size = Infinity;
-  for (const { actor, at, events, guard } of appends) {
-    const checked =
-      guard === null
-        ? null
-        : "taskId" in guard
-          ? ["task", guard.taskId, guard.version]
-          : "sessionId" in guard
-            ? ["session", guard.sessionId, guard.updatedAt]
-            : ["webhook", guard.webhookId, guard.updatedAt];
-    const rows = events.map((e) =>
-      JSON.stringify({ type: e.type, task_id: e.taskId, data: e.data, actor, at, guard: checked, ...(e.traceparent ? { traceparent: e.traceparent } : {}) }),
-    );
-    const chars = rows.reduce((n, r) => n + r.length + 1, 0);
-    if (size + chars > APPEND_CHUNK_CHARS) {
-      chunks.push([]);
-      size = 0;
-    }
-    chunks.at(-1)!.push(...rows);
-    size += chars;
-  }
-  const oneGuard = appends.length === 1;
-  return chunks.filter((rows) => rows.length > 0).map((rows) => appendStatement(d1, projectId, `[${rows.join(",")}]`, oneGuard));
-}
-
-const appendStatement = (d1: D1Database, projectId: string, rows: string, oneGuard: boolean) =>
-  statement(
-    d1,
-    sql`
-    INSERT INTO events (project_id, seq, type, task_id, actor, data, traceparent, created_at)
-    SELECT ${projectId}, base.next + ${oneGuard ? sql`e.key` : sql`row_number() OVER (ORDER BY e.key) - 1`}, e.value ->> 'type', e.value ->> 'task_id', e.value ->> 'actor', e.value -> 'data',
-           COALESCE(e.value ->> 'traceparent', (SELECT t.traceparent FROM tasks t WHERE t.id = e.value ->> 'task_id')), e.value ->> 'at'
-    -- MAX alone in its own subquery is one step down the primary key; inside an expression SQLite reads every event.
-    FROM (SELECT COALESCE((SELECT MAX(seq) FROM events WHERE project_id = ${projectId}), 0) + 1 AS next) AS base, json_each(${rows}) AS e
-    WHERE CASE e.value ->> '$.guard[0]'
-      WHEN 'task' THEN ${updateApplied(sql`e.value ->> '$.guard[1]'`, sql`e.value ->> '$.guard[2]'`)}
-      WHEN 'session' THEN ${sessionWritten(sql`e.value ->> '$.guard[1]'`, sql`e.value ->> '$.guard[2]'`)}
-      WHEN 'webhook' THEN ${webhookWritten(sql`e.value ->> '$.guard[1]'`, sql`e.value ->> '$.guard[2]'`)}
-      ELSE 1 END
-    ${oneGuard ? sql`` : sql`ORDER BY e.key`}
-    RETURNING project_id, seq, type, task_id, actor, data, traceparent, created_at`,
-  );
-
-/** An event as committed: what appendEvents returns and the room publishes. */
+/** An event as committed: what the room appends (EventLog) and publishes. */
 export interface CommittedEvent {
   project_id: string;
   seq: number;
@@ -216,14 +150,6 @@ export interface CommittedEvent {
   /** The task's W3C trace context, when the event is about a task that has one. */
   traceparent: string | null;
   created_at: string;
-}
-
-/** The events a batch committed, in seq order: the rows its appendEvents statements returned. */
-export function committedEvents(results: D1Result[]): CommittedEvent[] {
-  return results
-    .flatMap((r) => r.results as Record<string, unknown>[])
-    .map((row) => ({ ...(row as unknown as CommittedEvent), data: JSON.parse(row.data as string) }))
-    .sort((a, b) => a.seq - b.seq);
 }
 
 /** Splits rows so one INSERT stays under D1's 100 bound parameters. */
