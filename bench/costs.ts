@@ -301,14 +301,14 @@ export function reportCosts(live: CostFigures, recorded: RecordedCosts | undefin
     report(
       `    what bounds rows written: each of the 4 requests writes the task's row and appends its event, 2 rows (the project's log and the task's timeline index);` +
         ` assigning and finishing also write the task's entry in its server's index (start does not); creating writes the task's key and its project's index, and each` +
-        ` dependency 2 rows (the row and its upstream's index): ${3 + 2 + 2} + 4 + 3 + 4 = 18 for a task with one dependency, before unblocking. Fewer than 9 needs an` +
-        ` event log stored otherwise (several events to a row, or no timeline index), not fewer writes of what is stored now.`,
+        ` dependency 2 rows (the row and its upstream's index): ${3 + 2 + 2} + 4 + 3 + 4 = 18 for a task with one dependency, before unblocking. Without the timeline` +
+        ` index it would be 14, and with no event rows at all 10: fewer than 9 needs a task's changes and its events stored in fewer rows than one each.`,
     );
   if (live.perTask.rowsRead > TARGETS.rowsRead)
     report(
-      `    what bounds rows read: each batch appends its events after finding where the project's log ends, checking the task's guard and taking its trace context` +
-        ` (about 5 rows), each answer reads the task's view back (about 7 rows), and a task given to a server is read back at the end of that batch with its dependents'` +
-        ` other dependencies and their upstreams (the tree's parents have 10), for the room to hold when its agent starts it.`,
+      `    what bounds rows read: each batch's append checks its operations' guards and reads its events from the statement's list (about 2 rows), its outbox` +
+        ` statement asks whether anyone is owed a delivery (about 2 rows), each answer reads the task's view back (about 5 rows), and a task given to a server is read` +
+        ` back at the end of that batch, the first of its siblings with its dependents' other dependencies and their upstreams (the tree's parents have 10).`,
     );
   const before = recorded ? new Map(costLines(recorded.figures.perTask).map(([label, dollars]) => [label, dollars])) : undefined;
   for (const [label, dollars, how] of costLines(live.perTask)) {
