@@ -134,7 +134,7 @@ export class TaskMemory implements GroupKnowledge {
 
   private take(group: GroupKnowledge) {
     // The group's rows may lean on what is held (a task it read from here and wrote): both go, or neither.
-    if (this.tasks.size + this.resolved.size + this.assigned.size > MAX_HELD) return this.forget();
+    if (this.tasks.size + this.resolved.size + this.assigned.size + this.blockedBy.size > MAX_HELD) return this.forget();
     for (const [id, task] of group.tasks) this.tasks.set(id, task);
     for (const [id, blockers] of group.blockers) this.blockers.set(id, blockers);
     for (const [id, links] of group.links) this.links.set(id, links);
