@@ -36,11 +36,18 @@ interface Row {
   traceparent?: string | null;
 }
 
-/** What a batch's appends wrote: its events in seq order, or where to read them from (`since`: the seq before them). */
-export type Appended = { events: CommittedEvent[] } | { since: number };
+/**
+ * What a batch's appends wrote: its events in seq order and where the log ends after them (null: not known), or where
+ * to read them from (`since`: the seq before them).
+ */
+export type Appended = { events: CommittedEvent[]; head: number | null } | { since: number };
 
 export class EventLog {
-  /** The last seq of the project's log, once known; null before the room's first batch and after a lost one. */
+  /**
+   * The last seq of the project's log, once known: null before the room's first batch, and from the moment a batch's
+   * appends are built until what it wrote is taken in, so that a batch that failed or whose outcome is unknown leaves it
+   * to be read again.
+   */
   private head: number | null = null;
 
   constructor(
@@ -95,6 +102,7 @@ export class EventLog {
     }
     const filled = chunks.filter((rows) => rows.length > 0);
     const head = this.head;
+    if (filled.length > 0) this.head = null;
     // A task's event given no trace context takes its task's, which only the statement knows: it returns its rows.
     const returning = appends.some((a) => a.events.some((e) => e.taskId !== null && e.traceparent === undefined));
     const oneGuard = appends.length === 1;
@@ -105,27 +113,28 @@ export class EventLog {
       statements: [...ask, ...inserts],
       /** What the batch wrote, from the statements' results. */
       read: (results: D1Result[]): Appended => {
-        if (returning || filled.length === 0) return { events: committedEvents(results) };
+        if (returning || filled.length === 0) {
+          const events = committedEvents(results);
+          return { events, head: events.at(-1)?.seq ?? head };
+        }
         const since = head ?? (results[0]!.results[0] as { head: number }).head;
         let last = since;
         const events: CommittedEvent[] = [];
         for (const [i, rows] of filled.entries()) {
-          if (results[ask.length + i]!.meta.changes !== rows.length) return { since };
+          const changes = results[ask.length + i]!.meta.changes;
+          // One operation's events are all written or none; several operations' may be any of them.
+          if (changes === 0 && oneGuard) continue;
+          if (changes !== rows.length) return { since };
           for (const text of rows) events.push(this.committed(JSON.parse(text) as Row, ++last));
         }
-        return { events };
+        return { events, head: last };
       },
     };
   }
 
-  /** The batch committed these events (in seq order). */
-  took(events: readonly CommittedEvent[]) {
-    if (events.length > 0) this.head = events.at(-1)!.seq;
-  }
-
-  /** A batch's outcome is unknown: where the log ends is read again. */
-  lost() {
-    this.head = null;
+  /** The batch committed: the log ends here now (null: not known). */
+  took(head: number | null) {
+    this.head = head;
   }
 
   /** The events after `since`, read back when a batch's statements did not say what they wrote. */

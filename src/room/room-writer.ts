@@ -346,12 +346,12 @@ export class RoomWriter {
   /** The events a batch appended: as it said, or read back when it could not (some guard did not hold). */
   private async eventsOf(appended: Appended) {
     if ("events" in appended) {
-      this.events.took(appended.events);
+      this.events.took(appended.head);
       return appended.events;
     }
     this.d1Queries++;
     const events = await this.events.since(appended.since);
-    this.events.took(events);
+    this.events.took(events.at(-1)?.seq ?? appended.since);
     return events;
   }
 
@@ -369,14 +369,7 @@ export class RoomWriter {
     this.d1Queries++;
     const session = this.d1.withSession("first-primary");
     const sent = performance.now();
-    const results = await session
-      .batch(statements)
-      .catch((e: unknown) => {
-        // Whether it committed is not known: where the project's log ends is read again.
-        this.events.lost();
-        throw e;
-      })
-      .finally(() => (this.batchMs += performance.now() - sent));
+    const results = await session.batch(statements).finally(() => (this.batchMs += performance.now() - sent));
     this.committedAt = newerBookmark(this.committedAt, session.getBookmark());
     return results;
   }
