@@ -104,6 +104,21 @@ describe("what the room holds between groups", () => {
   });
 });
 
+describe("where the project's log ends, known to the room", () => {
+  it("an event appended behind the room's back costs the next operation a second try, not a failure", async () => {
+    await newTask(w);
+    const last = async () =>
+      (await env.DB.prepare("SELECT MAX(seq) AS seq FROM events WHERE project_id = ?1").bind(w.project.id).first<{ seq: number }>())!.seq;
+    const before = await last();
+    await env.DB.prepare("INSERT INTO events (project_id, seq, type, task_id, actor, data, created_at) VALUES (?1, ?2, 'filler', NULL, 'test', '{}', ?3)")
+      .bind(w.project.id, before + 1, new Date().toISOString())
+      .run();
+    const id = await newTask(w);
+    const created = (await events()).filter((e) => e.task_id === id && e.type === "task_created");
+    expect(created.map((e) => e.seq)).toEqual([before + 2]);
+  });
+});
+
 describe("what blocks a dependent, known from its siblings", () => {
   /** The rows of D1 the room read for the request. */
   const roomRowsRead = (reply: Reply) => Number(/room-d1;desc="rows read=(\d+)/.exec(reply.headers.get("Server-Timing") ?? "")?.[1]);

@@ -11,6 +11,7 @@
  * not hold (read back after it, which is rare: a concurrent change).
  */
 import { sql, type SQL } from "drizzle-orm";
+import { errorMentions } from "../db/errors";
 import { sessionWritten, statement, webhookWritten, type CommittedEvent, type EventAppend } from "./statements";
 
 /**
@@ -35,6 +36,12 @@ interface Row {
   guard: (string | number)[] | null;
   traceparent?: string | null;
 }
+
+/**
+ * The batch numbered its events from an end of the log that was not its end: something other than the room appended to
+ * it. The batch rolled back whole; run again, it reads where the log ends.
+ */
+export const logMovedOn = (e: unknown) => errorMentions(e, "UNIQUE constraint failed: events.project_id, events.seq");
 
 /**
  * What a batch's appends wrote: its events in seq order and where the log ends after them (null: not known), or where

@@ -26,7 +26,7 @@ import {
   type WritePlan,
 } from "./operations";
 import { OutboxRecorder, outboxTargets, type OutboxTarget } from "./outbox";
-import { EventLog, type Appended } from "./event-append";
+import { EventLog, logMovedOn, type Appended } from "./event-append";
 import type { CommittedEvent } from "./statements";
 import { d1Reads, GroupReads, heldTasksInBatch, type TaskReads } from "./task-reads";
 import { TaskMemory } from "./task-memory";
@@ -247,12 +247,14 @@ export class RoomWriter {
    * Plans and commits an operation, and plans it again from fresh reads when
    * another project's room filled a server it assigned to; the last time
    * without offering waiting tasks, which the room then offers in its next turn.
+   * Once more, too, when its events were numbered from an end of the log that
+   * something else had moved.
    */
   private async replanned<T>(command: RoomCommand, attempt: (offerWaiting: boolean) => Promise<T>): Promise<T> {
     for (let plan = 1; ; plan++) {
       const offerWaiting = plan < MAX_PLANS;
       try {
-        const result = await attempt(offerWaiting);
+        const result = await attempt(offerWaiting).catch((e: unknown) => (logMovedOn(e) ? attempt(offerWaiting) : Promise.reject(e)));
         if (!offerWaiting && command.op !== "sweep") this.offerWaitingSoon();
         return result;
       } catch (e) {
