@@ -33,9 +33,6 @@ export interface HeldTasks {
   blockedBy: ReadonlyMap<string, string[]>;
 }
 
-/** Dependents whose blocking upstreams the room knows at most, for a read to skip: each costs its id in the query's text. */
-const MAX_KNOWN_DEPENDENTS = 1_000;
-
 /** Tasks, completed ids and the like it holds at most; past that it starts again empty. */
 const MAX_HELD = 20_000;
 
@@ -79,8 +76,7 @@ export class TaskMemory implements GroupKnowledge {
    * on commits leaves every dependency as it was (`keeps`): otherwise the room could not tell them apart from new ones.
    */
   knownDependents(keeps: boolean): ReadonlyMap<string, string[]> {
-    if (!keeps) return new Map();
-    return new Map([...this.blockedBy].slice(-MAX_KNOWN_DEPENDENTS));
+    return keeps ? this.blockedBy : NONE_KNOWN;
   }
 
   /** Whether an operation of this kind, committed, leaves every dependency as it was (and so what the memory holds of it). */
@@ -164,6 +160,8 @@ export class TaskMemory implements GroupKnowledge {
     this.asked.delete(id);
   }
 }
+
+const NONE_KNOWN: ReadonlyMap<string, string[]> = new Map();
 
 /** Writes its own task's row and nothing else the memory holds (an assignment by hand takes a task out of the waiting, never into it). */
 const writesOwnRowOnly = (c: RoomCommand): c is Extract<RoomCommand, { op: "progress" | "assign" }> => c.op === "progress" || c.op === "assign";

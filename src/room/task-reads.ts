@@ -76,8 +76,16 @@ const downstreamJson = (known: SQL | Placeholder) => sql<string>`(SELECT json_gr
   FROM task_dependencies d JOIN tasks dt ON dt.id = d.task_id
   WHERE d.depends_on_task_id = ${qualified(tasks.id)} AND d.resolved = 0)`;
 
-/** Dependents a read may skip the upstreams of, as `downstreamJson` takes them. */
-const knownText = (known: ReadonlyMap<string, string[]>) => (known.size > 0 ? `,${[...known.keys()].join(",")},` : "");
+/** Dependents a read may skip the upstreams of, at most: each costs its id in the query's text. */
+const MAX_KNOWN_DEPENDENTS = 1_000;
+
+/** Dependents a read may skip the upstreams of, as `downstreamJson` takes them: the first MAX_KNOWN_DEPENDENTS known. */
+function knownText(known: ReadonlyMap<string, string[]>) {
+  if (known.size === 0) return "";
+  const ids: string[] = [];
+  for (const id of known.keys()) if (ids.push(id) >= MAX_KNOWN_DEPENDENTS) break;
+  return `,${ids.join(",")},`;
+}
 
 /** Whether the task has questions open (pending interventions): ending it closes them. */
 const openQuestions = sql<number>`EXISTS (SELECT 1 FROM interventions i WHERE i.task_id = ${qualified(tasks.id)} AND i.status = 'pending')`;
@@ -272,7 +280,8 @@ function readTasks(db: Db, d1: D1Database, projectId: string, ids: readonly stri
 
 /**
  * These tasks as a batch leaves them, read at its end: nothing when there are none. `known` are the dependents whose
- * upstreams the room holds, as the batch leaves them too.
+ * upstreams the room holds, as the batch leaves them too; it is read again once the batch has committed, before the
+ * room's memory takes anything in.
  */
 export function heldTasksInBatch(db: Db, d1: D1Database, projectId: string, ids: readonly string[], known: ReadonlyMap<string, string[]>) {
   return ids.length === 0 ? undefined : readTasks(db, d1, projectId, ids, known);
