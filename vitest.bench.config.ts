@@ -7,19 +7,36 @@ import { build } from "esbuild";
 import { defineConfig } from "vitest/config";
 import { workerdConfig } from "./vitest.config";
 
+/** The name @cloudflare/vitest-plugin gives the Worker under test (its runner), for the other Workers to call it. */
+const RUNNER = "vitest-plugin-runner-";
+
 export default defineConfig(async () => {
   const baseline = await build({ entryPoints: ["bench/baseline/worker.ts"], bundle: true, format: "esm", write: false, external: ["cloudflare:workers"] });
+  const dashboards = await build({ entryPoints: ["bench/dashboards/worker.ts"], bundle: true, format: "esm", write: false, external: ["cloudflare:workers"] });
+  const compatibilityDate = /compatibility_date = "(.+)"/.exec(readFileSync("bench/baseline/wrangler.toml", "utf8"))![1];
   const config = await workerdConfig({
     workers: [
       {
         name: "bench-baseline",
         modules: true,
         script: baseline.outputFiles[0]!.text,
-        compatibilityDate: /compatibility_date = "(.+)"/.exec(readFileSync("bench/baseline/wrangler.toml", "utf8"))![1],
+        compatibilityDate,
         durableObjects: { BROADCASTER: "Broadcaster" },
       },
+      {
+        name: "bench-dashboards",
+        modules: true,
+        script: dashboards.outputFiles[0]!.text,
+        compatibilityDate,
+        // The hub's Worker is the runner's default export, as it is the tests' `exports.default`.
+        serviceBindings: { HUB: RUNNER, BASELINE: "bench-baseline" },
+        durableObjects: { DASHBOARDS: "Dashboards", BROADCASTER: { className: "Broadcaster", scriptName: "bench-baseline" } },
+      },
     ],
-    durableObjects: { BENCH_BROADCASTER: { className: "Broadcaster", scriptName: "bench-baseline" } },
+    durableObjects: {
+      BENCH_BROADCASTER: { className: "Broadcaster", scriptName: "bench-baseline" },
+      BENCH_DASHBOARDS: { className: "Dashboards", scriptName: "bench-dashboards" },
+    },
   });
   return { ...config, test: { ...config.test, include: ["bench/**/*.bench-test.ts"], testTimeout: 600_000 } };
 });

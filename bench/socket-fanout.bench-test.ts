@@ -1,12 +1,16 @@
 /**
  * Socket fan-out inside workerd, without wrangler's dev proxy or a Node client
  * in between: one event to 1,000 dashboard sockets, and completion →
- * notify:task-assigned on an agent socket. Prints one `BENCH {...}` line, with
- * two baselines for the fan-out: in each of five runs, the same frame sent to
- * 1,000 sockets by a bare Durable Object (bench/baseline) right after the
- * room's rounds, for what any event to that many sockets costs in this
- * runtime; and the same room call once no dashboard is connected, for what of
- * each latency is the room's commit.
+ * notify:task-assigned on an agent socket. Prints one `BENCH {...}` line.
+ *
+ * The dashboards are a Worker of their own (bench/dashboards), as browsers are
+ * apart from the room, and reach the room through the hub's Worker. In each of
+ * five runs, right after the room's rounds, a bare Durable Object
+ * (bench/baseline) sends the same frame to as many sockets of that Worker:
+ * for what any event to that many sockets costs in this runtime, once reached
+ * through a Worker, as the room's are and as a browser's must be, and once
+ * directly, as only a Worker bound to the object can. The same room call once
+ * no dashboard is connected is what of each latency is the room's commit.
  */
 import { env, exports } from "cloudflare:workers";
 import { SignJWT } from "jose";
@@ -14,6 +18,7 @@ import { expect, it } from "vitest";
 import { hubClient, type HubCredentials } from "../client";
 import { newTask, type RoomActor, type RoomResult } from "../src/room/commands";
 import type { Broadcaster } from "./baseline/worker";
+import type { Dashboards } from "./dashboards/worker";
 import { percentile } from "./percentile";
 
 const SOCKETS = 1000;
@@ -28,6 +33,30 @@ const upgraded = ({ response }: { response: Response }) => {
   if (response.status !== 101 || !response.webSocket) throw new Error(`no upgrade: ${response.status}`);
   return response.webSocket;
 };
+const benchEnv = env as unknown as { BENCH_BROADCASTER: DurableObjectNamespace<Broadcaster>; BENCH_DASHBOARDS: DurableObjectNamespace<Dashboards> };
+
+/** A set of SOCKETS sockets: how long after a publish each received the frame carrying `content`. */
+interface Receivers {
+  received(content: string): Promise<number[]>;
+}
+
+/**
+ * `publish` sends ROUNDS note_added frames, one at a time, each carrying its content; every socket of `receivers`
+ * must receive each. Answers each delivery's latency from the publish call to the frame (Date.now(): the clock every
+ * isolate of this runtime shares, in 1 ms steps).
+ */
+async function rounds(run: number, receivers: Receivers, publish: (content: string) => Promise<unknown>) {
+  const latencies: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const content = `r${run}n${i}`;
+    const sent = Date.now();
+    await publish(content);
+    const arrivals = await receivers.received(content);
+    expect(arrivals).toHaveLength(SOCKETS);
+    latencies.push(...arrivals.map((at) => at - sent));
+  }
+  return latencies;
+}
 
 it("fans events out to sockets", async () => {
   const now = new Date().toISOString();
@@ -46,47 +75,6 @@ it("fans events out to sockets", async () => {
     .setExpirationTime("1h")
     .sign(new TextEncoder().encode(env.JWT_SECRET));
 
-  /**
-   * Opens SOCKETS sockets with `open`; each does what a dashboard of the bench does with an event: parse it and note
-   * when it came. `rounds` then has `publish` send ROUNDS note_added frames, one at a time, each carrying its content,
-   * and waits until every socket has each: it answers each delivery's latency from the publish call to the frame.
-   */
-  const sockets = async (open: () => Promise<WebSocket>) => {
-    const sent = new Map<string, number>();
-    let latencies: number[] = [];
-    let frame: string | undefined;
-    const opened: WebSocket[] = [];
-    for (let i = 0; i < SOCKETS; i++) {
-      const ws = await open();
-      ws.accept();
-      opened.push(ws);
-      ws.addEventListener("message", (e) => {
-        const f = JSON.parse(e.data as string);
-        if (f.event_type !== "note_added") return;
-        latencies.push(performance.now() - sent.get(f.data.content)!);
-        frame ??= e.data as string;
-      });
-    }
-    return {
-      frame: () => frame!,
-      async rounds(run: number, publish: (content: string) => Promise<unknown>) {
-        latencies = [];
-        for (let i = 0; i < ROUNDS; i++) {
-          const content = `r${run}n${i}`;
-          sent.set(content, performance.now());
-          await publish(content);
-          for (let t = 0; latencies.length < (i + 1) * SOCKETS && t < 2000; t++) await new Promise((r) => setTimeout(r, 1));
-        }
-        expect(latencies).toHaveLength(SOCKETS * ROUNDS);
-        return latencies;
-      },
-      async close() {
-        for (const ws of opened) ws.close(1000, "done");
-        await new Promise((r) => setTimeout(r, 200));
-      },
-    };
-  };
-  const hub = hubAs();
   const room = env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(projectId));
   const person: RoomActor = { kind: "person", userId, label: "bench" };
   const created = (await room.execute(person, {
@@ -95,60 +83,47 @@ it("fans events out to sockets", async () => {
     dependencies: [],
   })) as unknown as RoomResult;
   if (!created.ok) throw new Error("create failed");
-  const dashboards = await sockets(async () =>
-    upgraded(
-      await hub.GET("/api/v1/projects/{id}/ws", {
-        params: { path: { id: projectId }, header: { Upgrade: "websocket", "Sec-WebSocket-Protocol": `bearer, ${token}` } },
-      }),
-    ),
-  );
   const note = (content: string) => room.execute(person, { op: "note", taskId: created.taskId, content, urgent: false });
-  // A first round sees the room's frame, which the bare Durable Object then sends (its content swapped) to as many sockets of its own.
-  await dashboards.rounds(-1, note);
-  const broadcaster = (env as unknown as { BENCH_BROADCASTER: DurableObjectNamespace<Broadcaster> }).BENCH_BROADCASTER.getByName("fan-out");
-  const bare = await sockets(async () => upgraded({ response: await broadcaster.fetch("https://broadcaster.test/", { headers: { Upgrade: "websocket" } }) }));
-  const event = JSON.parse(dashboards.frame());
-  const broadcast = async (content: string) => {
-    event.data.content = content;
-    expect(await broadcaster.publish(JSON.stringify(event))).toBe(SOCKETS);
+  const dashboards = benchEnv.BENCH_DASHBOARDS.getByName("room");
+  expect(await dashboards.open({ hub: { projectId, token } }, SOCKETS)).toBe(SOCKETS);
+  // A first round sees the room's frame, which the bare Durable Objects then send (its content swapped) to as many sockets.
+  await rounds(-1, dashboards, note);
+  const event = JSON.parse((await dashboards.sample())!);
+  /** A bare object, with SOCKETS sockets of the dashboards' Worker opened on it `through` a Worker or its binding. */
+  const bare = async (through: "worker" | "binding") => {
+    const receivers = benchEnv.BENCH_DASHBOARDS.getByName(`bare-${through}`);
+    expect(await receivers.open({ bare: through, through }, SOCKETS)).toBe(SOCKETS);
+    const broadcaster = benchEnv.BENCH_BROADCASTER.getByName(through);
+    const publish = async (content: string) => {
+      event.data.content = content;
+      expect(await broadcaster.publish(JSON.stringify(event))).toBe(SOCKETS);
+    };
+    return { receivers, publish };
   };
-  // The same frame sent from this isolate, where the room runs beside the receivers, with no room and no D1.
-  const senders: WebSocket[] = [];
-  const local = await sockets(async () => {
-    const { 0: client, 1: server } = new WebSocketPair();
-    server.accept();
-    senders.push(server);
-    return client;
-  });
-  const sendHere = (content: string) => {
-    event.data.content = content;
-    const frame = JSON.stringify(event);
-    for (const ws of senders) ws.send(frame);
-  };
-  // RUNS runs, each the room's rounds, then the bare object's and this isolate's right after them, all sockets open throughout.
-  const runs: { p50: number; p99: number; bareObjectP50: number; bareObjectP99: number; sameIsolateP50: number; sameIsolateP99: number }[] = [];
+  const viaWorker = await bare("worker");
+  const direct = await bare("binding");
+  // RUNS runs, each the room's rounds, then each bare object's right after them, all sockets open throughout.
+  const runs: { p50: number; p99: number; bareObjectP50: number; bareObjectP99: number; directP50: number; directP99: number }[] = [];
   for (let run = 0; run < RUNS; run++) {
-    const latencies = await dashboards.rounds(run, note);
-    const broadcastLatencies = await bare.rounds(run, broadcast);
-    const localLatencies = await local.rounds(run, async (content) => sendHere(content));
+    const latencies = await rounds(run, dashboards, note);
+    const viaWorkerLatencies = await rounds(run, viaWorker.receivers, viaWorker.publish);
+    const directLatencies = await rounds(run, direct.receivers, direct.publish);
     runs.push({
       p50: percentile(latencies, 50),
       p99: percentile(latencies, 99),
-      bareObjectP50: percentile(broadcastLatencies, 50),
-      bareObjectP99: percentile(broadcastLatencies, 99),
-      sameIsolateP50: percentile(localLatencies, 50),
-      sameIsolateP99: percentile(localLatencies, 99),
+      bareObjectP50: percentile(viaWorkerLatencies, 50),
+      bareObjectP99: percentile(viaWorkerLatencies, 99),
+      directP50: percentile(directLatencies, 50),
+      directP99: percentile(directLatencies, 99),
     });
   }
-  await dashboards.close();
-  await bare.close();
-  await local.close();
-  // The same room call with no dashboard connected: the part of each latency above that is the room's commit, not
-  // the fan-out or the receivers (which share this runtime's one thread with the room).
+  for (const receivers of [dashboards, viaWorker.receivers, direct.receivers]) await receivers.close();
+  await new Promise((r) => setTimeout(r, 200));
+  // The same room call with no dashboard connected: the part of each latency above that is the room's commit.
   const bareNote: number[] = [];
   for (let i = 0; i < ROUNDS; i++) {
     const started = performance.now();
-    await room.execute(person, { op: "note", taskId: created.taskId, content: `bare${i}`, urgent: false });
+    await note(`bare${i}`);
     bareNote.push(performance.now() - started);
   }
 

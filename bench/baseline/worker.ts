@@ -7,9 +7,10 @@
  * - POST /parse only reads and parses a JSON body: the least a post of the
  *   permission log can cost, bytes carried and nothing written;
  * - GET /empty answers `[]` and does nothing else: the least any request costs;
- * - a Broadcaster sends one frame to every socket it holds, which the bench
- *   in workerd opens to it directly: the least an event to many dashboards
- *   can cost.
+ * - a Broadcaster sends one frame to every socket it holds: the least an
+ *   event to many dashboards can cost. The bench in workerd opens sockets to
+ *   it directly, and through GET /broadcaster/<name>, which hands the upgrade
+ *   on to it, as any Worker in front of a Durable Object's sockets does.
  */
 import { DurableObject } from "cloudflare:workers";
 
@@ -58,6 +59,7 @@ export default {
   async fetch(request: Request, env: BaselineEnv): Promise<Response> {
     const url = new URL(request.url);
     if (url.pathname === "/empty") return Response.json([]);
+    if (url.pathname.startsWith("/broadcaster/")) return env.BROADCASTER.getByName(url.pathname.slice("/broadcaster/".length)).fetch(request);
     if (url.pathname.startsWith("/r2/")) {
       const key = url.pathname.slice(4);
       if (request.method === "PUT") {
