@@ -985,11 +985,21 @@ if (wanted("workerd")) {
           ` the same note with no dashboard connected: p50 ${fmt(fanout.noteWithoutSocketsP50)} ms, p99 ${fmt(fanout.noteWithoutSocketsP99)} ms; one-insert request over HTTP: p50 ${fmt(insertP50)} ms;` +
           ` each run also times a bare object whose sockets were opened on it directly, with no Worker in between (which only a Worker bound to it can do, and no browser)`,
       );
-      type FanoutRun = { p50: number; p99: number; bareObjectP50: number; bareObjectP99: number; directP50: number; directP99: number };
+      type FanoutRun = {
+        p50: number;
+        p99: number;
+        callP50: number;
+        bareObjectP50: number;
+        bareObjectP99: number;
+        bareCallP50: number;
+        directP50: number;
+        directP99: number;
+      };
       for (const [i, run] of (fanout.runs as FanoutRun[]).entries()) {
         const ratio = run.p99 / run.bareObjectP99;
         report(
           `    run ${i + 1}: room p50 ${fmt(run.p50)} ms, p99 ${fmt(run.p99)} ms from the room call   | bare object p50 ${fmt(run.bareObjectP50)} ms, p99 ${fmt(run.bareObjectP99)} ms → p99 ${fmt(ratio, 2)}× (${ratio <= FANOUT_TARGET ? "met" : "not met"}); p50 ${fmt(run.p50 - run.bareObjectP50)} ms apart;` +
+            ` each call answered, its frames sent, in p50 ${fmt(run.callP50)} ms (room) and ${fmt(run.bareCallP50)} ms (bare object);` +
             ` the bare object with no Worker in between: p50 ${fmt(run.directP50)} ms, p99 ${fmt(run.directP99)} ms (the room's p99 ${fmt(run.p99 / run.directP99, 2)}× that)`,
         );
       }
