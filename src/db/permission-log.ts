@@ -6,7 +6,7 @@
 import { and, desc, eq, sql, type SQL } from "drizzle-orm";
 import { ACTIVE } from "../domain/lifecycle";
 import type { Db } from "./client";
-import { permissionLog, sessions, type PermissionDecision } from "./schema";
+import { permissionLog, sessions, UNFINISHED_TASK_TEXT, type PermissionDecision } from "./schema";
 
 /** A session of the posting server, its project, and the task it is working on now (if any). */
 export interface LoggingSession {
@@ -24,7 +24,7 @@ export async function sessionsOfServer(d1: D1Database, serverId: string, ids: st
   const { results } = await d1
     .prepare(
       `SELECT s.id, s.project_id,
-         (SELECT t.id FROM tasks t WHERE t.target_session_id = s.id AND t.completed_at IS NULL AND t.status IN (SELECT value FROM json_each(?3))
+         (SELECT t.id FROM tasks t WHERE t.target_session_id = s.id AND ${UNFINISHED_TASK_TEXT} AND t.status IN (SELECT value FROM json_each(?3))
           ORDER BY t.updated_at DESC, t.id DESC LIMIT 1) AS task_id
        FROM sessions s WHERE s.server_id = ?1 AND s.id IN (SELECT value FROM json_each(?2))`,
     )

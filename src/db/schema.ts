@@ -191,9 +191,11 @@ export const READY_TO_OFFER = sql`${WAITING} AND blocked = 0`;
 /**
  * A task not yet done, failed or cancelled: exactly those without completed_at, since only finishing a task sets it
  * and only a retry (the one way out of failed) clears it. The server and session indexes hold these first, so a
- * query for an agent's unfinished tasks names this condition to read only them.
+ * query for an agent's unfinished tasks names this condition to read only them (as text for a statement written as a
+ * string; it names no table, so it binds to the innermost one that has the column).
  */
-export const UNFINISHED_TASK = sql`completed_at IS NULL`;
+export const UNFINISHED_TASK_TEXT = "completed_at IS NULL";
+export const UNFINISHED_TASK = sql.raw(UNFINISHED_TASK_TEXT);
 
 export const tasks = sqliteTable(
   "tasks",

@@ -4,13 +4,14 @@ import type { Candidate } from "../domain/matching";
 import { isOnline } from "../domain/presence";
 import type { Capabilities } from "../protocol/orchestratia-v1";
 import type { Db } from "./client";
+import { UNFINISHED_TASK } from "./schema";
 
 /**
  * The active tasks (assigned, planning, running) of a server, across all projects; `activeTasksOfServer` for `servers s`.
  * Unfinished ones only (UNFINISHED_TASK), so the server's index is read no further than them.
  */
 export const activeTasksOf = (serverId: SQLWrapper) =>
-  sql<number>`(SELECT COUNT(*) FROM tasks t WHERE t.assigned_server_id = ${serverId} AND t.completed_at IS NULL AND t.status IN ('assigned', 'planning', 'running'))`;
+  sql<number>`(SELECT COUNT(*) FROM tasks t WHERE t.assigned_server_id = ${serverId} AND ${UNFINISHED_TASK} AND t.status IN ('assigned', 'planning', 'running'))`;
 export const activeTasksOfServer = activeTasksOf(sql`s.id`);
 
 /**
