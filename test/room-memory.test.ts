@@ -203,6 +203,17 @@ describe("TaskMemory", () => {
     expect(memory.ready().holds("a")).toBe(false);
   });
 
+  it("past its limit starts again empty, keeping no read made with what it knew before", () => {
+    const memory = new TaskMemory();
+    // u1 completed: a read of u2's dependent d may then leave u1 out of what blocks d, or say it blocks d, known done.
+    memory.committed({ ...group("u1"), resolved: new Set(["u1"]) });
+    memory.committed({ ...group("x"), tasks: new Map(Array.from({ length: 20_001 }, (_, i) => [`t${i}`, row(`t${i}`)])) });
+    const read = { ...group("u2"), blockedBy: new Map([["d", ["u2", "u1"]]]) };
+    memory.committed(group("y"), read);
+    expect([memory.holds("u1"), memory.holds("u2"), memory.holds("y"), memory.resolved.has("u1")]).toEqual([false, false, false, false]);
+    expect(memory.knownDependents(true).size).toBe(0);
+  });
+
   it("forgets only its own task after a progress report or an assignment by hand", () => {
     const memory = new TaskMemory();
     memory.committed(group("a"));

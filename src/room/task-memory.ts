@@ -108,11 +108,13 @@ export class TaskMemory implements GroupKnowledge {
    * changed what is held; or one where a guarded update did not apply (`undefined`), so that something is not as read.
    */
   committed(what: GroupKnowledge | RoomCommand[] | undefined, read?: HeldTasks) {
+    let keepsRead = what !== undefined;
     if (what === undefined) this.forget();
     else if (Array.isArray(what)) for (const command of what) this.afterOperation(command);
-    else this.take(what);
-    // Read at the end of the same batch: as it left them, whatever the memory held before.
-    if (what !== undefined && read) this.hold(read);
+    else keepsRead = this.take(what);
+    // Read at the end of the same batch: as it left them, whatever the memory held before. Not once the group made it
+    // start again empty: the read skipped what it knew then (a dependent's other blockers, completed tasks among them).
+    if (keepsRead && read) this.hold(read);
     this.settled = true;
   }
 
@@ -128,9 +130,13 @@ export class TaskMemory implements GroupKnowledge {
     read.blockedBy.forEach((upstreams, id) => this.blockedBy.set(id, upstreams));
   }
 
-  private take(group: GroupKnowledge) {
+  /** Whether it took the group in (false: past its limit, it started again empty). */
+  private take(group: GroupKnowledge): boolean {
     // The group's rows may lean on what is held (a task it read from here and wrote): both go, or neither.
-    if (this.tasks.size + this.resolved.size + this.assigned.size + this.blockedBy.size > MAX_HELD) return this.forget();
+    if (this.tasks.size + this.resolved.size + this.assigned.size + this.blockedBy.size > MAX_HELD) {
+      this.forget();
+      return false;
+    }
     for (const [id, task] of group.tasks) this.tasks.set(id, task);
     for (const [id, blockers] of group.blockers) this.blockers.set(id, blockers);
     for (const [id, links] of group.links) this.links.set(id, links);
@@ -139,6 +145,7 @@ export class TaskMemory implements GroupKnowledge {
     for (const id of group.resolved) this.resolved.add(id);
     for (const [id, status] of group.assigned) this.assigned.set(id, status);
     this.noneWaiting = group.noneWaiting;
+    return true;
   }
 
   /** Another kind of operation committed: it may have changed what is held, save what it is known to leave alone. */
