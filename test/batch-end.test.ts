@@ -7,7 +7,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { EventLog } from "../src/room/event-append";
+import { EventLog, logMovedOn } from "../src/room/event-append";
 import { updateTask, type CommittedEvent, type EventAppend, type TaskRow } from "../src/room/statements";
 
 const now = "2026-11-23T00:00:00.000Z";
@@ -92,6 +92,13 @@ describe("appending a batch's events", () => {
     }
     const events = await eventsOf(projectId);
     expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    // Something else appended after the end the log knows: the first statement fails on the primary key, writing nothing.
+    await env.DB.prepare("INSERT INTO events (project_id, seq, type, actor, data, created_at) VALUES (?1, 13, 'note_added', 'x', '{}', ?2)")
+      .bind(projectId, now)
+      .run();
+    const moved = log.append(appends);
+    await expect(env.DB.batch(moved.statements)).rejects.toSatisfy(logMovedOn);
+    expect((await eventsOf(projectId)).map((e) => e.seq).at(-1)).toBe(13);
   });
 
   it("numbers one operation's events in order after those already there, and writes none when its update did not apply", async () => {
@@ -157,6 +164,43 @@ describe("appending a batch's events", () => {
     const after = again.read(await env.DB.batch(again.statements));
     expect("events" in after && after.events.map((e) => e.seq)).toEqual([3]);
     expect("events" in after && after.head).toBe(3);
+  });
+
+  it("hands on with the next batch what it could not read back once its batch had committed", async () => {
+    const projectId = await project();
+    const [moved, untouched] = [await task(projectId), await task(projectId)];
+    let failures = 1;
+    // The binding, but its read of the events after a seq fails once, as D1 can after the batch committed.
+    const flaky = new Proxy(env.DB, {
+      get(target, prop) {
+        if (prop !== "prepare") return Reflect.get(target, prop, target);
+        return (query: string) =>
+          query.includes("seq > ?2") && failures-- > 0 ? { bind: () => ({ all: () => Promise.reject(new Error("D1 went away")) }) } : target.prepare(query);
+      },
+    });
+    const log = new EventLog(flaky, projectId);
+    const append = log.append([
+      { actor: "a", at: now, events: [{ ...note(moved.id, "moved"), traceparent: null }], guard: { taskId: moved.id, version: 2 } },
+      { actor: "b", at: now, events: [{ ...note(untouched.id, "lost"), traceparent: null }], guard: { taskId: untouched.id, version: 2 } },
+    ]);
+    const read = append.read(await env.DB.batch([updateTask(env.DB, moved, { progress: 0.5 }, now), ...append.statements]).then((r) => r.slice(1)));
+    const first = await log.written(read);
+    expect([first.events, first.readBack, String(first.failure)]).toEqual([[], true, "Error: D1 went away"]);
+    // The next batch's events are known from its statements, yet it reads back from where the first one's began.
+    const next = log.append([{ actor: "c", at: now, events: [note(null, "next")], guard: null }]);
+    const second = await log.written(next.read(await env.DB.batch(next.statements)));
+    expect([second.events.map((e) => [e.seq, e.data.text]), second.readBack, second.failure]).toEqual([
+      [
+        [1, "moved"],
+        [2, "next"],
+      ],
+      true,
+      undefined,
+    ]);
+    // Handed on, the log's end is known again: the batch after asks for nothing.
+    const third = log.append([{ actor: "d", at: now, events: [note(null, "third")], guard: null }]);
+    expect(third.statements).toHaveLength(1);
+    expect(await log.written(third.read(await env.DB.batch(third.statements)))).toMatchObject({ readBack: false, events: [{ seq: 3 }] });
   });
 
   it("writes nothing for operations without events", () => {

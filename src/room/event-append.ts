@@ -56,6 +56,11 @@ export class EventLog {
    * to be read again.
    */
   private head: number | null = null;
+  /**
+   * The seq after which events committed that were never handed on (reading them back failed): the next batch's
+   * read-back starts there, so they go out with its own, in order.
+   */
+  private unhanded: number | null = null;
 
   constructor(
     private readonly d1: D1Database,
@@ -113,8 +118,9 @@ export class EventLog {
     // A task's event given no trace context takes its task's, which only the statement knows: it returns its rows.
     const returning = appends.some((a) => a.events.some((e) => e.taskId !== null && e.traceparent === undefined));
     const oneGuard = appends.length === 1;
-    // Numbered from the known end of the log when it is one statement; else each statement finds where it ends.
-    const inserts = filled.map((rows) => this.insert(rows, oneGuard, head !== null && filled.length === 1 ? head + 1 : null, returning));
+    // The first statement numbers from the known end of the log, so that one moved on by something else fails it on the
+    // primary key (logMovedOn); each later one follows where the statements before it ended.
+    const inserts = filled.map((rows, i) => this.insert(rows, oneGuard, head !== null && i === 0 ? head + 1 : null, returning));
     const ask = head === null && !returning && filled.length > 0 ? [this.end()] : [];
     return {
       statements: [...ask, ...inserts],
@@ -142,6 +148,30 @@ export class EventLog {
   /** The batch committed: the log ends here now (null: not known). */
   took(head: number | null) {
     this.head = head;
+  }
+
+  /**
+   * The events a committed batch wrote, with any an earlier batch could not hand on, and where the log ends taken in:
+   * read back (`readBack`) when its statements did not say. Reading back may fail after the batch committed: its
+   * events then wait for the next batch's (`failure`), and the batch still answers as it committed.
+   */
+  async written(appended: Appended): Promise<{ events: CommittedEvent[]; readBack: boolean; failure?: unknown }> {
+    const since = this.unhanded ?? ("since" in appended ? appended.since : null);
+    if (since === null) {
+      const { events, head } = appended as Extract<Appended, { events: CommittedEvent[] }>;
+      this.took(head);
+      return { events, readBack: false };
+    }
+    try {
+      const events = await this.since(since);
+      this.unhanded = null;
+      this.took(events.at(-1)?.seq ?? since);
+      return { events, readBack: true };
+    } catch (failure) {
+      this.unhanded = since;
+      this.took(null);
+      return { events: [], readBack: true, failure };
+    }
   }
 
   /** The events after `since`, read back when a batch's statements did not say what they wrote. */

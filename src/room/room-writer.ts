@@ -347,13 +347,10 @@ export class RoomWriter {
 
   /** The events a batch appended: as it said, or read back when it could not (some guard did not hold). */
   private async eventsOf(appended: Appended) {
-    if ("events" in appended) {
-      this.events.took(appended.head);
-      return appended.events;
-    }
-    this.d1Queries++;
-    const events = await this.events.since(appended.since);
-    this.events.took(events.at(-1)?.seq ?? appended.since);
+    const { events, readBack, failure } = await this.events.written(appended);
+    if (readBack) this.d1Queries++;
+    if (failure)
+      logError("reading back a batch's events failed: they go out with the next batch's", { project_id: this.projectId, operation: "events" }, failure);
     return events;
   }
 
