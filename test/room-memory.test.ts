@@ -3,9 +3,11 @@
  * other operation may have changed in between is read again, never answered
  * from what the room held.
  */
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RoomCommand } from "../src/room/commands";
+import type { ProjectRoom } from "../src/room/project-room";
 import type { TaskRow } from "../src/room/statements";
 import { TaskMemory } from "../src/room/task-memory";
 import { call, type Reply } from "./helpers";
@@ -101,6 +103,32 @@ describe("what the room holds between groups", () => {
       .bind(...ids)
       .first<{ n: number }>())!;
     expect(n).toBe(ids.length);
+  });
+});
+
+describe("a project deleted while operations wait in its room", () => {
+  it("an operation queued before the room heard of it finds no task, rather than one the room held", async () => {
+    const project = (await expectOk(call("/api/v1/projects", { token: w.admin, body: { name: "Deleted" } }), 201)).json.id as string;
+    const id = await newTask(w, { project_id: project });
+    // A note reads the task's row, and the room keeps it for the next operation.
+    await expectOk(call(`/api/v1/tasks/${id}/notes`, { token: w.admin, body: { content: "first" } }), 201);
+    const room = env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(project));
+    const answer = await runInDurableObject(room, async (instance: ProjectRoom) => {
+      // The room is busy with something else; a note on the task it holds waits behind it.
+      const writer = (instance as unknown as { writer: { serialise(work: () => Promise<unknown>): Promise<unknown> } }).writer;
+      let release!: () => void;
+      void writer.serialise(() => new Promise<void>((r) => (release = r)));
+      const note = instance.execute(
+        { kind: "person", userId: "u", label: "person" },
+        { op: "note", taskId: id, content: "n", urgent: false, notifyDependents: false },
+      );
+      // As the route does: the project goes from D1 with its tasks, then the room is told.
+      await env.DB.prepare("DELETE FROM projects WHERE id = ?1").bind(project).run();
+      await instance.closeAll("the project was deleted");
+      release();
+      return note;
+    });
+    expect(answer).toMatchObject({ ok: false, problem: { status: 404 } });
   });
 });
 

@@ -168,7 +168,9 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
 
   /** A project deleted: everyone connected to it is told and disconnected at once (there is nothing left to finish). */
   async closeAll(reason: string) {
-    // The project's tasks went with it: forgotten between operations, so no group in flight brings them back.
+    // The project's tasks went with it: forgotten now, so that no operation queued meanwhile plans on a row held of
+    // them, and again between operations, so that no group in flight brings them back.
+    this.writer.forgetTasks();
     void this.writer.serialise(async () => this.writer.forgetTasks());
     for (const ws of this.ctx.getWebSockets()) {
       if (attachmentOf(ws)?.kind === "agent") notify(ws, "notify:shutdown", { gracePeriod: SHUTDOWN_GRACE_MS["project-deleted"], reason });
