@@ -19,6 +19,7 @@ import { hubClient, type HubCredentials } from "../client";
 import { newTask, type RoomActor, type RoomResult } from "../src/room/commands";
 import type { Broadcaster } from "./baseline/worker";
 import type { Dashboards } from "./dashboards/worker";
+import type { FanoutRun } from "./fanout-run";
 import { percentile } from "./percentile";
 
 const SOCKETS = 1000;
@@ -106,16 +107,7 @@ it("fans events out to sockets", async () => {
   const viaWorker = await bare("worker");
   const direct = await bare("binding");
   // RUNS runs, each the room's rounds, then each bare object's right after them, all sockets open throughout.
-  const runs: {
-    p50: number;
-    p99: number;
-    callP50: number;
-    bareObjectP50: number;
-    bareObjectP99: number;
-    bareCallP50: number;
-    directP50: number;
-    directP99: number;
-  }[] = [];
+  const runs: FanoutRun[] = [];
   for (let run = 0; run < RUNS; run++) {
     const room = await rounds(run, dashboards, note);
     const bareObject = await rounds(run, viaWorker.receivers, viaWorker.publish);

@@ -9,6 +9,7 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { percentile } from "../bench/percentile.ts";
+import type { FanoutRun } from "../bench/fanout-run.ts";
 import { hubClient, type HubClient, type HubCredentials, type paths, type Schemas } from "../client/index.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -985,16 +986,6 @@ if (wanted("workerd")) {
           ` the same note with no dashboard connected: p50 ${fmt(fanout.noteWithoutSocketsP50)} ms, p99 ${fmt(fanout.noteWithoutSocketsP99)} ms; one-insert request over HTTP: p50 ${fmt(insertP50)} ms;` +
           ` each run also times a bare object whose sockets were opened on it directly, with no Worker in between (which only a Worker bound to it can do, and no browser)`,
       );
-      type FanoutRun = {
-        p50: number;
-        p99: number;
-        callP50: number;
-        bareObjectP50: number;
-        bareObjectP99: number;
-        bareCallP50: number;
-        directP50: number;
-        directP99: number;
-      };
       for (const [i, run] of (fanout.runs as FanoutRun[]).entries()) {
         const ratio = run.p99 / run.bareObjectP99;
         report(

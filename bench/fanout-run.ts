@@ -1,0 +1,15 @@
+/** One run of the socket fan-out bench, as its `BENCH` line carries it: latencies and call times in ms. */
+export interface FanoutRun {
+  /** Each delivery from the room's call to the frame's arrival. */
+  p50: number;
+  p99: number;
+  /** The room's call itself, answered once its frames were sent. */
+  callP50: number;
+  /** The bare object reached through a Worker, as the room's sockets are. */
+  bareObjectP50: number;
+  bareObjectP99: number;
+  bareCallP50: number;
+  /** The bare object with its sockets opened on it directly. */
+  directP50: number;
+  directP99: number;
+}
