@@ -21,7 +21,8 @@ export default defineConfig(async () => {
         modules: true,
         script: baseline.outputFiles[0]!.text,
         compatibilityDate,
-        durableObjects: { BROADCASTER: "Broadcaster" },
+        // The hub's rooms, for the fan-out's dashboards that reach one through this Worker rather than the hub's.
+        durableObjects: { BROADCASTER: "Broadcaster", ROOM: { className: "ProjectRoom", scriptName: RUNNER } },
       },
       {
         name: "bench-dashboards",

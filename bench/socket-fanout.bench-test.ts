@@ -9,8 +9,11 @@
  * (bench/baseline) sends the same frame to as many sockets of that Worker:
  * for what any event to that many sockets costs in this runtime, once reached
  * through a Worker, as the room's are and as a browser's must be, and once
- * directly, as only a Worker bound to the object can. The same room call once
- * no dashboard is connected is what of each latency is the room's commit.
+ * directly, as only a Worker bound to the object can. A second room, whose
+ * sockets came through the baseline's plain forwarding Worker instead of the
+ * hub's (which here runs in the rooms' own isolate), sends the same note to as
+ * many: what of the difference is the path, not the room. The same room call
+ * once no dashboard is connected is what of each latency is the room's commit.
  */
 import { env, exports } from "cloudflare:workers";
 import { SignJWT } from "jose";
@@ -79,17 +82,26 @@ it("fans events out to sockets", async () => {
     .setExpirationTime("1h")
     .sign(new TextEncoder().encode(env.JWT_SECRET));
 
-  const room = env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(projectId));
   const person: RoomActor = { kind: "person", userId, label: "bench" };
-  const created = (await room.execute(person, {
-    op: "create",
-    task: newTask({ title: "t", spec: "", type: "feature", priority: "normal" }),
-    dependencies: [],
-  })) as unknown as RoomResult;
-  if (!created.ok) throw new Error("create failed");
-  const note = (content: string) => room.execute(person, { op: "note", taskId: created.taskId, content, urgent: false });
+  /** A project's room, a task of it, and a note on that task: one event, as a room call. */
+  const noteIn = async (id: string) => {
+    const room = env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(id));
+    const created = (await room.execute(person, {
+      op: "create",
+      task: newTask({ title: "t", spec: "", type: "feature", priority: "normal" }),
+      dependencies: [],
+    })) as unknown as RoomResult;
+    if (!created.ok) throw new Error("create failed");
+    return { room, note: (content: string) => room.execute(person, { op: "note", taskId: created.taskId, content, urgent: false }) };
+  };
+  const { room, note } = await noteIn(projectId);
   const dashboards = benchEnv.BENCH_DASHBOARDS.getByName("room");
   expect(await dashboards.open({ hub: { projectId, token } }, SOCKETS)).toBe(SOCKETS);
+  const forwardedProject = crypto.randomUUID();
+  await env.DB.prepare("INSERT INTO projects (id, name, slug, created_at, updated_at) VALUES (?1, 'forwarded', ?1, ?2, ?2)").bind(forwardedProject, now).run();
+  const forwarded = { ...(await noteIn(forwardedProject)), receivers: benchEnv.BENCH_DASHBOARDS.getByName("forwarded") };
+  expect(await forwarded.receivers.open({ room: { projectId: forwardedProject, userId } }, SOCKETS)).toBe(SOCKETS);
+  await rounds(-1, forwarded.receivers, forwarded.note);
   // A first round sees the room's frame, which the bare Durable Objects then send (its content swapped) to as many sockets.
   await rounds(-1, dashboards, note);
   const event = JSON.parse((await dashboards.sample())!);
@@ -109,13 +121,16 @@ it("fans events out to sockets", async () => {
   // RUNS runs, each the room's rounds, then each bare object's right after them, all sockets open throughout.
   const runs: FanoutRun[] = [];
   for (let run = 0; run < RUNS; run++) {
-    const room = await rounds(run, dashboards, note);
+    const throughHub = await rounds(run, dashboards, note);
     const bareObject = await rounds(run, viaWorker.receivers, viaWorker.publish);
     const directly = await rounds(run, direct.receivers, direct.publish);
+    const throughForwarder = await rounds(run, forwarded.receivers, forwarded.note);
     runs.push({
-      p50: percentile(room.latencies, 50),
-      p99: percentile(room.latencies, 99),
-      callP50: percentile(room.calls, 50),
+      p50: percentile(throughHub.latencies, 50),
+      p99: percentile(throughHub.latencies, 99),
+      callP50: percentile(throughHub.calls, 50),
+      forwardedP50: percentile(throughForwarder.latencies, 50),
+      forwardedP99: percentile(throughForwarder.latencies, 99),
       bareObjectP50: percentile(bareObject.latencies, 50),
       bareObjectP99: percentile(bareObject.latencies, 99),
       bareCallP50: percentile(bareObject.calls, 50),
@@ -123,7 +138,7 @@ it("fans events out to sockets", async () => {
       directP99: percentile(directly.latencies, 99),
     });
   }
-  for (const receivers of [dashboards, viaWorker.receivers, direct.receivers]) await receivers.close();
+  for (const receivers of [dashboards, forwarded.receivers, viaWorker.receivers, direct.receivers]) await receivers.close();
   await new Promise((r) => setTimeout(r, 200));
   // The same room call with no dashboard connected: the part of each latency above that is the room's commit.
   const bareNote: number[] = [];
