@@ -120,14 +120,7 @@ export class TaskMemory implements GroupKnowledge {
 
   private hold(read: HeldTasks) {
     if (this.tasks.size > MAX_HELD) return this.forget();
-    read.tasks.forEach((task, id) => {
-      this.tasks.set(id, task);
-      this.blockers.set(id, read.blockers.get(id)!);
-      this.links.set(id, read.links.get(id)!);
-      if (read.asked.has(id)) this.asked.add(id);
-      else this.asked.delete(id);
-    });
-    read.blockedBy.forEach((upstreams, id) => this.blockedBy.set(id, upstreams));
+    holdRead(this, read);
   }
 
   /** Whether it took the group in (false: past its limit, it started again empty). */
@@ -166,6 +159,21 @@ export class TaskMemory implements GroupKnowledge {
     for (const held of [this.tasks, this.blockers, this.links, this.assigned]) held.delete(id);
     this.asked.delete(id);
   }
+}
+
+/** What a read of tasks found, kept in `into` in place of what it held of them (the memory, or a group's reads). */
+export function holdRead(
+  into: { tasks: Map<string, TaskRow>; blockers: Map<string, Blocker[]>; links: Map<string, LinkRead[]>; asked: Set<string>; blockedBy: Map<string, string[]> },
+  read: HeldTasks,
+) {
+  read.tasks.forEach((task, id) => {
+    into.tasks.set(id, task);
+    into.blockers.set(id, read.blockers.get(id)!);
+    into.links.set(id, read.links.get(id)!);
+    if (read.asked.has(id)) into.asked.add(id);
+    else into.asked.delete(id);
+  });
+  read.blockedBy.forEach((upstreams, id) => into.blockedBy.set(id, upstreams));
 }
 
 const NONE_KNOWN: ReadonlyMap<string, string[]> = new Map();

@@ -18,7 +18,7 @@ import type { Candidate } from "../domain/matching";
 import type { Requirements } from "../protocol/orchestratia-v1";
 import { routedTo } from "../protocol/task-format";
 import type { TaskRow } from "./statements";
-import type { Blocker, GroupKnowledge, HeldTasks, LinkRead, TaskMemory } from "./task-memory";
+import { holdRead, type Blocker, type GroupKnowledge, type HeldTasks, type LinkRead, type TaskMemory } from "./task-memory";
 
 export type { Blocker } from "./task-memory";
 
@@ -339,17 +339,9 @@ export class GroupReads implements TaskReads, GroupKnowledge {
     if (statements.length === 0) return reads;
     const results = await d1.batch(statements);
     reads.roundTrips++;
-    if (taskQuery) reads.take(taskQuery.read(results[0]!));
+    if (taskQuery) holdRead(reads, taskQuery.read(results[0]!));
     if (contextQuery) reads.takeContext(contextQuery.read(results.at(-1)!)[0]);
     return reads;
-  }
-
-  private take(held: HeldTasks) {
-    held.tasks.forEach((task, id) => this.tasks.set(id, task));
-    held.blockers.forEach((blockers, id) => this.blockers.set(id, blockers));
-    held.links.forEach((links, id) => this.links.set(id, links));
-    held.asked.forEach((id) => this.asked.add(id));
-    held.blockedBy.forEach((upstreams, id) => this.blockedBy.set(id, upstreams));
   }
 
   private contextQuery() {
