@@ -10,16 +10,19 @@ import { workerdConfig } from "./vitest.config";
 /** The name @cloudflare/vitest-plugin gives the Worker under test (its runner), for the other Workers to call it. */
 const RUNNER = "vitest-plugin-runner-";
 
+/** A bench Worker's module, bundled as Miniflare takes it. */
+const bundled = async (entry: string) =>
+  (await build({ entryPoints: [entry], bundle: true, format: "esm", write: false, external: ["cloudflare:workers"] })).outputFiles[0]!.text;
+
 export default defineConfig(async () => {
-  const baseline = await build({ entryPoints: ["bench/baseline/worker.ts"], bundle: true, format: "esm", write: false, external: ["cloudflare:workers"] });
-  const dashboards = await build({ entryPoints: ["bench/dashboards/worker.ts"], bundle: true, format: "esm", write: false, external: ["cloudflare:workers"] });
+  const [baseline, dashboards] = await Promise.all([bundled("bench/baseline/worker.ts"), bundled("bench/dashboards/worker.ts")]);
   const compatibilityDate = /compatibility_date = "(.+)"/.exec(readFileSync("bench/baseline/wrangler.toml", "utf8"))![1];
   const config = await workerdConfig({
     workers: [
       {
         name: "bench-baseline",
         modules: true,
-        script: baseline.outputFiles[0]!.text,
+        script: baseline,
         compatibilityDate,
         // The hub's rooms, for the fan-out's dashboards that reach one through this Worker rather than the hub's.
         durableObjects: { BROADCASTER: "Broadcaster", ROOM: { className: "ProjectRoom", scriptName: RUNNER } },
@@ -27,7 +30,7 @@ export default defineConfig(async () => {
       {
         name: "bench-dashboards",
         modules: true,
-        script: dashboards.outputFiles[0]!.text,
+        script: dashboards,
         compatibilityDate,
         // The hub's Worker is the runner's default export, as it is the tests' `exports.default`.
         serviceBindings: { HUB: RUNNER, BASELINE: "bench-baseline" },
