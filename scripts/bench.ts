@@ -7,6 +7,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { percentile } from "../bench/percentile.ts";
 import type { FanoutRun } from "../bench/fanout-run.ts";
@@ -191,6 +192,12 @@ const workerD1 = (timing: string | null) => Number(timing?.match(/worker;desc="d
 const secondsSince = (t: number) => (performance.now() - t) / 1000;
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
 
+/** CPU time (ms) this process has spent since `before`, a reading of process.cpuUsage(). */
+const cpuMsSince = (before: NodeJS.CpuUsage) => {
+  const { user, system } = process.cpuUsage(before);
+  return (user + system) / 1000;
+};
+
 /** CPU time (ms) per request of `proc` while `requests` of `run` are made, 32 at once. */
 async function perRequest(proc: ChildProcess, requests: number, run: (i: number) => Promise<unknown>) {
   const before = cpuMs(proc)!;
@@ -365,6 +372,8 @@ if (wanted("tree")) {
     const before = await baselineRate(3000, 32);
     let rootDone = false;
     let requests = 0;
+    const hubCpuBefore = cpuMs(hubProcess);
+    const clientCpuBefore = process.cpuUsage();
     const started = performance.now();
     // Declaring capabilities brings the agents' capacity online: waiting tasks are offered to them.
     await Promise.all(agents.map((a) => heartbeat(a, { languages: ["tree"], max_concurrent_tasks: CAPACITY })));
@@ -390,6 +399,8 @@ if (wanted("tree")) {
       }),
     );
     const seconds = secondsSince(started);
+    const hubCpu = hubCpuBefore === null ? null : cpuMs(hubProcess)! - hubCpuBefore;
+    const clientCpu = cpuMsSince(clientCpuBefore);
     const after = await baselineRate(3000, 32);
     const near = (before.perSecond + after.perSecond) / 2;
     const tps = 1111 / seconds;
@@ -398,13 +409,30 @@ if (wanted("tree")) {
         `   | baseline right before and after: ${fmt(before.perSecond, 0)} and ${fmt(after.perSecond, 0)} requests/s → ratio ${fmt(tps / near, 2)}`,
     );
     // Each task is started and completed through its project's room: two writes through a Durable Object at least.
-    const throughRoom = await baselineRate(3000, 32, oneInsertThroughRoom);
+    const floorCpuBefore = cpuMs(baselineProcess);
+    const floorClientBefore = process.cpuUsage();
+    const FLOOR_REQUESTS = 3000;
+    const throughRoom = await baselineRate(FLOOR_REQUESTS, 32, oneInsertThroughRoom);
+    const floorCpu = floorCpuBefore === null ? null : cpuMs(baselineProcess)! - floorCpuBefore;
+    const floorClientCpu = cpuMsSince(floorClientBefore);
     const ceiling = throughRoom.perSecond / 2 / near;
     const ofCeiling = tps / near / ceiling;
     report(
       `  ceiling of a task's two writes through a Durable Object: one insert made by one, ${fmt(throughRoom.perSecond, 0)} requests/s, halved = ${fmt(ceiling, 2)} of the baseline` +
         ` (the tree's polls not counted) → the tree reached ${fmt(ofCeiling, 2)} of its ceiling (target ≥ ${TREE_TARGET}: ${ofCeiling >= TREE_TARGET ? "met" : "not met"})`,
     );
+    // Both sides run on the same cores as this client: where the machine is busy throughout, each side's rate is
+    // its cores over its CPU per task, so the ratio of the CPU they spend per task bounds the tree's share of its ceiling.
+    if (hubCpu !== null && floorCpu !== null) {
+      const treePerTask = hubCpu / 1111;
+      const floorPerTask = (2 * floorCpu) / FLOOR_REQUESTS;
+      const busy = (cpu: number, s: number) => fmt(cpu / 1000 / s, 2);
+      report(
+        `    what bounds it: the hub's processes spent ${fmt(treePerTask, 2)} ms of CPU a task in the tree (${fmt(hubCpu / requests, 2)} ms a request; each completion also assigns the agent its next task and unblocks parents);` +
+          ` the two inserts through a Durable Object ${fmt(floorPerTask, 2)} ms → on a busy machine the tree reaches at most ${fmt(floorPerTask / treePerTask, 2)} of its ceiling;` +
+          ` cores busy (of ${availableParallelism()}): the tree ${busy(hubCpu, seconds)} in the hub and ${busy(clientCpu, seconds)} in this client, the ceiling's run ${busy(floorCpu, throughRoom.seconds)} and ${busy(floorClientCpu, throughRoom.seconds)}`,
+      );
+    }
   }
 }
 
