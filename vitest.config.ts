@@ -14,14 +14,19 @@ const freePort = () =>
     server.on("error", reject);
   });
 
-/** The suite's configuration; `miniflare` adds options of Miniflare's beside the tests' own (the bench's other Worker). */
-export async function workerdConfig(miniflare: Record<string, unknown> = {}) {
+/**
+ * The suite's configuration; `miniflare` adds options of Miniflare's beside the tests' own (the bench's other Workers),
+ * and `main` names a module to run as the Worker under test in place of wrangler.toml's, with the named entrypoints
+ * it adds (`entrypoints`).
+ */
+export async function workerdConfig(miniflare: Record<string, unknown> = {}, main?: { path: string; entrypoints: string[] }) {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
   process.env.BOT_API_PORT ??= String(await freePort());
   return {
     plugins: [
       cloudflareTest({
         wrangler: { configPath: "./wrangler.toml" },
+        ...(main && { main: main.path, additionalExports: Object.fromEntries(main.entrypoints.map((name) => [name, "WorkerEntrypoint" as const])) }),
         miniflare: {
           // Secrets come from .dev.vars or `wrangler secret put` elsewhere; tests use fixed ones.
           bindings: {

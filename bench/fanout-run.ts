@@ -5,9 +5,9 @@ export interface FanoutRun {
   p99: number;
   /** The room's call itself, answered once its frames were sent. */
   callP50: number;
-  /** A second room, its sockets opened through the baseline's forwarding Worker rather than the hub's. */
-  forwardedP50: number;
-  forwardedP99: number;
+  /** A second room, its sockets opened through the test runner's default entrypoint rather than the hub's named one. */
+  runnerDefaultP50: number;
+  runnerDefaultP99: number;
   /** The bare object reached through that Worker, as the room's sockets are through the hub's. */
   bareObjectP50: number;
   bareObjectP99: number;

@@ -4,16 +4,17 @@
  * notify:task-assigned on an agent socket. Prints one `BENCH {...}` line.
  *
  * The dashboards are a Worker of their own (bench/dashboards), as browsers are
- * apart from the room, and reach the room through the hub's Worker. In each of
- * five runs, right after the room's rounds, a bare Durable Object
- * (bench/baseline) sends the same frame to as many sockets of that Worker:
- * for what any event to that many sockets costs in this runtime, once reached
- * through a Worker, as the room's are and as a browser's must be, and once
- * directly, as only a Worker bound to the object can. A second room, whose
- * sockets came through the baseline's plain forwarding Worker instead of the
- * hub's (which here runs in the rooms' own isolate), sends the same note to as
- * many: what of the difference is the path, not the room. The same room call
- * once no dashboard is connected is what of each latency is the room's commit.
+ * apart from the room, and reach the room through the hub's Worker, by its
+ * named entrypoint (bench/hub-entry.ts). In each of five runs, right after the
+ * room's rounds, a bare Durable Object (bench/baseline) sends the same frame to
+ * as many sockets of that Worker: for what any event to that many sockets
+ * costs in this runtime, once reached through a Worker, as the room's are and
+ * as a browser's must be, and once directly, as only a Worker bound to the
+ * object can. A second room, whose sockets came through the test runner's
+ * default entrypoint (the same fetch of the hub's, which the tests call as
+ * `exports.default`), sends the same note to as many: what that way in costs
+ * every frame. The same room call once no dashboard is connected is what of
+ * each latency is the room's commit.
  */
 import { env, exports } from "cloudflare:workers";
 import { SignJWT } from "jose";
@@ -96,12 +97,12 @@ it("fans events out to sockets", async () => {
   };
   const { room, note } = await noteIn(projectId);
   const dashboards = benchEnv.BENCH_DASHBOARDS.getByName("room");
-  expect(await dashboards.open({ hub: { projectId, token } }, SOCKETS)).toBe(SOCKETS);
-  const forwardedProject = crypto.randomUUID();
-  await env.DB.prepare("INSERT INTO projects (id, name, slug, created_at, updated_at) VALUES (?1, 'forwarded', ?1, ?2, ?2)").bind(forwardedProject, now).run();
-  const forwarded = { ...(await noteIn(forwardedProject)), receivers: benchEnv.BENCH_DASHBOARDS.getByName("forwarded") };
-  expect(await forwarded.receivers.open({ room: { projectId: forwardedProject, userId } }, SOCKETS)).toBe(SOCKETS);
-  await rounds(-1, forwarded.receivers, forwarded.note);
+  expect(await dashboards.open({ hub: { projectId, token, through: "entrypoint" } }, SOCKETS)).toBe(SOCKETS);
+  const secondProject = crypto.randomUUID();
+  await env.DB.prepare("INSERT INTO projects (id, name, slug, created_at, updated_at) VALUES (?1, 'second', ?1, ?2, ?2)").bind(secondProject, now).run();
+  const viaRunner = { ...(await noteIn(secondProject)), receivers: benchEnv.BENCH_DASHBOARDS.getByName("via-runner") };
+  expect(await viaRunner.receivers.open({ hub: { projectId: secondProject, token, through: "runner-default" } }, SOCKETS)).toBe(SOCKETS);
+  await rounds(-1, viaRunner.receivers, viaRunner.note);
   // A first round sees the room's frame, which the bare Durable Objects then send (its content swapped) to as many sockets.
   await rounds(-1, dashboards, note);
   const event = JSON.parse((await dashboards.sample())!);
@@ -124,13 +125,13 @@ it("fans events out to sockets", async () => {
     const throughHub = await rounds(run, dashboards, note);
     const bareObject = await rounds(run, viaWorker.receivers, viaWorker.publish);
     const directly = await rounds(run, direct.receivers, direct.publish);
-    const throughForwarder = await rounds(run, forwarded.receivers, forwarded.note);
+    const throughRunner = await rounds(run, viaRunner.receivers, viaRunner.note);
     runs.push({
       p50: percentile(throughHub.latencies, 50),
       p99: percentile(throughHub.latencies, 99),
       callP50: percentile(throughHub.calls, 50),
-      forwardedP50: percentile(throughForwarder.latencies, 50),
-      forwardedP99: percentile(throughForwarder.latencies, 99),
+      runnerDefaultP50: percentile(throughRunner.latencies, 50),
+      runnerDefaultP99: percentile(throughRunner.latencies, 99),
       bareObjectP50: percentile(bareObject.latencies, 50),
       bareObjectP99: percentile(bareObject.latencies, 99),
       bareCallP50: percentile(bareObject.calls, 50),
@@ -138,7 +139,7 @@ it("fans events out to sockets", async () => {
       directP99: percentile(directly.latencies, 99),
     });
   }
-  for (const receivers of [dashboards, forwarded.receivers, viaWorker.receivers, direct.receivers]) await receivers.close();
+  for (const receivers of [dashboards, viaRunner.receivers, viaWorker.receivers, direct.receivers]) await receivers.close();
   await new Promise((r) => setTimeout(r, 200));
   // The same room call with no dashboard connected: the part of each latency above that is the room's commit.
   const bareNote: number[] = [];

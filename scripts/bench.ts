@@ -1009,17 +1009,17 @@ if (wanted("workerd")) {
     (await (await import("../bench/bullmq-peer.ts")).bullmqPeerLines(bench, out)).forEach(report);
     if (fanout) {
       report(
-        `  sockets in workerd (no dev proxy, no Node client): one event to ${fanout.sockets} dashboards (a Worker of their own, reaching the room through the hub's Worker), ${fanout.runs.length} runs of ${fanout.rounds} rounds, each beside the same frame from a bare Durable Object to ${fanout.sockets} sockets of the same Worker, reached through a Worker as the room's are, right after it (target: the room's p99 ≤ ${FANOUT_TARGET}× the bare object's in every run)` +
+        `  sockets in workerd (no dev proxy, no Node client): one event to ${fanout.sockets} dashboards (a Worker of their own, reaching the room through the hub's Worker by its named entrypoint), ${fanout.runs.length} runs of ${fanout.rounds} rounds, each beside the same frame from a bare Durable Object to ${fanout.sockets} sockets of the same Worker, reached through a Worker as the room's are, right after it (target: the room's p99 ≤ ${FANOUT_TARGET}× the bare object's in every run)` +
           `   | what bounds it: the room commits the note (one batch: it holds the task's row) before it sends a frame, which the bare object does not;` +
           ` the same note with no dashboard connected: p50 ${fmt(fanout.noteWithoutSocketsP50)} ms, p99 ${fmt(fanout.noteWithoutSocketsP99)} ms; one-insert request over HTTP: p50 ${fmt(insertP50)} ms;` +
-          ` each run also times a second room whose ${fanout.sockets} sockets came through the bare object's plain forwarding Worker rather than the hub's (which here runs in the rooms' own isolate), and a bare object whose sockets were opened on it directly, with no Worker in between (which only a Worker bound to it can do, and no browser)`,
+          ` each run also times a second room whose ${fanout.sockets} sockets came through the test runner's default entrypoint (the same fetch of the hub's, the tests' \`exports.default\`, which costs each frame more than any other way in), and a bare object whose sockets were opened on it directly, with no Worker in between (which only a Worker bound to it can do, and no browser)`,
       );
       for (const [i, run] of (fanout.runs as FanoutRun[]).entries()) {
         const ratio = run.p99 / run.bareObjectP99;
         report(
           `    run ${i + 1}: room p50 ${fmt(run.p50)} ms, p99 ${fmt(run.p99)} ms from the room call   | bare object p50 ${fmt(run.bareObjectP50)} ms, p99 ${fmt(run.bareObjectP99)} ms → p99 ${fmt(ratio, 2)}× (${ratio <= FANOUT_TARGET ? "met" : "not met"}); p50 ${fmt(run.p50 - run.bareObjectP50)} ms apart;` +
             ` each call answered, its frames sent, in p50 ${fmt(run.callP50)} ms (room) and ${fmt(run.bareCallP50)} ms (bare object);` +
-            ` the room through the plain forwarding Worker: p50 ${fmt(run.forwardedP50)} ms, p99 ${fmt(run.forwardedP99)} ms (${fmt(run.forwardedP99 / run.bareObjectP99, 2)}× the bare object's p99);` +
+            ` the second room through the runner's default entrypoint: p50 ${fmt(run.runnerDefaultP50)} ms, p99 ${fmt(run.runnerDefaultP99)} ms (${fmt(run.runnerDefaultP99 / run.bareObjectP99, 2)}× the bare object's p99);` +
             ` the bare object with no Worker in between: p50 ${fmt(run.directP50)} ms, p99 ${fmt(run.directP99)} ms (the room's p99 ${fmt(run.p99 / run.directP99, 2)}× that)`,
         );
       }

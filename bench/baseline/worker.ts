@@ -10,12 +10,7 @@
  * - a Broadcaster sends one frame to every socket it holds: the least an
  *   event to many dashboards can cost. The bench in workerd opens sockets to
  *   it directly, and through GET /broadcaster/<name>, which hands the upgrade
- *   on to it, as any Worker in front of a Durable Object's sockets does;
- * - GET /room/<project>?user=<id> hands a dashboard's upgrade on to that
- *   project's room of the hub (bound only in workerd, where the hub runs
- *   beside), as the hub's Worker does once it has checked the token: the
- *   room's sockets with nothing of the hub's Worker, or of its isolate, on
- *   their path.
+ *   on to it, as any Worker in front of a Durable Object's sockets does.
  */
 import { DurableObject } from "cloudflare:workers";
 
@@ -24,8 +19,6 @@ interface BaselineEnv {
   BLOBS: R2Bucket;
   INSERTER: DurableObjectNamespace<Inserter>;
   BROADCASTER: DurableObjectNamespace<Broadcaster>;
-  /** The hub's ProjectRoom, in workerd only. */
-  ROOM?: DurableObjectNamespace;
 }
 
 let ready: Promise<unknown> | undefined;
@@ -66,11 +59,6 @@ export default {
   async fetch(request: Request, env: BaselineEnv): Promise<Response> {
     const url = new URL(request.url);
     if (url.pathname === "/empty") return Response.json([]);
-    if (url.pathname.startsWith("/room/") && env.ROOM) {
-      const room = env.ROOM.get(env.ROOM.idFromName(url.pathname.slice("/room/".length)));
-      const identity = { "X-User-Id": url.searchParams.get("user") ?? "", "X-Token-Expires": String(Math.floor(Date.now() / 1000) + 3600) };
-      return room.fetch("https://room/dashboard", { headers: { Upgrade: "websocket", ...identity } });
-    }
     if (url.pathname.startsWith("/broadcaster/")) return env.BROADCASTER.getByName(url.pathname.slice("/broadcaster/".length)).fetch(request);
     if (url.pathname.startsWith("/r2/")) {
       const key = url.pathname.slice(4);

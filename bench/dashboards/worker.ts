@@ -1,24 +1,25 @@
 /**
  * The bench's dashboards, in a Worker of their own: 1,000 sockets that receive events as a dashboard does (parse each
  * frame, note when it came), apart from whatever sends to them. The room reaches them through the hub's Worker, as
- * a browser's socket does, or through the plain forwarding Worker of bench/baseline; the bare Durable Object of
- * bench/baseline either through that Worker the same way, or directly, as only a Worker bound to it can.
+ * a browser's socket does (by the hub's named entrypoint, or by the test runner's default one); the bare Durable
+ * Object of bench/baseline either through the baseline Worker, which hands the upgrade on, or directly, as only a
+ * Worker bound to it can.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Broadcaster } from "../baseline/worker";
 
 interface DashboardsEnv {
   HUB: Fetcher;
+  RUNNER_DEFAULT: Fetcher;
   BASELINE: Fetcher;
   BROADCASTER: DurableObjectNamespace<Broadcaster>;
 }
 
 /**
- * Where a set of sockets connects: the hub's event socket of a project, with a person's token; that project's room
- * through the baseline's forwarding Worker, as a person; or a bare object by name.
+ * Where a set of sockets connects: the hub's event socket of a project, with a person's token, through the hub's
+ * named entrypoint or the runner's default one; or a bare object by name.
  */
-export type Target =
-  { hub: { projectId: string; token: string } } | { room: { projectId: string; userId: string } } | { bare: string; through: "worker" | "binding" };
+export type Target = { hub: { projectId: string; token: string; through: "entrypoint" | "runner-default" } } | { bare: string; through: "worker" | "binding" };
 
 /** One set of sockets; each frame's arrival time (Date.now(), the clock every isolate of this runtime shares) by content. */
 export class Dashboards extends DurableObject<DashboardsEnv> {
@@ -31,16 +32,13 @@ export class Dashboards extends DurableObject<DashboardsEnv> {
     for (let i = 0; i < count; i++) {
       const response =
         "hub" in target
-          ? await this.env.HUB.fetch(`https://hub.test/api/v1/projects/${target.hub.projectId}/ws`, {
-              headers: { Upgrade: "websocket", "Sec-WebSocket-Protocol": `bearer, ${target.hub.token}` },
-            })
-          : "room" in target
-            ? await this.env.BASELINE.fetch(`https://baseline.test/room/${target.room.projectId}?user=${target.room.userId}`, {
-                headers: { Upgrade: "websocket" },
-              })
-            : target.through === "worker"
-              ? await this.env.BASELINE.fetch(`https://baseline.test/broadcaster/${target.bare}`, { headers: { Upgrade: "websocket" } })
-              : await this.env.BROADCASTER.getByName(target.bare).fetch("https://broadcaster.test/", { headers: { Upgrade: "websocket" } });
+          ? await (target.hub.through === "entrypoint" ? this.env.HUB : this.env.RUNNER_DEFAULT).fetch(
+              `https://hub.test/api/v1/projects/${target.hub.projectId}/ws`,
+              { headers: { Upgrade: "websocket", "Sec-WebSocket-Protocol": `bearer, ${target.hub.token}` } },
+            )
+          : target.through === "worker"
+            ? await this.env.BASELINE.fetch(`https://baseline.test/broadcaster/${target.bare}`, { headers: { Upgrade: "websocket" } })
+            : await this.env.BROADCASTER.getByName(target.bare).fetch("https://broadcaster.test/", { headers: { Upgrade: "websocket" } });
       const ws = response.webSocket;
       if (response.status !== 101 || !ws) throw new Error(`no upgrade: ${response.status}`);
       ws.accept();
