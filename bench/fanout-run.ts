@@ -8,7 +8,7 @@ export interface FanoutRun {
   /** A second room, its sockets opened through the test runner's default entrypoint rather than the hub's named one. */
   runnerDefaultP50: number;
   runnerDefaultP99: number;
-  /** The bare object reached through that Worker, as the room's sockets are through the hub's. */
+  /** The bare object reached through the baseline Worker, which hands the upgrade on as the hub's Worker does. */
   bareObjectP50: number;
   bareObjectP99: number;
   bareCallP50: number;
