@@ -3,6 +3,11 @@
  * - POST / makes one D1 insert per request;
  * - POST /room makes the same insert from a Durable Object the request calls
  *   over RPC: the least a write through a project's room can cost;
+ * - POST /room/logged has that Durable Object append an event beside the
+ *   insert, in one batch: the least a task's change can cost, since every
+ *   change the hub makes leaves an event in the same transaction;
+ * - GET /read makes one D1 read (`SELECT 1`) and answers a small JSON object,
+ *   as the hub's GET /api/v1/health does with its middleware around it;
  * - PUT|GET /r2/<key> moves bytes in and out of R2;
  * - POST /parse only reads and parses a JSON body: the least a post of the
  *   permission log can cost, bytes carried and nothing written;
@@ -32,10 +37,38 @@ async function insert(db: D1Database, body: string): Promise<string> {
   return id;
 }
 
+let logReady: Promise<unknown> | undefined;
+
+/**
+ * The insert of `body` and an event naming it, in one batch. As the hub's, the event is a row keyed by its place in
+ * the log and an entry in an index by what it is about: two rows written.
+ */
+async function loggedInsert(db: D1Database, body: string): Promise<string> {
+  logReady ??= db.batch([
+    db.prepare("CREATE TABLE IF NOT EXISTS items (id TEXT PRIMARY KEY, body TEXT NOT NULL, created_at TEXT NOT NULL)"),
+    db.prepare(
+      "CREATE TABLE IF NOT EXISTS item_events (seq INTEGER PRIMARY KEY, item_id TEXT NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, created_at TEXT NOT NULL)",
+    ),
+    db.prepare("CREATE INDEX IF NOT EXISTS item_events_item ON item_events (item_id)"),
+  ]);
+  await logReady;
+  const id = crypto.randomUUID();
+  const now = new Date().toISOString();
+  await db.batch([
+    db.prepare("INSERT INTO items (id, body, created_at) VALUES (?1, ?2, ?3)").bind(id, body, now),
+    db.prepare("INSERT INTO item_events (item_id, type, data, created_at) VALUES (?1, 'item_created', ?2, ?3)").bind(id, body, now),
+  ]);
+  return id;
+}
+
 /** A Durable Object that only inserts: one instance, as one project has one room. */
 export class Inserter extends DurableObject<BaselineEnv> {
   insert(body: string): Promise<string> {
     return insert(this.env.DB, body);
+  }
+
+  loggedInsert(body: string): Promise<string> {
+    return loggedInsert(this.env.DB, body);
   }
 }
 
@@ -69,12 +102,22 @@ export default {
       const object = await env.BLOBS.get(key);
       return object ? new Response(object.body) : new Response(null, { status: 404 });
     }
+    if (url.pathname === "/read") {
+      await env.DB.prepare("SELECT 1").first();
+      return Response.json({ status: "ok" });
+    }
     if (url.pathname === "/parse") {
       const { entries } = await request.json<{ entries: unknown[] }>();
       return Response.json({ accepted: entries.length }, { status: 201 });
     }
     const body = await request.text();
-    const id = url.pathname === "/room" ? await env.INSERTER.get(env.INSERTER.idFromName("bench")).insert(body) : await insert(env.DB, body);
+    const inserter = () => env.INSERTER.get(env.INSERTER.idFromName("bench"));
+    const id =
+      url.pathname === "/room"
+        ? await inserter().insert(body)
+        : url.pathname === "/room/logged"
+          ? await inserter().loggedInsert(body)
+          : await insert(env.DB, body);
     return Response.json({ id }, { status: 201 });
   },
 } satisfies ExportedHandler<BaselineEnv>;
