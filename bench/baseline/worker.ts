@@ -7,7 +7,7 @@
  *   insert, in one batch: the least a task's change can cost, since every
  *   change the hub makes leaves an event in the same transaction;
  * - GET /read makes one D1 read (`SELECT 1`) and answers a small JSON object,
- *   as the hub's GET /api/v1/health does with its middleware around it;
+ *   as the hub's GET /api/v1/health does with the hub's Worker around it;
  * - PUT|GET /r2/<key> moves bytes in and out of R2;
  * - POST /parse only reads and parses a JSON body: the least a post of the
  *   permission log can cost, bytes carried and nothing written;
