@@ -205,24 +205,19 @@ async function perRequest(proc: ChildProcess, requests: number, run: (i: number)
   return (cpuMs(proc)! - before) / requests;
 }
 
-/**
- * One request to the baseline Worker at `path`: one D1 insert (at /room, made by a Durable Object it calls; at
- * /room/logged, made by it with an event appended in the same batch).
- */
-async function baselineInsert(path: "/" | "/room" | "/room/logged") {
-  const res = await fetch(`${baselineUrl}${path}`, { method: "POST", body: "{}" });
-  if (res.status !== 201) throw new Error(`baseline answered ${res.status}`);
+/** One request to the baseline Worker, which must answer `status`; its body is read and dropped. */
+async function baselineRequest(path: string, status: number, init?: RequestInit) {
+  const res = await fetch(`${baselineUrl}${path}`, init);
+  if (res.status !== status) throw new Error(`baseline answered ${res.status}`);
   await res.arrayBuffer();
 }
+/** One D1 insert (at /room, made by a Durable Object the request calls; at /room/logged, made by it with an event appended in the same batch). */
+const baselineInsert = (path: "/" | "/room" | "/room/logged") => baselineRequest(path, 201, { method: "POST", body: "{}" });
 const oneInsert = () => baselineInsert("/");
 const oneInsertThroughRoom = () => baselineInsert("/room");
 const loggedInsertThroughRoom = () => baselineInsert("/room/logged");
 /** One D1 read, answered as a small JSON object: the hub's GET /health without the hub's Worker around it. */
-async function oneRead() {
-  const res = await fetch(`${baselineUrl}/read`);
-  if (res.status !== 200) throw new Error(`baseline answered ${res.status}`);
-  await res.arrayBuffer();
-}
+const oneRead = () => baselineRequest("/read", 200);
 
 async function baselineRate(requests: number, concurrency: number, request: () => Promise<void> = oneInsert) {
   const started = performance.now();
@@ -504,11 +499,12 @@ if (wanted("costs")) {
       await takeSides();
       const near = around("insert", round);
       const floorMs = around("floor", round);
+      const loggedMs = around("logged", round);
       const hubWorker = ms[HEALTH]! - around("read", round);
-      const leastMs = around("logged", round) + hubWorker;
+      const leastMs = loggedMs + hubWorker;
       floor.ms.push(floorMs);
       floor.ratios.push(floorMs / near);
-      least.logged.push(around("logged", round) / floorMs);
+      least.logged.push(loggedMs / floorMs);
       least.hubWorker.push(hubWorker);
       least.ms.push(leastMs);
       least.overFloor.push(leastMs / floorMs);
@@ -650,10 +646,9 @@ if (wanted("permlog")) {
   const quiet = await completions(ready.slice(0, COMPLETIONS), () => false);
   // The floor: the same posts sent to the baseline Worker, which only reads and parses them. What the completions
   // lose then is what carrying and parsing the bytes costs this machine (the client, the dev servers and workerd share it).
-  const floor = await floodWith(ready.slice(COMPLETIONS, 2 * COMPLETIONS), async (_, body) => {
-    const res = await fetch(`${baselineUrl}/parse`, { method: "POST", body: JSON.stringify(body) });
-    if (res.status !== 201) throw new Error(`baseline answered ${res.status}`);
-  });
+  const floor = await floodWith(ready.slice(COMPLETIONS, 2 * COMPLETIONS), (_, body) =>
+    baselineRequest("/parse", 201, { method: "POST", body: JSON.stringify(body) }),
+  );
   let accepted = 0;
   let written = 0;
   const before = await baselineRate(1000, 32);

@@ -26,14 +26,17 @@ interface BaselineEnv {
   BROADCASTER: DurableObjectNamespace<Broadcaster>;
 }
 
+const CREATE_ITEMS = "CREATE TABLE IF NOT EXISTS items (id TEXT PRIMARY KEY, body TEXT NOT NULL, created_at TEXT NOT NULL)";
+const INSERT_ITEM = "INSERT INTO items (id, body, created_at) VALUES (?1, ?2, ?3)";
+
 let ready: Promise<unknown> | undefined;
 
 /** One insert of `body`; its new row's id. */
 async function insert(db: D1Database, body: string): Promise<string> {
-  ready ??= db.prepare("CREATE TABLE IF NOT EXISTS items (id TEXT PRIMARY KEY, body TEXT NOT NULL, created_at TEXT NOT NULL)").run();
+  ready ??= db.prepare(CREATE_ITEMS).run();
   await ready;
   const id = crypto.randomUUID();
-  await db.prepare("INSERT INTO items (id, body, created_at) VALUES (?1, ?2, ?3)").bind(id, body, new Date().toISOString()).run();
+  await db.prepare(INSERT_ITEM).bind(id, body, new Date().toISOString()).run();
   return id;
 }
 
@@ -45,7 +48,7 @@ let logReady: Promise<unknown> | undefined;
  */
 async function loggedInsert(db: D1Database, body: string): Promise<string> {
   logReady ??= db.batch([
-    db.prepare("CREATE TABLE IF NOT EXISTS items (id TEXT PRIMARY KEY, body TEXT NOT NULL, created_at TEXT NOT NULL)"),
+    db.prepare(CREATE_ITEMS),
     db.prepare(
       "CREATE TABLE IF NOT EXISTS item_events (seq INTEGER PRIMARY KEY, item_id TEXT NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, created_at TEXT NOT NULL)",
     ),
@@ -55,7 +58,7 @@ async function loggedInsert(db: D1Database, body: string): Promise<string> {
   const id = crypto.randomUUID();
   const now = new Date().toISOString();
   await db.batch([
-    db.prepare("INSERT INTO items (id, body, created_at) VALUES (?1, ?2, ?3)").bind(id, body, now),
+    db.prepare(INSERT_ITEM).bind(id, body, now),
     db.prepare("INSERT INTO item_events (item_id, type, data, created_at) VALUES (?1, 'item_created', ?2, ?3)").bind(id, body, now),
   ]);
   return id;
