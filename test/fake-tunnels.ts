@@ -36,6 +36,8 @@ export interface SshSide {
   tunnels: Map<string, TunnelEnd>;
   /** Ports this machine's sshd (or another service) listens on; tunnel_open to another is answered tunnel_error. */
   services: Set<number>;
+  /** Ports whose connection hangs: tunnel_open to one is never answered (a daemon that lost the frame, say). */
+  hanging: Set<number>;
   /** Frames the hub sent about grants, in order. */
   grantFrames: any[];
   reconcile(): Promise<void>;
@@ -62,6 +64,7 @@ export function sshSide(
     listeners: kept?.listeners ?? new Map(),
     tunnels: new Map(),
     services: new Set(services),
+    hanging: new Set(),
     grantFrames: [],
     reconcile,
     connect,
@@ -109,6 +112,10 @@ export function sshSide(
       case "tunnel_open": {
         // tunnel.py open_tunnel: connect to target_host:target_port, then tunnel_ready (or tunnel_error).
         const port = frame.target_port ?? 22;
+        if (side.hanging.has(port)) {
+          end(frame.tunnel_id, "target", port);
+          break;
+        }
         if (!side.services.has(port)) {
           daemon.send({ type: "tunnel_error", tunnel_id: frame.tunnel_id, error: "[Errno 111] Connect call failed ('127.0.0.1', " + port + ")" });
           break;

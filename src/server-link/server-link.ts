@@ -26,6 +26,7 @@ import { execOutcomeOf, PendingExecs, type ExecOutcome } from "./remote-exec";
 import { Scrollback } from "./scrollback";
 import { terminalAccess } from "./terminal-access";
 import { Terminals, VIEWER_TAG, viewerTag } from "./terminals";
+import { TUNNEL_ACCESS_RECHECK_MS } from "./tunnel-state";
 import { Tunnels, type TunnelPeer, type TunnelRecord } from "./tunnels";
 
 const DAEMON_TAG = "daemon";
@@ -119,6 +120,7 @@ export class ServerLink extends DurableObject<LinkEnv> {
     },
     peer: (serverId): TunnelPeer => this.env.SERVER_LINK.get(this.env.SERVER_LINK.idFromName(serverId)),
     person: (tunnelId) => this.ctx.getWebSockets(tunnelTag(tunnelId))[0],
+    mayType: async (userId, projectId) => (await terminalAccess(this.env.DB, userId, await this.serverId(), projectId)).write,
     record: (projectId, event, data) => this.recordAs(projectId, { op: "access_use", event, data }),
     storage: this.ctx.storage,
   });
@@ -211,6 +213,7 @@ export class ServerLink extends DurableObject<LinkEnv> {
       return new Response("the server's daemon is not connected", { status: 409 });
     }
     server.send(JSON.stringify({ type: "auth_ok", tunnel_id: tunnelId }));
+    await this.scheduleAlarm(Date.now() + TUNNEL_ACCESS_RECHECK_MS);
     return new Response(null, { status: 101, webSocket: client });
   }
 
@@ -452,7 +455,8 @@ export class ServerLink extends DurableObject<LinkEnv> {
   /**
    * Sessions the daemon never answered fail; viewers whose token expired are
    * closed; pushes held for sessions the daemon did not report go out; ended
-   * sessions' scrollback is forgotten after its retention.
+   * sessions' scrollback is forgotten after its retention; people's tunnels
+   * check their access again.
    */
   override async alarm() {
     const now = Date.now();
@@ -488,6 +492,9 @@ export class ServerLink extends DurableObject<LinkEnv> {
     if (transfers !== null) later(transfers);
     const grants = await this.expireGrants(now);
     if (grants !== null) later(grants);
+    // A person's tunnel lasts past its token: whether they may still type there is checked again every so often.
+    if (this.tunnels.hasPersonTunnels()) await this.tunnels.checkAccess(null, null);
+    if (this.tunnels.hasPersonTunnels()) later(now + TUNNEL_ACCESS_RECHECK_MS);
     const usedTokens = await this.ctx.storage.list<number>({ prefix: "used-token:" });
     const spent = [...usedTokens].filter(([, until]) => until <= now).map(([key]) => key);
     if (spent.length > 0) await this.ctx.storage.delete(spent);
@@ -600,9 +607,10 @@ export class ServerLink extends DurableObject<LinkEnv> {
     await this.ctx.storage.delete(sent.map(([key]) => key));
   }
 
-  /** Closes a person's terminals in these projects (null: all), after their access changed. */
+  /** Closes a person's terminals in these projects (null: all), and the tunnels they may no longer hold, after their access changed. */
   async disconnectUser(userId: string, projectIds: string[] | null) {
     this.terminals.disconnect(this.ctx.getWebSockets(VIEWER_TAG), userId, projectIds, "your access to this project changed");
+    await this.tunnels.checkAccess(userId, projectIds);
   }
 
   /** A project was deleted: its terminals close. */

@@ -11,7 +11,9 @@
  * daemon side opens with the person's first bytes, not at sign-in: connect.py
  * drops what arrives before its local client connects, and an SSH server
  * speaks first, so its greeting would be lost. The person's bytes wait until
- * the daemon says the connection is ready.
+ * the daemon says the connection is ready, for HELD_WAIT_MS at most; and
+ * they stop as soon as the person may no longer type on the session's server
+ * (told by the API when access changes, and checked again every minute).
  *
  * Each link knows the tunnels its own daemon takes part in, so a frame for any
  * other tunnel is refused there and reaches no other daemon. Frames for the
@@ -24,44 +26,39 @@
  */
 import type { AccessEvent } from "../room/commands";
 import type { DaemonPush } from "./pushes";
+import {
+  base64Bytes,
+  CLOSING,
+  COUNTS_SAVE_DELAY_MS,
+  HELD_WAIT_MS,
+  lostHeldBytes,
+  reasonOf,
+  restoredTunnel,
+  storedTunnel,
+  TUNNEL_WINDOW_BYTES,
+  tunnelEventData,
+  type StoredTunnel,
+  type TunnelRecord,
+} from "./tunnel-state";
 
-/** Frame text on its way to the other link, per tunnel, at most. */
-export const TUNNEL_WINDOW_BYTES = 8 * 1024 * 1024;
+export { TUNNEL_WINDOW_BYTES, type TunnelRecord } from "./tunnel-state";
+
 /** Frames one call to the other link carries, at most (hub.py frames are about 22 KB for its 16 KiB reads). */
 const MAX_BATCH_BYTES = 512 * 1024;
 const KEY = "tunnel:";
 const MAX_ENDED_REMEMBERED = 1000;
 
-export type TunnelSide = "source" | "target" | "person";
-
-/** What a link keeps of a tunnel its daemon takes part in (in storage too, so that it survives hibernation). */
-export interface TunnelRecord {
-  id: string;
-  side: TunnelSide;
-  grantId: string | null;
-  projectId: string;
-  /** The other link's server (s2s tunnels); null for a person's tunnel. */
-  peerServerId: string | null;
-  /** The person and the session of a person's tunnel. */
-  userId: string | null;
-  sessionId: string | null;
-  targetPort: number;
-  openedAt: number;
-}
-
-interface Tunnel extends TunnelRecord {
+/** A tunnel as the link holds it while awake: its stored state, and what is on its way. */
+interface Tunnel extends StoredTunnel {
   ending: boolean;
   queue: string[];
   queuedBytes: number;
   sending: boolean;
-  /** Bytes of data each way, counted on the source's (or person's) side for the closing event. */
-  up: number;
-  down: number;
-  ready: boolean;
-  /** A person's tunnel: whether the daemon was asked to connect yet, and the person's data waiting for it to be ready. */
-  opened: boolean;
+  /** A person's data waiting for the daemon to be ready, and the deadline by which it must be. */
   held: string[];
   heldBytes: number;
+  heldTimer: ReturnType<typeof setTimeout> | null;
+  countsTimer: ReturnType<typeof setTimeout> | null;
 }
 
 /** The other link of an s2s tunnel, as this one reaches it over RPC. */
@@ -78,20 +75,27 @@ export interface TunnelPort {
   toDaemonText(text: string): boolean;
   peer(serverId: string): TunnelPeer;
   person(tunnelId: string): WebSocket | undefined;
+  /** Whether a person may still type on this server's sessions of a project (and so reach its machine). */
+  mayType(userId: string, projectId: string): Promise<boolean>;
   record(projectId: string, event: AccessEvent, data: Record<string, unknown>): Promise<void>;
   storage: DurableObjectStorage;
 }
 
-const CLOSING = new Set(["tunnel_close", "tunnel_closed"]);
-
-/** The bytes a base64 string holds, without decoding it. */
-const base64Bytes = (data: unknown) => {
-  if (typeof data !== "string") return 0;
-  const pad = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
-  return Math.max(0, (data.length / 4) * 3 - pad);
-};
-const reasonOf = (frame: Record<string, unknown>, fallback: string) =>
-  typeof frame.reason === "string" ? frame.reason.slice(0, 500) : typeof frame.error === "string" ? frame.error.slice(0, 500) : fallback;
+const stateOf = (t: Tunnel): StoredTunnel => ({
+  id: t.id,
+  side: t.side,
+  grantId: t.grantId,
+  projectId: t.projectId,
+  peerServerId: t.peerServerId,
+  userId: t.userId,
+  sessionId: t.sessionId,
+  targetPort: t.targetPort,
+  openedAt: t.openedAt,
+  ready: t.ready,
+  opened: t.opened,
+  up: t.up,
+  down: t.down,
+});
 
 export class Tunnels {
   private readonly live = new Map<string, Tunnel>();
@@ -102,40 +106,48 @@ export class Tunnels {
 
   constructor(private readonly port: TunnelPort) {}
 
-  /** Loads the tunnels kept in storage (the link woke from hibernation). */
+  /** Loads the tunnels kept in storage (the link woke from hibernation, or started again). */
   async load() {
-    for (const [, record] of await this.port.storage.list<TunnelRecord>({ prefix: KEY })) this.keep(record);
+    for (const [, kept] of await this.port.storage.list<TunnelRecord & Partial<StoredTunnel>>({ prefix: KEY })) {
+      const t = this.keep(restoredTunnel(kept));
+      if (lostHeldBytes(t)) void this.end(t, "the hub restarted while the machine's port was opening; connect again", true);
+    }
   }
 
-  private keep(record: TunnelRecord): Tunnel {
-    const t: Tunnel = {
-      ...record,
-      ending: false,
-      queue: [],
-      queuedBytes: 0,
-      sending: false,
-      up: 0,
-      down: 0,
-      ready: record.side === "target",
-      // A person's tunnel loaded from storage had its daemon side opened before the link slept, or will never need it.
-      opened: true,
-      held: [],
-      heldBytes: 0,
-    };
-    this.live.set(record.id, t);
+  private keep(state: StoredTunnel): Tunnel {
+    const t: Tunnel = { ...state, ending: false, queue: [], queuedBytes: 0, sending: false, held: [], heldBytes: 0, heldTimer: null, countsTimer: null };
+    this.live.set(state.id, t);
     return t;
+  }
+
+  private save(t: Tunnel) {
+    return this.port.storage.put(`${KEY}${t.id}`, stateOf(t));
+  }
+
+  /** Byte counts change with every frame: they are written a moment after the last one rather than each time. */
+  private counted(t: Tunnel, bytes: number, way: "up" | "down") {
+    t[way] += bytes;
+    t.countsTimer ??= setTimeout(() => {
+      t.countsTimer = null;
+      if (this.live.get(t.id) === t) void this.save(t);
+    }, COUNTS_SAVE_DELAY_MS);
   }
 
   has(tunnelId: string) {
     return this.live.has(tunnelId) || this.ended.has(tunnelId);
   }
 
+  /** Whether a person's tunnel is open here (the link's alarm then checks their access again). */
+  hasPersonTunnels() {
+    return [...this.live.values()].some((t) => t.side === "person");
+  }
+
   // ── Opening ──────────────────────────────────────────────────────────────
 
   /** The source's side: the grant was checked; the target's link is asked to open. False when its daemon is not connected. */
   async openFromSource(record: TunnelRecord, targetServerId: string): Promise<boolean> {
-    const t = this.keep(record);
-    await this.port.storage.put(`${KEY}${record.id}`, record);
+    const t = this.keep(storedTunnel(record));
+    await this.save(t);
     const accepted = await this.port.peer(targetServerId).acceptTunnel({ ...record, side: "target", peerServerId: await this.port.serverId() });
     if (!accepted) await this.forget(t);
     return accepted;
@@ -146,8 +158,7 @@ export class Tunnels {
     if (this.live.has(record.id)) return false;
     const frame = { type: "tunnel_open", tunnel_id: record.id, target_host: "127.0.0.1", target_port: record.targetPort };
     if (!this.port.toDaemon(frame)) return false;
-    this.keep(record);
-    await this.port.storage.put(`${KEY}${record.id}`, record);
+    await this.save(this.keep(storedTunnel(record)));
     return true;
   }
 
@@ -157,8 +168,7 @@ export class Tunnels {
    */
   async openForPerson(record: TunnelRecord): Promise<boolean> {
     if (this.live.has(record.id) || !this.port.daemonConnected()) return false;
-    this.keep(record).opened = false;
-    await this.port.storage.put(`${KEY}${record.id}`, record);
+    await this.save(this.keep(storedTunnel(record)));
     return true;
   }
 
@@ -170,7 +180,7 @@ export class Tunnels {
     const t = this.live.get(tunnelId);
     if (!t) return this.ended.has(tunnelId);
     if (t.side === "person") return (this.daemonToPerson(t, type, frame), true);
-    if (type === "tunnel_data" && t.side === "source") t.up += base64Bytes(frame.data);
+    if (type === "tunnel_data" && t.side === "source") this.counted(t, base64Bytes(frame.data), "up");
     this.forward(t, text, CLOSING.has(type));
     // hub.py's source side waits for tunnel_ready and does not read tunnel_error: it is closed too, so it stops waiting.
     if (type === "tunnel_error") this.forward(t, JSON.stringify({ type: "tunnel_close", tunnel_id: t.id, reason: reasonOf(frame, "tunnel error") }), true);
@@ -190,10 +200,11 @@ export class Tunnels {
       } catch {
         continue;
       }
-      if (frame.type === "tunnel_data" && t.side === "source") t.down += base64Bytes(frame.data);
+      if (frame.type === "tunnel_data" && t.side === "source") this.counted(t, base64Bytes(frame.data), "down");
       if (frame.type === "tunnel_ready" && t.side === "source" && !t.ready) {
         t.ready = true;
-        await this.port.record(t.projectId, "tunnel_opened", this.eventData(t));
+        await this.save(t);
+        await this.port.record(t.projectId, "tunnel_opened", tunnelEventData(t));
       }
       if (CLOSING.has(frame.type as string)) return this.end(t, reasonOf(frame, "closed"), false);
     }
@@ -210,19 +221,26 @@ export class Tunnels {
       return;
     }
     if (frame.type !== "tunnel_data" || typeof frame.data !== "string") return;
-    t.up += base64Bytes(frame.data);
+    this.counted(t, base64Bytes(frame.data), "up");
     if (!t.opened) {
       t.opened = true;
+      void this.save(t);
       if (!this.port.toDaemon({ type: "tunnel_open", tunnel_id: t.id, target_host: "127.0.0.1", target_port: t.targetPort }))
         return void this.end(t, "the server's daemon is not connected", false);
     }
-    if (!t.ready) {
-      if (t.heldBytes + frame.data.length > TUNNEL_WINDOW_BYTES) return void this.end(t, "the machine's port did not answer in time", true);
-      t.held.push(frame.data);
-      t.heldBytes += frame.data.length;
-      return;
-    }
+    if (!t.ready) return this.hold(t, frame.data);
     this.toDaemonData(t, frame.data);
+  }
+
+  /** Keeps a person's bytes until the daemon is ready, within the window and for HELD_WAIT_MS at most. */
+  private hold(t: Tunnel, data: string) {
+    if (t.heldBytes + data.length > TUNNEL_WINDOW_BYTES) return void this.end(t, "the machine's port did not answer in time", true);
+    t.held.push(data);
+    t.heldBytes += data.length;
+    t.heldTimer ??= setTimeout(() => {
+      t.heldTimer = null;
+      if (!t.ready) void this.end(t, `the machine's port ${t.targetPort} did not open within ${HELD_WAIT_MS / 1000} s`, true);
+    }, HELD_WAIT_MS);
   }
 
   private toDaemonData(t: Tunnel, data: string) {
@@ -232,14 +250,17 @@ export class Tunnels {
   private daemonToPerson(t: Tunnel, type: string, frame: Record<string, unknown>) {
     const socket = this.port.person(t.id);
     if (type === "tunnel_data" && typeof frame.data === "string") {
-      t.down += base64Bytes(frame.data);
+      this.counted(t, base64Bytes(frame.data), "down");
       socket?.send(JSON.stringify({ type: "tunnel_data", data: frame.data }));
     } else if (type === "tunnel_ready" && !t.ready) {
       t.ready = true;
+      clearTimeout(t.heldTimer ?? undefined);
+      t.heldTimer = null;
+      void this.save(t);
       // What the person sent while the daemon connected goes first, in order.
       for (const data of t.held.splice(0)) this.toDaemonData(t, data);
       t.heldBytes = 0;
-      void this.port.record(t.projectId, "tunnel_opened", this.eventData(t));
+      void this.port.record(t.projectId, "tunnel_opened", tunnelEventData(t));
     } else if (type !== "tunnel_ready") {
       void this.end(t, reasonOf(frame, "closed"), false);
     }
@@ -290,7 +311,10 @@ export class Tunnels {
   private async end(t: Tunnel, reason: string, tellDaemon: boolean) {
     if (!this.live.has(t.id) || t.ending) return;
     t.ending = true;
-    if (tellDaemon) {
+    clearTimeout(t.heldTimer ?? undefined);
+    clearTimeout(t.countsTimer ?? undefined);
+    // A person's tunnel whose daemon side never opened has nothing on the daemon to close.
+    if (tellDaemon && t.opened) {
       this.port.toDaemon({ type: "tunnel_close", tunnel_id: t.id, reason });
       if (t.peerServerId) this.forward(t, JSON.stringify({ type: "tunnel_close", tunnel_id: t.id, reason }), true);
     }
@@ -304,7 +328,7 @@ export class Tunnels {
       }
     }
     await this.forget(t);
-    if (t.side !== "target") await this.port.record(t.projectId, "tunnel_closed", { ...this.eventData(t), reason, bytes_up: t.up, bytes_down: t.down });
+    if (t.side !== "target") await this.port.record(t.projectId, "tunnel_closed", { ...tunnelEventData(t), reason, bytes_up: t.up, bytes_down: t.down });
   }
 
   private async forget(t: Tunnel) {
@@ -319,6 +343,17 @@ export class Tunnels {
     for (const t of [...this.live.values()]) if (t.grantId === grantId) await this.end(t, reason, true);
   }
 
+  /**
+   * People's tunnels (of one person, in some projects; null: any) whose person may no longer type on this server's
+   * sessions of the tunnel's project end, on both sides: their access changed, or the periodic check found it gone.
+   */
+  async checkAccess(userId: string | null, projectIds: readonly string[] | null) {
+    const mine = [...this.live.values()].filter(
+      (t) => t.side === "person" && t.userId !== null && (userId === null || t.userId === userId) && (projectIds === null || projectIds.includes(t.projectId)),
+    );
+    for (const t of mine) if (!(await this.port.mayType(t.userId!, t.projectId))) await this.end(t, "your access to this session's server changed", true);
+  }
+
   /** The person's socket closed: the daemon closes its connection. */
   async personGone(tunnelId: string) {
     const t = this.live.get(tunnelId);
@@ -331,15 +366,5 @@ export class Tunnels {
       if (t.peerServerId) this.forward(t, JSON.stringify({ type: "tunnel_close", tunnel_id: t.id, reason: "the other server's daemon disconnected" }), true);
       await this.end(t, "the server's daemon disconnected", false);
     }
-  }
-
-  private eventData(t: Tunnel) {
-    return {
-      tunnel_id: t.id,
-      ...(t.grantId ? { grant_id: t.grantId } : {}),
-      ...(t.userId ? { user_id: t.userId } : {}),
-      ...(t.sessionId ? { session_id: t.sessionId } : {}),
-      target_port: t.targetPort,
-    };
   }
 }
