@@ -6,7 +6,7 @@
  */
 import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
-import { addMember, call, createUser, registerAgent, until } from "./helpers";
+import { addMember, call, createProject, createUser, registerAgent, until } from "./helpers";
 import { fakeDaemon, type FakeDaemon } from "./fake-daemon";
 import { receivedBytes, sshSide, type SshSide } from "./fake-tunnels";
 import { openSocket } from "./sockets";
@@ -149,5 +149,21 @@ describe("a person's tunnel when their access changes", () => {
     await runDurableObjectAlarm(link());
     expect(await t.ws.next((f) => f.type === "tunnel_close")).toEqual({ type: "tunnel_close", reason: "your access to this session's server changed" });
     await until(() => machine.tunnels.get(t.id)?.closed, Boolean, "the daemon told");
+  });
+});
+
+describe("a person's tunnel when its project goes", () => {
+  it("closes when the session's project is deleted, the daemon told", async () => {
+    const project = await createProject(w.admin, "Short-lived");
+    const server = await registerAgent(w.admin, `short-${crypto.randomUUID().slice(0, 6)}`, { project_ids: [project.id] });
+    const sid = await openSession(server.apiKey, project.id, "short");
+    const its = sshSide(await fakeDaemon(server.apiKey), server.apiKey, [22]);
+    const token = (await expectOk(call(`/api/v1/projects/${project.id}/sessions/${sid}/connect`, { method: "POST", token: w.admin, body: {} }))).json.token;
+    const t = await openTunnel(token);
+    t.ws.send({ type: "tunnel_data", data: text("x") });
+    await until(() => its.tunnels.get(t.id)?.bytes, (n) => n === 1, "the first byte");
+    await expectOk(call(`/api/v1/projects/${project.id}`, { method: "DELETE", token: w.admin }));
+    expect(await t.ws.next((f) => f.type === "tunnel_close")).toEqual({ type: "tunnel_close", reason: "the project was deleted" });
+    await until(() => its.tunnels.get(t.id)?.closed, (reason) => reason === "the project was deleted", "the daemon told");
   });
 });

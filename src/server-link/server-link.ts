@@ -613,9 +613,10 @@ export class ServerLink extends DurableObject<LinkEnv> {
     await this.tunnels.checkAccess(userId, projectIds);
   }
 
-  /** A project was deleted: its terminals close. */
+  /** A project was deleted: its terminals and tunnels close. */
   async closeProject(projectId: string) {
     this.terminals.disconnect(this.ctx.getWebSockets(VIEWER_TAG), null, [projectId], "the project was deleted");
+    await this.tunnels.projectGone(projectId);
   }
 
   /** Whether the server's daemon is connected here now. */

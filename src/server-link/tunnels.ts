@@ -304,11 +304,12 @@ export class Tunnels {
   // ── Ending ───────────────────────────────────────────────────────────────
 
   /**
-   * Ends a tunnel on this side: the daemon is told (unless it ended it), the
-   * other side too when `tellPeer` (a person's socket closes), and the
-   * source's or person's side records it.
+   * Ends a tunnel on this side: the daemon and the other side are told when
+   * `tellDaemon` (the daemon did not end it), a person's socket closes, and
+   * the source's or person's side records it in the project's log when it is
+   * `logged` (the project still has one).
    */
-  private async end(t: Tunnel, reason: string, tellDaemon: boolean) {
+  private async end(t: Tunnel, reason: string, tellDaemon: boolean, logged = true) {
     if (!this.live.has(t.id) || t.ending) return;
     t.ending = true;
     clearTimeout(t.heldTimer ?? undefined);
@@ -328,7 +329,7 @@ export class Tunnels {
       }
     }
     await this.forget(t);
-    if (t.side !== "target") await this.port.record(t.projectId, "tunnel_closed", { ...tunnelEventData(t), reason, bytes_up: t.up, bytes_down: t.down });
+    if (t.side !== "target" && logged) await this.port.record(t.projectId, "tunnel_closed", { ...tunnelEventData(t), reason, bytes_up: t.up, bytes_down: t.down });
   }
 
   private async forget(t: Tunnel) {
@@ -352,6 +353,11 @@ export class Tunnels {
       (t) => t.side === "person" && t.userId !== null && (userId === null || t.userId === userId) && (projectIds === null || projectIds.includes(t.projectId)),
     );
     for (const t of mine) if (!(await this.port.mayType(t.userId!, t.projectId))) await this.end(t, "your access to this session's server changed", true);
+  }
+
+  /** A project was deleted: the tunnels opened in its name end, with no log left to record it in. */
+  async projectGone(projectId: string) {
+    for (const t of [...this.live.values()]) if (t.projectId === projectId) await this.end(t, "the project was deleted", true, false);
   }
 
   /** The person's socket closed: the daemon closes its connection. */
