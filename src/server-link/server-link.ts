@@ -19,6 +19,7 @@ import { executeInRoom, type RoomReachingEnv } from "../room/rpc-port";
 import { sendJson } from "../room/sockets";
 import { DAEMON_CLOSE, parseDaemonFrame, sessionIdOf, sessionReportOf, tmuxPrefixOf } from "./daemon-frames";
 import { sessionOfPush, type DaemonPush } from "./pushes";
+import { notActedOn, RecentPushes } from "./recent-pushes";
 import { FileTransfers, type TransferOffer, type TransferPeer, type TransferRequest, type TransferView } from "./file-transfers";
 import { PendingRequests, type Waited } from "./pending-requests";
 import { fsAnswerOf, fsFrame, type FsAnswer, type FsRequest } from "./session-files";
@@ -99,6 +100,7 @@ export class ServerLink extends DurableObject<LinkEnv> {
     toDaemon: (frame) => this.toDaemon(frame),
     access: async (viewer) => terminalAccess(this.env.DB, viewer.userId, await this.serverId(), viewer.projectId),
   });
+  private readonly recentPushes = new RecentPushes();
   private readonly execs = new PendingExecs();
   private readonly fsRequests = new PendingRequests<FsAnswer>();
   private readonly transfers = new FileTransfers({
@@ -148,6 +150,9 @@ export class ServerLink extends DurableObject<LinkEnv> {
     if (await this.ctx.storage.get(`revoked-key:${keyHash}`)) return new Response("the API key has been revoked", { status: 401 });
     await this.ctx.storage.put({ "server-id": serverId, "server-name": serverName });
     for (const old of this.ctx.getWebSockets(DAEMON_TAG)) old.close(DAEMON_CLOSE.replaced, "another connection of this server replaced this one");
+    // What went out on the old socket shortly before may have died with it: kept again where it was not acted on (pushes
+    // made meanwhile are kept too, as no socket is open).
+    await this.hold(await notActedOn(this.env.DB, this.recentPushes.take()));
     const { 0: client, 1: server } = new WebSocketPair();
     this.ctx.acceptWebSocket(server, [DAEMON_TAG]);
     server.serializeAttachment({ kind: "daemon", serverId, keyHash, connectedAt: Date.now() } satisfies DaemonAttachment);
@@ -439,6 +444,7 @@ export class ServerLink extends DurableObject<LinkEnv> {
     if (kind === "tunnel") await this.tunnels.personGone((ws.deserializeAttachment() as { tunnelId: string }).tunnelId);
     else if (kind !== "daemon") this.terminals.closed(ws);
     else {
+      if (code === 1000 || code === 1001) this.recentPushes.closedCleanly((ws.deserializeAttachment() as DaemonAttachment).connectedAt);
       // What the daemon was running or relaying cannot finish now.
       this.execs.daemonGone();
       this.fsRequests.daemonGone();
@@ -566,10 +572,18 @@ export class ServerLink extends DurableObject<LinkEnv> {
    */
   async push(pushes: DaemonPush[]) {
     const daemon = this.daemon();
-    if (daemon) {
-      for (const p of pushes) daemon.send(JSON.stringify(p));
-      return;
-    }
+    if (!daemon) return this.hold(pushes);
+    for (const p of pushes) this.sendPush(daemon, p);
+  }
+
+  private sendPush(daemon: WebSocket, push: DaemonPush) {
+    daemon.send(JSON.stringify(push));
+    this.recentPushes.note(push, (daemon.deserializeAttachment() as DaemonAttachment).connectedAt);
+  }
+
+  /** Keeps pushes for the daemon's next socket, in order, bounded. */
+  private async hold(pushes: DaemonPush[]) {
+    if (pushes.length === 0) return;
     let next = (await this.ctx.storage.get<number>("next-push")) ?? 0;
     const entries: Record<string, unknown> = {};
     for (const p of pushes) entries[heldKey(next++)] = p;
@@ -603,7 +617,7 @@ export class ServerLink extends DurableObject<LinkEnv> {
     const held = await this.ctx.storage.list<DaemonPush>({ prefix: HELD });
     const sent = [...held].filter(([, p]) => which(p));
     if (sent.length === 0) return;
-    for (const [, p] of sent) daemon.send(JSON.stringify(p));
+    for (const [, p] of sent) this.sendPush(daemon, p);
     await this.ctx.storage.delete(sent.map(([key]) => key));
   }
 
