@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { accessTokenUntil, BASE, call, createUser, expectProblem } from "./helpers";
 import { dashboard, isEvent, openSocket } from "./sockets";
 import { createWorld, newTask, type World } from "./task-world";
+import { RESUME_GRACE_MS } from "../src/room/dashboard-socket";
 
 let w: World;
 beforeAll(async () => {
@@ -78,6 +79,38 @@ describe("events", () => {
     expect(resumed.last_seq).toBeGreaterThanOrEqual(seen + 50);
     await new Promise((r) => setTimeout(r, 100));
     expect(again.frames.filter(isEvent)).toHaveLength(60);
+  });
+
+  it("sends nothing live to a new socket before the backlog of the resume it sends as its first message", async () => {
+    const id = await newTask(w);
+    const first = await dashboard(w.project.id, w.member.token);
+    await note(id, -1);
+    const seen = (await first.next((f) => isEvent(f) && f.data.content === "n-1")).seq;
+    first.ws.close(1000, "going away");
+    for (let i = 0; i < 5; i++) await note(id, i);
+    const again = await dashboard(w.project.id, w.member.token);
+    // An event commits between the socket's opening and its resume.
+    await note(id, 99);
+    again.send({ type: "resume", since: seen });
+    await again.next((f) => f.type === "resumed");
+    const events = await again.collect(6, isEvent);
+    expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 6 }, (_, i) => seen + 1 + i));
+    expect(events.map((e) => e.data.content)).toEqual(["n0", "n1", "n2", "n3", "n4", "n99"]);
+    await new Promise((r) => setTimeout(r, RESUME_GRACE_MS + 200));
+    expect(again.frames.filter(isEvent)).toHaveLength(6);
+  });
+
+  it("gives a new socket that never resumes what committed while it could have, in order and once, then live events", async () => {
+    const id = await newTask(w);
+    const s = await dashboard(w.project.id, w.member.token);
+    for (let i = 0; i < 3; i++) await note(id, i);
+    expect(s.frames.filter(isEvent)).toHaveLength(0);
+    const early = await s.collect(3, isEvent, RESUME_GRACE_MS + 3000);
+    await note(id, 3);
+    const all = await s.collect(4, isEvent);
+    expect(all.map((e) => e.data.content)).toEqual(["n0", "n1", "n2", "n3"]);
+    expect(all.map((e) => e.seq)).toEqual(Array.from({ length: 4 }, (_, i) => early[0].seq + i));
+    expect(s.frames.some((f) => f.type === "resumed")).toBe(false);
   });
 
   it("replays from ?since= on connect before going live, and a later resume sends nothing twice", async () => {

@@ -4,6 +4,9 @@
  * none is skipped or sent twice), token renewal, and closing at the token's
  * expiry. A socket told to page the log (resync_required) gets nothing live
  * until it resumes, so that resume's replay comes first, then live events.
+ * A socket opened without `since` may still send a `resume` as its first
+ * message: it gets nothing live until then, or until RESUME_GRACE_MS have
+ * passed, when what committed meanwhile is replayed to it before it goes live.
  */
 import { InvalidToken, verifyAccessToken } from "../auth/jwt";
 import type { Db } from "../db/client";
@@ -18,6 +21,8 @@ const REPLAY_PAGE = 500;
 /** The longest backlog a socket replays inside the room's queue. */
 const MAX_REPLAY = 5000;
 const DASHBOARD_FRAMES_PER_SECOND = 20;
+/** How long after opening without `since` a socket's live events wait for a `resume` message. */
+export const RESUME_GRACE_MS = 1000;
 
 /** What the dashboard protocol needs of its room. */
 export interface DashboardRoomPort {
@@ -47,6 +52,8 @@ interface Dashboard {
   replaying: boolean;
   /** Told to page the log (resync_required): live events wait for its resume, whose replay brings them in order. */
   held: boolean;
+  /** Opened without `since`, and neither resumed nor past its grace: the first seq it missed meanwhile (0 for none). */
+  awaitingResume: { missedFrom: number } | null;
   /** The seq range it has received live (0 and 0 for none), so a later resume sends none of it twice. */
   firstLive: number;
   lastLive: number;
@@ -62,8 +69,13 @@ export class DashboardProtocol {
   /** A socket the room has just accepted; with `since`, it replays before it goes live (the gap-free way in). */
   async accepted(ws: WebSocket, attachment: DashboardAttachment, since: number | null) {
     ws.serializeAttachment(attachment);
-    this.dashboards().set(ws, dashboardOf(ws, attachment));
+    const d = dashboardOf(ws, attachment);
+    this.dashboards().set(ws, d);
     if (since !== null) void this.startReplay(ws, since);
+    else {
+      d.awaitingResume = { missedFrom: 0 };
+      setTimeout(() => this.graceOver(d), RESUME_GRACE_MS);
+    }
     await this.room.scheduleAlarm(attachment.expiresAt);
   }
 
@@ -103,6 +115,10 @@ export class DashboardProtocol {
     const last = committed.at(-1)!.seq;
     const now = Date.now();
     for (const d of this.dashboards().values()) {
+      if (d.awaitingResume) {
+        d.awaitingResume.missedFrom ||= first;
+        continue;
+      }
       if (d.replaying || d.held || this.closedAtExpiry(d, now)) continue;
       try {
         for (const frame of frames) d.ws.send(frame);
@@ -152,11 +168,20 @@ export class DashboardProtocol {
   }
 
   /** From now until the replay has caught up, live events reach this socket through the replay. */
-  private startReplay(ws: WebSocket, since: number) {
+  private startReplay(ws: WebSocket, since: number, answered = true) {
     const d = this.dashboard(ws);
     d.replaying = true;
+    d.awaitingResume = null;
     if (d.held) this.hold(d, false);
-    return this.room.serialise(() => this.replay(d, since));
+    return this.room.serialise(() => this.replay(d, since, answered));
+  }
+
+  /** No resume came in time: what the socket missed while it waited comes first (with no `resumed`, as none was asked), then live events. */
+  private graceOver(d: Dashboard) {
+    const waited = d.awaitingResume;
+    if (!waited || this.index?.get(d.ws) !== d) return;
+    d.awaitingResume = null;
+    if (waited.missedFrom > 0) void this.startReplay(d.ws, waited.missedFrom - 1, false);
   }
 
   /** Holds live events back from a socket until it resumes, or lets them through again; kept in its attachment, which outlives the room's sleep. */
@@ -170,7 +195,7 @@ export class DashboardProtocol {
    * hands it back to live publishing. Runs in the queue, so no event commits
    * in between.
    */
-  private async replay(d: Dashboard, since: number) {
+  private async replay(d: Dashboard, since: number, answered: boolean) {
     const { ws } = d;
     const live = d.firstLive === 0 ? null : { first: d.firstLive, last: d.lastLive };
     try {
@@ -202,7 +227,7 @@ export class DashboardProtocol {
         d.firstLive = Math.min(live?.first ?? since + 1, since + 1);
         d.lastLive = after;
       }
-      send(ws, { type: "resumed", last_seq: after });
+      if (answered) send(ws, { type: "resumed", last_seq: after });
     } catch {
       // The socket closed while replaying.
     } finally {
@@ -251,6 +276,7 @@ const dashboardOf = (ws: WebSocket, attachment: DashboardAttachment): Dashboard 
   expiresAt: attachment.expiresAt,
   replaying: false,
   held: attachment.held === true,
+  awaitingResume: null,
   firstLive: 0,
   lastLive: 0,
 });
