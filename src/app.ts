@@ -41,6 +41,7 @@ import { serverRoutes } from "./routes/servers";
 import { userRoutes } from "./routes/users";
 import { referenceRoutes } from "./routes/reference";
 import { mcpRoutes } from "./routes/mcp";
+import { mcpClientRoutes } from "./routes/mcp-clients";
 import { a2aRoutes } from "./routes/a2a";
 import { codeHealthRoutes } from "./routes/code-health";
 
@@ -120,6 +121,7 @@ export function buildApp() {
   api.route("/projects", codeHealthRoutes.people);
   api.route("/telegram", telegramSetupRoutes);
   api.route("/auth", telegramAccountRoutes);
+  api.route("/auth", mcpClientRoutes);
   api.route("/projects", datarefRoutes.people);
   api.route("/server", datarefRoutes.agents);
   api.route("/blobs", blobRoutes);

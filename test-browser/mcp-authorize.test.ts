@@ -1,13 +1,14 @@
 /**
  * An MCP client's OAuth sign-in as a person sees it in Chromium: the client registers itself, the browser opens the
  * hub's authorize page, the person signs in with their hub password and allows it, and the browser is sent to the
- * client's redirect URI with a code; the client exchanges the code with its PKCE verifier and lists its tools.
+ * client's redirect URI with a code; the client exchanges the code with its PKCE verifier and lists its tools. The
+ * person then sees the client on their account page and revokes it there.
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PERSON_TOOLS } from "../test/mcp-tool-names";
-import { SIGN_IN_RETRY_MS, SIGN_IN_WAIT_MS, adminToken, call, hub, launchChromium, screenshot } from "./driver";
+import { SIGN_IN_RETRY_MS, SIGN_IN_WAIT_MS, adminToken, call, hub, launchChromium, screenshot, signedIn } from "./driver";
 
 const REDIRECT = "http://127.0.0.1:33418/callback";
 
@@ -63,7 +64,7 @@ async function submitSignIn(page: Page, password: string) {
 
 describe("signing an MCP client in", () => {
   it(
-    "asks the person to sign in and allow the client, then hands the client a code it exchanges for a working token",
+    "asks the person to sign in and allow the client, then hands the client a code it exchanges for a working token, which the person revokes on their account page",
     async () => {
       const { clientId, verifier, authorize } = await registeredClient();
       const page = await browser.newPage();
@@ -115,6 +116,31 @@ describe("signing an MCP client in", () => {
       const answer = (await listed.json()) as { result: { tools: { name: string }[] } };
       expect(answer.result.tools.map((t) => t.name)).toEqual(PERSON_TOOLS);
       await page.close();
+
+      // The person finds the client on their account page, and revokes it there: its token stops working at once.
+      const { context, page: dashboard } = await signedIn(browser, person.email, person.password);
+      const asked: string[] = [];
+      dashboard.on("dialog", (d) => {
+        asked.push(d.message());
+        void d.accept();
+      });
+      await dashboard.getByRole("link", { name: `${person.email} · member` }).click();
+      const section = dashboard.locator("section.mcp-clients");
+      const row = section.getByRole("row", { name: /Chromium's MCP client/ });
+      await row.waitFor();
+      expect(await row.getByRole("rowheader").textContent()).toBe("Chromium's MCP client");
+      expect(await row.locator("time").count()).toBe(2);
+      await screenshot(dashboard, "account-mcp-clients");
+      await row.getByRole("button", { name: "Revoke" }).click();
+      await section.getByText("None.").waitFor();
+      expect(asked).toEqual(["Revoke Chromium's MCP client? It can no longer work as you until you allow it again."]);
+      const refused = await fetch(`${hub().url}/mcp`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${access_token}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
+      });
+      expect(refused.status).toBe(401);
+      await context.close();
     },
     3 * 60_000,
   );

@@ -3,76 +3,16 @@
  * 401, registers itself, sends the person to the hub's authorize page (signed in there with their hub password), and
  * exchanges the code with its PKCE verifier for a token that calls tools as that person.
  */
-import { UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { beforeAll, describe, expect, it } from "vitest";
 import { addMember, createUser } from "./helpers";
-import { MCP_URL, mcpClient, refusal, structured, workerFetch } from "./mcp-client";
+import { mcpClient, refusal, structured, workerFetch } from "./mcp-client";
+import { exchange, openAuthorizePage, startAuthorization, submit } from "./oauth-flow";
 import { createWorld, type World } from "./task-world";
-
-/** A client's keeping of its registration, tokens and verifier, in memory; the browser is the test. */
-class MemoryProvider implements OAuthClientProvider {
-  readonly redirectUrl = "http://127.0.0.1:43123/callback";
-  client?: OAuthClientInformationMixed;
-  saved?: OAuthTokens;
-  verifier = "";
-  authorizationUrl?: URL;
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: "Test <Agent>",
-      redirect_uris: [this.redirectUrl],
-      grant_types: ["authorization_code", "refresh_token"],
-      response_types: ["code"],
-      token_endpoint_auth_method: "none",
-    };
-  }
-  clientInformation = () => this.client;
-  saveClientInformation = (info: OAuthClientInformationMixed) => void (this.client = info);
-  tokens = () => this.saved;
-  saveTokens = (tokens: OAuthTokens) => void (this.saved = tokens);
-  redirectToAuthorization = (url: URL) => void (this.authorizationUrl = url);
-  saveCodeVerifier = (verifier: string) => void (this.verifier = verifier);
-  codeVerifier = () => this.verifier;
-}
 
 let w: World;
 beforeAll(async () => {
   w = await createWorld("MCP OAuth");
 });
-
-/** The authorize page as a browser sees it: its form's handle and the cookie that binds it to this browser. */
-async function openAuthorizePage(url: URL) {
-  const page = await workerFetch(url);
-  expect(page.status).toBe(200);
-  expect(page.headers.get("Content-Security-Policy")).toContain("frame-ancestors 'none'");
-  const html = await page.text();
-  const cookie = page.headers
-    .getSetCookie()
-    .map((c) => c.split(";")[0])
-    .join("; ");
-  return { html, cookie, handle: html.match(/name="handle" value="([^"]+)"/)![1]! };
-}
-
-const submit = (url: URL, cookie: string, fields: Record<string, string>) =>
-  workerFetch(url, {
-    method: "POST",
-    redirect: "manual",
-    headers: { Cookie: cookie, "Content-Type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams(fields),
-  });
-
-/** The client's exchange of the code (with the PKCE verifier it kept) for tokens. */
-const exchange = (provider: MemoryProvider, code: string) =>
-  new StreamableHTTPClientTransport(MCP_URL, { authProvider: provider, fetch: workerFetch }).finishAuth(code);
-
-/** Runs the flow up to the authorize page: the client is refused, discovers, registers, and points the browser there. */
-async function startAuthorization() {
-  const provider = new MemoryProvider();
-  await expect(mcpClient({}, { authProvider: provider })).rejects.toThrow(UnauthorizedError);
-  expect(provider.client?.client_id).toBeTruthy();
-  return { provider, url: provider.authorizationUrl! };
-}
 
 describe("OAuth for MCP clients", () => {
   it("publishes the protected resource's and the authorization server's metadata", async () => {
@@ -143,6 +83,29 @@ describe("OAuth for MCP clients", () => {
     expect(back.searchParams.get("error")).toBe("access_denied");
     const again = await submit(url, cookie, { handle, decision: "allow", email: "x@example.com", password: "whatever-password" });
     expect(again.status).not.toBe(302);
+  });
+
+  it("a request for a scope the hub does not offer goes back to the client with invalid_scope, not to the consent page", async () => {
+    const { provider, url } = await startAuthorization();
+    expect(url.searchParams.get("scope")).toBe("mcp");
+    url.searchParams.set("scope", "mcp admin:everything");
+    url.searchParams.set("state", "state-kept");
+    const refused = await workerFetch(url, { redirect: "manual" });
+    expect(refused.status).toBe(302);
+    const back = new URL(refused.headers.get("Location")!);
+    expect(`${back.origin}${back.pathname}`).toBe(provider.redirectUrl);
+    expect(back.searchParams.get("error")).toBe("invalid_scope");
+    expect(back.searchParams.get("error_description")).toContain('"admin:everything"');
+    expect(back.searchParams.get("state")).toBe("state-kept");
+    expect(back.searchParams.get("iss")).toBe("https://hub.test");
+    expect(back.searchParams.get("code")).toBeNull();
+
+    // A redirect URI the client did not register is never redirected to, whatever the scope: the hub's page says why.
+    url.searchParams.set("redirect_uri", "https://elsewhere.example/callback");
+    const page = await workerFetch(url, { redirect: "manual" });
+    expect(page.status).toBe(400);
+    expect(page.headers.get("Location")).toBeNull();
+    expect(page.headers.get("Content-Type")).toContain("text/html");
   });
 
   it("a made-up token is refused with the challenge", async () => {

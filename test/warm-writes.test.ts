@@ -9,6 +9,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { API_KEY_LOOKUP_TTL_MS, apiKeyLookups } from "../src/auth/middleware";
 import { KeyLookups } from "../src/auth/key-lookups";
 import { call, createProject, daemonRegistration, expectProblem, registerAgent, registrationToken, type Reply } from "./helpers";
+import { asAgent, MCP_URL, refusal, structured, workerFetch } from "./mcp-client";
 import { cli, createWorld, expectOk, openSession, T, taskIn, type World } from "./task-world";
 
 /** The Worker's own D1 round trips for this request, from Server-Timing. */
@@ -195,6 +196,30 @@ describe("a revoked key", () => {
     now += 1;
     expectProblem(await cli(server.apiKey, "GET", `${T}/${task}`), 401, "INVALID_API_KEY");
     expectProblem(await cli(server.apiKey, "GET", `${T}/check`), 401, "INVALID_API_KEY");
+  });
+
+  it("on /mcp alike: a write tool is refused at once, reads answer for up to 30 s, then the endpoint refuses the key", async () => {
+    let now = Date.now();
+    apiKeyLookups.now = () => now;
+    const server = await warmServer("mcp-reader");
+    const task = await taskAssignedTo(server.session);
+    const { client } = await asAgent(server.apiKey);
+    expect(structured(await client.callTool({ name: "get_task", arguments: { id: task } })).id).toBe(task);
+    await expectOk(call(`/api/v1/servers/${server.id}`, { method: "DELETE", token: w.admin }));
+
+    refusal(await client.callTool({ name: "start_task", arguments: { id: task } }), 401, "INVALID_API_KEY");
+    now += API_KEY_LOOKUP_TTL_MS - 1;
+    // Still answered from this Worker instance's lookup, made before the revocation...
+    expect(structured(await client.callTool({ name: "get_task", arguments: { id: task } })).status).toBe("assigned");
+    // ...and no longer once that lookup is 30 s old: /mcp itself refuses the key.
+    now += 1;
+    const refused = await workerFetch(MCP_URL, {
+      method: "POST",
+      headers: { "X-API-Key": server.apiKey, "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+    });
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { code: string }).code).toBe("INVALID_API_KEY");
   });
 
   it("is refused at once for a write once its server registered again under the same name; the new key writes", async () => {

@@ -41,6 +41,30 @@ export const refreshTokens = sqliteTable(
   (t) => [index("refresh_tokens_family").on(t.familyId)],
 );
 
+/**
+ * The MCP clients a person authorised through OAuth, one row per grant of the OAuth library (whose own records live in
+ * OAUTH_KV). This row is what makes a grant live: a token of a grant without one is refused, at the token endpoint and
+ * at /mcp, so deleting the row (or the person, by cascade) stops the client at once, whatever KV still holds.
+ */
+export const mcpClientGrants = sqliteTable(
+  "mcp_client_grants",
+  {
+    grantId: text("grant_id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    clientId: text("client_id").notNull(),
+    /** As the client registered itself: unverified. */
+    clientName: text("client_name"),
+    createdAt: text("created_at").notNull(),
+    /** Until the code is exchanged, the code's lifetime; after, the refresh token's. */
+    expiresAt: text("expires_at").notNull(),
+    /** Recorded at most once a minute. */
+    lastUsedAt: text("last_used_at"),
+  },
+  (t) => [index("mcp_client_grants_user").on(t.userId)],
+);
+
 export const projects = sqliteTable("projects", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),

@@ -5,15 +5,23 @@
  * base URL, since the hub's URL may be the request's origin.
  */
 import { OAuthAuthorizationServer, OAuthResourceServer, type OAuthResourceContext } from "@cloudflare/workers-oauth-provider";
+import { dbOf } from "../db/client";
 import type { HubContext } from "../http/context";
 import type { WorkerEnv } from "../worker-env";
+import { requireLiveGrant, roleOfLiveGrant } from "./grant-check";
 
 export const MCP_PATH = "/mcp";
 export const AUTHORIZE_PATH = "/oauth/authorize";
 /** The one scope: a token acts as the person who approved it, with their role; nothing narrower is offered. */
 export const MCP_SCOPE = "mcp";
+/** Every scope the authorization server offers: a request for any other is refused with `invalid_scope`. */
+export const SCOPES_OFFERED = [MCP_SCOPE];
 /** How long an access token the hub issues to an MCP client lasts; the client refreshes it after. */
 const ACCESS_TOKEN_SECONDS = 3600;
+/** How long a grant lasts from its code's exchange (the library's default, stated so the hub's record agrees). */
+const REFRESH_TOKEN_SECONDS = 30 * 24 * 3600;
+/** How long the library keeps an unexchanged code. */
+export const AUTHORIZATION_CODE_SECONDS = 600;
 
 /** What the hub keeps with an OAuth grant: the person it acts as. */
 export interface GrantProps {
@@ -50,8 +58,11 @@ function pairFor(base: string): OAuthPair {
     authorizeEndpoint: AUTHORIZE_PATH,
     tokenEndpoint: "/oauth/token",
     clientRegistrationEndpoint: "/oauth/register",
-    scopesSupported: [MCP_SCOPE],
+    scopesSupported: SCOPES_OFFERED,
     accessTokenTTL: ACCESS_TOKEN_SECONDS,
+    refreshTokenTTL: REFRESH_TOKEN_SECONDS,
+    // Nothing is minted for a grant the hub no longer holds live (revoked, a new password, its person deleted).
+    tokenExchangeCallback: ({ grantType, grantId, userId, env }) => requireLiveGrant(dbOf(env.DB), grantType, grantId, userId, REFRESH_TOKEN_SECONDS),
   });
   const resource = new OAuthResourceServer<WorkerEnv, BearerProps>({
     resourceMetadata: { resource: resourceUrl, authorization_servers: [base], resource_name: "Orchestratia hub (MCP)" },
@@ -63,7 +74,10 @@ function pairFor(base: string): OAuthPair {
         return checked && { props: checked.props, audience, expiresAt: checked.expiresAt };
       }
       const valid = await authorization.validateToken<GrantProps>(audience, token, env);
-      return valid && { ...valid, props: { userId: valid.props.userId, role: valid.props.role, via: "oauth" } };
+      if (!valid) return null;
+      // KV may still hold a token of a grant that has ended: the hub's own record decides, with the person's role now.
+      const role = await roleOfLiveGrant(held.c.var.db, token, valid.userId);
+      return role && { ...valid, props: { userId: valid.userId, role, via: "oauth" } };
     },
     handler: {
       fetch: (request, _env, ctx) => {

@@ -8,6 +8,8 @@ import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from "../auth/passw
 import { sha256Hex } from "../auth/secrets";
 import { issueTokenPair, revokeAllRefreshTokens, revokeRefreshToken, rotateRefreshToken } from "../auth/token-pair";
 import { nowIso } from "../db/client";
+import { endClientGrantsOf } from "../mcp/client-grants";
+import { dropLibraryGrantsOf } from "../mcp/grant-revocation";
 import { users } from "../db/schema";
 import { readJson } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
@@ -200,7 +202,8 @@ authRoutes.post(
     summary: "Change one's own password",
     description:
       "403 `INVALID_CREDENTIALS` when `current_password` is wrong; 429 with `Retry-After` after too many attempts for the person or from the address " +
-      "(counted with sign-ins from it). Every refresh token of the person is revoked: other sign-ins end when their access token runs out.",
+      "(counted with sign-ins from it). Every refresh token of the person is revoked: other sign-ins end when their access token runs out. " +
+      "Every MCP client the person authorised (OAuth) is revoked at once: its tokens are refused on `/mcp` and at the token endpoint.",
     caller: "person",
     body: passwordChange,
     responses: { 200: okSchema },
@@ -219,7 +222,9 @@ authRoutes.post(
         .set({ passwordHash: await hashPassword(body.new_password), updatedAt: nowIso() })
         .where(eq(users.id, user.id)),
       revokeAllRefreshTokens(c.var.db, user.id),
+      endClientGrantsOf(c.var.db, user.id),
     ]);
+    await dropLibraryGrantsOf(c, user.id);
     return c.json({ status: "ok" });
   },
 );

@@ -4,7 +4,7 @@
  * here, a bearer token (a person's access token, or an OAuth token the hub issued) by the protected resource
  * (src/mcp/oauth.ts). Then src/mcp/server.ts answers, calling the REST routes as the caller.
  */
-import { AuthorizationError, CimdFetchError } from "@cloudflare/workers-oauth-provider";
+import { AuthorizationError, authorizationErrorRedirect, CimdFetchError } from "@cloudflare/workers-oauth-provider";
 import { Hono } from "hono";
 import { z } from "zod";
 import { issueAccessToken } from "../auth/jwt";
@@ -15,7 +15,19 @@ import { allowedOrigins } from "../http/cors";
 import { Problem } from "../http/problem";
 import { authorizePage, PAGE_HEADERS } from "../mcp/authorize-page";
 import type { CallerHeaders, McpCaller } from "../mcp/dispatch";
-import { asProtectedResource, AUTHORIZE_PATH, authorizationServer, MCP_PATH, MCP_SCOPE, type BearerHandler, type HubTokenCheck } from "../mcp/oauth";
+import { recordClientGrant } from "../mcp/client-grants";
+import { grantIdOf, unknownScopes } from "../mcp/grant-tokens";
+import {
+  asProtectedResource,
+  AUTHORIZATION_CODE_SECONDS,
+  AUTHORIZE_PATH,
+  authorizationServer,
+  MCP_PATH,
+  MCP_SCOPE,
+  SCOPES_OFFERED,
+  type BearerHandler,
+  type HubTokenCheck,
+} from "../mcp/oauth";
 import { answerMcp } from "../mcp/server";
 import type { SessionOwner } from "../mcp/session";
 import { sessionPort, sessionStub } from "../mcp/session-client";
@@ -198,6 +210,20 @@ export function mcpRoutes(app: Hono<HubEnv>) {
     throw e;
   };
 
+  /**
+   * The hub's record of the grant just made, which its code's exchange needs (src/mcp/grant-check.ts): its id is the
+   * code's, its client named as it registered itself.
+   */
+  async function recordGrant(c: HubContext, clientId: string, userId: string, redirectTo: string) {
+    const grantId = grantIdOf(new URL(redirectTo).searchParams.get("code") ?? "");
+    if (!grantId) throw new Error("The authorization code names no grant");
+    const client = await authorizationServer(hubBaseUrl(c)).getOAuthApi(c.env).lookupClient(clientId);
+    const now = new Date();
+    const expiresAt = new Date(now.getTime() + AUTHORIZATION_CODE_SECONDS * 1000);
+    const recorded = await recordClientGrant(c.var.db, { grantId, userId, clientId, clientName: client?.clientName ?? null }, now, expiresAt);
+    if (!recorded) throw new AuthorizationError("access_denied", { description: "This account no longer exists." });
+  }
+
   r.get(
     AUTHORIZE_PATH,
     documented({
@@ -212,6 +238,13 @@ export function mcpRoutes(app: Hono<HubEnv>) {
       try {
         const oauth = authorizationServer(hubBaseUrl(c)).getOAuthApi(c.env);
         const request = await oauth.parseAuthRequest(c.req.raw);
+        // The client and its redirect URI are valid by now (parseAuthRequest refuses others on the hub's page), so
+        // a scope the hub does not offer goes back to the client as OAuth's own error (RFC 6749 §4.1.2.1).
+        const unknown = unknownScopes(request.scope, SCOPES_OFFERED);
+        if (unknown.length > 0) {
+          const why = `Unknown scope ${unknown.map((s) => `"${s}"`).join(", ")}: this hub offers only ${SCOPES_OFFERED.join(", ")}`;
+          return Response.redirect(authorizationErrorRedirect(request, "invalid_scope", why), 302);
+        }
         const details = await oauth.describeConsent(request);
         const consent = await oauth.beginConsent(request);
         return page(authorizePage(consent.handle, details), 200, consent.headers);
@@ -261,6 +294,7 @@ export function mcpRoutes(app: Hono<HubEnv>) {
           scope: [MCP_SCOPE],
           props: { userId: user.id, role: user.role },
         });
+        await recordGrant(c, approved.request.clientId, user.id, redirectTo);
         approved.headers.set("Location", redirectTo);
         return new Response(null, { status: 302, headers: approved.headers });
       } catch (e) {

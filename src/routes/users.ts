@@ -7,6 +7,8 @@ import { hashPassword } from "../auth/password";
 import { revokeAllRefreshTokens } from "../auth/token-pair";
 import { nowIso } from "../db/client";
 import { projectMembers, users } from "../db/schema";
+import { endClientGrantsOf } from "../mcp/client-grants";
+import { dropLibraryGrantsOf } from "../mcp/grant-revocation";
 import { disconnectUser } from "../room/client";
 import { readJson } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
@@ -88,7 +90,7 @@ userRoutes.patch(
     summary: "Update a user",
     description:
       "Rename an account, change its role or set its password (admins).\n\n" +
-      "A new password revokes the account's refresh tokens. A new role applies to the next request (it is read on each); " +
+      "A new password revokes the account's refresh tokens and every MCP client it authorised (OAuth). A new role applies to the next request (it is read on each); " +
       "the person's open live feeds are closed so that they reconnect under the new rules.",
     caller: "person",
     body: userChanges,
@@ -109,7 +111,10 @@ userRoutes.patch(
       .where(eq(users.id, c.req.param("id")))
       .returning();
     if (!user) throw notFound("User");
-    if (body.password) await revokeAllRefreshTokens(c.var.db, user.id);
+    if (body.password) {
+      await c.var.db.batch([revokeAllRefreshTokens(c.var.db, user.id), endClientGrantsOf(c.var.db, user.id)]);
+      await dropLibraryGrantsOf(c, user.id);
+    }
     // A new role may reach fewer projects: open feeds reconnect under the new rules.
     if (body.role) await disconnectUser(c.env, user.id, before);
     return c.json(userView(user));
@@ -122,7 +127,9 @@ userRoutes.delete(
     id: "deleteUser",
     tag: "Users",
     summary: "Delete a user",
-    description: "Delete an account (admins); its live feeds close.\n\n" + "409 `CANNOT_DELETE_SELF` for the caller's own account.",
+    description:
+      "Delete an account (admins); its live feeds close and every MCP client it authorised (OAuth) is refused from then on.\n\n" +
+      "409 `CANNOT_DELETE_SELF` for the caller's own account.",
     caller: "person",
     responses: { 200: z.object({ deleted: z.literal(true), id }) },
   }),
@@ -133,6 +140,8 @@ userRoutes.delete(
     const reachable = await reachableProjects(c, id);
     const [gone] = await c.var.db.delete(users).where(eq(users.id, id)).returning({ id: users.id });
     if (!gone) throw notFound("User");
+    // Its grants' rows went with it (cascade), which already stops its clients; the library's records follow.
+    await dropLibraryGrantsOf(c, id);
     await disconnectUser(c.env, id, reachable);
     return c.json({ deleted: true, id });
   },

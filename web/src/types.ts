@@ -30,6 +30,7 @@ export type Session = Schemas["Session"];
 export type SessionStatus = Session["status"];
 
 export type TelegramLink = Got<"/api/v1/auth/me/telegram">;
+export type McpClient = Schemas["McpClient"];
 export type TelegramLinkCode = MethodResponse<HubClient, "post", "/api/v1/auth/me/telegram-link">;
 export type BotSetup = MethodResponse<HubClient, "post", "/api/v1/telegram/setup">;
 export type IssuedToken = MethodResponse<HubClient, "post", "/api/v1/servers/tokens">;

@@ -1,5 +1,9 @@
-/** The signed-in person: who they are to the hub, and their Telegram link (admins also set up the bot). */
+/**
+ * The signed-in person: who they are to the hub, the MCP clients they allowed, and their Telegram link (admins also
+ * set up the bot).
+ */
 import { useMe } from "../me";
+import { McpClientsSection } from "./mcp-clients";
 import { BotSetup, TelegramSection } from "./telegram";
 
 export function Account() {
@@ -19,6 +23,7 @@ export function Account() {
         <dt>Role</dt>
         <dd>{me.role}</dd>
       </dl>
+      <McpClientsSection />
       <TelegramSection />
       {me.role === "admin" && <BotSetup />}
     </section>
