@@ -53,7 +53,11 @@ describe("a person's tunnel across the link's hibernation", () => {
   it("relays both ways when the link slept between two frames, and counts every byte in its closing event", async () => {
     const t = await openTunnel(await connectToken(w.member.token));
     t.ws.send({ type: "tunnel_data", data: text("hello") });
-    await until(() => machine.tunnels.get(t.id)?.bytes, (n) => n === 5, "the first bytes at the machine");
+    await until(
+      () => machine.tunnels.get(t.id)?.bytes,
+      (n) => n === 5,
+      "the first bytes at the machine",
+    );
     await machine.write(t.id, new TextEncoder().encode("SSH-2.0\r\n"));
     expect(await t.ws.next((f) => f.type === "tunnel_data")).toEqual({ type: "tunnel_data", data: text("SSH-2.0\r\n") });
     // What decides the next frame's way is in storage before the link may sleep (byte counts follow within a second).
@@ -65,7 +69,11 @@ describe("a person's tunnel across the link's hibernation", () => {
 
     await evictDurableObject(link());
     t.ws.send({ type: "tunnel_data", data: text(" again") });
-    await until(() => machine.tunnels.get(t.id)?.bytes, (n) => n === 11, "the person's bytes after the link woke");
+    await until(
+      () => machine.tunnels.get(t.id)?.bytes,
+      (n) => n === 11,
+      "the person's bytes after the link woke",
+    );
     expect(new TextDecoder().decode(receivedBytes(machine.tunnels.get(t.id)!))).toBe("hello again");
 
     await evictDurableObject(link());
@@ -79,7 +87,17 @@ describe("a person's tunnel across the link's hibernation", () => {
 
   it("keeps no tunnel whose held bytes a restart lost: one woken between its opening and the daemon's answer cannot go on", () => {
     // A link with a timer pending does not hibernate, so only a restart loses what a tunnel held; such a tunnel ends when loaded.
-    const record = { id: "t", side: "person" as const, grantId: null, projectId: "p", peerServerId: null, userId: "u", sessionId: "s", targetPort: 22, openedAt: 0 };
+    const record = {
+      id: "t",
+      side: "person" as const,
+      grantId: null,
+      projectId: "p",
+      peerServerId: null,
+      userId: "u",
+      sessionId: "s",
+      targetPort: 22,
+      openedAt: 0,
+    };
     expect(lostHeldBytes(restoredTunnel({ ...record, opened: true, ready: false }))).toBe(true);
     expect(lostHeldBytes(restoredTunnel({ ...record, opened: false, ready: false }))).toBe(false);
     expect(lostHeldBytes(restoredTunnel({ ...record, opened: true, ready: true }))).toBe(false);
@@ -112,7 +130,11 @@ describe("a person's tunnel when their access changes", () => {
     await addMember(w.admin, w.project.id, person.id);
     const t = await openTunnel(await connectToken(person.token));
     for (let i = 0; i < 5; i++) t.ws.send({ type: "tunnel_data", data: text(`k${i}`) });
-    await until(() => machine.tunnels.get(t.id)?.bytes, (n) => n === 10, "the bytes before the removal");
+    await until(
+      () => machine.tunnels.get(t.id)?.bytes,
+      (n) => n === 10,
+      "the bytes before the removal",
+    );
 
     await expectOk(call(`/api/v1/projects/${w.project.id}/members/${person.id}`, { method: "DELETE", token: w.admin }));
     // The route answered after the links were told: the tunnel is already closed on both sides.
@@ -134,7 +156,11 @@ describe("a person's tunnel when their access changes", () => {
     await addMember(w.admin, w.project.id, person.id);
     const t = await openTunnel(await connectToken(person.token));
     t.ws.send({ type: "tunnel_data", data: text("x") });
-    await until(() => machine.tunnels.get(t.id)?.bytes, (n) => n === 1, "the first byte");
+    await until(
+      () => machine.tunnels.get(t.id)?.bytes,
+      (n) => n === 1,
+      "the first byte",
+    );
     // The alarm is set to look again within the check's interval.
     const alarm = await runInDurableObject(link(), (_, state) => state.storage.getAlarm());
     expect(alarm).not.toBeNull();
@@ -143,7 +169,11 @@ describe("a person's tunnel when their access changes", () => {
     // Still allowed: the check keeps the tunnel.
     await runDurableObjectAlarm(link());
     t.ws.send({ type: "tunnel_data", data: text("y") });
-    await until(() => machine.tunnels.get(t.id)?.bytes, (n) => n === 2, "a byte after a check that passed");
+    await until(
+      () => machine.tunnels.get(t.id)?.bytes,
+      (n) => n === 2,
+      "a byte after a check that passed",
+    );
 
     await env.DB.prepare("DELETE FROM project_members WHERE user_id = ?1").bind(person.id).run();
     await runDurableObjectAlarm(link());
@@ -161,9 +191,17 @@ describe("a person's tunnel when its project goes", () => {
     const token = (await expectOk(call(`/api/v1/projects/${project.id}/sessions/${sid}/connect`, { method: "POST", token: w.admin, body: {} }))).json.token;
     const t = await openTunnel(token);
     t.ws.send({ type: "tunnel_data", data: text("x") });
-    await until(() => its.tunnels.get(t.id)?.bytes, (n) => n === 1, "the first byte");
+    await until(
+      () => its.tunnels.get(t.id)?.bytes,
+      (n) => n === 1,
+      "the first byte",
+    );
     await expectOk(call(`/api/v1/projects/${project.id}`, { method: "DELETE", token: w.admin }));
     expect(await t.ws.next((f) => f.type === "tunnel_close")).toEqual({ type: "tunnel_close", reason: "the project was deleted" });
-    await until(() => its.tunnels.get(t.id)?.closed, (reason) => reason === "the project was deleted", "the daemon told");
+    await until(
+      () => its.tunnels.get(t.id)?.closed,
+      (reason) => reason === "the project was deleted",
+      "the daemon told",
+    );
   });
 });

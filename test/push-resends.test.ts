@@ -77,8 +77,11 @@ describe("pushes in flight when a daemon's socket dies abruptly", () => {
     const { id } = await taskIn(w, "running");
     let asked = await reconnect(w.orchestrator.apiKey, w.orchestratorSession);
     const ask = async (question: string) =>
-      (await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/help`, { question, context: "", intervention_type: "question", target_session_id: w.orchestratorSession })))
-        .json.intervention_id as string;
+      (
+        await expectOk(
+          cli(w.worker.apiKey, "POST", `${T}/${id}/help`, { question, context: "", intervention_type: "question", target_session_id: w.orchestratorSession }),
+        )
+      ).json.intervention_id as string;
     const answered = await ask("Which port?");
     await asked.socket.next((f) => f.type === "intervention_for_session" && f.intervention_id === answered);
     await expectOk(cli(w.orchestrator.apiKey, "POST", `/api/v1/server/interventions/${answered}/respond`, { response: "8080" }));
@@ -86,7 +89,10 @@ describe("pushes in flight when a daemon's socket dies abruptly", () => {
     const lost = await ask("Which host?");
     const before = asked;
     asked = await reconnect(w.orchestrator.apiKey, w.orchestratorSession);
-    expect(await asked.socket.next((f) => f.type === "intervention_for_session")).toMatchObject({ intervention_id: lost, target_session_id: w.orchestratorSession });
+    expect(await asked.socket.next((f) => f.type === "intervention_for_session")).toMatchObject({
+      intervention_id: lost,
+      target_session_id: w.orchestratorSession,
+    });
     asked.socket.send(pythonJson({ type: "ping" }));
     await asked.socket.next((f) => f.type === "pong");
     expect(asked.socket.frames.filter((f) => f.type === "intervention_for_session").map((f) => f.intervention_id)).toEqual([lost]);

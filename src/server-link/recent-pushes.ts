@@ -50,12 +50,8 @@ export async function notActedOn(db: D1Database, pushes: DaemonPush[]): Promise<
   const taskIds = pushes.filter((p) => p.type !== "intervention_for_session").map((p) => String(p.task_id));
   const questionIds = pushes.filter((p) => p.type === "intervention_for_session").map((p) => String(p.intervention_id));
   const [tasks, questions] = await db.batch<{ id: string; status: string; target_session_id: string | null }>([
-    db
-      .prepare("SELECT id, status, target_session_id FROM tasks WHERE id IN (SELECT value FROM json_each(?1))")
-      .bind(JSON.stringify(taskIds)),
-    db
-      .prepare("SELECT id, status, target_session_id FROM interventions WHERE id IN (SELECT value FROM json_each(?1))")
-      .bind(JSON.stringify(questionIds)),
+    db.prepare("SELECT id, status, target_session_id FROM tasks WHERE id IN (SELECT value FROM json_each(?1))").bind(JSON.stringify(taskIds)),
+    db.prepare("SELECT id, status, target_session_id FROM interventions WHERE id IN (SELECT value FROM json_each(?1))").bind(JSON.stringify(questionIds)),
   ]);
   const task = new Map(tasks!.results.map((r) => [r.id, r]));
   const question = new Map(questions!.results.map((r) => [r.id, r]));

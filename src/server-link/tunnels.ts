@@ -329,7 +329,8 @@ export class Tunnels {
       }
     }
     await this.forget(t);
-    if (t.side !== "target" && logged) await this.port.record(t.projectId, "tunnel_closed", { ...tunnelEventData(t), reason, bytes_up: t.up, bytes_down: t.down });
+    if (t.side !== "target" && logged)
+      await this.port.record(t.projectId, "tunnel_closed", { ...tunnelEventData(t), reason, bytes_up: t.up, bytes_down: t.down });
   }
 
   private async forget(t: Tunnel) {
