@@ -561,21 +561,31 @@ describe("what a task's sessions are told", () => {
     orchestrator.socket.ws.close(1000, "done");
   });
 
-  it("tells the creator its task was rejected when a person cancels it, and the worker that it is over", async () => {
+  it("tells the creator a person cancelled its task as a one-line status update (no banner typed into it), and the worker that it is over", async () => {
     const { id, target, orchestrator } = await delegated("Not needed");
-    await expectOk(call(`/api/v1/tasks/${id}`, { method: "DELETE", token: w.member.token, body: { reason: "duplicate" } }));
-    expect(await orchestrator.socket.next((f) => f.type === "task_rejected")).toEqual({
-      type: "task_rejected",
+    await expectOk(call(`/api/v1/tasks/${id}`, { method: "DELETE", token: w.member.token, body: { reason: "duplicate of\r\nthe other one" } }));
+    expect(await orchestrator.socket.next((f) => f.task_id === id)).toEqual({
+      type: "task_status_update",
       session_id: w.orchestratorSession,
       task_id: id,
       title: "Not needed",
-      reason: "duplicate",
+      status: "cancelled",
+      status_label: "cancelled",
+      summary: "duplicate of the other one",
       traceparent: aTraceparent(),
     });
+    expect(orchestrator.shown(w.orchestratorSession).filter((s) => s.via !== "inbox" && s.taskId === id)).toEqual([
+      {
+        via: "typed",
+        text: `Task 'Not needed' (#${id.slice(0, 8)}) cancelled. Summary: duplicate of the other one Run \`orchestratia task list\` to see current status.`,
+        taskId: id,
+      },
+    ]);
+    expect(orchestrator.socket.frames.some((f) => f.type === "task_rejected")).toBe(false);
     expect(await daemon.socket.next((f) => f.type === "task_status_update" && f.task_id === id)).toMatchObject({
       session_id: target,
       status: "cancelled",
-      summary: "duplicate",
+      summary: "duplicate of the other one",
     });
     orchestrator.socket.ws.close(1000, "done");
   });

@@ -72,8 +72,8 @@ daemonSocketRoutes.get(
         `${DAEMON_AUTH_GRACE_MS / 1000} s. The hub answers \`{"type": "auth_ok", "server_id"}\`, or \`{"type": "auth_error", "detail"}\` and closes with ` +
         `${DAEMON_CLOSE.unauthorized}. Frames sent before \`auth_ok\` are held and delivered after it.`,
       "**Frames.** JSON text frames of the daemon's protocol (API.md \"The official daemon's channel\"): the hub sends `session_start`, " +
-        "`session_input`, `session_resize`, `session_close`, `session_kill`, `session_exit_copy_mode`, `capture_scrollback`, `task_assigned`, `task_approved`, " +
-        "`task_rejected`, `intervention_response`, `task_note`, `note_for_session`, `plan_approved`, `plan_revision`, `task_updated`, " +
+        "`session_input`, `session_resize`, `session_close`, `session_kill`, `session_exit_copy_mode`, `capture_scrollback`, `task_assigned` (never " +
+        "`pending_approval: true`, `task_approved` or `task_rejected`, for which the daemon writes a drawn box into the agent's input), `intervention_response`, `task_note`, `note_for_session`, `plan_approved`, `plan_revision`, `task_updated`, " +
         "`task_status_update`, `remote_exec`, `fs_list_dir`, `fs_read_file`, `fs_write_file`, `fs_stat`, `file_offer`, `file_accepted`, `file_rejected`, `file_send_start`, `file_chunk`, `file_complete`, " +
         "`file_ack`, `file_error`, `setup_ssh_access`, `grant_ssh_access`, `revoke_ssh_access`, `revoke_grant_access`, `tunnel_open`, " +
         "`tunnel_ready`, `tunnel_error`, `tunnel_data`, `tunnel_close`, `tunnel_closed`, `scan_architecture`, `pong`; it reads `session_started`, `session_recovered`, " +
