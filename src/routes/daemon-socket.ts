@@ -18,13 +18,12 @@ import { logError } from "../log";
 import {
   DAEMON_AUTH_GRACE_MS,
   DAEMON_CLOSE,
-  frameBytes,
   MAX_DAEMON_FRAME_BYTES,
   overFrameLimit,
   oversizedFrame,
   parseDaemonFrame,
 } from "../server-link/daemon-frames";
-import { FS_RESULTS, tooLargeForFrame } from "../server-link/session-files";
+import { FS_RESULTS, MAX_FS_ANSWER_BYTES, oversizedFsAnswer } from "../server-link/session-files";
 
 export const daemonSocketRoutes = new Hono<HubEnv>();
 
@@ -83,8 +82,8 @@ daemonSocketRoutes.get(
         "`file_accept`, `file_chunk`, `file_complete`, `file_ack`, `file_error`, `s2s_tunnel_open`, `tunnel_ready`, `tunnel_error`, `tunnel_data`, " +
         "`tunnel_close`, `tunnel_closed`, `ping`, `architecture_snapshot` (a code health snapshot, of up to 16 MiB), and ignores other kinds. A frame the hub cannot take is answered " +
         `\`{"type": "error", "code", "detail"}\` and the socket stays open; frames over ${MAX_DAEMON_FRAME_BYTES / 1024 / 1024} MiB are dropped ` +
-        "(`FRAME_TOO_LARGE`), except a `remote_exec_result`, whose output is cut to 1 MiB and answered, and an `fs_*_result`, whose " +
-        "request is answered 413 `FILE_TOO_LARGE`.",
+        "(`FRAME_TOO_LARGE`), except a `remote_exec_result`, whose output is cut to 1 MiB and answered, and an `fs_*_result` " +
+        `(a file of up to the daemon's 5 MB), answered whole up to ${Math.floor(MAX_FS_ANSWER_BYTES / 1024 / 1024)} MiB and 413 \`FILE_TOO_LARGE\` beyond.`,
       `**Close codes.** ${DAEMON_CLOSE.unauthorized} refused credentials, ${DAEMON_CLOSE.revoked} the API key was revoked or replaced by a ` +
         `new registration, ${DAEMON_CLOSE.replaced} another connection of the same server replaced this one.`,
       "Before upgrading: 426 without `Upgrade: websocket`.",
@@ -133,8 +132,11 @@ daemonSocketRoutes.get(
           }
         }
         if (serverId && tooBig.requestId && tooBig.type && FS_RESULTS.includes(tooBig.type)) {
-          // A file too large for a frame: the person waiting for it is told so at once, rather than at the deadline.
-          void linkStub(c.env, serverId).filesAnswered(tooBig.requestId, tooLargeForFrame(frameBytes(data)));
+          // A file the daemon sent in one frame (up to its 5 MB): handed to the link over RPC, which takes more than a frame.
+          const id = serverId;
+          void linkStub(c.env, id)
+            .filesAnswered(tooBig.requestId, oversizedFsAnswer(data))
+            .catch((e: unknown) => logError("a large file answer could not reach the link", { server_id: id, operation: tooBig.type! }, e));
           return true;
         }
         daemon.send(
