@@ -19,11 +19,12 @@ import { hubBaseUrl } from "../http/base-url";
 import { readJson } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
 import { isUuid } from "../http/fields";
-import { fieldError, forbidden, notFound, Problem } from "../http/problem";
+import { conflict, fieldError, forbidden, notFound, Problem } from "../http/problem";
 import { documented } from "../openapi/operation";
 import type { NewFileTransfer } from "../room/commands";
 import { roomActor, runInRoom } from "../room/client";
 import type { FileTransferRow } from "../room/operations/file-transfers";
+import { pathInFolder, pathUnderRoot } from "../server-link/session-files";
 import { terminalAccess } from "../server-link/terminal-access";
 import { discardFile, storeFile } from "../stored-files";
 import { downloadSchema, downloadView, uploadSchema, uploadView } from "../views/file-transfers";
@@ -187,8 +188,27 @@ const downloadBody = z.object({
     .min(1, "must not be empty")
     .max(4096, "must be at most 4096 characters")
     .refine((p) => !/[\u0000-\u001f\u007f]/.test(p), "must not contain control characters")
-    .meta({ description: "A file on the session's machine: absolute, relative to the daemon's working directory, or `~/…`" }),
+    .meta({
+      description:
+        "A file of the session's working directory, relative to it (a `..` may not climb out of it). Admins may also name an absolute path or `~/…`",
+    }),
 });
+
+/**
+ * Where the daemon is asked to read: hub.py takes the path as given (`~` expanded, relative to its own folder), so for
+ * all but admins it is confined to the session's working directory as the session's files are (pathUnderRoot), and
+ * sent as an absolute path there. A symlink inside the folder is followed by the daemon.
+ */
+function pullPath(c: HubContext, asked: string, workingDirectory: string | null): string {
+  if (currentUser(c).role === "admin") return asked;
+  if (/^(~|[/\\]|[A-Za-z]:)/.test(asked))
+    throw fieldError("path", "must be relative to the session's working directory: only an admin may name an absolute path or one under ~");
+  const rel = pathUnderRoot(asked);
+  if (rel === null) throw fieldError("path", "must stay inside the session's working directory: a `..` leads out of it");
+  if (rel === "") throw fieldError("path", "must name a file inside the session's working directory, not the folder itself");
+  if (!workingDirectory) throw conflict("The hub does not know the session's working directory: only an admin may fetch a file of it", "NO_WORKING_DIRECTORY");
+  return pathInFolder(workingDirectory, rel);
+}
 
 people.post(
   "/:id/sessions/:sid/downloads",
@@ -198,6 +218,9 @@ people.post(
     summary: "Fetch a file from a session's machine",
     description:
       "Ask the session's daemon for a file.\n\n" +
+      "`path` is relative to the session's working directory and sent to the daemon as an absolute path inside it; a `..` that climbs " +
+      "out of it, an absolute path or `~/…` is 422 naming `path` (admins may name any path, as the daemon reads it: absolute, `~/…`, or " +
+      "relative to the daemon's own folder). 409 `NO_WORKING_DIRECTORY` when the hub does not know the session's folder.\n\n" +
       "The daemon picks the request up within seconds and sends the file (at most 10 MiB; it refuses larger ones) or says why not: " +
       "`GET .../downloads/{id}` is then `ready` with a signed `url`, or `failed` with the `error` (events `file_pulled`, `file_failed`). " +
       "Admins, and members of every project the session's server serves (403 `NOT_ALLOWED` otherwise): the daemon reads as its user.",
@@ -208,7 +231,7 @@ people.post(
   person("member"),
   async (c) => {
     const { project, session } = await sessionForFiles(c);
-    const { path } = await readJson(c, downloadBody);
+    const path = pullPath(c, (await readJson(c, downloadBody)).path, session.workingDirectory);
     const { data } = await runInRoom(c, project.id, { op: "file_request", transfer: newTransfer(session, "download", { filename: null, path }) });
     emptyLists.forget(session.serverId);
     return c.json(downloadView(data!.transfer as FileTransferRow, null), 201);

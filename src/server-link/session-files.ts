@@ -118,3 +118,11 @@ export function pathUnderRoot(path: string): string | null {
   }
   return kept.join("/");
 }
+
+/** `rel` (as pathUnderRoot leaves it, `/`-separated) inside `folder`, an absolute folder of the machine, with its separators. */
+export function pathInFolder(folder: string, rel: string): string {
+  const windows = /^[A-Za-z]:[\\/]/.test(folder) && !folder.includes("/");
+  const sep = windows ? "\\" : "/";
+  const base = folder.replace(/[\\/]+$/, "");
+  return rel === "" ? folder : `${base}${sep}${windows ? rel.replaceAll("/", "\\") : rel}`;
+}
