@@ -13,6 +13,7 @@
  * one line). A plan's approval is `plan_approved`.
  */
 import type { CommittedEvent } from "../room/statements";
+import { askedQuestion, ASK_NOTE_VIA } from "../domain/agent-asks";
 import { typedLine } from "./typed-line";
 
 export type DaemonPush = Record<string, unknown> & { type: string };
@@ -32,13 +33,8 @@ const cut = (value: unknown) => {
   return s.length > MAX_PUSHED_TEXT ? `${s.slice(0, MAX_PUSHED_TEXT)}…` : s;
 };
 
-/**
- * An agent's question as the asked agent sees it. hub.py shows only `question` (as `[ask from <source>] …`) and drops
- * `intervention_id`, so the question itself says how to answer, on the same line: the daemon types it into the agent's
- * terminal, where a newline would send the first half on its own.
- */
-const askedQuestion = (question: unknown, interventionId: unknown) =>
-  `${cut(question)} (answer it: orchestratia intervention respond ${String(interventionId)} --response "…")`;
+/** A note recording an ask or its answer (operations/agent-questions.ts): the daemon is told by intervention_for_session or intervention_response. */
+const recordsAnAsk = (e: CommittedEvent) => e.type === "note_added" && (ASK_NOTE_VIA as readonly unknown[]).includes(e.data.via);
 
 /** A session and its server. */
 export interface SessionRef {
@@ -193,12 +189,15 @@ export function daemonPushes(
       add(d.target_server_id, {
         type: "intervention_for_session",
         target_session_id: d.target_session_id,
-        question: askedQuestion(d.question, d.intervention_id),
+        // hub.py shows only the question (as `[ask from <source>] …`), so it says how to answer it, on the same line.
+        question: askedQuestion(cut(d.question), String(d.intervention_id)),
         source: typeof d.source === "string" ? d.source : "",
         intervention_id: d.intervention_id,
       });
       continue;
     }
+    // Its agent hears of it already (the question queued in its inbox, the answer typed): the note is for notes://inbox.
+    if (recordsAnAsk(e)) continue;
     const task = e.task_id ? tasks.get(e.task_id) : undefined;
     if (task?.target && TO_TARGET.has(e.type)) add(task.target.serverId, toTarget(e, task.target, task));
     if (task?.source && TO_SOURCE.has(e.type)) add(task.source.serverId, toSource(e, task.source, task));
