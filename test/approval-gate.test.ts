@@ -224,7 +224,12 @@ describe("sessions", () => {
       const id = await newTask(w);
       await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { session_name: "elsewhere" }));
       await expectOk(approve(id));
-      expect(await daemon.socket.next((f) => f.task_id === id)).toMatchObject({ type: "task_assigned", session_id: session, task_id: id, pending_approval: false });
+      expect(await daemon.socket.next((f) => f.task_id === id)).toMatchObject({
+        type: "task_assigned",
+        session_id: session,
+        task_id: id,
+        pending_approval: false,
+      });
       expect(worker.socket.frames.some((f) => f.task_id === id)).toBe(false);
       daemon.socket.ws.close(1000, "done");
     }));

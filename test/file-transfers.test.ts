@@ -364,7 +364,16 @@ describe("a file fetched from a session's machine", () => {
 
   it("confines a member to the session's working directory, as its files are, and sends the daemon the path inside it", async () => {
     const scopedDaemon = daemonFiles(scoped.apiKey);
-    const inFolder = (await expectOk(cli(scoped.apiKey, "POST", "/api/v1/server/sessions", { name: `app-${crypto.randomUUID().slice(0, 6)}`, project_id: w.project.id, working_directory: "/home/dev/app" }), 201)).json.id;
+    const inFolder = (
+      await expectOk(
+        cli(scoped.apiKey, "POST", "/api/v1/server/sessions", {
+          name: `app-${crypto.randomUUID().slice(0, 6)}`,
+          project_id: w.project.id,
+          working_directory: "/home/dev/app",
+        }),
+        201,
+      )
+    ).json.id;
     for (const item of (await scopedDaemon.pendingPulls()).json) await scopedDaemon.failPull(item.download_id, "drained");
     const asMember = (path: string, sid = inFolder) => askFor(path, { token: w.member.token, sid });
     for (const [path, rule] of [

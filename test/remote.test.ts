@@ -151,8 +151,14 @@ describe("remote exec", () => {
     });
     // cmd.exe is no POSIX shell: a Windows daemon gets the command as given.
     const token = await registrationToken(w.admin, {});
-    const windows = await expectOk(call("/api/v1/servers/register", { body: { ...daemonRegistration(`win-${crypto.randomUUID().slice(0, 6)}`, token), os: "windows" } }), 201);
-    await expectOk(cli(windows.json.api_key, "POST", "/api/v1/server/sessions", { name: "on-windows", project_id: w.project.id, working_directory: "C:\\work" }), 201);
+    const windows = await expectOk(
+      call("/api/v1/servers/register", { body: { ...daemonRegistration(`win-${crypto.randomUUID().slice(0, 6)}`, token), os: "windows" } }),
+      201,
+    );
+    await expectOk(
+      cli(windows.json.api_key, "POST", "/api/v1/server/sessions", { name: "on-windows", project_id: w.project.id, working_directory: "C:\\work" }),
+      201,
+    );
     const win = await fakeDaemon(windows.json.api_key);
     answerRemoteExec(win, () => ({ exit_code: 0, stdout: "", stderr: "" }));
     await expectOk(remoteExec(w.orchestrator.apiKey, { session_name: "on-windows", command: "dir" }));

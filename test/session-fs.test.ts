@@ -250,9 +250,9 @@ describe("writing a session's files", () => {
   it("answers 502 naming the field when the daemon's conflict carries a current_sha256 that is not a sha256", async () => {
     // A daemon answering this one path by hand, as hub.py envelopes fs_handler's answer.
     const answer = (fields: Record<string, unknown>) =>
-      daemon.socket.next((f) => f.type === "fs_write_file" && f.path === "odd.txt").then((f) =>
-        daemon.socket.send(pythonDumps({ type: "fs_write_file_result", request_id: f.request_id, ok: false, error: "conflict", ...fields })),
-      );
+      daemon.socket
+        .next((f) => f.type === "fs_write_file" && f.path === "odd.txt")
+        .then((f) => daemon.socket.send(pythonDumps({ type: "fs_write_file_result", request_id: f.request_id, ok: false, error: "conflict", ...fields })));
     for (const [fields, field] of [
       [{ current_sha256: { sha256: "abc" }, current_mtime: 1_700_000_000 }, "current_sha256"],
       [{ current_sha256: "not-hex", current_mtime: 1_700_000_000 }, "current_sha256"],

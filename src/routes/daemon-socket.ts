@@ -15,14 +15,7 @@ import { linkStub } from "../server-link/client";
 import { execOutputOf } from "../server-link/remote-exec";
 import { isSnapshotFrame, snapshotFromDaemon } from "../code-health-frames";
 import { logError } from "../log";
-import {
-  DAEMON_AUTH_GRACE_MS,
-  DAEMON_CLOSE,
-  MAX_DAEMON_FRAME_BYTES,
-  overFrameLimit,
-  oversizedFrame,
-  parseDaemonFrame,
-} from "../server-link/daemon-frames";
+import { DAEMON_AUTH_GRACE_MS, DAEMON_CLOSE, MAX_DAEMON_FRAME_BYTES, overFrameLimit, oversizedFrame, parseDaemonFrame } from "../server-link/daemon-frames";
 import { FS_RESULTS, MAX_FS_ANSWER_BYTES, oversizedFsAnswer } from "../server-link/session-files";
 
 export const daemonSocketRoutes = new Hono<HubEnv>();

@@ -189,8 +189,7 @@ const downloadBody = z.object({
     .max(4096, "must be at most 4096 characters")
     .refine((p) => !/[\u0000-\u001f\u007f]/.test(p), "must not contain control characters")
     .meta({
-      description:
-        "A file of the session's working directory, relative to it (a `..` may not climb out of it). Admins may also name an absolute path or `~/…`",
+      description: "A file of the session's working directory, relative to it (a `..` may not climb out of it). Admins may also name an absolute path or `~/…`",
     }),
 });
 

@@ -91,7 +91,8 @@ export const changeSession = async (ctx: OpContext, cmd: Cmd<"session_status">):
   if (!row) return sessionNotFound;
   const c = cmd.change;
   const exited = exitAfterClose(row, c);
-  if (!exited && (isFinalSession(row.status) || (row.status === c.status && c.pid === undefined))) return { ...answerOnly("", { session: row }), unchanged: true };
+  if (!exited && (isFinalSession(row.status) || (row.status === c.status && c.pid === undefined)))
+    return { ...answerOnly("", { session: row }), unchanged: true };
   const next: SessionRow = exited
     ? { ...row, exitCode: c.exitCode!, updatedAt: ctx.now }
     : {
