@@ -99,6 +99,60 @@ describe("asking another session's agent", () => {
     expect(asker.socket.frames.filter((f) => f.type === "intervention_response" && f.task_id === id)).toHaveLength(1);
   });
 
+  it("records the question as a note of the asked session's current task and the answer as one of the asking task, which notes://inbox serves", async () => {
+    const { id } = await taskIn(w, "running");
+    // The asked session's current task: the one given to it last and not finished.
+    const theirs = (await expectOk(cli(w.worker.apiKey, "POST", T, { title: "Review the schema", project_id: w.project.id }), 201)).json.id;
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${theirs}/assign`, { session_name: "orchestrator" }));
+    const ivId = (await expectOk(askAgent(id, "Which port does the API listen on?", w.orchestratorSession))).json.intervention_id;
+    await asked.socket.next((f) => f.type === "intervention_for_session" && f.intervention_id === ivId);
+    /** Every frame of the same commit has reached a daemon once the link answers its ping. */
+    const settled = async (d: FakeDaemon) => {
+      d.send({ type: "ping" });
+      await d.socket.next((f) => f.type === "pong");
+    };
+    await settled(asked);
+    // mcp_server.py `notes_inbox`: GET .../tasks/{the MCP session's task}/notes with the daemon's key.
+    const inbox = await expectOk(cli(w.orchestrator.apiKey, "GET", `${T}/${theirs}/notes`));
+    expect(inbox.json).toEqual([
+      {
+        id: expect.any(String),
+        task_id: theirs,
+        author: `agent:${w.worker.name}`,
+        content: `[ask from worker] Which port does the API listen on? (answer it: orchestratia intervention respond ${ivId} --response "…")`,
+        urgent: false,
+        created_at: expect.any(String),
+      },
+    ]);
+    // The daemon queued the question and told its MCP server from intervention_for_session: no task_note repeats it.
+    expect(asked.socket.frames.filter((f) => f.type === "task_note" && f.task_id === theirs)).toEqual([]);
+
+    await expectOk(cli(w.orchestrator.apiKey, "POST", `${I}/${ivId}/respond`, { response: "8080, behind the proxy" }));
+    await asker.socket.next((f) => f.type === "intervention_response" && f.task_id === id);
+    await settled(asker);
+    const mine = await expectOk(cli(w.worker.apiKey, "GET", `${T}/${id}/notes`));
+    expect(mine.json.at(-1)).toEqual({
+      id: expect.any(String),
+      task_id: id,
+      author: `agent:${w.orchestrator.name}`,
+      content: `[answer from orchestrator to question ${ivId}] 8080, behind the proxy`,
+      urgent: false,
+      created_at: expect.any(String),
+    });
+    // Typed once, as intervention_response: no task_note types it again.
+    expect(asker.socket.frames.filter((f) => f.type === "task_note" && f.task_id === id)).toEqual([]);
+    expect(asker.shown(w.workerSession).filter((x) => x.via === "typed" && x.text.includes("8080"))).toHaveLength(1);
+  });
+
+  it("records no question note when the asked session has no current task, and still asks", async () => {
+    const { id } = await taskIn(w, "running");
+    const idle = await openSession(w.orchestrator.apiKey, w.project.id, `idle-${crypto.randomUUID().slice(0, 6)}`);
+    const ivId = (await expectOk(askAgent(id, "Anyone there?", idle))).json.intervention_id;
+    expect(await asked.socket.next((f) => f.type === "intervention_for_session" && f.intervention_id === ivId)).toMatchObject({ target_session_id: idle });
+    const log = (await call(`/api/v1/projects/${w.project.id}/events?limit=1000`, { token: w.member.token })).json.events;
+    expect(log.filter((e: any) => e.type === "note_added" && e.data.intervention_id === ivId)).toEqual([]);
+  });
+
   it("lets only the asked session's agent, or a person, answer: not a third agent, not the asker", async () => {
     const third = await registerAgent(w.admin, `third-${crypto.randomUUID().slice(0, 6)}`);
     await openSession(third.apiKey, w.project.id, "third");

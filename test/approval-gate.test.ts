@@ -2,13 +2,14 @@
  * The approval gate: a project setting, off by default, under which the tasks
  * agents create (on every agent surface: the core protocol, task-format
  * requests, the agent socket) wait for a person. The daemon of the session
- * such a task is given to is told it waits (`pending_approval` in
- * `task_assigned`) and, once a person approves it, `task_approved`; the
- * fake daemon speaks both as hub.py reads them.
+ * such a task is given to hears nothing of it while it waits (hub.py would
+ * type its "pending approval" box into the agent), and a plain
+ * `task_assigned` once a person approves it; the fake daemon reads it as
+ * hub.py does.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { addMember, aTraceparent, call, createProject, createUser, expectProblem, registerAgent, until } from "./helpers";
-import { fakeDaemon, TASK_TRIGGER, type FakeDaemon } from "./fake-daemon";
+import { fakeDaemon, PLAN_TRIGGER, TASK_TRIGGER, type FakeDaemon } from "./fake-daemon";
 import { openSocket } from "./sockets";
 import { cli, createWorld, expectOk, newTask, openSession, T, type World } from "./task-world";
 
@@ -80,7 +81,7 @@ describe("the setting", () => {
 });
 
 describe("an agent's task in a project that approves them", () => {
-  it("waits: pushed as pending approval, not startable; once approved, its daemon starts the agent and it runs", async () =>
+  it("waits: its session hears nothing, it is not startable; once approved, its daemon gets a plain task_assigned and it runs", async () =>
     gated(async () => {
       const id = await newTask(w, { title: "Drop the old tables" });
       expect(await task(id)).toMatchObject({ status: "pending", awaiting_approval: true });
@@ -89,35 +90,28 @@ describe("an agent's task in a project that approves them", () => {
       expect(mine.json.awaiting_approval).toBe(false);
 
       await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { session_name: "worker" }));
-      expect(await worker.socket.next((f) => f.type === "task_assigned" && f.task_id === id)).toEqual({
-        type: "task_assigned",
-        session_id: w.workerSession,
-        task_id: id,
-        title: "Drop the old tables",
-        priority: "normal",
-        require_plan: false,
-        pending_approval: true,
-        from_session_name: "Unknown",
-        traceparent: aTraceparent(),
-      });
-      expect(worker.shown(w.workerSession).at(-1)).toEqual({
-        via: "notification",
-        text: `Task pending approval #${id.slice(0, 8)}: "Drop the old tables"`,
-        taskId: id,
-      });
+      expect((await task(id)).target_session_id).toBe(w.workerSession);
       expectProblem(await cli(w.worker.apiKey, "POST", `${T}/${id}/start`), 409, "TASK_AWAITING_APPROVAL");
       expect((await expectOk(cli(w.worker.apiKey, "GET", "/api/v1/servers/tasks/poll"))).json.map((t: any) => t.id)).not.toContain(id);
 
       expectProblem(await approve(id, viewer.token), 403, "FORBIDDEN");
       const approved = await expectOk(approve(id));
       expect(approved.json).toMatchObject({ id, status: "assigned", awaiting_approval: false });
-      expect(await worker.socket.next((f) => f.type === "task_approved" && f.task_id === id)).toEqual({
-        type: "task_approved",
+      const given = await worker.socket.next((f) => f.task_id === id);
+      expect(given).toEqual({
+        type: "task_assigned",
         session_id: w.workerSession,
         task_id: id,
+        title: "Drop the old tables",
+        priority: "normal",
+        require_plan: false,
+        pending_approval: false,
+        from_session_name: "Unknown",
         traceparent: aTraceparent(),
       });
-      expect(worker.shown(w.workerSession).at(-1)).toEqual({ via: "typed", text: TASK_TRIGGER, taskId: id });
+      // A room's pushes reach a daemon in the order they committed: anything sent while it waited would have come first.
+      expect(worker.socket.frames.filter((f) => f.task_id === id)).toEqual([given]);
+      expect(worker.shown(w.workerSession).filter((s) => s.via !== "inbox" && s.taskId === id)).toEqual([{ via: "typed", text: TASK_TRIGGER, taskId: id }]);
       expectProblem(await approve(id), 409, "NOT_AWAITING_APPROVAL");
       expect((await expectOk(cli(w.worker.apiKey, "GET", "/api/v1/servers/tasks/poll"))).json.map((t: any) => t.id)).toContain(id);
       await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/start`));
@@ -137,9 +131,11 @@ describe("an agent's task in a project that approves them", () => {
     gated(async () => {
       const id = await newTask(w, { require_plan: true });
       await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { session_name: "worker" }));
-      expect((await worker.socket.next((f) => f.type === "task_assigned" && f.task_id === id)).pending_approval).toBe(true);
       expectProblem(await cli(w.worker.apiKey, "POST", `${T}/${id}/plan`, { plan: { steps: ["a"] } }), 409, "TASK_AWAITING_APPROVAL");
       await expectOk(approve(id));
+      // Approved, it is given to the session in plan mode: hub.py asks the agent for a plan first.
+      expect(await worker.socket.next((f) => f.task_id === id)).toMatchObject({ type: "task_assigned", require_plan: true, pending_approval: false });
+      expect(worker.shown(w.workerSession).at(-1)).toEqual({ via: "typed", text: PLAN_TRIGGER, taskId: id });
       await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/plan`, { plan: { steps: ["a"] } }));
     }));
 
@@ -180,7 +176,6 @@ describe("an agent's task in a project that approves them", () => {
         201,
       );
       expect(routed.json).toMatchObject({ status: "assigned", target_session_id: w.workerSession, awaiting_approval: true });
-      expect(await worker.socket.next((f) => f.type === "task_assigned" && f.task_id === routed.json.id)).toMatchObject({ pending_approval: true });
 
       const s = await openSocket(`${P()}/agent-ws`, { "X-API-Key": w.orchestrator.apiKey });
       const id = `req-${crypto.randomUUID()}`;
@@ -228,10 +223,14 @@ describe("sessions", () => {
       const daemon = await fakeDaemon(box.apiKey);
       const id = await newTask(w);
       await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { session_name: "elsewhere" }));
-      await daemon.socket.next((f) => f.type === "task_assigned" && f.task_id === id && f.pending_approval === true);
       await expectOk(approve(id));
-      expect(await daemon.socket.next((f) => f.type === "task_approved")).toMatchObject({ session_id: session, task_id: id });
-      expect(worker.socket.frames.some((f) => f.type === "task_approved" && f.task_id === id)).toBe(false);
+      expect(await daemon.socket.next((f) => f.task_id === id)).toMatchObject({
+        type: "task_assigned",
+        session_id: session,
+        task_id: id,
+        pending_approval: false,
+      });
+      expect(worker.socket.frames.some((f) => f.task_id === id)).toBe(false);
       daemon.socket.ws.close(1000, "done");
     }));
 });

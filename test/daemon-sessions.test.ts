@@ -178,6 +178,40 @@ describe("closing and killing", () => {
     ).toHaveLength(2);
   });
 
+  it("keeps the exit code the daemon reports after a person closed the session, once, and tells dashboards and viewers", async () => {
+    const id = await runningSession();
+    const t = await terminal(id);
+    await t.next((f) => f.type === "ready");
+    const board = await dashboard(w.project.id, w.member.token);
+    await expectOk(call(`${S()}/${id}`, { method: "DELETE", token: w.member.token }));
+    await daemon.socket.next((f) => f.type === "session_close" && f.session_id === id);
+    expect((await call(`${S()}/${id}`, { token: w.member.token })).json).toMatchObject({ status: "closed", exit_code: null });
+    // session.py, once the agent has exited: {"type": "session_closed", "session_id", "exit_code"}.
+    daemon.send({ type: "session_closed", session_id: id, exit_code: 130 });
+    await until(async () => (await call(`${S()}/${id}`, { token: w.member.token })).json.exit_code === 130, "the exit code");
+    expect(await t.next((f) => f.type === "status" && f.exit_code !== undefined)).toEqual({ type: "status", status: "closed", exit_code: 130 });
+    const closes = async () =>
+      (await call(`/api/v1/projects/${w.project.id}/events?limit=1000`, { token: w.member.token })).json.events.filter(
+        (e: any) => e.type === "session_closed" && e.data.session_id === id,
+      );
+    expect((await closes()).map((e: any) => [e.actor, e.data.exit_code])).toEqual([
+      [w.member.email, undefined],
+      [`agent:${box.name}`, 130],
+    ]);
+    expect(await board.next((f) => isEvent(f) && f.event_type === "session_closed" && f.data.session_id === id && f.data.exit_code === 130)).toMatchObject({
+      data: { status: "closed", exit_code: 130 },
+    });
+    // A second report changes nothing.
+    daemon.send({ type: "session_closed", session_id: id, exit_code: 1 });
+    daemon.send({ type: "ping" });
+    await daemon.socket.next((f) => f.type === "pong");
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await call(`${S()}/${id}`, { token: w.member.token })).json.exit_code).toBe(130);
+    expect(await closes()).toHaveLength(2);
+    t.ws.close(1000, "done");
+    board.ws.close(1000, "done");
+  });
+
   it("lets only admins run sessions on a server that serves projects the person is not in", async () => {
     const shared = await registerAgent(w.admin, `shared-${crypto.randomUUID().slice(0, 6)}`);
     const box2 = await fakeDaemon(shared.apiKey);
@@ -561,21 +595,31 @@ describe("what a task's sessions are told", () => {
     orchestrator.socket.ws.close(1000, "done");
   });
 
-  it("tells the creator its task was rejected when a person cancels it, and the worker that it is over", async () => {
+  it("tells the creator a person cancelled its task as a one-line status update (no banner typed into it), and the worker that it is over", async () => {
     const { id, target, orchestrator } = await delegated("Not needed");
-    await expectOk(call(`/api/v1/tasks/${id}`, { method: "DELETE", token: w.member.token, body: { reason: "duplicate" } }));
-    expect(await orchestrator.socket.next((f) => f.type === "task_rejected")).toEqual({
-      type: "task_rejected",
+    await expectOk(call(`/api/v1/tasks/${id}`, { method: "DELETE", token: w.member.token, body: { reason: "duplicate of\r\nthe other one" } }));
+    expect(await orchestrator.socket.next((f) => f.task_id === id)).toEqual({
+      type: "task_status_update",
       session_id: w.orchestratorSession,
       task_id: id,
       title: "Not needed",
-      reason: "duplicate",
+      status: "cancelled",
+      status_label: "cancelled",
+      summary: "duplicate of the other one",
       traceparent: aTraceparent(),
     });
+    expect(orchestrator.shown(w.orchestratorSession).filter((s) => s.via !== "inbox" && s.taskId === id)).toEqual([
+      {
+        via: "typed",
+        text: `Task 'Not needed' (#${id.slice(0, 8)}) cancelled. Summary: duplicate of the other one Run \`orchestratia task list\` to see current status.`,
+        taskId: id,
+      },
+    ]);
+    expect(orchestrator.socket.frames.some((f) => f.type === "task_rejected")).toBe(false);
     expect(await daemon.socket.next((f) => f.type === "task_status_update" && f.task_id === id)).toMatchObject({
       session_id: target,
       status: "cancelled",
-      summary: "duplicate",
+      summary: "duplicate of the other one",
     });
     orchestrator.socket.ws.close(1000, "done");
   });

@@ -109,8 +109,11 @@ export interface FakeDaemon {
 
 /**
  * What hub.py does with a push for a session: a notification drawn in its
- * terminal, text typed into it (`_inject_text`), or a note queued in its
- * inbox (`pending_notes`, which the MCP `notes://inbox` also serves).
+ * terminal (`write_notification`, a box of box-drawing lines and CR/LFs written
+ * to the PTY's input, so the agent gets it as keystrokes; kept here as its
+ * words), text typed into it (`_inject_text`), or a note queued in its inbox
+ * (`pending_notes`, typed once the agent is idle; an MCP agent is told to
+ * re-read `notes://inbox`, which serves its current task's notes).
  */
 export type Shown = { via: "notification" | "typed"; text: string; taskId?: string } | { via: "inbox"; content: string; author: string };
 
@@ -144,6 +147,22 @@ function presented(frame: Record<string, any>): { sessionId: string; shown: Show
     }
     case "task_approved":
       return typed(frame.session_id, TASK_TRIGGER);
+    case "task_rejected":
+      return {
+        sessionId: frame.session_id,
+        shown: {
+          via: "notification",
+          text: `Task rejected by admin "${String(frame.title ?? "Unknown").slice(0, 45)}" Reason: ${String(frame.reason ?? "No reason given").slice(0, 40)}`,
+          taskId: frame.task_id,
+        },
+      };
+    case "task_status_update": {
+      if (!frame.session_id) return null;
+      const parts = [`Task '${frame.title ?? ""}' (#${String(frame.task_id ?? "").slice(0, 8)}) ${frame.status_label ?? frame.status ?? ""}.`];
+      if (frame.summary) parts.push(`Summary: ${frame.summary}`);
+      parts.push("Run `orchestratia task list` to see current status.");
+      return typed(frame.session_id, parts.join(" "));
+    }
     case "intervention_response":
       return frame.session_id ? typed(frame.session_id, frame.response ?? "") : null;
     case "note_for_session": {

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { EmptyLists, emptyLists, POLL_MEMO_MS } from "../src/file-polls";
 import { daemonFiles } from "./fake-daemon";
 import { addMember, BASE, call, createProject, createUser, expectProblem, fetchUrl, registerAgent, type Reply } from "./helpers";
-import { createWorld, openSession, type World } from "./task-world";
+import { cli, createWorld, expectOk, openSession, type World } from "./task-world";
 
 let w: World;
 let daemon: ReturnType<typeof daemonFiles>;
@@ -360,6 +360,47 @@ describe("a file fetched from a session's machine", () => {
       409,
       "FILE_TRANSFER_SETTLED",
     );
+  });
+
+  it("confines a member to the session's working directory, as its files are, and sends the daemon the path inside it", async () => {
+    const scopedDaemon = daemonFiles(scoped.apiKey);
+    const inFolder = (
+      await expectOk(
+        cli(scoped.apiKey, "POST", "/api/v1/server/sessions", {
+          name: `app-${crypto.randomUUID().slice(0, 6)}`,
+          project_id: w.project.id,
+          working_directory: "/home/dev/app",
+        }),
+        201,
+      )
+    ).json.id;
+    for (const item of (await scopedDaemon.pendingPulls()).json) await scopedDaemon.failPull(item.download_id, "drained");
+    const asMember = (path: string, sid = inFolder) => askFor(path, { token: w.member.token, sid });
+    for (const [path, rule] of [
+      ["~/.ssh/id_rsa", /only an admin/],
+      ["~root/.bashrc", /only an admin/],
+      ["/etc/passwd", /only an admin/],
+      ["\\server\\share\\x", /only an admin/],
+      ["C:\\Windows\\win.ini", /only an admin/],
+      ["../secret.txt", /`\.\.` leads out/],
+      ["src/../../secret.txt", /`\.\.` leads out/],
+      ["./", /not the folder itself/],
+    ] as const) {
+      const refused = await asMember(path);
+      expectProblem(refused, 422, "VALIDATION_FAILED");
+      expect(refused.json.errors).toEqual([{ path: "path", message: expect.stringMatching(rule) }]);
+    }
+    const asked = await asMember("./dist/../build.log");
+    expect(asked.status, asked.text).toBe(201);
+    expect(asked.json).toMatchObject({ path: "/home/dev/app/build.log", status: "pending" });
+    // hub.py's pending_pulls_loop reads `path` and opens it as given: only the confined one reached it.
+    expect((await scopedDaemon.pendingPulls()).json).toEqual([{ download_id: asked.json.id, path: "/home/dev/app/build.log" }]);
+    // A session whose folder the hub does not know: nothing to confine to.
+    expectProblem(await asMember("build.log", scopedSession), 409, "NO_WORKING_DIRECTORY");
+    // An admin names any path the daemon can read.
+    const admins = await askFor("~/.ssh/id_rsa", { sid: inFolder });
+    expect(admins.json).toMatchObject({ path: "~/.ssh/id_rsa", status: "pending" });
+    for (const item of (await scopedDaemon.pendingPulls()).json) await scopedDaemon.failPull(item.download_id, "drained");
   });
 
   it("refuses a bad path, a post without a file, viewers and other servers", async () => {

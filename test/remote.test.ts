@@ -5,7 +5,7 @@
  * file_transfer.py send and read. Every refusal is checked to reach no daemon.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { addMember, call, createProject, createUser, expectProblem, registerAgent, until } from "./helpers";
+import { addMember, call, createProject, createUser, daemonRegistration, expectProblem, registerAgent, registrationToken, until } from "./helpers";
 import { answerRemoteExec, CHUNK_SIZE, fakeDaemon, fileTransfers, patternFile, sha256Of, type FakeDaemon, type FileTransfers } from "./fake-daemon";
 import { cli, createWorld, expectOk, openSession, type World } from "./task-world";
 
@@ -127,6 +127,43 @@ describe("remote exec", () => {
       ],
     ]);
     expect(JSON.stringify(recorded)).not.toContain("total 0");
+  });
+
+  it("runs the command from the session's working directory, single-quoted, and from the daemon's own folder on a Windows server", async () => {
+    const folder = `/srv/it's a "dir" $HOME \`id\``;
+    const session = (
+      await expectOk(cli(w.worker.apiKey, "POST", "/api/v1/server/sessions", { name: "in-folder", project_id: w.project.id, working_directory: folder }), 201)
+    ).json.id;
+    await expectOk(remoteExec(w.orchestrator.apiKey, { session_name: "in-folder", command: "ls -la\npwd" }));
+    expect(worker.socket.frames.filter((f) => f.type === "remote_exec").at(-1)).toEqual({
+      type: "remote_exec",
+      request_id: expect.any(String),
+      command: `cd -- '/srv/it'\\''s a "dir" $HOME \`id\`' || exit 1\nls -la\npwd`,
+      session_id: session,
+    });
+    expect((await events("remote_exec")).at(-1).data).toEqual({
+      session_id: session,
+      session_name: "in-folder",
+      server_name: w.worker.name,
+      command: "ls -la\npwd",
+      working_directory: folder,
+      exit_code: 3,
+    });
+    // cmd.exe is no POSIX shell: a Windows daemon gets the command as given.
+    const token = await registrationToken(w.admin, {});
+    const windows = await expectOk(
+      call("/api/v1/servers/register", { body: { ...daemonRegistration(`win-${crypto.randomUUID().slice(0, 6)}`, token), os: "windows" } }),
+      201,
+    );
+    await expectOk(
+      cli(windows.json.api_key, "POST", "/api/v1/server/sessions", { name: "on-windows", project_id: w.project.id, working_directory: "C:\\work" }),
+      201,
+    );
+    const win = await fakeDaemon(windows.json.api_key);
+    answerRemoteExec(win, () => ({ exit_code: 0, stdout: "", stderr: "" }));
+    await expectOk(remoteExec(w.orchestrator.apiKey, { session_name: "on-windows", command: "dir" }));
+    expect(win.socket.frames.find((f) => f.type === "remote_exec").command).toBe("dir");
+    win.socket.ws.close(1000, "done");
   });
 
   it("cuts output over 1 MiB and says so, whatever the size of the daemon's frame", async () => {

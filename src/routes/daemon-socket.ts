@@ -15,16 +15,8 @@ import { linkStub } from "../server-link/client";
 import { execOutputOf } from "../server-link/remote-exec";
 import { isSnapshotFrame, snapshotFromDaemon } from "../code-health-frames";
 import { logError } from "../log";
-import {
-  DAEMON_AUTH_GRACE_MS,
-  DAEMON_CLOSE,
-  frameBytes,
-  MAX_DAEMON_FRAME_BYTES,
-  overFrameLimit,
-  oversizedFrame,
-  parseDaemonFrame,
-} from "../server-link/daemon-frames";
-import { FS_RESULTS, tooLargeForFrame } from "../server-link/session-files";
+import { DAEMON_AUTH_GRACE_MS, DAEMON_CLOSE, MAX_DAEMON_FRAME_BYTES, overFrameLimit, oversizedFrame, parseDaemonFrame } from "../server-link/daemon-frames";
+import { FS_RESULTS, MAX_FS_ANSWER_BYTES, oversizedFsAnswer } from "../server-link/session-files";
 
 export const daemonSocketRoutes = new Hono<HubEnv>();
 
@@ -72,8 +64,8 @@ daemonSocketRoutes.get(
         `${DAEMON_AUTH_GRACE_MS / 1000} s. The hub answers \`{"type": "auth_ok", "server_id"}\`, or \`{"type": "auth_error", "detail"}\` and closes with ` +
         `${DAEMON_CLOSE.unauthorized}. Frames sent before \`auth_ok\` are held and delivered after it.`,
       "**Frames.** JSON text frames of the daemon's protocol (API.md \"The official daemon's channel\"): the hub sends `session_start`, " +
-        "`session_input`, `session_resize`, `session_close`, `session_kill`, `session_exit_copy_mode`, `capture_scrollback`, `task_assigned`, `task_approved`, " +
-        "`task_rejected`, `intervention_response`, `task_note`, `note_for_session`, `plan_approved`, `plan_revision`, `task_updated`, " +
+        "`session_input`, `session_resize`, `session_close`, `session_kill`, `session_exit_copy_mode`, `capture_scrollback`, `task_assigned` (never " +
+        "`pending_approval: true`, `task_approved` or `task_rejected`, for which the daemon writes a drawn box into the agent's input), `intervention_response`, `task_note`, `note_for_session`, `plan_approved`, `plan_revision`, `task_updated`, " +
         "`task_status_update`, `remote_exec`, `fs_list_dir`, `fs_read_file`, `fs_write_file`, `fs_stat`, `file_offer`, `file_accepted`, `file_rejected`, `file_send_start`, `file_chunk`, `file_complete`, " +
         "`file_ack`, `file_error`, `setup_ssh_access`, `grant_ssh_access`, `revoke_ssh_access`, `revoke_grant_access`, `tunnel_open`, " +
         "`tunnel_ready`, `tunnel_error`, `tunnel_data`, `tunnel_close`, `tunnel_closed`, `scan_architecture`, `pong`; it reads `session_started`, `session_recovered`, " +
@@ -83,8 +75,8 @@ daemonSocketRoutes.get(
         "`file_accept`, `file_chunk`, `file_complete`, `file_ack`, `file_error`, `s2s_tunnel_open`, `tunnel_ready`, `tunnel_error`, `tunnel_data`, " +
         "`tunnel_close`, `tunnel_closed`, `ping`, `architecture_snapshot` (a code health snapshot, of up to 16 MiB), and ignores other kinds. A frame the hub cannot take is answered " +
         `\`{"type": "error", "code", "detail"}\` and the socket stays open; frames over ${MAX_DAEMON_FRAME_BYTES / 1024 / 1024} MiB are dropped ` +
-        "(`FRAME_TOO_LARGE`), except a `remote_exec_result`, whose output is cut to 1 MiB and answered, and an `fs_*_result`, whose " +
-        "request is answered 413 `FILE_TOO_LARGE`.",
+        "(`FRAME_TOO_LARGE`), except a `remote_exec_result`, whose output is cut to 1 MiB and answered, and an `fs_*_result` " +
+        `(a file of up to the daemon's 5 MB), answered whole up to ${Math.floor(MAX_FS_ANSWER_BYTES / 1024 / 1024)} MiB and 413 \`FILE_TOO_LARGE\` beyond.`,
       `**Close codes.** ${DAEMON_CLOSE.unauthorized} refused credentials, ${DAEMON_CLOSE.revoked} the API key was revoked or replaced by a ` +
         `new registration, ${DAEMON_CLOSE.replaced} another connection of the same server replaced this one.`,
       "Before upgrading: 426 without `Upgrade: websocket`.",
@@ -133,8 +125,11 @@ daemonSocketRoutes.get(
           }
         }
         if (serverId && tooBig.requestId && tooBig.type && FS_RESULTS.includes(tooBig.type)) {
-          // A file too large for a frame: the person waiting for it is told so at once, rather than at the deadline.
-          void linkStub(c.env, serverId).filesAnswered(tooBig.requestId, tooLargeForFrame(frameBytes(data)));
+          // A file the daemon sent in one frame (up to its 5 MB): handed to the link over RPC, which takes more than a frame.
+          const id = serverId;
+          void linkStub(c.env, id)
+            .filesAnswered(tooBig.requestId, oversizedFsAnswer(data))
+            .catch((e: unknown) => logError("a large file answer could not reach the link", { server_id: id, operation: tooBig.type! }, e));
           return true;
         }
         daemon.send(

@@ -183,8 +183,8 @@ projectRoutes.patch(
       "Admins only. The settings named change; the others stay as they are (a setting the hub does not have is 422).\n\n" +
       "`approve_agent_tasks` (off by default): tasks that agents create from then on wait for a person. Such a task is marked " +
       "`awaiting_approval`: it keeps its status, is never auto-assigned, and starting or planning it is 409 `TASK_AWAITING_APPROVAL` until a " +
-      "member or admin approves it (`POST /api/v1/tasks/{id}/approve`); it may be assigned by hand meanwhile, and the session's daemon is " +
-      "told it waits (`pending_approval: true` in `task_assigned`). Tasks already created are not affected.\n\n" +
+      "member or admin approves it (`POST /api/v1/tasks/{id}/approve`); it may be assigned by hand meanwhile, and the session's daemon " +
+      "hears of it only once it is approved (a plain `task_assigned`). Tasks already created are not affected.\n\n" +
       "`remote_exec` (off by default): any agent in the project may run shell commands in another open session of the project " +
       "(`POST /api/v1/server/remote/exec`) and send it files (`POST /api/v1/server/remote/file-transfer`); each use is an event. " +
       "A change is the event `project_settings_changed`.",

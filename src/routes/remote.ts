@@ -6,11 +6,14 @@
  * need its `remote_exec` setting, and are events in its log. Every refusal
  * is made here, before anything reaches a daemon.
  */
+import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { projectFor } from "../auth/access";
 import { agent, currentServer } from "../auth/middleware";
+import { servers, sessions } from "../db/schema";
 import { projectSettingsOf } from "../domain/project-settings";
+import { fromDirectory } from "../domain/shell-words";
 import { readJson, readQuery } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
 import { label, text, uuid } from "../http/fields";
@@ -97,6 +100,21 @@ async function remoteTarget(c: HubContext, projectId: string, session: string, s
   return { projectId, serverId: target.serverId, serverName: target.serverName, sessionId: target.sessionId!, sessionName: target.sessionName! };
 }
 
+/**
+ * The folder a command runs from: the session's working directory. The daemon runs commands from its own folder, so
+ * the command goes there first; on a Windows server (cmd.exe, not a POSIX shell), or for a session whose folder the
+ * hub does not know, it runs as given.
+ */
+async function commandFolder(c: HubContext, sessionId: string): Promise<string | null> {
+  const row = await c.var.db
+    .select({ dir: sessions.workingDirectory, os: servers.os })
+    .from(sessions)
+    .innerJoin(servers, eq(servers.id, sessions.serverId))
+    .where(eq(sessions.id, sessionId))
+    .get();
+  return row?.dir && !/^win/i.test(row.os ?? "") ? row.dir : null;
+}
+
 const offline = (serverName: string) => conflict(`The daemon of server "${serverName}" is not connected: the session cannot be reached now`, "DAEMON_OFFLINE");
 
 remoteRoutes.post(
@@ -107,12 +125,16 @@ remoteRoutes.post(
     summary: "Run a command in another session of the project",
     description:
       "`orchestratia remote exec <session> <command>` (and `remote read <session> <path>`, which runs `cat <path>`). The command runs in a shell " +
-      "on the session's machine, by its daemon (`remote_exec {request_id, command}`, answered by `remote_exec_result`). Needs the project's " +
+      "on the session's machine, by its daemon (`remote_exec {request_id, command}`, answered by `remote_exec_result`), from the session's " +
+      "working directory: the daemon is sent `cd -- '<directory>' || exit 1` (single-quoted) on a line before it, so nothing runs when the " +
+      "folder is gone (exit code 1). On a Windows server, or for a session whose folder the hub does not know, it runs from the daemon's own " +
+      "folder. Needs the project's " +
       "`remote_exec` setting (403 `REMOTE_EXEC_DISABLED`) and an open session of the project by that name (404; 409 `AMBIGUOUS_SESSION` when " +
       "the name is open on several servers). 409 `DAEMON_OFFLINE` when its daemon is not connected or leaves before answering; 504 " +
       `\`DAEMON_TIMEOUT\` when it does not answer within \`timeout\` seconds (at most ${MAX_EXEC_TIMEOUT_S}). Output beyond ` +
       `${MAX_EXEC_OUTPUT_BYTES / 1024 / 1024} MiB (stdout and stderr together) is cut, and the cut stream ends with a line saying so. ` +
-      "Each command that reaches a daemon is the event `remote_exec` (the caller, the session, the command, the exit code; never the output).",
+      "Each command that reaches a daemon is the event `remote_exec` (the caller, the session, the command as given, the `working_directory` " +
+      "it ran from, the exit code; never the output).",
     caller: "agent",
     query: execQuery,
     body: execBody,
@@ -124,9 +146,10 @@ remoteRoutes.post(
     const { project_id } = readQuery(c, execQuery);
     const body = await readJson(c, execBody);
     const target = await remoteTarget(c, project_id, body.session_name, body.server_name);
+    const folder = await commandFolder(c, target.sessionId);
     const outcome = await linkStub(c.env, target.serverId).remoteExec({
       requestId: crypto.randomUUID(),
-      command: body.command,
+      command: folder ? fromDirectory(folder, body.command) : body.command,
       sessionId: target.sessionId,
       timeoutMs: body.timeout * 1000,
     });
@@ -139,6 +162,7 @@ remoteRoutes.post(
         session_name: target.sessionName,
         server_name: target.serverName,
         command: body.command.slice(0, RECORDED_COMMAND_CHARS),
+        ...(folder ? { working_directory: folder } : {}),
         exit_code: outcome.kind === "answered" ? outcome.exit_code : null,
         ...(outcome.kind === "answered" ? {} : { outcome: outcome.kind === "timed_out" ? "timed out" : "the daemon disconnected" }),
       },

@@ -19,7 +19,17 @@ import { documented } from "../openapi/operation";
 import { linkStub } from "../server-link/client";
 import type { Waited } from "../server-link/pending-requests";
 import { MAX_DAEMON_FRAME_BYTES } from "../server-link/daemon-frames";
-import { DAEMON_FILE_LIMIT_BYTES, FS_DEADLINE_MS, fsFrame, frameSize, pathUnderRoot, type FsAnswer, type FsOperation } from "../server-link/session-files";
+import {
+  conflictState,
+  DAEMON_FILE_LIMIT_BYTES,
+  FS_DEADLINE_MS,
+  fsFrame,
+  frameSize,
+  MAX_FS_ANSWER_BYTES,
+  pathUnderRoot,
+  type FsAnswer,
+  type FsOperation,
+} from "../server-link/session-files";
 import { fsFileSchema, fsFileView, fsListingSchema, fsListingView, fsStatSchema, fsStatView, fsWrittenSchema, fsWrittenView } from "../views/session-files";
 import { sessionForFiles } from "./file-transfers";
 import { sessionIn } from "./project-sessions";
@@ -60,14 +70,24 @@ function refusal(op: FsOperation, where: string, a: FsAnswer): Problem {
       return fieldError("query.path", "names a folder, not a file");
     case "parent_not_found":
       return fieldError("query.path", "its folder does not exist on the session's machine (folders are not created)");
-    case "conflict":
+    case "conflict": {
+      const now = conflictState(a);
+      // Shown to the person and kept by the editor: a value that is not a sha256 is the daemon's fault, not a change to show.
+      if (!now.ok)
+        return new Problem(
+          502,
+          "DAEMON_ERROR",
+          `The daemon refused to write ${where} as changed since it was read, but its ${now.field} is not ${now.rule}: nothing was written; read the file again`,
+          [{ path: now.field, message: `must be ${now.rule}` }],
+        );
       return conflict(
-        a.current_sha256 === null || a.current_sha256 === undefined
+        now.sha256 === null
           ? `${where} was deleted since it was read: nothing was written`
-          : `${where} changed since it was read (its sha256 is now ${String(a.current_sha256)}): nothing was written`,
+          : `${where} changed since it was read (its sha256 is now ${now.sha256}): nothing was written`,
         "FILE_CHANGED",
-        { current_sha256: a.current_sha256 ?? null, current_mtime: a.current_mtime ?? null },
+        { current_sha256: now.sha256, current_mtime: now.mtime },
       );
+    }
     case "too_large": {
       const limit = typeof a.limit === "number" ? a.limit : DAEMON_FILE_LIMIT_BYTES;
       const size = typeof a.size === "number" ? ` is ${a.size} bytes:` : ":";
@@ -87,11 +107,11 @@ function refusal(op: FsOperation, where: string, a: FsAnswer): Problem {
       return new Problem(
         413,
         "FILE_TOO_LARGE",
-        `${where} takes ${String(a.frame_bytes)} bytes on the daemon's socket, whose frames are at most ${MAX_DAEMON_FRAME_BYTES} bytes (${MIB(MAX_DAEMON_FRAME_BYTES)}); ` +
-          "the daemon sends a file in one frame, so larger ones are not opened here",
+        `${where} took ${String(a.frame_bytes)} bytes on the daemon's socket (the daemon sends a file in one frame, its text escaped as JSON); ` +
+          `the hub takes a file's answer of at most ${MAX_FS_ANSWER_BYTES} bytes`,
         undefined,
         {},
-        { limit: MAX_DAEMON_FRAME_BYTES },
+        { limit: MAX_FS_ANSWER_BYTES },
       );
     case "session_not_found":
       return conflict("The daemon does not run this session (it ended, or the daemon restarted without it)", "SESSION_ENDED");
@@ -207,8 +227,7 @@ reading(
     description:
       "The file's text with its sha256 and modification time (`fs_read_file`); a binary file (a NUL byte in its first 8 KiB) has `content: null`; " +
       "text that is not UTF-8 is read as Latin-1. 413 `FILE_TOO_LARGE` naming `limit`: the daemon reads files of at most " +
-      `${MIB(DAEMON_FILE_LIMIT_BYTES)}, and sends a file in one frame of its socket, at most ${MIB(MAX_DAEMON_FRAME_BYTES)} with its JSON escapes ` +
-      "(it cannot send one in parts). 422 naming `path` for a folder.",
+      `${MIB(DAEMON_FILE_LIMIT_BYTES)}. 422 naming \`path\` for a folder.`,
   },
   fileQuery,
   fsFileSchema,

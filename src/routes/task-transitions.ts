@@ -123,7 +123,7 @@ export function approveRoute({ r, describe, write, taskId }: TaskSurface) {
       description:
         "Let a task an agent created go ahead, in a project that approves agents' tasks (`settings.approve_agent_tasks`).\n\n" +
         "Members and admins of the project. Clears `awaiting_approval` (event `task_approved`): a pending task is offered to auto-assignment " +
-        "at once; the daemon of the session it is given to is sent `task_approved`, and starts its agent on it. A task that is not " +
+        "at once; the daemon of the session it is given to is sent a plain `task_assigned`, and starts its agent on it. A task that is not " +
         "awaiting approval is 409 `NOT_AWAITING_APPROVAL`; a finished one, 409 `INVALID_TRANSITION`.",
       responses: { 200: taskSchema },
     }),

@@ -5,11 +5,16 @@
  * A task's sessions are the one it is given to (its target) and the one that
  * created it (its source, often an orchestrator); the sessions working on the
  * tasks that depend on it hear of its completion, and of notes marked for them.
- * A task waiting for a person's approval (operations/approval.ts) is pushed
- * with `pending_approval: true`, and its approval as `task_approved`; a plan's
- * approval is `plan_approved`.
+ * hub.py draws its "pending approval" and "task rejected" boxes by writing them
+ * to the session's PTY, where they reach the agent as keystrokes; so a task
+ * waiting for a person's approval (operations/approval.ts) is not pushed at
+ * all, its approval is pushed as a plain `task_assigned`, and a person's
+ * cancellation is told to the task's creator as `task_status_update` (typed as
+ * one line). A plan's approval is `plan_approved`.
  */
 import type { CommittedEvent } from "../room/statements";
+import { askedQuestion, ASK_NOTE_VIA } from "../domain/agent-asks";
+import { typedLine } from "./typed-line";
 
 export type DaemonPush = Record<string, unknown> & { type: string };
 
@@ -28,13 +33,8 @@ const cut = (value: unknown) => {
   return s.length > MAX_PUSHED_TEXT ? `${s.slice(0, MAX_PUSHED_TEXT)}…` : s;
 };
 
-/**
- * An agent's question as the asked agent sees it. hub.py shows only `question` (as `[ask from <source>] …`) and drops
- * `intervention_id`, so the question itself says how to answer, on the same line: the daemon types it into the agent's
- * terminal, where a newline would send the first half on its own.
- */
-const askedQuestion = (question: unknown, interventionId: unknown) =>
-  `${cut(question)} (answer it: orchestratia intervention respond ${String(interventionId)} --response "…")`;
+/** A note recording an ask or its answer (operations/agent-questions.ts): the daemon is told by intervention_for_session or intervention_response. */
+const recordsAnAsk = (e: CommittedEvent) => e.type === "note_added" && (ASK_NOTE_VIA as readonly unknown[]).includes(e.data.via);
 
 /** A session and its server. */
 export interface SessionRef {
@@ -76,7 +76,7 @@ export const needsTaskSessions = (e: CommittedEvent) => e.task_id !== null && (T
 
 /** Events whose pushes their own data says all of: a task given to a session, a question asked of one. */
 export const pushedAsRecorded = (e: CommittedEvent) =>
-  (e.type === "task_assigned" && typeof e.data.session_id === "string") ||
+  (e.type === "task_assigned" && typeof e.data.session_id === "string" && e.data.pending_approval !== true) ||
   (e.type === "intervention_requested" && typeof e.data.target_session_id === "string");
 
 /** Events the sessions working on the task's dependents hear of: its completion (when it has dependents), a note marked for them. */
@@ -103,7 +103,16 @@ function toTarget(e: CommittedEvent, target: SessionRef, task: TaskSessions): Da
   const d = e.data;
   switch (e.type) {
     case "task_approved":
-      return { type: "task_approved", ...base };
+      // Told nothing while it waited: now given to the session as if just assigned (hub.py starts its agent on it, in plan mode if asked).
+      return {
+        type: "task_assigned",
+        ...base,
+        title: task.title,
+        priority: d.priority ?? "normal",
+        require_plan: d.require_plan === true,
+        pending_approval: false,
+        from_session_name: d.from_session_name ?? "Unknown",
+      };
     case "plan_approved":
       return { type: "plan_approved", ...base };
     case "plan_revision_requested":
@@ -124,26 +133,26 @@ function toTarget(e: CommittedEvent, target: SessionRef, task: TaskSessions): Da
   }
 }
 
+/** hub.py types `Task '<title>' (#<id>) <status_label>. Summary: <summary> Run …` after an Escape: title and summary go as one line each. */
 function statusUpdate(e: CommittedEvent, to: SessionRef, title: string): DaemonPush {
   const status = e.type.replace("task_", "");
   const d = e.data;
   const summary = typeof d.summary === "string" ? d.summary : typeof d.error === "string" ? d.error : typeof d.reason === "string" ? d.reason : "";
-  return { type: "task_status_update", session_id: to.sessionId, task_id: e.task_id, title, status, status_label: status, summary: cut(summary) };
+  return {
+    type: "task_status_update",
+    session_id: to.sessionId,
+    task_id: e.task_id,
+    title: typedLine(title),
+    status,
+    status_label: status,
+    summary: cut(typedLine(summary)),
+  };
 }
 
-/** The push an event makes to the session that created the task, if any. */
+/** The push an event makes to the session that created the task, if any: how it ended, whoever ended it. */
 function toSource(e: CommittedEvent, source: SessionRef, task: TaskSessions): DaemonPush | null {
   // A session that finished or dropped its own task knows.
   if (sameSession(source, task.target) && e.actor === `agent:${source.serverName}`) return null;
-  if (e.type === "task_cancelled" && !e.actor.startsWith("agent:")) {
-    return {
-      type: "task_rejected",
-      session_id: source.sessionId,
-      task_id: e.task_id,
-      title: task.title,
-      reason: typeof e.data.reason === "string" && e.data.reason ? cut(e.data.reason) : "No reason given",
-    };
-  }
   return statusUpdate(e, source, task.title);
 }
 
@@ -161,6 +170,8 @@ export function daemonPushes(
     const d = e.data;
     // A task given to a session triggers the agent working in it.
     if (e.type === "task_assigned" && typeof d.session_id === "string" && typeof d.server_id === "string") {
+      // One waiting for approval is pushed when approved (task_approved above), never before: hub.py would type a box into the agent.
+      if (d.pending_approval === true) continue;
       add(d.server_id, {
         type: "task_assigned",
         session_id: d.session_id,
@@ -168,7 +179,7 @@ export function daemonPushes(
         title: d.title ?? "",
         priority: d.priority ?? "normal",
         require_plan: d.require_plan === true,
-        pending_approval: d.pending_approval === true,
+        pending_approval: false,
         from_session_name: d.from_session_name ?? "Unknown",
       });
       continue;
@@ -178,12 +189,15 @@ export function daemonPushes(
       add(d.target_server_id, {
         type: "intervention_for_session",
         target_session_id: d.target_session_id,
-        question: askedQuestion(d.question, d.intervention_id),
+        // hub.py shows only the question (as `[ask from <source>] …`), so it says how to answer it, on the same line.
+        question: askedQuestion(cut(d.question), String(d.intervention_id)),
         source: typeof d.source === "string" ? d.source : "",
         intervention_id: d.intervention_id,
       });
       continue;
     }
+    // Its agent hears of it already (the question queued in its inbox, the answer typed): the note is for notes://inbox.
+    if (recordsAnAsk(e)) continue;
     const task = e.task_id ? tasks.get(e.task_id) : undefined;
     if (task?.target && TO_TARGET.has(e.type)) add(task.target.serverId, toTarget(e, task.target, task));
     if (task?.source && TO_SOURCE.has(e.type)) add(task.source.serverId, toSource(e, task.source, task));

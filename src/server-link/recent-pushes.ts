@@ -5,8 +5,8 @@
  * it then is lost; the daemon acknowledges nothing and types what it
  * receives, so a blind resend would type things twice. Only pushes whose
  * effect the hub can see are sent again, and only while it has not happened:
- *   - `task_assigned` (and `task_approved`): the task is still given to that
- *     session and not started;
+ *   - `task_assigned` (also how an approved task reaches its session): the
+ *     task is still given to that session and not started;
  *   - `intervention_for_session`: the question still waits for its answer.
  * An answer (`intervention_response`), a note or a status update leaves no
  * such mark, so it is not sent again (docs/USING.md says so). A socket the
@@ -19,14 +19,14 @@ export const RESEND_WINDOW_MS = 15_000;
 /** Pushes remembered at most. */
 const MAX_REMEMBERED = 500;
 
-const RESENDABLE = new Set(["task_assigned", "task_approved", "intervention_for_session"]);
+const RESENDABLE = new Set(["task_assigned", "intervention_for_session"]);
 
 export class RecentPushes {
   private sent: { at: number; socket: number; push: DaemonPush }[] = [];
 
   /** A push went out on the daemon's socket (known by when it connected). */
   note(push: DaemonPush, socket: number, at = Date.now()) {
-    if (!RESENDABLE.has(push.type) || push.pending_approval === true) return;
+    if (!RESENDABLE.has(push.type)) return;
     this.sent.push({ at, socket, push });
     if (this.sent.length > MAX_REMEMBERED) this.sent.splice(0, this.sent.length - MAX_REMEMBERED);
   }

@@ -10,7 +10,7 @@
  * `current_mtime`), `parent_not_found`, `io_error`, `session_not_found`,
  * `working_dir_unset`, `internal_error`.
  */
-import { MAX_DAEMON_FRAME_BYTES } from "./daemon-frames";
+import { frameBytes, parseDaemonFrame } from "./daemon-frames";
 
 export const FS_OPERATIONS = ["fs_list_dir", "fs_read_file", "fs_write_file", "fs_stat"] as const;
 export type FsOperation = (typeof FS_OPERATIONS)[number];
@@ -69,8 +69,37 @@ export function fsAnswerOf(frame: Record<string, unknown>): FsAnswer {
   };
 }
 
-/** What stands for an answer the Worker could not pass on: larger than a frame between it and the link. */
-export const tooLargeForFrame = (bytes: number): FsAnswer => ({ ok: false, error: "frame_too_large", frame_bytes: bytes, limit: MAX_DAEMON_FRAME_BYTES });
+/** What a `conflict` says of the file now (both null: it was deleted), or which of its fields is not as fs_handler.py writes it. */
+export type ConflictState = { ok: true; sha256: string | null; mtime: number | null } | { ok: false; field: string; rule: string };
+
+export function conflictState(a: FsAnswer): ConflictState {
+  const sha256 = a.current_sha256 ?? null;
+  const mtime = a.current_mtime ?? null;
+  if (sha256 !== null && !(typeof sha256 === "string" && /^[0-9a-f]{64}$/.test(sha256)))
+    return { ok: false, field: "current_sha256", rule: "a sha256 (64 lowercase hexadecimal digits) or null" };
+  if (mtime !== null && !Number.isSafeInteger(mtime)) return { ok: false, field: "current_mtime", rule: "whole seconds since the epoch, or null" };
+  return { ok: true, sha256: sha256 as string | null, mtime: mtime as number | null };
+}
+
+/**
+ * The largest answer the Worker hands the link itself: a file at the daemon's limit whose every byte `json.dumps`
+ * escapes to six (`\u00e9`, as Latin-1 text comes), and its envelope. Within what one RPC call carries (32 MiB).
+ */
+export const MAX_FS_ANSWER_BYTES = 6 * DAEMON_FILE_LIMIT_BYTES + 64 * 1024;
+
+/** What stands for an answer the Worker could not pass on. */
+export const tooLargeForFrame = (bytes: number): FsAnswer => ({ ok: false, error: "frame_too_large", frame_bytes: bytes, limit: MAX_FS_ANSWER_BYTES });
+
+/**
+ * An `fs_*_result` too large for a frame between the Worker and the link (the daemon sends a whole file in one, up to
+ * its 5 MB limit), read by the Worker to be handed to the link over RPC: the answer, or why there is none.
+ */
+export function oversizedFsAnswer(message: string | ArrayBuffer): FsAnswer {
+  const bytes = frameBytes(message);
+  if (bytes > MAX_FS_ANSWER_BYTES) return tooLargeForFrame(bytes);
+  const frame = parseDaemonFrame(message);
+  return frame.ok ? fsAnswerOf(frame.frame) : { ok: false, error: "unreadable_answer" };
+}
 
 /**
  * Where `path` leads under the root, read as the daemon reads it (leading
@@ -88,4 +117,12 @@ export function pathUnderRoot(path: string): string | null {
     } else kept.push(part);
   }
   return kept.join("/");
+}
+
+/** `rel` (as pathUnderRoot leaves it, `/`-separated) inside `folder`, an absolute folder of the machine, with its separators. */
+export function pathInFolder(folder: string, rel: string): string {
+  const windows = /^[A-Za-z]:[\\/]/.test(folder) && !folder.includes("/");
+  const sep = windows ? "\\" : "/";
+  const base = folder.replace(/[\\/]+$/, "");
+  return rel === "" ? folder : `${base}${sep}${windows ? rel.replaceAll("/", "\\") : rel}`;
 }

@@ -3,11 +3,12 @@
  * agents create wait for a person. Such a task keeps its status, but is marked
  * `awaiting_approval`: it is never auto-assigned, and is not started or planned
  * until a person approves it; it may be assigned by hand meanwhile, and its
- * session's daemon then shows it as waiting (`pending_approval`). Approving it
- * clears the mark, tells that daemon (`task_approved`), and offers a pending
- * one to auto-assignment at once.
+ * session's daemon hears nothing of it yet. Approving it clears the mark, gives
+ * it to that daemon as a plain `task_assigned` (server-link/pushes.ts), and
+ * offers a pending one to auto-assignment at once.
  */
-import { sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
+import { sessions } from "../../db/schema";
 import { FINISHED } from "../../domain/lifecycle";
 import type { ProjectSettings } from "../../domain/project-settings";
 import { statement } from "../statements";
@@ -37,10 +38,22 @@ export const approve: Planner<"approve"> = async (ctx, cmd) => {
   const { task, blockers } = loaded;
   if (FINISHED.includes(task.status)) return invalidTransition(task.status, `Cannot approve a task that is ${task.status}`);
   if (!task.awaitingApproval) return notAwaitingApproval();
+  // What its session's daemon is told on approval is the assignment it was not told of while the task waited.
+  const from =
+    task.targetSessionId && task.sourceSessionId
+      ? await ctx.db.query.sessions.findFirst({ where: eq(sessions.id, task.sourceSessionId), columns: { name: true } })
+      : undefined;
   const approved = {
     type: "task_approved" as const,
     taskId: task.id,
-    data: { status: task.status, session_id: task.targetSessionId, server_id: task.assignedServerId },
+    data: {
+      status: task.status,
+      session_id: task.targetSessionId,
+      server_id: task.assignedServerId,
+      priority: task.priority,
+      require_plan: task.requirePlan,
+      from_session_name: from?.name ?? null,
+    },
   };
   // A pending task is offered at once, as if it had just come in; one given to a server or session already goes ahead there.
   if (task.status === "pending") return pendingAndOffered(ctx, task, blockers.length === 0, task.rejectedBy, { awaitingApproval: false }, [approved]);

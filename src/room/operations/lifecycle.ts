@@ -9,7 +9,7 @@ import { loadTask, recordEvents, statusEvent, taskWrite, transition, type AgentN
 import { beginTrace, parseTraceparent } from "../../protocol/trace-context";
 import { awaitingApproval, blocked, clientIdTaken, interventionClosed, invalidField, notFound, taskImmutable, unknownDependencies } from "./refusals";
 import { immutableFieldsChanged } from "../../protocol/compute-protocol";
-import { agentMayAnswer } from "./agent-questions";
+import { agentMayAnswer, answerRecorded } from "./agent-questions";
 import { delegatedTo } from "../../protocol/task-format";
 
 const deadlineFrom = (task: TaskRow, now: string) => (task.timeoutSeconds ? new Date(Date.parse(now) + task.timeoutSeconds * 1000).toISOString() : null);
@@ -304,7 +304,14 @@ export async function respond(ctx: OpContext, cmd: Cmd<"respond">): Promise<OpOu
   // A question outside any task, or one agent's question to another (which never held its task), changes no task.
   if (!intervention.taskId || intervention.targetSessionId) {
     const event = { type: "intervention_responded" as const, taskId: intervention.taskId, data: answered };
-    return { taskId: intervention.taskId ?? "", statements: [answer(null)], events: recordEvents(ctx, [event]), data, notices };
+    const note = await answerRecorded(ctx, intervention, cmd.response);
+    return {
+      taskId: intervention.taskId ?? "",
+      statements: [answer(null), ...(note ? [note.statement] : [])],
+      events: recordEvents(ctx, [event, ...(note ? [note.event] : [])]),
+      data,
+      notices,
+    };
   }
   const task = (await loadTask(ctx, intervention.taskId))!;
   const next = transition(ctx, task, "respond");

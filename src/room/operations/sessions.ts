@@ -76,6 +76,13 @@ export const openSession = async (ctx: OpContext, cmd: Cmd<"open_session">): Pro
 };
 
 /**
+ * A session a person closed is closed at once, before its agent has exited: the daemon's `session_closed` that follows
+ * still brings the exit code, once.
+ */
+const exitAfterClose = (row: SessionRow, c: Cmd<"session_status">["change"]) =>
+  row.status === "closed" && row.exitCode === null && c.status === "closed" && c.exitCode !== undefined && c.exitCode !== null;
+
+/**
  * Moves a session on. A session that has ended stays ended: a daemon that
  * reports it alive again (after a close it had not heard of) changes nothing.
  */
@@ -83,18 +90,22 @@ export const changeSession = async (ctx: OpContext, cmd: Cmd<"session_status">):
   const row = await ctx.db.query.sessions.findFirst({ where: and(eq(sessions.id, cmd.sessionId), eq(sessions.projectId, ctx.projectId)) });
   if (!row) return sessionNotFound;
   const c = cmd.change;
-  if (isFinalSession(row.status) || (row.status === c.status && c.pid === undefined)) return { ...answerOnly("", { session: row }), unchanged: true };
-  const next: SessionRow = {
-    ...row,
-    status: c.status,
-    pid: c.pid ?? row.pid,
-    tmuxName: c.tmuxName ?? row.tmuxName,
-    workingDirectory: row.workingDirectory ?? c.workingDirectory ?? null,
-    exitCode: c.exitCode ?? row.exitCode,
-    error: c.error ?? row.error,
-    updatedAt: ctx.now,
-    closedAt: isFinalSession(c.status) ? ctx.now : null,
-  };
+  const exited = exitAfterClose(row, c);
+  if (!exited && (isFinalSession(row.status) || (row.status === c.status && c.pid === undefined)))
+    return { ...answerOnly("", { session: row }), unchanged: true };
+  const next: SessionRow = exited
+    ? { ...row, exitCode: c.exitCode!, updatedAt: ctx.now }
+    : {
+        ...row,
+        status: c.status,
+        pid: c.pid ?? row.pid,
+        tmuxName: c.tmuxName ?? row.tmuxName,
+        workingDirectory: row.workingDirectory ?? c.workingDirectory ?? null,
+        exitCode: c.exitCode ?? row.exitCode,
+        error: c.error ?? row.error,
+        updatedAt: ctx.now,
+        closedAt: isFinalSession(c.status) ? ctx.now : null,
+      };
   const update = statement(
     ctx.d1,
     ctx.db
@@ -103,7 +114,8 @@ export const changeSession = async (ctx: OpContext, cmd: Cmd<"session_status">):
       .where(and(eq(sessions.id, row.id), eq(sessions.status, row.status), eq(sessions.updatedAt, row.updatedAt)))
       .returning({ id: sessions.id }),
   );
-  const type = sessionEventOf(row.status as SessionStatus, next.status as SessionStatus);
+  // The exit code is told as the close is: dashboards and the log keep the last `session_closed`'s `exit_code`.
+  const type = exited ? "session_closed" : sessionEventOf(row.status as SessionStatus, next.status as SessionStatus);
   return {
     taskId: "",
     guardedUpdate: 0,

@@ -92,8 +92,12 @@ export function WorkingTree(props: { projectId: string; sessionId: string; root:
       setSaved(written.mtime);
     } catch (e) {
       if (e instanceof ApiError && e.problem.code === "FILE_CHANGED") {
-        const current = e.problem as { current_sha256?: string | null; current_mtime?: number | null };
-        setChanged({ sha256: current.current_sha256 ?? null, mtime: current.current_mtime ?? null });
+        const current = e.problem as { current_sha256?: unknown; current_mtime?: unknown };
+        // Shown as text: anything but a string (or a number for the time) is shown as unknown.
+        setChanged({
+          sha256: typeof current.current_sha256 === "string" ? current.current_sha256 : null,
+          mtime: typeof current.current_mtime === "number" ? current.current_mtime : null,
+        });
       } else setError(messageOf(e));
     } finally {
       setSaving(false);
