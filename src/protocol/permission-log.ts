@@ -4,7 +4,7 @@
  * matched_rule_id, reason, agent_name, created_at}`.
  */
 import { z } from "zod";
-import { PERMISSION_DECISIONS } from "../db/schema";
+import { PERMISSION_DECISIONS } from "../domain/permission-decisions";
 import { cutText } from "../domain/text";
 
 /** The hook's `time.strftime('%Y-%m-%dT%H:%M:%S+00:00')`, or any ISO-8601 time with its offset (Z or ±hh:mm). */
