@@ -7,7 +7,7 @@
  */
 import { WorkerEntrypoint } from "cloudflare:workers";
 import hub from "../src/index";
-import type { WorkerEnv } from "../src/worker-env";
+import type { WorkerEnv } from "../src/runtime/worker-env";
 
 export * from "../src/index";
 export default hub;

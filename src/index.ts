@@ -1,14 +1,14 @@
 /** Worker entry: the HTTP app, the housekeeping cron, and the Durable Object classes. */
 import { buildApp } from "./app";
-import { answerKnownEmptyPoll, polledList } from "./file-polls";
-import { expirePermissionLog, sweepExpired, wakeRoomsWithLapsedLeases, wakeStrandedDeliveries } from "./maintenance";
-import type { WorkerEnv } from "./worker-env";
+import { answerKnownEmptyPoll, polledList } from "./files/file-polls";
+import { expirePermissionLog, sweepExpired, wakeRoomsWithLapsedLeases, wakeStrandedDeliveries } from "./runtime/maintenance";
+import type { WorkerEnv } from "./runtime/worker-env";
 
 export { ProjectRoom } from "./room/project-room";
 export { ServerLink } from "./server-link/server-link";
 export { WebhookEndpoint } from "./integrations/webhook-endpoint";
 export { TelegramChat } from "./integrations/telegram/chat";
-export { PermissionLogWriter } from "./permission-log-writer";
+export { PermissionLogWriter } from "./permission-log/writer";
 export { McpSession } from "./mcp/session";
 
 const app = buildApp();

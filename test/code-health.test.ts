@@ -5,7 +5,7 @@
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { blobKey } from "../src/blobs";
+import { blobKey } from "../src/datarefs/blobs";
 import { fakeDaemon, pythonDumps, type FakeDaemon } from "./fake-daemon";
 import srcSnapshot from "./fixtures/code-health-src.json";
 import webSnapshot from "./fixtures/code-health-web.json";

@@ -7,7 +7,7 @@
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { FOREIGN_POINTER } from "../src/dataref-pointers";
+import { FOREIGN_POINTER } from "../src/datarefs/pointers";
 import {
   addMember,
   call,

@@ -1,4 +1,4 @@
-import type { WorkerEnv as HubBindings } from "../src/worker-env";
+import type { WorkerEnv as HubBindings } from "../src/runtime/worker-env";
 
 declare global {
   namespace Cloudflare {

@@ -5,7 +5,7 @@
 import { env } from "cloudflare:workers";
 import { SignJWT } from "jose";
 import { beforeAll, describe, expect, it } from "vitest";
-import { EmptyLists, emptyLists, POLL_MEMO_MS } from "../src/file-polls";
+import { EmptyLists, emptyLists, POLL_MEMO_MS } from "../src/files/file-polls";
 import { daemonFiles } from "./fake-daemon";
 import { addMember, BASE, call, createProject, createUser, expectProblem, fetchUrl, registerAgent, type Reply } from "./helpers";
 import { cli, createWorld, expectOk, openSession, type World } from "./task-world";

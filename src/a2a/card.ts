@@ -6,7 +6,7 @@ import { AgentCard } from "@a2a-js/sdk";
 import { duplicateInterfacesForLegacy } from "@a2a-js/sdk/compat/v0_3";
 import type { Candidate } from "../domain/matching";
 import { capabilityNames } from "../domain/matching";
-import { HUB_VERSION } from "../version";
+import { HUB_VERSION } from "../runtime/version";
 
 export const BEARER_SCHEME = "bearer";
 const INPUT_MODES = ["text/plain", "application/json"];

@@ -26,11 +26,11 @@ import {
   UnsupportedOperationError,
 } from "@a2a-js/sdk/errors";
 import { sha256Hex } from "../auth/secrets";
-import { linkPointers, pointerErrors } from "../dataref-pointers";
+import { linkPointers, pointerErrors } from "../datarefs/pointers";
 import { canonicalJson } from "../domain/canonical-json";
 import { hubBaseUrl } from "../http/base-url";
 import { visibilityOf } from "../http/dataref-links";
-import { OFFLOAD_DEPTH } from "../offload";
+import { OFFLOAD_DEPTH } from "../datarefs/offload";
 import { offloadFor } from "../routes/task-access";
 import { interventions } from "../db/schema";
 import { serverCandidates } from "../db/server-candidates";

@@ -7,7 +7,7 @@ import { taskViewsInBatch } from "../db/task-queries";
 import type { TaskView } from "../views/tasks";
 import { roomStub } from "../room/client";
 import type { CommittedEvent } from "../room/statements";
-import type { WorkerEnv } from "../worker-env";
+import type { WorkerEnv } from "../runtime/worker-env";
 
 /**
  * A task as it is, and the project's newest event when it was read, in one transaction: every event after that seq

@@ -5,7 +5,7 @@
  * audience is not the access tokens', so neither is ever taken for the other.
  */
 import { errors, jwtVerify, SignJWT } from "jose";
-import type { Env } from "../env";
+import type { Env } from "../runtime/env";
 
 export const CONNECT_TOKEN_TTL_SECONDS = 5 * 60;
 

@@ -5,7 +5,7 @@
  * accepted too and name their user by email.
  */
 import { createRemoteJWKSet, decodeProtectedHeader, errors, jwtVerify, SignJWT } from "jose";
-import type { Env } from "../env";
+import type { Env } from "../runtime/env";
 
 export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
 

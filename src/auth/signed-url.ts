@@ -5,7 +5,7 @@
  * agents that need no other credential) — so it lives minutes, not hours.
  */
 import { errors, jwtVerify, SignJWT } from "jose";
-import type { Env } from "../env";
+import type { Env } from "../runtime/env";
 
 export const UPLOAD_URL_TTL_SECONDS = 15 * 60;
 export const DOWNLOAD_URL_TTL_SECONDS = 10 * 60;

@@ -7,7 +7,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import type { Db, UserRow } from "../db/client";
 import { nowIso } from "../db/client";
 import { refreshTokens } from "../db/schema";
-import type { Env } from "../env";
+import type { Env } from "../runtime/env";
 import { unauthorized } from "../http/problem";
 import type { z } from "zod";
 import { type tokenPairSchema, userView } from "../views/people";

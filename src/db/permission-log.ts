@@ -1,7 +1,7 @@
 /**
  * The permission log's reads and writes (schema.ts `permissionLog`): whose sessions a daemon's entries belong to,
  * the inserts of a batch, a project's pages newest first, and the housekeeping's deletions. Each project's entries are
- * written by its own log writer (src/permission-log-writer.ts), never through its room.
+ * written by its own log writer (src/permission-log/writer.ts), never through its room.
  */
 import { and, desc, eq, sql, type SQL } from "drizzle-orm";
 import { ACTIVE } from "../domain/lifecycle";

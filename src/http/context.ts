@@ -2,8 +2,8 @@ import type { Context } from "hono";
 import type { AccessCheck, Principal } from "../auth/principal";
 import type { Db } from "../db/client";
 import type { RequestSession } from "../db/request-session";
-import type { StoredDataref } from "../offload";
-import type { WorkerEnv } from "../worker-env";
+import type { StoredDataref } from "../datarefs/offload";
+import type { WorkerEnv } from "../runtime/worker-env";
 
 export interface HubEnv {
   Bindings: WorkerEnv;

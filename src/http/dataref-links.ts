@@ -4,13 +4,13 @@
  * already sees the pointer, and the URL lets it fetch the bytes with no other
  * credential. Only a pointer to a DataRef of the project of the object carrying
  * it (the project the request is about, else the object's own `project_id`),
- * one the caller may see, gets one (dataref-pointers.ts). Answers without a
+ * one the caller may see, gets one (datarefs/pointers.ts). Answers without a
  * pointer pass untouched.
  */
 import { createMiddleware } from "hono/factory";
 import { sql } from "drizzle-orm";
 import { accessOf, membershipOf } from "../auth/access";
-import { linkPointers, pointedTo, type Visibility } from "../dataref-pointers";
+import { linkPointers, pointedTo, type Visibility } from "../datarefs/pointers";
 import { hubBaseUrl } from "./base-url";
 import type { HubContext, HubEnv } from "./context";
 

@@ -4,7 +4,7 @@
  * project, task, caller) and the concrete path. Never a body, a header or a
  * query string (signed URLs carry their token there).
  */
-import { logError } from "../log";
+import { logError } from "../runtime/log";
 import type { HubContext } from "./context";
 import { requestFields } from "./request-log";
 

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { ROLES } from "../db/schema";
 import { AGENT_TYPE_ALIASES, AGENT_TYPES, daemonAgentType } from "../domain/agent-types";
 import { parseSeq } from "../domain/seq";
-import { pointersIn } from "../dataref-pointers";
+import { pointersIn } from "../datarefs/pointers";
 
 export const email = z
   .email("must be an email address")
@@ -47,7 +47,7 @@ export const withinJsonLimit = <T extends z.ZodType>(schema: T, max = INLINE_JSO
 
 /**
  * A JSON field a server declares about itself (system_info, capabilities, repos): at most 64 KiB, and no DataRef
- * pointer, which is only ever read in its own project (dataref-pointers.ts) while a server belongs to none.
+ * pointer, which is only ever read in its own project (datarefs/pointers.ts) while a server belongs to none.
  */
 export const serverJson = <T extends z.ZodType>(schema: T) =>
   withinJsonLimit(schema, 64 * 1024).superRefine((value, ctx) => {

@@ -7,7 +7,7 @@
  */
 import { createMiddleware } from "hono/factory";
 import { routePath } from "hono/route";
-import { log, logs, type LogFields } from "../log";
+import { log, logs, type LogFields } from "../runtime/log";
 import type { HubContext, HubEnv } from "./context";
 
 /** A route's project and task parameters: `:id` under /projects (or `:projectId`) and `:id` under /tasks. */

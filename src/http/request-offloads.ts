@@ -1,9 +1,9 @@
 /**
- * What a request offloaded to R2 (see offload.ts), remembered on its context
+ * What a request offloaded to R2 (see datarefs/offload.ts), remembered on its context
  * so that a request refused afterwards leaves no DataRef behind.
  */
 import { createMiddleware } from "hono/factory";
-import { offloadLargeJson, removeStored } from "../offload";
+import { offloadLargeJson, removeStored } from "../datarefs/offload";
 import type { HubContext, HubEnv } from "./context";
 import { logFailure } from "./failure-log";
 

@@ -1,5 +1,5 @@
 /** How the hub reaches an integration's delivery lane: one Durable Object per webhook or linked chat, named by its id. */
-import type { RoomEnv } from "../room-env";
+import type { RoomEnv } from "../runtime/room-env";
 import { countedStub } from "../db/round-trips";
 import type { OutboxTarget } from "../room/outbox";
 

@@ -6,7 +6,7 @@
  * loses nothing: the row is still pending and is sent again.
  */
 import { DurableObject } from "cloudflare:workers";
-import { log, logError } from "../log";
+import { log, logError } from "../runtime/log";
 import type { RoomReachingEnv } from "../room/rpc-port";
 import { RETRY_DELAYS_MS } from "./retry-schedule";
 

@@ -5,7 +5,7 @@
  */
 import { hubBaseUrl } from "../http/base-url";
 import type { HubContext } from "../http/context";
-import { logError } from "../log";
+import { logError } from "../runtime/log";
 import { authorizationServer } from "./oauth";
 
 const helpers = (c: HubContext) => authorizationServer(hubBaseUrl(c)).getOAuthApi(c.env);

@@ -7,7 +7,7 @@
 import { OAuthAuthorizationServer, OAuthResourceServer, type OAuthResourceContext } from "@cloudflare/workers-oauth-provider";
 import { dbOf } from "../db/client";
 import type { HubContext } from "../http/context";
-import type { WorkerEnv } from "../worker-env";
+import type { WorkerEnv } from "../runtime/worker-env";
 import { requireLiveGrant, roleOfLiveGrant } from "./grant-check";
 
 export const MCP_PATH = "/mcp";

@@ -24,7 +24,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { HubContext, HubEnv } from "../http/context";
 import { apiDocument } from "../openapi/document";
-import { HUB_VERSION } from "../version";
+import { HUB_VERSION } from "../runtime/version";
 import { toolNamed, toolsFor, type Audience } from "./catalogue";
 import { callRoute, type McpCaller, type RouteAnswer } from "./dispatch";
 import { promptsFor } from "./prompts";

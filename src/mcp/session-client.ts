@@ -1,6 +1,6 @@
 /** The Worker's side of an MCP session (session.ts): its object, and what a request may ask of it as its caller. */
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import type { WorkerEnv } from "../worker-env";
+import type { WorkerEnv } from "../runtime/worker-env";
 
 export const sessionStub = (env: WorkerEnv, sessionId: string) => env.MCP_SESSION.get(env.MCP_SESSION.idFromName(sessionId));
 

@@ -5,7 +5,7 @@
  * subscribed resource an event touches. Tool calls and reads never come here.
  */
 import { DurableObject } from "cloudflare:workers";
-import { logError } from "../log";
+import { logError } from "../runtime/log";
 import { CLOSE } from "../room/sockets";
 import type { ProjectRoom } from "../room/project-room";
 

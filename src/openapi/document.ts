@@ -8,7 +8,7 @@ import type { Hono } from "hono";
 import { z } from "zod";
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponsesObject } from "zod-openapi";
 import { BOOKMARK_HEADER, MAX_BOOKMARK_LENGTH } from "../db/d1-bookmarks";
-import { HUB_VERSION } from "../version";
+import { HUB_VERSION } from "../runtime/version";
 import { operationOf, type Caller, type Operation, type Reply } from "./operation";
 import { problemSchema } from "./problem-schema";
 

@@ -6,7 +6,7 @@
  */
 import { and, eq } from "drizzle-orm";
 import { sha256Hex } from "../auth/secrets";
-import { logError } from "../log";
+import { logError } from "../runtime/log";
 import type { Db } from "../db/client";
 import { servers, tasks } from "../db/schema";
 import { serverCandidates } from "../db/server-candidates";
@@ -14,7 +14,7 @@ import { listTasks, taskViews } from "../db/task-queries";
 import { TOO_DEEP, tooDeepUnder } from "../domain/json-depth";
 import { capabilityNames, rolesOf } from "../domain/matching";
 import { zodFieldErrors } from "../protocol/field-errors";
-import { FOREIGN_POINTER, pointerErrors } from "../dataref-pointers";
+import { FOREIGN_POINTER, pointerErrors } from "../datarefs/pointers";
 import {
   agentMatches,
   baseMessage,

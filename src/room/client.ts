@@ -1,9 +1,9 @@
 /** How the Worker talks to a project's room: every write to a project's tasks goes through here. */
 import type { ShutdownReason } from "../protocol/agent-orchestrator-messages";
-import type { WorkerEnv as Env } from "../worker-env";
+import type { WorkerEnv as Env } from "../runtime/worker-env";
 import { Problem, validationFailed } from "../http/problem";
-import { logError } from "../log";
-import { pointerErrors } from "../dataref-pointers";
+import { logError } from "../runtime/log";
+import { pointerErrors } from "../datarefs/pointers";
 import { sql } from "drizzle-orm";
 import { dbOf } from "../db/client";
 import { READY_TO_OFFER } from "../db/schema";

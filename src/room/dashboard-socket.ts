@@ -11,7 +11,7 @@
 import { InvalidToken, verifyAccessToken } from "../auth/jwt";
 import type { Db } from "../db/client";
 import { isSeq } from "../domain/seq";
-import type { Env } from "../env";
+import type { Env } from "../runtime/env";
 import { eventView } from "../views/events";
 import { eventBacklog, eventsAfter, maySeeProject } from "./room-queries";
 import { attachmentOf, CLOSE, eventFrame, FrameRate, sendJson, type DashboardAttachment, type DashboardFrame } from "./sockets";

@@ -5,11 +5,11 @@
  * shell holds the entry points, presence and the alarm.
  */
 import { DurableObject } from "cloudflare:workers";
-import { blobKey } from "../blobs";
+import { blobKey } from "../datarefs/blobs";
 import { ONLINE_WINDOW_MS } from "../domain/presence";
-import type { RoomEnv } from "../room-env";
-import { linkPointers } from "../dataref-pointers";
-import { logError } from "../log";
+import type { RoomEnv } from "../runtime/room-env";
+import { linkPointers } from "../datarefs/pointers";
+import { logError } from "../runtime/log";
 import { laneStub } from "../integrations/client";
 import { linkStub } from "../server-link/client";
 import { countedD1 } from "../db/round-trips";

@@ -6,7 +6,7 @@
  * disconnect of the same server cannot interleave.
  */
 import { isOnline, ONLINE_WINDOW_MS } from "../domain/presence";
-import type { RoomEnv } from "../room-env";
+import type { RoomEnv } from "../runtime/room-env";
 import { HUB_ACTOR } from "./commands";
 import { earliest } from "./earliest";
 import { lastHeartbeat } from "./room-queries";

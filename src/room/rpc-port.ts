@@ -3,7 +3,7 @@
  * delivery lanes) reach a room in turn, without importing its class, whose
  * module imports theirs.
  */
-import type { Env } from "../env";
+import type { Env } from "../runtime/env";
 import type { RoomActor, RoomCommand, RoomResult } from "./commands";
 
 export interface RoomReachingEnv extends Env {

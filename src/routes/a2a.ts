@@ -17,7 +17,7 @@ import type { HubContext, HubEnv } from "../http/context";
 import { Problem, unauthorized } from "../http/problem";
 import { documented, type Operation } from "../openapi/operation";
 import { TOO_DEEP, tooDeepUnder } from "../domain/json-depth";
-import { logError } from "../log";
+import { logError } from "../runtime/log";
 import { legacyCardOf } from "../a2a/card";
 import { ProjectAgent, type A2ACaller } from "../a2a/project-agent";
 

@@ -17,7 +17,7 @@ import { conflict, Problem } from "../http/problem";
 import { documented } from "../openapi/operation";
 import { MAX_SNAPSHOT_BYTES, snapshotPost } from "../protocol/code-health";
 import { linkStub } from "../server-link/client";
-import { storeSnapshot } from "../code-health-store";
+import { storeSnapshot } from "../code-health/store";
 import {
   codeHealthPointView,
   codeHealthSchema,

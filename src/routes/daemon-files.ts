@@ -10,11 +10,11 @@ import { and, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { agent, currentServer } from "../auth/middleware";
-import { blobKey } from "../blobs";
+import { blobKey } from "../datarefs/blobs";
 import { FILE_TRANSFER_STATUSES, fileTransfers, type FileTransferKind } from "../db/schema";
 import { plainFilenameError } from "../domain/file-names";
 import { cutText } from "../domain/text";
-import { emptyLists } from "../file-polls";
+import { emptyLists } from "../files/file-polls";
 import { hubBaseUrl } from "../http/base-url";
 import { readJson } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
@@ -24,7 +24,7 @@ import { documented } from "../openapi/operation";
 import type { FileTransferEnd } from "../room/commands";
 import { roomActor, runInRoom } from "../room/client";
 import type { FileTransferRow } from "../room/operations/file-transfers";
-import { discardFile, storeFile } from "../stored-files";
+import { discardFile, storeFile } from "../files/stored-files";
 import { id } from "../views/fields";
 import { pendingDownloadSchema, pendingUploadSchema } from "../views/file-transfers";
 
@@ -39,7 +39,7 @@ export const daemonFileRoutes = new Hono<HubEnv>();
 
 /**
  * The server's pending transfers of one kind, oldest first, and whether it has any of the other kind: one statement,
- * two steps into the index of pending transfers. What it found empty, this isolate answers for a while (file-polls.ts).
+ * two steps into the index of pending transfers. What it found empty, this isolate answers for a while (files/file-polls.ts).
  */
 async function pending(c: HubContext, kind: FileTransferKind) {
   const server = currentServer(c).id;

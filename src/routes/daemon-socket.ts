@@ -13,8 +13,8 @@ import { requireUpgrade } from "../http/upgrade";
 import { documented } from "../openapi/operation";
 import { linkStub } from "../server-link/client";
 import { execOutputOf } from "../server-link/remote-exec";
-import { isSnapshotFrame, snapshotFromDaemon } from "../code-health-frames";
-import { logError } from "../log";
+import { isSnapshotFrame, snapshotFromDaemon } from "../code-health/frames";
+import { logError } from "../runtime/log";
 import { DAEMON_AUTH_GRACE_MS, DAEMON_CLOSE, MAX_DAEMON_FRAME_BYTES, overFrameLimit, oversizedFrame, parseDaemonFrame } from "../server-link/daemon-frames";
 import { FS_RESULTS, MAX_FS_ANSWER_BYTES, oversizedFsAnswer } from "../server-link/session-files";
 

@@ -4,7 +4,7 @@ import { HUB_PROTOCOL_VERSIONS } from "../domain/protocol-version";
 import type { HubEnv } from "../http/context";
 import { Problem } from "../http/problem";
 import { documented } from "../openapi/operation";
-import { HUB_VERSION } from "../version";
+import { HUB_VERSION } from "../runtime/version";
 
 export const healthRoutes = new Hono<HubEnv>();
 

@@ -10,7 +10,7 @@ import { agent, currentServer, person } from "../auth/middleware";
 import { nowIso } from "../db/client";
 import { existingProjects, logPage, sessionsOfServer, type LogRow } from "../db/permission-log";
 import { countedStub } from "../db/round-trips";
-import { logWriterStub } from "../permission-log-writer";
+import { logWriterStub } from "../permission-log/writer";
 import { PERMISSION_DECISIONS } from "../db/schema";
 import { tooDeepUnder, TOO_DEEP } from "../domain/json-depth";
 import { decodeCursor, encodeCursor } from "../domain/page-cursor";

@@ -18,7 +18,7 @@ import { readJson, readQuery } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
 import { agentType, label, text, uuid } from "../http/fields";
 import { conflict, forbidden, notFound } from "../http/problem";
-import { logError } from "../log";
+import { logError } from "../runtime/log";
 import { personOfUpgrade } from "../http/upgrade";
 import { runInRoom } from "../room/client";
 import { linkStub } from "../server-link/client";

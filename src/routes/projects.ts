@@ -14,7 +14,7 @@ import { documented } from "../openapi/operation";
 import { id, timestamp } from "../views/fields";
 import { disconnectUser, roomStub, runInRoom, serversWithSessionsIn } from "../room/client";
 import { linkStub } from "../server-link/client";
-import { deleteProjectBlobs } from "../blobs";
+import { deleteProjectBlobs } from "../datarefs/blobs";
 import type { HubEnv } from "../http/context";
 import { label, seqQuery, text, uuid } from "../http/fields";
 import { notFound } from "../http/problem";

@@ -12,7 +12,7 @@ import { roomActor } from "../room/client";
 import { offloaderFor } from "../http/request-offloads";
 import { rememberedProjectOf, rememberProjectOf } from "../db/task-projects";
 
-/** Large JSON the caller sends for this project goes to R2 (see offload.ts). */
+/** Large JSON the caller sends for this project goes to R2 (see datarefs/offload.ts). */
 export const offloadFor = (c: HubContext, projectId: string) => offloaderFor(c, projectId, roomActor(c).label);
 
 /**

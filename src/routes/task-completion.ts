@@ -10,7 +10,7 @@ import { readJson } from "../http/body";
 import type { HubContext } from "../http/context";
 import { fieldError, validationFailed } from "../http/problem";
 import { offloaderFor } from "../http/request-offloads";
-import { OFFLOAD_DEPTH } from "../offload";
+import { OFFLOAD_DEPTH } from "../datarefs/offload";
 import { completeBody, outcomeOf, responseBlocksOf } from "../protocol/task-response";
 import { roomActor } from "../room/client";
 import type { RoomCommand } from "../room/commands";

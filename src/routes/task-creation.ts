@@ -17,7 +17,7 @@ import { fieldError, Problem, validationFailed } from "../http/problem";
 import { checkTaskProtocol, createTaskBody } from "../protocol/hub-api";
 import { newTask, type AssignTarget } from "../room/commands";
 import { runInRoomForView } from "../room/client";
-import { OFFLOAD_DEPTH } from "../offload";
+import { OFFLOAD_DEPTH } from "../datarefs/offload";
 import { taskSchema, type TaskView } from "../views/tasks";
 import { rememberProjectOf } from "../db/task-projects";
 import { parentTask, subtaskTrace } from "./subtasks";

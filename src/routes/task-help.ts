@@ -5,7 +5,7 @@ import type { HubContext } from "../http/context";
 import { fieldError } from "../http/problem";
 import { helpBody } from "../protocol/hub-api";
 import { runInRoom } from "../room/client";
-import { OFFLOAD_DEPTH } from "../offload";
+import { OFFLOAD_DEPTH } from "../datarefs/offload";
 import { id } from "../views/fields";
 import { takenBack, type TaskSurface } from "./task-surface";
 import { taskFor, offloadFor } from "./task-access";

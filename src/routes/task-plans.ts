@@ -1,7 +1,7 @@
 /** A task's plan: submitted by its assignee, approved or sent back with feedback by a person. */
 import { readJson } from "../http/body";
 import { planBody, reviseBody } from "../protocol/hub-api";
-import { OFFLOAD_DEPTH } from "../offload";
+import { OFFLOAD_DEPTH } from "../datarefs/offload";
 import { taskSchema } from "../views/tasks";
 import { takenBack, type TaskSurface } from "./task-surface";
 import { offloadFor } from "./task-access";

@@ -7,7 +7,7 @@ import { readJson } from "../http/body";
 import type { HubContext } from "../http/context";
 import { cancelBody } from "../protocol/hub-api";
 import { runInRoom, runInRoomForView } from "../room/client";
-import { pointedTo } from "../dataref-pointers";
+import { pointedTo } from "../datarefs/pointers";
 import { discardOffloaded } from "../http/request-offloads";
 import { taskSchema } from "../views/tasks";
 import { rejectBody } from "../protocol/compute-protocol";

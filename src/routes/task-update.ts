@@ -4,7 +4,7 @@ import type { HubContext } from "../http/context";
 import { updateTaskBody } from "../protocol/hub-api";
 import { type TaskChanges } from "../room/commands";
 import { runInRoomForView } from "../room/client";
-import { OFFLOAD_DEPTH } from "../offload";
+import { OFFLOAD_DEPTH } from "../datarefs/offload";
 import { taskSchema } from "../views/tasks";
 import type { TaskSurface } from "./task-surface";
 import { taskFor, offloadFor } from "./task-access";

@@ -4,7 +4,7 @@
  * on in the order they came (handled without awaiting anything first), and
  * session reports are recorded. Kinds the hub takes no part in are logged.
  */
-import { logDebug } from "../log";
+import { logDebug } from "../runtime/log";
 import { sessionReportOf } from "./daemon-frames";
 import type { FileTransfers } from "./file-transfers";
 import type { LinkGrants } from "./link-grants";

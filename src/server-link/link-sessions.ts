@@ -4,7 +4,7 @@
  * room, told to the session's viewers), their terminal output (kept in the
  * scrollback, relayed in order), and the starts and ends people ask for.
  */
-import { logDebug } from "../log";
+import { logDebug } from "../runtime/log";
 import { isFinalSession } from "../domain/session-lifecycle";
 import type { RoomActor, SessionChange } from "../room/commands";
 import { executeInRoom, type RoomReachingEnv } from "../room/rpc-port";

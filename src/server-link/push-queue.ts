@@ -5,7 +5,7 @@
  * before a socket was replaced is kept again where it was not acted on
  * (recent-pushes.ts).
  */
-import { logError } from "../log";
+import { logError } from "../runtime/log";
 import type { DaemonPush } from "./pushes";
 import { notActedOn, RecentPushes } from "./recent-pushes";
 

@@ -9,7 +9,7 @@
  * hibernate.
  */
 import { DurableObject } from "cloudflare:workers";
-import { logDebug, logError } from "../log";
+import { logDebug, logError } from "../runtime/log";
 import type { RemoteUseEvent, RoomActor, RoomCommand } from "../room/commands";
 import { executeInRoom, type RoomReachingEnv } from "../room/rpc-port";
 import { sendJson } from "../room/sockets";

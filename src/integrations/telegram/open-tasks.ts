@@ -1,7 +1,7 @@
 /** What /tasks lists: the open tasks of the projects a person watches, those waiting on a person first. */
 import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import { PRIORITY_RANK } from "../../db/schema";
-import type { WorkerEnv } from "../../worker-env";
+import type { WorkerEnv } from "../../runtime/worker-env";
 import { WAITING_ON_PEOPLE, type ListedTask } from "./messages";
 
 /** How many tasks one /tasks answer lists; the rest are counted. */

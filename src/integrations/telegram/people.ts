@@ -5,7 +5,7 @@
  */
 import { accessOf } from "../../auth/access";
 import type { UserRow } from "../../db/client";
-import type { WorkerEnv } from "../../worker-env";
+import type { WorkerEnv } from "../../runtime/worker-env";
 import type { RoomCommand } from "../../room/commands";
 import { executeInRoom } from "../../room/rpc-port";
 

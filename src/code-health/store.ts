@@ -3,12 +3,12 @@
  * the whole snapshot goes to R2 as a DataRef of the project, then the project's room records the DataRef, the summary
  * and the event together. If the room refuses, the bytes are removed: a refused snapshot leaves nothing behind.
  */
-import { sha256Hex } from "./auth/secrets";
-import { blobKey, completeDatarefRow } from "./blobs";
-import { summaryOf } from "./domain/code-health";
-import type { Snapshot } from "./protocol/code-health";
-import type { RoomActor, RoomResult } from "./room/commands";
-import { executeInRoom, type RoomReachingEnv } from "./room/rpc-port";
+import { sha256Hex } from "../auth/secrets";
+import { blobKey, completeDatarefRow } from "../datarefs/blobs";
+import { summaryOf } from "../domain/code-health";
+import type { Snapshot } from "../protocol/code-health";
+import type { RoomActor, RoomResult } from "../room/commands";
+import { executeInRoom, type RoomReachingEnv } from "../room/rpc-port";
 
 const CONTENT_TYPE = "application/json";
 

@@ -42,6 +42,6 @@ export interface Env {
   A2A_BLOCKING_WAIT_SECONDS?: string;
   /** Days the permission log keeps an entry; default 30. */
   PERMISSION_LOG_DAYS?: string;
-  /** Lowest level logged: debug, info, warn or error; default info (see src/log.ts). */
+  /** Lowest level logged: debug, info, warn or error; default info (see src/runtime/log.ts). */
   LOG_LEVEL?: string;
 }

@@ -3,21 +3,21 @@
  * results, contract data, specs and plans goes to R2 as a DataRef, and D1
  * holds `{"$dataref": id, size, sha256, content_type}` instead. On the way
  * out, every such reference gets a fresh short-lived download URL
- * (dataref-pointers.ts), so the agent that receives it needs no other credential.
+ * (pointers.ts), so the agent that receives it needs no other credential.
  *
  * This is the part the Worker and the project room share; what a request
  * offloaded, and its removal when the request is refused, is in
  * `http/request-offloads.ts`.
  */
 import { inArray } from "drizzle-orm";
-import { sha256Hex } from "./auth/secrets";
+import { sha256Hex } from "../auth/secrets";
 import { blobKey, completeDatarefRow } from "./blobs";
-import type { Db } from "./db/client";
-import { isForeignKeyViolation } from "./db/errors";
-import { datarefs } from "./db/schema";
-import { NotFound } from "./domain/errors";
-import type { Env } from "./env";
-import { isPlainObject } from "./domain/plain-object";
+import type { Db } from "../db/client";
+import { isForeignKeyViolation } from "../db/errors";
+import { datarefs } from "../db/schema";
+import { NotFound } from "../domain/errors";
+import type { Env } from "../runtime/env";
+import { isPlainObject } from "../domain/plain-object";
 
 export const DEFAULT_INLINE_JSON_BYTES = 64 * 1024;
 

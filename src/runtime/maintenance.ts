@@ -1,10 +1,10 @@
 /** Hourly housekeeping (cron trigger): forgets what has expired, and wakes deliveries nobody woke. */
-import { deleteLogBefore } from "./db/permission-log";
-import { IDEMPOTENCY_TTL_MS } from "./http/idempotency";
-import { laneStub } from "./integrations/client";
+import { deleteLogBefore } from "../db/permission-log";
+import { IDEMPOTENCY_TTL_MS } from "../http/idempotency";
+import { laneStub } from "../integrations/client";
 import type { RoomEnv } from "./room-env";
-import { leaseSeconds, LEASED_STATUSES } from "./protocol/compute-protocol";
-import { roomStub } from "./room/client";
+import { leaseSeconds, LEASED_STATUSES } from "../protocol/compute-protocol";
+import { roomStub } from "../room/client";
 import type { WorkerEnv } from "./worker-env";
 
 const KEEP_EXPIRED_MS = 7 * 24 * 60 * 60 * 1000;

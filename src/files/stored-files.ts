@@ -1,12 +1,12 @@
 /**
  * Files sent between people and a session's machine are kept as DataRefs of the project: streamed to R2 and hashed on
- * the way (hashing-put.ts), under the project's prefix, served by signed URL like any DataRef. The row is inserted
+ * the way (datarefs/hashing-put.ts), under the project's prefix, served by signed URL like any DataRef. The row is inserted
  * by the project's room, with the transfer it belongs to.
  */
-import { blobKey, completeDatarefRow } from "./blobs";
-import { putComputingSha256 } from "./hashing-put";
-import type { Env } from "./env";
-import type { DatarefRow } from "./views/datarefs";
+import { blobKey, completeDatarefRow } from "../datarefs/blobs";
+import { putComputingSha256 } from "../datarefs/hashing-put";
+import type { Env } from "../runtime/env";
+import type { DatarefRow } from "../views/datarefs";
 
 const CONTENT_TYPE = "application/octet-stream";
 

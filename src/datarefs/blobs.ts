@@ -1,5 +1,5 @@
 /** Where DataRef bytes live in R2: one prefix per project, so a project's objects go with it. */
-import type { DatarefRow } from "./views/datarefs";
+import type { DatarefRow } from "../views/datarefs";
 
 export const blobKey = (projectId: string, datarefId: string) => `projects/${projectId}/datarefs/${datarefId}`;
 

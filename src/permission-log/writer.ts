@@ -6,13 +6,13 @@
  * (their daemons see an error) and loses nothing that was acknowledged.
  */
 import { DurableObject } from "cloudflare:workers";
-import { insertLogRows, type LogRow } from "./db/permission-log";
-import type { Env } from "./env";
-import { laneStub } from "./integrations/client";
-import { deniedNotices } from "./integrations/telegram/denied-calls";
-import { logError } from "./log";
-import type { RoomEnv } from "./room-env";
-import { outboxTargets } from "./room/outbox";
+import { insertLogRows, type LogRow } from "../db/permission-log";
+import type { Env } from "../runtime/env";
+import { laneStub } from "../integrations/client";
+import { deniedNotices } from "../integrations/telegram/denied-calls";
+import { logError } from "../runtime/log";
+import type { RoomEnv } from "../runtime/room-env";
+import { outboxTargets } from "../room/outbox";
 
 /**
  * Rows a batch takes at most, from one post or several: small batches keep a task write's wait short. A longer post

@@ -4,11 +4,11 @@
  * size (a snapshot is often more than the 1 MiB a frame may carry to the server's link), and stored as a post is.
  * A refusal is told to the daemon as `{"type": "error", code, detail}`, and nothing is kept.
  */
-import { TOO_DEEP, tooDeepUnder } from "./domain/json-depth";
-import { MAX_SNAPSHOT_BYTES, snapshotSchema } from "./protocol/code-health";
-import { zodFieldErrors } from "./protocol/field-errors";
-import type { RoomReachingEnv } from "./room/rpc-port";
-import { storeSnapshot } from "./code-health-store";
+import { TOO_DEEP, tooDeepUnder } from "../domain/json-depth";
+import { MAX_SNAPSHOT_BYTES, snapshotSchema } from "../protocol/code-health";
+import { zodFieldErrors } from "../protocol/field-errors";
+import type { RoomReachingEnv } from "../room/rpc-port";
+import { storeSnapshot } from "./store";
 
 /** Whether a daemon's frame is a snapshot, read from its first characters (hub.py writes `type` first). */
 export const isSnapshotFrame = (data: string | ArrayBuffer) => typeof data === "string" && /^\{\s*"type"\s*:\s*"architecture_snapshot"/.test(data.slice(0, 64));

@@ -1,8 +1,8 @@
 /** What the project rooms run with: `Env`, the servers' links they hand the daemon's pushes to, and the integrations' lanes they wake. */
 import type { Env } from "./env";
-import type { TelegramChat } from "./integrations/telegram/chat";
-import type { WebhookEndpoint } from "./integrations/webhook-endpoint";
-import type { ServerLink } from "./server-link/server-link";
+import type { TelegramChat } from "../integrations/telegram/chat";
+import type { WebhookEndpoint } from "../integrations/webhook-endpoint";
+import type { ServerLink } from "../server-link/server-link";
 
 export interface RoomEnv extends Env {
   SERVER_LINK: DurableObjectNamespace<ServerLink>;

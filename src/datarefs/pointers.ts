@@ -8,12 +8,12 @@
  * written around them, is never signed for anyone outside its project.
  */
 import { sql, type SQL } from "drizzle-orm";
-import { signBlobUrl } from "./auth/signed-url";
-import type { Db } from "./db/client";
-import { datarefs } from "./db/schema";
-import type { Env } from "./env";
-import type { FieldError } from "./protocol/field-errors";
-import { isPlainObject } from "./domain/plain-object";
+import { signBlobUrl } from "../auth/signed-url";
+import type { Db } from "../db/client";
+import { datarefs } from "../db/schema";
+import type { Env } from "../runtime/env";
+import type { FieldError } from "../protocol/field-errors";
+import { isPlainObject } from "../domain/plain-object";
 
 export type JsonPath = (string | number)[];
 
