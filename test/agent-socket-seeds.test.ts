@@ -242,3 +242,39 @@ describe("liveness: the hub pings, and closes a silent socket", () => {
     expect(await s.next((f) => f.correlationId === "awake")).toMatchObject({ type: "response:success" });
   });
 });
+
+describe("captured agent logs are readable", () => {
+  it("GET …/tasks/{id}/logs answers the task's lines newest first, with their server, paged, filtered by level", async () => {
+    const s = await agentSocket(w.worker.apiKey);
+    const taskId = (await call("/api/v1/tasks", { token: w.admin, body: { title: "Chatty", project_id: w.project.id } })).json.id;
+    const other = (await call("/api/v1/tasks", { token: w.admin, body: { title: "Quiet", project_id: w.project.id } })).json.id;
+    for (const [n, level] of [[1, "info"], [2, "warn"], [3, "info"]] as const) {
+      s.send({ type: "event:log", id: `line-${n}`, payload: { level, message: `line ${n}`, context: { n }, taskId } });
+      // One line per turn, so their times tell them apart.
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    s.send({ type: "event:error", id: "oops", payload: { taskId, error: "it broke", recoverable: true } });
+    s.send({ type: "event:log", id: "elsewhere", payload: { message: "not this task", taskId: other } });
+    const path = `/api/v1/tasks/${taskId}/logs`;
+    await expect.poll(async () => (await call(path, { token: w.member.token })).json.logs?.length).toBe(4);
+    const all = (await call(path, { token: w.member.token })).json;
+    expect(all.logs.map((l: any) => l.message)).toEqual(["it broke", "line 3", "line 2", "line 1"]);
+    expect(all.logs[0]).toMatchObject({ level: "error", server_id: w.worker.id, server_name: w.worker.name, task_id: taskId, context: { recoverable: true } });
+    expect(all.logs[3]).toMatchObject({ level: "info", context: { n: 1 }, created_at: expect.any(String) });
+    expect(all.next_cursor).toBeNull();
+
+    const first = (await call(`${path}?limit=3`, { token: w.member.token })).json;
+    expect(first.logs).toHaveLength(3);
+    const rest = (await call(`${path}?limit=3&cursor=${first.next_cursor}`, { token: w.member.token })).json;
+    expect(rest).toEqual({ logs: [expect.objectContaining({ message: "line 1" })], next_cursor: null });
+    expect((await call(`${path}?level=warn`, { token: w.member.token })).json.logs.map((l: any) => l.message)).toEqual(["line 2"]);
+    // Agents read it on their surface.
+    expect((await call(`/api/v1/server/tasks/${taskId}/logs`, { apiKey: w.orchestrator.apiKey })).json.logs).toHaveLength(4);
+
+    const badCursor = await call(`${path}?cursor=nope`, { token: w.member.token });
+    expectProblem(badCursor, 422, "VALIDATION_FAILED");
+    expect(badCursor.json.errors).toEqual([expect.objectContaining({ path: "cursor" })]);
+    expectProblem(await call(`${path}?level=loud`, { token: w.member.token }), 422, "VALIDATION_FAILED");
+    expectProblem(await call(`/api/v1/tasks/${crypto.randomUUID()}/logs`, { token: w.member.token }), 404, "NOT_FOUND");
+  });
+});
