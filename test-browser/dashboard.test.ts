@@ -299,6 +299,54 @@ describe("the task page", () => {
     await screenshot(page, "task-changes");
   });
 
+  it("shows what agents logged about the task, newest first, wide and narrow", async () => {
+    const project = await ok(hubAs({ token: admin }).POST("/api/v1/projects", { body: { name: "Logged" } }), 201);
+    const agent = await registerAgent(admin, project.id, "logger");
+    const task = await ok(hubAs({ apiKey: agent.apiKey }).POST("/api/v1/server/tasks", { body: { project_id: project.id, title: "Migrate the ledger" } }), 201);
+    // The agent speaks seeds/agent-orchestrator-messages.md on its socket, as an agent would.
+    const ws = new WebSocket(`${hub().url.replace(/^http/, "ws")}/api/v1/projects/${project.id}/agent-ws`);
+    const frames: { type: string; correlationId?: string }[] = [];
+    ws.addEventListener("message", (e) => frames.push(JSON.parse(String(e.data))));
+    await new Promise((resolve) => ws.addEventListener("open", resolve));
+    ws.send(JSON.stringify({ type: "auth", api_key: agent.apiKey, protocol_versions: ["orchestratia/v1"] }));
+    await expect.poll(() => frames.some((f) => f.type === "auth_ok")).toBe(true);
+    const lines = [
+      { level: "info", message: "Exported 1,204 ledger rows" },
+      { level: "warn", message: "3 rows have no currency; assuming EUR", context: { rows: [17, 230, 981] } },
+      { level: "info", message: "Import verified against the export's checksums" },
+    ];
+    for (const [n, line] of lines.entries()) {
+      ws.send(JSON.stringify({ type: "event:log", id: `line-${n}`, timestamp: new Date().toISOString(), payload: { ...line, taskId: task.id } }));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    ws.send(JSON.stringify({ type: "event:error", id: "err", payload: { taskId: task.id, error: "Checksum service timed out once", recoverable: true } }));
+    await expect
+      .poll(async () => (await ok(hubAs({ token: admin }).GET("/api/v1/tasks/{id}/logs", { params: { path: { id: task.id } } }))).logs.length)
+      .toBe(4);
+    ws.close();
+
+    const page = await newPage();
+    await signIn(page, hub().admin.email, hub().admin.password);
+    await page.goto(`${hub().url}/projects/${project.id}/tasks/${task.id}`);
+    const panel = page.locator(".task-section", { has: page.getByRole("heading", { name: "Agent logs" }) });
+    await panel.locator(".agent-logs li").first().waitFor();
+    expect(await panel.locator(".log-message").allTextContents()).toEqual([
+      "Checksum service timed out once",
+      "Import verified against the export's checksums",
+      "3 rows have no currency; assuming EUR",
+      "Exported 1,204 ledger rows",
+    ]);
+    expect(await panel.locator(".badge.level").allTextContents()).toEqual(["error", "info", "warn", "info"]);
+    expect(await panel.getByText("logger").count()).toBe(4);
+    await panel.scrollIntoViewIfNeeded();
+    await screenshot(page, "task-logs");
+    await page.setViewportSize({ width: 390, height: 844 });
+    await panel.scrollIntoViewIfNeeded();
+    // Nothing in the panel is wider than the phone's screen.
+    expect(await panel.evaluate((el) => el.scrollWidth <= el.clientWidth + 1)).toBe(true);
+    await screenshot(page, "task-logs-narrow");
+  });
+
   it("shows the hub's refusal next to the control that asked", async () => {
     const project = await ok(hubAs({ token: admin }).POST("/api/v1/projects", { body: { name: "Refusals" } }), 201);
     const agent = await registerAgent(admin, project.id, "short-lived");

@@ -346,6 +346,14 @@ describe("refusals", () => {
   it("answers unknown methods, bad params, other projects' tasks and unknown versions with A2A's JSON-RPC errors", async () => {
     const p = w.project.id;
     expect((await rpc(p, person, { jsonrpc: "2.0", id: 1, method: "FlyAway", params: {} })).body.error?.code).toBe(-32601);
+    // Not found whatever its params: left out (JSON-RPC allows it), a list, or nested too deep; through either binding.
+    const deep = JSON.parse(`${"{\"x\":".repeat(100)}{}${"}".repeat(100)}`);
+    for (const params of [undefined, [], deep]) {
+      for (const version of [{ "A2A-Version": "1.0" }, {}] as Record<string, string>[]) {
+        const answer = await rpc(p, person, { jsonrpc: "2.0", id: 6, method: "FlyAway", ...(params === undefined ? {} : { params }) }, version);
+        expect(answer.body.error, JSON.stringify({ params: params === deep ? "deep" : params, version })).toEqual({ code: -32601, message: "Method not found: FlyAway" });
+      }
+    }
     expect((await rpc(p, person, { jsonrpc: "2.0", id: 2, method: "GetTask", params: [] })).body.error?.code).toBe(-32602);
     expect((await rpc(p, person, { jsonrpc: "2.0", id: 3, method: "GetTask", params: { id: crypto.randomUUID() } })).body.error?.code).toBe(-32001);
     const parsing = await rpc(p, person, "{not json");

@@ -480,7 +480,7 @@ describe("what the dialect relies on in the core, over HTTP", () => {
   it("a capabilities $schema is checked at register and heartbeat: another version or a foreign one is accepted with a warning", async () => {
     const name = `schema-${crypto.randomUUID().slice(0, 6)}`;
     const registered = await call("/api/v1/servers/register", {
-      body: { ...daemonRegistration(name, await registrationToken(w.admin)), machine_id: crypto.randomUUID(), capabilities: { $schema: "orchestratia/capabilities/v2", languages: ["go"] } },
+      body: { ...daemonRegistration(name, await registrationToken(w.admin)), machine_id: crypto.randomUUID(), protocol_versions: ["orchestratia/v1"], capabilities: { $schema: "orchestratia/capabilities/v2", languages: ["go"] } },
     });
     expect(registered.status, registered.text).toBe(201);
     expect(registered.json.warnings).toEqual([expect.stringContaining('unknown schema version "orchestratia/capabilities/v2"')]);

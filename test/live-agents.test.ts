@@ -25,7 +25,7 @@ describe("authentication", () => {
     expect(await request(viaHeader, "request:query-agents")).toMatchObject({ type: "response:success" });
     const viaMessage = await agentSocket();
     viaMessage.send({ type: "auth", api_key: w.worker.apiKey });
-    expect(await viaMessage.next()).toEqual({ type: "auth_ok" });
+    expect(await viaMessage.next()).toMatchObject({ type: "auth_ok", protocol_version: "orchestratia/v1" });
     expect(await request(viaMessage, "request:query-agents")).toMatchObject({ type: "response:success" });
   });
 

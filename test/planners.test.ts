@@ -55,6 +55,7 @@ function task(id: string, fields: Partial<TaskRow> = {}): TaskRow {
     context: null,
     routing: null,
     observability: null,
+    extensions: null,
     error: null,
     response: null,
     retryCount: 0,

@@ -110,5 +110,7 @@ describe("protocol versions", () => {
     expect(majorVersionOf("banana")).toBeNull();
     expect(negotiateProtocol(undefined)).toBe("orchestratia/v1");
     expect(negotiateProtocol(["v2", "3.0"])).toBeNull();
+    // An empty list declares no version at all: nothing in common with the hub.
+    expect(negotiateProtocol([])).toBeNull();
   });
 });

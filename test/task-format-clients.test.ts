@@ -251,16 +251,51 @@ describe("subtasks (context.parentTaskId)", () => {
     expect(foreign.json.warnings).toEqual([expect.stringContaining("joins its parent's trace")]);
   });
 
-  it("refuse a parent that is not a task of the project with 422 naming context.parentTaskId, creating nothing", async () => {
+  it("keep a parent this project does not hold as an external reference, with a warning, joining no trace", async () => {
     const elsewhere = await createProject(w.admin, "Another parent's project");
     const foreignParent = (await expectOk(call(PEOPLE, { token: w.admin, body: request({ project_id: elsewhere.id }) }), 201)).json;
-    for (const parentTaskId of [foreignParent.id, foreignParent.client_id, "no-such-task"]) {
+    const header = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    for (const parentTaskId of [foreignParent.id, foreignParent.client_id, "task-of-another-hub"]) {
       const body = request({ context: { parentTaskId } });
-      const reply = await call(PEOPLE, { token: w.admin, body });
-      expectProblem(reply, 422, "VALIDATION_FAILED");
-      expect(reply.json.errors).toEqual([{ path: "context.parentTaskId", message: expect.stringContaining("no task of this project") }]);
-      expectProblem(await call(`${PEOPLE}/${body.id}?project_id=${w.project.id}`, { token: w.admin }), 404, "NOT_FOUND");
+      const reply = await expectOk(call(PEOPLE, { token: w.admin, body, headers: { traceparent: header } }), 201);
+      expect(reply.json.context).toEqual({ parentTaskId });
+      expect(reply.json.warnings).toEqual([expect.stringContaining("kept as an external reference")]);
+      // Its own trace, not the foreign parent's: the request's traceparent holds.
+      expect(reply.json.traceparent).toBe(header);
+      expect(reply.json.trace_id).not.toBe(foreignParent.trace_id);
+      // The same request again is the same task.
+      expect((await expectOk(call(PEOPLE, { token: w.admin, body, headers: { traceparent: header } }))).json.id).toBe(reply.json.id);
     }
+  });
+});
+
+describe("fields the seed does not name (compute protocol: extended by optional fields)", () => {
+  it("keeps a top-level field it does not know in extensions, with a warning, and answers a repeat as the same request", async () => {
+    const body = request({ deadline: "2026-03-01T00:00:00Z", budget: { usd: 2 }, extra: null });
+    const task = await created(body);
+    expect(task.extensions).toEqual({ deadline: "2026-03-01T00:00:00Z", budget: { usd: 2 } });
+    expect(task.warnings).toEqual([
+      "deadline is not a field of a task-format request: kept as sent, in the task's extensions",
+      "budget is not a field of a task-format request: kept as sent, in the task's extensions",
+    ]);
+    expect((await read(task.id)).extensions).toEqual({ deadline: "2026-03-01T00:00:00Z", budget: { usd: 2 } });
+    expect((await expectOk(create(body))).json.id).toBe(task.id);
+    const other = await create({ ...body, budget: { usd: 3 } });
+    expectProblem(other, 409, "TASK_ID_TAKEN");
+    // A request without any has none.
+    expect((await created(request())).extensions).toBeNull();
+  });
+
+  it("still refuses a field of the core create body by name, and extensions past 64 KiB naming the largest, creating nothing", async () => {
+    const spec = request({ spec: "Do it", requirements: { languages: ["go"] } });
+    const refused = await create(spec);
+    expectProblem(refused, 422, "VALIDATION_FAILED");
+    expect(refused.json.errors.map((e: { path: string }) => e.path).sort()).toEqual(["requirements", "spec"]);
+    const huge = request({ notes: "n".repeat(70_000), tag: "small" });
+    const tooBig = await create(huge);
+    expectProblem(tooBig, 422, "VALIDATION_FAILED");
+    expect(tooBig.json.errors).toEqual([{ path: "notes", message: expect.stringContaining("65536 bytes") }]);
+    for (const body of [spec, huge]) expectProblem(await call(`${PEOPLE}/${body.id}?project_id=${w.project.id}`, { token: w.admin }), 404, "NOT_FOUND");
   });
 });
 
@@ -307,5 +342,30 @@ describe("the delegation chain (routing.delegationChain)", () => {
     const task = (await expectOk(call(`${PEOPLE}/${byHand}`, { token: member.token }))).json;
     expect([chosen.status, task.status], chosen.text).toEqual([200, "assigned"]);
     expect(task.routing.delegationChain).toEqual(["orchestrator", cobol.name]);
+  });
+});
+
+describe("the type is the capability it needs (routing without routing.target)", () => {
+  it("goes to a server offering its type as a tool or tag, auto-assigned as usual, the chain naming that server", async () => {
+    const project = await createProject(w.admin, "Capability routing");
+    const translator = await registerAgent(w.admin, `translator-${crypto.randomUUID().slice(0, 6)}`, { project_ids: [project.id] });
+    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: translator.apiKey, body: { capabilities: { tags: ["Translate_Text"], max_concurrent_tasks: 2 } } }));
+    const tf = (extra: Record<string, unknown>) => request({ project_id: project.id, type: "translate_text", ...extra });
+
+    const routed = (await expectOk(call(PEOPLE, { token: w.admin, body: tf({}) }), 201)).json;
+    expect(routed.requirements).toEqual({ capabilities: ["translate_text"] });
+    expect(routed).toMatchObject({ status: "assigned", assigned_server_id: translator.id });
+    expect(routed.routing.delegationChain).toEqual(["orchestrator", translator.name]);
+
+    // A type nobody offers waits, and says why.
+    const unmatched = (await expectOk(call(PEOPLE, { token: w.admin, body: tf({ type: "carve_wood" }) }), 201)).json;
+    expect(unmatched).toMatchObject({ status: "pending", requirements: { capabilities: ["carve_wood"] }, assigned_server_id: null });
+    const why = await expectOk(call(`${PEOPLE}/${unmatched.id}/matching-agents`, { token: w.admin }));
+    expect(why.json.servers.find((m: any) => m.server_id === translator.id).reasons).toEqual(["missing capabilities: carve_wood (disqualified)"]);
+
+    // routing.target names the agent itself: no requirements are made of the type.
+    const session = await openSession(translator.apiKey, project.id, "by-name");
+    const targeted = (await expectOk(call(PEOPLE, { token: w.admin, body: tf({ type: "carve_wood", routing: { target: "by-name" } }) }), 201)).json;
+    expect(targeted).toMatchObject({ requirements: null, status: "assigned", target_session_id: session });
   });
 });

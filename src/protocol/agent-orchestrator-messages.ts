@@ -6,26 +6,66 @@
  */
 import { z } from "zod";
 import { withNullsAbsent } from "../http/fields";
+import { negotiateProtocol, protocolRefusal, UNDECLARED_PROTOCOL_WARNING } from "../domain/protocol-version";
 
-/** The seed's "Requests timeout after 30 seconds": every request is answered by then. */
+/** The seed's "Requests timeout after 30 seconds (configurable)": every request is answered by then. */
 export const REQUEST_TIMEOUT_MS = 30_000;
 /** ask-user waits this long for a person when the request gives no `timeout` (the seed's request timeout). */
 export const DEFAULT_ASK_TIMEOUT_MS = REQUEST_TIMEOUT_MS;
 
+/** The request timeout in force: AGENT_REQUEST_TIMEOUT_SECONDS (1 to 300), else the seed's 30 s. */
+export function requestTimeoutMs(configured: string | undefined): number {
+  const n = Number(configured);
+  return configured && Number.isInteger(n) && n >= 1 && n <= 300 ? n * 1000 : REQUEST_TIMEOUT_MS;
+}
+
 export const ERROR_CODES = ["INVALID_REQUEST", "INVALID_MESSAGE_TYPE", "UNAUTHORIZED", "NOT_FOUND", "TIMEOUT", "INTERNAL_ERROR"] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** A date and time as ISO-8601 writes them: a date, `T`, a time, and a zone (`Z` or an offset) or none. */
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
 
 /** A message's fields; in it and in the payloads below, null is an absent field (JSON clients send nulls). */
 export const baseMessage = withNullsAbsent(z.looseObject({
   type: z.string({ error: "type is required" }).min(1),
-  id: z.string().min(1).max(200).optional(),
-  timestamp: z.string().max(100).optional(),
+  id: z.string({ error: "must be a string" }).min(1, "must not be empty").max(200, "must be at most 200 characters").optional(),
+  timestamp: z
+    .string({ error: "must be an ISO-8601 timestamp" })
+    .max(100)
+    .refine((t) => ISO_8601.test(t) && !Number.isNaN(Date.parse(t)), "must be an ISO-8601 timestamp (2026-02-04T14:30:00Z)")
+    .optional(),
   payload: z.unknown().optional(),
   // Only ever a hint: a malformed one is dropped (the hub then begins a trace of its own).
   traceparent: z.string().max(200).optional().catch(undefined),
 }));
 
 const text = (max: number) => z.string().max(max);
+
+/**
+ * The hub's `auth` frame: the API key (when the upgrade carried none) and the protocol versions the agent speaks,
+ * which it may also send on a socket the key opened. Null is absent, as everywhere.
+ */
+export const authFrame = withNullsAbsent(
+  z.looseObject({
+    api_key: z.string().max(1024).optional(),
+    protocol_versions: z.array(text(64), { error: "must be a list of version strings" }).max(20).optional(),
+  }),
+);
+
+/**
+ * What an `auth` frame's declaration comes to: the version spoken, with a warning when neither the frame nor the
+ * server's registration declared any (taken as v1, core §7); or why it is refused (`[]`, or no version in common).
+ */
+export function socketProtocol(
+  declared: readonly string[] | undefined,
+  registered: readonly string[] | null | undefined,
+): { ok: true; version: string; warnings: string[] } | { ok: false; message: string } {
+  // A registration from before an empty list was refused declared nothing.
+  const versions = declared ?? (registered?.length ? registered : undefined);
+  const refusal = protocolRefusal(versions);
+  if (refusal) return { ok: false, message: `protocol_versions ${refusal}` };
+  return { ok: true, version: negotiateProtocol(versions)!, warnings: versions === undefined ? [UNDECLARED_PROTOCOL_WARNING] : [] };
+}
 
 /** Each message type's payload schema, with null as an absent field. */
 const nullsAbsentIn = <M extends Record<string, z.ZodObject>>(schemas: M): M =>
@@ -67,7 +107,13 @@ export const requestPayloads = nullsAbsentIn(requestShapes);
 
 const eventShapes = {
   "event:progress": z.looseObject({ taskId: z.uuid("must be a task UUID"), progress: z.number().min(0).max(1), message: text(5000).optional() }),
-  "event:log": z.looseObject({ level: z.enum(["debug", "info", "warn", "error"]).default("info"), message: text(20_000), context: z.unknown().optional() }),
+  "event:log": z.looseObject({
+    level: z.enum(["debug", "info", "warn", "error"]).default("info"),
+    message: text(20_000),
+    context: z.unknown().optional(),
+    // The hub's addition, as on event:error: the line is then read with the task's logs.
+    taskId: z.uuid("must be a task UUID").optional(),
+  }),
   "event:error": z.looseObject({ taskId: z.uuid().optional(), error: text(20_000), stack: text(50_000).optional(), recoverable: z.boolean().optional() }),
   "event:question": z.looseObject({ question: z.string().trim().min(1).max(20_000), context: z.unknown().optional(), taskId: z.uuid().optional() }),
 } as const;

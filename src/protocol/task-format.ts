@@ -93,15 +93,53 @@ const REQUEST_FIELDS = nullMeansAbsent({
   session_id: z.uuid("must be a UUID").nullish(),
 });
 
+/**
+ * Fields of the core create body: sent with a task-format request they would be silently ignored (the request has a
+ * payload, not a spec), so they are refused by name rather than kept.
+ */
+const CORE_CREATE_FIELDS = [
+  "title",
+  "spec",
+  "structured_spec",
+  "requirements",
+  "target_repo",
+  "target_branch",
+  "acceptance_criteria",
+  "require_plan",
+  "timeout_seconds",
+  "dependencies",
+  "dependency_ids",
+];
+/** How large the fields kept as extensions may be, together: as large as a block. */
+const EXTENSIONS_LIMIT = 64 * 1024;
+
+/**
+ * Top-level fields the seed does not name, but for those of the core create body: compute-protocol.md extends a
+ * protocol "by adding optional fields", so a newer client's field is kept as sent, with a warning, not refused.
+ */
+export function extensionsOf(body: Record<string, unknown>): Record<string, unknown> | null {
+  const extra = Object.entries(body).filter(([key, value]) => !(key in REQUEST_FIELDS) && !CORE_CREATE_FIELDS.includes(key) && value !== null);
+  return extra.length ? Object.fromEntries(extra) : null;
+}
+
 export const taskFormatRequest = z
   .object(REQUEST_FIELDS)
   .catchall(z.unknown())
   .superRefine((body, ctx) => {
     for (const [key, value] of Object.entries(body)) {
       // null is absent: a field left null is no field at all.
-      if (!(key in REQUEST_FIELDS) && value !== null) {
-        ctx.addIssue({ code: "custom", path: [key], message: `is not a field of a task-format request (${Object.keys(REQUEST_FIELDS).join(", ")})` });
+      if (CORE_CREATE_FIELDS.includes(key) && value !== null) {
+        ctx.addIssue({ code: "custom", path: [key], message: `is a field of the core create body, not of a task-format request (send the work as payload)` });
       }
+    }
+    const extensions = extensionsOf(body);
+    if (extensions && JSON.stringify(extensions).length > EXTENSIONS_LIMIT) {
+      const [largest] = Object.entries(extensions).sort(([, a], [, b]) => JSON.stringify(b).length - JSON.stringify(a).length);
+      ctx.addIssue({
+        code: "custom",
+        path: [largest![0]],
+        message: `fields the seed does not name are kept up to ${EXTENSIONS_LIMIT} bytes of JSON together; this one is the largest`,
+      });
     }
   });
 export type TaskFormatRequest = z.output<typeof taskFormatRequest>;
@@ -149,16 +187,26 @@ export function traceIdOf(request: Pick<TaskFormatRequest, "observability">): st
   return id && /^[0-9a-f]{32}$/.test(id) && !/^0+$/.test(id) ? id : null;
 }
 
+/**
+ * The seed's `type` is "Task type matching agent capability name": without a routing.target, the task asks for a
+ * server offering that capability (among its languages, tools, tags and environments), and is auto-assigned as any
+ * task with requirements.
+ */
+export const requirementsOf = (request: Pick<TaskFormatRequest, "type" | "routing">) => (request.routing?.target ? null : { capabilities: [request.type] });
+
 /** The request as the hub's new task: its blocks kept as sent, for the task and its repeats. */
 export function newTaskOf(request: TaskFormatRequest, requestHash: string, warnings: string[]) {
   const kept = <T>(v: T | undefined) => (v === undefined ? null : v);
+  const extensions = extensionsOf(request);
   return {
     title: titleOf(request.type, request.id),
     spec: `A task-format request of type ${request.type}; its input is the task's payload.`,
     type: request.type,
     priority: priorityOf(request),
+    requirements: requirementsOf(request),
     warnings: [
       ...warnings,
+      ...Object.keys(extensions ?? {}).map((key) => `${key} is not a field of a task-format request: kept as sent, in the task's extensions`),
       ...(request.observability?.traceId !== undefined && !traceIdOf(request)
         ? ["observability.traceId is not an OpenTelemetry trace id (32 hex digits): kept as sent, not used for the task's trace"]
         : []),
@@ -170,6 +218,7 @@ export function newTaskOf(request: TaskFormatRequest, requestHash: string, warni
       context: kept(request.context),
       routing: kept(request.routing),
       observability: kept(request.observability),
+      extensions,
     },
   };
 }

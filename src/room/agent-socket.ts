@@ -4,30 +4,22 @@
  * response:error correlated by id; events need no answer; what the hub has to
  * tell an agent arrives as notify:* messages.
  */
-import { and, eq } from "drizzle-orm";
-import { sha256Hex } from "../auth/secrets";
 import { logError } from "../runtime/log";
-import type { Db } from "../db/client";
-import { servers, tasks } from "../db/schema";
-import { serverCandidates } from "../db/server-candidates";
 import { listTasks, taskViews } from "../db/task-queries";
 import { TOO_DEEP, tooDeepUnder } from "../domain/json-depth";
-import { capabilityNames, rolesOf } from "../domain/matching";
 import { zodFieldErrors } from "../protocol/field-errors";
 import { FOREIGN_POINTER, pointerErrors } from "../datarefs/pointers";
 import {
   agentMatches,
   baseMessage,
-  DEFAULT_ASK_TIMEOUT_MS,
   eventPayloads,
+  type ErrorCode,
   hubStatusesOf,
   priorityOf,
   REMEMBERED_REQUESTS,
-  REQUEST_TIMEOUT_MS,
   requestFingerprintText,
   requestPayloads,
   requirementsOfSubmit,
-  seedAgent,
   seedErrorOf,
   seedTask,
   withinDeadline,
@@ -36,36 +28,32 @@ import {
 } from "../protocol/agent-orchestrator-messages";
 import type { TaskView } from "../views/tasks";
 import { newTask, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
-import { attachmentOf, CLOSE, FrameRate, sendJson, type AgentAttachment } from "./sockets";
+import { attachmentOf, CLOSE, FrameRate, type AgentAttachment } from "./sockets";
 import { failure, idReused, InvalidPayload, respondError, send, success, type Answer, type Message } from "./agent-answers";
 import { rememberedAnswer } from "./agent-remembered";
+import { agentRoster } from "./agent-roster";
+import { authenticate, redeclare, type AuthPort } from "./agent-auth";
+import { markSeen } from "./agent-heartbeat";
+import { idOf, logMessage, outcomeOf, taskIdIn, typeOf } from "./agent-message-log";
 
 export const RATE_LIMIT_PER_SECOND = 100;
-export { DEFAULT_ASK_TIMEOUT_MS, REQUEST_TIMEOUT_MS };
 /** How long a socket that has not sent its API key is kept. */
 export const AUTH_GRACE_MS = 10_000;
 
 /** What the agent protocol needs of its room. */
-export interface AgentRoomPort {
-  projectId: string;
-  db: Db;
+export interface AgentRoomPort extends AuthPort {
+  /** How long a request may take before it is answered TIMEOUT (AGENT_REQUEST_TIMEOUT_SECONDS). */
+  requestTimeoutMs: number;
   /** Runs a write through the room's queue, as this agent. */
   run(actor: RoomActor, command: RoomCommand): Promise<RoomResult>;
   /** Adds fresh download URLs to the DataRef pointers in a value that point to this project's DataRefs. */
   withDownloadUrls(base: string, value: unknown): Promise<unknown>;
-  /** Whether this key was revoked or replaced while the socket was authenticating. */
-  keyRevoked(keyHash: string): Promise<boolean>;
   /** Presence: the server is here (a socket connected). */
   arrived(serverId: string, serverName: string): Promise<void>;
   /** Presence: a socket of the server left; it may have gone. */
   left(serverId: string, except: WebSocket): Promise<void>;
 }
 
-/** The task a message is about, when its payload names one as an id (nothing the agent wrote is logged). */
-const taskIdIn = (payload: unknown) => {
-  const taskId = (payload as { taskId?: unknown } | null)?.taskId;
-  return typeof taskId === "string" && /^[0-9a-f-]{36}$/i.test(taskId) ? taskId : undefined;
-};
 
 const actorOf = (a: AgentAttachment): RoomActor => ({
   kind: "agent",
@@ -98,58 +86,58 @@ export class AgentProtocol {
     } catch {
       parsed = undefined;
     }
-    const message = baseMessage.safeParse(parsed);
+    // A refusal answers to whatever string id came, even when the message is otherwise malformed.
+    const id = idOf(parsed);
 
     if (!attachment.serverId) {
-      if (message.success && message.data.type === "auth") return this.authenticate(ws, attachment, (parsed as { api_key?: unknown }).api_key);
-      respondError(ws, message.success ? message.data.id : null, "UNAUTHORIZED", 'Authenticate first: {"type":"auth","api_key":"orc_..."}');
+      if (typeOf(parsed) === "auth") {
+        const server = await authenticate(this.room, ws, attachment, parsed, id);
+        if (server) await this.connected(ws, server.id, server.name);
+        return;
+      }
+      respondError(ws, id, "UNAUTHORIZED", 'Authenticate first: {"type":"auth","api_key":"orc_..."}');
       return ws.close(CLOSE.unauthorized, "authentication required");
     }
-    if (attachment.closing) {
-      // notify:shutdown announced a grace period: answers already under way still arrive, nothing new is done.
-      return respondError(ws, message.success ? message.data.id : null, "UNAUTHORIZED", `This socket is shutting down: ${attachment.closing.reason}`, {
-        closes_at: new Date(attachment.closing.at).toISOString(),
-      });
-    }
-    if (this.rate.exceeded(ws)) {
-      return respondError(ws, message.success ? message.data.id : null, "INVALID_REQUEST", `Rate limit: at most ${RATE_LIMIT_PER_SECOND} messages per second`, {
-        limit: RATE_LIMIT_PER_SECOND,
-      });
-    }
+    markSeen(ws);
+    const started = performance.now();
+    const done = (type: string | undefined, outcome: string, taskId?: string) =>
+      logMessage(this.room.projectId, attachment, { type: type ?? "unknown", id, taskId, outcome, started });
+    const refuse = (code: ErrorCode, message: string, details?: unknown) => {
+      respondError(ws, id, code, message, details);
+      done(typeOf(parsed), code);
+    };
+    // notify:shutdown announced a grace period: answers already under way still arrive, nothing new is done.
+    if (attachment.closing)
+      return refuse("UNAUTHORIZED", `This socket is shutting down: ${attachment.closing.reason}`, { closes_at: new Date(attachment.closing.at).toISOString() });
+    if (this.rate.exceeded(ws)) return refuse("INVALID_REQUEST", `Rate limit: at most ${RATE_LIMIT_PER_SECOND} messages per second`, { limit: RATE_LIMIT_PER_SECOND });
     const deep = tooDeepUnder(parsed);
-    if (deep !== null)
-      return respondError(ws, message.success ? message.data.id : null, "INVALID_REQUEST", `${deep}: ${TOO_DEEP}`, [{ path: deep, message: TOO_DEEP }]);
+    if (deep !== null) return refuse("INVALID_REQUEST", `${deep}: ${TOO_DEEP}`, [{ path: deep, message: TOO_DEEP }]);
     if (parsed === undefined) {
       // Non-JSON output is kept as a log line (the protocol's backward compatibility).
       await this.room.run(actorOf(attachment), { op: "agent_log", level: "info", message: text.slice(0, 20_000), context: null, taskId: null });
-      return;
+      return done("output", "ok");
     }
-    if (!message.success) return respondError(ws, null, "INVALID_REQUEST", "A message is a JSON object with a string type", zodFieldErrors(message.error));
+    const message = baseMessage.safeParse(parsed);
+    if (!message.success) {
+      const errors = zodFieldErrors(message.error);
+      return refuse("INVALID_REQUEST", `Invalid message: ${errors.map((e) => `${e.path} ${e.message}`).join("; ")}`, errors);
+    }
     const m = message.data as Message;
-    if (m.type === "auth") return sendJson(ws, { type: "auth_ok" });
+    if (m.type === "auth") return redeclare(this.room, ws, attachment, parsed, id);
+    // An answer to the room's notify:ping: hearing it is all it is for.
+    if (m.type === "pong") return;
+    let outcome: string = "INVALID_MESSAGE_TYPE";
     try {
-      if (m.type in requestPayloads) return await this.onRequest(ws, attachment, m, m.type as RequestType);
-      if (m.type in eventPayloads) return await this.onEvent(ws, attachment, m, m.type as EventType);
-      respondError(ws, m.id, "INVALID_MESSAGE_TYPE", `Unknown message type ${JSON.stringify(m.type)}`);
+      if (m.type in requestPayloads) outcome = await this.onRequest(ws, attachment, m, m.type as RequestType);
+      else if (m.type in eventPayloads) outcome = await this.onEvent(ws, attachment, m, m.type as EventType);
+      else respondError(ws, m.id, "INVALID_MESSAGE_TYPE", `Unknown message type ${JSON.stringify(m.type)}`);
     } catch (e) {
       logError("agent message failed", { project_id: this.room.projectId, task_id: taskIdIn(m.payload), operation: m.type, message_id: m.id ?? null }, e);
       respondError(ws, m.id, "INTERNAL_ERROR", "The hub could not handle this message; it has been logged");
+      outcome = "INTERNAL_ERROR";
+    } finally {
+      done(m.type, outcome, taskIdIn(m.payload));
     }
-  }
-
-  private async authenticate(ws: WebSocket, attachment: AgentAttachment, apiKey: unknown) {
-    const keyHash = typeof apiKey === "string" ? await sha256Hex(apiKey) : null;
-    const server = keyHash ? await this.room.db.query.servers.findFirst({ where: eq(servers.apiKeyHash, keyHash) }) : undefined;
-    const project = await this.room.db.query.projects.findFirst({ where: (p, { eq }) => eq(p.id, this.room.projectId), columns: { id: true } });
-    const allowed = server && !server.revokedAt && project && (!server.projectIds || server.projectIds.includes(this.room.projectId));
-    // Checked last: a revocation that reached the room while the lookups ran is seen here.
-    if (!allowed || (await this.room.keyRevoked(keyHash!))) {
-      respondError(ws, null, "UNAUTHORIZED", "The API key is invalid, revoked, or not allowed in this project");
-      return ws.close(CLOSE.unauthorized, "authentication failed");
-    }
-    ws.serializeAttachment({ ...attachment, serverId: server!.id, serverName: server!.name, keyHash } satisfies AgentAttachment);
-    sendJson(ws, { type: "auth_ok" });
-    await this.connected(ws, server!.id, server!.name);
   }
 
   connected(_ws: WebSocket, serverId: string, serverName: string) {
@@ -203,19 +191,24 @@ export class AgentProtocol {
   }
 
   /**
-   * Answers a request within REQUEST_TIMEOUT_MS: a handler still running then
+   * Answers a request within the request timeout: a handler still running then
    * is answered TIMEOUT and its late answer is not sent (a remembered request
-   * still records it, for a retry of the same id).
+   * still records it, for a retry of the same id). Returns how it ended, for the log.
    */
-  private async onRequest(ws: WebSocket, a: AgentAttachment, m: Message, type: RequestType) {
+  private async onRequest(ws: WebSocket, a: AgentAttachment, m: Message, type: RequestType): Promise<string> {
+    const timeoutMs = this.room.requestTimeoutMs;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const deadline = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, REQUEST_TIMEOUT_MS);
+      timer = setTimeout(resolve, timeoutMs);
     });
     try {
       const outcome = await withinDeadline(this.answerOnce(ws, a, m, type), deadline);
-      if (outcome.done) send(ws, m.id, outcome.value);
-      else respondError(ws, m.id, "TIMEOUT", `No answer within ${REQUEST_TIMEOUT_MS / 1000} s`, { timeout_ms: REQUEST_TIMEOUT_MS });
+      if (!outcome.done) {
+        respondError(ws, m.id, "TIMEOUT", `No answer within ${timeoutMs / 1000} s`, { timeout_ms: timeoutMs });
+        return "TIMEOUT";
+      }
+      send(ws, m.id, outcome.value);
+      return outcomeOf(outcome.value);
     } finally {
       clearTimeout(timer);
     }
@@ -228,7 +221,14 @@ export class AgentProtocol {
    * with another request is refused. Concurrent repeats wait for the first.
    */
   private answerOnce(ws: WebSocket, a: AgentAttachment, m: Message, type: RequestType): Promise<Answer> {
-    if (!m.id || !REMEMBERED_REQUESTS.includes(type)) return this.answer(ws, a, m, type);
+    if (!REMEMBERED_REQUESTS.includes(type)) return this.answer(ws, a, m, type);
+    // Its answer, and a repeat's, are found by its id: without one an effect could happen twice unseen.
+    if (!m.id)
+      return Promise.resolve(
+        failure("INVALID_REQUEST", `${type} needs a string id: its answer and any repeat are matched by it`, [
+          { path: "id", message: `is required for ${type}` },
+        ]),
+      );
     const fingerprint = requestFingerprintText(type, m.payload);
     const key = `${a.serverId}\n${m.id}`;
     const running = this.inFlight.get(key);
@@ -252,24 +252,7 @@ export class AgentProtocol {
     switch (type) {
       case "request:query-agents": {
         const p = this.payload(m, type) as { role?: string; status?: string; capabilities?: string[] };
-        const candidates = await serverCandidates(this.room.db, this.room.projectId);
-        const running = await this.room.db
-          .select({ id: tasks.id, server: tasks.assignedServerId })
-          .from(tasks)
-          .where(and(eq(tasks.projectId, this.room.projectId), eq(tasks.status, "running")));
-        const agents = candidates
-          .map((c) =>
-            seedAgent({
-              id: c.id,
-              name: c.name,
-              roles: rolesOf(c.capabilities),
-              online: c.online,
-              activeTasks: c.activeTasks,
-              capabilities: c.capabilities ? capabilityNames(c.capabilities) : [],
-              currentTask: running.find((t) => t.server === c.id)?.id ?? null,
-            }),
-          )
-          .filter((x) => agentMatches(x, p));
+        const agents = (await agentRoster(this.room.db, this.room.projectId)).filter((x) => agentMatches(x, p));
         return success({ agents });
       }
       case "request:query-tasks": {
@@ -321,8 +304,8 @@ export class AgentProtocol {
       }
       case "request:ask-user": {
         const p = this.payload(m, type) as { question: string; options?: unknown[]; timeout?: number; taskId?: string };
-        if (!m.id) return failure("INVALID_REQUEST", "ask-user needs an id to answer to");
-        const expiresAt = new Date(Date.now() + (p.timeout ?? DEFAULT_ASK_TIMEOUT_MS)).toISOString();
+        // Its id was checked with every request that has an effect (answerOnce).
+        const expiresAt = new Date(Date.now() + (p.timeout ?? this.room.requestTimeoutMs)).toISOString();
         // The answer comes later: when a person responds, or TIMEOUT when expiresAt passes.
         return this.write(
           a,
@@ -332,7 +315,7 @@ export class AgentProtocol {
             context: null,
             options: p.options ?? null,
             taskId: p.taskId ?? null,
-            waiting: { serverId: a.serverId!, correlationId: m.id, expiresAt },
+            waiting: { serverId: a.serverId!, correlationId: m.id!, expiresAt },
           },
           () => ({ type: "later" }),
         );
@@ -351,25 +334,34 @@ export class AgentProtocol {
     }
   }
 
-  private async onEvent(ws: WebSocket, a: AgentAttachment, m: Message, type: EventType) {
+  /** Handles an event; returns how it ended, for the log. */
+  private async onEvent(ws: WebSocket, a: AgentAttachment, m: Message, type: EventType): Promise<string> {
     let p: Record<string, unknown>;
     try {
       await this.ownPointersOnly(m);
       p = this.payload(m, type);
     } catch (e) {
-      if (e instanceof InvalidPayload) return send(ws, m.id, e.answer);
-      throw e;
+      if (!(e instanceof InvalidPayload)) throw e;
+      send(ws, m.id, e.answer);
+      return outcomeOf(e.answer);
     }
     // Events need no answer; a refusal is answered all the same.
     const run = async (command: RoomCommand) => {
       const answer = await this.write(a, command, () => ({ type: "later" }));
       send(ws, m.id, answer);
+      return answer.type === "later" ? "ok" : outcomeOf(answer);
     };
     switch (type) {
       case "event:progress":
         return run({ op: "progress", taskId: p.taskId as string, progress: p.progress as number, message: (p.message as string | undefined) ?? null });
       case "event:log":
-        return run({ op: "agent_log", level: p.level as string, message: p.message as string, context: p.context ?? null, taskId: null });
+        return run({
+          op: "agent_log",
+          level: p.level as string,
+          message: p.message as string,
+          context: p.context ?? null,
+          taskId: (p.taskId as string | undefined) ?? null,
+        });
       case "event:error":
         return run({
           op: "agent_log",

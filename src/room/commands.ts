@@ -56,6 +56,8 @@ export interface TaskOrigin {
   context?: Record<string, unknown> | null;
   routing?: Record<string, unknown> | null;
   observability?: Record<string, unknown> | null;
+  /** Top-level fields of the request the seed does not name, kept as sent. */
+  extensions?: Record<string, unknown> | null;
   /** The W3C traceparent the task carries (the request's, or one the hub began). */
   traceparent?: string;
   /** Given to this server or session as it is created (task-format routing.target). */

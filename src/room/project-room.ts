@@ -17,13 +17,12 @@ import { daemonPushes, mentionsIn, needsTaskSessions, pushedAsRecorded, reachesD
 import { tellAgents } from "./agent-notices";
 import { AgentProtocol, AUTH_GRACE_MS } from "./agent-socket";
 import { notify } from "./agent-answers";
-import { SHUTDOWN_GRACE_MS } from "../protocol/agent-orchestrator-messages";
+import { requestTimeoutMs, SHUTDOWN_GRACE_MS } from "../protocol/agent-orchestrator-messages";
 import { HUB_ACTOR, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 import { DashboardProtocol } from "./dashboard-socket";
 import {
   dependentSessions,
   forgetAbandonedUploads,
-  leasedTasks,
   nextDeadline,
   nextQuestionExpiry,
   nextUploadExpiry,
@@ -38,7 +37,10 @@ import { earliest } from "./earliest";
 import { RoomWriter, type Committed } from "./room-writer";
 import type { CommittedEvent } from "./statements";
 import type { TaskStatus } from "../domain/lifecycle";
-import { leaseDecision, leaseSeconds, LEASED_STATUSES } from "../protocol/compute-protocol";
+import { leaseSeconds, LEASED_STATUSES } from "../protocol/compute-protocol";
+import { livenessBounds } from "../protocol/agent-liveness";
+import { pingAgents } from "./agent-heartbeat";
+import { expireLeases } from "./lease-sweep";
 import { AGENT_TAG, attachmentOf, CLOSE, DASHBOARD_TAG, type AgentAttachment, type DashboardAttachment } from "./sockets";
 
 /** How long past its URL's expiry an upload that started in time may still be streaming. */
@@ -96,10 +98,15 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     this.agents = new AgentProtocol({
       projectId,
       db,
+      requestTimeoutMs: requestTimeoutMs(env.AGENT_REQUEST_TIMEOUT_SECONDS),
       run: (actor, command) => this.writer.execute({ actor, command, withView: false }),
       keyRevoked: (keyHash) => this.keys.revoked(keyHash),
       withDownloadUrls: (base, value) => linkPointers(env, db, base, value, { project: projectId }),
-      arrived: (serverId, serverName) => this.presence.markPresent(serverId, serverName),
+      arrived: async (serverId, serverName) => {
+        await this.presence.markPresent(serverId, serverName);
+        // Its socket is pinged on the alarm's schedule from now on.
+        await this.scheduleAlarm(Date.now() + livenessBounds(this.env).pingMs);
+      },
       left: async (serverId, except) => {
         const recheck = await this.presence.checkAbsent(serverId, except);
         if (recheck !== null) await this.scheduleAlarm(recheck + 1000);
@@ -218,40 +225,6 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
 
   private leaseMs = () => leaseSeconds(this.env.ASSIGNMENT_LEASE_SECONDS) * 1000;
 
-  /**
-   * Takes back the tasks whose server stayed silent past the lease (run in the
-   * queue: each is one expire_lease operation, decided again from fresh reads
-   * so that a completion is either before it or refused after it). A daemon's
-   * socket is asked about only for a task that would otherwise go. Returns
-   * when to look again.
-   */
-  private async expireLeases(): Promise<number | null> {
-    const leaseMs = this.leaseMs();
-    const sockets = new Set(this.graces.agentSockets().map((ws) => (attachmentOf(ws) as AgentAttachment).serverId));
-    const daemons = new Map<string, Promise<boolean>>();
-    const daemonConnected = (serverId: string) => {
-      if (!daemons.has(serverId))
-        daemons.set(
-          serverId,
-          linkStub(this.env, serverId)
-            .connected()
-            .catch(() => false),
-        );
-      return daemons.get(serverId)!;
-    };
-    let next: number | null = null;
-    for (const t of await leasedTasks(this.env.DB, this.projectId)) {
-      const facts = { status: t.status, assignedAt: t.assigned_at, lastHeartbeat: t.last_heartbeat, now: Date.now(), leaseMs };
-      let connected = sockets.has(t.server_id);
-      let decision = leaseDecision({ ...facts, connected });
-      if (decision.action !== "keep" && (await daemonConnected(t.server_id))) decision = leaseDecision({ ...facts, connected: (connected = true) });
-      if (decision.action === "keep") next = earliest([next, decision.recheckAt]);
-      else
-        await this.writer.apply({ actor: HUB_ACTOR, command: { op: "expire_lease", taskId: t.id, connected, leaseSeconds: leaseMs / 1000 }, withView: false });
-    }
-    return next;
-  }
-
   /** The hourly sweep found a task here past its lease: look now. */
   async wakeForLeases() {
     await this.scheduleAlarm(Date.now());
@@ -348,7 +321,8 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   }
 
   /**
-   * Closes sockets whose token expired or that never authenticated, fails
+   * Closes sockets whose token expired, that never authenticated or whose
+   * agent went silent (pinging the others), fails
    * running tasks whose timeout has passed (code TIMEOUT; never retried
    * implicitly), times out questions nobody answered, takes back tasks from
    * servers silent past their lease, forgets uploads that
@@ -370,13 +344,14 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     const nextExpiry = this.dashboards.closeExpired(Date.now());
     const nextAuth = this.graces.closeUnauthenticatedAgents(Date.now());
     const nextShutdown = this.graces.closeLateAgents(Date.now());
+    const nextPing = pingAgents(this.ctx, this.graces.agentSockets(), Date.now(), livenessBounds(this.env));
     await this.writer.serialise(async () => {
       const apply = (command: RoomCommand) => this.writer.apply({ actor: HUB_ACTOR, command, withView: false });
       for (const task of await overdueTasks(this.writer.db, this.projectId, new Date().toISOString())) {
         await apply({ op: "fail", taskId: task.id, error: `Timed out after ${task.timeoutSeconds} s`, code: "TIMEOUT" });
       }
       await apply({ op: "expire_questions" });
-      const nextLease = await this.expireLeases();
+      const nextLease = await expireLeases({ env: this.env, projectId: this.projectId, writer: this.writer, leaseMs: this.leaseMs(), sockets: this.graces.agentSockets() });
       const wakeAt = earliest([
         await nextDeadline(this.writer.db, this.projectId),
         nextLease,
@@ -384,6 +359,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
         await nextQuestionExpiry(this.env.DB, this.projectId),
         nextAuth,
         nextShutdown,
+        nextPing,
         await this.cleanUpUploads(),
       ]);
       // scheduleAlarm keeps an earlier alarm set meanwhile (a new socket, a heartbeat).

@@ -9,6 +9,10 @@ export const CLOSE = {
   tokenExpired: 4001,
   unauthorized: 4003,
   revoked: 4004,
+  /** The agent declared protocol versions the hub does not speak. */
+  incompatible: 4005,
+  /** The agent stayed silent past the liveness bound. */
+  silent: 4008,
 } as const;
 
 export interface DashboardAttachment {
@@ -32,6 +36,8 @@ export interface AgentAttachment {
   /** Tasks whose events this agent asked to receive (request:subscribe-task). */
   subscriptions: string[];
   connectedAt: number;
+  /** When the room last handled a frame from the agent (liveness; a second's resolution). */
+  lastSeenAt?: number;
   /** Set once notify:shutdown announced a grace period: requests are refused and the socket closes at `at`. */
   closing?: { at: number; reason: string } | null;
 }

@@ -235,6 +235,8 @@ export function a2aRoutes(app: Hono<HubEnv>) {
     const invalid = invalidEnvelope(body);
     if (invalid) return rpcError(invalid.id, { code: -32600, message: `Invalid request: ${invalid.why}` });
     const { method, id } = body as { method: string; id?: string | number | null };
+    // A method neither binding knows is not found, whatever its params: the SDK's 0.3 handler checks params first.
+    if (!isLegacyJsonRpcMethod(method) && !isV1JsonRpcMethod(method)) return rpcError(id, { code: -32601, message: `Method not found: ${method}` });
     // Held to the depth every REST body is, so nothing stored from here is too deep for the hub to walk.
     const deep = tooDeepUnder(body);
     if (deep) return rpcError(id, { code: -32602, message: `Invalid params: ${deep} ${TOO_DEEP}` });

@@ -65,13 +65,15 @@ liveRoutes.get(
 
 const AGENT_PROTOCOL = `The message protocol of \`seeds/agent-orchestrator-messages.md\`, as JSON text frames \`{type, id, timestamp, payload}\` (\`traceparent\` optional).
 
-**Auth**: the API key in \`X-API-Key\` (or \`Authorization: Bearer orc_...\`), checked before upgrading (401 \`INVALID_API_KEY\`; 404 for a project the server may not work in); or, without one, a first message \`{"type": "auth", "api_key": "orc_..."}\` within 10 s, answered by \`{"type": "auth_ok"}\` (a wrong key gets \`response:error\` \`UNAUTHORIZED\` and close 4003).
+**Auth**: the API key in \`X-API-Key\` (or \`Authorization: Bearer orc_...\`), checked before upgrading (401 \`INVALID_API_KEY\`; 404 for a project the server may not work in); or, without one, a first message \`{"type": "auth", "api_key": "orc_...", "protocol_versions"?: ["orchestratia/v1"]}\` within 10 s, answered by \`{"type": "auth_ok", "protocol_version", "warnings"?}\` (a wrong key gets \`response:error\` \`UNAUTHORIZED\` and close 4003). An \`auth\` frame on a socket the header opened declares the versions alone. Versions neither the frame nor the registration declared are taken as \`orchestratia/v1\`, with a warning; \`[]\` or none the hub speaks is \`response:error\` \`INVALID_REQUEST\` (\`details.problem: "INCOMPATIBLE_PROTOCOL"\`) and close 4005.
 
 **Agent → hub**: requests \`request:query-agents\`, \`request:query-tasks\`, \`request:submit-task\`, \`request:get-task\`, \`request:ask-user\`, \`request:subscribe-task\`, \`request:unsubscribe-task\`, each answered by \`response:success\` \`{correlationId, payload}\` or \`response:error\` \`{correlationId, error: {code, message, details?}}\`, \`correlationId\` being the request's \`id\` (a repeated \`id\` gets the same answer); events \`event:progress\`, \`event:log\`, \`event:error\`, \`event:question\` (no answer unless refused). A non-JSON frame is kept as a log line.
 
-**Hub → agent**: \`notify:task-assigned\`, \`notify:task-cancelled\`, \`notify:task-event\` (subscribed tasks), \`notify:shutdown\` \`{gracePeriod, reason}\` before the hub closes the socket.
+Every message needs a string \`type\`; \`id\` is a string (required by \`request:submit-task\` and \`request:ask-user\`), \`timestamp\` ISO-8601; a refusal of a bad one names the field and answers to any string \`id\`.
 
-**Close codes**: 4003 no valid key within 10 s, another message before \`auth\`, or a key refused; 4004 the key was revoked or replaced, or the project deleted.`;
+**Hub → agent**: \`notify:task-assigned\`, \`notify:task-cancelled\`, \`notify:task-event\` (subscribed tasks), \`notify:shutdown\` \`{gracePeriod, reason}\` before the hub closes the socket, and \`notify:ping\` \`{silenceLimitMs}\` every 30 s (\`AGENT_PING_SECONDS\`): any frame answers it — \`{"type": "ping"}\` is answered \`{"type": "pong"}\` without waking the room, \`{"type": "pong"}\` needs no answer.
+
+**Close codes**: 4003 no valid key within 10 s, another message before \`auth\`, or a key refused; 4004 the key was revoked or replaced, or the project deleted; 4005 the declared protocol versions are not spoken here; 4008 nothing heard from the agent for 90 s (\`AGENT_SILENCE_SECONDS\`).`;
 
 /**
  * Agents' sockets: the API key in X-API-Key (or Authorization: Bearer orc_...)

@@ -8,7 +8,7 @@ import { formatRegistrationToken, parseRegistrationToken } from "../auth/registr
 import { randomSecret, sha256Hex } from "../auth/secrets";
 import { nowIso, type ServerRow } from "../db/client";
 import { projects, registrationTokens, servers } from "../db/schema";
-import { negotiateProtocol, HUB_PROTOCOL_VERSIONS } from "../domain/protocol-version";
+import { HUB_PROTOCOL_VERSIONS, protocolRefusal, UNDECLARED_PROTOCOL_WARNING } from "../domain/protocol-version";
 import { readJson } from "../http/body";
 import { idempotencyKeyOf, runIdempotently } from "../http/idempotency";
 import { hubBaseUrl } from "../http/base-url";
@@ -186,7 +186,7 @@ registrationRoutes.post(
       [
         "No credentials: the registration token in the body is the authority; each registration spends one of its uses.",
         "401 `INVALID_REGISTRATION_TOKEN` for a malformed, unknown, revoked, expired or used-up token (`detail` says which). " +
-          "422 `INCOMPATIBLE_PROTOCOL` when none of `protocol_versions` is spoken here. `system_info`, `capabilities` and `repos` hold no " +
+          "422 `INCOMPATIBLE_PROTOCOL` when none of `protocol_versions` is spoken here (`[]` included); left out, the server speaks orchestratia/v1 and the answer says so in `warnings`. `system_info`, `capabilities` and `repos` hold no " +
           "DataRef pointer (a server belongs to no project): 422 naming it.",
         "**Re-keying.** Registering a name that exists re-keys that server: its old key stops working and agents still connected with " +
           "it are told to stop. Only the server itself may: the same `machine_id`, or its current API key sent as `X-API-Key`; an admin " +
@@ -252,12 +252,13 @@ function registrationTokenIn(raw: string): string | undefined {
 async function register(c: HubContext): Promise<Response> {
   const body = await readJson(c, registerBody);
   const protocolVersions = body.protocol_versions ?? undefined;
-  if (!negotiateProtocol(protocolVersions)) {
+  const refusal = protocolRefusal(protocolVersions);
+  if (refusal) {
     throw new Problem(
       422,
       "INCOMPATIBLE_PROTOCOL",
       `None of the protocol versions ${JSON.stringify(protocolVersions)} is spoken here; the hub speaks ${HUB_PROTOCOL_VERSIONS.join(", ")}`,
-      [{ path: "protocol_versions", message: `must include one of ${HUB_PROTOCOL_VERSIONS.join(", ")}` }],
+      [{ path: "protocol_versions", message: refusal }],
     );
   }
   if (!parseRegistrationToken(body.registration_token)) {
@@ -334,7 +335,7 @@ async function register(c: HubContext): Promise<Response> {
     server_id: server.id,
     name: server.name,
     api_key: apiKey,
-    ...withWarnings(capabilitiesWarnings(body.capabilities)),
+    ...withWarnings([...(protocolVersions === undefined ? [UNDECLARED_PROTOCOL_WARNING] : []), ...capabilitiesWarnings(body.capabilities)]),
   };
   return c.json(answer, 201);
 }

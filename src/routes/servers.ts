@@ -7,7 +7,7 @@ import { agent, currentServer, person } from "../auth/middleware";
 import { nowIso, type ServerRow } from "../db/client";
 import { inJsonList, qualified } from "../db/sql";
 import { OPEN_SESSION_STATUSES, servers, sessions } from "../db/schema";
-import { HUB_PROTOCOL_VERSIONS, negotiateProtocol } from "../domain/protocol-version";
+import { HUB_PROTOCOL_VERSIONS, protocolRefusal } from "../domain/protocol-version";
 import { readJson } from "../http/body";
 import { serverJson } from "../http/fields";
 import type { HubContext, HubEnv } from "../http/context";
@@ -43,7 +43,7 @@ serverRoutes.post(
       "The daemon's heartbeat: keeps its server online, and updates what it declares.\n\n" +
       "A server is online while its last heartbeat is under 90 s old (the daemon beats every 30 s). Fields left out keep their value. " +
       "Coming online, or declaring more capacity, offers the server the tasks waiting for one. 422 `INCOMPATIBLE_PROTOCOL` when none of " +
-      "`protocol_versions` is spoken here; 422 naming a DataRef pointer in `system_info` or `capabilities` (a server belongs to no project).",
+      "`protocol_versions` is spoken here (`[]` included); 422 naming a DataRef pointer in `system_info` or `capabilities` (a server belongs to no project).",
     caller: "agent",
     body: heartbeatBody,
     bodyRequired: false,
@@ -53,11 +53,9 @@ serverRoutes.post(
   async (c) => {
     const server = currentServer(c);
     const body = await readJson(c, heartbeatBody);
-    if (body.protocol_versions && !negotiateProtocol(body.protocol_versions)) {
-      throw new Problem(422, "INCOMPATIBLE_PROTOCOL", `The hub speaks ${HUB_PROTOCOL_VERSIONS.join(", ")}`, [
-        { path: "protocol_versions", message: `must include one of ${HUB_PROTOCOL_VERSIONS.join(", ")}` },
-      ]);
-    }
+    // Left out, the versions it registered with stand.
+    const refusal = protocolRefusal(body.protocol_versions ?? undefined);
+    if (refusal) throw new Problem(422, "INCOMPATIBLE_PROTOCOL", `The hub speaks ${HUB_PROTOCOL_VERSIONS.join(", ")}`, [{ path: "protocol_versions", message: refusal }]);
     const now = nowIso();
     // Coming online, or declaring more capacity, makes the server a candidate for waiting tasks.
     const maxBefore = maxConcurrentTasks(server.capabilities as Capabilities | null);

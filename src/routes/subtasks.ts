@@ -1,12 +1,11 @@
 /**
- * A task-format request's `context.parentTaskId` makes it a subtask: its
- * parent must be a task of the same project (named by the hub's id or by its
- * own request's id), and the subtask joins the parent's trace.
+ * A task-format request's `context.parentTaskId` makes it a subtask of a task
+ * of the same project (named by the hub's id or by its own request's id), and
+ * the subtask joins the parent's trace; any other parent is an external one.
  */
 import { and, eq, or, sql } from "drizzle-orm";
 import { tasks } from "../db/schema";
 import type { HubContext } from "../http/context";
-import { fieldError } from "../http/problem";
 import { beginTrace, parseTraceparent } from "../protocol/trace-context";
 
 export interface Parent {
@@ -14,8 +13,11 @@ export interface Parent {
   traceId: string | null;
 }
 
-/** The parent task in the project; 422 naming context.parentTaskId when the project has none of that id. */
-export async function parentTask(c: HubContext, projectId: string, parentTaskId: string): Promise<Parent> {
+/**
+ * The parent task in the project, or null: a parent this project does not hold (another hub's, another system's, or
+ * one in a project the caller may not see) is kept as an external reference, named in `context` as sent.
+ */
+export async function parentTask(c: HubContext, projectId: string, parentTaskId: string): Promise<Parent | null> {
   const [parent] = await c.var.db
     .select({ id: tasks.id, traceId: tasks.traceId })
     .from(tasks)
@@ -23,9 +25,11 @@ export async function parentTask(c: HubContext, projectId: string, parentTaskId:
     // The hub's id first, should another task's request id be the same string.
     .orderBy(sql`${tasks.id} = ${parentTaskId} DESC`)
     .limit(1);
-  if (!parent) throw fieldError("context.parentTaskId", "names no task of this project (a task's id, or its task-format request's id)");
-  return parent;
+  return parent ?? null;
 }
+
+export const EXTERNAL_PARENT_WARNING =
+  "context.parentTaskId names no task of this project: kept as an external reference (the task is not linked to it and does not join its trace)";
 
 /**
  * A subtask's trace: its parent's. The request's own traceparent is kept when it is in that trace; one in another

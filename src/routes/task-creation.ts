@@ -20,7 +20,7 @@ import { runInRoomForView } from "../room/client";
 import { OFFLOAD_DEPTH } from "../datarefs/offload";
 import { taskSchema, type TaskView } from "../views/tasks";
 import { rememberProjectOf } from "../db/task-projects";
-import { parentTask, subtaskTrace } from "./subtasks";
+import { EXTERNAL_PARENT_WARNING, parentTask, subtaskTrace } from "./subtasks";
 import type { TaskSurface } from "./task-surface";
 import { offloadFor } from "./task-access";
 import { routingTarget } from "./task-assignment";
@@ -83,7 +83,9 @@ async function createTaskFormatTask(c: HubContext, raw: Record<string, unknown>)
   const project = await projectOfNewTask(c, request);
   const parentId = request.context?.parentTaskId;
   const sent = { traceparent: header, traceId: traceIdOf(request) };
-  const traceparent = (parentId ? subtaskTrace(await parentTask(c, project.id, parentId), sent, warnings) : header) ?? beginTrace(sent.traceId).traceparent;
+  const parent = parentId ? await parentTask(c, project.id, parentId) : null;
+  if (parentId && !parent) warnings.push(EXTERNAL_PARENT_WARNING);
+  const traceparent = (parent ? subtaskTrace(parent, sent, warnings) : header) ?? beginTrace(sent.traceId).traceparent;
   const { origin, ...task } = newTaskOf(request, await sha256Hex(requestForHash(raw)), warnings);
   const target = request.routing?.target;
   let assignTo: AssignTarget | undefined;
@@ -104,7 +106,22 @@ async function createTaskFormatTask(c: HubContext, raw: Record<string, unknown>)
     dependencies: [],
   });
   rememberProjectOf(view.id, project.id);
-  return { view, repeated: result.unchanged === true };
+  if (result.unchanged || assignTo || view.status !== "pending" || !view.requirements) return { view, repeated: result.unchanged === true };
+  return { view: await offeredByType(c, project.id, view), repeated: false };
+}
+
+/**
+ * A task-format task routed by its type is auto-assigned as it is created, as the seed's auto-assign would; with no
+ * server matching yet (or while people approve agents' tasks) it waits, and is offered again as servers come.
+ */
+async function offeredByType(c: HubContext, projectId: string, view: TaskView): Promise<TaskView> {
+  try {
+    const { result, view: assigned } = await runInRoomForView(c, projectId, { op: "auto_assign", taskId: view.id });
+    return result.data?.status === "assigned" ? assigned : view;
+  } catch (e) {
+    if (e instanceof Problem) return view;
+    throw e;
+  }
 }
 
 export async function createTask(c: HubContext, raw?: unknown) {
@@ -157,7 +174,9 @@ export function createRoute({ r, describe, write }: TaskSurface) {
         "Large JSON goes to R2 as DataRefs.\n" +
         "- Task-format: `id` names the task in the project (`client_id`): the same request again answers **200** with the task it made; another " +
         "body under that id is 409 `TASK_ID_TAKEN`. `routing.target` (an open session's name, else a server's) assigns the task at once; " +
-        "`observability.traceId` continues its trace unless a `traceparent` header came. A field the request does not define is refused by name.",
+        "Without `routing.target`, its `type` is the capability it needs (`requirements: {capabilities: [type]}`), and it is auto-assigned to a server offering it. " +
+          "`observability.traceId` continues its trace unless a `traceparent` header came. `context.parentTaskId` naming no task of the project is kept as an " +
+          "external reference, with a warning. A top-level field the seed does not name is kept in `extensions`, with a warning; a core create field (`spec`, ...) is refused by name.",
       headers: TRACEPARENT,
       body: z.union([createTaskBody, taskFormatRequest]),
       responses: { 201: taskSchema, 200: { description: "A task-format request sent again: the task it made", schema: taskSchema } },

@@ -14,6 +14,7 @@ import { helpRoute } from "./task-help";
 import { approvePlanRoute, planRoute, revisePlanRoute } from "./task-plans";
 import { dependencyRoutes } from "./task-dependencies";
 import { noteRoutes } from "./task-notes";
+import { logRoutes } from "./task-logs";
 
 /**
  * The task routes of one surface: the same operations, each under its own operation id and tag. They are registered in
@@ -43,6 +44,7 @@ export function taskRoutes(surface: "people" | "agents") {
   matchingRoute(s);
   autoAssignRoute(s);
   noteRoutes(s);
+  logRoutes(s);
   timelineRoute(s);
   return s.r;
 }

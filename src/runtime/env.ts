@@ -38,6 +38,12 @@ export interface Env {
   TELEGRAM_API_ROOT: string;
   /** Seconds a task's server may stay silent (no heartbeat, no socket) before the task is taken back; default 300. */
   ASSIGNMENT_LEASE_SECONDS?: string;
+  /** Seconds an agent socket's request is answered within (TIMEOUT after); default 30. */
+  AGENT_REQUEST_TIMEOUT_SECONDS?: string;
+  /** Seconds between the room's pings of its agent sockets; default 30. */
+  AGENT_PING_SECONDS?: string;
+  /** Seconds an agent socket may stay silent before the room closes it; default 90. */
+  AGENT_SILENCE_SECONDS?: string;
   /** Seconds a blocking A2A SendMessage waits for its task to finish or ask something; default 25. */
   A2A_BLOCKING_WAIT_SECONDS?: string;
   /** Days the permission log keeps an entry; default 30. */

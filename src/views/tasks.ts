@@ -153,6 +153,9 @@ export const taskSchema = z
     context: jsonObject.nullable(),
     routing: jsonObject.nullable(),
     observability: jsonObject.nullable(),
+    extensions: jsonObject
+      .nullable()
+      .meta({ description: "A task-format request's top-level fields the seed does not name, kept as sent (each with a line in `warnings`)" }),
     error: errorBlockSchema.nullable(),
     response: jsonObject
       .nullable()
@@ -212,6 +215,7 @@ export function taskView(t: TaskRow, names: TaskNames, deps: DependencyRow[], no
     context: t.context,
     routing: t.routing,
     observability: t.observability,
+    extensions: t.extensions ?? null,
     error: t.error as ErrorBlock | null,
     response: t.response,
     retry_count: t.retryCount,

@@ -17,6 +17,7 @@ export type ProjectHead = Got<"/api/v1/projects/{id}">;
 export type Member = Got<"/api/v1/projects/{id}/members">["members"][number];
 
 export type Task = Schemas["Task"];
+export type AgentLog = Schemas["AgentLog"];
 export type TaskStatus = Task["status"];
 /** A task as a task-format request reads it (`format=task-format`); the dashboard never asks for it. */
 type TaskFormatResponse = Schemas["TaskFormatResponse"];

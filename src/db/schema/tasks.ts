@@ -71,6 +71,8 @@ export const tasks = sqliteTable(
     context: text("context", { mode: "json" }).$type<Record<string, unknown> | null>(),
     routing: text("routing", { mode: "json" }).$type<Record<string, unknown> | null>(),
     observability: text("observability", { mode: "json" }).$type<Record<string, unknown> | null>(),
+    /** A task-format request's top-level fields the seed does not name, kept as sent (compute protocol: extended by optional fields). */
+    extensions: text("extensions", { mode: "json" }).$type<Record<string, unknown> | null>(),
     /** Why the task failed, as the task-format error block {code, message, details?, recoverable?}. */
     error: text("error", { mode: "json" }).$type<Record<string, unknown> | null>(),
     /** How many times the task was retried or requeued (task-format metadata.retryCount). */
@@ -237,5 +239,5 @@ export const agentLogs = sqliteTable(
     context: text("context", { mode: "json" }).$type<unknown>(),
     createdAt: text("created_at").notNull(),
   },
-  (t) => [index("agent_logs_project").on(t.projectId, t.createdAt)],
+  (t) => [index("agent_logs_project").on(t.projectId, t.createdAt), index("agent_logs_task").on(t.taskId, t.createdAt)],
 );

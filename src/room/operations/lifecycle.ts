@@ -96,6 +96,7 @@ export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutc
     // Given to its routing.target as it is created, the task has that agent at the end of its delegation chain.
     routing: target && origin.clientId ? delegatedTo(origin.routing ?? null, target.sessionName ?? target.serverName) : (origin.routing ?? null),
     observability: origin.observability ?? null,
+    extensions: origin.extensions ?? null,
     assignedServerId: target?.serverId ?? null,
     targetSessionId: target?.sessionId ?? null,
     assignedAt: target ? now : null,
