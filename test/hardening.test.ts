@@ -4,7 +4,7 @@ import { env } from "cloudflare:workers";
 import { conformingFetch } from "./api-conformance";
 import { beforeAll, describe, expect, it } from "vitest";
 import worker from "../src/index";
-import { IDEMPOTENCY_LEASE_MS, requestFingerprint } from "../src/http/idempotency";
+import { IDEMPOTENCY_LEASE_MS, requestFingerprint } from "../src/middleware/idempotency";
 import { AUTH_GRACE_MS } from "../src/room/agent-socket";
 import { accessTokenUntil, BASE, call, createUser, daemonRegistration, expectProblem, registerAgent, registrationToken } from "./helpers";
 import { dashboard, isEvent, openSocket } from "./sockets";

@@ -6,7 +6,7 @@
  */
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { API_KEY_LOOKUP_TTL_MS, apiKeyLookups } from "../src/auth/middleware";
+import { API_KEY_LOOKUP_TTL_MS, apiKeyLookups } from "../src/middleware/guards";
 import { KeyLookups } from "../src/auth/key-lookups";
 import { call, createProject, daemonRegistration, expectProblem, registerAgent, registrationToken, type Reply } from "./helpers";
 import { asAgent, MCP_URL, refusal, structured, workerFetch } from "./mcp-client";

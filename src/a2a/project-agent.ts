@@ -29,7 +29,7 @@ import { sha256Hex } from "../auth/secrets";
 import { linkPointers, pointerErrors } from "../datarefs/pointers";
 import { canonicalJson } from "../domain/canonical-json";
 import { hubBaseUrl } from "../http/base-url";
-import { visibilityOf } from "../http/dataref-links";
+import { visibilityOf } from "../middleware/dataref-links";
 import { OFFLOAD_DEPTH } from "../datarefs/offload";
 import { offloadFor } from "../routes/task-access";
 import { interventions } from "../db/schema";

@@ -9,7 +9,7 @@
  * server's first poll after POLL_MEMO_MS (a new file is picked up within 13 s at worst, 3 s when it comes through
  * the isolate the daemon polls).
  */
-import { apiKeyLookups } from "../auth/middleware";
+import { apiKeyLookups } from "../middleware/guards";
 import { sha256Hex } from "../auth/secrets";
 import type { FileTransferKind } from "../db/schema";
 import { REQUEST_ID_HEADER } from "../http/request-id";

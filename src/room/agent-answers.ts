@@ -3,7 +3,7 @@
  * response:error, correlated by the request's id) and notify:* messages.
  */
 import type { ErrorCode } from "../protocol/agent-orchestrator-messages";
-import { sendJson } from "./sockets";
+import { sendJson } from "../http/websockets";
 
 export interface Message {
   type: string;

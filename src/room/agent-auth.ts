@@ -12,7 +12,8 @@ import { HUB_PROTOCOL_VERSIONS } from "../domain/protocol-version";
 import { authFrame, socketProtocol } from "../protocol/agent-orchestrator-messages";
 import { zodFieldErrors } from "../protocol/field-errors";
 import { respondError } from "./agent-answers";
-import { CLOSE, sendJson, type AgentAttachment } from "./sockets";
+import { sendJson } from "../http/websockets";
+import { CLOSE, type AgentAttachment } from "./sockets";
 
 /** What authenticating needs of the room. */
 export interface AuthPort {

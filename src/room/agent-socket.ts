@@ -28,7 +28,8 @@ import {
 } from "../protocol/agent-orchestrator-messages";
 import type { TaskView } from "../views/tasks";
 import { newTask, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
-import { attachmentOf, CLOSE, FrameRate, type AgentAttachment } from "./sockets";
+import { FrameRate } from "../http/websockets";
+import { attachmentOf, CLOSE, type AgentAttachment } from "./sockets";
 import { failure, idReused, InvalidPayload, respondError, send, success, type Answer, type Message } from "./agent-answers";
 import { rememberedAnswer } from "./agent-remembered";
 import { agentRoster } from "./agent-roster";

@@ -14,7 +14,8 @@ import { isSeq } from "../domain/seq";
 import type { Env } from "../runtime/env";
 import { eventView } from "../views/events";
 import { eventBacklog, eventsAfter, maySeeProject } from "./room-queries";
-import { attachmentOf, CLOSE, eventFrame, FrameRate, sendJson, type DashboardAttachment, type DashboardFrame } from "./sockets";
+import { FrameRate, sendJson } from "../http/websockets";
+import { attachmentOf, CLOSE, eventFrame, type DashboardAttachment, type DashboardFrame } from "./sockets";
 import type { CommittedEvent } from "./statements";
 
 const REPLAY_PAGE = 500;

@@ -46,14 +46,6 @@ export type SocketAttachment = DashboardAttachment | AgentAttachment;
 
 export const attachmentOf = (ws: WebSocket) => ws.deserializeAttachment() as SocketAttachment | null;
 
-/** Sends, ignoring sockets that closed in the meantime (their close handler cleans up). */
-export function sendJson(ws: WebSocket, message: unknown) {
-  try {
-    ws.send(JSON.stringify(message));
-  } catch {
-    // The peer is gone.
-  }
-}
 
 /** Every frame the hub sends a dashboard besides events (API.md "Live events"). */
 export type DashboardFrame =
@@ -78,27 +70,3 @@ export const eventFrame = (e: CommittedEvent) => JSON.stringify({ ...e, type: "e
 
 /** An event as a dashboard receives it: the event's own type moves to `event_type`. */
 type EventFrame = Omit<CommittedEvent, "type"> & { type: "event"; event_type: EventType };
-
-/**
- * Frames per socket in one-second windows. Kept in memory: an evicted room
- * forgets the counts, which only ever forgives.
- */
-export class FrameRate {
-  private readonly windows = new Map<WebSocket, { start: number; count: number }>();
-
-  constructor(readonly perSecond: number) {}
-
-  /** Counts a frame; true when the socket is over its limit this second. */
-  exceeded(ws: WebSocket, now = Date.now()): boolean {
-    const w = this.windows.get(ws);
-    if (!w || now - w.start >= 1000) {
-      this.windows.set(ws, { start: now, count: 1 });
-      return false;
-    }
-    return ++w.count > this.perSecond;
-  }
-
-  forget(ws: WebSocket) {
-    this.windows.delete(ws);
-  }
-}

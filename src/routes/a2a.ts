@@ -10,7 +10,7 @@ import { ContentTypeNotSupportedError, RequestMalformedError } from "@a2a-js/sdk
 import { JsonRpcTransportHandler, defaultServerCallContextBuilder, validateVersion, type User } from "@a2a-js/sdk/server";
 import { Hono } from "hono";
 import { projectFor } from "../auth/access";
-import { apiKeyOf, bearerToken, serverForApiKey, signInWithToken } from "../auth/middleware";
+import { apiKeyOf, bearerToken, serverForApiKey, signInWithToken } from "../middleware/guards";
 import { sha256Hex } from "../auth/secrets";
 import { hubBaseUrl } from "../http/base-url";
 import type { HubContext, HubEnv } from "../http/context";

@@ -6,7 +6,7 @@
  */
 import { Hono } from "hono";
 import { z } from "zod";
-import { agent, currentServer, currentUser, person } from "../auth/middleware";
+import { agent, currentServer, currentUser, person } from "../middleware/guards";
 import { seal, unseal } from "../auth/sealed";
 import { sshKeyPair } from "../auth/ssh-keys";
 import { isUniqueViolation } from "../db/errors";

@@ -4,7 +4,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { taskSchema } from "../views/tasks";
 import { projectFor, scopesOverlap } from "../auth/access";
-import { agent, currentServer } from "../auth/middleware";
+import { agent, currentServer } from "../middleware/guards";
 import type { SessionRow } from "../db/client";
 import { MCP_STATUSES, projects, servers, sessions } from "../db/schema";
 import { listSessions } from "../db/session-queries";

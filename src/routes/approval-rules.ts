@@ -11,7 +11,7 @@ import { and, eq, isNull, or, sql } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { principalOf, projectFor, scopesOverlap, visibleProjectIds } from "../auth/access";
-import { agent, currentServer, currentUser, person } from "../auth/middleware";
+import { agent, currentServer, currentUser, person } from "../middleware/guards";
 import { nowIso } from "../db/client";
 import { recentLogEntries } from "../db/permission-log";
 import { APPROVAL_ACTIONS, APPROVAL_SCOPES, approvalRules, projects, servers } from "../db/schema";

@@ -2,7 +2,7 @@
 import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
-import { currentUser, person } from "../auth/middleware";
+import { currentUser, person } from "../middleware/guards";
 import { clearRefreshCookie, clearingRefreshCookie, readRefreshCookie, setRefreshCookie, withoutRefreshToken } from "../auth/refresh-cookie";
 import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from "../auth/password";
 import { sha256Hex } from "../auth/secrets";

@@ -7,7 +7,7 @@ import { desc, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { projectFor } from "../auth/access";
-import { agent, currentServer, person } from "../auth/middleware";
+import { agent, currentServer, person } from "../middleware/guards";
 import { codeHealthSnapshots } from "../db/schema";
 import type { Db } from "../db/client";
 import { isFinalSession } from "../domain/session-lifecycle";

@@ -9,7 +9,7 @@
 import { and, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
-import { agent, currentServer } from "../auth/middleware";
+import { agent, currentServer } from "../middleware/guards";
 import { blobKey } from "../datarefs/blobs";
 import { FILE_TRANSFER_STATUSES, fileTransfers, type FileTransferKind } from "../db/schema";
 import { plainFilenameError } from "../domain/file-names";

@@ -6,10 +6,10 @@
  * The daemon reads `auth_ok` (from the link) or anything else as a refusal.
  */
 import { Hono } from "hono";
-import { serverForApiKey } from "../auth/middleware";
+import { serverForApiKey } from "../middleware/guards";
 import type { HubContext, HubEnv } from "../http/context";
 import { closeQuietly, relayAfterFirstFrame } from "../http/first-frame-relay";
-import { requireUpgrade } from "../http/upgrade";
+import { requireUpgrade } from "../middleware/upgrade";
 import { documented } from "../openapi/operation";
 import { linkStub } from "../server-link/client";
 import { execOutputOf } from "../server-link/remote-exec";

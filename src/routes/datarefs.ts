@@ -10,7 +10,7 @@ import { z } from "zod";
 import { projectFor } from "../auth/access";
 import { blobKey } from "../datarefs/blobs";
 import { putComputingSha256 } from "../datarefs/hashing-put";
-import { agent, person } from "../auth/middleware";
+import { agent, person } from "../middleware/guards";
 import { BlobUrlRefused, signBlobUrl, UPLOAD_URL_TTL_SECONDS, verifyBlobUrl } from "../auth/signed-url";
 import { nowIso } from "../db/client";
 import { datarefs } from "../db/schema";

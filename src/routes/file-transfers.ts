@@ -10,7 +10,7 @@ import { and, desc, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { projectFor } from "../auth/access";
-import { currentUser, person, personStreaming } from "../auth/middleware";
+import { currentUser, person, personStreaming } from "../middleware/guards";
 import { signBlobUrl } from "../auth/signed-url";
 import { fileTransfers, type FileTransferKind } from "../db/schema";
 import { emptyLists } from "../files/file-polls";

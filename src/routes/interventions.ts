@@ -4,7 +4,7 @@ import { Hono } from "hono";
 import { isUuid } from "../http/fields";
 import { z } from "zod";
 import { projectFor, visibleProjectIds } from "../auth/access";
-import { agent, person, roomAgent } from "../auth/middleware";
+import { agent, person, roomAgent } from "../middleware/guards";
 import { interventions, INTERVENTION_STATUSES } from "../db/schema";
 import { inJsonList } from "../db/sql";
 import { readJson, readQuery } from "../http/body";

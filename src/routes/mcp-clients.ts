@@ -1,7 +1,7 @@
 /** The MCP clients a person authorised through OAuth: listed and revoked by that person only. */
 import { Hono } from "hono";
 import { z } from "zod";
-import { currentUser, person } from "../auth/middleware";
+import { currentUser, person } from "../middleware/guards";
 import type { HubEnv } from "../http/context";
 import { notFound } from "../http/problem";
 import { clientGrantsOf, endClientGrant } from "../mcp/client-grants";

@@ -8,7 +8,7 @@ import { AuthorizationError, authorizationErrorRedirect, CimdFetchError } from "
 import { Hono } from "hono";
 import { z } from "zod";
 import { issueAccessToken } from "../auth/jwt";
-import { apiKeyOf, rememberedServerForApiKey, signInWithToken } from "../auth/middleware";
+import { apiKeyOf, rememberedServerForApiKey, signInWithToken } from "../middleware/guards";
 import { hubBaseUrl } from "../http/base-url";
 import type { HubContext, HubEnv } from "../http/context";
 import { allowedOrigins } from "../http/cors";

@@ -6,7 +6,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { projectFor } from "../auth/access";
-import { agent, currentServer, person } from "../auth/middleware";
+import { agent, currentServer, person } from "../middleware/guards";
 import { nowIso } from "../db/client";
 import { existingProjects, logPage, sessionsOfServer, type LogRow } from "../db/permission-log";
 import { countedStub } from "../db/round-trips";

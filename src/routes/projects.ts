@@ -3,7 +3,7 @@ import { and, asc, desc, eq, gt, max } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { projectFor, visibleProjectIds } from "../auth/access";
-import { currentUser, person } from "../auth/middleware";
+import { currentUser, person } from "../middleware/guards";
 import type { ProjectRow } from "../db/client";
 import { nowIso } from "../db/client";
 import { events, projectMembers, projects, users } from "../db/schema";

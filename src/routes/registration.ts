@@ -2,7 +2,7 @@
 import { and, desc, eq, inArray, isNull, sql } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
-import { API_KEY_PREFIX, apiKeyOf, bearerToken, currentUser, person, signInWithToken } from "../auth/middleware";
+import { API_KEY_PREFIX, apiKeyOf, bearerToken, currentUser, person, signInWithToken } from "../middleware/guards";
 import { rekeyRefusal, type RekeyProof } from "../auth/rekey";
 import { formatRegistrationToken, parseRegistrationToken } from "../auth/registration-token";
 import { randomSecret, sha256Hex } from "../auth/secrets";
@@ -10,7 +10,7 @@ import { nowIso, type ServerRow } from "../db/client";
 import { projects, registrationTokens, servers } from "../db/schema";
 import { HUB_PROTOCOL_VERSIONS, protocolRefusal, UNDECLARED_PROTOCOL_WARNING } from "../domain/protocol-version";
 import { readJson } from "../http/body";
-import { idempotencyKeyOf, runIdempotently } from "../http/idempotency";
+import { idempotencyKeyOf, runIdempotently } from "../middleware/idempotency";
 import { hubBaseUrl } from "../http/base-url";
 import type { HubContext, HubEnv } from "../http/context";
 import { label, serverJson, uuid } from "../http/fields";

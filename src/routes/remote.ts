@@ -10,7 +10,7 @@ import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { projectFor } from "../auth/access";
-import { agent, currentServer } from "../auth/middleware";
+import { agent, currentServer } from "../middleware/guards";
 import { servers, sessions } from "../db/schema";
 import { projectSettingsOf } from "../domain/project-settings";
 import { fromDirectory } from "../domain/shell-words";

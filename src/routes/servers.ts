@@ -3,7 +3,7 @@ import { and, eq, inArray, isNull } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { scopesOverlap, visibleProjectIds } from "../auth/access";
-import { agent, currentServer, person } from "../auth/middleware";
+import { agent, currentServer, person } from "../middleware/guards";
 import { nowIso, type ServerRow } from "../db/client";
 import { inJsonList, qualified } from "../db/sql";
 import { OPEN_SESSION_STATUSES, servers, sessions } from "../db/schema";

@@ -9,7 +9,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { projectFor } from "../auth/access";
-import { currentUser, person } from "../auth/middleware";
+import { currentUser, person } from "../middleware/guards";
 import { isFinalSession } from "../domain/session-lifecycle";
 import { readJson, readQuery } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";

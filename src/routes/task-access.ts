@@ -9,7 +9,7 @@ import { tasks } from "../db/schema";
 import type { HubContext } from "../http/context";
 import { notFound } from "../http/problem";
 import { roomActor } from "../room/client";
-import { offloaderFor } from "../http/request-offloads";
+import { offloaderFor } from "../middleware/request-offloads";
 import { rememberedProjectOf, rememberProjectOf } from "../db/task-projects";
 
 /** Large JSON the caller sends for this project goes to R2 (see datarefs/offload.ts). */

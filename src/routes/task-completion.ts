@@ -9,7 +9,7 @@ import { normaliseResult } from "../domain/results";
 import { readJson } from "../http/body";
 import type { HubContext } from "../http/context";
 import { fieldError, validationFailed } from "../http/problem";
-import { offloaderFor } from "../http/request-offloads";
+import { offloaderFor } from "../middleware/request-offloads";
 import { OFFLOAD_DEPTH } from "../datarefs/offload";
 import { completeBody, outcomeOf, responseBlocksOf } from "../protocol/task-response";
 import { roomActor } from "../room/client";

@@ -7,7 +7,7 @@ import { and, asc, eq } from "drizzle-orm";
 import { uuid } from "../http/fields";
 import { z } from "zod";
 import { projectFor, scopesOverlap, visibleProjectIds } from "../auth/access";
-import { currentServer } from "../auth/middleware";
+import { currentServer } from "../middleware/guards";
 import { listTasks, taskView1 } from "../db/task-queries";
 import { envelopeOf } from "../db/task-envelope";
 import { events, sessions } from "../db/schema";

@@ -1,6 +1,6 @@
 /** What the task routes of one surface (people's or agents') share: their router, guards and how they are described. */
 import { Hono } from "hono";
-import { agent, person, roomAgent } from "../auth/middleware";
+import { agent, person, roomAgent } from "../middleware/guards";
 import type { HubContext, HubEnv } from "../http/context";
 import { documented, type Operation } from "../openapi/operation";
 

@@ -8,7 +8,7 @@ import type { HubContext } from "../http/context";
 import { cancelBody } from "../protocol/hub-api";
 import { runInRoom, runInRoomForView } from "../room/client";
 import { pointedTo } from "../datarefs/pointers";
-import { discardOffloaded } from "../http/request-offloads";
+import { discardOffloaded } from "../middleware/request-offloads";
 import { taskSchema } from "../views/tasks";
 import { rejectBody } from "../protocol/compute-protocol";
 import { completeBody } from "../protocol/task-response";

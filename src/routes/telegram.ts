@@ -6,7 +6,7 @@ import { eq } from "drizzle-orm";
 import { Api, webhookCallback } from "grammy";
 import type { UserFromGetMe } from "grammy/types";
 import { Hono } from "hono";
-import { currentUser, person } from "../auth/middleware";
+import { currentUser, person } from "../middleware/guards";
 import { randomSecret, sha256Hex } from "../auth/secrets";
 import { nowIso } from "../db/client";
 import { telegramBot, telegramLinkCodes, telegramLinks } from "../db/schema";

@@ -2,7 +2,7 @@
 import { asc, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
-import { currentUser, person } from "../auth/middleware";
+import { currentUser, person } from "../middleware/guards";
 import { hashPassword } from "../auth/password";
 import { revokeAllRefreshTokens } from "../auth/token-pair";
 import { nowIso } from "../db/client";

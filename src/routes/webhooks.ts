@@ -7,7 +7,7 @@ import { and, desc, eq, sql } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { projectFor } from "../auth/access";
-import { currentUser, person } from "../auth/middleware";
+import { currentUser, person } from "../middleware/guards";
 import { seal } from "../auth/sealed";
 import { nowIso } from "../db/client";
 import { DELIVERY_STATUSES, deliveryAttempts, outbox, webhooks } from "../db/schema";

@@ -1,6 +1,6 @@
 /** Hourly housekeeping (cron trigger): forgets what has expired, and wakes deliveries nobody woke. */
 import { deleteLogBefore } from "../db/permission-log";
-import { IDEMPOTENCY_TTL_MS } from "../http/idempotency";
+import { IDEMPOTENCY_TTL_MS } from "../middleware/idempotency";
 import { laneStub } from "../integrations/client";
 import type { RoomEnv } from "./room-env";
 import { leaseSeconds, LEASED_STATUSES } from "../protocol/compute-protocol";

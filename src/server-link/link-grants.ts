@@ -7,7 +7,7 @@
 import { HUB_ACTOR, type AccessEvent, type RoomActor, type RoomCommand } from "../room/commands";
 import { revokeSourcePush, revokeTargetPush } from "../grants/grant-pushes";
 import { endGrant, grantById, isLive } from "../grants/grant-store";
-import { sendJson } from "../room/sockets";
+import { sendJson } from "../http/websockets";
 import { grantEventData } from "../views/access-grants";
 import type { DaemonPush } from "./pushes";
 import type { TunnelRecord, Tunnels } from "./tunnels";

@@ -12,7 +12,7 @@ import { DurableObject } from "cloudflare:workers";
 import { logDebug, logError } from "../runtime/log";
 import type { RemoteUseEvent, RoomActor, RoomCommand } from "../room/commands";
 import { executeInRoom, type RoomReachingEnv } from "../room/rpc-port";
-import { sendJson } from "../room/sockets";
+import { sendJson } from "../http/websockets";
 import { handleDaemonFrame, type DaemonFrameHandlers } from "./daemon-dispatch";
 import { DAEMON_CLOSE, parseDaemonFrame } from "./daemon-frames";
 import type { DaemonPush } from "./pushes";

@@ -6,7 +6,7 @@
  * own (see ViewerFlow) and never holds the daemon or the others back.
  */
 import { isOpenSession } from "../domain/session-lifecycle";
-import { FrameRate, sendJson } from "../room/sockets";
+import { FrameRate, sendJson } from "../http/websockets";
 import type { DaemonPush } from "./pushes";
 import type { Scrollback } from "./scrollback";
 import { AccessChecks, type TerminalAccess } from "./terminal-access";

@@ -25,8 +25,8 @@ import { recheckAccess } from "../auth/access";
 import { callerKey } from "../auth/principal";
 import { sha256Hex } from "../auth/secrets";
 import { seal, unseal } from "../auth/sealed";
-import type { HubContext, HubEnv } from "./context";
-import { conflict, fieldError, Problem } from "./problem";
+import type { HubContext, HubEnv } from "../http/context";
+import { conflict, fieldError, Problem } from "../http/problem";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** Longer than any request runs (the Worker's work is a few D1 round trips and one room operation). */

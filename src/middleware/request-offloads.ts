@@ -4,8 +4,8 @@
  */
 import { createMiddleware } from "hono/factory";
 import { offloadLargeJson, removeStored } from "../datarefs/offload";
-import type { HubContext, HubEnv } from "./context";
-import { logFailure } from "./failure-log";
+import type { HubContext, HubEnv } from "../http/context";
+import { logFailure } from "../http/failure-log";
 
 /** Offloads for this request and project, remembering what was stored (see `discardOffloaded`). */
 export const offloaderFor = (c: HubContext, projectId: string, createdBy: string) => (value: unknown, depth: number) =>

@@ -1,7 +1,7 @@
 /** WebSocket endpoints answer a plain request with 426, naming the upgrade they need, and read a person's token from it. */
-import { signInWithToken } from "../auth/middleware";
-import type { HubContext } from "./context";
-import { Problem, unauthorized } from "./problem";
+import { signInWithToken } from "./guards";
+import type { HubContext } from "../http/context";
+import { Problem, unauthorized } from "../http/problem";
 
 export function requireUpgrade(c: HubContext) {
   if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {

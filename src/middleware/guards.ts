@@ -10,12 +10,12 @@ import { servers, users, type Role } from "../db/schema";
 import type { ServerRow, UserRow } from "../db/client";
 import { builtOnce } from "../db/sql";
 import type { HubContext, HubEnv } from "../http/context";
-import { idempotent } from "../http/idempotency";
+import { idempotent } from "./idempotency";
 import { forbidden, unauthorized } from "../http/problem";
-import { InvalidToken, verifyAccessToken } from "./jwt";
-import { KeyLookups } from "./key-lookups";
-import { hasRole } from "./roles";
-import { sha256Hex } from "./secrets";
+import { InvalidToken, verifyAccessToken } from "../auth/jwt";
+import { KeyLookups } from "../auth/key-lookups";
+import { hasRole } from "../auth/roles";
+import { sha256Hex } from "../auth/secrets";
 
 export const API_KEY_PREFIX = "orc_";
 

@@ -11,8 +11,8 @@ import { createMiddleware } from "hono/factory";
 import { sql } from "drizzle-orm";
 import { accessOf, membershipOf } from "../auth/access";
 import { linkPointers, pointedTo, type Visibility } from "../datarefs/pointers";
-import { hubBaseUrl } from "./base-url";
-import type { HubContext, HubEnv } from "./context";
+import { hubBaseUrl } from "../http/base-url";
+import type { HubContext, HubEnv } from "../http/context";
 
 /** What the caller may see; without a caller, nothing. */
 export function visibilityOf(c: HubContext): Visibility {
