@@ -42,7 +42,7 @@ import { userRoutes } from "./routes/users";
 import { referenceRoutes } from "./routes/reference";
 import { mcpRoutes } from "./routes/mcp";
 import { mcpClientRoutes } from "./routes/mcp-clients";
-import { a2aRoutes } from "./routes/a2a";
+import { a2aRoutes } from "./a2a/routes";
 import { codeHealthRoutes } from "./routes/code-health";
 
 export function buildApp() {

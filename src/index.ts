@@ -1,7 +1,7 @@
 /** Worker entry: the HTTP app, the housekeeping cron, and the Durable Object classes. */
 import { buildApp } from "./app";
 import { answerKnownEmptyPoll, polledList } from "./files/file-polls";
-import { expirePermissionLog, sweepExpired, wakeRoomsWithLapsedLeases, wakeStrandedDeliveries } from "./runtime/maintenance";
+import { expirePermissionLog, sweepExpired, wakeRoomsWithLapsedLeases, wakeStrandedDeliveries } from "./cron/maintenance";
 import type { WorkerEnv } from "./runtime/worker-env";
 
 export { ProjectRoom } from "./room/project-room";

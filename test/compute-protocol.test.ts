@@ -16,7 +16,7 @@ import {
   type LeaseFacts,
 } from "../src/protocol/compute-protocol";
 import { REJECTED_REASON } from "../src/domain/matching";
-import { wakeRoomsWithLapsedLeases } from "../src/runtime/maintenance";
+import { wakeRoomsWithLapsedLeases } from "../src/cron/maintenance";
 import { call, daemonRegistration, expectProblem, registrationToken, type Reply } from "./helpers";
 import { openSocket } from "./sockets";
 import { cli, createWorld, expectOk, newTask, T, taskIn, taskStatus, type World } from "./task-world";

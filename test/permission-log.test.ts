@@ -4,7 +4,7 @@
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { expirePermissionLog } from "../src/runtime/maintenance";
+import { expirePermissionLog } from "../src/cron/maintenance";
 import { hookLines, hookTime, postPermissionLog, type HookLogEntry } from "./fake-daemon";
 import { addMember, call, createProject, createUser, expectProblem, registerAgent, type Reply } from "./helpers";
 import { dashboard } from "./sockets";

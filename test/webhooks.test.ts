@@ -7,7 +7,7 @@
 import { createExecutionContext, env, evictDurableObject, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import worker from "../src/index";
-import { sweepExpired, wakeStrandedDeliveries } from "../src/runtime/maintenance";
+import { sweepExpired, wakeStrandedDeliveries } from "../src/cron/maintenance";
 import { aTraceparent, addMember, BASE, call, createProject, createUser, expectProblem, until } from "./helpers";
 import { cli, createWorld, expectOk, T, type World } from "./task-world";
 

@@ -34,7 +34,7 @@ import { OFFLOAD_DEPTH } from "../datarefs/offload";
 import { offloadFor } from "../routes/task-access";
 import { interventions } from "../db/schema";
 import { serverCandidates } from "../db/server-candidates";
-import { countTasks, listTasks, taskViews } from "../db/task-queries";
+import { countTasks, listTasks, taskViews } from "../views/task-queries";
 import type { ProjectRow } from "../db/client";
 import { InvalidCursor } from "../domain/errors";
 import type { TaskStatus } from "../domain/lifecycle";

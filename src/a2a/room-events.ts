@@ -3,7 +3,7 @@
  * resumed after a seq, so every event after it arrives once and in order (the room replays the gap between operations).
  */
 import type { Db } from "../db/client";
-import { taskViewsInBatch } from "../db/task-queries";
+import { taskViewsInBatch } from "../views/task-queries";
 import type { TaskView } from "../views/tasks";
 import { roomStub } from "../room/client";
 import type { CommittedEvent } from "../room/statements";

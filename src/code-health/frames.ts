@@ -7,7 +7,7 @@
 import { TOO_DEEP, tooDeepUnder } from "../domain/json-depth";
 import { MAX_SNAPSHOT_BYTES, snapshotSchema } from "../protocol/code-health";
 import { zodFieldErrors } from "../protocol/field-errors";
-import type { RoomReachingEnv } from "../room/rpc-port";
+import type { RoomReachingEnv } from "../runtime/room-rpc";
 import { storeSnapshot } from "./store";
 
 /** Whether a daemon's frame is a snapshot, read from its first characters (hub.py writes `type` first). */

@@ -8,7 +8,7 @@ import { blobKey, completeDatarefRow } from "../datarefs/blobs";
 import { summaryOf } from "../domain/code-health";
 import type { Snapshot } from "../protocol/code-health";
 import type { RoomActor, RoomResult } from "../room/commands";
-import { executeInRoom, type RoomReachingEnv } from "../room/rpc-port";
+import { executeInRoom, type RoomReachingEnv } from "../runtime/room-rpc";
 
 const CONTENT_TYPE = "application/json";
 

@@ -7,7 +7,7 @@
  *
  * This is the part the Worker and the project room share; what a request
  * offloaded, and its removal when the request is refused, is in
- * `http/request-offloads.ts`.
+ * `middleware/request-offloads.ts`.
  */
 import { inArray } from "drizzle-orm";
 import { sha256Hex } from "../auth/secrets";

@@ -4,7 +4,7 @@
  *
  * One read of the index of pending transfers answers the list asked for and whether the other list is empty too.
  * What an isolate read empty stays known for POLL_MEMO_MS: a poll of a list known empty, with a key the isolate
- * remembers (auth/middleware.ts), is answered `[]` before the app's middleware, with no D1 read. A transfer
+ * remembers (middleware/guards.ts), is answered `[]` before the app's middleware, with no D1 read. A transfer
  * recorded in this isolate drops what it knew of that server at once; one recorded elsewhere is heard of at the
  * server's first poll after POLL_MEMO_MS (a new file is picked up within 13 s at worst, 3 s when it comes through
  * the isolate the daemon polls).

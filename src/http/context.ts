@@ -31,7 +31,7 @@ export interface HubEnv {
     operation?: string;
     /**
      * The project and task this request turned out to be about, for its log line (set where they are resolved, once
-     * the caller's access is checked); the project is also the one whose DataRefs its answer links (http/dataref-links.ts).
+     * the caller's access is checked); the project is also the one whose DataRefs its answer links (middleware/dataref-links.ts).
      */
     logProject?: string;
     logTask?: string;

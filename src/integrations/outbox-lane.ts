@@ -7,7 +7,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { log, logError } from "../runtime/log";
-import type { RoomReachingEnv } from "../room/rpc-port";
+import type { RoomReachingEnv } from "../runtime/room-rpc";
 import { RETRY_DELAYS_MS } from "./retry-schedule";
 
 /** Rows read per round trip. */

@@ -9,8 +9,7 @@
  * again, with the same `webhook-id` the receiver deduplicates on.
  */
 import { unseal } from "../auth/sealed";
-import { HUB_ACTOR } from "../room/commands";
-import { executeInRoom } from "../room/rpc-port";
+import { HUB_ACTOR, executeInRoom } from "../runtime/room-rpc";
 import { MAX_PER_DRAIN, OutboxLane, PAGE, type DueRow } from "./outbox-lane";
 import { MAX_PENDING_DELIVERIES, nextAttemptAt, RETRY_DELAYS_MS } from "./retry-schedule";
 import { checkTargetFor } from "./dns";

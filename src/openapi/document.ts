@@ -129,7 +129,7 @@ const requestBookmark = z
 
 /**
  * The headers an operation reads: its own, Idempotency-Key on every POST a person or an agent makes
- * (http/idempotency.ts), and X-D1-Bookmark on all (src/app.ts).
+ * (middleware/idempotency.ts), and X-D1-Bookmark on all (src/app.ts).
  */
 function requestHeaders(op: Operation, method: string, callers: Caller[]) {
   const idempotent = method === "post" && callers.some((c) => c === "person" || c === "agent");

@@ -5,7 +5,7 @@
  * tell an agent arrives as notify:* messages.
  */
 import { logError } from "../runtime/log";
-import { listTasks, taskViews } from "../db/task-queries";
+import { listTasks, taskViews } from "../views/task-queries";
 import { TOO_DEEP, tooDeepUnder } from "../domain/json-depth";
 import { zodFieldErrors } from "../protocol/field-errors";
 import { FOREIGN_POINTER, pointerErrors } from "../datarefs/pointers";

@@ -7,12 +7,13 @@ import { pointerErrors } from "../datarefs/pointers";
 import { sql } from "drizzle-orm";
 import { dbOf } from "../db/client";
 import { READY_TO_OFFER } from "../db/schema";
-import { taskView1 } from "../db/task-queries";
+import { taskView1 } from "../views/task-queries";
 import type { HubContext } from "../http/context";
 import { linkStub } from "../server-link/client";
 import { rememberProjectOf } from "../db/task-projects";
 import { countedStub } from "../db/round-trips";
-import { HUB_ACTOR, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
+import { type RoomActor, type RoomCommand, type RoomResult } from "./commands";
+import { HUB_ACTOR } from "../runtime/room-rpc";
 
 export function roomActor(c: HubContext): RoomActor {
   const p = c.var.principal!;

@@ -13,8 +13,6 @@ export type RoomActor =
   /** `keyHash`: the sha256 of the API key the agent called with; the room refuses its writes once that key is revoked or replaced. */
   | { kind: "agent"; serverId: string; serverName: string; label: string; keyHash?: string };
 
-/** The hub itself, acting on a timer or a trigger (timeouts, auto-assignment after a heartbeat). */
-export const HUB_ACTOR: RoomActor = { kind: "person", userId: "hub", label: "hub" };
 
 export interface NewTask {
   title: string;

@@ -8,7 +8,7 @@
 import { linkStub } from "../server-link/client";
 import { leaseDecision } from "../protocol/compute-protocol";
 import type { RoomEnv } from "../runtime/room-env";
-import { HUB_ACTOR } from "./commands";
+import { HUB_ACTOR } from "../runtime/room-rpc";
 import { earliest } from "./earliest";
 import { leasedTasks } from "./room-queries";
 import type { RoomWriter } from "./room-writer";

@@ -1,6 +1,7 @@
 /** The room's log line for each operation it settles (`room operation` in docs/ARCHITECTURE.md). */
 import { log, logs } from "../runtime/log";
-import { HUB_ACTOR, type RoomActor, type RoomAnswer, type RoomCommand } from "./commands";
+import { type RoomActor, type RoomAnswer, type RoomCommand } from "./commands";
+import { HUB_ACTOR } from "../runtime/room-rpc";
 
 /** What the line says of an operation: the writer's Operation, as far as it is logged. */
 interface LoggedOperation {

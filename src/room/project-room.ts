@@ -18,7 +18,8 @@ import { tellAgents } from "./agent-notices";
 import { AgentProtocol, AUTH_GRACE_MS } from "./agent-socket";
 import { notify } from "./agent-answers";
 import { requestTimeoutMs, SHUTDOWN_GRACE_MS } from "../protocol/agent-orchestrator-messages";
-import { HUB_ACTOR, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
+import { type RoomActor, type RoomCommand, type RoomResult } from "./commands";
+import { HUB_ACTOR } from "../runtime/room-rpc";
 import { DashboardProtocol } from "./dashboard-socket";
 import {
   dependentSessions,

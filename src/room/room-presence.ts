@@ -7,7 +7,7 @@
  */
 import { isOnline, ONLINE_WINDOW_MS } from "../domain/presence";
 import type { RoomEnv } from "../runtime/room-env";
-import { HUB_ACTOR } from "./commands";
+import { HUB_ACTOR } from "../runtime/room-rpc";
 import { earliest } from "./earliest";
 import { lastHeartbeat } from "./room-queries";
 import type { RoomWriter } from "./room-writer";

@@ -11,8 +11,9 @@ import { createDb, type Db } from "../db/client";
 import { newerBookmark } from "../db/d1-bookmarks";
 import { countingRoundTrips, noRoundTrips } from "../db/round-trips";
 import { logError } from "../runtime/log";
-import { taskViewsInBatch } from "../db/task-queries";
-import { HUB_ACTOR, type ProblemData, type RoomActor, type RoomAnswer, type RoomCommand, type RoomResult } from "./commands";
+import { taskViewsInBatch } from "../views/task-queries";
+import { type ProblemData, type RoomActor, type RoomAnswer, type RoomCommand, type RoomResult } from "./commands";
+import { HUB_ACTOR } from "../runtime/room-rpc";
 import { concurrentChange } from "./operations/refusals";
 import {
   capacityCheck,

@@ -1,5 +1,6 @@
 /** WebSockets held by a ProjectRoom (hibernation API): who is on each, and how frames are sent. */
-import type { CommittedEvent, EventType } from "./statements";
+import type { EventType } from "../domain/event-types";
+import type { CommittedEvent } from "./statements";
 
 export const DASHBOARD_TAG = "dashboard";
 export const AGENT_TAG = "agent";

@@ -7,6 +7,7 @@
 import { getTableColumns, sql, type Column, type SQL } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { tasks } from "../db/schema";
+import type { EventType } from "../domain/event-types";
 
 const dialect = new SQLiteAsyncDialect();
 
@@ -18,65 +19,6 @@ export function statement(d1: D1Database, query: SQL | { toSQL(): { sql: string;
 
 export type TaskRow = typeof tasks.$inferSelect;
 
-/** Every kind of event a project's log holds (API.md "Events"). */
-export const EVENT_TYPES = [
-  "task_created",
-  "task_updated",
-  "schema_warning",
-  "task_assigned",
-  "task_started",
-  "plan_submitted",
-  "plan_approved",
-  "plan_revision_requested",
-  "task_progress",
-  "task_completed",
-  "contract_fulfilled",
-  "contract_partial",
-  "contract_skipped",
-  "contract_missing",
-  "task_unblocked",
-  "task_failed",
-  "task_cancelled",
-  "task_retried",
-  "dependency_added",
-  "dependency_removed",
-  "dependency_failed",
-  "intervention_requested",
-  "intervention_responded",
-  "intervention_timed_out",
-  "note_added",
-  "agent_error",
-  "server_online",
-  "server_offline",
-  "session_created",
-  "session_started",
-  "session_closed",
-  "session_error",
-  "session_mcp_status",
-  "webhook_disabled",
-  "task_rejected",
-  "task_requeued",
-  "late_result_received",
-  "task_awaiting_approval",
-  "task_approved",
-  "project_settings_changed",
-  "approval_rule_changed",
-  "remote_exec",
-  "file_transfer_started",
-  "file_transfer_completed",
-  "file_transfer_failed",
-  "file_uploaded",
-  "file_delivered",
-  "file_pulled",
-  "file_failed",
-  "access_granted",
-  "access_revoked",
-  "access_expired",
-  "tunnel_opened",
-  "tunnel_closed",
-  "code_health_scanned",
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface EventDraft {
   type: EventType;

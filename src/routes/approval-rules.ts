@@ -17,7 +17,7 @@ import { recentLogEntries } from "../db/permission-log";
 import { APPROVAL_ACTIONS, APPROVAL_SCOPES, approvalRules, projects, servers } from "../db/schema";
 import { MAX_PARAM_PATTERN, inHookOrder, parseAgentFilter, rulesForServer, toolPatternProblem, type ApprovalScope } from "../domain/approval-rules";
 import { previewAmong } from "../domain/hook-match";
-import { permissionLogDays } from "../runtime/maintenance";
+import { permissionLogDays } from "../cron/maintenance";
 import { readJson, readQuery } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
 import { label, uuid } from "../http/fields";

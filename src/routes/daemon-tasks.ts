@@ -7,7 +7,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { taskSchema } from "../views/tasks";
 import { agent, currentServer, roomAgent } from "../middleware/guards";
-import { listTasks } from "../db/task-queries";
+import { listTasks } from "../views/task-queries";
 import type { HubContext, HubEnv } from "../http/context";
 import { documented } from "../openapi/operation";
 import { helpBody } from "../protocol/hub-api";

@@ -11,7 +11,7 @@ import { projectFor, scopesOverlap } from "../auth/access";
 import { currentUser, person } from "../middleware/guards";
 import type { SessionRow } from "../db/client";
 import { servers, SESSION_ROLES, sessions } from "../db/schema";
-import { listSessions } from "../db/session-queries";
+import { listSessions } from "../views/session-queries";
 import type { AgentType } from "../domain/agent-types";
 import { isFinalSession } from "../domain/session-lifecycle";
 import { readJson, readQuery } from "../http/body";

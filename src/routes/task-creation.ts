@@ -6,7 +6,7 @@
 import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import { projectFor } from "../auth/access";
-import { taskView1 } from "../db/task-queries";
+import { taskView1 } from "../views/task-queries";
 import { sessions, tasks } from "../db/schema";
 import { isTaskFormatRequest, newTaskOf, requestForHash, taskFormatRequest, traceIdOf } from "../protocol/task-format";
 import { beginTrace, parseTraceparent } from "../protocol/trace-context";

@@ -1,6 +1,6 @@
 /** Adding and removing a pending task's dependencies on other tasks of its project. */
 import { z } from "zod";
-import { dependenciesOf } from "../db/task-queries";
+import { dependenciesOf } from "../views/task-queries";
 import { readJson } from "../http/body";
 import { runInRoom } from "../room/client";
 import { id } from "../views/fields";

@@ -1,6 +1,6 @@
 /** Notes left on a task, for its agent (and, when asked, the agents of the tasks that depend on it). */
 import { z } from "zod";
-import { notesOf } from "../db/task-queries";
+import { notesOf } from "../views/task-queries";
 import { readJson } from "../http/body";
 import { noteBody } from "../protocol/hub-api";
 import { runInRoom } from "../room/client";

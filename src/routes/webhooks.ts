@@ -18,7 +18,7 @@ import { readJson, readQuery } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
 import { text } from "../http/fields";
 import { fieldError, notFound } from "../http/problem";
-import { EVENT_TYPES } from "../room/statements";
+import { EVENT_TYPES } from "../domain/event-types";
 import { documented, type Operation } from "../openapi/operation";
 import {
   attemptView,

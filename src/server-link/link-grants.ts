@@ -4,7 +4,8 @@
  * live grant before anything reaches the target, and a grant ends on time
  * (the link's alarm), closing its tunnels and telling both daemons.
  */
-import { HUB_ACTOR, type AccessEvent, type RoomActor, type RoomCommand } from "../room/commands";
+import { type AccessEvent, type RoomActor, type RoomCommand } from "../room/commands";
+import { HUB_ACTOR } from "../runtime/room-rpc";
 import { revokeSourcePush, revokeTargetPush } from "../grants/grant-pushes";
 import { endGrant, grantById, isLive } from "../grants/grant-store";
 import { sendJson } from "../http/websockets";

@@ -7,7 +7,7 @@
 import { logDebug } from "../runtime/log";
 import { isFinalSession } from "../domain/session-lifecycle";
 import type { RoomActor, SessionChange } from "../room/commands";
-import { executeInRoom, type RoomReachingEnv } from "../room/rpc-port";
+import { executeInRoom, type RoomReachingEnv } from "../runtime/room-rpc";
 import { sessionIdOf, sessionReportOf, tmuxPrefixOf } from "./daemon-frames";
 import { sessionOfPush, type DaemonPush } from "./pushes";
 import type { PushQueue } from "./push-queue";

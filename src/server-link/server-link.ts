@@ -11,7 +11,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { logDebug, logError } from "../runtime/log";
 import type { RemoteUseEvent, RoomActor, RoomCommand } from "../room/commands";
-import { executeInRoom, type RoomReachingEnv } from "../room/rpc-port";
+import { executeInRoom, type RoomReachingEnv } from "../runtime/room-rpc";
 import { sendJson } from "../http/websockets";
 import { handleDaemonFrame, type DaemonFrameHandlers } from "./daemon-dispatch";
 import { DAEMON_CLOSE, parseDaemonFrame } from "./daemon-frames";

@@ -1,7 +1,7 @@
 /** A project's webhooks, their deliveries and the attempts at each, as members see them (API.md "Webhooks"). */
 import { z } from "zod";
 import { DELIVERY_STATUSES, type deliveryAttempts, type outbox, type webhooks } from "../db/schema";
-import { EVENT_TYPES, type EventType } from "../room/statements";
+import { EVENT_TYPES, type EventType } from "../domain/event-types";
 import { id, timestamp } from "./fields";
 
 /** The type a test delivery carries (POST …/test); every other delivery is an event of the log. */

@@ -7,7 +7,7 @@ import { accessOf } from "../../auth/access";
 import type { UserRow } from "../../db/client";
 import type { WorkerEnv } from "../../runtime/worker-env";
 import type { RoomCommand } from "../../room/commands";
-import { executeInRoom } from "../../room/rpc-port";
+import { executeInRoom } from "../../runtime/room-rpc";
 
 /** What a person may do in a project, by the API's rules. */
 export async function accessTo(env: WorkerEnv, user: UserRow, projectId: string) {

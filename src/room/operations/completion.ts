@@ -9,7 +9,8 @@ import { ACTIVE, allowedActions, FINISHED, type TaskStatus } from "../../domain/
 import { guardHolds, statement, type EventDraft, type TaskRow, type VersionGuard } from "../statements";
 import { assignmentEvents, assignmentStatements, filledServers, planAutoAssign } from "./assignment";
 import { partyOf, statusEvent, taskWrite, transition, type Cmd, type OpContext, type OpOutcome, type WritePlan } from "./kernel";
-import { HUB_ACTOR, type RoomActor } from "../commands";
+import { type RoomActor } from "../commands";
+import { HUB_ACTOR } from "../../runtime/room-rpc";
 import { invalidTransition, notFound, resultConflict } from "./refusals";
 import { errorBlock } from "../../protocol/task-format";
 import { escalationContext, type EnvelopeOutcome } from "../../protocol/agent-envelope";

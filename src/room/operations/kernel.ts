@@ -7,7 +7,8 @@
 import type { Db } from "../../db/client";
 import { checkTransition, type TaskAction, type TaskStatus } from "../../domain/lifecycle";
 import type { ProblemData, RoomActor, RoomCommand } from "../commands";
-import { guardAfter, updateTask, type EventAppend, type EventDraft, type EventType, type TaskRow, type VersionGuard } from "../statements";
+import type { EventType } from "../../domain/event-types";
+import { guardAfter, updateTask, type EventAppend, type EventDraft, type TaskRow, type VersionGuard } from "../statements";
 import type { PlanEffects, TaskReads } from "../task-reads";
 import type { ProjectSettings } from "../../domain/project-settings";
 import { invalidTransition, notAllowed } from "./refusals";

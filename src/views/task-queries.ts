@@ -3,10 +3,10 @@ import { and, count, desc, eq, getTableColumns, inArray, sql, type SQL } from "d
 import { alias } from "drizzle-orm/sqlite-core";
 import { InvalidCursor, NotFound } from "../domain/errors";
 import { decodeCursor, encodeCursor } from "../domain/page-cursor";
-import { taskView, type DependencyRow, type NoteRow, type TaskView } from "../views/tasks";
-import type { Db } from "./client";
-import { boundForBatch, builtOnce, inJsonList, qualified } from "./sql";
-import { dependencyResolved, dependencyResolvedAt, servers, sessions, taskDependencies, taskNotes, tasks, UNFINISHED_TASK } from "./schema";
+import { taskView, type DependencyRow, type NoteRow, type TaskView } from "./tasks";
+import type { Db } from "../db/client";
+import { boundForBatch, builtOnce, inJsonList, qualified } from "../db/sql";
+import { dependencyResolved, dependencyResolvedAt, servers, sessions, taskDependencies, taskNotes, tasks, UNFINISHED_TASK } from "../db/schema";
 import { FINISHED, type TaskStatus } from "../domain/lifecycle";
 
 export const RECENT_NOTES = 20;

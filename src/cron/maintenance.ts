@@ -2,10 +2,10 @@
 import { deleteLogBefore } from "../db/permission-log";
 import { IDEMPOTENCY_TTL_MS } from "../middleware/idempotency";
 import { laneStub } from "../integrations/client";
-import type { RoomEnv } from "./room-env";
+import type { RoomEnv } from "../runtime/room-env";
 import { leaseSeconds, LEASED_STATUSES } from "../protocol/compute-protocol";
 import { roomStub } from "../room/client";
-import type { WorkerEnv } from "./worker-env";
+import type { WorkerEnv } from "../runtime/worker-env";
 
 const KEEP_EXPIRED_MS = 7 * 24 * 60 * 60 * 1000;
 

@@ -2,9 +2,9 @@
 import { inArray } from "drizzle-orm";
 import type { z } from "zod";
 import { inputEnvelope } from "../protocol/agent-envelope";
-import type { inputEnvelopeSchema } from "../views/tasks";
-import type { Db } from "./client";
-import { tasks } from "./schema";
+import type { inputEnvelopeSchema } from "./tasks";
+import type { Db } from "../db/client";
+import { tasks } from "../db/schema";
 import { taskView1 } from "./task-queries";
 
 export async function envelopeOf(db: Db, taskId: string): Promise<z.infer<typeof inputEnvelopeSchema>> {

@@ -3,8 +3,11 @@
  * delivery lanes) reach a room in turn, without importing its class, whose
  * module imports theirs.
  */
-import type { Env } from "../runtime/env";
-import type { RoomActor, RoomCommand, RoomResult } from "./commands";
+import type { Env } from "./env";
+import type { RoomActor, RoomCommand, RoomResult } from "../room/commands";
+
+/** The hub itself, acting on a timer or a trigger (timeouts, auto-assignment after a heartbeat). */
+export const HUB_ACTOR: RoomActor = { kind: "person", userId: "hub", label: "hub" };
 
 export interface RoomReachingEnv extends Env {
   PROJECT_ROOM: DurableObjectNamespace;

@@ -18,8 +18,8 @@ import { Problem, unauthorized } from "../http/problem";
 import { documented, type Operation } from "../openapi/operation";
 import { TOO_DEEP, tooDeepUnder } from "../domain/json-depth";
 import { logError } from "../runtime/log";
-import { legacyCardOf } from "../a2a/card";
-import { ProjectAgent, type A2ACaller } from "../a2a/project-agent";
+import { legacyCardOf } from "./card";
+import { ProjectAgent, type A2ACaller } from "./project-agent";
 
 /** The most a JSON-RPC request may hold: a message (64 KiB of JSON) and room for its envelope. */
 export const A2A_MAX_BODY_BYTES = 256 * 1024;

@@ -1,9 +1,9 @@
 /** Agent sessions as the people's and the agents' surfaces list them. */
 import { and, desc, eq, inArray } from "drizzle-orm";
-import { sessionView } from "../views/agents";
-import type { Db } from "./client";
-import { OPEN_SESSION_STATUSES, servers, sessions } from "./schema";
-import { inJsonList } from "./sql";
+import { sessionView } from "./agents";
+import type { Db } from "../db/client";
+import { OPEN_SESSION_STATUSES, servers, sessions } from "../db/schema";
+import { inJsonList } from "../db/sql";
 
 export type SessionFilter = "open" | "ended" | "all";
 
