@@ -53,8 +53,8 @@ interface Dashboard {
   replaying: boolean;
   /** Told to page the log (resync_required): live events wait for its resume, whose replay brings them in order. */
   held: boolean;
-  /** Opened without `since`, and neither resumed nor past its grace: the first seq it missed meanwhile (0 for none). */
-  awaitingResume: { missedFrom: number } | null;
+  /** Opened without `since`, and neither resumed nor past its grace (`until`): the first seq it missed meanwhile (0 for none). */
+  awaitingResume: { missedFrom: number; until: number } | null;
   /** The seq range it has received live (0 and 0 for none), so a later resume sends none of it twice. */
   firstLive: number;
   lastLive: number;
@@ -74,7 +74,8 @@ export class DashboardProtocol {
     this.dashboards().set(ws, d);
     if (since !== null) void this.startReplay(ws, since);
     else {
-      d.awaitingResume = { missedFrom: 0 };
+      d.awaitingResume = { missedFrom: 0, until: Date.now() + RESUME_GRACE_MS };
+      // A room never idle may run its timer late: the next publish past the grace ends it too.
       setTimeout(() => this.graceOver(d), RESUME_GRACE_MS);
     }
     await this.room.scheduleAlarm(attachment.expiresAt);
@@ -118,6 +119,8 @@ export class DashboardProtocol {
     for (const d of this.dashboards().values()) {
       if (d.awaitingResume) {
         d.awaitingResume.missedFrom ||= first;
+        // These events committed: the replay that ends the grace brings them, after what was missed before.
+        if (now >= d.awaitingResume.until) this.graceOver(d);
         continue;
       }
       if (d.replaying || d.held || this.closedAtExpiry(d, now)) continue;
