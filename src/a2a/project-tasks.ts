@@ -1,0 +1,65 @@
+/**
+ * A project's tasks as its A2A agent reads them: the hub's own task rows (no second store), this project's only, as
+ * A2A tasks with their questions and the DataRef links the caller may follow.
+ */
+import type { Task } from "@a2a-js/sdk";
+import { RequestMalformedError, TaskNotFoundError } from "@a2a-js/sdk/errors";
+import { asc, inArray } from "drizzle-orm";
+import { linkPointers } from "../datarefs/pointers";
+import { interventions } from "../db/schema";
+import { taskViews } from "../views/task-queries";
+import { hubBaseUrl } from "../http/base-url";
+import type { HubContext } from "../http/context";
+import { visibilityOf } from "../middleware/dataref-links";
+import { isUuid } from "../http/fields";
+import type { InterventionRow, TaskView } from "../views/tasks";
+import { a2aTaskOf } from "./messages";
+import { snapshotOf } from "./room-events";
+
+export class ProjectTasks {
+  constructor(
+    private readonly c: HubContext,
+    private readonly projectId: string,
+  ) {}
+
+  /** A task of this project (any other id is not found here). */
+  async read(id: string | undefined): Promise<TaskView> {
+    return this.ofProject(id, isUuid(id ?? "") ? (await taskViews(this.c.var.db, [id!]))[0] : undefined);
+  }
+
+  /** A task of this project and the seq after which the room's events change it (room-events.ts snapshotOf). */
+  async snapshot(id: string | undefined): Promise<{ task: TaskView; since: number }> {
+    if (!isUuid(id ?? "")) return { task: this.ofProject(id, undefined), since: 0 };
+    const { task, since } = await snapshotOf(this.c.var.db, this.c.env.DB, this.projectId, id!);
+    return { task: this.ofProject(id, task), since };
+  }
+
+  private ofProject(id: string | undefined, task: TaskView | undefined): TaskView {
+    if (!id) throw new RequestMalformedError("id is required: the task's id");
+    if (!task || task.project_id !== this.projectId) throw new TaskNotFoundError(`Task not found: ${id}`);
+    return task;
+  }
+
+  async interventionsOf(taskIds: string[]): Promise<Map<string, InterventionRow[]>> {
+    const byTask = new Map<string, InterventionRow[]>();
+    if (taskIds.length === 0) return byTask;
+    const rows = await this.c.var.db
+      .select()
+      .from(interventions)
+      .where(inArray(interventions.taskId, taskIds))
+      .orderBy(asc(interventions.createdAt), asc(interventions.id));
+    for (const row of rows) byTask.set(row.taskId!, [...(byTask.get(row.taskId!) ?? []), row]);
+    return byTask;
+  }
+
+  async a2aTask(task: TaskView, historyLength?: number): Promise<Task> {
+    return a2aTaskOf(await this.linked(task), (await this.interventionsOf([task.id])).get(task.id) ?? [], historyLength);
+  }
+
+  /** The task with a download URL in each DataRef pointer of its result the caller may see, as the REST API answers it. */
+  async linked(task: TaskView): Promise<TaskView> {
+    if (!task.result) return task;
+    const scope = { project: this.projectId, visibility: visibilityOf(this.c) };
+    return { ...task, result: (await linkPointers(this.c.env, this.c.var.db, hubBaseUrl(this.c), task.result, scope)) as TaskView["result"] };
+  }
+}
