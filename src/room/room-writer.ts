@@ -28,7 +28,9 @@ import {
 import { OutboxRecorder, outboxTargets, type OutboxTarget } from "./outbox";
 import { EventLog, logMovedOn, type Appended } from "./event-append";
 import type { CommittedEvent } from "./statements";
-import { d1Reads, GroupReads, heldTasksInBatch, type TaskReads } from "./task-reads";
+import { heldTasksInBatch } from "./dependency-reads";
+import { GroupReads } from "./group-reads";
+import { d1Reads, type TaskReads } from "./task-reads";
 import { TaskMemory } from "./task-memory";
 import { logOperations } from "./operation-log";
 import { eq } from "drizzle-orm";
