@@ -6,7 +6,8 @@ import { createDb } from "../src/db/client";
 import { PROJECTS_WITH_WAITING_TASKS } from "../src/room/client";
 import { EventLog } from "../src/room/event-append";
 import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
-import { groupTasks, groupWaiting, waitingAlone } from "../src/room/task-reads";
+import { groupTasks } from "../src/room/dependency-reads";
+import { groupWaiting, waitingAlone } from "../src/room/waiting-reads";
 
 describe("a group's read of its tasks", () => {
   it("looks each task up by its id rather than scanning its project's tasks", async () => {

@@ -5,36 +5,17 @@
  * operation, or group of starts and completions, is one db.batch; what it
  * committed is handed to the room's after-commit hook still inside the
  * queue, so a dashboard's replay (also queued) meets live events with no gap
- * and no duplicate.
+ * and no duplicate. Here is the queue: turns, groups, replanning and what a
+ * turn cost; the commit itself is BatchCommitter's (batch-commit.ts).
  */
-import { createDb, type Db } from "../db/client";
-import { newerBookmark } from "../db/d1-bookmarks";
 import { countingRoundTrips, noRoundTrips } from "../db/round-trips";
 import { logError } from "../runtime/log";
-import { taskViewsInBatch } from "../views/task-queries";
-import { type ProblemData, type RoomActor, type RoomAnswer, type RoomCommand, type RoomResult } from "./commands";
+import { BatchCommitter, type Operation } from "./batch-commit";
+import type { RoomAnswer, RoomCommand, RoomResult } from "./commands";
 import { HUB_ACTOR } from "../runtime/room-rpc";
-import { concurrentChange } from "./operations/refusals";
-import {
-  capacityCheck,
-  isProblem,
-  overCapacity,
-  planOperation,
-  writesAnything,
-  type AgentNotice,
-  type OpContext,
-  type OpOutcome,
-  type WritePlan,
-} from "./operations";
-import { OutboxRecorder, outboxTargets, type OutboxTarget } from "./outbox";
-import { EventLog, logMovedOn, type Appended } from "./event-append";
-import type { CommittedEvent } from "./statements";
-import { d1Reads, GroupReads, heldTasksInBatch, type TaskReads } from "./task-reads";
-import { TaskMemory } from "./task-memory";
-import { logOperations } from "./operation-log";
-import { eq } from "drizzle-orm";
-import { projects } from "../db/schema";
-import { projectSettingsOf, type ProjectSettings } from "../domain/project-settings";
+import { logMovedOn } from "./event-append";
+import { GroupReads } from "./group-reads";
+import { isProblem, overCapacity, planOperation, type OpOutcome } from "./operations";
 
 /** Operations the room plans together and commits in one batch: the hot path of agents at work. */
 const GROUPED: ReadonlySet<RoomCommand["op"]> = new Set(["start", "complete"]);
@@ -46,78 +27,15 @@ const MAX_GROUP = 32;
  */
 const MAX_PLANS = 3;
 
-export interface Operation {
-  actor: RoomActor;
-  command: RoomCommand;
-  /** The caller answers with the task's view: read in the commit's batch. */
-  withView: boolean;
-  /** The HTTP request that asked, named in the operation's log line. */
-  requestId?: string;
-}
-
-/** What one batch committed, for the room to hand on. */
-export interface Committed {
-  events: CommittedEvent[];
-  /** Answers agents wait for, and word that none will come (a question's task ended). */
-  notices: AgentNotice[];
-  /** Deadlines the operations set, for the room's alarm. */
-  deadlines: string[];
-  /** Integrations the batch recorded deliveries for, to wake. */
-  outbox: OutboxTarget[];
-  /** Tasks the batch wrote that belong to no session (their rows were read in the turn): no daemon hears of them. */
-  sessionless: ReadonlySet<string>;
-  /** Tasks the batch completed that others given to sessions depend on: the sessions working on those hear of it. */
-  withDependents: ReadonlySet<string>;
-}
-
-export interface WriterHooks {
-  /** Each turn of the queue starts here: cheap checks that must not wait for the room to go idle. */
-  beforeTurn(): void;
-  /** Why this caller may not write at all (an agent whose API key was revoked), checked in the operation's turn. */
-  refusal(actor: RoomActor): Promise<ProblemData | undefined>;
-  /** Runs after every batch that committed, inside the queue. */
-  afterCommit(committed: Committed): Promise<void>;
-}
-
 /** An operation that threw: its caller gets the error, the others of its group their answers. */
 interface Failure {
   failure: unknown;
 }
 
-export class RoomWriter {
-  readonly db: Db;
+export class RoomWriter extends BatchCommitter {
   private queue: Promise<unknown> = Promise.resolve();
   /** Operations waiting for the group that runs at the room's next turn. */
   private readonly gathering: { operation: Operation; resolve: (r: RoomResult) => void; reject: (e: unknown) => void }[] = [];
-  /** D1 round trips of the operation running now (operations never overlap). */
-  private d1Queries = 0;
-  /** When the operation (or group) running now began, for its log lines. */
-  private started = 0;
-  /** How long the write batches of the operation (or group) running now took. */
-  private batchMs = 0;
-  /** The D1 bookmark of the operation's last committed batch, handed back so its caller reads what it wrote. */
-  private committedAt: string | null = null;
-  private readonly outbox: OutboxRecorder;
-  private readonly events: EventLog;
-  /** The project's tasks as the room's groups last read and wrote them (only this room writes them). */
-  private readonly memory = new TaskMemory();
-  /** The project's settings, read by the first operation that needs them, then kept: only this room changes them. */
-  private settings: ProjectSettings | null = null;
-
-  constructor(
-    private readonly d1: D1Database,
-    readonly projectId: string,
-    private readonly hooks: WriterHooks,
-  ) {
-    this.db = createDb(d1, () => this.d1Queries++);
-    this.outbox = new OutboxRecorder(d1, projectId);
-    this.events = new EventLog(d1, projectId);
-  }
-
-  /** What the room holds of its tasks goes: they were changed or deleted other than through it. */
-  forgetTasks() {
-    this.memory.forget();
-  }
 
   /** Runs `work` after every operation queued before it; a failure does not stop the queue. */
   serialise<T>(work: () => Promise<T>): Promise<T> {
@@ -270,176 +188,4 @@ export class RoomWriter {
       logError("offering waiting tasks failed", { project_id: this.projectId, operation: "sweep" }, e),
     );
   }
-
-  /**
-   * Commits planned operations in one batch, hands on what committed, and
-   * answers each: with the task's view, read at the end of the same batch,
-   * where the caller asked for it. The room's memory of its tasks takes what a group (`group`) read and planned once
-   * its batch has committed whole, and forgets what another operation may have changed.
-   */
-  private async commit(outcomes: OpOutcome[], operations: readonly Operation[], group?: GroupReads): Promise<RoomAnswer[]> {
-    const plans = outcomes.filter((o): o is WritePlan => !isProblem(o));
-    // Every operation's statements, then what they leave to the end of the batch, one statement each for all of them:
-    // the capacity of the servers they assigned to, and their events (whose seqs follow the operations' order).
-    const writes = plans.flatMap((p) => p.statements);
-    const checks = capacityCheck(
-      this.d1,
-      plans.flatMap((p) => p.fills ?? []),
-    );
-    const appends = this.events.append(plans.flatMap((p) => (p.events ? [p.events] : [])));
-    const viewIds = [...new Set(outcomes.flatMap((o, i) => (operations[i]!.withView && !isProblem(o) && writesAnything(o) ? [o.taskId] : [])))];
-    const views = viewIds.length > 0 ? taskViewsInBatch(this.db, this.d1, viewIds) : undefined;
-    const writing = writes.length + appends.statements.length > 0;
-    const owed = writing ? await this.owedStatements() : [];
-    if (writing) this.memory.ready().unsettle();
-    // The tasks the batch gives to servers are read as it leaves them, for the room to hold when their agents start them.
-    const keepsDependencies = group !== undefined || operations.every((o) => this.memory.keepsDependencies(o.command));
-    const given = writing ? heldTasksInBatch(this.db, this.d1, this.projectId, givenTasks(plans), this.memory.knownDependents(keepsDependencies)) : undefined;
-    const batched = writing
-      ? await this.batch([...writes, ...checks, ...appends.statements, ...owed, ...(given ? [given.statement] : []), ...(views ? [views.statement] : [])])
-      : [];
-    const [results, , appended, recorded, read] = splitAt(batched, writes.length, checks.length, appends.statements.length, owed.length, given ? 1 : 0);
-    const events = await this.eventsOf(appends.read(appended!));
-    const viewOf = new Map((views ? views.read(batched.at(-1)!) : []).map((v) => [v.id, v]));
-    let offset = 0;
-    const committed: Committed = {
-      events,
-      notices: abandonedQuestions(results),
-      deadlines: [],
-      outbox: outboxTargets(recorded),
-      sessionless: sessionlessTasks(outcomes),
-      withDependents: new Set(plans.flatMap((p) => (p.toDependents ? [p.taskId] : []))),
-    };
-    this.outbox.committed(committed.events);
-    let guardsHeld = true;
-    const answers = outcomes.map((outcome, i): RoomAnswer => {
-      if (isProblem(outcome)) return { ok: false, problem: outcome };
-      const own = results.slice(offset, (offset += outcome.statements.length));
-      // Only this room writes the project's tasks, so this means the task was deleted or changed underneath.
-      // Counted by changes (RETURNING costs D1 rows): a statement's changes leave out what its triggers changed.
-      if (outcome.guardedUpdate !== undefined && own[outcome.guardedUpdate]!.meta.changes === 0) {
-        guardsHeld = false;
-        return { ok: false, problem: outcome.guardRefusal ?? concurrentChange() };
-      }
-      committed.notices.push(...(outcome.notices ?? []));
-      if (outcome.settings) this.settings = outcome.settings;
-      if (outcome.deadline) committed.deadlines.push(outcome.deadline);
-      if (outcome.refusal) return { ok: false, problem: outcome.refusal };
-      const view = operations[i]!.withView ? viewOf.get(outcome.taskId) : undefined;
-      return {
-        ok: true,
-        taskId: outcome.taskId,
-        ...(outcome.data ? { data: outcome.data } : {}),
-        ...(outcome.unchanged ? { unchanged: true } : {}),
-        ...(view ? { view } : {}),
-      };
-    });
-    if (writing)
-      this.memory.committed(guardsHeld ? (group ?? operations.map((o) => o.command)) : undefined, guardsHeld && given ? given.read(read![0]!) : undefined);
-    try {
-      await this.hooks.afterCommit(committed);
-    } catch (e) {
-      // The batch has committed: its callers get their answers whatever became of handing it on.
-      logError("handing on a commit failed", { project_id: this.projectId, operation: "after_commit" }, e);
-    }
-    logOperations(this.projectId, operations, answers, this.started, this.d1Queries);
-    return answers;
-  }
-
-  /** The events a batch appended: as it said, or read back when it could not (some guard did not hold). */
-  private async eventsOf(appended: Appended) {
-    const { events, readBack, failure } = await this.events.written(appended);
-    if (readBack) this.d1Queries++;
-    if (failure)
-      logError("reading back a batch's events failed: they go out with the next batch's", { project_id: this.projectId, operation: "events" }, failure);
-    return events;
-  }
-
-  /** What the batch's events owe integrations (the first batch of the room reads where the project's events stand). */
-  private owedStatements() {
-    if (!this.outbox.knowsLastSeq) this.d1Queries++;
-    return this.outbox.statements(new Date().toISOString());
-  }
-
-  /**
-   * The writes of one operation (or group): one D1 transaction, one round trip. It runs in a session of its own
-   * starting at the primary (where writes go anyway) only to learn the bookmark it committed at.
-   */
-  private async batch(statements: D1PreparedStatement[]) {
-    this.d1Queries++;
-    const session = this.d1.withSession("first-primary");
-    const sent = performance.now();
-    const results = await session.batch(statements).finally(() => (this.batchMs += performance.now() - sent));
-    this.committedAt = newerBookmark(this.committedAt, session.getBookmark());
-    return results;
-  }
-
-  private opContext(actor: RoomActor, reads: TaskReads = d1Reads(this.db, this.projectId, this.memory.ready()), offerWaiting = true): OpContext {
-    return {
-      db: this.db,
-      d1: this.d1,
-      projectId: this.projectId,
-      actor,
-      now: new Date().toISOString(),
-      reads,
-      offerWaiting,
-      settings: () => this.projectSettings(),
-    };
-  }
-
-  private async projectSettings(): Promise<ProjectSettings> {
-    if (!this.settings) {
-      const [row] = await this.db.select({ settings: projects.settings }).from(projects).where(eq(projects.id, this.projectId));
-      this.settings = projectSettingsOf(row?.settings);
-    }
-    return this.settings;
-  }
-}
-
-/** Consecutive slices of `items`, of the given lengths. */
-function splitAt<T, N extends number[]>(items: T[], ...lengths: N): { [K in keyof N]: T[] } {
-  let start = 0;
-  return lengths.map((n) => items.slice(start, (start += n))) as { [K in keyof N]: T[] };
-}
-
-/** The most tasks given to servers one batch reads back for the room to hold. */
-const MAX_GIVEN = 64;
-
-/** Tasks the plans give to a server (assigned, or to plan first): their agents start them next. */
-function givenTasks(plans: WritePlan[]): string[] {
-  const ids = new Set<string>();
-  for (const p of plans) {
-    const after = p.effects?.task?.after;
-    if (after && (after.status === "assigned" || after.status === "planning")) ids.add(after.id);
-    for (const a of p.effects?.assignments ?? []) ids.add(a.taskId);
-  }
-  return [...ids].slice(0, MAX_GIVEN);
-}
-
-/** Tasks written by these outcomes whose rows, as planned, name neither a target nor a source session. */
-function sessionlessTasks(outcomes: OpOutcome[]): Set<string> {
-  const ids = new Set<string>();
-  for (const o of outcomes) {
-    const after = isProblem(o) ? undefined : o.effects?.task?.after;
-    if (after && after.targetSessionId === null && after.sourceSessionId === null) ids.add(after.id);
-  }
-  return ids;
-}
-
-/** Agents waiting on a question whose task just ended hear that no answer will come (the cancelled rows name them). */
-function abandonedQuestions(results: D1Result[]): AgentNotice[] {
-  return results
-    .flatMap((r) => r.results as { waiting_server_id?: string | null; waiting_correlation_id?: string | null }[])
-    .flatMap((row) =>
-      row.waiting_server_id && row.waiting_correlation_id
-        ? [
-            {
-              kind: "timeout" as const,
-              serverId: row.waiting_server_id,
-              correlationId: row.waiting_correlation_id,
-              message: "Closed unanswered: its task ended",
-            },
-          ]
-        : [],
-    );
 }

@@ -13,7 +13,7 @@ import type { Requirements } from "../../protocol/orchestratia-v1";
 import type { EventDraft, TaskRow, VersionGuard } from "../statements";
 import { routedTo } from "../../protocol/task-format";
 import { guardHolds, statement } from "../statements";
-import { ASSIGN_BATCH } from "../task-reads";
+import { ASSIGN_BATCH } from "../waiting-reads";
 import { answerOnly, loadTask, recordEvents, statusEvent, taskWrite, transition, type OpContext, type Planner, type WritePlan } from "./kernel";
 import { awaitingApproval, concurrentChange, invalidTransition, noRequirements, notFound } from "./refusals";
 
