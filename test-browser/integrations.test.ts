@@ -253,7 +253,7 @@ describe("webhooks", () => {
   });
 
   it("offers exactly the event types the hub knows", () => {
-    const source = readFileSync(path.resolve(import.meta.dirname, "../src/room/statements.ts"), "utf8");
+    const source = readFileSync(path.resolve(import.meta.dirname, "../src/domain/event-types.ts"), "utf8");
     const list = /export const EVENT_TYPES = \[([^\]]*)\] as const/.exec(source)?.[1];
     expect([...(list ?? "").matchAll(/"(\w+)"/g)].map((m) => m[1])).toEqual([...EVENT_TYPES]);
   });

@@ -1,6 +1,6 @@
 /**
  * Every kind of event a project's log holds, as webhooks may pick them: a copy
- * of the hub's list (src/room/statements.ts EVENT_TYPES), which refuses any
+ * of the hub's list (src/domain/event-types.ts EVENT_TYPES), which refuses any
  * other; the browser tests check the two agree.
  */
 export const EVENT_TYPES = [
