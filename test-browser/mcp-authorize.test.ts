@@ -131,6 +131,13 @@ describe("signing an MCP client in", () => {
       expect(await row.getByRole("rowheader").textContent()).toBe("Chromium's MCP client");
       expect(await row.locator("time").count()).toBe(2);
       await screenshot(dashboard, "account-mcp-clients");
+      // On a phone the list still fits and its button is in reach.
+      await dashboard.setViewportSize({ width: 390, height: 844 });
+      await screenshot(dashboard, "account-mcp-clients-narrow");
+      const button = (await row.getByRole("button", { name: "Revoke" }).boundingBox())!;
+      expect(button.x + button.width).toBeLessThanOrEqual(390);
+      expect(await dashboard.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+      await dashboard.setViewportSize({ width: 1440, height: 900 });
       await row.getByRole("button", { name: "Revoke" }).click();
       await section.getByText("None.").waitFor();
       expect(asked).toEqual(["Revoke Chromium's MCP client? It can no longer work as you until you allow it again."]);
