@@ -58,9 +58,9 @@ function ClientRow({ client: c, onRevoked }: { client: McpClient; onRevoked: () 
     <tr data-mcp-client={c.id}>
       {/* The name is the client's own claim: shown as text, never as a link. */}
       <th scope="row">{name}</th>
-      <td>{when(c.authorized_at)}</td>
-      <td>{c.last_used_at ? when(c.last_used_at) : <span class="muted">not yet</span>}</td>
-      <td>
+      <td data-label="Allowed">{when(c.authorized_at)}</td>
+      <td data-label="Last used">{c.last_used_at ? when(c.last_used_at) : <span class="muted">not yet</span>}</td>
+      <td class="revoke-cell">
         <span class="action">
           <button
             type="button"
