@@ -39,7 +39,13 @@ export class PushQueue {
 
   /** The daemon's new socket replaced (or followed) another: what may have died with the old one is kept again. */
   async reconnected() {
-    await this.hold(await notActedOn(this.port.db, this.recent.take()));
+    const recent = this.recent.take();
+    try {
+      await this.hold(await notActedOn(this.port.db, recent));
+    } catch (e) {
+      // The daemon's new socket matters more than what may have been lost on the old one.
+      logError("pushes sent before a socket was replaced could not be checked", { server_id: this.port.serverId, operation: "push" }, e);
+    }
   }
 
   /** The daemon closed its socket itself: nothing sent on it was lost. */
