@@ -71,7 +71,8 @@ describe("a session's files", () => {
 
     // A large file shows its progress while it goes.
     const big = Buffer.alloc(40 * 1024 * 1024, 7);
-    await page.getByLabel("Choose a file to send").setInputFiles({ name: "dataset.bin", mimeType: "application/octet-stream", buffer: big });
+    // Handing Chromium 40 MiB over its debugging pipe alone can take most of Playwright's default 30 s on a busy machine.
+    await page.getByLabel("Choose a file to send").setInputFiles({ name: "dataset.bin", mimeType: "application/octet-stream", buffer: big }, { timeout: 90_000 });
     await page.locator(".sending progress").waitFor();
     await expect.poll(() => row(page, "dataset.bin").getAttribute("data-status"), { timeout: 30_000 }).toBe("delivered");
     await expect.poll(() => row(page, "dataset.bin").locator("code.landed").textContent()).toBe("/tmp/orchestratia-uploads/dataset.bin");
@@ -79,7 +80,7 @@ describe("a session's files", () => {
       createHash("sha256").update(big).digest("hex"),
     );
     expect(await page.locator(".sending").count()).toBe(0);
-  });
+  }, 150_000);
 
   it("refuses a file name the machine could not take, saying why", async () => {
     const page = await openSession(asAdmin);
