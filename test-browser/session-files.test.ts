@@ -66,7 +66,8 @@ describe("a session's files", () => {
   it("sends a dropped file and a picked one to the machine, with their progress, then shows where each landed", async () => {
     const page = await openSession(asAdmin);
     await drop(page, "notes.txt", "remember the migration\n");
-    await expect.poll(() => row(page, "notes.txt").locator("code.landed").textContent()).toBe("/tmp/orchestratia-uploads/notes.txt");
+    // The daemon picks a file up at its next poll: within seconds, not one (src/files/file-polls.ts gives the bound).
+    await expect.poll(() => row(page, "notes.txt").locator("code.landed").textContent(), { timeout: 10_000 }).toBe("/tmp/orchestratia-uploads/notes.txt");
     expect(daemon.written.get("/tmp/orchestratia-uploads/notes.txt")?.toString()).toBe("remember the migration\n");
 
     // A large file shows its progress while it goes.
