@@ -13,6 +13,8 @@ export const users = sqliteTable("users", {
   role: text("role", { enum: ROLES }).notNull(),
   /** Null for accounts that only sign in through the external identity provider. */
   passwordHash: text("password_hash"),
+  /** Set when an admin deactivates the account: from then on none of its tokens, keys or sockets is honoured. */
+  deactivatedAt: text("deactivated_at"),
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),
 });
@@ -83,6 +85,10 @@ export const projectMembers = sqliteTable(
     userId: text("user_id")
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
+    /** Lowers, never raises, the user's global role in this project. */
+    role: text("role", { enum: ["member", "viewer"] })
+      .notNull()
+      .default("member"),
     createdAt: text("created_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.projectId, t.userId] }), index("project_members_user").on(t.userId)],

@@ -63,6 +63,7 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
       name: row.name as string | null,
       role: row.role as UserRow["role"],
       passwordHash: null,
+      deactivatedAt: (row.deactivated_at as string | null) ?? null,
       createdAt: row.created_at as string,
       updatedAt: row.updated_at as string,
     };
