@@ -25,6 +25,7 @@ import { daemonTaskRoutes } from "./routes/daemon-tasks";
 import { daemonSocketRoutes } from "./routes/daemon-socket";
 import { blobRoutes, datarefRoutes } from "./routes/datarefs";
 import { interventionRoutes } from "./routes/interventions";
+import { inboxRoutes } from "./routes/inbox";
 import { fileTransferRoutes } from "./routes/file-transfers";
 import { telegramAccountRoutes, telegramSetupRoutes, telegramWebhookRoutes } from "./routes/telegram";
 import { webhookRoutes } from "./routes/webhooks";
@@ -139,6 +140,7 @@ export function buildApp() {
   api.route("/server/tasks", taskRoutes("agents"));
   api.route("/interventions", interventionRoutes("people"));
   api.route("/server/interventions", interventionRoutes("agents"));
+  api.route("/inbox", inboxRoutes);
   app.route("/api/v1", api);
   app.route("/ws/server", daemonSocketRoutes);
   app.route("/ws/tunnel", connectRoutes.socket);

@@ -30,6 +30,8 @@ const pythonJson = (frame: Record<string, unknown>) =>
     .join(", ")}}`;
 
 export class FakeDaemon {
+  /** Every frame the hub sent after authenticating it, in order. */
+  readonly frames: HubFrame[] = [];
   /** Every session_start the hub sent. */
   readonly starts: HubFrame[] = [];
   /** The sessions each session_exit_copy_mode named, in order. */
@@ -123,6 +125,7 @@ export class FakeDaemon {
   }
 
   private onFrame(frame: HubFrame) {
+    this.frames.push(frame);
     if (frame.type.startsWith("fs_")) {
       for (const answer of answerFsRequest(this.machine, this.folders, frame)) this.send(answer);
       return;

@@ -18,6 +18,7 @@ import { SessionPage } from "./views/session";
 import { Sessions } from "./views/sessions";
 import { SignIn } from "./views/sign-in";
 import { TaskPage } from "./views/task";
+import { UnreadBadge } from "./views/unread-badge";
 import { Webhooks } from "./views/webhooks";
 
 /** The graph view and its layout library load only when a graph is opened. */
@@ -52,6 +53,7 @@ export function App() {
           </a>
           <a {...linkProps("/inbox")} aria-current={route.page === "inbox" ? "page" : undefined}>
             Inbox
+            <UnreadBadge />
           </a>
           <a {...linkProps("/agents")} aria-current={route.page === "agents" ? "page" : undefined}>
             Agents

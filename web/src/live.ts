@@ -26,6 +26,13 @@ export interface PermissionLoggedFrame {
   newest_created_at: string;
 }
 
+/** Whoever hears every open feed's events (the inbox's count, which reads itself again when something waits on people). */
+const everyFeed = new Set<(events: HubEvent[]) => void>();
+export function onAnyFeedEvents(listener: (events: HubEvent[]) => void): () => void {
+  everyFeed.add(listener);
+  return () => everyFeed.delete(listener);
+}
+
 export class ProjectFeed {
   private ws: WebSocket | null = null;
   private attempts = 0;
@@ -39,10 +46,15 @@ export class ProjectFeed {
     private readonly projectId: string,
     /** The seq of the last event already reflected in what is shown. */
     private lastSeq: number,
-    private readonly onEvents: (events: HubEvent[]) => void,
+    private readonly onBatch: (events: HubEvent[]) => void,
     private readonly onStatus: (status: FeedStatus) => void,
     private readonly onPermissionLogged?: (frame: PermissionLoggedFrame) => void,
   ) {}
+
+  private onEvents(events: HubEvent[]) {
+    this.onBatch(events);
+    everyFeed.forEach((listener) => listener(events));
+  }
 
   start() {
     this.stopped = false;

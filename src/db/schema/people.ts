@@ -15,6 +15,8 @@ export const users = sqliteTable("users", {
   passwordHash: text("password_hash"),
   /** Set when an admin deactivates the account: from then on none of its tokens, keys or sockets is honoured. */
   deactivatedAt: text("deactivated_at"),
+  /** Up to when the person has seen their inbox: what arrived later counts as unread (in the navigation and the tab title). */
+  inboxSeenAt: text("inbox_seen_at"),
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),
 });

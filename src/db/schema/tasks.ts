@@ -27,6 +27,16 @@ export const READY_TO_OFFER = sql`${WAITING} AND blocked = 0`;
 export const UNFINISHED_TASK_TEXT = "completed_at IS NULL";
 export const UNFINISHED_TASK = sql.raw(UNFINISHED_TASK_TEXT);
 
+/**
+ * Tasks waiting on a person: a plan to review, or an agent's task not approved yet (a cancelled one is finished, and
+ * waits on nobody). Only these are in tasks_awaiting_person, so the inbox reads that index by naming this very
+ * condition, as SQL text with the columns of `alias` (of tasks) when the query joins tables that share their names.
+ */
+export const awaitingPerson = (alias?: string) => {
+  const column = (name: string) => (alias ? `${alias}.${name}` : name);
+  return `(${column("status")} = 'plan_review' OR (${column("awaiting_approval")} = 1 AND ${column("completed_at")} IS NULL))`;
+};
+
 export const tasks = sqliteTable(
   "tasks",
   {
@@ -134,6 +144,8 @@ export const tasks = sqliteTable(
     // Tasks ready for auto-assignment, in the order they are offered: read without sorting, and without passing finished
     // or blocked tasks, however many a project holds.
     index("tasks_waiting").on(t.projectId, PRIORITY_RANK, t.createdAt, t.id).where(READY_TO_OFFER),
+    // What waits on a person, read by each inbox: a handful of rows, however many tasks a project holds.
+    index("tasks_awaiting_person").on(t.projectId).where(sql.raw(awaitingPerson())),
   ],
 );
 

@@ -11,7 +11,8 @@ import type { UserRow } from "../../db/client";
 import type { WorkerEnv } from "../../runtime/worker-env";
 import { apiRootOf } from "./api-root";
 import { logError } from "../../runtime/log";
-import { answerText, changesPrompt, escapeHtml, openTaskList, optionLabels, parseButton, replyTarget } from "./messages";
+import { answerText, changesPrompt, escapeHtml, openTaskList, parseButton, replyTarget } from "./messages";
+import { APPROVED, optionLabels, REJECTED } from "../../domain/question-options";
 import { openTasksOf } from "./open-tasks";
 import { accessTo, actAs, findVisible, forgetLinks, visibleProjects } from "./people";
 import type { RoomCommand } from "../../room/commands";
@@ -64,6 +65,7 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
       role: row.role as UserRow["role"],
       passwordHash: null,
       deactivatedAt: (row.deactivated_at as string | null) ?? null,
+      inboxSeenAt: (row.inbox_seen_at as string | null) ?? null,
       createdAt: row.created_at as string,
       updatedAt: row.updated_at as string,
     };
@@ -229,7 +231,7 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
         .first<{ id: string; project_id: string; options: string | null }>();
       if (!iv || (await accessTo(env, me.user, iv.project_id)) === "none") return ctx.answerCallbackQuery({ text: "Not found", show_alert: true });
       const response =
-        action.choice === "y" ? "approved" : action.choice === "n" ? "rejected" : optionLabels(iv.options ? JSON.parse(iv.options) : null)[action.choice];
+        action.choice === "y" ? APPROVED : action.choice === "n" ? REJECTED : optionLabels(iv.options ? JSON.parse(iv.options) : null)[action.choice];
       if (response === undefined) return ctx.answerCallbackQuery({ text: "That option is gone", show_alert: true });
       const done = await actAs(env, me.user, iv.project_id, { op: "respond", interventionId: iv.id, response }, `Answered: ${response}`);
       return answer(ctx, done.text, !done.ok);

@@ -6,6 +6,7 @@
  * the message it replies to ("Question #1a2b3c4d", "Plan #1a2b3c4d"). Text is
  * cut between code points (domain/text.ts): Telegram refuses half an emoji.
  */
+import { optionLabels } from "../../domain/question-options";
 import { cutText } from "../../domain/text";
 import { DENIED_EVENT, type DeniedSummary } from "./denied-calls";
 
@@ -70,17 +71,6 @@ export interface NotifiedEvent {
 }
 
 const short = (id: string) => id.slice(0, 8);
-
-/** The labels of a question's options, whatever shape the agent gave them in. */
-export function optionLabels(options: unknown): string[] {
-  if (!Array.isArray(options)) return [];
-  return options
-    .map((o) =>
-      typeof o === "string" ? o : o && typeof o === "object" ? String((o as Record<string, unknown>).label ?? (o as Record<string, unknown>).value ?? "") : "",
-    )
-    .filter((label) => label !== "")
-    .slice(0, 8);
-}
 
 const name = (text: string, max = MAX_NAME) => escapeHtml(cutText(text, max, "…"));
 

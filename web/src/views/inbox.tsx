@@ -1,112 +1,83 @@
-/** What waits for a person across their projects: open questions and plans to review, answerable here. */
-import { useEffect, useState } from "preact/hooks";
-import { hub, ok } from "../api";
-import { useCanWrite } from "../me";
-import { linkProps } from "../router";
-import { tasksOf, type Intervention, type Task } from "../types";
-import { useAction } from "./controls";
+/**
+ * What waits on the person across their projects: questions, help requests and approvals agents asked, plans to
+ * review, and agents' tasks to approve, each answerable in place. Opening the inbox marks what it shows seen.
+ */
+import { useEffect, useRef, useState } from "preact/hooks";
+import type { Schemas } from "../../../client";
+import { hub, messageOf, ok } from "../api";
+import { landInboxCount, useInboxCount } from "../inbox-watch";
+import { notificationsState, turnOffNotifications, turnOnNotifications } from "../notifications";
+import { Problem } from "./controls";
+import { InboxEntry } from "./inbox-item";
+import "./inbox.css";
 
 const REFRESH_MS = 10_000;
 
 export function Inbox() {
-  const canWrite = useCanWrite();
-  const [questions, setQuestions] = useState<Intervention[] | null>(null);
-  const [plans, setPlans] = useState<Task[]>([]);
-  const [drafts, setDrafts] = useState<Record<string, string>>({});
+  const count = useInboxCount();
+  const [box, setBox] = useState<Schemas["Inbox"] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  /** The items that were unread when this visit showed them: marked new until the page is left. */
+  const fresh = useRef(new Set<string>());
+  const focus = new URLSearchParams(location.search).get("item");
 
   const load = async () => {
-    const [open, review] = await Promise.all([
-      ok(hub.GET("/api/v1/interventions", { params: { query: { status: "pending" } } })),
-      ok(hub.GET("/api/v1/tasks", { params: { query: { status: "plan_review", limit: 200 } } })),
-    ]);
-    setQuestions(open);
-    setPlans(tasksOf(review));
+    try {
+      const read = await ok(hub.GET("/api/v1/inbox"));
+      read.items.forEach((i) => i.unread && fresh.current.add(i.id));
+      setBox(read);
+      setError(null);
+      const newest = read.items[0]?.asked_at;
+      if (read.unread > 0 && newest) landInboxCount(await ok(hub.POST("/api/v1/inbox/seen", { body: { until: newest } })));
+    } catch (e) {
+      setError(messageOf(e));
+    }
   };
   useEffect(() => {
-    void load();
     const timer = setInterval(() => void load(), REFRESH_MS);
     return () => clearInterval(timer);
   }, []);
-
-  const { run, problem } = useAction();
-  const act = (key: string, action: () => Promise<unknown>) =>
-    run(key, async () => {
-      await action();
-      await load();
-    });
-  const draft = (key: string) => drafts[key] ?? "";
+  // Read again whenever something new arrives (the count's newest item changes).
+  useEffect(() => void load(), [count?.newest_at]);
+  useEffect(() => {
+    if (focus && box) document.getElementById(`item-${focus}`)?.scrollIntoView({ block: "center" });
+  }, [focus, box !== null]);
 
   return (
-    <section>
-      <h1>Inbox</h1>
-      <h2>Questions</h2>
-      {questions?.length === 0 && <p class="muted">No open questions.</p>}
-      {questions?.map((i) => (
-        <form
-          class="intervention"
-          key={i.id}
-          onSubmit={(e) => {
-            e.preventDefault();
-            void act(i.id, () => ok(hub.POST("/api/v1/interventions/{id}/respond", { params: { path: { id: i.id } }, body: { response: draft(i.id) } })));
-          }}
-        >
-          <p>
-            <strong>{i.intervention_type}</strong> from {i.asked_by}
-            {i.task_id && (
-              <>
-                {" "}
-                on <a {...linkProps(`/projects/${i.project_id}/tasks/${i.task_id}`)}>task {i.task_id.slice(0, 8)}</a>
-              </>
-            )}
-            : {i.question}
-          </p>
-          {canWrite && (
-            <>
-              <label>
-                Answer
-                <input required value={draft(i.id)} onInput={(e) => setDrafts({ ...drafts, [i.id]: e.currentTarget.value })} />
-              </label>
-              <button type="submit">Send answer</button>
-              {problem(i.id)}
-            </>
-          )}
-        </form>
-      ))}
-      <h2>Plans to review</h2>
-      {plans.length === 0 && <p class="muted">No plans waiting.</p>}
-      {plans.map((t) => (
-        <article class="plan" key={t.id}>
-          <h3>
-            <a {...linkProps(`/projects/${t.project_id}/tasks/${t.id}`)}>{t.title}</a> <span class="muted">by {t.assigned_server_name}</span>
-          </h3>
-          <pre class="json">{typeof t.plan === "string" ? t.plan : JSON.stringify(t.plan, null, 2)}</pre>
-          {canWrite && (
-            <form
-              class="inline"
-              onSubmit={(e) => {
-                e.preventDefault();
-                void act(`revise-${t.id}`, () =>
-                  ok(hub.POST("/api/v1/tasks/{id}/revise-plan", { params: { path: { id: t.id } }, body: { feedback: draft(t.id) } })),
-                );
-              }}
-            >
-              <button
-                type="button"
-                onClick={() => void act(`approve-${t.id}`, () => ok(hub.POST("/api/v1/tasks/{id}/approve-plan", { params: { path: { id: t.id } } })))}
-              >
-                Approve plan
-              </button>
-              {problem(`approve-${t.id}`)}
-              <label>
-                Changes to ask for
-                <input required value={draft(t.id)} onInput={(e) => setDrafts({ ...drafts, [t.id]: e.currentTarget.value })} />
-              </label>
-              <button type="submit">Ask for changes</button>
-              {problem(`revise-${t.id}`)}
-            </form>
-          )}
-        </article>
-      ))}
+    <section class="inbox">
+      <div class="inbox-head">
+        <h1>Inbox</h1>
+        <NotificationsToggle />
+      </div>
+      <Problem message={error} />
+      {box?.items.length === 0 && <p class="muted">Nothing waits on you: no questions, plans or tasks to approve.</p>}
+      <div class="inbox-items">
+        {box?.items.map((item) => (
+          <InboxEntry key={item.id} item={item} fresh={fresh.current.has(item.id)} focused={item.id === focus} onDone={load} />
+        ))}
+      </div>
     </section>
+  );
+}
+
+/** Browser notifications of new questions, plans and tasks to approve, asked for only when the person turns them on. */
+function NotificationsToggle() {
+  const [state, setState] = useState(notificationsState);
+  if (state === "unsupported") return <p class="muted small">This browser cannot show notifications.</p>;
+  if (state === "blocked") return <p class="muted small">Notifications are blocked for this site in the browser's settings.</p>;
+  return state === "on" ? (
+    <p class="notifications small">
+      Notifications are on.{" "}
+      <button type="button" class="link" onClick={() => setState(turnOffNotifications())}>
+        Turn off notifications
+      </button>
+    </p>
+  ) : (
+    <p class="notifications small">
+      <button type="button" onClick={() => void turnOnNotifications().then(setState)}>
+        Turn on notifications
+      </button>{" "}
+      <span class="muted">of questions, plans and tasks to approve in projects you can answer in</span>
+    </p>
   );
 }

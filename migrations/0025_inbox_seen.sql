@@ -1,0 +1,2 @@
+ALTER TABLE `users` ADD `inbox_seen_at` text;--> statement-breakpoint
+CREATE INDEX `tasks_awaiting_person` ON `tasks` (`project_id`) WHERE (status = 'plan_review' OR (awaiting_approval = 1 AND completed_at IS NULL));
