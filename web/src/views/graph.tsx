@@ -26,7 +26,6 @@ export function GraphView({ projectId }: { projectId: string }) {
   const { line, onNodePointerDown, endedDrag } = useDragToConnect(svg, canWrite, (from, to) => setConnecting({ from, to }));
   const task = (id: string): Task | undefined => state.tasks.get(id);
   const picked = dependencies.find((d) => edgeKey(d) === selected);
-  const centre = (id: string) => graph.nodes.find((n) => n.task.id === id)!;
 
   return (
     <section class="graph-page">
@@ -110,16 +109,7 @@ export function GraphView({ projectId }: { projectId: string }) {
               </a>
             );
           })}
-          {line && (
-            <line
-              class="drag-line"
-              x1={centre(line.from).x}
-              y1={centre(line.from).y + NODE_HEIGHT / 2}
-              x2={line.end.x}
-              y2={line.end.y}
-              marker-end="url(#arrow)"
-            />
-          )}
+          {line && <line class="drag-line" x1={line.start.x} y1={line.start.y + NODE_HEIGHT / 2} x2={line.end.x} y2={line.end.y} marker-end="url(#arrow)" />}
         </svg>
       </div>
       {connecting && (
