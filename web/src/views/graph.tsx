@@ -1,61 +1,31 @@
 /**
- * The dependency graph: tasks as nodes coloured by status, upstream above
- * downstream, laid out by dagre. `blocks` edges are solid, `input` edges are
- * thick and name their contract key, `related` edges are dashed.
+ * The dependency graph: tasks as nodes coloured by status (a blocked one says so), upstream above downstream, laid
+ * out by dagre. `blocks` edges are solid, `input` edges are thick and name their contract key, `related` edges are
+ * dashed. Those who may write drag from one task to another to add a dependency, pick an edge to remove it, or use
+ * the list and form under the graph; viewers see the graph and the list only.
  */
-import { Graph, layout } from "@dagrejs/dagre";
-import { useMemo, useState } from "preact/hooks";
+import { useMemo, useRef, useState } from "preact/hooks";
+import { useCanWrite } from "../me";
 import { useProject } from "../project-store";
 import { navigate } from "../router";
 import type { Task } from "../types";
+import { AddDependencyForm, ConnectDialog, DependencyList, SelectedDependency, dependenciesOf, inReadingOrder } from "./graph-edits";
+import { useDragToConnect } from "./graph-drag";
+import { edgeKey, laidOut, NODE_HEIGHT, NODE_WIDTH, pathOf, shapeOf, short, type LaidEdge } from "./graph-layout";
 import { ProjectTabs } from "./project-tabs";
-
-const NODE_WIDTH = 180;
-const NODE_HEIGHT = 44;
-
-interface Laid {
-  nodes: { task: Task; x: number; y: number }[];
-  edges: { from: string; to: string; type: string; contractKey: string | null; points: { x: number; y: number }[]; label?: { x: number; y: number } }[];
-  width: number;
-  height: number;
-}
-
-function laidOut(tasks: Task[]): Laid {
-  const g = new Graph({ multigraph: true });
-  g.setGraph({ rankdir: "TB", nodesep: 24, ranksep: 56, marginx: 16, marginy: 16 });
-  g.setDefaultEdgeLabel(() => ({}));
-  const ids = new Set(tasks.map((t) => t.id));
-  for (const t of tasks) g.setNode(t.id, { width: NODE_WIDTH, height: NODE_HEIGHT });
-  for (const t of tasks) {
-    for (const d of t.dependencies) {
-      if (!ids.has(d.depends_on_task_id)) continue;
-      const label = d.contract_key ? { width: d.contract_key.length * 7 + 8, height: 16, labelpos: "c" } : {};
-      g.setEdge(d.depends_on_task_id, t.id, { ...label, type: d.dependency_type, contractKey: d.contract_key }, `${d.depends_on_task_id}>${t.id}`);
-    }
-  }
-  layout(g);
-  const byId = new Map(tasks.map((t) => [t.id, t]));
-  return {
-    nodes: g.nodes().map((id) => ({ task: byId.get(id)!, x: g.node(id).x, y: g.node(id).y })),
-    edges: g.edges().map((e) => {
-      const edge = g.edge(e) as { points: { x: number; y: number }[]; type: string; contractKey: string | null; x?: number; y?: number };
-      return { from: e.v, to: e.w, type: edge.type, contractKey: edge.contractKey, points: edge.points, ...(edge.contractKey ? { label: { x: edge.x!, y: edge.y! } } : {}) };
-    }),
-    width: g.graph().width ?? 0,
-    height: g.graph().height ?? 0,
-  };
-}
-
-const path = (points: { x: number; y: number }[]) => points.map((p, i) => `${i === 0 ? "M" : "L"}${p.x.toFixed(1)},${p.y.toFixed(1)}`).join(" ");
-const short = (text: string, max = 24) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 export function GraphView({ projectId }: { projectId: string }) {
   const state = useProject(projectId);
+  const canWrite = useCanWrite();
   const [scale, setScale] = useState(1);
-  // Layout depends on the tasks and their edges, not on every status change: statuses only recolour.
-  const shape = [...state.tasks.values()].map((t) => `${t.id}:${t.dependencies.map((d) => d.depends_on_task_id + d.dependency_type).join(",")}`).join("|");
-  const graph = useMemo(() => laidOut([...state.tasks.values()]), [shape]);
-  const statusOf = (id: string) => state.tasks.get(id)?.status ?? "pending";
+  const [selected, setSelected] = useState<string | null>(null);
+  const [connecting, setConnecting] = useState<{ from: string; to: string } | null>(null);
+  const svg = useRef<SVGSVGElement>(null);
+  const graph = useMemo(() => laidOut([...state.tasks.values()]), [shapeOf(state.tasks.values())]);
+  const dependencies = useMemo(() => inReadingOrder(state.tasks, dependenciesOf(state.tasks)), [state.tasks]);
+  const { line, onNodePointerDown, endedDrag } = useDragToConnect(svg, canWrite, (from, to) => setConnecting({ from, to }));
+  const task = (id: string): Task | undefined => state.tasks.get(id);
+  const picked = dependencies.find((d) => edgeKey(d) === selected);
 
   return (
     <section class="graph-page">
@@ -71,52 +41,115 @@ export function GraphView({ projectId }: { projectId: string }) {
           +
         </button>
         <span class="legend">
-          <span class="edge-blocks">blocks</span> <span class="edge-input">input (contract)</span> <span class="edge-related">related</span>
+          <span class="edge-blocks">blocks</span> <span class="edge-input">input (contract)</span> <span class="edge-related">related</span>{" "}
+          <span class="badge blocked">blocked</span>
         </span>
         <span class="muted">{state.loaded ? `${graph.nodes.length} tasks, ${graph.edges.length} dependencies` : "Loading…"}</span>
       </div>
-      <div class="graph" data-loaded={state.loaded ? "true" : "false"}>
-        <svg width={graph.width * scale} height={graph.height * scale} viewBox={`0 0 ${graph.width} ${graph.height}`} role="group" aria-label="Dependency graph">
+      {canWrite && state.loaded && graph.nodes.length > 1 && (
+        <p class="muted graph-hint">
+          Drag from a task to the task that should wait for it to add a dependency (or use the form below); pick an arrow to remove one.
+        </p>
+      )}
+      {picked && <SelectedDependency tasks={state.tasks} dependency={picked} canWrite={canWrite} onSelect={setSelected} />}
+      <div class={`graph${line ? " connecting" : ""}${canWrite ? " editable" : ""}`} data-loaded={state.loaded ? "true" : "false"}>
+        <svg
+          ref={svg}
+          width={graph.width * scale}
+          height={graph.height * scale}
+          viewBox={`0 0 ${graph.width} ${graph.height}`}
+          role="group"
+          aria-label="Dependency graph"
+          onDragStart={(e) => e.preventDefault()}
+        >
           <defs>
             <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="9" markerHeight="9" orient="auto-start-reverse">
               <path d="M0,0 L10,5 L0,10 z" class="arrowhead" />
             </marker>
           </defs>
           {graph.edges.map((e) => (
-            <g class={`edge edge-${e.type}`} data-from={e.from} data-to={e.to} key={`${e.from}>${e.to}`}>
-              <path d={path(e.points)} marker-end="url(#arrow)" />
-              {e.label && (
-                <text x={e.label.x} y={e.label.y + 4} text-anchor="middle" class="edge-label">
-                  {e.contractKey}
+            <Edge key={edgeKey(e)} edge={e} title={(id) => task(id)?.title ?? id} selected={selected === edgeKey(e)} onSelect={setSelected} />
+          ))}
+          {graph.nodes.map(({ task: t, x, y }) => {
+            const status = task(t.id)?.status ?? t.status;
+            const blocked = task(t.id)?.blocked ?? t.blocked;
+            const classes = [
+              "node",
+              `status-${status}`,
+              blocked ? "blocked" : "",
+              line?.from === t.id ? "drag-source" : "",
+              line?.over === t.id ? "drop-target" : "",
+            ];
+            return (
+              <a
+                key={t.id}
+                href={`/projects/${projectId}/tasks/${t.id}`}
+                class={classes.filter(Boolean).join(" ")}
+                data-task-id={t.id}
+                data-blocked={blocked ? "true" : "false"}
+                onPointerDown={(e) => onNodePointerDown(e, t.id, { x, y })}
+                onClick={(e) => {
+                  // A drag ends without opening the task; a modified click opens it elsewhere, as any link does.
+                  if (endedDrag()) return void e.preventDefault();
+                  if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+                  e.preventDefault();
+                  navigate(`/projects/${projectId}/tasks/${t.id}`);
+                }}
+              >
+                <title>{`${t.title} — ${status.replace("_", " ")}${blocked ? ", blocked" : ""}`}</title>
+                <rect class="box" x={x - NODE_WIDTH / 2} y={y - NODE_HEIGHT / 2} width={NODE_WIDTH} height={NODE_HEIGHT} rx="6" />
+                <line class="status-bar" x1={x - NODE_WIDTH / 2 + 5} y1={y - NODE_HEIGHT / 2 + 6} x2={x - NODE_WIDTH / 2 + 5} y2={y + NODE_HEIGHT / 2 - 6} />
+                <text x={x + 3} y={y - 4} text-anchor="middle" class="node-title">
+                  {short(t.title)}
                 </text>
-              )}
-            </g>
-          ))}
-          {graph.nodes.map(({ task, x, y }) => (
-            <a
-              key={task.id}
-              href={`/projects/${projectId}/tasks/${task.id}`}
-              class={`node status-${statusOf(task.id)}`}
-              data-task-id={task.id}
-              onClick={(e) => {
-                // A modified click opens the task elsewhere, as any link does.
-                if (e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
-                e.preventDefault();
-                navigate(`/projects/${projectId}/tasks/${task.id}`);
-              }}
-            >
-              <title>{`${task.title} — ${statusOf(task.id)}`}</title>
-              <rect x={x - NODE_WIDTH / 2} y={y - NODE_HEIGHT / 2} width={NODE_WIDTH} height={NODE_HEIGHT} rx="6" />
-              <text x={x} y={y - 3} text-anchor="middle" class="node-title">
-                {short(task.title)}
-              </text>
-              <text x={x} y={y + 13} text-anchor="middle" class="node-status">
-                {statusOf(task.id).replace("_", " ")}
-              </text>
-            </a>
-          ))}
+                <text x={x + 3} y={y + 13} text-anchor="middle" class="node-status">
+                  {status.replace("_", " ")}
+                  {blocked && <tspan class="node-blocked"> · blocked</tspan>}
+                </text>
+              </a>
+            );
+          })}
+          {line && <line class="drag-line" x1={line.start.x} y1={line.start.y + NODE_HEIGHT / 2} x2={line.end.x} y2={line.end.y} marker-end="url(#arrow)" />}
         </svg>
       </div>
+      {connecting && (
+        <ConnectDialog tasks={state.tasks} from={connecting.from} to={connecting.to} onAdded={() => setSelected(null)} onClose={() => setConnecting(null)} />
+      )}
+      <DependencyList tasks={state.tasks} dependencies={dependencies} selected={selected} onSelect={setSelected} canWrite={canWrite} />
+      {canWrite && state.loaded && <AddDependencyForm tasks={state.tasks} onAdded={() => setSelected(null)} />}
     </section>
+  );
+}
+
+/** One dependency on the graph: a wide invisible stroke makes it easy to pick; Enter or Space picks it from the keyboard. */
+function Edge(props: { edge: LaidEdge; title: (id: string) => string; selected: boolean; onSelect: (key: string | null) => void }) {
+  const e = props.edge;
+  const key = edgeKey(e);
+  const pick = () => props.onSelect(props.selected ? null : key);
+  const name = `${props.title(e.to)} depends on ${props.title(e.from)}: ${e.type}${e.contractKey ? ` (${e.contractKey})` : ""}`;
+  return (
+    <g
+      class={`edge edge-${e.type}${props.selected ? " selected" : ""}`}
+      data-from={e.from}
+      data-to={e.to}
+      tabIndex={0}
+      role="button"
+      aria-pressed={props.selected}
+      aria-label={name}
+      onClick={pick}
+      onKeyDown={(k) => {
+        if (k.key !== "Enter" && k.key !== " ") return;
+        k.preventDefault();
+        pick();
+      }}
+    >
+      <path class="edge-hit" d={pathOf(e.points)} />
+      <path class="edge-line" d={pathOf(e.points)} marker-end="url(#arrow)" />
+      {e.label && (
+        <text x={e.label.x} y={e.label.y + 4} text-anchor="middle" class="edge-label">
+          {e.contractKey}
+        </text>
+      )}
+    </g>
   );
 }
