@@ -2,6 +2,7 @@
  * The task form: every field a task is created with (API.md "Tasks"), its assignee (a session or a server) and its
  * typed dependencies. The same fields edit a task (task-edit.tsx) while they may still change.
  */
+import type { ComponentChildren } from "preact";
 import { useState } from "preact/hooks";
 import { hub, messageOf, ok } from "../api";
 import { linkProps } from "../router";
@@ -42,10 +43,12 @@ interface FieldsProps {
   servers: string[];
   /** Whether what is fixed once a task has left `pending` (type, spec, structured spec, requirements, dependencies) may change. */
   unfixed: boolean;
+  /** A field shown beside the priority (the new task's assignee). */
+  beside?: ComponentChildren;
 }
 
 /** The fields themselves, without a submit button. */
-export function TaskFields({ draft, set, problems, tasks, servers, unfixed }: FieldsProps) {
+export function TaskFields({ draft, set, problems, tasks, servers, unfixed, beside }: FieldsProps) {
   const [structured, setStructured] = useState(draft.structuredSpec.trim() !== "");
   return (
     <>
@@ -56,6 +59,7 @@ export function TaskFields({ draft, set, problems, tasks, servers, unfixed }: Fi
       </label>
       {unfixed && <TypeField value={draft.type} onChange={(type) => set({ type })} problem={problems.type} />}
       <PrioritySelect name="priority" value={draft.priority} onChange={(priority) => set({ priority })} />
+      {beside}
       <label class="switch">
         <input type="checkbox" name="require-plan" checked={draft.requirePlan} onChange={(e) => set({ requirePlan: e.currentTarget.checked })} />
         Requires a plan (approved by a person before the work starts)
@@ -143,14 +147,23 @@ export function NewTaskForm({ projectId, tasks, onCreated }: { projectId: string
   const servers = assignees?.servers ?? [];
   return (
     <form class="task-form" onSubmit={(e) => void submit(e)}>
-      <TaskFields draft={draft} set={set} problems={refusal?.fields ?? {}} tasks={tasks} servers={servers.map((s) => s.name)} unfixed />
-      <AssigneeSelect
-        label="Assignee"
-        value={assignee}
-        onChange={setAssignee}
-        none={assignees ? "nobody yet (assign or auto-assign later)" : "loading servers and sessions…"}
-        servers={servers.map((s) => ({ name: s.name, label: `${s.name} (${s.status})` }))}
-        sessions={assignees?.sessions ?? []}
+      <TaskFields
+        draft={draft}
+        set={set}
+        problems={refusal?.fields ?? {}}
+        tasks={tasks}
+        servers={servers.map((s) => s.name)}
+        unfixed
+        beside={
+          <AssigneeSelect
+            label="Assignee"
+            value={assignee}
+            onChange={setAssignee}
+            none={assignees ? "nobody yet" : "loading…"}
+            servers={servers.map((s) => ({ name: s.name, label: `${s.name} (${s.status})` }))}
+            sessions={assignees?.sessions ?? []}
+          />
+        }
       />
       <div class="form-end wide">
         <button type="submit" disabled={busy}>
