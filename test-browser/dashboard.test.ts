@@ -100,10 +100,14 @@ describe("the board", () => {
     const projectId = await createProjectOnPage(page, "Apollo");
     await page.locator("[data-feed=live]").waitFor();
 
-    await page.getByText("New task").click();
-    await page.getByLabel("Title").fill("Build the login page");
-    await page.getByLabel("Spec").fill("Email and password, with a Sign in button.");
-    await page.getByRole("button", { name: "Create task" }).click();
+    await page.getByRole("button", { name: "New task" }).click();
+    const dialog = page.getByRole("dialog", { name: "New task" });
+    await dialog.getByLabel("Title").fill("Build the login page");
+    await dialog.getByLabel("Spec (markdown)").fill("Email and password, with a Sign in button.");
+    await dialog.getByRole("button", { name: "Create task" }).click();
+    // The new task's page opens; the board is a link away.
+    await page.getByRole("heading", { name: /Build the login page/ }).waitFor();
+    await page.getByRole("link", { name: "← Board" }).click();
     await cardTitled(page, "Build the login page").waitFor();
     const taskId = (await cardTitled(page, "Build the login page").getAttribute("data-task-id"))!;
     expect(await columnOrNull(page, taskId)).toBe("pending");
@@ -251,12 +255,16 @@ describe("the task page", () => {
     await page.locator(".status-running").waitFor();
 
     await ok(asAgent.POST("/api/v1/server/tasks/{id}/help", { params: { path }, body: { question: "Which region?", intervention_type: "question" } }));
-    await page.getByText("Which region?").waitFor();
+    await page.locator(".intervention").getByText("Which region?").waitFor();
     await page.getByLabel("Answer").fill("Europe");
     await page.getByRole("button", { name: "Send answer" }).click();
     await page.locator(".status-running").waitFor();
     const answered = await ok(asAgent.GET("/api/v1/server/interventions", { params: { query: { task_id: task.id } } }));
     expect(answered.map((i) => [i.status, i.response])).toEqual([["responded", "Europe"]]);
+    // The timeline keeps the question and the answer, word for word.
+    await page.locator('.timeline [data-event="intervention_responded"] .answered').waitFor();
+    expect(await page.locator('.timeline [data-event="intervention_requested"] .asked').textContent()).toBe("question: Which region?");
+    expect(await page.locator('.timeline [data-event="intervention_responded"] .answered').textContent()).toBe("answer: Europe");
   });
 
   it("shows what the agent's last commit changed, as its CLI measured it on completion", async () => {

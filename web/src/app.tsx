@@ -12,6 +12,7 @@ import { Board } from "./views/board";
 import { Inbox } from "./views/inbox";
 import { lazy } from "./views/lazy";
 import { Members } from "./views/members";
+import { NewTaskPage } from "./views/new-task";
 import { Projects } from "./views/projects";
 import { ProjectSettingsPage } from "./views/project-settings";
 import { SessionPage } from "./views/session";
@@ -79,6 +80,7 @@ export function App() {
         {route.page === "board" && <Board projectId={route.projectId} />}
         {route.page === "graph" && <LazyGraph projectId={route.projectId} />}
         {route.page === "code-health" && <LazyCodeHealth projectId={route.projectId} />}
+        {route.page === "new-task" && <NewTaskPage projectId={route.projectId} />}
         {route.page === "task" && <TaskPage projectId={route.projectId} taskId={route.taskId} />}
         {route.page === "activity" && <Activity projectId={route.projectId} />}
         {route.page === "sessions" && <Sessions projectId={route.projectId} />}

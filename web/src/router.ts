@@ -9,6 +9,7 @@ export type Route =
   | { page: "activity"; projectId: string }
   | { page: "members"; projectId: string }
   | { page: "settings"; projectId: string }
+  | { page: "new-task"; projectId: string }
   | { page: "task"; projectId: string; taskId: string }
   | { page: "sessions"; projectId: string }
   | { page: "session"; projectId: string; sessionId: string }
@@ -38,6 +39,8 @@ export function parseRoute(path: string): Route {
     if (parts[2] === "activity") return { page: "activity", projectId };
     if (parts[2] === "members") return { page: "members", projectId };
     if (parts[2] === "settings") return { page: "settings", projectId };
+    // `new` is not a task id (ids are UUIDs): the new-task page.
+    if (parts[2] === "tasks" && parts[3] === "new" && parts.length === 4) return { page: "new-task", projectId };
     if (parts[2] === "tasks" && parts[3]) return { page: "task", projectId, taskId: parts[3] };
     if (parts[2] === "sessions" && parts.length === 3) return { page: "sessions", projectId };
     if (parts[2] === "sessions" && parts[3]) return { page: "session", projectId, sessionId: parts[3] };

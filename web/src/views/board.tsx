@@ -1,12 +1,12 @@
 /** The board: a project's tasks in columns by status, filtered, live. */
 import { useMemo, useState } from "preact/hooks";
-import { hub, messageOf, ok } from "../api";
 import { useCanWrite } from "../me";
 import { useProject } from "../project-store";
 import { linkProps } from "../router";
 import type { Task, TaskStatus } from "../types";
 import { ProjectTabs } from "./project-tabs";
-import { ApproveButton, awaitsApproval, PrioritySelect, Problem } from "./controls";
+import { ApproveButton, awaitsApproval } from "./controls";
+import { NewTaskDialog } from "./new-task";
 
 export const COLUMNS: { status: TaskStatus; label: string }[] = [
   { status: "pending", label: "Pending" },
@@ -90,7 +90,7 @@ export function Board({ projectId }: { projectId: string }) {
           {state.loaded ? `${shown.length} of ${all.length} tasks` : "Loading tasks…"}
         </span>
       </div>
-      {useCanWrite() && <NewTask projectId={projectId} />}
+      {useCanWrite() && <NewTaskDialog projectId={projectId} tasks={all} />}
       <div class="board" data-loaded={state.loaded ? "true" : "false"}>
         {COLUMNS.filter((c) => !filters.status || c.status === filters.status).map((column) => {
           const cards = shown
@@ -129,41 +129,5 @@ function TaskCard({ task }: { task: Task }) {
       </div>
       {awaiting && canWrite && <ApproveButton task={task} />}
     </li>
-  );
-}
-
-function NewTask({ projectId }: { projectId: string }) {
-  const [title, setTitle] = useState("");
-  const [spec, setSpec] = useState("");
-  const [priority, setPriority] = useState<Task["priority"]>("normal");
-  const [error, setError] = useState<string | null>(null);
-  const create = async (e: Event) => {
-    e.preventDefault();
-    setError(null);
-    try {
-      await ok(hub.POST("/api/v1/tasks", { body: { project_id: projectId, title, spec, priority } }));
-      setTitle("");
-      setSpec("");
-    } catch (err) {
-      setError(messageOf(err));
-    }
-  };
-  return (
-    <details class="new-task">
-      <summary>New task</summary>
-      <form onSubmit={create}>
-        <label>
-          Title
-          <input name="title" required maxLength={500} value={title} onInput={(e) => setTitle(e.currentTarget.value)} />
-        </label>
-        <label>
-          Spec
-          <textarea name="spec" rows={3} value={spec} onInput={(e) => setSpec(e.currentTarget.value)} />
-        </label>
-        <PrioritySelect name="priority" value={priority} onChange={setPriority} />
-        <button type="submit">Create task</button>
-        <Problem message={error} />
-      </form>
-    </details>
   );
 }

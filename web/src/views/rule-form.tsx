@@ -4,7 +4,8 @@
  * beside the field they name.
  */
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, hub, messageOf, ok } from "../api";
+import { hub, ok } from "../api";
+import { FieldProblem, refusalOf as refusalNaming } from "./field-refusal";
 import type { ApprovalRule, RulePreview } from "../types";
 
 export type Scope = ApprovalRule["scope_type"];
@@ -49,19 +50,8 @@ export interface Choices {
 const SCOPE_LABELS: Record<Scope, string> = { tenant: "Every server", project: "A project", server: "A server" };
 const FIELDS = ["name", "tool_pattern", "param_pattern", "action", "agent_filter", "scope_type", "scope_id"] as const;
 type Field = (typeof FIELDS)[number];
-
-/** The hub's refusal split by the field it names (a preview names them under `rule.`), the rest as one message. */
-function refusalOf(e: unknown): { fields: Partial<Record<Field, string>>; other: string | null } {
-  const fields: Partial<Record<Field, string>> = {};
-  const rest: string[] = [];
-  const errors = e instanceof ApiError ? (e.problem.errors ?? []) : [];
-  for (const { path, message } of errors) {
-    const field = path.replace(/^rule\./, "") as Field;
-    if (FIELDS.includes(field)) fields[field] = fields[field] ? `${fields[field]}; ${message}` : message;
-    else rest.push(`${path}: ${message}`);
-  }
-  return { fields, other: errors.length === 0 ? messageOf(e) : rest.length ? rest.join("; ") : null };
-}
+/** A preview names the rule's fields under `rule.`. */
+const refusalOf = (e: unknown) => refusalNaming<Field>(e, FIELDS, /^rule\./);
 
 const bodyOf = (d: Draft) => ({
   name: d.name.trim(),
@@ -119,12 +109,7 @@ export function RuleForm({ rule, initial, choices, onSaved, onCancel }: Props) {
       );
     });
   };
-  const refused = (field: Field) =>
-    refusal?.fields[field] ? (
-      <span class="problem small" role="alert" data-field-problem={field}>
-        {refusal.fields[field]}
-      </span>
-    ) : null;
+  const refused = (field: Field) => <FieldProblem field={field} message={refusal?.fields[field]} />;
   const scopeTypes = (["tenant", "project", "server"] as const).filter((s) => s === "project" || choices.tenant);
   const targets = draft.scope_type === "project" ? choices.projects : draft.scope_type === "server" ? choices.servers : [];
   // A form opened before the page had read the person's projects (or servers) chooses the first once they arrive.

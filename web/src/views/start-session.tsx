@@ -31,7 +31,7 @@ function orchestratorNote(choice: AgentChoice) {
 }
 
 /** Admins are told which projects a server serves; others only see servers serving one of theirs. */
-const serves = (s: Server, projectId: string) => !s.revoked && (s.project_ids == null || s.project_ids.includes(projectId));
+export const serves = (s: Server, projectId: string) => !s.revoked && (s.project_ids == null || s.project_ids.includes(projectId));
 
 function serverLabel(s: Server) {
   if (s.status === "offline") return `${s.name} (offline)`;

@@ -94,3 +94,29 @@ export function Result({ result }: { result: Record<string, unknown> }) {
     </Section>
   );
 }
+
+const REQUIREMENT_LABELS: Record<string, string> = {
+  repo: "Repository",
+  languages: "Languages",
+  environments: "Environments",
+  tools: "Tools",
+  tags: "Tags",
+  prefer_server: "Preferred server",
+};
+
+/** What a server must (or should) offer to be given the task, as requirements/v1 says it. */
+export function Requirements({ requirements }: { requirements: Record<string, unknown> }) {
+  const entries = Object.entries(requirements).filter(([k]) => k !== "$schema");
+  return (
+    <Section title="Requirements">
+      <dl class="facts requirements-list">
+        {entries.map(([key, value]) => (
+          <>
+            <dt>{REQUIREMENT_LABELS[key] ?? key}</dt>
+            <dd>{Array.isArray(value) ? value.join(", ") : typeof value === "object" ? json(value) : String(value)}</dd>
+          </>
+        ))}
+      </dl>
+    </Section>
+  );
+}
