@@ -360,7 +360,7 @@ describe("the task page", () => {
     await page.locator(`option[value="${agent.name}"]`).waitFor({ state: "attached" });
     await server.selectOption(agent.name);
     // The server is revoked while the page still offers it.
-    await ok(hubAs({ token: admin }).DELETE("/api/v1/servers/{id}", { params: { path: { id: agent.id } } }));
+    await ok(hubAs({ token: admin }).POST("/api/v1/servers/{id}/revoke", { params: { path: { id: agent.id } } }));
     await page.getByRole("button", { name: "Assign", exact: true }).click();
     const refusal = page.locator("form", { has: server }).getByRole("alert");
     await refusal.waitFor();

@@ -121,7 +121,8 @@ export function scoreServer(req: Requirements, c: Candidate): Match {
   if (req.capabilities?.length) {
     const offered = new Set(lower(capabilityNames(caps)));
     const missing = req.capabilities.filter((x) => !offered.has(x.toLowerCase()));
-    if (missing.length) return lacking("capabilities (languages, tools, tags, environments)", [...offered], `missing capabilities: ${missing.join(", ")}`, missing);
+    if (missing.length)
+      return lacking("capabilities (languages, tools, tags, environments)", [...offered], `missing capabilities: ${missing.join(", ")}`, missing);
   }
   for (const [field, wanted] of customFields(req)) {
     const unmet = unmetCustomRequirement(field, wanted, caps);

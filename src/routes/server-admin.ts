@@ -106,7 +106,12 @@ async function revokeKey(c: HubContext, id: string) {
 /** Revokes the key, tells its agents and daemon to stop (closing its socket), and closes its open sessions, each with its event. */
 async function revoke(c: HubContext, id: string) {
   const { before, updated } = await revokeKey(c, id);
-  const stopped = shutdownServer(c.env, { id, projectIds: updated.projectIds ?? null, keyHash: before.apiKeyHash }, "the server's API key was revoked", "revoked");
+  const stopped = shutdownServer(
+    c.env,
+    { id, projectIds: updated.projectIds ?? null, keyHash: before.apiKeyHash },
+    "the server's API key was revoked",
+    "revoked",
+  );
   // Its sessions end through their projects' rooms; the agents are stopped if the machine comes back.
   const open = await c.var.db
     .select({ id: sessions.id, projectId: sessions.projectId })

@@ -37,7 +37,8 @@ const adminFields = {
 export const serverDetailsSchema = serverSchema.extend(adminFields).meta({ id: "ServerDetails", description: "A server as admins see it" });
 
 /** What matching uses of a server: the daemon's capabilities joined with those declared in the hub. */
-export const serverCapabilities = (s: Pick<ServerRow, "capabilities" | "declaredCapabilities">) => effectiveCapabilities(s.capabilities, s.declaredCapabilities);
+export const serverCapabilities = (s: Pick<ServerRow, "capabilities" | "declaredCapabilities">) =>
+  effectiveCapabilities(s.capabilities, s.declaredCapabilities);
 
 /** A server as others see it. */
 export const serverView = (s: ServerRow, now = Date.now()): z.infer<typeof serverSchema> => ({

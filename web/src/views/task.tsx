@@ -10,6 +10,7 @@ import { ProjectTabs } from "./project-tabs";
 import { ApproveButton, awaitsApproval, PrioritySelect, Problem, useAction } from "./controls";
 import { json, Result, Section, StructuredSpec, TaskFormatRequest } from "./task-sections";
 import { AgentLogs } from "./task-logs";
+import { AutoAssign } from "./auto-assign";
 
 /** The task as the hub has it now. */
 const readTask = async (id: string) => {
@@ -311,20 +312,7 @@ function Actions({
         </form>
       )}
       {task.status === "pending" && !task.awaiting_approval && (
-        <span class="action">
-          <button
-            type="button"
-            onClick={() =>
-              void run("auto", async () => {
-                await ok(hub.POST("/api/v1/tasks/{id}/auto-assign", path));
-                onChanged(await readTask(task.id));
-              })
-            }
-          >
-            Auto-assign
-          </button>
-          {problem("auto")}
-        </span>
+        <AutoAssign task={task} matches={matches} onAssigned={async () => onChanged(await readTask(task.id))} />
       )}
       {task.status === "plan_review" && (
         <>
