@@ -165,11 +165,13 @@ describe("PATCH /api/v1/servers/{id}", () => {
 
 describe("DELETE /api/v1/servers/{id}", () => {
   it("revokes its key, closes its socket, hands its tasks back as a lost agent's and leaves an event", async () => {
-    const doomed = await fresh("doomed");
+    // A project of its own: no other test's waiting task is offered to it when one of its tasks completes.
+    const own = await createProject(admin, "Removal");
+    const doomed = await fresh("doomed", own.id);
     await expectOk(patch(doomed.id, { declared: { max_concurrent_tasks: 3 } }));
     const daemon = await connectDaemon(doomed.apiKey);
     await daemon.next((f) => f.type === "auth_ok");
-    const [waiting, running, done] = [await newTask({}), await newTask({}), await newTask({})];
+    const [waiting, running, done] = [await newTask({}, own.id), await newTask({}, own.id), await newTask({}, own.id)];
     for (const id of [waiting, running, done]) await expectOk(call(`/api/v1/tasks/${id}/assign`, { token: admin, body: { server_name: doomed.name } }));
     await expectOk(cli(doomed.apiKey, "POST", `${T}/${running}/start`));
     await expectOk(cli(doomed.apiKey, "POST", `${T}/${done}/start`));
@@ -189,8 +191,24 @@ describe("DELETE /api/v1/servers/{id}", () => {
     expect(requeued.data).toMatchObject({ reason: "server_removed", server_id: doomed.id, server_name: doomed.name });
     expect(await taskOf(running)).toMatchObject({ status: "failed", error: { code: "AGENT_LOST", recoverable: true } });
     expect(await taskOf(done)).toMatchObject({ status: "done" });
-    const log = (await expectOk(call(`/api/v1/projects/${project.id}/events`, { token: admin }))).json.events;
+    const log = (await expectOk(call(`/api/v1/projects/${own.id}/events`, { token: admin }))).json.events;
     expect(log.find((e: any) => e.type === "server_removed")).toMatchObject({ data: { server_id: doomed.id, server_name: doomed.name } });
+  });
+
+  it("is refused while the server takes part in a live SSH access grant, and changes nothing", async () => {
+    const [source, target] = [await fresh("source"), await fresh("target")];
+    const grant = await expectOk(
+      call("/api/v1/access-grants", { token: admin, body: { source_server_id: source.id, target_server_id: target.id, privilege_level: "standard" } }),
+      201,
+    );
+    for (const box of [source, target]) {
+      const refused = await call(`${S}/${box.id}`, { method: "DELETE", token: admin });
+      expectProblem(refused, 409, "SERVER_HAS_ACCESS_GRANTS");
+      expect(refused.json.grant_ids).toEqual([grant.json.id]);
+      expect((await expectOk(call(`${S}/heartbeat`, { apiKey: box.apiKey, body: {} }))).json.status).toBe("ok");
+    }
+    await expectOk(call(`/api/v1/access-grants/${grant.json.id}`, { method: "DELETE", token: admin }));
+    expect((await expectOk(call(`${S}/${source.id}`, { method: "DELETE", token: admin }))).json).toMatchObject({ removed: true, tasks_handed_back: 0 });
   });
 
   it("revoking (POST .../revoke) keeps the server listed as revoked, its tasks as they are", async () => {
