@@ -5,7 +5,7 @@
  */
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { adminAndViewer, hub, hubAs, launchChromium, ok, screenshot } from "./driver";
+import { addMember, adminAndViewer, hub, hubAs, launchChromium, ok, screenshot } from "./driver";
 
 /** A language no other test's server declares, so only this test's server can take the tasks. */
 const LANGUAGE = "zig";
@@ -19,8 +19,10 @@ let server: { id: string; name: string };
 
 beforeAll(async () => {
   browser = await launchChromium();
-  ({ asAdmin, admin, asViewer } = await adminAndViewer(browser, "servers"));
+  let viewerId: string;
+  ({ asAdmin, admin, asViewer, viewerId } = await adminAndViewer(browser, "servers"));
   projectId = (await ok(hubAs({ token: admin }).POST("/api/v1/projects", { body: { name: "Day one" } }), 201)).id;
+  await addMember(admin, projectId, viewerId);
   // Registered as the official daemon does, with no capabilities, for this project only.
   const { token } = await ok(hubAs({ token: admin }).POST("/api/v1/servers/tokens", { body: { project_ids: [projectId] } }), 201);
   const name = `day-one-${Date.now()}`;
@@ -57,6 +59,7 @@ describe("a server with no capabilities", () => {
     await page.locator(".auto-assign .why-not").waitFor();
     expect(await auto.isDisabled()).toBe(true);
     expect(await page.locator(".auto-assign .why-not").textContent()).toContain(`declares no languages; the task needs ${LANGUAGE}`);
+    await screenshot(page, "task-auto-assign-disabled");
 
     // The Agents page says it has none, and leads to its page.
     await page.goto(`${hub().url}/agents`);
