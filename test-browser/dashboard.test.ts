@@ -226,9 +226,9 @@ describe("the graph", () => {
     await screenshot(page, "graph");
     await page.locator(`.node[data-task-id="${api.id}"]`).click();
     await page.getByRole("heading", { name: /Build the API/ }).waitFor();
-    // The servers that could take it, with the seed's reasons (these agents declared no capabilities).
+    // The servers that could take it, with the seed's reasons (this agent declared no capabilities, and the task requires nothing).
     await page.locator(".matches li", { hasText: "mapper" }).waitFor();
-    expect(await page.locator(".matches li", { hasText: "mapper" }).textContent()).toMatch(/cannot take it.*capabilit/i);
+    expect(await page.locator(".matches li", { hasText: "mapper" }).textContent()).toMatch(/score \d+.*has capacity/i);
     await screenshot(page, "task");
   });
 });
@@ -368,7 +368,7 @@ describe("the task page", () => {
     await page.locator(`option[value="${agent.name}"]`).waitFor({ state: "attached" });
     await server.selectOption(agent.name);
     // The server is revoked while the page still offers it.
-    await ok(hubAs({ token: admin }).DELETE("/api/v1/servers/{id}", { params: { path: { id: agent.id } } }));
+    await ok(hubAs({ token: admin }).POST("/api/v1/servers/{id}/revoke", { params: { path: { id: agent.id } } }));
     await page.getByRole("button", { name: "Assign", exact: true }).click();
     const refusal = page.locator("form", { has: server }).getByRole("alert");
     await refusal.waitFor();

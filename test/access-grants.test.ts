@@ -222,7 +222,7 @@ describe("granting access", () => {
     const apart = await registerAgent(w.admin, `apart-${crypto.randomUUID().slice(0, 6)}`, { project_ids: [otherProject.id] });
     const scoped = await registerAgent(w.admin, `scoped-${crypto.randomUUID().slice(0, 6)}`, { project_ids: [w.project.id] });
     const revoked = await registerAgent(w.admin, `revoked-${crypto.randomUUID().slice(0, 6)}`);
-    expect((await call(`/api/v1/servers/${revoked.id}`, { method: "DELETE", token: w.admin })).status).toBeLessThan(300);
+    expect((await call(`/api/v1/servers/${revoked.id}/revoke`, { method: "POST", token: w.admin })).status).toBeLessThan(300);
     const cases: [Record<string, unknown>, string, RegExp][] = [
       [{ target_server_id: w.orchestrator.id }, "target_server_id", /another server/],
       [{ source_server_id: apart.id, target_server_id: scoped.id }, "target_server_id", /share a project/],

@@ -430,7 +430,7 @@ describe("notify:shutdown says what happens", () => {
     const agent = await registerAgent(w.admin, `revoked-${crypto.randomUUID().slice(0, 6)}`);
     const s = await agentSocket(agent.apiKey);
     await request(s, "request:query-agents");
-    await expectOk(call(`/api/v1/servers/${agent.id}`, { method: "DELETE", token: w.admin }));
+    await expectOk(call(`/api/v1/servers/${agent.id}/revoke`, { method: "POST", token: w.admin }));
     expect((await s.next((f) => f.type === "notify:shutdown")).payload.gracePeriod).toBe(0);
     expect((await s.closed).code).toBe(4004);
   });

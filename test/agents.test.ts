@@ -137,7 +137,7 @@ describe("API keys and heartbeats", () => {
 
   it("refuses a revoked key", async () => {
     const agent = await registerAgent(admin, "to-revoke");
-    const revoked = await call(`/api/v1/servers/${agent.id}`, { method: "DELETE", token: admin });
+    const revoked = await call(`/api/v1/servers/${agent.id}/revoke`, { method: "POST", token: admin });
     expect(revoked.json).toMatchObject({ id: agent.id, revoked: true });
     expectProblem(await call("/api/v1/servers/heartbeat", { apiKey: agent.apiKey, body: {} }), 401, "INVALID_API_KEY");
   });

@@ -55,7 +55,7 @@ describe("one live socket per server", () => {
     const reg = await call("/api/v1/servers/register", { body: daemonRegistration("revoked-daemon", token) });
     const daemon = await connectDaemon(reg.json.api_key);
     await daemon.next((f) => f.type === "auth_ok");
-    expect((await call(`/api/v1/servers/${reg.json.id}`, { method: "DELETE", token: w.admin })).status).toBe(200);
+    expect((await call(`/api/v1/servers/${reg.json.id}/revoke`, { method: "POST", token: w.admin })).status).toBe(200);
     expect((await daemon.closed).code).toBe(4004);
     const again = await connectDaemon(reg.json.api_key);
     expect(await again.next()).toMatchObject({ type: "auth_error" });

@@ -198,7 +198,7 @@ describe("notifications", () => {
     const doomed = await registerAgent(w.admin, "doomed-agent");
     const s = await agentSocket(doomed.apiKey);
     await request(s, "request:query-agents");
-    await expectOk(call(`/api/v1/servers/${doomed.id}`, { method: "DELETE", token: w.admin }));
+    await expectOk(call(`/api/v1/servers/${doomed.id}/revoke`, { method: "POST", token: w.admin }));
     expect(await s.next((f) => f.type === "notify:shutdown")).toMatchObject({ payload: { reason: expect.stringContaining("revoked") } });
     expect((await s.closed).code).toBe(4004);
   });

@@ -1,6 +1,7 @@
 /** Capability matching exactly as seed §5, rule by rule. */
 import { describe, expect, it } from "vitest";
 import { planAssignments } from "../src/domain/cascade";
+import { effectiveCapabilities } from "../src/domain/capability-union";
 import { rankServers, rolesOf, scoreServer, unmetCustomRequirement, type Candidate } from "../src/domain/matching";
 import { requirementsSchema } from "../src/protocol/orchestratia-v1";
 
@@ -64,7 +65,8 @@ const bare = { online: false, capabilities: { max_concurrent_tasks: 1 } } as con
 
 describe("hard requirements", () => {
   it("repo: +100 when in capabilities.repos or the registered repos, else disqualified", () => {
-    expect(score({ repo: "api-gateway" }, bare)).toMatchObject({ score: -1, reasons: ["missing repo: api-gateway (disqualified)"] });
+    expect(score({ repo: "api-gateway" }, { ...bare, capabilities: { repos: { web: {} } } })).toMatchObject({ score: -1, reasons: ["missing repo: api-gateway (disqualified)"] });
+    expect(score({ repo: "api-gateway" }, bare)).toMatchObject({ score: -1, reasons: ["declares no repos; the task needs api-gateway (disqualified)"] });
     expect(score({ repo: "api-gateway" }, { ...bare, capabilities: { repos: { "api-gateway": {} } } })).toMatchObject({ score: 150, reasons: ["repo match: api-gateway (+100)", "has capacity (+50)"] });
     expect(score({ repo: "api-gateway" }, { ...bare, repos: { "api-gateway": "/srv/gw" } }).score).toBe(150);
     expect(score({ repo: "api-gateway" }, { ...bare, repos: ["api-gateway"] }).score).toBe(150);
@@ -191,15 +193,52 @@ describe("disqualification", () => {
     expect(score({}, { capabilities: {}, activeTasks: 1 })).toMatchObject({ score: -1, reasons: ["at capacity: 1/1 tasks (disqualified)"] });
   });
 
-  it("no capabilities defined", () => {
-    expect(score({}, { capabilities: null })).toMatchObject({ score: -1, reasons: ["no capabilities defined (disqualified)"] });
+  it("a server that declares none of what is missing says so, and what the task needs", () => {
+    const none = { capabilities: null, os: null };
+    expect(score({ languages: ["typescript", "rust"] }, none).reasons).toEqual(["declares no languages; the task needs typescript, rust (disqualified)"]);
+    expect(score({ repo: "api" }, none).reasons).toEqual(["declares no repos; the task needs api (disqualified)"]);
+    expect(score({ environments: ["linux"] }, none).reasons).toEqual(["declares no environments; the task needs linux (disqualified)"]);
+    expect(score({ capabilities: ["gpu"] }, none).reasons).toEqual(["declares no capabilities (languages, tools, tags, environments); the task needs gpu (disqualified)"]);
+    // Declaring some, but not the needed one, keeps the seed's reason; the registered os counts as an environment.
+    expect(score({ languages: ["cobol"] }, { capabilities: { languages: ["rust"] } }).reasons).toEqual(["missing languages: cobol (disqualified)"]);
+    expect(score({ environments: ["windows"] }, { capabilities: null, os: "linux" }).reasons).toEqual(["missing environment: windows (disqualified)"]);
+  });
+});
+
+describe("a server with no capabilities at all (a daemon's first day)", () => {
+  it("takes a task that requires nothing, one at a time", () => {
+    expect(score({}, { capabilities: null })).toMatchObject({ score: 75, reasons: ["online (+25)", "has capacity (+50)"] });
+    expect(score({}, { capabilities: null, activeTasks: 1 })).toMatchObject({ score: -1, reasons: ["at capacity: 1/1 tasks (disqualified)"] });
+    // Soft requirements never disqualify it either.
+    expect(score({ tools: ["npm"], tags: ["web"] }, { capabilities: null, online: false }).score).toBe(50);
+  });
+});
+
+describe("capabilities declared in the hub, joined with the daemon's", () => {
+  it("joins lists without case duplicates, merges repos, and lets the declared single values win", () => {
+    const reported = { languages: ["Rust"], tools: ["cargo"], max_concurrent_tasks: 1, repos: { api: { path: "/srv/api", languages: ["rust"] } } };
+    const declared = { languages: ["rust", "typescript"], tags: ["web"], max_concurrent_tasks: 3, repos: { api: { tools: ["cargo"] }, web: {} } };
+    expect(effectiveCapabilities(reported, declared)).toEqual({
+      languages: ["Rust", "typescript"],
+      tools: ["cargo"],
+      tags: ["web"],
+      max_concurrent_tasks: 3,
+      repos: { api: { path: "/srv/api", languages: ["rust"], tools: ["cargo"] }, web: {} },
+    });
+  });
+
+  it("is either side alone when the other is missing, and null when both are", () => {
+    expect(effectiveCapabilities(null, { languages: ["go"] })).toEqual({ languages: ["go"] });
+    expect(effectiveCapabilities({ languages: ["go"] }, null)).toEqual({ languages: ["go"] });
+    expect(effectiveCapabilities(null, null)).toBeNull();
+    expect(effectiveCapabilities({}, undefined)).toEqual({});
   });
 });
 
 describe("ranking and planning", () => {
   it("breaks ties by fewer active tasks, then by name", () => {
     const twin = (name: string, activeTasks: number): Candidate => ({ ...devBackend, id: name, name, activeTasks, capabilities: { max_concurrent_tasks: 5 } });
-    const ranked = rankServers({}, [twin("b", 1), twin("c", 0), twin("a", 1), { ...devBackend, capabilities: null }]);
+    const ranked = rankServers({}, [twin("b", 1), twin("c", 0), twin("a", 1), { ...devBackend, activeTasks: 2 }]);
     expect(ranked.map((m) => m.server_name)).toEqual(["c", "a", "b", "dev-backend"]);
   });
 

@@ -159,7 +159,7 @@ describe("a revoked key", () => {
   it("is refused at once for a write by the room while the Worker still answers it from its lookup", async () => {
     const server = await warmServer("revoked");
     const task = await taskAssignedTo(server.session);
-    await expectOk(call(`/api/v1/servers/${server.id}`, { method: "DELETE", token: w.admin }));
+    await expectOk(call(`/api/v1/servers/${server.id}/revoke`, { method: "POST", token: w.admin }));
 
     const write = await cli(server.apiKey, "POST", `${T}/${task}/start`);
     expectProblem(write, 401, "INVALID_API_KEY");
@@ -187,7 +187,7 @@ describe("a revoked key", () => {
     apiKeyLookups.now = () => now;
     const server = await warmServer("reader");
     const task = await taskAssignedTo(server.session);
-    await expectOk(call(`/api/v1/servers/${server.id}`, { method: "DELETE", token: w.admin }));
+    await expectOk(call(`/api/v1/servers/${server.id}/revoke`, { method: "POST", token: w.admin }));
     // Answered from the lookup made before the revocation...
     await expectOk(cli(server.apiKey, "GET", `${T}/${task}`));
     now += API_KEY_LOOKUP_TTL_MS - 1;
@@ -205,7 +205,7 @@ describe("a revoked key", () => {
     const task = await taskAssignedTo(server.session);
     const { client } = await asAgent(server.apiKey);
     expect(structured(await client.callTool({ name: "get_task", arguments: { id: task } })).id).toBe(task);
-    await expectOk(call(`/api/v1/servers/${server.id}`, { method: "DELETE", token: w.admin }));
+    await expectOk(call(`/api/v1/servers/${server.id}/revoke`, { method: "POST", token: w.admin }));
 
     refusal(await client.callTool({ name: "start_task", arguments: { id: task } }), 401, "INVALID_API_KEY");
     now += API_KEY_LOOKUP_TTL_MS - 1;
@@ -244,7 +244,7 @@ describe("a revoked key", () => {
     const noted = await taskAssignedTo(server.session);
 
     let revokedAnswered = false;
-    const revocation = call(`/api/v1/servers/${server.id}`, { method: "DELETE", token: w.admin }).then((reply) => {
+    const revocation = call(`/api/v1/servers/${server.id}/revoke`, { method: "POST", token: w.admin }).then((reply) => {
       revokedAnswered = true;
       return reply;
     });

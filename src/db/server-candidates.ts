@@ -1,5 +1,6 @@
 /** Servers that could take a project's tasks, as matching sees them. */
 import { sql, type Placeholder, type SQLWrapper } from "drizzle-orm";
+import { effectiveCapabilities } from "../domain/capability-union";
 import type { Candidate } from "../domain/matching";
 import { isOnline } from "../domain/presence";
 import type { Capabilities } from "../protocol/orchestratia-v1";
@@ -21,7 +22,7 @@ export const activeTasksOfServer = activeTasksOf(sql`s.id`);
  * projects are left out here rather than after reading them all.
  */
 export const candidatesJson = (projectId: string | Placeholder) => sql<string>`(SELECT json_group_array(json_object(
-    'id', s.id, 'name', s.name, 'capabilities', json(s.capabilities), 'repos', json(s.repos), 'os', s.os,
+    'id', s.id, 'name', s.name, 'capabilities', json(s.capabilities), 'declared', json(s.declared_capabilities), 'repos', json(s.repos), 'os', s.os,
     'last_heartbeat', s.last_heartbeat, 'active', ${activeTasksOfServer}))
   FROM servers s WHERE s.revoked_at IS NULL AND (s.project_ids IS NULL OR EXISTS (SELECT 1 FROM json_each(s.project_ids) WHERE value = ${projectId})))`;
 
@@ -29,6 +30,7 @@ interface CandidateJson {
   id: string;
   name: string;
   capabilities: Capabilities | null;
+  declared: Capabilities | null;
   repos: unknown;
   os: string | null;
   last_heartbeat: string | null;
@@ -40,7 +42,7 @@ export function parseCandidates(json: string, now = Date.now()): Candidate[] {
   return (JSON.parse(json) as CandidateJson[]).map((s) => ({
     id: s.id,
     name: s.name,
-    capabilities: s.capabilities,
+    capabilities: effectiveCapabilities(s.capabilities, s.declared),
     repos: s.repos,
     os: s.os,
     online: isOnline(s.last_heartbeat, now),

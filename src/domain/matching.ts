@@ -1,14 +1,17 @@
 /**
  * Capability matching (seed §5): how well a server fits a task's
  * requirements. Hard requirements disqualify (score -1) when missing; soft
- * ones only add. The reasons are the seed's strings.
+ * ones only add. The reasons are the seed's strings, except where the server
+ * declares nothing of what is missing: then the reason says so, so a person
+ * knows to declare it. A server that declares no capabilities at all takes
+ * tasks that require nothing (one at a time), as a daemon does on its first day.
  */
 import { isMatchableValue, KNOWN_REQUIREMENT_FIELDS, type Capabilities, type Requirements } from "../protocol/orchestratia-v1";
 
 export interface Candidate {
   id: string;
   name: string;
-  /** The capabilities object the agent declared; null when it declared none. */
+  /** Its effective capabilities (what the daemon sent joined with what an admin declared); null when neither declared any. */
   capabilities: Capabilities | null;
   /** Repos the daemon registered (`{name: path}` or a list of names), counted with capabilities.repos. */
   repos: unknown;
@@ -43,8 +46,8 @@ export const maxConcurrentTasks = (capabilities: Capabilities | null | undefined
 
 const maxTasks = (c: Candidate) => maxConcurrentTasks(c.capabilities);
 
-/** Whether the server can take another task (one without declared capabilities can take none). */
-export const hasCapacity = (c: Candidate) => c.capabilities != null && c.activeTasks < maxTasks(c);
+/** Whether the server can take another task. */
+export const hasCapacity = (c: Candidate) => c.activeTasks < maxTasks(c);
 
 /** The roles a server's agent declared (`role` or `roles` in its capabilities); "worker" when it declared none. */
 export function rolesOf(capabilities: Capabilities | null | undefined): string[] {
@@ -84,29 +87,32 @@ const customFields = (req: Requirements) => Object.entries(req).filter(([field])
 export function scoreServer(req: Requirements, c: Candidate): Match {
   const base = { server_id: c.id, server_name: c.name, status: c.online ? ("online" as const) : ("offline" as const), active_tasks: c.activeTasks };
   const disqualified = (reason: string): Match => ({ ...base, score: -1, reasons: [`${reason} (disqualified)`] });
-  const caps = c.capabilities;
-  if (!caps) return disqualified("no capabilities defined");
+  const caps: Capabilities = c.capabilities ?? {};
+  /** The seed's reason, or, when the server declares none of `what`, that it declares none and what the task needs. */
+  const lacking = (what: string, declared: readonly unknown[], seed: string, needed: readonly string[]) =>
+    disqualified(declared.length ? seed : `declares no ${what}; the task needs ${needed.join(", ")}`);
 
   const reasons: string[] = [];
   let score = 0;
   const repo = req.repo ? caps.repos?.[req.repo] : undefined;
 
   if (req.repo) {
-    if (!repoNames(c).includes(req.repo)) return disqualified(`missing repo: ${req.repo}`);
+    const repos = repoNames(c);
+    if (!repos.includes(req.repo)) return lacking("repos", repos, `missing repo: ${req.repo}`, [req.repo]);
     score += SCORES.repo;
     reasons.push(`repo match: ${req.repo} (+${SCORES.repo})`);
   }
   if (req.languages?.length) {
     const known = new Set([...lower(caps.languages), ...lower(repo?.languages)]);
     const missing = req.languages.filter((l) => !known.has(l.toLowerCase()));
-    if (missing.length) return disqualified(`missing languages: ${missing.join(", ")}`);
+    if (missing.length) return lacking("languages", [...known], `missing languages: ${missing.join(", ")}`, missing);
     score += SCORES.languages;
     reasons.push(`language match: ${req.languages.join(", ")} (+${SCORES.languages})`);
   }
   if (req.environments?.length) {
     const known = new Set([...lower(caps.environments), ...(c.os ? [c.os.toLowerCase() === "darwin" ? "macos" : c.os.toLowerCase()] : [])]);
     const matched = req.environments.filter((e) => known.has(e.toLowerCase()));
-    if (matched.length === 0) return disqualified(`missing environment: ${req.environments.join(", ")}`);
+    if (matched.length === 0) return lacking("environments", [...known], `missing environment: ${req.environments.join(", ")}`, req.environments);
     score += SCORES.environment;
     reasons.push(`environment match: ${matched.join(", ")} (+${SCORES.environment})`);
   }
@@ -115,7 +121,8 @@ export function scoreServer(req: Requirements, c: Candidate): Match {
   if (req.capabilities?.length) {
     const offered = new Set(lower(capabilityNames(caps)));
     const missing = req.capabilities.filter((x) => !offered.has(x.toLowerCase()));
-    if (missing.length) return disqualified(`missing capabilities: ${missing.join(", ")}`);
+    if (missing.length)
+      return lacking("capabilities (languages, tools, tags, environments)", [...offered], `missing capabilities: ${missing.join(", ")}`, missing);
   }
   for (const [field, wanted] of customFields(req)) {
     const unmet = unmetCustomRequirement(field, wanted, caps);

@@ -45,7 +45,6 @@ export const PROBLEM_CODES = {
   TASK_IMMUTABLE: "The task has left `pending`: its spec, type, requirements, payload and dependencies no longer change.",
   TASK_ID_TAKEN: "A task-format request reused an `id` of this project with a different body.",
   DEPENDENCY_CYCLE: "The dependency would close a cycle.",
-  NO_REQUIREMENTS: "Auto-assignment needs the task's requirements, and it has none.",
   CONCURRENT_CHANGE: "The task changed while the request was being decided: read it again and retry.",
   INTERVENTION_CLOSED: "The intervention has already been answered or has expired.",
   TASK_AWAITING_APPROVAL:
@@ -54,7 +53,8 @@ export const PROBLEM_CODES = {
   AMBIGUOUS_TASK_ID: "A task-format request `id` names tasks in several of the caller's projects: add `project_id`.",
   AMBIGUOUS_SESSION: "A session name matches open sessions on several servers: add `server_name`.",
   SESSION_NAME_TAKEN: "An open session of that name already exists on this server.",
-  SERVER_NAME_TAKEN: "A server of that name exists and the registration may not take it over.",
+  SERVER_NAME_TAKEN: "A server of that name exists and the registration (or renaming) may not take it over.",
+  SERVER_HAS_ACCESS_GRANTS: "The server takes part in live SSH access grants: revoke them before removing it. `grant_ids` names them.",
   EMAIL_TAKEN: "A user with that email exists.",
   CANNOT_DELETE_SELF: "Admins cannot delete their own account.",
   DAEMON_OFFLINE: "The server's daemon is not connected, so it cannot start or reach a session now.",

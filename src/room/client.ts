@@ -92,7 +92,7 @@ export async function offerWaitingTasks(env: Env, projectIds: string[] | null) {
 }
 
 /** The projects of a scope: the listed ones, or every project for null. */
-async function projectsIn(env: Env, scope: string[] | null): Promise<string[]> {
+export async function projectsIn(env: Env, scope: string[] | null): Promise<string[]> {
   return scope ?? (await env.DB.prepare("SELECT id FROM projects").all<{ id: string }>()).results.map((r) => r.id);
 }
 

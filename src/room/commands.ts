@@ -158,6 +158,10 @@ export type RoomCommand =
    * from fresh reads. `connected`: the server has a socket open (agent or daemon) as the alarm looked.
    */
   | { op: "expire_lease"; taskId: string; connected: boolean; leaseSeconds: number }
+  /** An admin removed the task's server: handed back as a lost agent's task is (requeued, or failed AGENT_LOST once under way). */
+  | { op: "release_task"; taskId: string; serverId: string; serverName: string }
+  /** An admin removed a server that served the project: its event. */
+  | { op: "server_removed"; serverId: string; serverName: string }
   | { op: "cancel"; taskId: string; reason: string | null }
   /** `notifyDependents`: the sessions working on the tasks that depend on this one hear of the note too. */
   | { op: "note"; taskId: string; content: string; urgent: boolean; notifyDependents?: boolean }

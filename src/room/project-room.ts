@@ -126,6 +126,11 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     return this.writer.execute({ actor, command, withView: options.view ?? false, requestId: options.requestId });
   }
 
+  /** The server was removed from the hub: no longer watched here. */
+  async forgetServer(serverId: string) {
+    await this.presence.forget(serverId);
+  }
+
   /** A heartbeat brought the server online: present here, and watched until its heartbeats stop. */
   async serverHeartbeat(serverId: string, serverName: string) {
     await this.presence.markPresent(serverId, serverName);

@@ -41,6 +41,11 @@ export class RoomPresence {
     });
   }
 
+  /** The server was removed: it is no longer watched here (its removal has its own event, so no server_offline follows). */
+  forget(serverId: string) {
+    return this.writer.serialise(() => this.ctx.storage.delete(`present:${serverId}`));
+  }
+
   /** Present servers whose heartbeat lapsed with no socket connected go offline; returns when to look again. */
   async sweepPresence(): Promise<number | null> {
     let next: number | null = null;

@@ -1,27 +1,30 @@
-/** Agents' servers: the daemon's heartbeat, and the people's view and revocation of servers. */
-import { and, eq, inArray, isNull } from "drizzle-orm";
+/** Agents' servers: the daemon's heartbeat, and the people's view of servers (admins' changes: server-admin.ts). */
+import { and, desc, eq, inArray } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { scopesOverlap, visibleProjectIds } from "../auth/access";
 import { agent, currentServer, person } from "../middleware/guards";
 import { nowIso, type ServerRow } from "../db/client";
 import { inJsonList, qualified } from "../db/sql";
-import { OPEN_SESSION_STATUSES, servers, sessions } from "../db/schema";
+import { OPEN_SESSION_STATUSES, servers, sessions, tasks, UNFINISHED_TASK } from "../db/schema";
 import { HUB_PROTOCOL_VERSIONS, protocolRefusal } from "../domain/protocol-version";
 import { readJson } from "../http/body";
 import { serverJson } from "../http/fields";
 import type { HubContext, HubEnv } from "../http/context";
-import { conflict, notFound, Problem } from "../http/problem";
-import { capabilitiesSchema, type Capabilities } from "../protocol/orchestratia-v1";
+import { notFound, Problem } from "../http/problem";
+import { capabilitiesSchema } from "../protocol/orchestratia-v1";
+import { effectiveCapabilities } from "../domain/capability-union";
 import { capabilitiesWarnings, withWarnings } from "../protocol/schema-id";
 import { maxConcurrentTasks } from "../domain/matching";
 import { activeTasksOf } from "../db/server-candidates";
 import { isOnline } from "../domain/presence";
-import { announceOnline, offerWaitingTasks, refuseKeyInRooms, runInRoom, shutdownServer } from "../room/client";
+import { announceOnline, offerWaitingTasks } from "../room/client";
 import { linkStub } from "../server-link/client";
 import { documented } from "../openapi/operation";
 import { id, timestamp } from "../views/fields";
-import { serverDetailsSchema, serverDetailsView, serverView, serverWithLoadSchema, warnings } from "../views/agents";
+import { serverCapabilities, serverDetailsView, serverView, serverWithLoadSchema, warnings } from "../views/agents";
+import { TASK_STATUSES } from "../domain/lifecycle";
+import { serverAdminRoutes } from "./server-admin";
 
 export const serverRoutes = new Hono<HubEnv>();
 
@@ -58,8 +61,8 @@ serverRoutes.post(
     if (refusal) throw new Problem(422, "INCOMPATIBLE_PROTOCOL", `The hub speaks ${HUB_PROTOCOL_VERSIONS.join(", ")}`, [{ path: "protocol_versions", message: refusal }]);
     const now = nowIso();
     // Coming online, or declaring more capacity, makes the server a candidate for waiting tasks.
-    const maxBefore = maxConcurrentTasks(server.capabilities as Capabilities | null);
-    const maxNow = body.capabilities ? maxConcurrentTasks(body.capabilities) : maxBefore;
+    const maxBefore = maxConcurrentTasks(serverCapabilities(server));
+    const maxNow = body.capabilities ? maxConcurrentTasks(effectiveCapabilities(body.capabilities, server.declaredCapabilities)) : maxBefore;
     const cameOnline = !isOnline(server.lastHeartbeat);
     const offer = cameOnline || maxNow > maxBefore || (body.capabilities && !server.capabilities);
     await c.var.db
@@ -91,7 +94,7 @@ async function serversVisibleToPerson(c: HubContext) {
 const withLoad = (r: { server: ServerRow; activeTasks: number }, now: number, full: boolean): z.infer<typeof serverWithLoadSchema> => ({
   ...(full ? serverDetailsView(r.server, now) : serverView(r.server, now)),
   active_tasks: r.activeTasks,
-  max_concurrent_tasks: maxConcurrentTasks(r.server.capabilities as Capabilities | null),
+  max_concurrent_tasks: maxConcurrentTasks(serverCapabilities(r.server)),
 });
 
 const isAdmin = (c: HubContext) => c.var.principal?.kind === "user" && c.var.principal.user.role === "admin";
@@ -142,7 +145,7 @@ serverRoutes.get(
 );
 
 /** The open agent sessions in these projects (null: every project). */
-async function openSessionsIn(c: HubContext, projectIds: string[] | null): Promise<z.infer<typeof openSession>[]> {
+async function openSessionsIn(c: HubContext, projectIds: string[] | null, serverId?: string): Promise<z.infer<typeof openSession>[]> {
   if (projectIds?.length === 0) return [];
   const rows = await c.var.db
     .select({
@@ -154,11 +157,23 @@ async function openSessionsIn(c: HubContext, projectIds: string[] | null): Promi
       created_at: sessions.createdAt,
     })
     .from(sessions)
-    .where(and(inArray(sessions.status, OPEN_SESSION_STATUSES), projectIds ? inJsonList(sessions.projectId, projectIds) : undefined))
+    .where(
+      and(
+        inArray(sessions.status, OPEN_SESSION_STATUSES),
+        projectIds ? inJsonList(sessions.projectId, projectIds) : undefined,
+        serverId ? eq(sessions.serverId, serverId) : undefined,
+      ),
+    )
     .orderBy(sessions.name);
   // Filtered to the open statuses above.
   return rows as z.infer<typeof openSession>[];
 }
+
+const currentTask = z.object({ id, title: z.string(), status: z.enum(TASK_STATUSES), project_id: id, updated_at: timestamp });
+
+const serverPage = listedServer
+  .extend({ tasks: z.array(currentTask).meta({ description: "Its unfinished tasks in the projects the caller can see, most recently changed first" }) })
+  .meta({ id: "ServerPage", description: "A server with its load, its daemon's socket, its open sessions and its current tasks" });
 
 serverRoutes.get(
   "/:id",
@@ -167,68 +182,33 @@ serverRoutes.get(
     tag: "Servers",
     summary: "Get a server",
     description:
-      "A server the caller can see, with its load.\n\n" +
+      "A server the caller can see: its status and load, its open sessions and current tasks, and its capabilities as the daemon sent them " +
+      "(`capabilities`), as declared in the hub (`declared`) and as matching uses them (`effective`).\n\n" +
       "Admins see its address, machine details and scope too. 404 for a server serving none of the caller's projects.",
     caller: "person",
-    responses: { 200: serverWithLoadSchema },
+    responses: { 200: serverPage },
   }),
   person(),
   async (c) => {
     const server = (await serversVisibleToPerson(c)).find((r) => r.server.id === c.req.param("id"));
     if (!server) throw notFound("Server");
-    return c.json(withLoad(server, Date.now(), isAdmin(c)));
+    const visible = await visibleProjectIds(c);
+    const current =
+      visible?.length === 0
+        ? []
+        : await c.var.db
+            .select({ id: tasks.id, title: tasks.title, status: tasks.status, project_id: tasks.projectId, updated_at: tasks.updatedAt })
+            .from(tasks)
+            .where(and(eq(tasks.assignedServerId, server.server.id), UNFINISHED_TASK, visible ? inJsonList(tasks.projectId, visible) : undefined))
+            .orderBy(desc(tasks.updatedAt))
+            .limit(100);
+    return c.json({
+      ...withLoad(server, Date.now(), isAdmin(c)),
+      daemon_connected: server.server.revokedAt ? false : await linkStub(c.env, server.server.id).connected(),
+      sessions: await openSessionsIn(c, visible, server.server.id),
+      tasks: current,
+    } satisfies z.infer<typeof serverPage>);
   },
 );
 
-/**
- * Revokes the server's key: its rooms refuse it first, then D1 forgets it, only if it is still the key the rooms
- * were told of (a registration may have replaced it meanwhile: then the new one is told and revoked).
- */
-async function revokeKey(c: HubContext, id: string) {
-  for (let attempt = 1; ; attempt++) {
-    const before = await c.var.db.query.servers.findFirst({ where: eq(servers.id, id) });
-    if (!before) throw notFound("Server");
-    await refuseKeyInRooms(c.env, { projectIds: before.projectIds ?? null, keyHash: before.apiKeyHash });
-    const now = nowIso();
-    const [updated] = await c.var.db
-      .update(servers)
-      .set({ apiKeyHash: null, revokedAt: before.revokedAt ?? now, updatedAt: now })
-      .where(and(eq(servers.id, id), before.apiKeyHash === null ? isNull(servers.apiKeyHash) : eq(servers.apiKeyHash, before.apiKeyHash)))
-      .returning();
-    if (updated) return { before, updated };
-    if (attempt === 3) throw conflict("The server registered again while it was being revoked; revoke it again", "CONCURRENT_CHANGE");
-  }
-}
-
-/** Revokes the server's API key and closes its sessions; it can register again with a new token. */
-serverRoutes.delete(
-  "/:id",
-  documented({
-    id: "revokeServer",
-    tag: "Servers",
-    summary: "Revoke a server",
-    description:
-      "Revoke a server's API key and close its sessions (admins).\n\n" +
-      "Its connected agents and daemon are told to stop; its open sessions close (each with its event). The server stays listed as " +
-      "`revoked` and can register again with a new registration token. Revoking again answers the server as it is.",
-    caller: "person",
-    responses: { 200: serverDetailsSchema },
-  }),
-  person("admin"),
-  async (c) => {
-    const id = c.req.param("id");
-    const { before, updated } = await revokeKey(c, id);
-    const old = { id, projectIds: updated.projectIds ?? null, keyHash: before.apiKeyHash };
-    c.executionCtx.waitUntil(shutdownServer(c.env, old, "the server's API key was revoked", "revoked"));
-    // Its sessions end through their projects' rooms (each with its event); the agents are stopped if the machine comes back.
-    const open = await c.var.db
-      .select({ id: sessions.id, projectId: sessions.projectId })
-      .from(sessions)
-      .where(and(eq(sessions.serverId, id), inArray(sessions.status, OPEN_SESSION_STATUSES)));
-    for (const s of open) {
-      await linkStub(c.env, id).endSession(s.id, "kill");
-      await runInRoom(c, s.projectId, { op: "session_status", sessionId: s.id, serverName: updated.name, change: { status: "closed" } });
-    }
-    return c.json(serverDetailsView(updated));
-  },
-);
+serverRoutes.route("/", serverAdminRoutes);

@@ -143,8 +143,8 @@ export function autoAssignRoute({ r, describe, write, taskId }: TaskSurface) {
       summary: "Auto-assign a task",
       description:
         "Assign a pending task to the best-scoring server (seed §5).\n\n" +
-        "Only a `pending` task (409 `INVALID_TRANSITION` otherwise) with requirements (422 `NO_REQUIREMENTS` otherwise), not waiting for a " +
-        "person's approval (409 `TASK_AWAITING_APPROVAL`). " +
+        "Only a `pending` task (409 `INVALID_TRANSITION` otherwise), not waiting for a person's approval (409 `TASK_AWAITING_APPROVAL`). " +
+        "A task without requirements is matched as requiring nothing: any server serving the project with room for it, online first. " +
         "`no_match` when no server qualifies; the task then stays pending.",
       responses: { 200: autoAssigned },
     }),

@@ -2,6 +2,7 @@
 import { z } from "zod";
 import type { ServerRow, SessionRow } from "../db/client";
 import { MCP_STATUSES, registrationTokens, SESSION_ROLES, SESSION_STATUSES } from "../db/schema";
+import { effectiveCapabilities } from "../domain/capability-union";
 import { isOnline } from "../domain/presence";
 import { capabilitiesSchema } from "../protocol/orchestratia-v1";
 import { id, json, jsonObject, timestamp } from "./fields";
@@ -16,6 +17,10 @@ export const serverSchema = z
     last_heartbeat: timestamp.nullable(),
     repos: z.union([z.record(z.string(), json), z.array(z.string())]).meta({ description: "The repositories the daemon declared (by name, or a list)" }),
     capabilities: capabilitiesSchema.nullable().meta({ description: "As the agent declared them (orchestratia/capabilities/v1)" }),
+    declared: capabilitiesSchema.nullable().meta({ description: "As an admin declared them in the hub (`PATCH /api/v1/servers/{id}`); null: none" }),
+    effective: capabilitiesSchema
+      .nullable()
+      .meta({ description: "What matching uses: `capabilities` and `declared` joined (lists together; the declared `max_concurrent_tasks` wins)" }),
     protocol_versions: z.array(z.string()),
     revoked: z.boolean().meta({ description: "Its API key was revoked; it can register again with a new token" }),
     created_at: timestamp,
@@ -31,6 +36,10 @@ const adminFields = {
 
 export const serverDetailsSchema = serverSchema.extend(adminFields).meta({ id: "ServerDetails", description: "A server as admins see it" });
 
+/** What matching uses of a server: the daemon's capabilities joined with those declared in the hub. */
+export const serverCapabilities = (s: Pick<ServerRow, "capabilities" | "declaredCapabilities">) =>
+  effectiveCapabilities(s.capabilities, s.declaredCapabilities);
+
 /** A server as others see it. */
 export const serverView = (s: ServerRow, now = Date.now()): z.infer<typeof serverSchema> => ({
   id: s.id,
@@ -41,6 +50,8 @@ export const serverView = (s: ServerRow, now = Date.now()): z.infer<typeof serve
   last_heartbeat: s.lastHeartbeat,
   repos: (s.repos ?? {}) as z.infer<typeof serverSchema>["repos"],
   capabilities: (s.capabilities ?? null) as z.infer<typeof serverSchema>["capabilities"],
+  declared: (s.declaredCapabilities ?? null) as z.infer<typeof serverSchema>["declared"],
+  effective: serverCapabilities(s),
   protocol_versions: s.protocolVersions ?? [],
   revoked: s.revokedAt !== null,
   created_at: s.createdAt,
@@ -61,7 +72,7 @@ export const serverWithLoadSchema = serverSchema
     system_info: adminFields.system_info.optional(),
     project_ids: adminFields.project_ids.optional(),
     active_tasks: z.int().meta({ description: "Its unfinished tasks, across projects" }),
-    max_concurrent_tasks: z.int().meta({ description: "From its capabilities (1 when it declares none)" }),
+    max_concurrent_tasks: z.int().meta({ description: "From its effective capabilities (1 when they say nothing of it)" }),
   })
   .meta({ description: "`ip`, `system_info` and `project_ids` are there for admins only" });
 

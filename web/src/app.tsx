@@ -8,6 +8,7 @@ import { Access } from "./views/access";
 import { Account } from "./views/account";
 import { Activity } from "./views/activity";
 import { Agents } from "./views/agents";
+import { ServerPage } from "./views/server";
 import { Board } from "./views/board";
 import { Inbox } from "./views/inbox";
 import { lazy } from "./views/lazy";
@@ -56,7 +57,7 @@ export function App() {
             Inbox
             <UnreadBadge />
           </a>
-          <a {...linkProps("/agents")} aria-current={route.page === "agents" ? "page" : undefined}>
+          <a {...linkProps("/agents")} aria-current={route.page === "agents" || route.page === "server" ? "page" : undefined}>
             Agents
           </a>
           <a {...linkProps("/rules")} aria-current={route.page === "rules" ? "page" : undefined}>
@@ -91,6 +92,7 @@ export function App() {
         {route.page === "webhooks" && <Webhooks projectId={route.projectId} webhookId={route.webhookId} />}
         {route.page === "inbox" && <Inbox />}
         {route.page === "agents" && <Agents />}
+        {route.page === "server" && <ServerPage serverId={route.serverId} />}
         {route.page === "rules" && <LazyRules />}
         {route.page === "access" && <Access />}
         {route.page === "account" && <Account />}

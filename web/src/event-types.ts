@@ -32,6 +32,7 @@ export const EVENT_TYPES = [
   "agent_error",
   "server_online",
   "server_offline",
+  "server_removed",
   "session_created",
   "session_started",
   "session_closed",

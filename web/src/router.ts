@@ -19,6 +19,7 @@ export type Route =
   | { page: "inbox" }
   | { page: "account" }
   | { page: "agents" }
+  | { page: "server"; serverId: string }
   | { page: "rules" }
   | { page: "access" }
   | { page: "not-found" };
@@ -28,6 +29,7 @@ export function parseRoute(path: string): Route {
   if (parts.length === 0 || (parts.length === 1 && parts[0] === "projects")) return { page: "projects" };
   if (parts[0] === "inbox" && parts.length === 1) return { page: "inbox" };
   if (parts[0] === "agents" && parts.length === 1) return { page: "agents" };
+  if (parts[0] === "servers" && parts[1] && parts.length === 2) return { page: "server", serverId: parts[1] };
   if (parts[0] === "rules" && parts.length === 1) return { page: "rules" };
   if (parts[0] === "access" && parts.length === 1) return { page: "access" };
   if (parts[0] === "account" && parts.length === 1) return { page: "account" };

@@ -27,6 +27,9 @@ export type Intervention = Schemas["Intervention"];
 
 /** A server agents run on, as people list them (with its load and open sessions). */
 export type Server = Got<"/api/v1/servers">["servers"][number];
+/** A server on its own page: with its current tasks. */
+export type ServerPage = Got<"/api/v1/servers/{id}">;
+export type Capabilities = NonNullable<Server["capabilities"]>;
 export type Session = Schemas["Session"];
 export type SessionStatus = Session["status"];
 

@@ -11,7 +11,10 @@ export const servers = sqliteTable("servers", {
   os: text("os"),
   repos: text("repos", { mode: "json" }).$type<unknown>(),
   systemInfo: text("system_info", { mode: "json" }).$type<unknown>(),
+  /** As the daemon sent them (registration, heartbeats). */
   capabilities: text("capabilities", { mode: "json" }).$type<unknown>(),
+  /** As an admin declared them in the hub: matched together with the daemon's (domain/capability-union.ts). */
+  declaredCapabilities: text("declared_capabilities", { mode: "json" }).$type<unknown>(),
   protocolVersions: text("protocol_versions", { mode: "json" }).$type<string[] | null>(),
   machineId: text("machine_id"),
   macAddress: text("mac_address"),

@@ -145,3 +145,9 @@ export const presence = async (ctx: OpContext, cmd: Cmd<"presence">): Promise<Op
     { type: cmd.online ? "server_online" : "server_offline", taskId: null, data: { server_id: cmd.serverId, server_name: cmd.serverName } },
   ]),
 });
+
+export const serverRemoved = async (ctx: OpContext, cmd: Cmd<"server_removed">): Promise<OpOutcome> => ({
+  taskId: "",
+  statements: [],
+  events: recordEvents(ctx, [{ type: "server_removed", taskId: null, data: { server_id: cmd.serverId, server_name: cmd.serverName } }]),
+});

@@ -15,7 +15,7 @@ import { routedTo } from "../../protocol/task-format";
 import { guardHolds, statement } from "../statements";
 import { ASSIGN_BATCH } from "../waiting-reads";
 import { answerOnly, loadTask, recordEvents, statusEvent, taskWrite, transition, type OpContext, type Planner, type WritePlan } from "./kernel";
-import { awaitingApproval, concurrentChange, invalidTransition, noRequirements, notFound } from "./refusals";
+import { awaitingApproval, concurrentChange, invalidTransition, notFound } from "./refusals";
 
 /** A task-format task's routing once it is given to the agent named `agent` (an SQL value), as `delegatedTo` makes it. */
 const delegatedToSql = (agent: SQL) => sql`CASE
@@ -57,7 +57,7 @@ export function capacityCheck(d1: D1Database, serverIds: readonly string[]): D1P
       d1,
       sql`SELECT json_extract('{}', ${OVER_CAPACITY} || s.name) FROM servers s
           WHERE s.id IN (SELECT value FROM json_each(${JSON.stringify([...new Set(serverIds)])}))
-            AND ${activeTasksOfServer} > CAST(COALESCE(s.capabilities ->> '$.max_concurrent_tasks', ${DEFAULT_MAX_CONCURRENT_TASKS}) AS INTEGER)`,
+            AND ${activeTasksOfServer} > CAST(COALESCE(s.declared_capabilities ->> '$.max_concurrent_tasks', s.capabilities ->> '$.max_concurrent_tasks', ${DEFAULT_MAX_CONCURRENT_TASKS}) AS INTEGER)`,
     ),
   ];
 }
@@ -173,16 +173,19 @@ export const assign: Planner<"assign"> = async (ctx, cmd) => {
   );
 };
 
-/** The seed's auto-assign: a pending task with requirements goes to the best-scoring server, if any qualifies. */
+/**
+ * The seed's auto-assign: a pending task goes to the best-scoring server, if any qualifies. Asked for explicitly, a task
+ * without requirements is matched as requiring nothing (any server with room, online first); only tasks with
+ * requirements are offered on their own as servers come.
+ */
 export const autoAssign: Planner<"auto_assign"> = async (ctx, cmd) => {
   const task = await loadTask(ctx, cmd.taskId);
   if (!task) return notFound("Task");
   if (task.status !== "pending") return invalidTransition(task.status, `Auto-assign needs a pending task; this one is ${task.status}`);
-  if (!task.requirements) return noRequirements();
   if (task.awaitingApproval) return awaitingApproval("auto-assigned");
   if (!ctx.offerWaiting) return concurrentChange("Other projects kept filling the matching servers while this was planned; retry");
   const { candidates } = await ctx.reads.assignmentContext(0);
-  const [best] = rankServers(task.requirements as Requirements, candidates, task.rejectedBy);
+  const [best] = rankServers((task.requirements ?? {}) as Requirements, candidates, task.rejectedBy);
   if (!best || best.score < 0) return answerOnly(task.id, { status: "no_match" });
   const assignment = { taskId: task.id, match: best, requirePlan: task.requirePlan };
   return {

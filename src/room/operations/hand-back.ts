@@ -9,6 +9,7 @@ import { eq } from "drizzle-orm";
 import { servers } from "../../db/schema";
 import { AGENT_LOST, leaseDecision } from "../../protocol/compute-protocol";
 import { errorBlock } from "../../protocol/task-format";
+import type { TaskStatus } from "../../domain/lifecycle";
 import type { EventDraft, TaskRow } from "../statements";
 import type { Blocker } from "../task-reads";
 import { pendingAndOffered } from "./assignment";
@@ -61,7 +62,38 @@ export const expireLease: Planner<"expire_lease"> = async (ctx, cmd) => {
   });
   const lost = { server_id: task.assignedServerId, server_name: server.name, last_heartbeat: server.lastHeartbeat, lease_seconds: cmd.leaseSeconds };
   if (decision.action === "keep") return answerOnly(task.id, { action: "keep" });
-  if (decision.action === "requeue") {
+  const message = `The agent on ${server.name} disappeared: no heartbeat or connection for ${cmd.leaseSeconds} s`;
+  return handBackLost(ctx, loaded, decision.action, { reason: "lease_expired", lost, message });
+};
+
+/** What a removed server's task becomes: nothing was under way yet (requeued), or work was (failed, recoverable). */
+const ON_REMOVAL: Partial<Record<TaskStatus, "requeue" | "fail">> = {
+  assigned: "requeue",
+  planning: "requeue",
+  plan_review: "requeue",
+  running: "fail",
+  needs_human: "fail",
+};
+
+/** An admin removed the task's server: the task comes back as a lost agent's does. */
+export const releaseTask: Planner<"release_task"> = async (ctx, cmd) => {
+  const loaded = await ctx.reads.taskWithDownstream(cmd.taskId);
+  if (!loaded) return notFound("Task");
+  const action = loaded.task.assignedServerId === cmd.serverId ? ON_REMOVAL[loaded.task.status] : undefined;
+  if (!action) return answerOnly(loaded.task.id, { action: "keep" });
+  const lost = { server_id: cmd.serverId, server_name: cmd.serverName };
+  return handBackLost(ctx, loaded, action, { reason: "server_removed", lost, message: `The server ${cmd.serverName} was removed from the hub` });
+};
+
+/** Requeues the task of a server that is gone (never offered to it again), or fails it with AGENT_LOST. */
+async function handBackLost(
+  ctx: OpContext,
+  loaded: NonNullable<Awaited<ReturnType<OpContext["reads"]["taskWithDownstream"]>>>,
+  action: "requeue" | "fail",
+  why: { reason: string; lost: Record<string, unknown>; message: string },
+) {
+  const { task } = loaded;
+  if (action === "requeue") {
     const blockers = (await ctx.reads.taskWithBlockers(task.id))?.blockers ?? [];
     const retryCount = task.retryCount + 1;
     return backToPending(
@@ -69,16 +101,15 @@ export const expireLease: Planner<"expire_lease"> = async (ctx, cmd) => {
       task,
       blockers,
       { retryCount },
-      statusEvent("task_requeued", task, "pending", { reason: "lease_expired", retry_count: retryCount, ...lost }),
+      statusEvent("task_requeued", task, "pending", { reason: why.reason, retry_count: retryCount, ...why.lost }),
       [...task.rejectedBy, task.assignedServerId!],
     );
   }
-  const message = `The agent on ${server.name} disappeared: no heartbeat or connection for ${cmd.leaseSeconds} s`;
-  const result = { error: message, code: AGENT_LOST };
+  const result = { error: why.message, code: AGENT_LOST };
   return endWithoutCompleting(ctx, loaded, "failed", statusEvent("task_failed", task, "failed", { ...result, recoverable: true }), {
     result,
     resultStructured: false,
     errorCode: AGENT_LOST,
-    error: errorBlock(message, AGENT_LOST, lost, true),
+    error: errorBlock(why.message, AGENT_LOST, why.lost, true),
   });
-};
+}

@@ -1,6 +1,6 @@
 /** Every room operation, planned by the module of its concern: adding one touches its own module and this table. */
 import type { RoomCommand } from "../commands";
-import { agentLog, ask, expireQuestions, note, presence, progress } from "./agent-records";
+import { agentLog, ask, expireQuestions, note, presence, progress, serverRemoved } from "./agent-records";
 import { askAgent } from "./agent-questions";
 import { approve, changeSettings } from "./approval";
 import { assign, autoAssign, sweep } from "./assignment";
@@ -10,7 +10,7 @@ import type { OpContext, OpOutcome, Planner } from "./kernel";
 import { beginWork, create, help, respond, retry, revisePlan, submitPlan, update } from "./lifecycle";
 import { disableWebhook } from "./integrations";
 import { requestFile, settleFile, uploadFile } from "./file-transfers";
-import { expireLease, reject } from "./hand-back";
+import { expireLease, reject, releaseTask } from "./hand-back";
 import { noteRuleChange } from "./rule-changes";
 import { accessUse, remoteUse } from "./remote";
 import { storeCodeHealth } from "./code-health";
@@ -32,6 +32,8 @@ const planners = {
   retry,
   reject,
   expire_lease: expireLease,
+  release_task: releaseTask,
+  server_removed: serverRemoved,
   cancel,
   note,
   auto_assign: autoAssign,

@@ -75,12 +75,6 @@ export const dependencyCycle = (cycle: string[]): ProblemData => ({
   extensions: { cycle },
 });
 
-export const noRequirements = (): ProblemData => ({
-  status: 422,
-  code: "NO_REQUIREMENTS",
-  detail: "The task has no requirements to match servers against; assign it by hand",
-});
-
 /** The task changed under a planned write, or other rooms kept taking the servers it planned for: a retry will do. */
 export const concurrentChange = (detail = "The task changed while this request was being handled; retry"): ProblemData => ({
   status: 409,

@@ -1,8 +1,9 @@
-/** The servers agents run on: presence, capabilities, load against capacity; registration tokens for admins. */
+/** The servers agents run on: presence, capabilities (as matched), load against capacity; registration tokens for admins. Each links to its page. */
 import { useEffect, useState } from "preact/hooks";
 import { hub, messageOf, ok } from "../api";
 import { useMe } from "../me";
 import type { IssuedToken, Server } from "../types";
+import { linkProps } from "../router";
 import { Problem } from "./controls";
 
 /** How often presence is read again (servers beat every 30 s and count as offline after 90 s). */
@@ -66,7 +67,7 @@ export function Agents() {
             {servers.map((s) => (
               <tr key={s.id} data-server={s.name}>
                 <th scope="row">
-                  {s.name} <span class="muted">{s.hostname}</span>
+                  <a {...linkProps(`/servers/${s.id}`)}>{s.name}</a> <span class="muted">{s.hostname}</span>
                 </th>
                 <td>
                   <span class={`presence presence-${s.revoked ? "revoked" : s.status}`}>{s.revoked ? "revoked" : s.status}</span>
@@ -75,9 +76,18 @@ export function Agents() {
                 <td>
                   <meter min={0} max={s.max_concurrent_tasks} value={s.active_tasks} /> {s.active_tasks}/{s.max_concurrent_tasks}
                 </td>
-                <td>{list(s.capabilities?.languages)}</td>
-                <td>{list(s.capabilities?.tools)}</td>
-                <td>{list(s.capabilities?.tags)}</td>
+                {s.effective ? (
+                  <>
+                    <td>{list(s.effective.languages)}</td>
+                    <td>{list(s.effective.tools)}</td>
+                    <td>{list(s.effective.tags)}</td>
+                  </>
+                ) : (
+                  <td colSpan={3} class="no-capabilities">
+                    No capabilities: it only takes tasks that require nothing.{" "}
+                    <a {...linkProps(`/servers/${s.id}`)}>{me.role === "admin" ? "Declare them" : "See how"}</a>
+                  </td>
+                )}
                 <td>{list(s.sessions.map((x) => `${x.name} (${projects.get(x.project_id) ?? "project"})`))}</td>
                 <td>{s.last_heartbeat ? new Date(s.last_heartbeat).toLocaleString() : "never"}</td>
               </tr>

@@ -4,6 +4,7 @@ import type { VNode } from "preact";
 import { hub, ok } from "../api";
 import { useCanWrite } from "../me";
 import { isTask, type Intervention, type Match, type Task, type TaskStatus } from "../types";
+import { AutoAssign } from "./auto-assign";
 import { AssigneeSelect, assignBodyOf, type Assignees } from "./assignee-select";
 import { ApproveButton, awaitsApproval, useAction } from "./controls";
 
@@ -71,20 +72,7 @@ export function Actions({ task, interventions, matches, assignees, onChanged }: 
       </form>
     ),
     task.status === "pending" && !task.awaiting_approval && (
-      <span class="action" key="auto">
-        <button
-          type="button"
-          onClick={() =>
-            void run("auto", async () => {
-              await ok(hub.POST("/api/v1/tasks/{id}/auto-assign", path));
-              onChanged(await readTask(task.id));
-            })
-          }
-        >
-          Auto-assign
-        </button>
-        {problem("auto")}
-      </span>
+      <AutoAssign key="auto" task={task} matches={matches} onAssigned={async () => onChanged(await readTask(task.id))} />
     ),
     task.status === "plan_review" && button("approve", "Approve plan", () => ok(hub.POST("/api/v1/tasks/{id}/approve-plan", path))),
     task.status === "plan_review" && (

@@ -1,0 +1,1 @@
+ALTER TABLE `servers` ADD `declared_capabilities` text;
