@@ -107,6 +107,11 @@ export class FakeDaemon {
     return Buffer.concat(this.inputs.get(sessionId) ?? []);
   }
 
+  /** What a session was sent, a frame each. */
+  inputFrames(sessionId: string): Buffer[] {
+    return [...(this.inputs.get(sessionId) ?? [])];
+  }
+
   private send(frame: Record<string, unknown>) {
     this.ws?.send(pythonJson(frame));
   }

@@ -6,6 +6,7 @@
 import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ACCESS_CHECK_TTL_MS } from "../src/server-link/terminal-access";
+import { MAX_VIEWER_FRAME_BYTES } from "../src/server-link/terminal-frames";
 import { TERMINAL_INPUTS_PER_SECOND } from "../src/server-link/terminals";
 import {
   aTraceparent,
@@ -290,6 +291,25 @@ describe("terminals", () => {
     expectProblem(outsider, 404, "NOT_FOUND");
   });
 
+  it("passes the largest input frame the dashboard sends to the daemon byte for byte: newlines, tabs, escapes, unicode", async () => {
+    const id = await runningSession();
+    const t = await terminal(id);
+    await t.next((f) => f.type === "ready");
+    // 128 KiB (the dashboard's largest input frame) of every byte value, then text a paste may hold.
+    const bytes = new Uint8Array(128 * 1024);
+    bytes.forEach((_, i) => (bytes[i] = i % 256));
+    const text = new TextEncoder().encode("Two endpoints, REST\r\tcontracts → é ✓ \x1b[A\x1b[200~end");
+    bytes.set(text, bytes.length - text.length);
+    const data = bytes.toBase64();
+    // Within the hub's frame size, with room to spare.
+    expect(JSON.stringify({ type: "input", data }).length).toBeLessThan(MAX_VIEWER_FRAME_BYTES * 0.7);
+    t.send({ type: "input", data });
+    const pushed = await daemon.socket.next((f) => f.type === "session_input" && f.session_id === id);
+    expect(pushed.data).toBe(data);
+    expect(Uint8Array.fromBase64(pushed.data)).toEqual(bytes);
+    expect(t.frames.filter((f) => f.type === "error")).toEqual([]);
+  });
+
   it("keeps about 256 KiB of scrollback per session, across the link's eviction", async () => {
     const id = await runningSession();
     const line = (i: number) => `line ${String(i).padStart(6, "0")} ${"x".repeat(100)}\r\n`;
@@ -378,7 +398,10 @@ describe("terminals", () => {
     await expectOk(call(`${S()}/${id}`, { method: "DELETE", token: w.member.token }));
     expect(await t.next((f) => f.type === "status")).toEqual({ type: "status", status: "closed" });
     t.send({ type: "input", data: b64("too late\r") });
-    expect(await t.next((f) => f.type === "error")).toMatchObject({ code: "SESSION_CLOSED" });
+    expect(await t.next((f) => f.type === "error")).toMatchObject({ code: "SESSION_CLOSED", data: b64("too late\r") });
+    // A refused resize has no input to hand back.
+    t.send({ type: "resize", cols: 80, rows: 24 });
+    expect(await t.next((f) => f.type === "error" && f.code === "SESSION_CLOSED" && !("data" in f))).toBeTruthy();
   });
 
   it("relays a scrollback capture and screens from the daemon", async () => {
@@ -452,7 +475,10 @@ describe("typing after access changes", () => {
     expect(keys).toEqual(keys.map((_, i) => i));
     expect(keys.length).toBeGreaterThan(0);
     expect(keys.length).toBeLessThanOrEqual(TERMINAL_INPUTS_PER_SECOND);
-    expect(t.frames.filter((f) => f.type === "error" && f.code === "RATE_LIMITED").length).toBe(flood.length - keys.length);
+    const refused = t.frames.filter((f) => f.type === "error" && f.code === "RATE_LIMITED");
+    expect(refused.length).toBe(flood.length - keys.length);
+    // Each refusal hands back the input it refused, so nothing typed is lost unnoticed: what got through and what was refused are all that was sent.
+    expect(refused.map((f) => unb64(f.data))).toEqual(flood.slice(keys.length));
     await new Promise((r) => setTimeout(r, 1000));
     t.send({ type: "input", data: b64("again\r") });
     await until(async () => daemon.typed(sessionId).endsWith("again\r"), "input after the limit");

@@ -43,13 +43,20 @@ export interface TerminalPort {
 const CAPTURE_INTERVAL_MS = 5000;
 /**
  * Input, resize and capture frames a writer may send a second, as many as an agent may send on its socket: typing, key
- * repeat and a TUI's mouse reports stay under it, a flood does not. The rest are refused.
+ * repeat and a TUI's mouse reports stay under it, a flood does not. The rest are refused. The limit is on frames, not
+ * characters: the dashboard gathers keystrokes into frames (one every 10 ms at most, 60 a second, a paste in one), so
+ * typing and pasting at any speed stay well under it.
  */
 export const TERMINAL_INPUTS_PER_SECOND = 100;
 /** Replayed scrollback goes out in frames of at most this many bytes (before base64). */
 const REPLAY_FRAME_BYTES = 48 * 1024;
 
 const outputFrame = (b64: string) => `{"type":"output","data":${JSON.stringify(b64)}}`;
+
+/** Refuses a writer's frame; a refused input's `data` goes back with the reason, so the page can say what was not typed. */
+function refuse(ws: WebSocket, frame: ViewerFrame, code: string, message: string) {
+  sendJson(ws, { type: "error", code, message, ...(frame.type === "input" && { data: frame.data }) });
+}
 
 export class Terminals {
   private readonly flows = new Map<WebSocket, ViewerFlow>();
@@ -97,7 +104,10 @@ export class Terminals {
           break;
         case "pause":
           this.remember(ws, { paused: true });
-          sendJson(ws, { type: "lagging", detail: `output paused: more than ${VIEWER_WINDOW_BYTES} bytes unacknowledged; acknowledge what you have read to resume` });
+          sendJson(ws, {
+            type: "lagging",
+            detail: `output paused: more than ${VIEWER_WINDOW_BYTES} bytes unacknowledged; acknowledge what you have read to resume`,
+          });
           break;
         case "drop":
           break;
@@ -139,11 +149,8 @@ export class Terminals {
       case "capture":
       case "input":
       case "resize": {
-        if (!attachment.writer) return sendJson(ws, { type: "error", code: "FORBIDDEN", message: "viewers can only watch this terminal" });
-        if (this.rate.exceeded(ws)) {
-          const message = `at most ${TERMINAL_INPUTS_PER_SECOND} input, resize and capture frames a second`;
-          return sendJson(ws, { type: "error", code: "RATE_LIMITED", message });
-        }
+        if (!attachment.writer) return refuse(ws, frame, "FORBIDDEN", "viewers can only watch this terminal");
+        if (this.rate.exceeded(ws)) return refuse(ws, frame, "RATE_LIMITED", `at most ${TERMINAL_INPUTS_PER_SECOND} input, resize and capture frames a second`);
         return this.inTurn(ws, () => this.fromWriter(ws, frame));
       }
     }
@@ -166,26 +173,29 @@ export class Terminals {
     try {
       access = await this.access.of(ws, attachment);
     } catch {
-      return sendJson(ws, { type: "error", code: "INTERNAL_ERROR", message: "the hub could not check your access to this terminal; send it again" });
+      return refuse(ws, frame, "INTERNAL_ERROR", "the hub could not check your access to this terminal; send it again");
     }
     if (!access.watch) return this.disconnect([ws], null, null, "your access to this project ended");
     if (!access.write) {
       // Made a viewer, or no longer a member of every project the server serves: from now on this socket only watches.
       this.remember(ws, { writer: false });
-      return sendJson(ws, { type: "error", code: "FORBIDDEN", message: "your access changed: you can only watch this terminal now" });
+      return refuse(ws, frame, "FORBIDDEN", "your access changed: you can only watch this terminal now");
     }
     if (frame.type === "capture") {
       // A capture makes the daemon read the whole tmux history: one at a time per session.
       const last = this.captures.get(session_id) ?? 0;
-      if (Date.now() - last < CAPTURE_INTERVAL_MS) return sendJson(ws, { type: "error", code: "RATE_LIMITED", message: `one capture every ${CAPTURE_INTERVAL_MS / 1000} s` });
+      if (Date.now() - last < CAPTURE_INTERVAL_MS) return refuse(ws, frame, "RATE_LIMITED", `one capture every ${CAPTURE_INTERVAL_MS / 1000} s`);
       this.captures.set(session_id, Date.now());
-      if (!this.port.toDaemon({ type: "capture_scrollback", session_id })) sendJson(ws, { type: "error", code: "DAEMON_OFFLINE", message: "the server's daemon is not connected" });
+      if (!this.port.toDaemon({ type: "capture_scrollback", session_id })) refuse(ws, frame, "DAEMON_OFFLINE", "the server's daemon is not connected");
       return;
     }
     const status = await this.port.statusOf(session_id);
-    if (!isOpenSession(status)) return sendJson(ws, { type: "error", code: "SESSION_CLOSED", message: `the session is ${status ?? "closed"}` });
-    const push = frame.type === "input" ? { type: "session_input", session_id, data: frame.data } : { type: "session_resize", session_id, cols: frame.cols, rows: frame.rows };
-    if (!this.port.toDaemon(push)) sendJson(ws, { type: "error", code: "DAEMON_OFFLINE", message: "the server's daemon is not connected" });
+    if (!isOpenSession(status)) return refuse(ws, frame, "SESSION_CLOSED", `the session is ${status ?? "closed"}`);
+    const push =
+      frame.type === "input"
+        ? { type: "session_input", session_id, data: frame.data }
+        : { type: "session_resize", session_id, cols: frame.cols, rows: frame.rows };
+    if (!this.port.toDaemon(push)) refuse(ws, frame, "DAEMON_OFFLINE", "the server's daemon is not connected");
   }
 
   closed(ws: WebSocket) {

@@ -3,11 +3,13 @@
  * out, with the flow control the hub requires (output is acknowledged as it is
  * shown, or the hub pauses it). Drops reconnect with a fresh token after a
  * growing pause; every connection starts with the recent scrollback, so the
- * screen is cleared before it.
+ * screen is cleared before it. A writer's frames are paced (terminal-input.ts),
+ * and input that does not reach the session is told, never dropped silently.
  */
 import { ApiError, currentAccessToken, hub, ok, refresh } from "./api";
 import { base64FromBytes, bytesFromBase64 } from "./base64";
 import { CLOSE_GONE, CLOSE_REVOKED } from "./close-codes";
+import { Refusals, WriterOutbox, type WriterFrame } from "./terminal-input";
 import type { SessionStatus } from "./types";
 
 export type TerminalLinkState = "connecting" | "live" | "lagging" | "reconnecting" | "ended";
@@ -39,7 +41,8 @@ type ServerFrame =
   | { type: "lagging" }
   | { type: "resync"; dropped: number }
   | { type: "scrollback"; lines: string[]; error?: string }
-  | { type: "error"; code: string; message: string };
+  /** `data`: the input of a frame the hub refused. */
+  | { type: "error"; code: string; message: string; data?: string };
 
 /** The hub pauses output after 1 MiB unacknowledged; acknowledging every 64 KiB keeps well clear of it. */
 const ACK_EVERY_BYTES = 64 * 1024;
@@ -60,6 +63,10 @@ export class TerminalLink {
   /** Whether the last socket closed before it opened: the hub may have refused it. */
   private refused = false;
   private readonly encoder = new TextEncoder();
+  private readonly outbox = new WriterOutbox((frame) => this.deliver(frame));
+  private readonly refusals = new Refusals(() => this.showNotice());
+  /** What the hub last said of the connection (a pause, an end), beside any refusal. */
+  private connectionNotice: string | null = null;
 
   constructor(
     private readonly projectId: string,
@@ -76,35 +83,65 @@ export class TerminalLink {
     this.stopped = true;
     clearTimeout(this.retryTimer);
     clearTimeout(this.ackTimer);
+    this.outbox.drain();
+    this.refusals.dispose();
     this.ws?.close(1000, "done");
   }
 
-  /** Keystrokes as xterm.js gives them (a string, sent as UTF-8); dropped unless this person is a writer and connected. */
+  /** Keystrokes and pastes as xterm.js gives them (a string, sent as UTF-8), gathered into frames. */
   input(text: string) {
-    this.send({ type: "input", data: base64FromBytes(this.encoder.encode(text)) }, true);
+    this.typed(this.encoder.encode(text));
   }
 
   /** Bytes xterm.js reports as binary (some mouse reports): one byte a character. */
   binaryInput(text: string) {
-    this.send({ type: "input", data: base64FromBytes(Uint8Array.from(text, (c) => c.charCodeAt(0) & 0xff)) }, true);
+    this.typed(Uint8Array.from(text, (c) => c.charCodeAt(0) & 0xff));
   }
 
   resize(cols: number, rows: number) {
-    this.send({ type: "resize", cols, rows }, true);
+    if (this.connectedWriter()) this.outbox.resize(cols, rows);
   }
 
   /** Asks for the session's scrollback as text; it arrives through `scrollback`. */
   capture() {
-    this.send({ type: "capture" }, false);
+    if (this.connectedWriter()) this.outbox.requestCapture();
   }
 
   get writer() {
     return this.isWriter;
   }
 
-  private send(frame: object, writersOnly: boolean) {
-    if (writersOnly && !this.isWriter) return;
-    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(frame));
+  private connectedWriter() {
+    return this.isWriter && this.ws?.readyState === WebSocket.OPEN;
+  }
+
+  private typed(bytes: Uint8Array) {
+    if (this.connectedWriter()) this.outbox.input(bytes);
+    else this.notSent(bytes);
+  }
+
+  private notSent(bytes: Uint8Array) {
+    if (bytes.length > 0) this.refusals.refused("the terminal was not connected", bytes);
+  }
+
+  /** A writer's frame, when the outbox lets it go. */
+  private deliver(frame: WriterFrame) {
+    if (!this.connectedWriter()) {
+      if (frame.type === "input") this.notSent(frame.bytes);
+      return;
+    }
+    if (frame.type !== "input") return this.ws!.send(JSON.stringify(frame));
+    this.ws!.send(JSON.stringify({ type: "input", data: base64FromBytes(frame.bytes) }));
+    this.refusals.delivered();
+  }
+
+  private notice(text: string | null) {
+    this.connectionNotice = text;
+    this.showNotice();
+  }
+
+  private showNotice() {
+    this.on.notice([this.connectionNotice, this.refusals.text].filter(Boolean).join(" ") || null);
   }
 
   private connect() {
@@ -124,6 +161,7 @@ export class TerminalLink {
     ws.onclose = (e) => {
       if (this.ws !== ws || this.stopped) return;
       this.isWriter = false;
+      this.notSent(this.outbox.drain());
       this.refused = !opened;
       // Access ended or the session is gone: reconnecting would only be refused.
       if (e.code === CLOSE_GONE || e.code === CLOSE_REVOKED) return this.end(GONE);
@@ -135,7 +173,7 @@ export class TerminalLink {
 
   private end(notice: string) {
     this.stopped = true;
-    this.on.notice(notice);
+    this.notice(notice);
     this.on.state("ended");
   }
 
@@ -174,7 +212,7 @@ export class TerminalLink {
         this.on.clear();
         this.on.writer(frame.writer);
         this.on.status(frame);
-        this.on.notice(null);
+        this.notice(null);
         this.on.state("live");
         break;
       case "output": {
@@ -187,20 +225,21 @@ export class TerminalLink {
         break;
       case "lagging":
         // The hub's detail speaks of acknowledgements; the person only needs to know the screen is behind.
-        this.on.notice("This page fell behind the session's output: it is paused, and redraws once the page has caught up.");
+        this.notice("This page fell behind the session's output: it is paused, and redraws once the page has caught up.");
         this.on.state("lagging");
         break;
       case "resync":
         this.on.clear();
-        this.on.notice(null);
+        this.notice(null);
         this.on.state("live");
         break;
       case "scrollback":
         this.on.scrollback(frame.lines);
-        if (frame.error) this.on.notice(frame.error);
+        if (frame.error) this.refusals.refused(frame.error);
         break;
       case "error":
-        this.on.notice(frame.message);
+        if (frame.data) this.refusals.refused(`the hub refused it: ${frame.message}`, bytesFromBase64(frame.data));
+        else this.refusals.refused(frame.message);
         break;
     }
   }
@@ -216,7 +255,7 @@ export class TerminalLink {
     clearTimeout(this.ackTimer);
     this.ackTimer = undefined;
     if (this.unacked === 0) return;
-    this.send({ type: "ack", bytes: this.unacked }, false);
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify({ type: "ack", bytes: this.unacked }));
     this.unacked = 0;
   }
 }

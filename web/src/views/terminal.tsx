@@ -2,11 +2,14 @@
  * A session's live terminal (xterm.js, loaded on demand): as wide as the page
  * gives it, refitted when that changes, and read-only unless the hub names
  * this person a writer, in which case keystrokes and the size go to the session.
+ * It answers none of the queries the session prints (terminal-replies.ts): only
+ * what the person types or pastes reaches the session.
  */
 import { FitAddon } from "@xterm/addon-fit";
 import { Terminal } from "@xterm/xterm";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { TerminalLink, type StatusChange, type TerminalLinkState } from "../terminal-link";
+import { answerNoQueries, isFocusReport } from "../terminal-replies";
 import { adoptTerminalStyles } from "../xterm-styles";
 
 const STATE_TEXT: Record<TerminalLinkState, string> = {
@@ -51,6 +54,7 @@ export function SessionTerminal({ projectId, sessionId, label, onStatus }: Termi
       scrollback: 5000,
       theme: THEME,
     });
+    answerNoQueries(term.parser);
     const fit = new FitAddon();
     term.loadAddon(fit);
     term.open(container);
@@ -75,7 +79,7 @@ export function SessionTerminal({ projectId, sessionId, label, onStatus }: Termi
       state: setState,
     });
     link.current = terminal;
-    term.onData((text) => terminal.input(text));
+    term.onData((text) => isFocusReport(text) || terminal.input(text));
     term.onBinary((text) => terminal.binaryInput(text));
     term.onResize(({ cols, rows }) => terminal.resize(cols, rows));
     fit.fit();
