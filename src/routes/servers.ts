@@ -3,6 +3,7 @@ import { and, eq, inArray, isNull } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { scopesOverlap, visibleProjectIds } from "../auth/access";
+import { isHubAdmin } from "../auth/token-limits";
 import { agent, currentServer, person } from "../middleware/guards";
 import { nowIso, type ServerRow } from "../db/client";
 import { inJsonList, qualified } from "../db/sql";
@@ -55,7 +56,8 @@ serverRoutes.post(
     const body = await readJson(c, heartbeatBody);
     // Left out, the versions it registered with stand.
     const refusal = protocolRefusal(body.protocol_versions ?? undefined);
-    if (refusal) throw new Problem(422, "INCOMPATIBLE_PROTOCOL", `The hub speaks ${HUB_PROTOCOL_VERSIONS.join(", ")}`, [{ path: "protocol_versions", message: refusal }]);
+    if (refusal)
+      throw new Problem(422, "INCOMPATIBLE_PROTOCOL", `The hub speaks ${HUB_PROTOCOL_VERSIONS.join(", ")}`, [{ path: "protocol_versions", message: refusal }]);
     const now = nowIso();
     // Coming online, or declaring more capacity, makes the server a candidate for waiting tasks.
     const maxBefore = maxConcurrentTasks(server.capabilities as Capabilities | null);
@@ -94,7 +96,7 @@ const withLoad = (r: { server: ServerRow; activeTasks: number }, now: number, fu
   max_concurrent_tasks: maxConcurrentTasks(r.server.capabilities as Capabilities | null),
 });
 
-const isAdmin = (c: HubContext) => c.var.principal?.kind === "user" && c.var.principal.user.role === "admin";
+const isAdmin = (c: HubContext) => isHubAdmin(c.var.principal);
 
 const openSession = z.object({
   id,
