@@ -14,6 +14,7 @@ import { lazy } from "./views/lazy";
 import { Members } from "./views/members";
 import { Projects } from "./views/projects";
 import { ProjectSettingsPage } from "./views/project-settings";
+import { Connect } from "./views/connect";
 import { SessionPage } from "./views/session";
 import { Sessions } from "./views/sessions";
 import { SignIn } from "./views/sign-in";
@@ -84,6 +85,7 @@ export function App() {
         {route.page === "permissions" && <LazyPermissions projectId={route.projectId} />}
         {route.page === "members" && <Members projectId={route.projectId} />}
         {route.page === "settings" && <ProjectSettingsPage projectId={route.projectId} />}
+        {route.page === "connect" && <Connect projectId={route.projectId} />}
         {route.page === "webhooks" && <Webhooks projectId={route.projectId} webhookId={route.webhookId} />}
         {route.page === "inbox" && <Inbox />}
         {route.page === "agents" && <Agents />}

@@ -9,6 +9,7 @@ export type Route =
   | { page: "activity"; projectId: string }
   | { page: "members"; projectId: string }
   | { page: "settings"; projectId: string }
+  | { page: "connect"; projectId: string }
   | { page: "task"; projectId: string; taskId: string }
   | { page: "sessions"; projectId: string }
   | { page: "session"; projectId: string; sessionId: string }
@@ -38,6 +39,7 @@ export function parseRoute(path: string): Route {
     if (parts[2] === "activity") return { page: "activity", projectId };
     if (parts[2] === "members") return { page: "members", projectId };
     if (parts[2] === "settings") return { page: "settings", projectId };
+    if (parts[2] === "connect" && parts.length === 3) return { page: "connect", projectId };
     if (parts[2] === "tasks" && parts[3]) return { page: "task", projectId, taskId: parts[3] };
     if (parts[2] === "sessions" && parts.length === 3) return { page: "sessions", projectId };
     if (parts[2] === "sessions" && parts[3]) return { page: "session", projectId, sessionId: parts[3] };
