@@ -43,6 +43,7 @@ import { userRoutes } from "./routes/users";
 import { referenceRoutes } from "./routes/reference";
 import { mcpRoutes } from "./routes/mcp";
 import { mcpClientRoutes } from "./routes/mcp-clients";
+import { personalTokenRoutes } from "./routes/personal-tokens";
 import { a2aRoutes } from "./a2a/routes";
 import { codeHealthRoutes } from "./routes/code-health";
 
@@ -123,6 +124,7 @@ export function buildApp() {
   api.route("/telegram", telegramSetupRoutes);
   api.route("/auth", telegramAccountRoutes);
   api.route("/auth", mcpClientRoutes);
+  api.route("/auth", personalTokenRoutes);
   api.route("/projects", datarefRoutes.people);
   api.route("/server", datarefRoutes.agents);
   api.route("/blobs", blobRoutes);

@@ -133,6 +133,7 @@ describe("signing an MCP client in", () => {
       await screenshot(dashboard, "account-mcp-clients");
       // On a phone the list still fits and its button is in reach.
       await dashboard.setViewportSize({ width: 390, height: 844 });
+      await section.scrollIntoViewIfNeeded();
       await screenshot(dashboard, "account-mcp-clients-narrow");
       const button = (await row.getByRole("button", { name: "Revoke" }).boundingBox())!;
       expect(button.x + button.width).toBeLessThanOrEqual(390);

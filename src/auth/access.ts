@@ -9,8 +9,9 @@ import type { ProjectRow } from "../db/client";
 import { qualified } from "../db/sql";
 import { projectMembers, projects } from "../db/schema";
 import type { HubContext } from "../http/context";
-import { forbidden, notFound, unauthorized } from "../http/problem";
+import { notFound, unauthorized } from "../http/problem";
 import type { Access, AccessCheck, Principal } from "./principal";
+import { narrowedAccess, narrowedProjects, readOnlyRefusal } from "./token-limits";
 
 export type { Access };
 
@@ -20,15 +21,16 @@ export function principalOf(c: HubContext): Principal {
   return p;
 }
 
-/** Project ids the caller may see; null means every project. */
+/** Project ids the caller may see; null means every project. A personal access token's projects narrow them. */
 export async function visibleProjectIds(c: HubContext): Promise<string[] | null> {
   const p = principalOf(c);
+  return narrowedProjects(p, await projectsOf(c, p));
+}
+
+async function projectsOf(c: HubContext, p: Principal): Promise<string[] | null> {
   if (p.kind === "server") return p.server.projectIds ?? null;
   if (p.user.role === "admin") return null;
-  const rows = await c.var.db
-    .select({ id: projectMembers.projectId })
-    .from(projectMembers)
-    .where(eq(projectMembers.userId, p.user.id));
+  const rows = await c.var.db.select({ id: projectMembers.projectId }).from(projectMembers).where(eq(projectMembers.userId, p.user.id));
   return rows.map((r) => r.id);
 }
 
@@ -40,7 +42,7 @@ export async function visibleProjectIds(c: HubContext): Promise<string[] | null>
 export function assertAccess(p: Principal, projectId: string, isMember: boolean, access: Access, what: string) {
   const granted = accessOf(p, projectId, isMember);
   if (granted === "none") throw notFound(what);
-  if (access === "write" && granted === "read") throw forbidden("Viewers can only read this project");
+  if (access === "write" && granted === "read") throw readOnlyRefusal(p);
 }
 
 /**
@@ -75,8 +77,12 @@ export async function recheckAccess(c: HubContext, checks: readonly AccessCheck[
   }
 }
 
-/** What a caller may do in a project: nothing, read, or read and write. */
+/** What a caller may do in a project: nothing, read, or read and write (no more than a personal access token allows). */
 export function accessOf(p: Principal, projectId: string, isMember: boolean): "none" | Access {
+  return narrowedAccess(p, projectId, ownAccessOf(p, projectId, isMember));
+}
+
+function ownAccessOf(p: Principal, projectId: string, isMember: boolean): "none" | Access {
   if (p.kind === "server") return p.server.projectIds && !p.server.projectIds.includes(projectId) ? "none" : "write";
   if (p.user.role === "admin") return "write";
   if (!isMember) return "none";
@@ -85,7 +91,9 @@ export function accessOf(p: Principal, projectId: string, isMember: boolean): "n
 
 /** The caller's membership of the project as one SQL value (1 or NULL), to fold the check into the query that loads a row. */
 export const membershipOf = (p: Principal, projectIdColumn: AnyColumn) =>
-  sql<number | null>`(SELECT 1 FROM project_members pm WHERE pm.project_id = ${qualified(projectIdColumn)} AND pm.user_id = ${p.kind === "user" ? p.user.id : null})`;
+  sql<
+    number | null
+  >`(SELECT 1 FROM project_members pm WHERE pm.project_id = ${qualified(projectIdColumn)} AND pm.user_id = ${p.kind === "user" ? p.user.id : null})`;
 
 export async function projectFor(c: HubContext, projectId: string, access: Access = "read"): Promise<ProjectRow> {
   const p = principalOf(c);

@@ -22,6 +22,12 @@ export const PROBLEM_CODES = {
   UNAUTHORIZED: "No credentials, or credentials of the wrong kind for this surface.",
   INVALID_TOKEN: "The access token is malformed, expired, tampered with, or its account is gone.",
   INVALID_API_KEY: "The API key is unknown or has been revoked (a server re-registered under its name gets a new one).",
+  PERSONAL_TOKEN_EXPIRED: "The personal access token has passed its expiry: its person makes a new one (account page).",
+  PERSONAL_TOKEN_REVOKED: "The personal access token was revoked by its person.",
+  TOKEN_SCOPE:
+    "A personal access token does not allow this: a `read` token changes nothing, and a token limited to some projects cannot use routes that span the hub (people, servers, registration tokens).",
+  PERSONAL_TOKEN_NOT_ACCEPTED:
+    "This needs a person signed in (an access token from sign-in): personal access tokens cannot manage tokens, change a password or open sockets.",
   INVALID_CREDENTIALS: "Wrong email or password.",
   INVALID_REFRESH_TOKEN: "The refresh token is missing, unknown, expired or revoked: sign in again.",
   REFRESH_TOKEN_REUSED: "A refresh token was used twice: every token of that sign-in is revoked, as it may have been stolen.",

@@ -10,10 +10,7 @@ export function grantIdOf(codeOrToken: string): string | undefined {
 }
 
 /** How seldom a grant's last use is written: a client busy on /mcp costs one write a minute, not one per request. */
-export const GRANT_USE_RECORD_MS = 60_000;
-
-/** Whether a use at `now` is news for a grant last marked used at `lastUsedAt`. */
-export const useIsNews = (lastUsedAt: string | null, now: Date) => lastUsedAt === null || now.getTime() - Date.parse(lastUsedAt) >= GRANT_USE_RECORD_MS;
+export { USE_RECORD_MS as GRANT_USE_RECORD_MS, useIsNews } from "../domain/last-use";
 
 /** The scopes a request asks for that the hub does not offer, in the order asked. */
 export const unknownScopes = (requested: readonly string[], offered: readonly string[]) => requested.filter((s) => !offered.includes(s));

@@ -1,7 +1,7 @@
 /**
  * Guards for routes. Each route names who may call it: `person(role)` for
- * people with a JWT, `agent` for servers with an API key. Both include the
- * Idempotency-Key handling, which needs to know the caller.
+ * people with a JWT or a personal access token, `agent` for servers with an
+ * API key. Both include the Idempotency-Key handling, which needs to know the caller.
  */
 import { eq, sql } from "drizzle-orm";
 import { every } from "hono/combine";
@@ -16,18 +16,29 @@ import { InvalidToken, verifyAccessToken } from "../auth/jwt";
 import { KeyLookups } from "../auth/key-lookups";
 import { hasRole } from "../auth/roles";
 import { sha256Hex } from "../auth/secrets";
+import { isPersonalToken, personOfToken } from "../auth/personal-tokens";
+import { tokenRefusal } from "../auth/token-limits";
+import type { TokenLimits } from "../auth/principal";
 
 export const API_KEY_PREFIX = "orc_";
 
-/** The token of `Authorization: Bearer <token>`: a person's JWT, or an agent's API key. */
+/** The token of `Authorization: Bearer <token>`: a person's JWT or personal access token, or an agent's API key. */
 export function bearerToken(c: HubContext): string | undefined {
   const header = c.req.header("Authorization");
   const match = header?.match(/^Bearer\s+(.+)$/i);
   return match?.[1]?.trim();
 }
 
-/** Checks a person's access token and makes its user the caller; the expiry of the token is returned. */
-export async function signInWithToken(c: HubContext, token: string): Promise<{ user: UserRow; expiresAt: number }> {
+/**
+ * Checks a person's access token (or personal access token, `orcpat_`) and makes its user the caller; the expiry of
+ * the token is returned (for a personal token, the most a stream opened with it may run).
+ */
+export async function signInWithToken(c: HubContext, token: string): Promise<{ user: UserRow; expiresAt: number; token?: TokenLimits }> {
+  if (isPersonalToken(token)) {
+    const { user, limits, expiresAt } = await personOfToken(c.var.db, token);
+    c.set("principal", { kind: "user", user, token: limits });
+    return { user, expiresAt, token: limits };
+  }
   let identity;
   try {
     identity = await verifyAccessToken(c.env, token);
@@ -48,7 +59,7 @@ export async function signInWithToken(c: HubContext, token: string): Promise<{ u
 
 const authenticatePerson = createMiddleware<HubEnv>(async (c, next) => {
   const token = bearerToken(c);
-  if (!token) throw unauthorized("Sign in: send `Authorization: Bearer <access token>`");
+  if (!token) throw unauthorized("Sign in: send `Authorization: Bearer <access token or personal access token>`");
   if (token.startsWith(API_KEY_PREFIX)) throw unauthorized("This endpoint is for people; an agent API key is not accepted here");
   await signInWithToken(c, token);
   await next();
@@ -57,14 +68,26 @@ const authenticatePerson = createMiddleware<HubEnv>(async (c, next) => {
 const requireRole = (role: Role) =>
   createMiddleware<HubEnv>(async (c, next) => {
     const principal = c.var.principal;
-    if (principal?.kind !== "user" || !hasRole(principal.user.role, role)) {
-      throw forbidden(`This needs the ${role} role`);
-    }
+    if (principal?.kind !== "user") throw forbidden(`This needs the ${role} role`);
+    // What the token can never do is named before what its person cannot do now.
+    const refusal = tokenRefusal(principal, role, c.req.method);
+    if (refusal) throw refusal;
+    if (!hasRole(principal.user.role, role)) throw forbidden(`This needs the ${role} role`);
     await next();
   });
 
 /** People with at least `role` (viewer: any signed-in person). */
 export const person = (role: Role = "viewer") => every(authenticatePerson, requireRole(role), idempotent);
+
+const refusePersonalTokens = createMiddleware<HubEnv>(async (c, next) => {
+  const principal = c.var.principal;
+  if (principal?.kind === "user" && principal.token)
+    throw forbidden("Sign in to do this: a personal access token cannot manage tokens or the password", "PERSONAL_TOKEN_NOT_ACCEPTED");
+  await next();
+});
+
+/** A person signed in (not by a personal access token): for what only the account's holder does, such as making tokens. */
+export const signedInPerson = () => every(authenticatePerson, requireRole("viewer"), refusePersonalTokens, idempotent);
 
 /**
  * People, on a route whose body streams to storage as it arrives (uploads): without Idempotency-Key replay, which

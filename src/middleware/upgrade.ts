@@ -1,7 +1,8 @@
 /** WebSocket endpoints answer a plain request with 426, naming the upgrade they need, and read a person's token from it. */
 import { signInWithToken } from "./guards";
 import type { HubContext } from "../http/context";
-import { Problem, unauthorized } from "../http/problem";
+import { forbidden, Problem, unauthorized } from "../http/problem";
+import { isPersonalToken } from "../auth/personal-tokens";
 
 export function requireUpgrade(c: HubContext) {
   if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
@@ -25,6 +26,8 @@ export async function personOfUpgrade(c: HubContext) {
   requireUpgrade(c);
   const { token, subprotocol } = upgradeToken(c.req.raw);
   if (!token) throw unauthorized('Send the access token as subprotocols ["bearer", "<jwt>"] or ?access_token=');
+  // A socket is checked once, when it opens: a token's scope and projects could not hold on what is typed into it.
+  if (isPersonalToken(token)) throw forbidden("Sockets need a person signed in: a personal access token is not accepted here", "PERSONAL_TOKEN_NOT_ACCEPTED");
   const { user, expiresAt } = await signInWithToken(c, token);
   const subprotocolHeaders: Record<string, string> = subprotocol ? { "X-Subprotocol": subprotocol } : {};
   return { user, expiresAt, subprotocolHeaders };

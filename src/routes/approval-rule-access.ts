@@ -5,6 +5,7 @@
  */
 import { eq } from "drizzle-orm";
 import { principalOf, scopesOverlap, visibleProjectIds } from "../auth/access";
+import { isHubAdmin } from "../auth/token-limits";
 import { currentUser } from "../middleware/guards";
 import { approvalRules, servers } from "../db/schema";
 import type { ApprovalScope } from "../domain/approval-rules";
@@ -13,10 +14,7 @@ import { fieldError, forbidden, notFound } from "../http/problem";
 
 export type RuleRow = typeof approvalRules.$inferSelect;
 
-const isAdmin = (c: HubContext) => {
-  const p = principalOf(c);
-  return p.kind === "user" && p.user.role === "admin";
-};
+const isAdmin = (c: HubContext) => isHubAdmin(principalOf(c));
 
 /** What a person reaches beyond tenant rules: null for admins (everything), else their projects and the servers serving them. */
 export async function reachOf(c: HubContext): Promise<{ projects: Set<string>; servers: Set<string> } | null> {

@@ -2,7 +2,7 @@
 import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
-import { currentUser, person } from "../middleware/guards";
+import { currentUser, person, signedInPerson } from "../middleware/guards";
 import { clearRefreshCookie, clearingRefreshCookie, readRefreshCookie, setRefreshCookie, withoutRefreshToken } from "../auth/refresh-cookie";
 import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from "../auth/password";
 import { sha256Hex } from "../auth/secrets";
@@ -203,12 +203,13 @@ authRoutes.post(
     description:
       "403 `INVALID_CREDENTIALS` when `current_password` is wrong; 429 with `Retry-After` after too many attempts for the person or from the address " +
       "(counted with sign-ins from it). Every refresh token of the person is revoked: other sign-ins end when their access token runs out. " +
-      "Every MCP client the person authorised (OAuth) is revoked at once: its tokens are refused on `/mcp` and at the token endpoint.",
+      "Every MCP client the person authorised (OAuth) is revoked at once: its tokens are refused on `/mcp` and at the token endpoint. " +
+      "Personal access tokens stay (each is revoked on its own); one cannot change the password (403 `PERSONAL_TOKEN_NOT_ACCEPTED`).",
     caller: "person",
     body: passwordChange,
     responses: { 200: okSchema },
   }),
-  person(),
+  signedInPerson(),
   async (c) => {
     const user = currentUser(c);
     const body = await readJson(c, passwordChange);

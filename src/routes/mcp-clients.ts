@@ -1,7 +1,7 @@
 /** The MCP clients a person authorised through OAuth: listed and revoked by that person only. */
 import { Hono } from "hono";
 import { z } from "zod";
-import { currentUser, person } from "../middleware/guards";
+import { currentUser, signedInPerson } from "../middleware/guards";
 import type { HubEnv } from "../http/context";
 import { notFound } from "../http/problem";
 import { clientGrantsOf, endClientGrant } from "../mcp/client-grants";
@@ -23,7 +23,7 @@ mcpClientRoutes.get(
     caller: "person",
     responses: { 200: z.object({ clients: z.array(mcpClientSchema) }) },
   }),
-  person(),
+  signedInPerson(),
   async (c) => {
     const grants = await clientGrantsOf(c.var.db, currentUser(c).id, new Date());
     return c.json({ clients: grants.map(mcpClientView) });
@@ -43,7 +43,7 @@ mcpClientRoutes.delete(
     params: z.object({ id: z.string().max(128).meta({ description: "The authorization's `id`, as listed" }) }),
     responses: { 204: { description: "Revoked" } },
   }),
-  person(),
+  signedInPerson(),
   async (c) => {
     const userId = currentUser(c).id;
     const grantId = c.req.param("id");

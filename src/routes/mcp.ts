@@ -1,18 +1,21 @@
 /**
  * The MCP endpoint (`/mcp`, Streamable HTTP) and the OAuth routes MCP clients use to sign a person in. Requests are
  * checked against DNS rebinding (Origin, and Host when PUBLIC_URL is set), then authenticated: an agent's API key
- * here, a bearer token (a person's access token, or an OAuth token the hub issued) by the protected resource
- * (src/mcp/oauth.ts). Then src/mcp/server.ts answers, calling the REST routes as the caller.
+ * here, a person's personal access token by the hub's sign-in, any other bearer token (a person's access token, or an
+ * OAuth token the hub issued) by the protected resource (src/mcp/oauth.ts). Then src/mcp/server.ts answers, calling
+ * the REST routes as the caller (with the caller's own token, so a personal token's limits hold on every call).
  */
 import { AuthorizationError, authorizationErrorRedirect, CimdFetchError } from "@cloudflare/workers-oauth-provider";
 import { Hono } from "hono";
 import { z } from "zod";
 import { issueAccessToken } from "../auth/jwt";
-import { apiKeyOf, rememberedServerForApiKey, signInWithToken } from "../middleware/guards";
+import { isPersonalToken } from "../auth/personal-tokens";
+import { apiKeyOf, bearerToken, rememberedServerForApiKey, signInWithToken } from "../middleware/guards";
 import { hubBaseUrl } from "../http/base-url";
 import type { HubContext, HubEnv } from "../http/context";
 import { allowedOrigins } from "../http/cors";
 import { Problem } from "../http/problem";
+import type { ProblemCode } from "../http/problem-codes";
 import { authorizePage, PAGE_HEADERS } from "../mcp/authorize-page";
 import type { CallerHeaders, McpCaller } from "../mcp/dispatch";
 import { recordClientGrant } from "../mcp/client-grants";
@@ -46,11 +49,12 @@ function checkOrigin(c: HubContext) {
     throw new Problem(403, "FORBIDDEN_ORIGIN", `Pages from ${origin} may not use the MCP endpoint (only ${base.origin} and CORS_ORIGINS)`);
 }
 
-/** A 401 for a bad API key that, like the protected resource's own, names where to learn how to sign in. */
-const keyRefused = (c: HubContext) =>
-  new Problem(401, "INVALID_API_KEY", "The API key is invalid or has been revoked", undefined, {
+/** A 401 for bad credentials that, like the protected resource's own, names where to learn how to sign in. */
+const refused = (c: HubContext, code: ProblemCode, detail: string) =>
+  new Problem(401, code, detail, undefined, {
     "WWW-Authenticate": `Bearer realm="orchestratia", error="invalid_token", resource_metadata="${hubBaseUrl(c)}/.well-known/oauth-protected-resource${MCP_PATH}"`,
   });
+const keyRefused = (c: HubContext) => refused(c, "INVALID_API_KEY", "The API key is invalid or has been revoked");
 
 /** A person's own access token (the dashboard's JWT): checked by the hub's sign-in, as every REST route checks it. */
 const hubToken: HubTokenCheck = async (c, token) => {
@@ -119,9 +123,27 @@ export function mcpRoutes(app: Hono<HubEnv>) {
     return answer(c, { audience: "person", headers }, owner);
   };
 
+  /**
+   * A person by a personal access token: checked here with its own refusals (expired, revoked), and sent on with every
+   * tool's request, which checks it again with its scope and projects. Its sessions are its own, not its person's.
+   */
+  async function asTokenHolder(c: HubContext, token: string) {
+    let signedIn;
+    try {
+      signedIn = await signInWithToken(c, token);
+    } catch (e) {
+      if (e instanceof Problem && e.status === 401) throw refused(c, e.code, e.detail);
+      throw e;
+    }
+    const owner = { key: `token:${signedIn.token?.id}`, roomUserId: signedIn.user.id };
+    return answer(c, { audience: "person", headers: { Authorization: `Bearer ${token}` } }, owner);
+  }
+
   async function endpoint(c: HubContext) {
     checkOrigin(c);
     const apiKey = apiKeyOf(c);
+    const bearer = bearerToken(c);
+    if (!apiKey && bearer && isPersonalToken(bearer)) return asTokenHolder(c, bearer);
     if (!apiKey) return asProtectedResource(c, hubBaseUrl(c), asPerson, hubToken);
     const server = await rememberedServerForApiKey(c, apiKey);
     if (!server) throw keyRefused(c);
@@ -134,7 +156,7 @@ export function mcpRoutes(app: Hono<HubEnv>) {
       id,
       tag: "MCP",
       summary,
-      description: `${description}\n\nCredentials: an agent's API key (\`X-API-Key\` or \`Authorization: Bearer orc_...\`), a person's access token, or an OAuth token the hub issued (${method} needs the same). A foreign \`Origin\` is 403 \`FORBIDDEN_ORIGIN\`; without credentials, 401 with \`WWW-Authenticate: Bearer resource_metadata=...\`.`,
+      description: `${description}\n\nCredentials: an agent's API key (\`X-API-Key\` or \`Authorization: Bearer orc_...\`), a person's access token or personal access token (\`orcpat_...\`: its scope and projects hold on every tool), or an OAuth token the hub issued (${method} needs the same). A foreign \`Origin\` is 403 \`FORBIDDEN_ORIGIN\`; without credentials, 401 with \`WWW-Authenticate: Bearer resource_metadata=...\`.`,
       caller: ["agent", "person"],
       headers: { [SESSION_HEADER]: "The session `initialize` answered with" },
       responses,

@@ -4,6 +4,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { API_KEY_PREFIX, apiKeyOf, bearerToken, currentUser, person, signInWithToken } from "../middleware/guards";
 import { rekeyRefusal, type RekeyProof } from "../auth/rekey";
+import { isHubAdmin } from "../auth/token-limits";
 import { formatRegistrationToken, parseRegistrationToken } from "../auth/registration-token";
 import { randomSecret, sha256Hex } from "../auth/secrets";
 import { nowIso, type ServerRow } from "../db/client";
@@ -150,7 +151,7 @@ const registerBody = z.looseObject({
 /** What this registration shows of being the server registered under its name already. */
 async function rekeyProof(c: HubContext, existing: ServerRow, machineId: string | null | undefined, scope: string[] | null): Promise<RekeyProof> {
   const token = bearerToken(c);
-  const byAdmin = token !== undefined && !token.startsWith(API_KEY_PREFIX) && (await signInWithToken(c, token)).user.role === "admin";
+  const byAdmin = token !== undefined && !token.startsWith(API_KEY_PREFIX) && (await signInWithToken(c, token), isHubAdmin(c.var.principal));
   const apiKey = apiKeyOf(c);
   return {
     byAdmin,

@@ -3,6 +3,7 @@ import { and, desc, eq, inArray } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { scopesOverlap, visibleProjectIds } from "../auth/access";
+import { isHubAdmin } from "../auth/token-limits";
 import { agent, currentServer, person } from "../middleware/guards";
 import { nowIso, type ServerRow } from "../db/client";
 import { inJsonList, qualified } from "../db/sql";
@@ -97,7 +98,7 @@ const withLoad = (r: { server: ServerRow; activeTasks: number }, now: number, fu
   max_concurrent_tasks: maxConcurrentTasks(serverCapabilities(r.server)),
 });
 
-const isAdmin = (c: HubContext) => c.var.principal?.kind === "user" && c.var.principal.user.role === "admin";
+const isAdmin = (c: HubContext) => isHubAdmin(c.var.principal);
 
 const openSession = z.object({
   id,

@@ -16,6 +16,7 @@ import { Members } from "./views/members";
 import { NewTaskPage } from "./views/new-task";
 import { Projects } from "./views/projects";
 import { ProjectSettingsPage } from "./views/project-settings";
+import { Connect } from "./views/connect";
 import { SessionPage } from "./views/session";
 import { Sessions } from "./views/sessions";
 import { SignIn } from "./views/sign-in";
@@ -89,6 +90,7 @@ export function App() {
         {route.page === "permissions" && <LazyPermissions projectId={route.projectId} />}
         {route.page === "members" && <Members projectId={route.projectId} />}
         {route.page === "settings" && <ProjectSettingsPage projectId={route.projectId} />}
+        {route.page === "connect" && <Connect projectId={route.projectId} />}
         {route.page === "webhooks" && <Webhooks projectId={route.projectId} webhookId={route.webhookId} />}
         {route.page === "inbox" && <Inbox />}
         {route.page === "agents" && <Agents />}

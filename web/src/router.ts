@@ -10,6 +10,7 @@ export type Route =
   | { page: "members"; projectId: string }
   | { page: "settings"; projectId: string }
   | { page: "new-task"; projectId: string }
+  | { page: "connect"; projectId: string }
   | { page: "task"; projectId: string; taskId: string }
   | { page: "sessions"; projectId: string }
   | { page: "session"; projectId: string; sessionId: string }
@@ -43,6 +44,7 @@ export function parseRoute(path: string): Route {
     if (parts[2] === "settings") return { page: "settings", projectId };
     // `new` is not a task id (ids are UUIDs): the new-task page.
     if (parts[2] === "tasks" && parts[3] === "new" && parts.length === 4) return { page: "new-task", projectId };
+    if (parts[2] === "connect" && parts.length === 3) return { page: "connect", projectId };
     if (parts[2] === "tasks" && parts[3]) return { page: "task", projectId, taskId: parts[3] };
     if (parts[2] === "sessions" && parts.length === 3) return { page: "sessions", projectId };
     if (parts[2] === "sessions" && parts[3]) return { page: "session", projectId, sessionId: parts[3] };

@@ -81,3 +81,6 @@ export type CodeHealth = Schemas["CodeHealth"];
 export type SessionFolder = Schemas["SessionFolder"];
 export type FolderEntry = SessionFolder["entries"][number];
 export type SessionFile = Schemas["SessionFile"];
+
+export type PersonalToken = Schemas["PersonalAccessToken"];
+export type IssuedPersonalToken = Schemas["IssuedPersonalAccessToken"];

@@ -4,6 +4,7 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import { hub, ok } from "../api";
+import { CopyLine } from "./copy";
 
 interface CardSkill {
   id: string;
@@ -26,18 +27,10 @@ export function A2ACard({ projectId }: { projectId: string }) {
       <h2 id="a2a-heading">Delegating to this project (A2A)</h2>
       <p class="muted">
         An agent built on another stack can send this project work with the Agent2Agent protocol: each message becomes a task here, routed to the best of the
-        project's agents, and its questions and results go back to it. Give it the card's address and a credential of the hub (an agent's API key, or a person's
-        access token) as a bearer token.
+        project's agents, and its questions and results go back to it. Give it the card's address and a credential of the hub (a personal access token, or an
+        agent's API key) as a bearer token.
       </p>
-      <div class="command">
-        <label>
-          Agent card
-          <input readOnly value={address} onFocus={(e) => e.currentTarget.select()} size={80} />
-        </label>
-        <button type="button" onClick={() => void navigator.clipboard?.writeText(address)}>
-          Copy
-        </button>
-      </div>
+      <CopyLine label="Agent card" name="a2a-card-url" value={address} />
       {error && <p role="alert">{error}</p>}
       {skills && skills.length > 0 && (
         <>

@@ -1,9 +1,11 @@
 /**
- * The signed-in person: who they are to the hub, the MCP clients they allowed, and their Telegram link (admins also
- * set up the bot).
+ * The signed-in person: who they are to the hub, their password, their personal access tokens, the MCP clients they
+ * allowed, and their Telegram link (admins also set up the bot).
  */
 import { useMe } from "../me";
 import { McpClientsSection } from "./mcp-clients";
+import { PasswordSection } from "./password-form";
+import { PersonalTokensSection } from "./personal-tokens";
 import { BotSetup, TelegramSection } from "./telegram";
 
 export function Account() {
@@ -23,6 +25,8 @@ export function Account() {
         <dt>Role</dt>
         <dd>{me.role}</dd>
       </dl>
+      <PasswordSection />
+      <PersonalTokensSection />
       <McpClientsSection />
       <TelegramSection />
       {me.role === "admin" && <BotSetup />}

@@ -3,7 +3,7 @@ import { useCanWrite } from "../me";
 import type { FeedStatus } from "../live";
 import { linkProps } from "../router";
 
-type Tab = "board" | "graph" | "code-health" | "activity" | "sessions" | "permissions" | "members" | "webhooks" | "settings";
+type Tab = "board" | "graph" | "code-health" | "activity" | "sessions" | "permissions" | "members" | "webhooks" | "settings" | "connect";
 
 const STATUS_TEXT: Record<FeedStatus, string> = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…", closed: "disconnected" };
 
@@ -28,6 +28,7 @@ export function ProjectTabs(props: { projectId: string; name?: string; current: 
         {/* Webhooks are set up by members and admins; viewers are refused them. */}
         {canWrite && tab("webhooks", "Webhooks")}
         {tab("settings", "Settings")}
+        {tab("connect", "Connect")}
       </nav>
       {props.status && (
         <span class={`feed feed-${props.status}`} role="status" data-feed={props.status}>

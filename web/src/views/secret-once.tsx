@@ -1,5 +1,5 @@
 /** A webhook's signing secret, right after it was made: the hub keeps it sealed and never shows it again. */
-import { useState } from "preact/hooks";
+import { CopyButton } from "./copy";
 
 export interface ShownSecret {
   webhookId: string;
@@ -10,12 +10,6 @@ export interface ShownSecret {
 }
 
 export function SecretOnce({ shown, onDone }: { shown: ShownSecret; onDone: () => void }) {
-  const [copied, setCopied] = useState<boolean | null>(null);
-  const copy = () =>
-    void (navigator.clipboard?.writeText(shown.secret) ?? Promise.reject()).then(
-      () => setCopied(true),
-      () => setCopied(false),
-    );
   return (
     <section class="panel secret-once" role="status" aria-labelledby="secret-title" data-webhook-id={shown.webhookId}>
       <h2 id="secret-title">Signing secret for {shown.url}</h2>
@@ -28,17 +22,10 @@ export function SecretOnce({ shown, onDone }: { shown: ShownSecret; onDone: () =
           Secret
           <input name="webhook-secret" readOnly value={shown.secret} onFocus={(e) => e.currentTarget.select()} size={56} />
         </label>
-        <button type="button" onClick={copy}>
-          Copy
-        </button>
+        <CopyButton text={shown.secret} />
         <button type="button" class="secondary" onClick={onDone}>
           I have copied it
         </button>
-        {copied !== null && (
-          <span class={copied ? "muted" : "problem"} role="alert">
-            {copied ? "Copied" : "The browser did not allow copying: select the secret and copy it by hand."}
-          </span>
-        )}
       </div>
     </section>
   );

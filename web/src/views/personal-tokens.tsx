@@ -1,0 +1,109 @@
+/**
+ * The person's personal access tokens, on the account page: made here (shown once), listed with their scope,
+ * projects, expiry and last use, and revoked.
+ */
+import { useEffect, useState } from "preact/hooks";
+import { hub, messageOf, ok } from "../api";
+import type { IssuedPersonalToken, PersonalToken, Project } from "../types";
+import { Problem, useAction } from "./controls";
+import { TokenForm } from "./token-form";
+import { TokenOnce } from "./token-once";
+
+const readTokens = () => ok(hub.GET("/api/v1/auth/me/tokens")).then((r) => r.tokens);
+
+const when = (iso: string) => <time dateTime={iso}>{new Date(iso).toLocaleString()}</time>;
+
+export function PersonalTokensSection() {
+  const [tokens, setTokens] = useState<PersonalToken[] | null>(null);
+  const [issued, setIssued] = useState<IssuedPersonalToken | null>(null);
+  const [projects, setProjects] = useState<Project[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const load = () => void readTokens().then(setTokens, (e) => setError(messageOf(e)));
+  useEffect(() => {
+    load();
+    void ok(hub.GET("/api/v1/projects")).then(
+      (r) => setProjects(r.projects),
+      () => undefined,
+    );
+  }, []);
+  const names = new Map(projects.map((p) => [p.id, p.name]));
+
+  return (
+    <section class="panel personal-tokens" aria-labelledby="tokens-title">
+      <h2 id="tokens-title">Personal access tokens</h2>
+      <p class="muted">
+        For clients that cannot sign in (an MCP client, an A2A agent, a script): send one as <code>Authorization: Bearer</code>. A token never does more than
+        you may do at the time, nor more than its scope and projects allow.
+      </p>
+      {issued && <TokenOnce issued={issued} onDone={() => setIssued(null)} />}
+      <TokenForm
+        projects={projects}
+        onMade={(t) => {
+          setIssued(t);
+          load();
+        }}
+      />
+      <Problem message={error} />
+      {tokens?.length === 0 && <p class="muted">No tokens yet.</p>}
+      {tokens && tokens.length > 0 && (
+        <table class="mcp-clients tokens">
+          <thead>
+            <tr>
+              <th scope="col">Token</th>
+              <th scope="col">Scope</th>
+              <th scope="col">Projects</th>
+              <th scope="col">Expires</th>
+              <th scope="col">Last used</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {tokens.map((t) => (
+              <TokenRow key={t.id} token={t} names={names} onRevoked={load} />
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+/** The projects a token reaches, by name; one the person no longer sees is counted, not named. */
+function reach(ids: string[] | null, names: Map<string, string>) {
+  if (!ids) return "all mine";
+  const known = ids.flatMap((id) => names.get(id) ?? []);
+  const gone = ids.length - known.length;
+  return [...known, ...(gone ? [`${gone} no longer yours`] : [])].join(", ");
+}
+
+function TokenRow({ token: t, names, onRevoked }: { token: PersonalToken; names: Map<string, string>; onRevoked: () => void }) {
+  const { run, busy, problem } = useAction();
+  const expired = Date.parse(t.expires_at) <= Date.now();
+  const revoke = () =>
+    run("revoke", async () => {
+      await ok(hub.DELETE("/api/v1/auth/me/tokens/{id}", { params: { path: { id: t.id } } }));
+      onRevoked();
+    });
+  return (
+    <tr data-token={t.id}>
+      <th scope="row">{t.name}</th>
+      <td data-label="Scope">{t.scope}</td>
+      <td data-label="Projects">{reach(t.project_ids, names)}</td>
+      <td data-label={expired ? "Expired" : "Expires"}>{expired ? <span class="problem">expired {when(t.expires_at)}</span> : when(t.expires_at)}</td>
+      <td data-label="Last used">{t.last_used_at ? when(t.last_used_at) : <span class="muted">not yet</span>}</td>
+      <td class="revoke-cell">
+        <span class="action">
+          <button
+            type="button"
+            class="danger"
+            disabled={busy !== null}
+            onClick={() => confirm(`Revoke “${t.name}”? Clients using it stop at once.`) && void revoke()}
+          >
+            Revoke
+          </button>
+          {problem("revoke")}
+        </span>
+      </td>
+    </tr>
+  );
+}
