@@ -14,3 +14,4 @@ export * from "./schema/deliveries";
 export * from "./schema/governance";
 export * from "./schema/access";
 export * from "./schema/code-health";
+export * from "./schema/invites";
