@@ -5,7 +5,8 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { sha256Hex } from "../src/auth/secrets";
-import { bootstrapAdmin, call, createProject, createUser, expectProblem, login, type Reply } from "./helpers";
+import { bootstrapAdmin, call, createProject, expectProblem, login, type Reply } from "./helpers";
+import { createPerson as createUser } from "./people-helpers";
 
 let admin: string;
 beforeAll(async () => {
