@@ -16,6 +16,10 @@ import { InvalidToken, verifyAccessToken } from "../auth/jwt";
 import { KeyLookups } from "../auth/key-lookups";
 import { hasRole } from "../auth/roles";
 import { sha256Hex } from "../auth/secrets";
+import { assertActive } from "../auth/active-account";
+
+/** The one check of whether an account may act (deactivated ones may not): every way a credential becomes a person calls it. */
+export { assertActive };
 
 export const API_KEY_PREFIX = "orc_";
 
@@ -42,6 +46,7 @@ export async function signInWithToken(c: HubContext, token: string): Promise<{ u
     if ("email" in identity) throw forbidden("No hub account matches this identity's email", "NO_ACCOUNT");
     throw unauthorized("The account behind this token no longer exists", "INVALID_TOKEN");
   }
+  assertActive(user);
   c.set("principal", { kind: "user", user });
   return { user, expiresAt: identity.expiresAt };
 }

@@ -142,7 +142,8 @@ authRoutes.post(
     description:
       "Spend a refresh token for a new token pair.\n\n" +
       "Refresh tokens rotate: each works once. Presenting one already spent means it leaked: every token of that sign-in is revoked " +
-      "(401 `REFRESH_TOKEN_REUSED`). Without `refresh_token` in the body the `orc_refresh` cookie is used, and the new refresh token " +
+      "(401 `REFRESH_TOKEN_REUSED`); 401 `ACCOUNT_DEACTIVATED` once an admin deactivated the account. Without `refresh_token` in the body the " +
+      "`orc_refresh` cookie is used, and the new refresh token " +
       "goes into the cookie again (not the body); a refused cookie is cleared.",
     caller: "anyone",
     body: refreshBody,
