@@ -10,8 +10,10 @@ import { Activity } from "./views/activity";
 import { Agents } from "./views/agents";
 import { Board } from "./views/board";
 import { Inbox } from "./views/inbox";
+import { AcceptInvite } from "./views/invite-accept";
 import { lazy } from "./views/lazy";
 import { Members } from "./views/members";
+import { People } from "./views/people";
 import { Projects } from "./views/projects";
 import { ProjectSettingsPage } from "./views/project-settings";
 import { SessionPage } from "./views/session";
@@ -38,6 +40,8 @@ export function App() {
     return onSignedOut(() => setMe(null));
   }, []);
 
+  // An invite link is opened before its person has an account.
+  if (route.page === "invite") return <AcceptInvite onSignedIn={setMe} />;
   if (me === undefined) return <p class="loading">Loading…</p>;
   if (me === null) return <SignIn onSignedIn={setMe} />;
   return (
@@ -62,6 +66,11 @@ export function App() {
           {me.role === "admin" && (
             <a {...linkProps("/access")} aria-current={route.page === "access" ? "page" : undefined}>
               Access
+            </a>
+          )}
+          {me.role === "admin" && (
+            <a {...linkProps("/people")} aria-current={route.page === "people" ? "page" : undefined}>
+              People
             </a>
           )}
         </nav>
@@ -89,6 +98,7 @@ export function App() {
         {route.page === "agents" && <Agents />}
         {route.page === "rules" && <LazyRules />}
         {route.page === "access" && <Access />}
+        {route.page === "people" && <People />}
         {route.page === "account" && <Account />}
         {route.page === "not-found" && <p>There is no page at this address.</p>}
       </main>

@@ -20,6 +20,9 @@ export type Route =
   | { page: "agents" }
   | { page: "rules" }
   | { page: "access" }
+  | { page: "people" }
+  /** An invite link (the token is the page's query, read by the page itself); open without signing in. */
+  | { page: "invite" }
   | { page: "not-found" };
 
 export function parseRoute(path: string): Route {
@@ -29,6 +32,8 @@ export function parseRoute(path: string): Route {
   if (parts[0] === "agents" && parts.length === 1) return { page: "agents" };
   if (parts[0] === "rules" && parts.length === 1) return { page: "rules" };
   if (parts[0] === "access" && parts.length === 1) return { page: "access" };
+  if (parts[0] === "people" && parts.length === 1) return { page: "people" };
+  if (parts[0] === "invite" && parts.length === 1) return { page: "invite" };
   if (parts[0] === "account" && parts.length === 1) return { page: "account" };
   if (parts[0] === "projects" && parts[1]) {
     const projectId = parts[1];
