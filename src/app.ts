@@ -40,6 +40,7 @@ import { sessionFileRoutes } from "./routes/session-files";
 import { registrationRoutes } from "./routes/registration";
 import { serverRoutes } from "./routes/servers";
 import { userRoutes } from "./routes/users";
+import { inviteRoutes } from "./routes/invites";
 import { referenceRoutes } from "./routes/reference";
 import { mcpRoutes } from "./routes/mcp";
 import { mcpClientRoutes } from "./routes/mcp-clients";
@@ -110,6 +111,7 @@ export function buildApp() {
   api.route("/health", healthRoutes);
   api.route("/auth", authRoutes);
   api.route("/users", userRoutes);
+  api.route("/invites", inviteRoutes);
   api.route("/projects", projectRoutes);
   api.route("/projects", liveRoutes);
   api.route("/projects", projectSessionRoutes);

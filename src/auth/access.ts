@@ -1,17 +1,20 @@
 /**
  * What a caller may see and change. Admins see every project; members and
- * viewers see the projects they belong to (viewers only read); a server sees
- * the projects its registration token allowed, or all when it was unscoped.
- * A project the caller cannot see answers 404, exactly like a missing one.
+ * viewers see the projects they belong to (viewers only read), each membership
+ * naming a role that may lower theirs there (a member who is a viewer of a
+ * project only reads it); a server sees the projects its registration token
+ * allowed, or all when it was unscoped. A project the caller cannot see
+ * answers 404, exactly like a missing one.
  */
 import { eq, sql, type AnyColumn } from "drizzle-orm";
 import type { ProjectRow } from "../db/client";
 import { qualified } from "../db/sql";
-import { projectMembers, projects } from "../db/schema";
+import { projectMembers, projects, type Role } from "../db/schema";
 import type { HubContext } from "../http/context";
 import { notFound, unauthorized } from "../http/problem";
 import type { Access, AccessCheck, Principal } from "./principal";
 import { narrowedAccess, narrowedProjects, readOnlyRefusal } from "./token-limits";
+import { roleInProject, type ProjectRole } from "./roles";
 
 export type { Access };
 
@@ -21,26 +24,41 @@ export function principalOf(c: HubContext): Principal {
   return p;
 }
 
-/** Project ids the caller may see; null means every project. A personal access token's projects narrow them. */
-export async function visibleProjectIds(c: HubContext): Promise<string[] | null> {
+/** The projects the caller may see, each with what they may do there; null means every project, with write access. */
+export async function projectAccesses(c: HubContext): Promise<{ id: string; access: Access }[] | null> {
   const p = principalOf(c);
-  return narrowedProjects(p, await projectsOf(c, p));
+  const own = await ownProjectAccesses(c, p);
+  if (own === null) return narrowedProjects(p, null)?.map((id) => ({ id, access: narrowedAccess(p, id, "write") as Access })) ?? null;
+  return own.flatMap(({ id, access }) => {
+    const narrowed = narrowedAccess(p, id, access);
+    return narrowed === "none" ? [] : [{ id, access: narrowed }];
+  });
 }
 
-async function projectsOf(c: HubContext, p: Principal): Promise<string[] | null> {
-  if (p.kind === "server") return p.server.projectIds ?? null;
+/** The person's (or server's) own projects, before a personal access token narrows them. */
+async function ownProjectAccesses(c: HubContext, p: Principal): Promise<{ id: string; access: Access }[] | null> {
+  if (p.kind === "server") return p.server.projectIds?.map((id) => ({ id, access: "write" as const })) ?? null;
   if (p.user.role === "admin") return null;
-  const rows = await c.var.db.select({ id: projectMembers.projectId }).from(projectMembers).where(eq(projectMembers.userId, p.user.id));
-  return rows.map((r) => r.id);
+  const rows = await c.var.db
+    .select({ id: projectMembers.projectId, role: projectMembers.role })
+    .from(projectMembers)
+    .where(eq(projectMembers.userId, p.user.id));
+  return rows.map((r) => ({ id: r.id, access: ownAccessOf(p, r.id, r.role) as Access }));
+}
+
+/** Project ids the caller may see; null means every project. A personal access token's projects narrow them. */
+export async function visibleProjectIds(c: HubContext): Promise<string[] | null> {
+  return (await projectAccesses(c))?.map((a) => a.id) ?? null;
+}
 }
 
 /**
- * Whether the caller may see (and, for `write`, change) a project, given
- * whether a person is a member of it. `what` names the thing looked up, so a
- * refusal reads like "Task not found" — never revealing that it exists.
+ * Whether the caller may see (and, for `write`, change) a project, given a
+ * person's membership of it (its role, or null). `what` names the thing looked
+ * up, so a refusal reads like "Task not found" — never revealing that it exists.
  */
-export function assertAccess(p: Principal, projectId: string, isMember: boolean, access: Access, what: string) {
-  const granted = accessOf(p, projectId, isMember);
+export function assertAccess(p: Principal, projectId: string, membership: ProjectRole | null, access: Access, what: string) {
+  const granted = accessOf(p, projectId, membership);
   if (granted === "none") throw notFound(what);
   if (access === "write" && granted === "read") throw readOnlyRefusal(p);
 }
@@ -50,61 +68,72 @@ export function assertAccess(p: Principal, projectId: string, isMember: boolean,
  * idempotent replay of the request's answer is given only to a caller who
  * would be granted the same again (recheckAccess, idempotency.ts).
  */
-export function checkAccess(c: HubContext, projectId: string, isMember: boolean, access: Access, what: string) {
-  assertAccess(principalOf(c), projectId, isMember, access, what);
+export function checkAccess(c: HubContext, projectId: string, membership: ProjectRole | null, access: Access, what: string) {
+  assertAccess(principalOf(c), projectId, membership, access, what);
   c.set("accessChecks", [...(c.var.accessChecks ?? []), { project_id: projectId, access, what }]);
 }
 
 /**
  * The checks a request passed, made again for the caller now (a replay of
  * its answer): 404 or 403 exactly as the route would answer, when the project
- * is gone, the caller was removed from it, or a member became a viewer.
+ * is gone, the caller was removed from it, or a member became a viewer (of
+ * the hub, or of that project).
  */
 export async function recheckAccess(c: HubContext, checks: readonly AccessCheck[]) {
   const p = principalOf(c);
   const ids = [...new Set(checks.map((check) => check.project_id))];
   const { results } = await c.env.DB.prepare(
-    `SELECT p.id, (SELECT 1 FROM project_members pm WHERE pm.project_id = p.id AND pm.user_id = ?2) AS member
+    `SELECT p.id, (SELECT pm.role FROM project_members pm WHERE pm.project_id = p.id AND pm.user_id = ?2) AS member
      FROM projects p WHERE p.id IN (SELECT value FROM json_each(?1))`,
   )
     .bind(JSON.stringify(ids), p.kind === "user" ? p.user.id : null)
-    .all<{ id: string; member: number | null }>();
-  const found = new Map(results.map((r) => [r.id, r.member !== null]));
+    .all<{ id: string; member: ProjectRole | null }>();
+  const found = new Map(results.map((r) => [r.id, r.member]));
   for (const check of checks) {
-    const isMember = found.get(check.project_id);
-    if (isMember === undefined) throw notFound(check.what);
-    assertAccess(p, check.project_id, isMember, check.access, check.what);
+    const membership = found.get(check.project_id);
+    if (membership === undefined) throw notFound(check.what);
+    assertAccess(p, check.project_id, membership, check.access, check.what);
   }
 }
 
-/** What a caller may do in a project: nothing, read, or read and write (no more than a personal access token allows). */
-export function accessOf(p: Principal, projectId: string, isMember: boolean): "none" | Access {
-  return narrowedAccess(p, projectId, ownAccessOf(p, projectId, isMember));
+/**
+ * What a caller may do in a project, given a person's membership of it (its role, or null): nothing, read, or read and
+ * write (no more than a personal access token allows).
+ */
+export function accessOf(p: Principal, projectId: string, membership: ProjectRole | null): "none" | Access {
+  return narrowedAccess(p, projectId, ownAccessOf(p, projectId, membership));
 }
 
-function ownAccessOf(p: Principal, projectId: string, isMember: boolean): "none" | Access {
+function ownAccessOf(p: Principal, projectId: string, membership: ProjectRole | null): "none" | Access {
   if (p.kind === "server") return p.server.projectIds && !p.server.projectIds.includes(projectId) ? "none" : "write";
   if (p.user.role === "admin") return "write";
-  if (!isMember) return "none";
-  return p.user.role === "viewer" ? "read" : "write";
+  if (membership === null) return "none";
+  return roleInProject(p.user.role, membership) === "viewer" ? "read" : "write";
 }
 
-/** The caller's membership of the project as one SQL value (1 or NULL), to fold the check into the query that loads a row. */
+/**
+ * The caller's membership of the project as one SQL value (its role, or NULL), to fold the check into the query that
+ * loads a row.
+ */
 export const membershipOf = (p: Principal, projectIdColumn: AnyColumn) =>
-  sql<
-    number | null
-  >`(SELECT 1 FROM project_members pm WHERE pm.project_id = ${qualified(projectIdColumn)} AND pm.user_id = ${p.kind === "user" ? p.user.id : null})`;
+  sql<ProjectRole | null>`(SELECT pm.role FROM project_members pm WHERE pm.project_id = ${qualified(projectIdColumn)} AND pm.user_id = ${p.kind === "user" ? p.user.id : null})`;
 
-export async function projectFor(c: HubContext, projectId: string, access: Access = "read"): Promise<ProjectRow> {
+/** The project, if the caller may see it (and, for `write`, change it), with the caller's role there (null for a server). */
+export async function projectWithRoleFor(c: HubContext, projectId: string, access: Access = "read"): Promise<{ project: ProjectRow; role: Role | null }> {
   const p = principalOf(c);
   const [row] = await c.var.db
     .select({ project: projects, member: membershipOf(p, projects.id) })
     .from(projects)
     .where(eq(projects.id, projectId));
   if (!row) throw notFound("Project");
-  checkAccess(c, projectId, row.member !== null, access, "Project");
+  checkAccess(c, projectId, row.member, access, "Project");
   c.set("logProject", projectId);
-  return row.project;
+  const role = p.kind === "server" ? null : row.member === null ? p.user.role : roleInProject(p.user.role, row.member);
+  return { project: row.project, role };
+}
+
+export async function projectFor(c: HubContext, projectId: string, access: Access = "read"): Promise<ProjectRow> {
+  return (await projectWithRoleFor(c, projectId, access)).project;
 }
 
 /** Whether two project scopes share a project (null = every project; an empty scope shares none). */

@@ -13,6 +13,7 @@ import type { z } from "zod";
 import { type tokenPairSchema, userView } from "../views/people";
 import { ACCESS_TOKEN_TTL_SECONDS, issueAccessToken } from "./jwt";
 import { randomSecret, sha256Hex } from "./secrets";
+import { assertActive } from "./active-account";
 
 export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 60 * 60 * 1000;
 const REFRESH_PREFIX = "orr_";
@@ -61,6 +62,7 @@ export async function rotateRefreshToken(env: Env, db: Db, presented: string) {
   }
   const user = await db.query.users.findFirst({ where: (u, { eq }) => eq(u.id, row.userId) });
   if (!user) throw unauthorized("The account behind this token no longer exists", "INVALID_REFRESH_TOKEN");
+  assertActive(user);
   return issueTokenPair(env, db, user, row.familyId);
 }
 

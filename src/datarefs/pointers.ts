@@ -9,6 +9,7 @@
  */
 import { sql, type SQL } from "drizzle-orm";
 import { signBlobUrl } from "../auth/signed-url";
+import type { ProjectRole } from "../auth/roles";
 import type { Db } from "../db/client";
 import { datarefs } from "../db/schema";
 import type { Env } from "../runtime/env";
@@ -74,7 +75,7 @@ export function pointersIn(value: unknown): PointerAt[] {
 /** Who may see which project: the caller's membership of a DataRef's project as SQL, and the rule that decides with it. */
 export interface Visibility {
   member: (projectIdColumn: typeof datarefs.projectId) => SQL;
-  sees: (projectId: string, isMember: boolean) => boolean;
+  sees: (projectId: string, membership: ProjectRole | null) => boolean;
 }
 
 /** The project of each of these DataRefs that exists, in one query (none for no ids); with `visibility`, only those the caller may see. */
@@ -82,10 +83,10 @@ export async function datarefOwners(db: Db, ids: Iterable<string>, visibility?: 
   const list = [...ids];
   if (list.length === 0) return new Map();
   const member = visibility ? visibility.member(datarefs.projectId) : sql`NULL`;
-  const rows = await db.all<{ id: string; project_id: string; member: number | null }>(
+  const rows = await db.all<{ id: string; project_id: string; member: ProjectRole | null }>(
     sql`SELECT id, project_id, ${member} AS member FROM datarefs WHERE id IN (SELECT value FROM json_each(${JSON.stringify(list)}))`,
   );
-  const seen = visibility ? rows.filter((r) => visibility.sees(r.project_id, r.member !== null)) : rows;
+  const seen = visibility ? rows.filter((r) => visibility.sees(r.project_id, r.member)) : rows;
   return new Map(seen.map((r) => [r.id, r.project_id]));
 }
 

@@ -15,3 +15,4 @@ export * from "./schema/governance";
 export * from "./schema/access";
 export * from "./schema/code-health";
 export * from "./schema/tokens";
+export * from "./schema/invites";

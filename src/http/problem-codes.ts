@@ -41,6 +41,8 @@ export const PROBLEM_CODES = {
   REMOTE_EXEC_DISABLED:
     "The project's `remote_exec` setting is off, so agents may not run commands in or send files to its sessions: an admin turns it on (`PATCH /api/v1/projects/{id}`).",
   NO_ACCOUNT: "An external identity provider's token was valid, but no hub account has its email.",
+  ACCOUNT_DEACTIVATED: "The account was deactivated by an admin: none of its tokens, sign-ins or sockets is honoured until an admin reactivates it.",
+  INVITE_EMAIL_MISMATCH: "The invite names another email address: only that address may accept it.",
   INVALID_URL: "The signed URL is malformed, expired or tampered with.",
   URL_NOT_FOR_THIS: "The signed URL is valid but for another object or method.",
   // Conflicts with the hub's state
@@ -63,6 +65,8 @@ export const PROBLEM_CODES = {
   SERVER_HAS_ACCESS_GRANTS: "The server takes part in live SSH access grants: revoke them before removing it. `grant_ids` names them.",
   EMAIL_TAKEN: "A user with that email exists.",
   CANNOT_DELETE_SELF: "Admins cannot delete their own account.",
+  CANNOT_DEACTIVATE_SELF: "Admins cannot deactivate their own account.",
+  INVITE_GONE: "The invite link was used already, has expired or was withdrawn: ask an admin for a new one.",
   DAEMON_OFFLINE: "The server's daemon is not connected, so it cannot start or reach a session now.",
   SESSION_ENDED: "The session has ended (closed or failed): its machine is no longer reached through it.",
   DAEMON_TIMEOUT: "The daemon did not answer within the time allowed (a remote command's `timeout`, at most 120 s; 15 s for a session's files).",

@@ -22,10 +22,10 @@ export interface NewClientGrant {
  * person's earlier grants to the same client go, as the library replaces them in KV. False when the person is gone.
  */
 export async function recordClientGrant(db: Db, grant: NewClientGrant, now: Date, expiresAt: Date): Promise<boolean> {
-  // Selected from users, so that a person deleted meanwhile records nothing (rather than failing on the foreign key).
+  // Selected from users, so that a person deleted (or deactivated) meanwhile records nothing (rather than failing on the foreign key).
   const inserted = await db.all<{ grant_id: string }>(sql`
     INSERT INTO mcp_client_grants (grant_id, user_id, client_id, client_name, created_at, expires_at)
-    SELECT ${grant.grantId}, id, ${grant.clientId}, ${grant.clientName}, ${now.toISOString()}, ${expiresAt.toISOString()} FROM users WHERE id = ${grant.userId}
+    SELECT ${grant.grantId}, id, ${grant.clientId}, ${grant.clientName}, ${now.toISOString()}, ${expiresAt.toISOString()} FROM users WHERE id = ${grant.userId} AND deactivated_at IS NULL
     RETURNING grant_id`);
   if (inserted.length === 0) return false;
   await db
@@ -36,25 +36,35 @@ export async function recordClientGrant(db: Db, grant: NewClientGrant, now: Date
 
 /**
  * At the token endpoint: whether the grant is still live (its person has neither revoked it nor changed their password,
- * nor been deleted), marking it used; `extendTo` moves its expiry (the code exchange, to the refresh token's lifetime).
+ * nor been deleted or deactivated), marking it used; `extendTo` moves its expiry (the code exchange, to the refresh token's lifetime).
  */
 export async function holdGrantAtTokenEndpoint(db: Db, grantId: string, userId: string, now: Date, extendTo?: Date): Promise<boolean> {
   const at = now.toISOString();
   const held = await db
     .update(mcpClientGrants)
     .set({ lastUsedAt: at, ...(extendTo ? { expiresAt: extendTo.toISOString() } : {}) })
-    .where(and(eq(mcpClientGrants.grantId, grantId), eq(mcpClientGrants.userId, userId), gt(mcpClientGrants.expiresAt, at)))
+    .where(and(eq(mcpClientGrants.grantId, grantId), eq(mcpClientGrants.userId, userId), gt(mcpClientGrants.expiresAt, at), activePerson(userId)))
     .returning({ grantId: mcpClientGrants.grantId });
   return held.length > 0;
 }
 
-/** On an /mcp request: the person a live grant acts as (their role now), and when the grant was last marked used. */
+/** Whether the person's account is active: a deactivated person's grants mint nothing and reach nothing. */
+const activePerson = (userId: string) => sql`EXISTS (SELECT 1 FROM users WHERE id = ${userId} AND deactivated_at IS NULL)`;
+
+/** On an /mcp request: the person a live grant acts as (their role now, while their account is active), and when the grant was last marked used. */
 export async function liveGrantHolder(db: Db, grantId: string, userId: string, now: Date) {
   const [row] = await db
     .select({ role: users.role, lastUsedAt: mcpClientGrants.lastUsedAt })
     .from(mcpClientGrants)
     .innerJoin(users, eq(users.id, mcpClientGrants.userId))
-    .where(and(eq(mcpClientGrants.grantId, grantId), eq(mcpClientGrants.userId, userId), gt(mcpClientGrants.expiresAt, now.toISOString())))
+    .where(
+      and(
+        eq(mcpClientGrants.grantId, grantId),
+        eq(mcpClientGrants.userId, userId),
+        gt(mcpClientGrants.expiresAt, now.toISOString()),
+        isNull(users.deactivatedAt),
+      ),
+    )
     .limit(1);
   return row;
 }

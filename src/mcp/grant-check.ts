@@ -1,6 +1,6 @@
 /**
  * The hub's word on an OAuth grant the library found valid: live only while its row in mcp_client_grants stands (its
- * person has not revoked it, changed their password, or been deleted). Asked at the token endpoint, before a code or
+ * person has not revoked it, changed their password, or been deleted) and its person's account is active. Asked at the token endpoint, before a code or
  * refresh token mints anything, and on each /mcp request, so that revocation does not wait for KV to forget.
  */
 import { OAuthError } from "@cloudflare/workers-oauth-provider";

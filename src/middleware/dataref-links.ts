@@ -18,7 +18,7 @@ import type { HubContext, HubEnv } from "../http/context";
 export function visibilityOf(c: HubContext): Visibility {
   const p = c.var.principal;
   if (!p) return { member: () => sql`NULL`, sees: () => false };
-  return { member: (column) => membershipOf(p, column), sees: (projectId, isMember) => accessOf(p, projectId, isMember) !== "none" };
+  return { member: (column) => membershipOf(p, column), sees: (projectId, membership) => accessOf(p, projectId, membership) !== "none" };
 }
 
 export const datarefLinks = createMiddleware<HubEnv>(async (c, next) => {

@@ -19,6 +19,10 @@ import { sha256Hex } from "../auth/secrets";
 import { isPersonalToken, personOfToken } from "../auth/personal-tokens";
 import { tokenRefusal } from "../auth/token-limits";
 import type { TokenLimits } from "../auth/principal";
+import { assertActive } from "../auth/active-account";
+
+/** The one check of whether an account may act (deactivated ones may not): every way a credential becomes a person calls it. */
+export { assertActive };
 
 export const API_KEY_PREFIX = "orc_";
 
@@ -53,6 +57,7 @@ export async function signInWithToken(c: HubContext, token: string): Promise<{ u
     if ("email" in identity) throw forbidden("No hub account matches this identity's email", "NO_ACCOUNT");
     throw unauthorized("The account behind this token no longer exists", "INVALID_TOKEN");
   }
+  assertActive(user);
   c.set("principal", { kind: "user", user });
   return { user, expiresAt: identity.expiresAt };
 }

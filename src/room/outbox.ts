@@ -59,6 +59,7 @@ export class OutboxRecorder {
             WHERE EXISTS (SELECT 1 FROM telegram_links o WHERE o.muted = 0)
               AND e.project_id = ${this.projectId} AND e.seq > ${this.lastSeq}
               AND e.type IN (${TELEGRAM_TYPES})
+              AND u.deactivated_at IS NULL
               AND (u.role = 'admin' OR EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = e.project_id AND m.user_id = u.id))
               AND NOT EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid(l.unwatched) THEN l.unwatched ELSE '[]' END) w WHERE w.value = e.project_id)
               AND (e.type != 'task_completed' OR EXISTS (SELECT 1 FROM tasks t WHERE t.id = e.task_id AND t.created_by = u.email))

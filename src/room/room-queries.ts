@@ -87,10 +87,12 @@ export const eventsAfter = (db: Db, projectId: string, after: number, limit: num
     .orderBy(asc(events.seq))
     .limit(limit);
 
-/** Whether a person may still see the project: an admin, or a member of it. */
+/** Whether a person may still see the project: an active admin, or an active member of it (of any role). */
 export async function maySeeProject(d1: D1Database, projectId: string, userId: string): Promise<boolean> {
   const access = await d1
-    .prepare("SELECT u.role, (SELECT 1 FROM project_members pm WHERE pm.project_id = ?1 AND pm.user_id = u.id) AS member FROM users u WHERE u.id = ?2")
+    .prepare(
+      "SELECT u.role, (SELECT 1 FROM project_members pm WHERE pm.project_id = ?1 AND pm.user_id = u.id) AS member FROM users u WHERE u.id = ?2 AND u.deactivated_at IS NULL",
+    )
     .bind(projectId, userId)
     .first<{ role: string; member: number | null }>();
   return Boolean(access && (access.role === "admin" || access.member !== null));

@@ -1,12 +1,11 @@
 /**
  * Who reaches which approval rules. Admins manage every rule; members create, edit and delete the rules of projects
- * they belong to; everyone reads the tenant rules, the rules of their projects and the server rules of servers serving
+ * they belong to as members (not as viewers); everyone reads the tenant rules, the rules of their projects and the server rules of servers serving
  * one of their projects. Any other rule answers 404, exactly like a missing one.
  */
 import { eq } from "drizzle-orm";
-import { principalOf, scopesOverlap, visibleProjectIds } from "../auth/access";
+import { principalOf, projectAccesses, scopesOverlap } from "../auth/access";
 import { isHubAdmin } from "../auth/token-limits";
-import { currentUser } from "../middleware/guards";
 import { approvalRules, servers } from "../db/schema";
 import type { ApprovalScope } from "../domain/approval-rules";
 import type { HubContext } from "../http/context";
@@ -16,13 +15,23 @@ export type RuleRow = typeof approvalRules.$inferSelect;
 
 const isAdmin = (c: HubContext) => isHubAdmin(principalOf(c));
 
-/** What a person reaches beyond tenant rules: null for admins (everything), else their projects and the servers serving them. */
-export async function reachOf(c: HubContext): Promise<{ projects: Set<string>; servers: Set<string> } | null> {
-  const visible = await visibleProjectIds(c);
-  if (visible === null) return null;
+/**
+ * What a person reaches beyond tenant rules: null for admins (everything), else their projects (and those of them
+ * they may write in) and the servers serving them.
+ */
+export async function reachOf(c: HubContext): Promise<{ projects: Set<string>; writes: Set<string>; servers: Set<string> } | null> {
+  const accesses = await projectAccesses(c);
+  if (accesses === null) return null;
+  const visible = accesses.map((a) => a.id);
   const rows = await c.var.db.select({ id: servers.id, projectIds: servers.projectIds }).from(servers);
-  return { projects: new Set(visible), servers: new Set(rows.filter((s) => scopesOverlap(visible, s.projectIds ?? null)).map((s) => s.id)) };
+  return {
+    projects: new Set(visible),
+    writes: new Set(accesses.filter((a) => a.access === "write").map((a) => a.id)),
+    servers: new Set(rows.filter((s) => scopesOverlap(visible, s.projectIds ?? null)).map((s) => s.id)),
+  };
 }
+
+const VIEWERS_READ = "Viewers of a project read its rules; its members and admins manage them";
 
 export type Reach = Awaited<ReturnType<typeof reachOf>>;
 
@@ -39,9 +48,8 @@ export async function ruleFor(c: HubContext): Promise<{ rule: RuleRow; reach: Re
 /** The rule, if the caller may change it: 404 when they cannot read it, 403 when they only read it. */
 export async function changeable(c: HubContext) {
   const found = await ruleFor(c);
-  if (!isAdmin(c) && (found.rule.scopeType !== "project" || currentUser(c).role !== "member")) {
-    throw forbidden("Only admins manage tenant and server rules; members manage their projects' rules");
-  }
+  if (!isAdmin(c) && found.rule.scopeType !== "project") throw forbidden("Only admins manage tenant and server rules; members manage their projects' rules");
+  if (found.reach !== null && !found.reach.writes.has(found.rule.scopeId!)) throw forbidden(VIEWERS_READ);
   return found;
 }
 
@@ -58,4 +66,5 @@ export async function checkScope(c: HubContext, reach: Reach, scopeType: Approva
       ? await c.var.db.query.projects.findFirst({ columns: { id: true }, where: (p, { eq }) => eq(p.id, scopeId) })
       : await c.var.db.query.servers.findFirst({ columns: { id: true }, where: (s, { and, eq, isNull }) => and(eq(s.id, scopeId), isNull(s.revokedAt)) });
   if (!exists || !reads(reach, scopeType, scopeId)) throw fieldError(field, `is not a ${scopeType} you can see`);
+  if (scopeType === "project" && reach !== null && !reach.writes.has(scopeId)) throw forbidden(VIEWERS_READ);
 }

@@ -2,7 +2,7 @@
 import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
-import { currentUser, person, signedInPerson } from "../middleware/guards";
+import { assertActive, currentUser, person, signedInPerson } from "../middleware/guards";
 import { clearRefreshCookie, clearingRefreshCookie, readRefreshCookie, setRefreshCookie, withoutRefreshToken } from "../auth/refresh-cookie";
 import { DECOY_PASSWORD_HASH, hashPassword, verifyPassword } from "../auth/password";
 import { sha256Hex } from "../auth/secrets";
@@ -27,7 +27,7 @@ const LOGIN_RETRY_AFTER_SECONDS = 60;
  * counts, so a correct guess does not get through once a key is throttled. The client address's key is shared by
  * sign-ins and password changes: guesses from one address count together, whichever door they try.
  */
-async function throttleGuesses(c: HubContext, keys: string[], what: string) {
+export async function throttleGuesses(c: HubContext, keys: string[], what: string) {
   const ip = c.req.header("CF-Connecting-IP") ?? "unknown";
   const outcomes = await Promise.all([...keys, `ip:${ip}`].map((key) => c.env.LOGIN_LIMITER.limit({ key })));
   if (outcomes.some((o) => !o.success)) throw tooManyRequests(`Too many ${what}; wait a minute and try again`, LOGIN_RETRY_AFTER_SECONDS);
@@ -39,20 +39,35 @@ export async function signInWithPassword(c: HubContext, address: string, present
   const user = await c.var.db.query.users.findFirst({ where: (u, { eq }) => eq(u.email, address) });
   const ok = await verifyPassword(presented, user?.passwordHash ?? DECOY_PASSWORD_HASH);
   if (!user || !ok) throw unauthorized("Wrong email or password", "INVALID_CREDENTIALS");
+  // Said only to whoever knows the password.
+  assertActive(user);
   return user;
 }
+
+export const refreshCookieField = z
+  .boolean()
+  .optional()
+  .meta({ description: "The dashboard's: put the refresh token in an HttpOnly cookie instead of the body" });
 
 const bootstrapBody = z.object({ email, password, name: label().optional() });
 const loginBody = z.object({
   email,
   password: z.string().max(256),
-  refresh_cookie: z.boolean().optional().meta({ description: "The dashboard's: put the refresh token in an HttpOnly cookie instead of the body" }),
+  refresh_cookie: refreshCookieField,
 });
 const passwordChange = z.object({ current_password: z.string().max(256), new_password: password });
 
 /** Sign-in answers: the pair, or without its refresh token when that went into the cookie. */
-const signedIn = z.union([tokenPairSchema, cookieTokenPairSchema]);
-const REFRESH_COOKIE_HEADER = "`orc_refresh=<token>` (HttpOnly, Secure, SameSite=Strict, Path=/api/v1/auth): only when the refresh token went into the cookie";
+export const signedIn = z.union([tokenPairSchema, cookieTokenPairSchema]);
+export const REFRESH_COOKIE_HEADER =
+  "`orc_refresh=<token>` (HttpOnly, Secure, SameSite=Strict, Path=/api/v1/auth): only when the refresh token went into the cookie";
+
+/** Answers a sign-in: the pair, or (`cookie`) the pair without its refresh token, which goes into the dashboard's cookie. */
+export function answerSignIn(c: HubContext, pair: z.infer<typeof tokenPairSchema>, cookie: boolean | undefined, status: 200 | 201 = 200) {
+  if (!cookie) return c.json(pair, status);
+  setRefreshCookie(c, pair.refresh_token);
+  return c.json(withoutRefreshToken(pair), status);
+}
 
 authRoutes.post(
   "/bootstrap",
@@ -99,7 +114,8 @@ authRoutes.post(
     summary: "Sign in with email and password",
     description:
       "Answers an access token (15 minutes) and a refresh token. With `refresh_cookie: true` the refresh token is set as an HttpOnly cookie " +
-      "and left out of the body (the dashboard's way). 401 `INVALID_CREDENTIALS` for a wrong email or password (alike); " +
+      "and left out of the body (the dashboard's way). 401 `INVALID_CREDENTIALS` for a wrong email or password (alike); 401 " +
+      "`ACCOUNT_DEACTIVATED` for the right password of an account an admin deactivated; " +
       "429 with `Retry-After` after too many attempts for the email or from the address.",
     caller: "anyone",
     body: loginBody,
@@ -108,10 +124,7 @@ authRoutes.post(
   async (c) => {
     const body = await readJson(c, loginBody);
     const user = await signInWithPassword(c, body.email, body.password);
-    const pair = await issueTokenPair(c.env, c.var.db, user);
-    if (!body.refresh_cookie) return c.json(pair);
-    setRefreshCookie(c, pair.refresh_token);
-    return c.json(withoutRefreshToken(pair));
+    return answerSignIn(c, await issueTokenPair(c.env, c.var.db, user), body.refresh_cookie);
   },
 );
 
@@ -129,7 +142,8 @@ authRoutes.post(
     description:
       "Spend a refresh token for a new token pair.\n\n" +
       "Refresh tokens rotate: each works once. Presenting one already spent means it leaked: every token of that sign-in is revoked " +
-      "(401 `REFRESH_TOKEN_REUSED`). Without `refresh_token` in the body the `orc_refresh` cookie is used, and the new refresh token " +
+      "(401 `REFRESH_TOKEN_REUSED`); 401 `ACCOUNT_DEACTIVATED` once an admin deactivated the account. Without `refresh_token` in the body the " +
+      "`orc_refresh` cookie is used, and the new refresh token " +
       "goes into the cookie again (not the body); a refused cookie is cleared.",
     caller: "anyone",
     body: refreshBody,

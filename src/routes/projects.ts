@@ -2,26 +2,27 @@
 import { and, asc, desc, eq, gt, max } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
-import { projectFor, visibleProjectIds } from "../auth/access";
+import { projectFor, projectWithRoleFor, visibleProjectIds } from "../auth/access";
 import { currentUser, person } from "../middleware/guards";
 import type { ProjectRow } from "../db/client";
 import { nowIso } from "../db/client";
-import { events, projectMembers, projects, users } from "../db/schema";
+import { events, projects, ROLES } from "../db/schema";
 import { slugify } from "../domain/slug";
 import { readJson, readQuery } from "../http/body";
 import { eventSchema, eventView } from "../views/events";
 import { documented } from "../openapi/operation";
-import { id, timestamp } from "../views/fields";
-import { disconnectUser, roomStub, runInRoom, serversWithSessionsIn } from "../room/client";
+import { id } from "../views/fields";
+import { roomStub, runInRoom, serversWithSessionsIn } from "../room/client";
 import { linkStub } from "../server-link/client";
 import { deleteProjectBlobs } from "../datarefs/blobs";
 import type { HubEnv } from "../http/context";
-import { label, seqQuery, text, uuid } from "../http/fields";
-import { notFound } from "../http/problem";
+import { label, seqQuery, text } from "../http/fields";
 import { inJsonList } from "../db/sql";
-import { projectSchema, projectSettingsSchema, projectView, userSchema, userView } from "../views/people";
+import { projectSchema, projectSettingsSchema, projectView } from "../views/people";
+import { projectMemberRoutes } from "./project-members";
 
 export const projectRoutes = new Hono<HubEnv>();
+projectRoutes.route("/", projectMemberRoutes);
 
 /** Numbers a slug's suffix is read as at most this many digits: a longer run is a name's own, never a count to go on from. */
 const MAX_SLUG_NUMBER_DIGITS = 9;
@@ -60,9 +61,14 @@ const settingsChange = z.object({
     .refine((s) => Object.keys(s).length > 0, { message: "name at least one setting to change", when: (p) => p.issues.length === 0 }),
 });
 const projectWithHead = projectSchema
-  .extend({ last_seq: z.int().meta({ description: "The seq of the project's last event (0 for none)" }) })
+  .extend({
+    last_seq: z.int().meta({ description: "The seq of the project's last event (0 for none)" }),
+    my_role: z
+      .enum(ROLES)
+      .nullable()
+      .meta({ description: "What the caller may do here: their role, lowered by their membership's (a viewer only reads); null for a server" }),
+  })
   .meta({ id: "ProjectWithHead", description: "A project, with where its event log stands" });
-const member = userSchema.extend({ member_since: timestamp });
 
 projectRoutes.post(
   "/",
@@ -135,12 +141,12 @@ projectRoutes.get(
   }),
   person(),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"));
+    const { project, role } = await projectWithRoleFor(c, c.req.param("id"));
     const [head] = await c.var.db
       .select({ seq: max(events.seq) })
       .from(events)
       .where(eq(events.projectId, project.id));
-    return c.json({ ...projectView(project), last_seq: head?.seq ?? 0 });
+    return c.json({ ...projectView(project), last_seq: head?.seq ?? 0, my_role: role });
   },
 );
 
@@ -222,77 +228,6 @@ projectRoutes.delete(
     for (const serverId of links) c.executionCtx.waitUntil(linkStub(c.env, serverId).closeProject(project.id));
     c.executionCtx.waitUntil(deleteProjectBlobs(c.env.BLOBS, project.id));
     return c.json({ deleted: true, id: project.id });
-  },
-);
-
-projectRoutes.get(
-  "/:id/members",
-  documented({
-    id: "listProjectMembers",
-    tag: "Projects",
-    summary: "List members",
-    description: "The project's members, oldest first.",
-    caller: "person",
-    responses: { 200: z.object({ members: z.array(member) }) },
-  }),
-  person(),
-  async (c) => {
-    const project = await projectFor(c, c.req.param("id"));
-    const rows = await c.var.db
-      .select({ user: users, since: projectMembers.createdAt })
-      .from(projectMembers)
-      .innerJoin(users, eq(users.id, projectMembers.userId))
-      .where(eq(projectMembers.projectId, project.id))
-      .orderBy(asc(projectMembers.createdAt));
-    return c.json({ members: rows.map((r) => ({ ...userView(r.user), member_since: r.since })) });
-  },
-);
-
-const newMember = z.object({ user_id: uuid });
-
-projectRoutes.post(
-  "/:id/members",
-  documented({
-    id: "addProjectMember",
-    tag: "Projects",
-    summary: "Add a member",
-    description: "Admins only. Adding a member again changes nothing.",
-    caller: "person",
-    body: newMember,
-    responses: { 201: z.object({ project_id: id, user: userSchema }) },
-  }),
-  person("admin"),
-  async (c) => {
-    const project = await projectFor(c, c.req.param("id"), "write");
-    const body = await readJson(c, newMember);
-    const user = await c.var.db.query.users.findFirst({ where: eq(users.id, body.user_id) });
-    if (!user) throw notFound("User");
-    const now = nowIso();
-    await c.var.db.insert(projectMembers).values({ projectId: project.id, userId: user.id, createdAt: now }).onConflictDoNothing();
-    return c.json({ project_id: project.id, user: userView(user) }, 201);
-  },
-);
-
-projectRoutes.delete(
-  "/:id/members/:userId",
-  documented({
-    id: "removeProjectMember",
-    tag: "Projects",
-    summary: "Remove a member",
-    description: "Admins only. Their live sockets on the project close.",
-    caller: "person",
-    responses: { 200: z.object({ removed: z.literal(true), project_id: id, user_id: id }) },
-  }),
-  person("admin"),
-  async (c) => {
-    const project = await projectFor(c, c.req.param("id"), "write");
-    const [gone] = await c.var.db
-      .delete(projectMembers)
-      .where(and(eq(projectMembers.projectId, project.id), eq(projectMembers.userId, c.req.param("userId"))))
-      .returning();
-    if (!gone) throw notFound("Member");
-    await disconnectUser(c.env, gone.userId, [project.id]);
-    return c.json({ removed: true, project_id: project.id, user_id: gone.userId });
   },
 );
 

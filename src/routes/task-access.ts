@@ -26,7 +26,7 @@ export async function taskFor(c: HubContext, taskId: string, access: Access = "r
   const p = principalOf(c);
   const known = access === "write" && p.kind === "server" ? (rememberedProjectOf(taskId) ?? onlyProjectOf(p.server.projectIds ?? null)) : undefined;
   if (known) {
-    checkAccess(c, known, false, access, "Task");
+    checkAccess(c, known, null, access, "Task");
     noteTask(c, taskId, known);
     return { id: taskId, projectId: known };
   }
@@ -36,7 +36,7 @@ export async function taskFor(c: HubContext, taskId: string, access: Access = "r
     .where(eq(tasks.id, taskId));
   if (!task) throw notFound("Task");
   rememberProjectOf(task.id, task.projectId);
-  checkAccess(c, task.projectId, task.member !== null, access, "Task");
+  checkAccess(c, task.projectId, task.member, access, "Task");
   noteTask(c, task.id, task.projectId);
   return task;
 }

@@ -1,5 +1,5 @@
 /** Accounts, managed by admins. */
-import { asc, eq } from "drizzle-orm";
+import { asc, eq, sql } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { currentUser, person } from "../middleware/guards";
@@ -22,8 +22,13 @@ export const userRoutes = new Hono<HubEnv>();
 
 const newUser = z.object({ email, password, name: label().optional(), role });
 const userChanges = z
-  .object({ name: label().nullable().optional(), role: role.optional(), password: password.optional() })
-  .refine((b) => Object.keys(b).length > 0, "give at least one of name, role, password");
+  .object({
+    name: label().nullable().optional(),
+    role: role.optional(),
+    password: password.optional(),
+    active: z.boolean().optional().meta({ description: "false deactivates the account (its tokens and sockets stop at once); true reactivates it" }),
+  })
+  .refine((b) => Object.keys(b).length > 0, "give at least one of name, role, password, active");
 
 userRoutes.post(
   "/",
@@ -89,9 +94,12 @@ userRoutes.patch(
     tag: "Users",
     summary: "Update a user",
     description:
-      "Rename an account, change its role or set its password (admins).\n\n" +
+      "Rename an account, change its role, set its password, or deactivate or reactivate it (admins).\n\n" +
       "A new password revokes the account's refresh tokens and every MCP client it authorised (OAuth). A new role applies to the next request (it is read on each); " +
-      "the person's open live feeds are closed so that they reconnect under the new rules.",
+      "the person's open live feeds are closed so that they reconnect under the new rules.\n\n" +
+      "`active: false` stops the account at once: its access tokens are refused (401 `ACCOUNT_DEACTIVATED`), as are sign-in and refresh; its refresh " +
+      "tokens and MCP clients are revoked; its live feeds, terminals and tunnels close; its Telegram chat no longer acts or hears. `active: true` lets " +
+      "the person sign in again (with the same password). 409 `CANNOT_DEACTIVATE_SELF` for the caller's own account.",
     caller: "person",
     body: userChanges,
     responses: { 200: userSchema },
@@ -99,24 +107,30 @@ userRoutes.patch(
   person("admin"),
   async (c) => {
     const body = await readJson(c, userChanges);
-    const before = body.role ? await reachableProjects(c, c.req.param("id")) : [];
+    const id = c.req.param("id");
+    const deactivating = body.active === false;
+    if (deactivating && id === currentUser(c).id) throw conflict("Admins cannot deactivate their own account", "CANNOT_DEACTIVATE_SELF");
+    const before = body.role || deactivating ? await reachableProjects(c, id) : [];
+    const now = nowIso();
     const [user] = await c.var.db
       .update(users)
       .set({
         ...(body.name !== undefined ? { name: body.name } : {}),
         ...(body.role ? { role: body.role } : {}),
         ...(body.password ? { passwordHash: await hashPassword(body.password) } : {}),
-        updatedAt: nowIso(),
+        // Deactivating again keeps the first time; reactivating clears it.
+        ...(body.active !== undefined ? { deactivatedAt: body.active ? null : sql`coalesce(${users.deactivatedAt}, ${now})` } : {}),
+        updatedAt: now,
       })
-      .where(eq(users.id, c.req.param("id")))
+      .where(eq(users.id, id))
       .returning();
     if (!user) throw notFound("User");
-    if (body.password) {
+    if (body.password || deactivating) {
       await c.var.db.batch([revokeAllRefreshTokens(c.var.db, user.id), endClientGrantsOf(c.var.db, user.id)]);
       await dropLibraryGrantsOf(c, user.id);
     }
-    // A new role may reach fewer projects: open feeds reconnect under the new rules.
-    if (body.role) await disconnectUser(c.env, user.id, before);
+    // A new role may reach fewer projects, a deactivated person none: open feeds reconnect under the new rules (or not at all).
+    if (body.role || deactivating) await disconnectUser(c.env, user.id, before);
     return c.json(userView(user));
   },
 );

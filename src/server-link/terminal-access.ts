@@ -2,38 +2,43 @@
  * Who may watch and who may type in a session's terminal (API.md
  * "Terminal"), read from D1: the Worker decides it when a terminal opens, and
  * the server's link asks again while it stays open, since a person's access
- * changes under an open socket (removed from a project, made a viewer).
+ * changes under an open socket (removed from a project, made a viewer,
+ * deactivated).
  */
+import { roleInProject, type ProjectRole } from "../auth/roles";
+import type { Role } from "../db/schema";
 
 export interface TerminalAccess {
-  /** May see the session's project: an admin, or a member or viewer of it. */
+  /** May see the session's project: an admin, or a member or viewer of it (while their account is active). */
   watch: boolean;
   /**
    * May type: a session's agent runs with its server's API key, so typing
    * into it reaches every project the server serves. Admins may; members only
-   * on a server whose projects they all belong to; viewers never.
+   * on a server whose projects they all belong to as members (a viewer of any
+   * of them may not); viewers never.
    */
   write: boolean;
 }
 
-/** One query: the person's role, whether they belong to the session's project, and how many of the server's projects they do not. */
+/** One query: the person's role, their membership of the session's project, and how many of the server's projects they may not write in. */
 export async function terminalAccess(db: D1Database, userId: string, serverId: string, projectId: string): Promise<TerminalAccess> {
   const row = await db
     .prepare(
       `SELECT u.role,
-         EXISTS (SELECT 1 FROM project_members WHERE user_id = u.id AND project_id = ?3) AS member,
+         (SELECT role FROM project_members WHERE user_id = u.id AND project_id = ?3) AS membership,
          (SELECT project_ids IS NULL FROM servers WHERE id = ?2) AS unscoped,
          (SELECT COUNT(*) FROM servers s, json_each(s.project_ids) p
-          WHERE s.id = ?2 AND NOT EXISTS (SELECT 1 FROM project_members WHERE user_id = u.id AND project_id = p.value)) AS outside
-       FROM users u WHERE u.id = ?1`,
+          WHERE s.id = ?2 AND NOT EXISTS (SELECT 1 FROM project_members WHERE user_id = u.id AND project_id = p.value AND role = 'member')) AS outside
+       FROM users u WHERE u.id = ?1 AND u.deactivated_at IS NULL`,
     )
     .bind(userId, serverId, projectId)
-    .first<{ role: string; member: number; unscoped: number | null; outside: number }>();
+    .first<{ role: Role; membership: ProjectRole | null; unscoped: number | null; outside: number }>();
   if (!row) return { watch: false, write: false };
   const admin = row.role === "admin";
-  const watch = admin || row.member === 1;
+  const watch = admin || row.membership !== null;
+  const writer = row.membership !== null && roleInProject(row.role, row.membership) !== "viewer";
   // A server serving every project (unscoped) reaches projects nobody but an admin belongs to all of.
-  return { watch, write: watch && (admin || (row.role !== "viewer" && row.unscoped === 0 && row.outside === 0)) };
+  return { watch, write: watch && (admin || (writer && row.unscoped === 0 && row.outside === 0)) };
 }
 
 /** How long a check stays good for a viewer's next frames: typing costs a D1 read at most once a second. */

@@ -4,13 +4,25 @@ import { ROLES } from "../db/schema";
 import { id, timestamp } from "./fields";
 import { projectSettingsOf } from "../domain/project-settings";
 
-export const userSchema = z.object({ id, email: z.string(), name: z.string().nullable(), role: z.enum(ROLES), created_at: timestamp }).meta({ id: "User" });
+export const userSchema = z
+  .object({
+    id,
+    email: z.string(),
+    name: z.string().nullable(),
+    role: z.enum(ROLES),
+    active: z.boolean().meta({ description: "False once an admin deactivated the account: none of its tokens, sign-ins or sockets is honoured" }),
+    deactivated_at: timestamp.nullable(),
+    created_at: timestamp,
+  })
+  .meta({ id: "User" });
 
 export const userView = (u: UserRow): z.infer<typeof userSchema> => ({
   id: u.id,
   email: u.email,
   name: u.name,
   role: u.role,
+  active: u.deactivatedAt === null,
+  deactivated_at: u.deactivatedAt,
   created_at: u.createdAt,
 });
 

@@ -86,6 +86,13 @@ export async function signIn(email: string, password: string): Promise<Schemas["
   return tokens.user;
 }
 
+/** Accepts an invite: the hub makes the account and signs it in (and sets the refresh cookie). */
+export async function acceptInvite(body: { token: string; email: string; name: string; password: string }): Promise<Schemas["User"]> {
+  const tokens = await ok(hub.POST("/api/v1/invites/accept", { body: { ...body, refresh_cookie: true }, fetch: asIs }));
+  accessToken = tokens.access_token;
+  return tokens.user;
+}
+
 async function rotate(): Promise<Refreshed> {
   try {
     accessToken = (await ok(hub.POST("/api/v1/auth/refresh", { body: {}, fetch: asIs }))).access_token;

@@ -11,9 +11,11 @@ import { Agents } from "./views/agents";
 import { ServerPage } from "./views/server";
 import { Board } from "./views/board";
 import { Inbox } from "./views/inbox";
+import { AcceptInvite } from "./views/invite-accept";
 import { lazy } from "./views/lazy";
 import { Members } from "./views/members";
 import { NewTaskPage } from "./views/new-task";
+import { People } from "./views/people";
 import { Projects } from "./views/projects";
 import { ProjectSettingsPage } from "./views/project-settings";
 import { Connect } from "./views/connect";
@@ -42,6 +44,8 @@ export function App() {
     return onSignedOut(() => setMe(null));
   }, []);
 
+  // An invite link is opened before its person has an account.
+  if (route.page === "invite") return <AcceptInvite onSignedIn={setMe} />;
   if (me === undefined) return <p class="loading">Loading…</p>;
   if (me === null) return <SignIn onSignedIn={setMe} />;
   return (
@@ -67,6 +71,11 @@ export function App() {
           {me.role === "admin" && (
             <a {...linkProps("/access")} aria-current={route.page === "access" ? "page" : undefined}>
               Access
+            </a>
+          )}
+          {me.role === "admin" && (
+            <a {...linkProps("/people")} aria-current={route.page === "people" ? "page" : undefined}>
+              People
             </a>
           )}
         </nav>
@@ -97,6 +106,7 @@ export function App() {
         {route.page === "server" && <ServerPage serverId={route.serverId} />}
         {route.page === "rules" && <LazyRules />}
         {route.page === "access" && <Access />}
+        {route.page === "people" && <People />}
         {route.page === "account" && <Account />}
         {route.page === "not-found" && <p>There is no page at this address.</p>}
       </main>

@@ -7,6 +7,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, hub, ok } from "./api";
 import { ProjectFeed, type FeedStatus } from "./live";
+import { noteProjectRole } from "./me";
 import { tasksOf, type HubEvent, type ProjectHead, type Task, type TaskStatus } from "./types";
 
 const REREAD_DELAY_MS = 150;
@@ -121,6 +122,7 @@ export function useProject(projectId: string, keepEvents = 200): ProjectState {
       try {
         const p = await ok(hub.GET("/api/v1/projects/{id}", { params: { path: { id: projectId } } }));
         if (!live) return;
+        noteProjectRole(projectId, p.my_role);
         setProject(p);
         // Follow the log from the project's head, then read the tasks: nothing that happens in between is missed.
         feed.current = new ProjectFeed(projectId, p.last_seq, onEvents, setStatus);

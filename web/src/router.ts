@@ -23,6 +23,9 @@ export type Route =
   | { page: "server"; serverId: string }
   | { page: "rules" }
   | { page: "access" }
+  | { page: "people" }
+  /** An invite link (the token is the page's query, read by the page itself); open without signing in. */
+  | { page: "invite" }
   | { page: "not-found" };
 
 export function parseRoute(path: string): Route {
@@ -33,6 +36,8 @@ export function parseRoute(path: string): Route {
   if (parts[0] === "servers" && parts[1] && parts.length === 2) return { page: "server", serverId: parts[1] };
   if (parts[0] === "rules" && parts.length === 1) return { page: "rules" };
   if (parts[0] === "access" && parts.length === 1) return { page: "access" };
+  if (parts[0] === "people" && parts.length === 1) return { page: "people" };
+  if (parts[0] === "invite" && parts.length === 1) return { page: "invite" };
   if (parts[0] === "account" && parts.length === 1) return { page: "account" };
   if (parts[0] === "projects" && parts[1]) {
     const projectId = parts[1];

@@ -15,6 +15,9 @@ export type Project = Schemas["Project"];
 /** A project as read on its own: with the seq of its last event, where a live view follows it from. */
 export type ProjectHead = Got<"/api/v1/projects/{id}">;
 export type Member = Got<"/api/v1/projects/{id}/members">["members"][number];
+export type Invite = Schemas["Invite"];
+export type NewInvite = Schemas["NewInvite"];
+export type InvitePreview = Schemas["InvitePreview"];
 
 export type Task = Schemas["Task"];
 export type AgentLog = Schemas["AgentLog"];

@@ -5,6 +5,8 @@ import type { ProjectSettings } from "../../domain/project-settings";
 
 export const ROLES = ["admin", "member", "viewer"] as const;
 export type Role = (typeof ROLES)[number];
+/** What a membership of a project names: it can lower a person's role there, never raise it. */
+export const PROJECT_ROLES = ["member", "viewer"] as const;
 
 export const users = sqliteTable("users", {
   id: text("id").primaryKey(),
@@ -88,9 +90,7 @@ export const projectMembers = sqliteTable(
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
     /** Lowers, never raises, the user's global role in this project. */
-    role: text("role", { enum: ["member", "viewer"] })
-      .notNull()
-      .default("member"),
+    role: text("role", { enum: PROJECT_ROLES }).notNull().default("member"),
     createdAt: text("created_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.projectId, t.userId] }), index("project_members_user").on(t.userId)],

@@ -50,10 +50,11 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
   bot.catch((err) => logError("telegram update failed", { operation: "telegram_update", update_id: err.ctx.update.update_id }, err.error));
   const answer = (ctx: Context, text: string, alert = false) => ctx.answerCallbackQuery({ text: answerText(text), show_alert: alert });
 
-  /** The person this chat is linked to, with the link. */
+  /** The person this chat is linked to, with the link; none while the person's account is deactivated (nothing acts as them). */
   const linked = async (ctx: Context): Promise<{ user: UserRow; link: Link } | null> => {
     const row = await env.DB.prepare(
-      `SELECT l.id AS link_id, l.muted, l.unwatched, l.denied_projects, u.* FROM telegram_links l JOIN users u ON u.id = l.user_id WHERE l.chat_id = ?1`,
+      `SELECT l.id AS link_id, l.muted, l.unwatched, l.denied_projects, u.* FROM telegram_links l JOIN users u ON u.id = l.user_id
+       WHERE l.chat_id = ?1 AND u.deactivated_at IS NULL`,
     )
       .bind(String(ctx.chat?.id))
       .first<Record<string, unknown>>();
@@ -80,7 +81,7 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
     };
   };
   const notLinked = (ctx: Context) =>
-    ctx.reply("This chat is not linked to an Orchestratia account. Open the hub, choose “Link Telegram” and follow the link.");
+    ctx.reply("This chat is not linked to an active Orchestratia account. Open the hub, choose “Link Telegram” and follow the link.");
 
   bot.command("start", async (ctx) => {
     const code = ctx.match.trim();
@@ -222,7 +223,7 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
 
   bot.on("callback_query:data", async (ctx) => {
     const me = await linked(ctx);
-    if (!me) return ctx.answerCallbackQuery({ text: "This chat is not linked to an account", show_alert: true });
+    if (!me) return ctx.answerCallbackQuery({ text: "This chat is not linked to an active account", show_alert: true });
     const action = parseButton(ctx.callbackQuery.data);
     if (!action) return ctx.answerCallbackQuery({ text: "This button no longer does anything" });
     if (action.kind === "answer") {

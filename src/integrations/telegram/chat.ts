@@ -34,12 +34,14 @@ interface LinkRow {
   unwatched: string;
   denied_projects: string;
   role: string;
+  deactivated_at: string | null;
   member_of: string;
 }
 
 /** Why a recorded notification is no longer to be sent, if it is not. */
 function staleness(row: DueRow, link: LinkRow): string | null {
   if (link.muted) return "not sent: the chat is muted";
+  if (link.deactivated_at) return "not sent: the person's account is deactivated";
   if (row.event_type === DENIED_EVENT) {
     if (!(JSON.parse(link.denied_projects) as string[]).includes(row.project_id)) return "not sent: denied calls of the project are no longer asked for";
   } else if ((JSON.parse(link.unwatched) as string[]).includes(row.project_id)) return "not sent: the project is no longer watched";
@@ -57,7 +59,7 @@ export class TelegramChat extends OutboxLane {
     for (let sent = 0; ;) {
       const [links, pending, page] = await this.env.DB.batch([
         this.env.DB.prepare(
-          `SELECT l.chat_id, l.muted, l.unwatched, l.denied_projects, u.role,
+          `SELECT l.chat_id, l.muted, l.unwatched, l.denied_projects, u.role, u.deactivated_at,
                   (SELECT json_group_array(m.project_id) FROM project_members m WHERE m.user_id = u.id) AS member_of
            FROM telegram_links l JOIN users u ON u.id = l.user_id WHERE l.id = ?1`,
         ).bind(this.targetId),

@@ -61,6 +61,7 @@ export function deniedNotices(d1: D1Database, rows: readonly LogRow[], now: stri
      FROM telegram_links l JOIN users u ON u.id = l.user_id
      WHERE l.muted = 0
        AND EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid(l.denied_projects) THEN l.denied_projects ELSE '[]' END) d WHERE d.value = ?1)
+       AND u.deactivated_at IS NULL
        AND (u.role = 'admin' OR EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = ?1 AND m.user_id = u.id))
      RETURNING target_kind AS outbox_kind, target_id AS outbox_target`,
   );

@@ -4,18 +4,20 @@
  * refused, and said so), only on projects they can see.
  */
 import { accessOf } from "../../auth/access";
+import type { ProjectRole } from "../../auth/roles";
 import type { UserRow } from "../../db/client";
 import type { WorkerEnv } from "../../runtime/worker-env";
 import type { RoomCommand } from "../../room/commands";
 import { executeInRoom } from "../../runtime/room-rpc";
 
-/** What a person may do in a project, by the API's rules. */
+/** What a person may do in a project, by the API's rules (their role there, nothing once their account is deactivated). */
 export async function accessTo(env: WorkerEnv, user: UserRow, projectId: string) {
+  if (user.deactivatedAt) return "none";
   const member =
     user.role === "admin"
       ? null
-      : await env.DB.prepare("SELECT 1 AS m FROM project_members WHERE project_id = ?1 AND user_id = ?2").bind(projectId, user.id).first();
-  return accessOf({ kind: "user", user }, projectId, member !== null);
+      : await env.DB.prepare("SELECT role FROM project_members WHERE project_id = ?1 AND user_id = ?2").bind(projectId, user.id).first<{ role: ProjectRole }>();
+  return accessOf({ kind: "user", user }, projectId, member?.role ?? null);
 }
 
 /** The projects a person can see, by name. */

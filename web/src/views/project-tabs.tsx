@@ -1,5 +1,5 @@
 /** A project's header: its name, its pages, and whether its live feed is connected. */
-import { useCanWrite } from "../me";
+import { useCanWrite, useMe, useProjectRole } from "../me";
 import type { FeedStatus } from "../live";
 import { linkProps } from "../router";
 
@@ -9,6 +9,9 @@ const STATUS_TEXT: Record<FeedStatus, string> = { connecting: "connecting…", l
 
 export function ProjectTabs(props: { projectId: string; name?: string; current: Tab | "task" | "session"; status?: FeedStatus }) {
   const canWrite = useCanWrite();
+  const me = useMe();
+  const projectRole = useProjectRole(me.role === "member" ? props.projectId : undefined);
+  const viewer = me.role === "viewer" || projectRole === "viewer";
   const tab = (page: Tab, label: string) => (
     <a {...linkProps(`/projects/${props.projectId}/${page}`)} aria-current={props.current === page ? "page" : undefined}>
       {label}
@@ -30,6 +33,11 @@ export function ProjectTabs(props: { projectId: string; name?: string; current: 
         {tab("settings", "Settings")}
         {tab("connect", "Connect")}
       </nav>
+      {viewer && (
+        <p class="read-only-note" role="note">
+          You are a viewer of this project: you can read everything here but not change it.
+        </p>
+      )}
       {props.status && (
         <span class={`feed feed-${props.status}`} role="status" data-feed={props.status}>
           {STATUS_TEXT[props.status]}

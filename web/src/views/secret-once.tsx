@@ -1,32 +1,54 @@
-/** A webhook's signing secret, right after it was made: the hub keeps it sealed and never shows it again. */
+/** A secret right after it was made (a webhook's signing secret, an invite link): the hub keeps only a digest or a sealed copy, and never shows it again. */
+import type { ComponentChildren } from "preact";
 import { CopyButton } from "./copy";
 
 export interface ShownSecret {
   webhookId: string;
   url: string;
   secret: string;
-  /** Rotated: the previous secret keeps signing until then. */
   previousUntil: string | null;
 }
 
-export function SecretOnce({ shown, onDone }: { shown: ShownSecret; onDone: () => void }) {
+/** The panel any shown-once value sits in: the value to select, a Copy button, and one to put it away. */
+export function ShownOnce(props: {
+  title: string;
+  children: ComponentChildren;
+  label: string;
+  name: string;
+  value: string;
+  onDone: () => void;
+  attributes?: Record<string, string>;
+}) {
   return (
-    <section class="panel secret-once" role="status" aria-labelledby="secret-title" data-webhook-id={shown.webhookId}>
-      <h2 id="secret-title">Signing secret for {shown.url}</h2>
-      <p>
-        <strong>Shown once.</strong> Copy it into the receiver now: the hub keeps it sealed and cannot show it again (rotate the secret if it is lost).
-        {shown.previousUntil && <> The previous secret keeps signing beside it until {new Date(shown.previousUntil).toLocaleString()}.</>}
-      </p>
+    <section class="panel secret-once" role="status" aria-labelledby={`${props.name}-title`} {...props.attributes}>
+      <h2 id={`${props.name}-title`}>{props.title}</h2>
+      <p>{props.children}</p>
       <div class="command">
         <label>
-          Secret
-          <input name="webhook-secret" readOnly value={shown.secret} onFocus={(e) => e.currentTarget.select()} size={56} />
+          {props.label}
+          <input name={props.name} readOnly value={props.value} onFocus={(e) => e.currentTarget.select()} size={56} />
         </label>
-        <CopyButton text={shown.secret} />
-        <button type="button" class="secondary" onClick={onDone}>
+        <CopyButton text={props.value} />
+        <button type="button" class="secondary" onClick={props.onDone}>
           I have copied it
         </button>
       </div>
     </section>
+  );
+}
+
+export function SecretOnce({ shown, onDone }: { shown: ShownSecret; onDone: () => void }) {
+  return (
+    <ShownOnce
+      title={`Signing secret for ${shown.url}`}
+      label="Secret"
+      name="webhook-secret"
+      value={shown.secret}
+      onDone={onDone}
+      attributes={{ "data-webhook-id": shown.webhookId }}
+    >
+      <strong>Shown once.</strong> Copy it into the receiver now: the hub keeps it sealed and cannot show it again (rotate the secret if it is lost).
+      {shown.previousUntil && <> The previous secret keeps signing beside it until {new Date(shown.previousUntil).toLocaleString()}.</>}
+    </ShownOnce>
   );
 }

@@ -1,0 +1,169 @@
+/** Everyone who can sign in (admins): their role and status, adding a person directly, and inviting one by link. */
+import { useEffect, useState } from "preact/hooks";
+import { hub, messageOf, ok } from "../api";
+import { useMe } from "../me";
+import type { Me, Role } from "../types";
+import { Problem, useAction } from "./controls";
+import { Invites } from "./invites";
+import { ROLE_NOTES, RoleSelect } from "./roles";
+
+export function People() {
+  const me = useMe();
+  const [users, setUsers] = useState<Me[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const load = () =>
+    void ok(hub.GET("/api/v1/users")).then(
+      (r) => setUsers(r.users),
+      (e) => setError(messageOf(e)),
+    );
+  useEffect(() => {
+    if (me.role === "admin") load();
+  }, [me.role]);
+
+  if (me.role !== "admin") return <p>Only admins manage people.</p>;
+  return (
+    <section class="people">
+      <h1>People</h1>
+      <p class="muted">
+        Everyone who can sign in to this hub. A person sees the projects they belong to; on a project's Members page an admin can make them a viewer there.
+      </p>
+      <Problem message={error} />
+      {users && (
+        <table class="people-table">
+          <thead>
+            <tr>
+              <th scope="col">Person</th>
+              <th scope="col">Role</th>
+              <th scope="col">Status</th>
+              <th scope="col">
+                <span class="muted">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {users.map((u) => (
+              <PersonRow key={u.id} user={u} self={u.id === me.id} onChanged={load} />
+            ))}
+          </tbody>
+        </table>
+      )}
+      <div class="people-forms">
+        <Invites />
+        <NewPerson onMade={load} />
+      </div>
+    </section>
+  );
+}
+
+function PersonRow({ user: u, self, onChanged }: { user: Me; self: boolean; onChanged: () => void }) {
+  const { run, busy, problem } = useAction();
+  const change = (key: string, body: { role?: Role; active?: boolean }) =>
+    run(key, async () => {
+      await ok(hub.PATCH("/api/v1/users/{id}", { params: { path: { id: u.id } }, body }));
+      onChanged();
+    });
+  const who = u.name ?? u.email;
+  const deactivate = () =>
+    confirm(`Deactivate ${who}? They are signed out everywhere at once, and cannot sign in until an admin reactivates them.`) &&
+    void change("active", { active: false });
+  return (
+    <tr data-user={u.email} data-active={u.active ? "true" : "false"}>
+      <th scope="row">
+        {who} {u.name && <span class="muted">{u.email}</span>}
+        {self && <span class="muted"> (you)</span>}
+      </th>
+      <td data-label="Role">
+        {self ? (
+          u.role
+        ) : (
+          <select
+            aria-label={`Role of ${u.email}`}
+            value={u.role}
+            disabled={busy !== null}
+            onChange={(e) => void change("role", { role: e.currentTarget.value as Role })}
+          >
+            {(Object.keys(ROLE_NOTES) as Role[]).map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </select>
+        )}
+        {problem("role")}
+      </td>
+      <td data-label="Status">
+        {u.active ? (
+          <span class="status status-active">active</span>
+        ) : (
+          <span class="status status-deactivated" title={u.deactivated_at ? `since ${new Date(u.deactivated_at).toLocaleString()}` : undefined}>
+            deactivated
+          </span>
+        )}
+      </td>
+      <td class="actions-cell">
+        {!self &&
+          (u.active ? (
+            <button type="button" class="danger" disabled={busy !== null} aria-label={`Deactivate ${u.email}`} onClick={deactivate}>
+              Deactivate
+            </button>
+          ) : (
+            <button type="button" disabled={busy !== null} aria-label={`Reactivate ${u.email}`} onClick={() => void change("active", { active: true })}>
+              Reactivate
+            </button>
+          ))}
+        {problem("active")}
+      </td>
+    </tr>
+  );
+}
+
+/** Adding a person directly: the admin sets the first password and hands it over. */
+function NewPerson({ onMade }: { onMade: () => void }) {
+  const blank = { email: "", name: "", password: "", role: "member" as Role };
+  const [draft, setDraft] = useState(blank);
+  const [made, setMade] = useState<string | null>(null);
+  const { run, busy, problem } = useAction();
+  const field = (key: keyof typeof blank) => (e: { currentTarget: { value: string } }) => setDraft({ ...draft, [key]: e.currentTarget.value });
+  const submit = (e: Event) => {
+    e.preventDefault();
+    setMade(null);
+    void run("create", async () => {
+      const user = await ok(
+        hub.POST("/api/v1/users", {
+          body: { email: draft.email, password: draft.password, role: draft.role, ...(draft.name.trim() ? { name: draft.name } : {}) },
+        }),
+      );
+      setMade(`${user.email} can sign in now with the password you chose.`);
+      setDraft(blank);
+      onMade();
+    });
+  };
+  return (
+    <form class="panel new-person" onSubmit={submit} aria-labelledby="new-person-title">
+      <h2 id="new-person-title">Add a person</h2>
+      <p class="muted">Set their first password yourself and hand it over; they can change it from their account.</p>
+      <label>
+        Email
+        <input type="email" name="email" required autocomplete="off" value={draft.email} onInput={field("email")} />
+      </label>
+      <label>
+        Name
+        <input name="name" value={draft.name} onInput={field("name")} />
+      </label>
+      <label>
+        Password
+        <input type="password" name="password" required minLength={8} autocomplete="new-password" value={draft.password} onInput={field("password")} />
+      </label>
+      <RoleSelect value={draft.role} onChange={(role) => setDraft({ ...draft, role })} />
+      <button type="submit" disabled={busy !== null}>
+        Add person
+      </button>
+      {problem("create")}
+      {made && (
+        <p class="muted" role="status">
+          {made}
+        </p>
+      )}
+    </form>
+  );
+}
