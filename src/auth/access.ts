@@ -50,7 +50,6 @@ async function ownProjectAccesses(c: HubContext, p: Principal): Promise<{ id: st
 export async function visibleProjectIds(c: HubContext): Promise<string[] | null> {
   return (await projectAccesses(c))?.map((a) => a.id) ?? null;
 }
-}
 
 /**
  * Whether the caller may see (and, for `write`, change) a project, given a

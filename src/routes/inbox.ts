@@ -28,7 +28,7 @@ async function scopeOf(c: HubContext, seenAt: string | null): Promise<InboxScope
     .select({ id: projects.id, name: projects.name, member: membershipOf(p, projects.id) })
     .from(projects)
     .where(visible ? inJsonList(projects.id, visible) : undefined);
-  return { projects: new Map(rows.map((r) => [r.id, { name: r.name, canAnswer: accessOf(p, r.id, r.member !== null) === "write" }])), seenAt };
+  return { projects: new Map(rows.map((r) => [r.id, { name: r.name, canAnswer: accessOf(p, r.id, r.member) === "write" }])), seenAt };
 }
 
 const answerable = (scope: InboxScope) => [...scope.projects].filter(([, project]) => project.canAnswer).map(([id]) => id);
