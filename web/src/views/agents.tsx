@@ -1,6 +1,7 @@
 /** The servers agents run on: presence, capabilities (as matched), load against capacity; registration tokens for admins. Each links to its page. */
 import { useEffect, useState } from "preact/hooks";
 import { hub, messageOf, ok } from "../api";
+import { useProjectNames } from "../project-names";
 import { useMe } from "../me";
 import type { IssuedToken, Server } from "../types";
 import { linkProps } from "../router";
@@ -15,7 +16,7 @@ const list = (items: string[] | undefined) => (items?.length ? items.join(", ") 
 export function Agents() {
   const me = useMe();
   const [servers, setServers] = useState<Server[] | null>(null);
-  const [projects, setProjects] = useState<Map<string, string>>(new Map());
+  const projects = useProjectNames();
   const [issued, setIssued] = useState<IssuedToken | null>(null);
   const [error, setError] = useState<string | null>(null);
 
@@ -26,10 +27,6 @@ export function Agents() {
         (e) => setError(e.message),
       );
     load();
-    void ok(hub.GET("/api/v1/projects")).then(
-      (r) => setProjects(new Map(r.projects.map((p) => [p.id, p.name]))),
-      () => undefined,
-    );
     const timer = setInterval(load, REFRESH_MS);
     return () => clearInterval(timer);
   }, []);

@@ -1,6 +1,7 @@
 /** One server: its status, sessions, current tasks and capabilities; admins declare capabilities, rename, revoke or remove it. */
 import { useEffect, useState } from "preact/hooks";
 import { hub, ok } from "../api";
+import { useProjectNames } from "../project-names";
 import { useMe } from "../me";
 import { linkProps, navigate } from "../router";
 import type { ServerPage as Server } from "../types";
@@ -14,7 +15,7 @@ export function ServerPage({ serverId }: { serverId: string }) {
   const me = useMe();
   const isAdmin = me.role === "admin";
   const [server, setServer] = useState<Server | null>(null);
-  const [projects, setProjects] = useState<Map<string, string>>(new Map());
+  const projects = useProjectNames();
   const [error, setError] = useState<string | null>(null);
   const [declaring, setDeclaring] = useState(false);
 
@@ -25,10 +26,6 @@ export function ServerPage({ serverId }: { serverId: string }) {
         (e) => setError(e.message),
       );
     load();
-    void ok(hub.GET("/api/v1/projects")).then(
-      (r) => setProjects(new Map(r.projects.map((p) => [p.id, p.name]))),
-      () => undefined,
-    );
     const timer = setInterval(load, REFRESH_MS);
     return () => clearInterval(timer);
   }, [serverId]);
