@@ -73,7 +73,7 @@ describe("people", () => {
     await theirs.locator("[data-feed=live]").waitFor();
     expect(await theirs.locator(".who").textContent()).toContain(teammate.email);
     await theirs.getByRole("note").filter({ hasText: "You are a viewer of this project" }).waitFor();
-    expect(await theirs.getByText("New task").count()).toBe(0);
+    expect(await theirs.getByRole("button", { name: "New task" }).count()).toBe(0);
     // The hub refuses a write all the same, and a reload keeps them signed in.
     const token = await accessTokenOf(theirs);
     const refused = await call("/api/v1/tasks", { token, body: { project_id: project.id, title: "by a viewer" } }, 403);
@@ -91,7 +91,7 @@ describe("people", () => {
     await page.getByLabel(`Role of ${teammate.email} in this project`).selectOption("member");
     await expect.poll(() => page.getByLabel(`Role of ${teammate.email} in this project`).inputValue()).toBe("member");
     await theirs.reload();
-    await theirs.getByText("New task").waitFor();
+    await theirs.getByRole("button", { name: "New task" }).waitFor();
     expect(await theirs.getByRole("note").filter({ hasText: "You are a viewer of this project" }).count()).toBe(0);
 
     // Deactivated from the People page (after a confirmation): their next request signs them out.
