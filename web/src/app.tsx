@@ -4,21 +4,16 @@ import { hub, ok, onSignedOut, refresh, signOut } from "./api";
 import { MeContext } from "./me";
 import { linkProps, useRoute } from "./router";
 import type { Me } from "./types";
-import { Access } from "./views/access";
-import { Account } from "./views/account";
 import { Activity } from "./views/activity";
 import { Agents } from "./views/agents";
-import { ServerPage } from "./views/server";
 import { Board } from "./views/board";
 import { Inbox } from "./views/inbox";
 import { AcceptInvite } from "./views/invite-accept";
 import { lazy } from "./views/lazy";
 import { Members } from "./views/members";
 import { NewTaskPage } from "./views/new-task";
-import { People } from "./views/people";
 import { Projects } from "./views/projects";
 import { ProjectSettingsPage } from "./views/project-settings";
-import { Connect } from "./views/connect";
 import { SessionPage } from "./views/session";
 import { Sessions } from "./views/sessions";
 import { SignIn } from "./views/sign-in";
@@ -33,6 +28,11 @@ const LazyCodeHealth = lazy(() => import("./views/code-health").then((m) => m.Co
 /** The approval rules and the permission log are pages of their own, seldom the first one opened. */
 const LazyRules = lazy(() => import("./views/rules").then((m) => m.Rules), "the rules");
 const LazyPermissions = lazy(() => import("./views/permissions").then((m) => m.Permissions), "the permission log");
+const LazyServerPage = lazy(() => import("./views/server").then((m) => m.ServerPage), "the server");
+const LazyPeople = lazy(() => import("./views/people").then((m) => m.People), "the people");
+const LazyConnect = lazy(() => import("./views/connect").then((m) => m.Connect), "the connect page");
+const LazyAccount = lazy(() => import("./views/account").then((m) => m.Account), "your account");
+const LazyAccess = lazy(() => import("./views/access").then((m) => m.Access), "the access grants");
 
 export function App() {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
@@ -99,15 +99,15 @@ export function App() {
         {route.page === "permissions" && <LazyPermissions projectId={route.projectId} />}
         {route.page === "members" && <Members projectId={route.projectId} />}
         {route.page === "settings" && <ProjectSettingsPage projectId={route.projectId} />}
-        {route.page === "connect" && <Connect projectId={route.projectId} />}
+        {route.page === "connect" && <LazyConnect projectId={route.projectId} />}
         {route.page === "webhooks" && <Webhooks projectId={route.projectId} webhookId={route.webhookId} />}
         {route.page === "inbox" && <Inbox />}
         {route.page === "agents" && <Agents />}
-        {route.page === "server" && <ServerPage serverId={route.serverId} />}
+        {route.page === "server" && <LazyServerPage serverId={route.serverId} />}
         {route.page === "rules" && <LazyRules />}
-        {route.page === "access" && <Access />}
-        {route.page === "people" && <People />}
-        {route.page === "account" && <Account />}
+        {route.page === "access" && <LazyAccess />}
+        {route.page === "people" && <LazyPeople />}
+        {route.page === "account" && <LazyAccount />}
         {route.page === "not-found" && <p>There is no page at this address.</p>}
       </main>
     </MeContext.Provider>
