@@ -16,3 +16,4 @@ export * from "./schema/access";
 export * from "./schema/code-health";
 export * from "./schema/tokens";
 export * from "./schema/invites";
+export * from "./schema/usage";

@@ -7,6 +7,7 @@ import type { DatarefRow } from "../views/datarefs";
 import type { TaskView } from "../views/tasks";
 import type { ProblemCode } from "../http/problem-codes";
 import type { ProjectSettings } from "../domain/project-settings";
+import type { UsagePoint } from "../domain/usage";
 
 export type RoomActor =
   | { kind: "person"; userId: string; label: string }
@@ -203,7 +204,9 @@ export type RoomCommand =
   /** The daemon of the transfer's server settles it (the actor is that server). */
   | { op: "file_settle"; transferId: string; kind: FileTransferKind; end: FileTransferEnd }
   /** A server's daemon scanned a codebase: its summary, and the whole snapshot already stored as this complete DataRef. */
-  | { op: "code_health_snapshot"; snapshot: CodeHealthRow; dataref: DatarefRow };
+  | { op: "code_health_snapshot"; snapshot: CodeHealthRow; dataref: DatarefRow }
+  /** The room's usage intake hands on points it holds (deltas): `retry` when this batch may have committed before. */
+  | { op: "record_usage"; batchId: string; points: UsagePoint[]; retry: boolean };
 
 /** An approval rule as the project's log keeps it (its API view's fields). */
 export interface RuleOnRecord {

@@ -37,6 +37,8 @@ import { AgentGraces } from "./agent-graces";
 import { earliest } from "./earliest";
 import type { Committed } from "./committed";
 import { RoomWriter } from "./room-writer";
+import { UsageIntake } from "./usage-intake";
+import type { UsagePoint } from "../domain/usage";
 import type { CommittedEvent } from "./statements";
 import type { TaskStatus } from "../domain/lifecycle";
 import { leaseSeconds, LEASED_STATUSES } from "../protocol/compute-protocol";
@@ -56,6 +58,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   private agents!: AgentProtocol;
   private keys!: RoomKeys;
   private presence!: RoomPresence;
+  private usage!: UsageIntake;
   /** The pushes to daemons under way, in commit order. */
   private pushing: Promise<void> = Promise.resolve();
   private readonly graces = new AgentGraces(this.ctx);
@@ -88,6 +91,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     });
     const { db } = this.writer;
     this.keys = new RoomKeys(ctx.storage, db);
+    this.usage = new UsageIntake(ctx.storage, this.writer, (at) => this.scheduleAlarm(at));
     this.presence = new RoomPresence(ctx, env, this.writer, (serverId) => this.graces.agentSockets(serverId));
     this.dashboards = new DashboardProtocol({
       projectId,
@@ -124,6 +128,11 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
    */
   execute(actor: RoomActor, command: RoomCommand, options: { view?: boolean; requestId?: string } = {}): Promise<RoomResult> {
     return this.writer.execute({ actor, command, withView: options.view ?? false, requestId: options.requestId });
+  }
+
+  /** Usage points for the project's roll-ups: kept here before this answers, and counted within a second or so. */
+  recordUsage(points: UsagePoint[]): Promise<{ deltas: number }> {
+    return this.usage.accept(points);
   }
 
   /** The server was removed from the hub: no longer watched here. */
@@ -369,6 +378,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
         nextPing,
         await this.cleanUpUploads(),
       ]);
+      void this.usage.flush().then((at) => (at === null ? undefined : this.scheduleAlarm(at)));
       // scheduleAlarm keeps an earlier alarm set meanwhile (a new socket, a heartbeat).
       if (wakeAt !== null) await this.scheduleAlarm(Math.max(wakeAt, Date.now() + 1000));
     });

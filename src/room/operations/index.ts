@@ -14,6 +14,7 @@ import { expireLease, reject, releaseTask } from "./hand-back";
 import { noteRuleChange } from "./rule-changes";
 import { accessUse, remoteUse } from "./remote";
 import { storeCodeHealth } from "./code-health";
+import { recordUsage } from "./usage";
 import { changeSession, openSession, reportMcpStatus } from "./sessions";
 
 const planners = {
@@ -58,6 +59,7 @@ const planners = {
   file_request: requestFile,
   file_settle: settleFile,
   code_health_snapshot: storeCodeHealth,
+  record_usage: recordUsage,
 } satisfies { [K in RoomCommand["op"]]: Planner<K> };
 
 export function planOperation(ctx: OpContext, command: RoomCommand): Promise<OpOutcome> {
