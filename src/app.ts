@@ -47,6 +47,7 @@ import { mcpClientRoutes } from "./routes/mcp-clients";
 import { personalTokenRoutes } from "./routes/personal-tokens";
 import { a2aRoutes } from "./a2a/routes";
 import { codeHealthRoutes } from "./routes/code-health";
+import { usageRoutes } from "./routes/usage";
 
 export function buildApp() {
   const app = new Hono<HubEnv>({ strict: false });
@@ -123,6 +124,7 @@ export function buildApp() {
   api.route("/server", permissionLogAgentRoutes);
   api.route("/server/architecture", codeHealthRoutes.agents);
   api.route("/projects", codeHealthRoutes.people);
+  api.route("/projects", usageRoutes);
   api.route("/telegram", telegramSetupRoutes);
   api.route("/auth", telegramAccountRoutes);
   api.route("/auth", mcpClientRoutes);

@@ -187,6 +187,13 @@ export function a2aTaskOf(task: TaskView, interventions: readonly InterventionRo
     status: statusOf(task, interventions),
     artifacts: artifactsOf(task),
     history: historyLength === undefined ? history : historyLength === 0 ? [] : history.slice(-historyLength),
-    metadata: { title: task.title, status: task.status, assigned_server_name: task.assigned_server_name, created_at: task.created_at },
+    metadata: {
+      title: task.title,
+      status: task.status,
+      assigned_server_name: task.assigned_server_name,
+      created_at: task.created_at,
+      // What the agents reported using on it: the same totals as the task's `usage`.
+      ...(task.usage ? { usage: task.usage } : {}),
+    },
   };
 }

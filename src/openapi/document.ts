@@ -185,6 +185,7 @@ const TAGS = [
   ["Remote work", "Agents running commands in, and sending files to, other sessions of their project (the `remote_exec` setting)."],
   ["Approval rules", "Rules the daemons' PreToolUse hook decides agents' tool calls by, and the log of every call it saw."],
   ["Code health", "Snapshots of a codebase's health the daemons' scanner makes (`orchestratia code`), their history, and scans people ask for."],
+  ["Usage and budgets", "What the agents used (tokens, cost, API time) per task, graph, project, model and agent; budgets that warn, hold and stop."],
   ["Webhooks", "Signed HTTP deliveries of a project's events (Standard Webhooks)."],
   ["Telegram", "The Telegram bot: its webhook and its setup."],
   ["MCP", "The Model Context Protocol endpoint, for any MCP client, and the OAuth authorize step that signs a person in for one."],

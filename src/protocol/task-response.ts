@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { nullMeansAbsent, withinJsonLimit } from "../http/fields";
 import { gitDiffStats } from "./hub-api";
+import { usageBlockSchema } from "./usage-block";
 import { errorBlockBody, failureOf } from "./task-format";
 
 const RESPONSE_STATUSES = ["completed", "failed"] as const;
@@ -27,6 +28,7 @@ export const completeBody = z
         .optional()
         .meta({ description: "A Task Response's metadata: kept on the task (`response.metadata`)" }),
       git_diff_stats: gitDiffStats.optional(),
+      usage: usageBlockSchema.optional(),
     }),
   )
   .superRefine((body, ctx) => {

@@ -11,13 +11,22 @@ import type { HubContext } from "../http/context";
 import { fieldError, validationFailed } from "../http/problem";
 import { offloaderFor } from "../middleware/request-offloads";
 import { OFFLOAD_DEPTH } from "../datarefs/offload";
-import { completeBody, outcomeOf, responseBlocksOf } from "../protocol/task-response";
+import { completeBody, outcomeOf, responseBlocksOf, type CompleteBody } from "../protocol/task-response";
+import { usageOfCompletion } from "../protocol/usage-block";
+import type { UsageBlock } from "../domain/usage";
 import { roomActor } from "../room/client";
 import type { RoomCommand } from "../room/commands";
 
-export async function completionCommand(c: HubContext, taskId: string, projectId: string): Promise<RoomCommand> {
+/** The command, and the usage the completion reported (counted once the task has completed). */
+export async function completionCommand(c: HubContext, taskId: string, projectId: string): Promise<{ command: RoomCommand; usage?: UsageBlock }> {
   const body = await readJson(c, completeBody);
   if (body.id !== undefined) await assertResponseIsFor(c, taskId, projectId, body.id);
+  const usage = usageOfCompletion(body);
+  if (usage.errors) throw validationFailed(usage.errors);
+  return { command: await commandOf(c, body, taskId, projectId), ...(usage.block ? { usage: usage.block } : {}) };
+}
+
+async function commandOf(c: HubContext, body: CompleteBody, taskId: string, projectId: string): Promise<RoomCommand> {
   const offload = offloaderFor(c, projectId, roomActor(c).label);
   const response = (await offload(responseBlocksOf(body) ?? undefined, OFFLOAD_DEPTH.response)) as Record<string, unknown> | undefined;
   const outcome = outcomeOf(body);

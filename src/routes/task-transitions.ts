@@ -13,22 +13,31 @@ import { taskSchema } from "../views/tasks";
 import { rejectBody } from "../protocol/compute-protocol";
 import { completeBody } from "../protocol/task-response";
 import { completionCommand } from "./task-completion";
+import type { UsageBlock } from "../domain/usage";
+import { recordUsageBlock } from "../usage/record-block";
 import { takenBack, type TaskSurface } from "./task-surface";
 import { taskFor } from "./task-access";
 
 /** Runs a body-less or simple transition and answers the task as it is afterwards. */
 export async function transition(c: HubContext, taskId: string, command: (id: string, projectId: string) => Promise<Parameters<typeof runInRoom>[2]>) {
+  return (await transitionWith(c, taskId, async (id, projectId) => ({ command: await command(id, projectId) }))).view;
+}
+
+/** A transition whose command comes with usage to count once it has committed (a completion's usage block). */
+async function transitionWith(c: HubContext, taskId: string, made: (id: string, projectId: string) => Promise<{ command: Parameters<typeof runInRoom>[2]; usage?: UsageBlock }>) {
   const task = await taskFor(c, taskId, "write");
-  const { result, view } = await runInRoomForView(c, task.projectId, await command(task.id, task.projectId));
-  // Completing again with the same result changes nothing: the copy of its large parts just stored is not needed.
+  const { command, usage } = await made(task.id, task.projectId);
+  const { result, view } = await runInRoomForView(c, task.projectId, command);
+  // Completing again with the same result changes nothing: the copy of its large parts just stored is not needed, nor is its usage counted again.
   if (result.unchanged) await discardOffloaded(c, pointedTo([view.result, view.response]));
-  return view;
+  else if (usage) await recordUsageBlock(c, view, usage);
+  return { view };
 }
 
 export const startTask = (c: HubContext, id: string) => transition(c, id, async (taskId) => ({ op: "start", taskId }));
 
 /** `result`, or a task-format Task Response: completed with its artifacts and metadata, or failed with its error block. */
-export const completeTask = (c: HubContext, id: string) => transition(c, id, (taskId, projectId) => completionCommand(c, taskId, projectId));
+export const completeTask = async (c: HubContext, id: string) => (await transitionWith(c, id, (taskId, projectId) => completionCommand(c, taskId, projectId))).view;
 
 /** `error` is text (the official CLI) or a task-format error block {code, message, details?, recoverable?}. */
 export const failTask = (c: HubContext, id: string) =>

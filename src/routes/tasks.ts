@@ -15,6 +15,7 @@ import { approvePlanRoute, planRoute, revisePlanRoute } from "./task-plans";
 import { dependencyRoutes } from "./task-dependencies";
 import { noteRoutes } from "./task-notes";
 import { logRoutes } from "./task-logs";
+import { taskUsageRoute } from "./usage";
 
 /**
  * The task routes of one surface: the same operations, each under its own operation id and tag. They are registered in
@@ -45,6 +46,7 @@ export function taskRoutes(surface: "people" | "agents") {
   autoAssignRoute(s);
   noteRoutes(s);
   logRoutes(s);
+  taskUsageRoute(s);
   timelineRoute(s);
   return s.r;
 }

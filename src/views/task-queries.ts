@@ -8,6 +8,8 @@ import type { Db } from "../db/client";
 import { boundForBatch, builtOnce, inJsonList, qualified } from "../db/sql";
 import { dependencyResolved, dependencyResolvedAt, servers, sessions, taskDependencies, taskNotes, tasks, UNFINISHED_TASK } from "../db/schema";
 import { FINISHED, type TaskStatus } from "../domain/lifecycle";
+import type { UsageAmounts } from "../domain/usage";
+import { usageJson, usageOfRow } from "./usage";
 
 export const RECENT_NOTES = 20;
 const targetSession = alias(sessions, "target_session");
@@ -65,6 +67,7 @@ const viewsWhere = (where: SQL) => (db: Db) =>
           'urgent', n.urgent, 'created_at', n.created_at))
         FROM (SELECT * FROM (SELECT * FROM task_notes WHERE task_id = ${qualified(tasks.id)} ORDER BY created_at DESC, id DESC LIMIT ${RECENT_NOTES})
               ORDER BY created_at, id) n)`.as("notes_json"),
+      usage: sql<string | null>`(SELECT ${sql.raw(usageJson("u"))} FROM task_usage u WHERE u.task_id = ${qualified(tasks.id)})`.as("usage_json"),
     })
     .from(tasks)
     .leftJoin(servers, eq(servers.id, tasks.assignedServerId))
@@ -78,8 +81,8 @@ const oneViewQuery = builtOnce(viewsWhere(eq(tasks.id, sql.placeholder("id"))));
 const viewsOfIds = (db: Db, ids: string[]) =>
   ids.length === 1 ? { query: oneViewQuery(db), values: { id: ids[0]! } } : { query: viewQuery(db), values: { ids: JSON.stringify(ids) } };
 
-/** The task's own columns and the five named above. */
-const VIEW_COLUMNS = Object.keys(getTableColumns(tasks)).length + 5;
+/** The task's own columns and the six named above. */
+const VIEW_COLUMNS = Object.keys(getTableColumns(tasks)).length + 6;
 
 type TaskViewRow = Awaited<ReturnType<ReturnType<typeof viewQuery>["all"]>>[number];
 
@@ -111,7 +114,7 @@ function viewsOf(ids: string[], rows: TaskViewRow[]): TaskView[] {
       createdAt: n.created_at,
     }));
     const names = { assignedServerName: r.serverName, targetSessionName: r.targetSessionName, sourceSessionName: r.sourceSessionName };
-    return [taskView(r.task, names, deps, notes)];
+    return [taskView(r.task, names, deps, notes, r.usage === null ? null : usageOfRow(JSON.parse(r.usage) as UsageAmounts))];
   });
 }
 

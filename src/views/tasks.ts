@@ -1,6 +1,8 @@
 /** The task object both surfaces return (API.md "Tasks"; fields the official CLI reads included), and what comes with it. */
 import type { InferSelectModel } from "drizzle-orm";
 import { z } from "zod";
+import type { UsageAmounts } from "../domain/usage";
+import { usageAmountsSchema } from "./usage";
 import { INTERVENTION_STATUSES, INTERVENTION_TYPES, PRIORITIES, type interventions, type taskDependencies, type taskNotes, type tasks } from "../db/schema";
 import { deliveredInput, isBlocked } from "../domain/dependencies";
 import { TASK_STATUSES, type TaskStatus } from "../domain/lifecycle";
@@ -166,11 +168,12 @@ export const taskSchema = z
     rejected_by: z.array(id).meta({ description: "Servers that rejected the task; auto-assignment passes them over" }),
     trace_id: z.string().nullable(),
     traceparent: z.string().nullable(),
+    usage: usageAmountsSchema.nullable().meta({ description: "What the agents reported using on this task, in all; null until they report any" }),
   })
   .meta({ id: "Task" });
 export type TaskView = z.infer<typeof taskSchema>;
 
-export function taskView(t: TaskRow, names: TaskNames, deps: DependencyRow[], notes: NoteRow[]): TaskView {
+export function taskView(t: TaskRow, names: TaskNames, deps: DependencyRow[], notes: NoteRow[], usage: UsageAmounts | null = null): TaskView {
   return {
     id: t.id,
     project_id: t.projectId,
@@ -224,6 +227,7 @@ export function taskView(t: TaskRow, names: TaskNames, deps: DependencyRow[], no
     rejected_by: t.rejectedBy,
     trace_id: t.traceId,
     traceparent: t.traceparent,
+    usage,
   };
 }
 
