@@ -8,11 +8,7 @@ import type { UsageBlock } from "../domain/usage";
 import { isPlainObject } from "../domain/plain-object";
 import { zodFieldErrors, type FieldError } from "./field-errors";
 
-const tokenCount = z
-  .int({ error: "must be a whole number of tokens" })
-  .min(0, "must not be negative")
-  .max(1e12, "must be at most 10^12")
-  .optional();
+const tokenCount = z.int({ error: "must be a whole number of tokens" }).min(0, "must not be negative").max(1e12, "must be at most 10^12").optional();
 
 export const usageBlockSchema = z
   .object({
@@ -26,7 +22,10 @@ export const usageBlockSchema = z
   .meta({ id: "UsageBlock", description: "What the work used, for agents that do not export telemetry: counted on the task" });
 
 /** The usage a completion carries, from the first place that has one; its mistakes named by where it was found. */
-export function usageOfCompletion(body: { usage?: UsageBlock; result?: unknown; metadata?: Record<string, unknown> }): { block?: UsageBlock; errors?: FieldError[] } {
+export function usageOfCompletion(body: { usage?: UsageBlock; result?: unknown; metadata?: Record<string, unknown> }): {
+  block?: UsageBlock;
+  errors?: FieldError[];
+} {
   if (body.usage) return { block: body.usage };
   const found: [string, unknown][] = [
     ["result.usage", isPlainObject(body.result) ? body.result.usage : undefined],

@@ -24,7 +24,11 @@ export async function transition(c: HubContext, taskId: string, command: (id: st
 }
 
 /** A transition whose command comes with usage to count once it has committed (a completion's usage block). */
-async function transitionWith(c: HubContext, taskId: string, made: (id: string, projectId: string) => Promise<{ command: Parameters<typeof runInRoom>[2]; usage?: UsageBlock }>) {
+async function transitionWith(
+  c: HubContext,
+  taskId: string,
+  made: (id: string, projectId: string) => Promise<{ command: Parameters<typeof runInRoom>[2]; usage?: UsageBlock }>,
+) {
   const task = await taskFor(c, taskId, "write");
   const { command, usage } = await made(task.id, task.projectId);
   const { result, view } = await runInRoomForView(c, task.projectId, command);
@@ -37,7 +41,8 @@ async function transitionWith(c: HubContext, taskId: string, made: (id: string, 
 export const startTask = (c: HubContext, id: string) => transition(c, id, async (taskId) => ({ op: "start", taskId }));
 
 /** `result`, or a task-format Task Response: completed with its artifacts and metadata, or failed with its error block. */
-export const completeTask = async (c: HubContext, id: string) => (await transitionWith(c, id, (taskId, projectId) => completionCommand(c, taskId, projectId))).view;
+export const completeTask = async (c: HubContext, id: string) =>
+  (await transitionWith(c, id, (taskId, projectId) => completionCommand(c, taskId, projectId))).view;
 
 /** `error` is text (the official CLI) or a task-format error block {code, message, details?, recoverable?}. */
 export const failTask = (c: HubContext, id: string) =>
