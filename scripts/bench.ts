@@ -22,7 +22,7 @@ const hub = `http://127.0.0.1:${HUB_PORT}`;
 const baselineUrl = `http://127.0.0.1:${BASELINE_PORT}`;
 const BOOTSTRAP = "bench-bootstrap-token";
 
-/** `npm run bench -- tree dataref` runs only the named scenarios: fan-out, fan-in, tree, costs, costs-model, permlog, files, mcp, sockets, dataref, dashboard, workerd (with its BullMQ peer), transfer, tunnel. */
+/** `npm run bench -- tree dataref` runs only the named scenarios: fan-out, fan-in, tree, costs, costs-model, permlog, usage, files, mcp, sockets, dataref, dashboard, workerd (with its BullMQ peer), transfer, tunnel. */
 const only = new Set(process.argv.slice(2));
 const wanted = (scenario: string) => only.size === 0 || only.has(scenario);
 
@@ -676,6 +676,157 @@ if (wanted("permlog")) {
   report(
     `    of which in the hub's Worker: ${fmt(d.worker)} ms during, ${fmt(q.worker)} ms without → ${fmt(d.worker / q.worker, 2)}× (floor ${fmt(f.worker / q.worker, 2)}×);` +
       ` in the room: ${fmt(d.room)} and ${fmt(q.room)} ms → ${fmt(d.room / q.room, 2)}× (floor ${fmt(f.room / q.room, 2)}×)`,
+  );
+}
+
+// ── (3e') usage telemetry ─────────────────────────────────────────────
+// 20 daemons' agents export their usage as Claude Code does (OTLP/HTTP JSON, cumulative sums of claude_code.cost.usage
+// and claude_code.token.usage per model and token type: 10 points a post), each once a second, while tasks complete in
+// the same project. Completion p99 beside the same run without the exports (target ≤ 1.2×), and the D1 rows the room's
+// usage batches wrote per point (target ≤ 1).
+if (wanted("usage")) {
+  console.log("\n(3e') usage telemetry: 20 daemons exporting 10 points a second each, and task completions in the same project meanwhile");
+  const DAEMONS = 20;
+  const COMPLETIONS = 200;
+  const GAP_MS = 5;
+  const EXPORT_MS = 1000;
+  const MODELS = ["claude-sonnet-4-5", "claude-haiku-4-5"];
+  const TOKEN_TYPES = ["input", "output", "cacheRead", "cacheCreation"];
+  const project = await newProject("usage");
+  const daemons = await Promise.all(
+    Array.from({ length: DAEMONS }, async (_, i) => {
+      const daemon = await newAgent(`usage-daemon-${i}`);
+      const session = (await ok(daemon.hub.POST("/api/v1/server/sessions", { body: { name: `agent-${i}`, project_id: project } }))).data.id;
+      // Each session is at work on a task, which its usage lands on.
+      const task = await createTask(daemon, { title: `busy ${i}`, project_id: project });
+      await ok(daemon.hub.POST("/api/v1/server/tasks/{id}/assign", { params: { path: { id: task } }, body: { session_name: `agent-${i}` } }));
+      await start(daemon, task);
+      return { daemon, session, exports: 0, startedNs: `${BigInt(Date.now()) * 1_000_000n}` };
+    }),
+  );
+  const worker = await newAgent("usage-worker", { max_concurrent_tasks: 3 * COMPLETIONS });
+  const ready = await pool(Array.from({ length: 3 * COMPLETIONS }), 16, async () => {
+    const id = await createTask(worker, { title: "work", project_id: project });
+    await assignTo(worker, id);
+    await start(worker, id);
+    return id;
+  });
+  const attr = (key: string, value: string) => ({ key, value: { stringValue: value } });
+  /** One export of a daemon's agent: its counters so far, as the OpenTelemetry SDK sends cumulative sums. */
+  const exportOf = (d: (typeof daemons)[number]) => {
+    const n = ++d.exports;
+    const now = `${BigInt(Date.now()) * 1_000_000n}`;
+    const point = (value: number, attributes: ReturnType<typeof attr>[]) => ({
+      startTimeUnixNano: d.startedNs,
+      timeUnixNano: now,
+      asDouble: value,
+      attributes: [attr("session.id", `agent-session-${d.session}`), ...attributes],
+    });
+    const sum = (name: string, unit: string, dataPoints: ReturnType<typeof point>[]) => ({
+      name,
+      unit,
+      sum: { aggregationTemporality: 2, isMonotonic: true, dataPoints },
+    });
+    return {
+      resourceMetrics: [
+        {
+          resource: { attributes: [attr("service.name", "claude-code"), attr("orchestratia.session_id", d.session)] },
+          scopeMetrics: [
+            {
+              scope: { name: "com.anthropic.claude_code", version: "2.0.0" },
+              metrics: [
+                sum(
+                  "claude_code.cost.usage",
+                  "USD",
+                  MODELS.map((m) => point(0.01 * n, [attr("model", m)])),
+                ),
+                sum(
+                  "claude_code.token.usage",
+                  "tokens",
+                  MODELS.flatMap((m) => TOKEN_TYPES.map((t) => point(100 * n, [attr("model", m), attr("type", t)]))),
+                ),
+              ],
+            },
+          ],
+        },
+      ],
+    };
+  };
+  const POINTS_PER_EXPORT = MODELS.length * (1 + TOKEN_TYPES.length);
+  const tallyOf = (timing: string | null) => {
+    const m = timing?.match(/usage;desc="points=(\d+), rows written=(\d+)/);
+    return m ? { points: Number(m[1]), rows: Number(m[2]) } : null;
+  };
+  let tally: { points: number; rows: number } | null = null;
+  const exportTo = async (d: (typeof daemons)[number]) => {
+    const res = await fetch(`${hub}/v1/metrics`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Authorization: `Bearer ${d.daemon.apiKey}` },
+      body: JSON.stringify(exportOf(d)),
+    });
+    if (res.status !== 200) throw new Error(`/v1/metrics answered ${res.status}: ${await res.text()}`);
+    await res.arrayBuffer();
+    tally = tallyOf(res.headers.get("Server-Timing")) ?? tally;
+  };
+  const completions = async (tasks: string[], stop: () => boolean) => {
+    const ms: number[] = [];
+    for (const id of tasks) {
+      if (stop()) break;
+      const t = performance.now();
+      await complete(worker, id, "ok");
+      ms.push(performance.now() - t);
+      await new Promise((r) => setTimeout(r, GAP_MS));
+    }
+    return ms;
+  };
+  /** Every daemon exports once a second while the completions run; answers their times and the exports made. */
+  const whileExporting = async (tasks: string[], send: (d: (typeof daemons)[number]) => Promise<void>) => {
+    let running = true;
+    let sent = 0;
+    const exporting = Promise.all(
+      daemons.map(async (d, i) => {
+        await new Promise((r) => setTimeout(r, (i * EXPORT_MS) / DAEMONS));
+        while (running) {
+          const next = performance.now() + EXPORT_MS;
+          await send(d);
+          sent++;
+          await new Promise((r) => setTimeout(r, Math.max(0, next - performance.now())));
+        }
+      }),
+    );
+    const ms = await completions(tasks, () => false);
+    running = false;
+    await exporting;
+    return { ms, sent };
+  };
+  const quiet = await completions(ready.slice(0, COMPLETIONS), () => false);
+  const floor = await whileExporting(ready.slice(COMPLETIONS, 2 * COMPLETIONS), (d) =>
+    baselineRequest("/parse", 201, { method: "POST", body: JSON.stringify(exportOf(d)) }),
+  );
+  for (const d of daemons) d.exports = 0;
+  const started = performance.now();
+  const during = await whileExporting(ready.slice(2 * COMPLETIONS), exportTo);
+  const seconds = secondsSince(started);
+  // The last batch goes to D1 within about a second: one more export (no growth, so nothing more to count) reads the tally after it.
+  await new Promise((r) => setTimeout(r, 2500));
+  for (const d of daemons.slice(0, 1)) {
+    d.exports--;
+    await exportTo(d);
+  }
+  const [q, f, d] = [percentile(quiet, 99), percentile(floor.ms, 99), percentile(during.ms, 99)];
+  const points = during.sent * POINTS_PER_EXPORT;
+  report(
+    `  ${points.toLocaleString("en")} usage points in ${during.sent} exports over ${fmt(seconds, 1)} s = ${fmt(points / seconds, 0)} points/s (${DAEMONS} daemons, ${POINTS_PER_EXPORT} points an export, one export a second each)`,
+  );
+  const t = tally as { points: number; rows: number } | null;
+  report(
+    `  D1 rows written per usage point: ${t ? fmt(t.rows / t.points, 3) : "n/a"} (${t?.rows ?? "?"} rows for ${t?.points ?? "?"} points; target ≤ 1` +
+      ` against the floor of 1 row per point that storing each point would cost, before its index rows)`,
+  );
+  report(
+    `  task completion in the same project, p99: ${fmt(d)} ms while exporting (${during.ms.length} completions), ${fmt(q)} ms without (${quiet.length})` +
+      ` → ${fmt(d / q, 2)}× (target ≤ 1.2×); p50 ${fmt(percentile(during.ms, 50))} and ${fmt(percentile(quiet, 50))} ms` +
+      `   | floor: ${fmt(f)} ms while the same exports go to a Worker that only parses them → ${fmt(f / q, 2)}×`,
   );
 }
 

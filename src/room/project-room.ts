@@ -37,7 +37,7 @@ import { AgentGraces } from "./agent-graces";
 import { earliest } from "./earliest";
 import type { Committed } from "./committed";
 import { RoomWriter } from "./room-writer";
-import { UsageIntake } from "./usage-intake";
+import { UsageIntake, type UsageTally } from "./usage-intake";
 import type { UsagePoint } from "../domain/usage";
 import type { CommittedEvent } from "./statements";
 import type { TaskStatus } from "../domain/lifecycle";
@@ -131,7 +131,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   }
 
   /** Usage points for the project's roll-ups: kept here before this answers, and counted within a second or so. */
-  recordUsage(points: UsagePoint[]): Promise<{ deltas: number }> {
+  recordUsage(points: UsagePoint[]): Promise<{ deltas: number; tally: UsageTally }> {
     return this.usage.accept(points);
   }
 

@@ -5,6 +5,7 @@
  * operation in the room's queue: a few roll-up rows however many points. A batch is named before it is sent and
  * keeps its name until its rows are gone here, so one sent again after a crash is recognised (operations/usage.ts).
  */
+import { countingRoundTrips, noRoundTrips } from "../db/round-trips";
 import { cumulativeDelta, type UsagePoint } from "../domain/usage";
 import { logError } from "../runtime/log";
 import { HUB_ACTOR } from "../runtime/room-rpc";
@@ -19,8 +20,17 @@ const POSTS_PER_BATCH = 200;
 /** A cumulative series not seen for this long is forgotten: its exporter is gone. */
 const SERIES_KEPT_MS = 7 * 24 * 3600 * 1000;
 
+/** What this instance of the intake has counted since it started: points in, and the D1 rows its batches wrote for them. */
+export interface UsageTally {
+  points: number;
+  deltas: number;
+  batches: number;
+  rowsWritten: number;
+}
+
 export class UsageIntake {
   private timer: ReturnType<typeof setTimeout> | null = null;
+  readonly tally: UsageTally = { points: 0, deltas: 0, batches: 0, rowsWritten: 0 };
 
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -32,7 +42,7 @@ export class UsageIntake {
   }
 
   /** Keeps the points durably (cumulative ones as deltas); answers how many of them add anything. */
-  async accept(points: readonly UsagePoint[]): Promise<{ deltas: number }> {
+  async accept(points: readonly UsagePoint[]): Promise<{ deltas: number; tally: UsageTally }> {
     const now = new Date().toISOString();
     const deltas = this.storage.transactionSync(() => {
       const kept: UsagePoint[] = [];
@@ -60,8 +70,10 @@ export class UsageIntake {
       if (kept.length > 0) this.storage.sql.exec("INSERT INTO usage_pending (points) VALUES (?)", JSON.stringify(kept));
       return kept.length;
     });
+    this.tally.points += points.length;
+    this.tally.deltas += deltas;
     if (deltas > 0) await this.soon();
-    return { deltas };
+    return { deltas, tally: { ...this.tally } };
   }
 
   /** Points are waiting: a batch within a second, and the alarm as a net should this instance go first. */
@@ -80,7 +92,11 @@ export class UsageIntake {
       try {
         for (let claimed = this.claim(); claimed; claimed = this.claim()) {
           const { batch, points, retry } = claimed;
-          const answer = await this.writer.apply({ actor: HUB_ACTOR, command: { op: "record_usage", batchId: batch, points, retry }, withView: false });
+          const billed = noRoundTrips();
+          const command = { op: "record_usage" as const, batchId: batch, points, retry };
+          const answer = await countingRoundTrips(billed, () => this.writer.apply({ actor: HUB_ACTOR, command, withView: false }));
+          this.tally.batches++;
+          this.tally.rowsWritten += billed.rowsWritten;
           if (!answer.ok) logError("usage batch refused", { operation: "record_usage" }, answer.problem.detail);
           this.storage.sql.exec("DELETE FROM usage_pending WHERE batch = ?", batch);
         }
