@@ -8,6 +8,11 @@ import { roomStub } from "../room/client";
 import type { WorkerEnv } from "../runtime/worker-env";
 
 const KEEP_EXPIRED_MS = 7 * 24 * 60 * 60 * 1000;
+/**
+ * How long a usage batch's id is kept: a room tries a batch again within seconds of a failure, so a batch that may have
+ * committed is always settled long before its id goes.
+ */
+const KEEP_USAGE_BATCH_IDS_MS = 2 * 24 * 60 * 60 * 1000;
 
 export async function sweepExpired(env: RoomEnv, now = Date.now()) {
   const idempotencyCutoff = new Date(now - IDEMPOTENCY_TTL_MS).toISOString();
@@ -19,6 +24,7 @@ export async function sweepExpired(env: RoomEnv, now = Date.now()) {
     env.DB.prepare("DELETE FROM telegram_link_codes WHERE expires_at < ?1").bind(new Date(now).toISOString()),
     // Deliveries that are over (delivered or given up) are kept a week for their log; their attempts go with them.
     env.DB.prepare("DELETE FROM outbox WHERE status != 'pending' AND created_at < ?1").bind(expiredCutoff),
+    env.DB.prepare("DELETE FROM usage_batches WHERE recorded_at < ?1").bind(new Date(now - KEEP_USAGE_BATCH_IDS_MS).toISOString()),
   ]);
 }
 
