@@ -1,5 +1,6 @@
 /** The room's usage intake: points kept before the answer, cumulative series counted once, roll-ups per task, session and day. */
 import { env } from "cloudflare:workers";
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { UsagePoint } from "../src/domain/usage";
 import { until } from "./helpers";
@@ -75,5 +76,39 @@ describe("usage intake", () => {
     expect(row!.output_tokens).toBe(530);
     const events = await env.DB.prepare("SELECT data FROM events WHERE project_id = ? AND type = 'usage_recorded'").bind(w.project.id).all<{ data: string }>();
     expect(events.results.map((e) => JSON.parse(e.data).unattributed).reduce((a, b) => a + b, 0)).toBe(2);
+  });
+
+  it("sends a batch that may have committed again without counting it twice, and one that did not, once", async () => {
+    const taskId = await runningTask(w);
+    const at = new Date().toISOString();
+    const point = (value: number): UsagePoint => ({
+      sessionId: w.workerSession,
+      serverId: w.worker.id,
+      agentType: null,
+      model: "m",
+      measure: "input_tokens",
+      value,
+      at,
+    });
+    // As a crash leaves them: two batches named and sent, the first committed (its id is in D1), the second not.
+    const stub = room(w.project.id);
+    await env.DB.prepare("INSERT INTO usage_batches (project_id, batch_id, recorded_at) VALUES (?, 'committed', ?)").bind(w.project.id, at).run();
+    await runInDurableObject(stub, async (_, state) => {
+      state.storage.sql.exec("INSERT INTO usage_pending (batch, points) VALUES ('committed', ?)", JSON.stringify([point(1000)]));
+      state.storage.sql.exec("INSERT INTO usage_pending (batch, points) VALUES ('lost', ?)", JSON.stringify([point(7)]));
+    });
+    // A restarted room finds them on its alarm.
+    await evictDurableObject(stub);
+    await runDurableObjectAlarm(stub);
+    const row = await until(
+      () => taskUsage(taskId),
+      (r) => (r?.input_tokens ?? 0) > 0,
+      "task usage after the restart",
+    );
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await taskUsage(taskId))!.input_tokens).toBe(7);
+    expect(row!.input_tokens).toBe(7);
+    const left = await runInDurableObject(stub, async (_, state) => state.storage.sql.exec("SELECT count(*) AS n FROM usage_pending").one().n);
+    expect(left).toBe(0);
   });
 });
