@@ -156,6 +156,8 @@ describe("setting the export up", () => {
     // A PUT replaces it whole: an endpoint already naming the traces path is used as it is, and headers left out are gone.
     const replaced = await expectOk(call(E(project.id), { method: "PUT", token: w.admin, body: { endpoint: `${endpoint}/v1/traces`, include_content: true } }));
     expect(replaced.json).toMatchObject({ traces_url: `${endpoint}/v1/traces`, header_names: [], include_content: true, created_at: put.json.created_at });
+    const slashed = await expectOk(call(E(project.id), { method: "PUT", token: w.admin, body: { endpoint: `${endpoint}/` } }));
+    expect(slashed.json.traces_url).toBe(`${endpoint}/v1/traces`);
     await expectOk(call(E(project.id), { method: "DELETE", token: w.admin }), 204);
     expectProblem(await call(E(project.id), { token: w.admin }), 404, "NOT_FOUND");
     expectProblem(await call(E(project.id), { method: "DELETE", token: w.admin }), 404, "NOT_FOUND");

@@ -13,7 +13,8 @@ export const TRACES_PATH = "/v1/traces";
 /** Where spans are posted for an export endpoint. */
 export function tracesUrl(endpoint: string): string {
   const url = new URL(endpoint);
-  if (!url.pathname.endsWith(TRACES_PATH)) url.pathname = `${url.pathname.replace(/\/+$/, "")}${TRACES_PATH}`;
+  const path = url.pathname.replace(/\/+$/, "");
+  url.pathname = path.endsWith(TRACES_PATH) ? path : `${path}${TRACES_PATH}`;
   return url.href;
 }
 
