@@ -53,7 +53,7 @@ export async function workerdConfig(miniflare: Record<string, unknown> = {}, mai
     test: {
       include: ["test/**/*.test.ts"],
       setupFiles: ["./test/setup.ts"],
-      globalSetup: ["./test/receiver-setup.ts", "./test/bot-api-setup.ts"],
+      globalSetup: ["./test/receiver-setup.ts", "./test/bot-api-setup.ts", "./test/collector-setup.ts"],
       testTimeout: 30_000,
     },
   };

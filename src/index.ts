@@ -8,6 +8,7 @@ export { ProjectRoom } from "./room/project-room";
 export { ServerLink } from "./server-link/server-link";
 export { WebhookEndpoint } from "./integrations/webhook-endpoint";
 export { TelegramChat } from "./integrations/telegram/chat";
+export { TelemetryExporter } from "./integrations/telemetry/exporter";
 export { PermissionLogWriter } from "./permission-log/writer";
 export { McpSession } from "./mcp/session";
 

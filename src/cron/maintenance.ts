@@ -1,5 +1,6 @@
 /** Hourly housekeeping (cron trigger): forgets what has expired, and wakes deliveries nobody woke. */
 import { deleteLogBefore } from "../db/permission-log";
+import type { OutboxTargetKind } from "../db/schema";
 import { IDEMPOTENCY_TTL_MS } from "../middleware/idempotency";
 import { laneStub } from "../integrations/client";
 import type { RoomEnv } from "../runtime/room-env";
@@ -37,7 +38,7 @@ export async function sweepExpired(env: RoomEnv, now = Date.now()) {
 export async function wakeStrandedDeliveries(env: RoomEnv, now = Date.now()) {
   const { results } = await env.DB.prepare("SELECT DISTINCT target_kind, target_id FROM outbox WHERE status = 'pending' AND next_attempt_at <= ?1")
     .bind(new Date(now).toISOString())
-    .all<{ target_kind: "webhook" | "telegram"; target_id: string }>();
+    .all<{ target_kind: OutboxTargetKind; target_id: string }>();
   await Promise.all(results.map((r) => laneStub(env, { kind: r.target_kind, id: r.target_id }).wake()));
   return results.length;
 }

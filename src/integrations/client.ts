@@ -1,4 +1,7 @@
-/** How the hub reaches an integration's delivery lane: one Durable Object per webhook or linked chat, named by its id. */
+/**
+ * How the hub reaches an integration's delivery lane: one Durable Object per webhook, linked chat or project's
+ * telemetry export, named by its id (the export's is its project's).
+ */
 import type { RoomEnv } from "../runtime/room-env";
 import { countedStub } from "../db/round-trips";
 import type { OutboxTarget } from "../room/outbox";
@@ -6,5 +9,15 @@ import type { OutboxTarget } from "../room/outbox";
 // Each call on these is one billed Durable Object request, counted against the work running.
 export const webhookStub = (env: RoomEnv, webhookId: string) => countedStub(env.WEBHOOK_ENDPOINT.get(env.WEBHOOK_ENDPOINT.idFromName(webhookId)));
 
-export const laneStub = (env: RoomEnv, target: OutboxTarget) =>
-  target.kind === "webhook" ? webhookStub(env, target.id) : countedStub(env.TELEGRAM_CHAT.get(env.TELEGRAM_CHAT.idFromName(target.id)));
+export const telemetryStub = (env: RoomEnv, projectId: string) => countedStub(env.TELEMETRY_EXPORT.get(env.TELEMETRY_EXPORT.idFromName(projectId)));
+
+export const laneStub = (env: RoomEnv, target: OutboxTarget) => {
+  switch (target.kind) {
+    case "webhook":
+      return webhookStub(env, target.id);
+    case "telemetry":
+      return telemetryStub(env, target.id);
+    case "telegram":
+      return countedStub(env.TELEGRAM_CHAT.get(env.TELEGRAM_CHAT.idFromName(target.id)));
+  }
+};

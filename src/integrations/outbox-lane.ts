@@ -1,14 +1,17 @@
 /**
  * What every integration's delivery object shares: one object per target
- * (a webhook, a Telegram chat) drains that target's outbox rows in order, one
- * at a time, woken by the project rooms after they commit and by its alarm
- * for retries. Everything it works from is in D1, so an eviction mid-delivery
+ * (a webhook, a Telegram chat, a project's telemetry export) drains that
+ * target's outbox rows in order, one at a time, woken by the project rooms
+ * after they commit and by its alarm for retries. Everything it works from is in D1, so an eviction mid-delivery
  * loses nothing: the row is still pending and is sent again.
  */
 import { DurableObject } from "cloudflare:workers";
+import type { OutboxTargetKind } from "../db/schema";
 import { log, logError } from "../runtime/log";
 import type { RoomReachingEnv } from "../runtime/room-rpc";
+import { checkTargetFor } from "./dns";
 import { RETRY_DELAYS_MS } from "./retry-schedule";
+import type { TargetCheck } from "./target-url";
 
 /** Rows read per round trip. */
 export const PAGE = 25;
@@ -16,6 +19,8 @@ export const PAGE = 25;
 export const MAX_PER_DRAIN = 200;
 /** If the object is evicted mid-drain, its alarm picks the work up again after this. */
 const RESUME_AFTER_MS = 30_000;
+/** How long one check of a target's URL serves its deliveries. */
+const TARGET_CHECK_TTL_MS = 30_000;
 
 /** An outbox row with the event it stands for (none for a test delivery). */
 export interface DueRow {
@@ -42,9 +47,8 @@ export interface AttemptRecord {
   responseBody: string | null;
 }
 
-
 export abstract class OutboxLane extends DurableObject<RoomReachingEnv> {
-  protected abstract readonly kind: "webhook" | "telegram";
+  protected abstract readonly kind: OutboxTargetKind;
   private draining: Promise<void> | null = null;
   /** Work arrived while a drain ran: it drains again when done. */
   private again = false;
@@ -88,9 +92,24 @@ export abstract class OutboxLane extends DurableObject<RoomReachingEnv> {
     this.ctx.waitUntil(this.draining);
   }
 
+  /** The last check of the target: a drain of many deliveries resolves the name once per TARGET_CHECK_TTL_MS, not per attempt. */
+  private lastCheck?: { url: string; at: number; result: TargetCheck };
+
+  /** Whether a URL the hub posts to (a webhook's, a collector's) may be reached now: its name resolved and checked again. */
+  protected async checkTarget(url: string): Promise<TargetCheck> {
+    const now = Date.now();
+    if (this.lastCheck?.url === url && now - this.lastCheck.at < TARGET_CHECK_TTL_MS) return this.lastCheck.result;
+    const result = await checkTargetFor(this.env, url);
+    this.lastCheck = { url, at: now, result };
+    return result;
+  }
+
   /** How many rows wait (one row: `n`), to read in a batch with others. */
   protected pendingCount(): D1PreparedStatement {
-    return this.env.DB.prepare("SELECT COUNT(*) AS n FROM outbox WHERE target_kind = ?1 AND target_id = ?2 AND status = 'pending'").bind(this.kind, this.targetId);
+    return this.env.DB.prepare("SELECT COUNT(*) AS n FROM outbox WHERE target_kind = ?1 AND target_id = ?2 AND status = 'pending'").bind(
+      this.kind,
+      this.targetId,
+    );
   }
 
   /** The next pending rows, oldest first, with their events, to read in a batch with others. */
@@ -112,14 +131,7 @@ export abstract class OutboxLane extends DurableObject<RoomReachingEnv> {
       // Numbered across redeliveries too (a redelivery starts the row's tries afresh, not its log).
       this.env.DB.prepare(
         "INSERT INTO delivery_attempts (outbox_id, attempt, status_code, error, duration_ms, response_body, at) VALUES (?1, (SELECT COUNT(*) + 1 FROM delivery_attempts WHERE outbox_id = ?1), ?2, ?3, ?4, ?5, ?6)",
-      ).bind(
-        row.id,
-        result.statusCode,
-        result.error,
-        result.durationMs,
-        result.responseBody,
-        now,
-      ),
+      ).bind(row.id, result.statusCode, result.error, result.durationMs, result.responseBody, now),
       this.env.DB.prepare(
         `UPDATE outbox SET attempts = ?2, last_status_code = ?3, last_error = ?4, status = CASE WHEN ?5 THEN 'delivered' ELSE status END, delivered_at = CASE WHEN ?5 THEN ?6 ELSE delivered_at END
          WHERE id = ?1`,

@@ -12,8 +12,6 @@ import { unseal } from "../auth/sealed";
 import { HUB_ACTOR, executeInRoom } from "../runtime/room-rpc";
 import { MAX_PER_DRAIN, OutboxLane, PAGE, type DueRow } from "./outbox-lane";
 import { MAX_PENDING_DELIVERIES, nextAttemptAt, RETRY_DELAYS_MS } from "./retry-schedule";
-import { checkTargetFor } from "./dns";
-import type { TargetCheck } from "./target-url";
 import { attempt, signedRequest, type AttemptResult } from "./webhook-message";
 
 interface WebhookRow {
@@ -26,17 +24,16 @@ interface WebhookRow {
   previous_secret_expires_at: string | null;
 }
 
-/** How long one check of a webhook's target serves its deliveries. */
-const TARGET_CHECK_TTL_MS = 30_000;
-
 export class WebhookEndpoint extends OutboxLane {
   protected readonly kind = "webhook";
 
   protected async drain() {
-    for (let sent = 0; ; ) {
+    for (let sent = 0; ;) {
       // One round trip for what a round needs: the webhook, how much waits, and the next page.
       const [hooks, pending, page] = await this.env.DB.batch([
-        this.env.DB.prepare("SELECT id, project_id, url, enabled, secret, previous_secret, previous_secret_expires_at FROM webhooks WHERE id = ?1").bind(this.targetId),
+        this.env.DB.prepare("SELECT id, project_id, url, enabled, secret, previous_secret, previous_secret_expires_at FROM webhooks WHERE id = ?1").bind(
+          this.targetId,
+        ),
         this.pendingCount(),
         this.due(),
       ]);
@@ -69,17 +66,6 @@ export class WebhookEndpoint extends OutboxLane {
     return previousValid ? [current, await unseal(this.env.DATA_KEY, hook.previous_secret!)] : [current];
   }
 
-  /** The last check of the target: a drain of many deliveries resolves the name once per TARGET_CHECK_TTL_MS, not per attempt. */
-  private lastCheck?: { url: string; at: number; result: TargetCheck };
-
-  private async checkTarget(url: string): Promise<TargetCheck> {
-    const now = Date.now();
-    if (this.lastCheck?.url === url && now - this.lastCheck.at < TARGET_CHECK_TTL_MS) return this.lastCheck.result;
-    const result = await checkTargetFor(this.env, url);
-    this.lastCheck = { url, at: now, result };
-    return result;
-  }
-
   private async deliver(hook: WebhookRow, row: DueRow, secrets: string[]): Promise<AttemptResult> {
     // The URL was checked when saved, but a name's addresses change: it is resolved and checked again before the
     // attempts, at most TARGET_CHECK_TTL_MS apart (two DNS-over-HTTPS lookups each). The address checked cannot be pinned (a Worker's fetch cannot be told which address to connect to),
@@ -92,7 +78,16 @@ export class WebhookEndpoint extends OutboxLane {
     const data =
       row.seq === null
         ? (JSON.parse(row.payload ?? "{}") as Record<string, unknown>)
-        : { seq: row.seq, project_id: hook.project_id, type: row.event_type, task_id: row.event_task_id, actor: row.event_actor, data: JSON.parse(row.event_data ?? "{}"), traceparent: row.event_traceparent, created_at: row.event_created_at };
+        : {
+            seq: row.seq,
+            project_id: hook.project_id,
+            type: row.event_type,
+            task_id: row.event_task_id,
+            actor: row.event_actor,
+            data: JSON.parse(row.event_data ?? "{}"),
+            traceparent: row.event_traceparent,
+            created_at: row.event_created_at,
+          };
     const message = { id: row.id, type: row.event_type, timestamp: row.event_created_at ?? row.created_at, data, traceparent: row.event_traceparent };
     return attempt(hook.url, signedRequest(message, secrets));
   }
@@ -100,7 +95,9 @@ export class WebhookEndpoint extends OutboxLane {
   /** Too much waits: it is dropped (kept in the log as failed), so enabling the webhook again starts afresh. */
   private async overflowed(hook: WebhookRow) {
     const reason = `more than ${MAX_PENDING_DELIVERIES} deliveries were waiting; they were dropped`;
-    await this.env.DB.prepare("UPDATE outbox SET status = 'failed', last_error = ?2 WHERE target_kind = 'webhook' AND target_id = ?1 AND status = 'pending'").bind(hook.id, reason).run();
+    await this.env.DB.prepare("UPDATE outbox SET status = 'failed', last_error = ?2 WHERE target_kind = 'webhook' AND target_id = ?1 AND status = 'pending'")
+      .bind(hook.id, reason)
+      .run();
     return this.disable(hook, reason);
   }
 

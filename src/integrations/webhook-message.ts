@@ -1,8 +1,9 @@
 /**
  * One webhook delivery on the wire (API.md "Webhooks"): JSON `{type,
  * timestamp, data}` signed the Standard Webhooks way by the `standardwebhooks`
- * library, and one attempt at sending it: 10 s at most, no redirects
- * followed, at most 4 KiB of the answer read.
+ * library, and one attempt at sending it (or any delivery, the telemetry
+ * export's too): 10 s at most, no redirects followed, at most 4 KiB of the
+ * answer read.
  */
 import { Webhook } from "standardwebhooks";
 
@@ -49,6 +50,16 @@ export interface AttemptResult {
   error: string | null;
   durationMs: number;
   responseBody: string | null;
+  /** How long the receiver asked to be left alone (`Retry-After` on a 429 or 503), if it did. */
+  retryAfterMs?: number | null;
+}
+
+/** A `Retry-After` header's wait: seconds, or an HTTP date; null when absent or unreadable. */
+export function retryAfterMs(header: string | null, now = Date.now()): number | null {
+  if (!header) return null;
+  if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
+  const at = Date.parse(header);
+  return Number.isFinite(at) ? Math.max(0, at - now) : null;
 }
 
 /** Reads at most MAX_RESPONSE_BYTES of an answer and lets the rest go. */
@@ -74,16 +85,34 @@ async function headOf(res: Response): Promise<string> {
   return new TextDecoder().decode(bytes);
 }
 
-export async function attempt(url: string, request: ReturnType<typeof signedRequest>): Promise<AttemptResult> {
+/** One POST of a delivery (a webhook's signed JSON, or a collector's protobuf). */
+export async function attempt(url: string, request: { body: BodyInit; headers: Record<string, string> }): Promise<AttemptResult> {
   const started = performance.now();
   try {
-    const res = await fetch(url, { method: "POST", headers: request.headers, body: request.body, redirect: "manual", signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS) });
+    const res = await fetch(url, {
+      method: "POST",
+      headers: request.headers,
+      body: request.body,
+      redirect: "manual",
+      signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
+    });
     const ok = res.status >= 200 && res.status < 300;
     // The status decides; an answer's body that never ends does not undo a 2xx.
     const responseBody = await headOf(res).catch(() => null);
-    return { ok, statusCode: res.status, error: ok ? null : `answered ${res.status}`, durationMs: Math.round(performance.now() - started), responseBody };
+    const wait = res.status === 429 || res.status === 503 ? retryAfterMs(res.headers.get("Retry-After")) : null;
+    return {
+      ok,
+      statusCode: res.status,
+      error: ok ? null : `answered ${res.status}`,
+      durationMs: Math.round(performance.now() - started),
+      responseBody,
+      retryAfterMs: wait,
+    };
   } catch (e) {
-    const error = e instanceof Error && e.name === "TimeoutError" ? `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s` : `could not connect: ${e instanceof Error ? e.message : String(e)}`;
+    const error =
+      e instanceof Error && e.name === "TimeoutError"
+        ? `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s`
+        : `could not connect: ${e instanceof Error ? e.message : String(e)}`;
     return { ok: false, statusCode: null, error, durationMs: Math.round(performance.now() - started), responseBody: null };
   }
 }

@@ -187,6 +187,7 @@ const TAGS = [
   ["Code health", "Snapshots of a codebase's health the daemons' scanner makes (`orchestratia code`), their history, and scans people ask for."],
   ["Usage and budgets", "What the agents used (tokens, cost, API time) per task, graph, project, model and agent; budgets that warn, hold and stop."],
   ["Webhooks", "Signed HTTP deliveries of a project's events (Standard Webhooks)."],
+  ["Telemetry", "A project's tasks sent to an OpenTelemetry collector as spans (OTLP/HTTP)."],
   ["Telegram", "The Telegram bot: its webhook and its setup."],
   ["MCP", "The Model Context Protocol endpoint, for any MCP client, and the OAuth authorize step that signs a person in for one."],
   ["A2A", "Each project as an Agent2Agent (A2A) agent: its card, and the JSON-RPC endpoint other agents delegate work to."],

@@ -8,14 +8,18 @@
  * batch and records exactly the events after it. A batch whose outcome is
  * unknown (it threw) leaves that seq where it was: if the batch did commit,
  * the next one records its events too, and the unique index keeps each once.
+ * A project exporting telemetry is owed one delivery per task that finishes
+ * (done, failed or cancelled): its span, built when it is sent.
  */
 import { sql } from "drizzle-orm";
+import type { OutboxTargetKind } from "../db/schema";
 import { TELEGRAM_EVENTS } from "../integrations/telegram/messages";
+import { SPAN_ENDING_EVENTS } from "../integrations/telemetry/task-span";
 import { statement, type CommittedEvent } from "./statements";
 
 /** An integration owed a delivery by a batch that committed. */
 export interface OutboxTarget {
-  kind: "webhook" | "telegram";
+  kind: OutboxTargetKind;
   id: string;
 }
 
@@ -24,6 +28,7 @@ export interface OutboxTarget {
  * for every batch, chats or none. They are constants of the hub's own, never a caller's text.
  */
 const TELEGRAM_TYPES = sql.raw(TELEGRAM_EVENTS.map((type) => `'${type}'`).join(", "));
+const SPAN_ENDING_TYPES = sql.raw(SPAN_ENDING_EVENTS.map((type) => `'${type}'`).join(", "));
 
 export class OutboxRecorder {
   private lastSeq: number | null = null;
@@ -65,6 +70,12 @@ export class OutboxRecorder {
               AND (e.type != 'task_completed' OR EXISTS (SELECT 1 FROM tasks t WHERE t.id = e.task_id AND t.created_by = u.email))
               -- a question one agent asks another is for that agent, not for people
               AND (e.type != 'intervention_requested' OR e.data ->> '$.target_session_id' IS NULL)
+            UNION ALL
+            SELECT 'msg_' || lower(hex(randomblob(16))), 'telemetry', x.project_id, e.project_id, e.seq, e.type, 'pending', 0, ${now}, ${now}
+            FROM events e JOIN telemetry_exports x ON x.project_id = e.project_id AND x.disabled_reason IS NULL
+            WHERE EXISTS (SELECT 1 FROM telemetry_exports o WHERE o.project_id = ${this.projectId} AND o.disabled_reason IS NULL)
+              AND e.project_id = ${this.projectId} AND e.seq > ${this.lastSeq}
+              AND e.type IN (${SPAN_ENDING_TYPES}) AND e.task_id IS NOT NULL
             -- by seq (the fifth column)
             ORDER BY 5
             RETURNING target_kind AS outbox_kind, target_id AS outbox_target`,

@@ -1,6 +1,7 @@
 /** What the project rooms run with: `Env`, the servers' links they hand the daemon's pushes to, and the integrations' lanes they wake. */
 import type { Env } from "./env";
 import type { TelegramChat } from "../integrations/telegram/chat";
+import type { TelemetryExporter } from "../integrations/telemetry/exporter";
 import type { WebhookEndpoint } from "../integrations/webhook-endpoint";
 import type { ServerLink } from "../server-link/server-link";
 
@@ -8,4 +9,5 @@ export interface RoomEnv extends Env {
   SERVER_LINK: DurableObjectNamespace<ServerLink>;
   WEBHOOK_ENDPOINT: DurableObjectNamespace<WebhookEndpoint>;
   TELEGRAM_CHAT: DurableObjectNamespace<TelegramChat>;
+  TELEMETRY_EXPORT: DurableObjectNamespace<TelemetryExporter>;
 }

@@ -32,7 +32,9 @@ export const webhooks = sqliteTable(
   (t) => [index("webhooks_project").on(t.projectId, t.enabled)],
 );
 
-export const OUTBOX_TARGETS = ["webhook", "telegram"] as const;
+/** Who a delivery is for: a webhook, a linked Telegram chat, or a project's telemetry export (target id: the project's). */
+export const OUTBOX_TARGETS = ["webhook", "telegram", "telemetry"] as const;
+export type OutboxTargetKind = (typeof OUTBOX_TARGETS)[number];
 export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
 
 /**

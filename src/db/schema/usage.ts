@@ -151,6 +151,8 @@ export const telemetryExports = sqliteTable("telemetry_exports", {
   /** Sealed JSON of the headers (src/auth/sealed.ts). */
   headers: text("headers"),
   includeContent: integer("include_content", { mode: "boolean" }).notNull().default(false),
+  /** Why the hub stopped exporting (a span's tries ran out); null while it exports. Saving the export again clears it. */
+  disabledReason: text("disabled_reason"),
   createdBy: text("created_by").notNull(),
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),

@@ -1,0 +1,1 @@
+ALTER TABLE `telemetry_exports` ADD `disabled_reason` text;
