@@ -29,6 +29,7 @@ import { inboxRoutes } from "./routes/inbox";
 import { fileTransferRoutes } from "./routes/file-transfers";
 import { telegramAccountRoutes, telegramSetupRoutes, telegramWebhookRoutes } from "./routes/telegram";
 import { webhookRoutes } from "./routes/webhooks";
+import { budgetRoutes } from "./routes/budgets";
 import { approvalRuleRoutes } from "./routes/approval-rules";
 import { projectSessionRoutes } from "./routes/project-sessions";
 import { liveRoutes } from "./routes/live";
@@ -116,6 +117,7 @@ export function buildApp() {
   api.route("/projects", liveRoutes);
   api.route("/projects", projectSessionRoutes);
   api.route("/projects", webhookRoutes);
+  api.route("/projects", budgetRoutes);
   api.route("/projects", permissionLogRoutes);
   api.route("/projects", fileTransferRoutes.people);
   api.route("/projects", sessionFileRoutes);

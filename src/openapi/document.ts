@@ -186,6 +186,7 @@ const TAGS = [
   ["Approval rules", "Rules the daemons' PreToolUse hook decides agents' tool calls by, and the log of every call it saw."],
   ["Code health", "Snapshots of a codebase's health the daemons' scanner makes (`orchestratia code`), their history, and scans people ask for."],
   ["Webhooks", "Signed HTTP deliveries of a project's events (Standard Webhooks)."],
+  ["Budgets", "Spending limits on a project (per day or month) or a task graph, in USD or tokens, with the action each threshold takes."],
   ["Telegram", "The Telegram bot: its webhook and its setup."],
   ["MCP", "The Model Context Protocol endpoint, for any MCP client, and the OAuth authorize step that signs a person in for one."],
   ["A2A", "Each project as an Agent2Agent (A2A) agent: its card, and the JSON-RPC endpoint other agents delegate work to."],
