@@ -14,7 +14,8 @@ import type { HubContext, HubEnv } from "../http/context";
 import { isUuid, uuid } from "../http/fields";
 import { notFound } from "../http/problem";
 import { documented, type Operation } from "../openapi/operation";
-import { runInRoom } from "../room/client";
+import { offerWaitingTasks, runInRoom } from "../room/client";
+import { logError } from "../runtime/log";
 import { budgetSchema, budgetViews } from "../views/budgets";
 
 export const budgetRoutes = new Hono<HubEnv>();
@@ -87,6 +88,17 @@ const budgetId = (c: HubContext) => {
   if (!isUuid(id)) throw notFound("Budget");
   return id;
 };
+
+/** A scope the change released has waiting tasks to offer again: the room offers them before the change is answered. */
+async function offerReleased(c: HubContext, projectId: string, data: Record<string, unknown> | undefined) {
+  if (!data?.released) return;
+  try {
+    await offerWaitingTasks(c.env, [projectId]);
+  } catch (e) {
+    // The change has committed; the tasks are offered again as servers come and tasks end.
+    logError("offering waiting tasks after a budget release failed", { project_id: projectId, operation: "sweep" }, e);
+  }
+}
 
 async function viewOf(c: HubContext, projectId: string, id: string) {
   const [view] = await budgetViews(c.var.db, projectId, id);
@@ -166,7 +178,7 @@ budgetRoutes.patch(
     const project = await projectFor(c, c.req.param("id"), "write");
     const id = budgetId(c);
     const body = await readJson(c, changeBody);
-    await runInRoom(c, project.id, {
+    const result = await runInRoom(c, project.id, {
       op: "change_budget",
       budgetId: id,
       changes: {
@@ -176,6 +188,7 @@ budgetRoutes.patch(
         ...(body.actions !== undefined ? { actions: body.actions } : {}),
       },
     });
+    await offerReleased(c, project.id, result.data);
     return c.json(await viewOf(c, project.id, id));
   },
 );
@@ -191,7 +204,8 @@ budgetRoutes.delete(
   person("member"),
   async (c) => {
     const project = await projectFor(c, c.req.param("id"), "write");
-    await runInRoom(c, project.id, { op: "delete_budget", budgetId: budgetId(c) });
+    const result = await runInRoom(c, project.id, { op: "delete_budget", budgetId: budgetId(c) });
+    await offerReleased(c, project.id, result.data);
     return c.body(null, 204);
   },
 );

@@ -49,7 +49,7 @@ async function budgetPlan(
     statements: [...rowWrites, ...writes.flatMap((w) => w.statements), ...actions.statements],
     events: recordEvents(ctx, [...writes.flatMap((w) => w.events), ...actions.events]),
     budgets: rows,
-    data: { budget_id: budgetId },
+    data: { budget_id: budgetId, ...(settled.some((x) => x.decision.released) ? { released: true } : {}) },
   };
 }
 
@@ -143,6 +143,6 @@ export const deleteBudget: Planner<"delete_budget"> = async (ctx, cmd) => {
     ],
     events: recordEvents(ctx, released),
     budgets: all.filter((x) => x.id !== b.id),
-    data: { budget_id: b.id },
+    data: { budget_id: b.id, ...(released.length > 0 ? { released: true } : {}) },
   };
 };
