@@ -30,6 +30,7 @@ import { fileTransferRoutes } from "./routes/file-transfers";
 import { telegramAccountRoutes, telegramSetupRoutes, telegramWebhookRoutes } from "./routes/telegram";
 import { webhookRoutes } from "./routes/webhooks";
 import { telemetryExportRoutes } from "./routes/telemetry-export";
+import { budgetRoutes } from "./routes/budgets";
 import { approvalRuleRoutes } from "./routes/approval-rules";
 import { projectSessionRoutes } from "./routes/project-sessions";
 import { liveRoutes } from "./routes/live";
@@ -119,6 +120,7 @@ export function buildApp() {
   api.route("/projects", projectSessionRoutes);
   api.route("/projects", webhookRoutes);
   api.route("/projects", telemetryExportRoutes);
+  api.route("/projects", budgetRoutes);
   api.route("/projects", permissionLogRoutes);
   api.route("/projects", fileTransferRoutes.people);
   api.route("/projects", sessionFileRoutes);

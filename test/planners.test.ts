@@ -124,6 +124,7 @@ const context = (reads: TaskReads, actor: RoomActor = worker, offerWaiting = tru
   reads,
   offerWaiting,
   settings: async () => DEFAULT_PROJECT_SETTINGS,
+  budgets: async () => [],
 });
 
 async function plan(reads: TaskReads, command: RoomCommand, actor?: RoomActor, offerWaiting?: boolean): Promise<WritePlan> {

@@ -58,6 +58,8 @@ export const PROBLEM_CODES = {
   TASK_AWAITING_APPROVAL:
     "An agent created the task in a project that approves agents' tasks: a person approves it (`POST /api/v1/tasks/{id}/approve`) before it is started, planned or auto-assigned.",
   NOT_AWAITING_APPROVAL: "The task is not waiting for approval: it was approved already, or never needed to be.",
+  BUDGET_HELD:
+    "A budget over its `hold` or `stop` threshold holds the task's scope (its project, or a task graph it is in): nothing there is assigned or started until the budget is raised, its actions changed, it is deleted or its period ends. `budget_id` names it.",
   AMBIGUOUS_TASK_ID: "A task-format request `id` names tasks in several of the caller's projects: add `project_id`.",
   AMBIGUOUS_SESSION: "A session name matches open sessions on several servers: add `server_name`.",
   SESSION_NAME_TAKEN: "An open session of that name already exists on this server.",

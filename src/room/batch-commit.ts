@@ -6,7 +6,7 @@
 import { eq } from "drizzle-orm";
 import { createDb, type Db } from "../db/client";
 import { newerBookmark } from "../db/d1-bookmarks";
-import { projects } from "../db/schema";
+import { budgets, projects, type BudgetRow } from "../db/schema";
 import { taskViewsInBatch } from "../views/task-queries";
 import { projectSettingsOf, type ProjectSettings } from "../domain/project-settings";
 import { logError } from "../runtime/log";
@@ -58,6 +58,11 @@ export abstract class BatchCommitter {
   protected readonly memory = new TaskMemory();
   /** The project's settings, read by the first operation that needs them, then kept: only this room changes them. */
   private settings: ProjectSettings | null = null;
+  /**
+   * The project's budgets, read by the first operation that needs them, then kept as each batch that changes them
+   * leaves them: only this room writes them. A batch whose outcome is not known leaves them to be read again.
+   */
+  private budgetRows: readonly BudgetRow[] | null = null;
 
   constructor(
     protected readonly d1: D1Database,
@@ -93,6 +98,8 @@ export abstract class BatchCommitter {
     const viewIds = [...new Set(outcomes.flatMap((o, i) => (operations[i]!.withView && !isProblem(o) && writesAnything(o) ? [o.taskId] : [])))];
     const views = viewIds.length > 0 ? taskViewsInBatch(this.db, this.d1, viewIds) : undefined;
     const writing = writes.length + appends.statements.length > 0;
+    const leavesBudgets = plans.findLast((p) => p.budgets)?.budgets;
+    if (leavesBudgets && writing) this.budgetRows = null;
     const owed = writing ? await this.owedStatements() : [];
     if (writing) this.memory.ready().unsettle();
     // The tasks the batch gives to servers are read as it leaves them, for the room to hold when their agents start them.
@@ -137,8 +144,13 @@ export abstract class BatchCommitter {
         ...(view ? { view } : {}),
       };
     });
+    if (leavesBudgets && guardsHeld) this.budgetRows = leavesBudgets;
     if (writing)
-      this.memory.committed(guardsHeld ? (group ?? operations.map((o) => o.command)) : undefined, guardsHeld && given ? given.read(read![0]!) : undefined);
+      this.memory.committed(
+        // An operation that says it wrote no task (a usage batch that stopped nothing) leaves the memory as it was.
+        guardsHeld ? (group ?? operations.filter((_, i) => !(outcomes[i] as WritePlan).leavesTasksAlone).map((o) => o.command)) : undefined,
+        guardsHeld && given ? given.read(read![0]!) : undefined,
+      );
     try {
       await this.hooks.afterCommit(committed);
     } catch (e) {
@@ -187,7 +199,13 @@ export abstract class BatchCommitter {
       reads,
       offerWaiting,
       settings: () => this.projectSettings(),
+      budgets: () => this.projectBudgets(),
     };
+  }
+
+  private async projectBudgets(): Promise<readonly BudgetRow[]> {
+    this.budgetRows ??= await this.db.select().from(budgets).where(eq(budgets.projectId, this.projectId)).orderBy(budgets.createdAt, budgets.id);
+    return this.budgetRows;
   }
 
   private async projectSettings(): Promise<ProjectSettings> {

@@ -2,7 +2,7 @@
 import type { EnvelopeOutcome } from "../protocol/agent-envelope";
 import type { GitDiffStats } from "../protocol/hub-api";
 import type { DependencyInput } from "../protocol/orchestratia-v1";
-import type { CodeHealthRow, FileTransferKind, McpStatus, Priority } from "../db/schema";
+import type { BudgetPeriod, BudgetScope, BudgetThreshold, CodeHealthRow, FileTransferKind, McpStatus, Priority } from "../db/schema";
 import type { DatarefRow } from "../views/datarefs";
 import type { TaskView } from "../views/tasks";
 import type { ProblemCode } from "../http/problem-codes";
@@ -13,7 +13,6 @@ export type RoomActor =
   | { kind: "person"; userId: string; label: string }
   /** `keyHash`: the sha256 of the API key the agent called with; the room refuses its writes once that key is revoked or replaced. */
   | { kind: "agent"; serverId: string; serverName: string; label: string; keyHash?: string };
-
 
 export interface NewTask {
   title: string;
@@ -206,7 +205,24 @@ export type RoomCommand =
   /** A server's daemon scanned a codebase: its summary, and the whole snapshot already stored as this complete DataRef. */
   | { op: "code_health_snapshot"; snapshot: CodeHealthRow; dataref: DatarefRow }
   /** The room's usage intake hands on points it holds (deltas): `retry` when this batch may have committed before. */
-  | { op: "record_usage"; batchId: string; points: UsagePoint[]; retry: boolean };
+  | { op: "record_usage"; batchId: string; points: UsagePoint[]; retry: boolean }
+  /** A person sets, changes or removes a budget: what it has spent already is counted at once, its thresholds crossed then. */
+  | { op: "create_budget"; budget: NewBudget }
+  | { op: "change_budget"; budgetId: string; changes: BudgetChanges }
+  | { op: "delete_budget"; budgetId: string };
+
+/** A budget a person sets on the project (scope `project`, per period) or on a task graph (scope `graph`, its anchor task). */
+export interface NewBudget {
+  scope: BudgetScope;
+  taskId: string | null;
+  period: BudgetPeriod | null;
+  limitUsd: number | null;
+  limitTokens: number | null;
+  actions: BudgetThreshold[];
+}
+
+/** What a change of a budget sets (fields left out stay); the room checks that exactly one limit remains. */
+export type BudgetChanges = Partial<Pick<NewBudget, "period" | "limitUsd" | "limitTokens" | "actions">>;
 
 /** An approval rule as the project's log keeps it (its API view's fields). */
 export interface RuleOnRecord {

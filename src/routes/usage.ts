@@ -59,7 +59,7 @@ const taskUsageSchema = z
   .object({
     totals: usageAmountsSchema,
     graph: z.object({
-      task_ids: z.array(z.string()).meta({ description: "The task, what it depends on and what depends on it, transitively (not through `related` links)" }),
+      task_ids: z.array(z.string()).meta({ description: "The task, what it depends on and what depends on it, transitively" }),
       totals: usageAmountsSchema,
     }),
   })

@@ -6,7 +6,7 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { addUsage, noUsage, type UsageAmounts } from "../domain/usage";
 import { usageOfRow } from "../views/usage";
-import { graphIdsSql } from "./task-graph";
+import { taskGraph } from "../db/task-graph";
 
 export const USAGE_GROUPS = ["day", "model", "agent", "task"] as const;
 export type UsageGroup = (typeof USAGE_GROUPS)[number];
@@ -72,7 +72,7 @@ export async function taskUsage(db: Db, taskId: string) {
   const [own] = await db.all<Row>(sql`SELECT * FROM task_usage WHERE task_id = ${taskId}`);
   const graph = await db.all<Row & { id: string; has_usage: number }>(
     sql`SELECT g.id, u.task_id IS NOT NULL AS has_usage, u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cost_usd, u.api_ms
-        FROM (${graphIdsSql(taskId)}) g LEFT JOIN task_usage u ON u.task_id = g.id ORDER BY g.id`,
+        FROM (${taskGraph(taskId)}) g LEFT JOIN task_usage u ON u.task_id = g.id ORDER BY g.id`,
   );
   const graphTotals = noUsage();
   for (const row of graph) if (row.has_usage) addUsage(graphTotals, amountsOf(row));

@@ -10,6 +10,8 @@ import { dependencyResolved, dependencyResolvedAt, servers, sessions, taskDepend
 import { FINISHED, type TaskStatus } from "../domain/lifecycle";
 import type { UsageAmounts } from "../domain/usage";
 import { usageJson, usageOfRow } from "./usage";
+import { taskGraph } from "../db/task-graph";
+import { tightestBudget, type BudgetFacts } from "../domain/budgets";
 
 export const RECENT_NOTES = 20;
 const targetSession = alias(sessions, "target_session");
@@ -68,6 +70,12 @@ const viewsWhere = (where: SQL) => (db: Db) =>
         FROM (SELECT * FROM (SELECT * FROM task_notes WHERE task_id = ${qualified(tasks.id)} ORDER BY created_at DESC, id DESC LIMIT ${RECENT_NOTES})
               ORDER BY created_at, id) n)`.as("notes_json"),
       usage: sql<string | null>`(SELECT ${sql.raw(usageJson("u"))} FROM task_usage u WHERE u.task_id = ${qualified(tasks.id)})`.as("usage_json"),
+      // The project's few budgets that reach the task: its project's, and those of graphs that hold it (walked only for those).
+      budgets: sql<string>`(SELECT json_group_array(json_object(
+          'id', b.id, 'scope', b.scope, 'task_id', b.task_id, 'period', b.period, 'limit_usd', b.limit_usd, 'limit_tokens', b.limit_tokens,
+          'actions', json(b.actions), 'state', b.state, 'spent_usd', b.spent_usd, 'spent_tokens', b.spent_tokens, 'period_key', b.period_key))
+        FROM budgets b WHERE b.project_id = ${qualified(tasks.projectId)}
+          AND (b.scope = 'project' OR ${qualified(tasks.id)} IN (${taskGraph(sql`b.task_id`)})))`.as("budgets_json"),
     })
     .from(tasks)
     .leftJoin(servers, eq(servers.id, tasks.assignedServerId))
@@ -81,14 +89,45 @@ const oneViewQuery = builtOnce(viewsWhere(eq(tasks.id, sql.placeholder("id"))));
 const viewsOfIds = (db: Db, ids: string[]) =>
   ids.length === 1 ? { query: oneViewQuery(db), values: { id: ids[0]! } } : { query: viewQuery(db), values: { ids: JSON.stringify(ids) } };
 
-/** The task's own columns and the six named above. */
-const VIEW_COLUMNS = Object.keys(getTableColumns(tasks)).length + 6;
+/** The task's own columns and the seven named above. */
+const VIEW_COLUMNS = Object.keys(getTableColumns(tasks)).length + 7;
 
 type TaskViewRow = Awaited<ReturnType<ReturnType<typeof viewQuery>["all"]>>[number];
+
+interface BudgetJson {
+  id: string;
+  scope: BudgetFacts["scope"];
+  task_id: string | null;
+  period: BudgetFacts["period"];
+  limit_usd: number | null;
+  limit_tokens: number | null;
+  actions: BudgetFacts["actions"];
+  state: BudgetFacts["state"];
+  spent_usd: number;
+  spent_tokens: number;
+  period_key: string;
+}
+
+const budgetsOf = (json: string): BudgetFacts[] =>
+  (JSON.parse(json) as BudgetJson[]).map((b) => ({
+    id: b.id,
+    scope: b.scope,
+    taskId: b.task_id,
+    period: b.period,
+    limitUsd: b.limit_usd,
+    limitTokens: b.limit_tokens,
+    actions: b.actions,
+    state: b.state,
+    spentUsd: b.spent_usd,
+    spentTokens: b.spent_tokens,
+    periodKey: b.period_key,
+  }));
 
 /** Views of the rows read, in the order of `ids`; ids without a row are skipped. */
 function viewsOf(ids: string[], rows: TaskViewRow[]): TaskView[] {
   const byId = new Map(rows.map((r) => [r.task.id, r]));
+  // A budget's period as of the read: one that ended has spent nothing of the one running now.
+  const now = new Date().toISOString();
   return ids.flatMap((id) => {
     const r = byId.get(id);
     if (!r) return [];
@@ -114,7 +153,8 @@ function viewsOf(ids: string[], rows: TaskViewRow[]): TaskView[] {
       createdAt: n.created_at,
     }));
     const names = { assignedServerName: r.serverName, targetSessionName: r.targetSessionName, sourceSessionName: r.sourceSessionName };
-    return [taskView(r.task, names, deps, notes, r.usage === null ? null : usageOfRow(JSON.parse(r.usage) as UsageAmounts))];
+    const usage = r.usage === null ? null : usageOfRow(JSON.parse(r.usage) as UsageAmounts);
+    return [taskView(r.task, names, deps, notes, usage, tightestBudget(budgetsOf(r.budgets), now))];
   });
 }
 

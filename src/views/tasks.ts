@@ -8,6 +8,8 @@ import { deliveredInput, isBlocked } from "../domain/dependencies";
 import { TASK_STATUSES, type TaskStatus } from "../domain/lifecycle";
 import { DEPENDENCY_TYPES } from "../protocol/orchestratia-v1";
 import { id, json, jsonObject, timestamp } from "./fields";
+import { BUDGET_STATES } from "../db/schema";
+import type { TaskBudget } from "../domain/budgets";
 
 export type TaskRow = InferSelectModel<typeof tasks>;
 /** A dependency with what the view shows of its upstream: its status, and for a resolved input the contract's entry. */
@@ -101,6 +103,15 @@ const gitDiffStatsSchema = z
   })
   .meta({ id: "GitDiffStats" });
 
+const taskBudgetSchema = z
+  .object({
+    budget_id: id.meta({ description: "The tightest budget: the one in the worst state, then with the least of its limit left" }),
+    remaining_usd: z.number().optional().meta({ description: "What is left, in USD, of the tightest of its budgets in USD (none below 0)" }),
+    remaining_tokens: z.int().optional().meta({ description: "What is left, in tokens, of the tightest of its budgets in tokens" }),
+    state: z.enum(BUDGET_STATES).meta({ description: "`held` or `stopped`: nothing new in the task's scope is assigned or started" }),
+  })
+  .meta({ id: "TaskBudget" });
+
 export const taskSchema = z
   .object({
     id,
@@ -169,11 +180,23 @@ export const taskSchema = z
     trace_id: z.string().nullable(),
     traceparent: z.string().nullable(),
     usage: usageAmountsSchema.nullable().meta({ description: "What the agents reported using on this task, in all; null until they report any" }),
+    budget: taskBudgetSchema.nullable().meta({
+      description:
+        "The tightest budget the task is under (its project's per day or month, and those of task graphs it is in): null under none. " +
+        "An agent reads `budget.remaining_usd` before spending more.",
+    }),
   })
   .meta({ id: "Task" });
 export type TaskView = z.infer<typeof taskSchema>;
 
-export function taskView(t: TaskRow, names: TaskNames, deps: DependencyRow[], notes: NoteRow[], usage: UsageAmounts | null = null): TaskView {
+export function taskView(
+  t: TaskRow,
+  names: TaskNames,
+  deps: DependencyRow[],
+  notes: NoteRow[],
+  usage: UsageAmounts | null,
+  budget: TaskBudget | null,
+): TaskView {
   return {
     id: t.id,
     project_id: t.projectId,
@@ -228,6 +251,7 @@ export function taskView(t: TaskRow, names: TaskNames, deps: DependencyRow[], no
     trace_id: t.traceId,
     traceparent: t.traceparent,
     usage,
+    budget,
   };
 }
 

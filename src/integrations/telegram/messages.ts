@@ -9,6 +9,7 @@
 import { optionLabels } from "../../domain/question-options";
 import { cutText } from "../../domain/text";
 import { DENIED_EVENT, type DeniedSummary } from "./denied-calls";
+import { budgetLabel, spendText } from "../../domain/budgets";
 
 /** The events a linked person hears of. */
 export const TELEGRAM_EVENTS = [
@@ -18,6 +19,10 @@ export const TELEGRAM_EVENTS = [
   "task_failed",
   "task_completed",
   "server_offline",
+  "budget_warned",
+  "budget_held",
+  "budget_stopped",
+  "budget_released",
 ] as const;
 
 /**
@@ -101,6 +106,33 @@ function deniedText(summary: DeniedSummary, ctx: NotificationContext) {
   ].join("\n");
 }
 
+/** What each budget event says, after the budget and its spend. */
+const BUDGET_NEWS: Record<string, [heading: string, news: string]> = {
+  budget_warned: ["Budget warning", "Nothing is held yet."],
+  budget_held: ["Budget hold", "No new task in its scope is assigned or started until it is raised; running tasks were told."],
+  budget_stopped: ["Budget stop", "Its running tasks were moved to needs human: raise the budget, then answer them to go on."],
+  budget_released: ["Budget released", "Tasks in its scope may be assigned and started again."],
+};
+
+/** A budget event: which budget, what it has spent of its limit, and what follows. */
+function budgetText(type: string, d: Record<string, unknown>, ctx: NotificationContext) {
+  const [kind, news] = BUDGET_NEWS[type]!;
+  const spent = (d.spent ?? {}) as { cost_usd?: number; tokens?: number };
+  const budget = {
+    scope: d.scope === "graph" ? ("graph" as const) : ("project" as const),
+    period: d.period === "month" ? ("month" as const) : d.period === "day" ? ("day" as const) : null,
+    taskId: typeof d.task_id === "string" ? d.task_id : null,
+  };
+  const facts = {
+    limitUsd: typeof d.limit_usd === "number" ? d.limit_usd : null,
+    limitTokens: typeof d.limit_tokens === "number" ? d.limit_tokens : null,
+    spentUsd: Number(spent.cost_usd) || 0,
+    spentTokens: Number(spent.tokens) || 0,
+  };
+  const label = budgetLabel(budget);
+  return `${heading(kind, ctx)}\n\n${escapeHtml(label.charAt(0).toUpperCase() + label.slice(1))} has spent ${escapeHtml(spendText(facts))}. ${news}`;
+}
+
 /** The message a notification is, or null for an event the bot does not speak of. */
 export function notification(e: NotifiedEvent, ctx: NotificationContext): Outgoing | null {
   const d = e.data;
@@ -151,6 +183,11 @@ export function notification(e: NotifiedEvent, ctx: NotificationContext): Outgoi
       return { text: `${heading("Task done", ctx)}${typeof d.summary === "string" && d.summary ? `\n\n${quote(d.summary)}` : ""}`, buttons: [] };
     case DENIED_EVENT:
       return { text: deniedText(d as unknown as DeniedSummary, ctx), buttons: [] };
+    case "budget_warned":
+    case "budget_held":
+    case "budget_stopped":
+    case "budget_released":
+      return { text: budgetText(e.type, d, ctx), buttons: [] };
     case "server_offline":
       return { text: `<b>Server offline</b> · ${name(String(d.server_name ?? "a server"))} stopped answering (${name(ctx.projectName)})`, buttons: [] };
     default:

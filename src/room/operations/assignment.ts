@@ -16,6 +16,7 @@ import { guardHolds, statement } from "../statements";
 import { ASSIGN_BATCH } from "../waiting-reads";
 import { answerOnly, loadTask, recordEvents, statusEvent, taskWrite, transition, type OpContext, type Planner, type WritePlan } from "./kernel";
 import { awaitingApproval, concurrentChange, invalidTransition, notFound } from "./refusals";
+import { budgetRefusal, holdsOn } from "./budget-holds";
 
 /** A task-format task's routing once it is given to the agent named `agent` (an SQL value), as `delegatedTo` makes it. */
 const delegatedToSql = (agent: SQL) => sql`CASE
@@ -93,8 +94,15 @@ export async function planAutoAssign(ctx: OpContext, unblocked: string[], freedS
   if (!ctx.offerWaiting) return [];
   const context = await ctx.reads.assignmentContext(ASSIGN_BATCH, unblocked);
   // A task the operation itself hands back to pending is offered too, after those already waiting.
-  const waiting = returning ? [...context.waiting.filter((w) => w.id !== returning.id), returning] : context.waiting;
+  const offered = returning ? [...context.waiting.filter((w) => w.id !== returning.id), returning] : context.waiting;
   const { candidates } = context;
+  if (offered.length === 0) return [];
+  // Tasks in a scope a budget holds wait until it releases them.
+  const held = await holdsOn(
+    ctx,
+    offered.map((w) => w.id),
+  );
+  const waiting = held.size > 0 ? offered.filter((w) => !held.has(w.id)) : offered;
   if (waiting.length === 0) return [];
   return planAssignments(
     waiting,
@@ -139,6 +147,8 @@ export const assign: Planner<"assign"> = async (ctx, cmd) => {
   const requirePlan = cmd.requirePlan || task.requirePlan;
   const status = transition(ctx, task, "assign", requirePlan);
   if (typeof status !== "string") return status;
+  const held = await budgetRefusal(ctx, [task.id], "assigned");
+  if (held) return held;
   const { target } = cmd;
   // A task given to a session is pushed to that session's daemon, which names who it came from.
   const from =
@@ -183,6 +193,8 @@ export const autoAssign: Planner<"auto_assign"> = async (ctx, cmd) => {
   if (!task) return notFound("Task");
   if (task.status !== "pending") return invalidTransition(task.status, `Auto-assign needs a pending task; this one is ${task.status}`);
   if (task.awaitingApproval) return awaitingApproval("auto-assigned");
+  const held = await budgetRefusal(ctx, [task.id], "auto-assigned");
+  if (held) return held;
   if (!ctx.offerWaiting) return concurrentChange("Other projects kept filling the matching servers while this was planned; retry");
   const { candidates } = await ctx.reads.assignmentContext(0);
   const [best] = rankServers((task.requirements ?? {}) as Requirements, candidates, task.rejectedBy);

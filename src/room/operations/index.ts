@@ -15,6 +15,7 @@ import { noteRuleChange } from "./rule-changes";
 import { accessUse, remoteUse } from "./remote";
 import { storeCodeHealth } from "./code-health";
 import { recordUsage } from "./usage";
+import { changeBudget, createBudget, deleteBudget } from "./budget-changes";
 import { changeSession, openSession, reportMcpStatus } from "./sessions";
 
 const planners = {
@@ -60,6 +61,9 @@ const planners = {
   file_settle: settleFile,
   code_health_snapshot: storeCodeHealth,
   record_usage: recordUsage,
+  create_budget: createBudget,
+  change_budget: changeBudget,
+  delete_budget: deleteBudget,
 } satisfies { [K in RoomCommand["op"]]: Planner<K> };
 
 export function planOperation(ctx: OpContext, command: RoomCommand): Promise<OpOutcome> {

@@ -11,6 +11,7 @@ import type { EventType } from "../../domain/event-types";
 import { guardAfter, updateTask, type EventAppend, type EventDraft, type TaskRow, type VersionGuard } from "../statements";
 import type { PlanEffects, TaskReads } from "../task-reads";
 import type { ProjectSettings } from "../../domain/project-settings";
+import type { BudgetRow } from "../../db/schema";
 import { invalidTransition, notAllowed } from "./refusals";
 
 export interface OpContext {
@@ -28,6 +29,8 @@ export interface OpContext {
   offerWaiting: boolean;
   /** The project's settings: read once by the room, which is the only writer of them. */
   settings(): Promise<ProjectSettings>;
+  /** The project's budgets as last written: read once by the room, which is the only writer of them. */
+  budgets(): Promise<readonly BudgetRow[]>;
 }
 
 /** What an agent's socket is told once the batch has committed: an answer it waits for, or that none will come. */
@@ -60,8 +63,12 @@ export interface WritePlan {
   effects?: PlanEffects;
   /** Commit the statements, and still answer this refusal (a late result is kept, and the agent is told no). */
   refusal?: ProblemData;
+  /** It wrote no task, dependency or question, whatever its kind: the room's memory of its tasks stays as it was. */
+  leavesTasksAlone?: true;
   /** The project's settings as the operation leaves them: the room keeps them once the batch has committed. */
   settings?: ProjectSettings;
+  /** The project's budgets as the operation leaves them: the room keeps them once the batch has committed. */
+  budgets?: readonly BudgetRow[];
 }
 
 export type OpOutcome = WritePlan | ProblemData;

@@ -11,6 +11,7 @@ import { awaitingApproval, blocked, clientIdTaken, interventionClosed, invalidFi
 import { immutableFieldsChanged } from "../../protocol/compute-protocol";
 import { agentMayAnswer, answerRecorded } from "./agent-questions";
 import { delegatedTo } from "../../protocol/task-format";
+import { budgetRefusal } from "./budget-holds";
 
 const deadlineFrom = (task: TaskRow, now: string) => (task.timeoutSeconds ? new Date(Date.parse(now) + task.timeoutSeconds * 1000).toISOString() : null);
 
@@ -62,6 +63,9 @@ export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutc
     };
   });
   const t = cmd.task;
+  // Given to an agent as it is created: not in a scope a budget holds (the project, or a graph it joins by its dependencies).
+  const held = origin.assignTo ? await budgetRefusal(ctx, depIds, "assigned") : undefined;
+  if (held) return held;
   const blocked = isBlocked(deps);
   // Only the tasks agents create wait for a person's approval (a person's create never reads the settings).
   const awaiting = ctx.actor.kind === "agent" && (await ctx.settings()).approve_agent_tasks;
@@ -196,6 +200,8 @@ export async function beginWork(ctx: OpContext, taskId: string, action: "start" 
   if (typeof next !== "string") return next;
   if (task.awaitingApproval) return awaitingApproval("started");
   if (blockers.length) return blocked(blockers);
+  const held = await budgetRefusal(ctx, [task.id], action === "start" ? "started" : "started by approving its plan");
+  if (held) return held;
   const deadline = deadlineFrom(task, ctx.now);
   const plan = taskWrite(ctx, task, { status: next, startedAt: task.startedAt ?? ctx.now, deadlineAt: deadline }, [
     statusEvent(action === "start" ? "task_started" : "plan_approved", task, next),

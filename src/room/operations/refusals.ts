@@ -2,8 +2,10 @@
 import type { TaskStatus } from "../../domain/lifecycle";
 import type { Blocker } from "../task-reads";
 import type { ProblemData } from "../commands";
+import type { BudgetRow } from "../../db/schema";
+import { budgetLabel, spendText } from "../../domain/budgets";
 
-export const notFound = (what: "Task" | "Dependency" | "Intervention" | "Session" | "Upload" | "Download"): ProblemData => ({
+export const notFound = (what: "Task" | "Dependency" | "Intervention" | "Session" | "Upload" | "Download" | "Budget"): ProblemData => ({
   status: 404,
   code: "NOT_FOUND",
   detail: `${what} not found`,
@@ -93,4 +95,14 @@ export const notAwaitingApproval = (): ProblemData => ({
   status: 409,
   code: "NOT_AWAITING_APPROVAL",
   detail: "The task is not waiting for approval: it was approved already, or never needed to be",
+});
+
+/** A budget over its hold (or stop) threshold holds the task's scope: nothing new is assigned or started there. */
+export const budgetHeld = (budget: BudgetRow, what: string): ProblemData => ({
+  status: 409,
+  code: "BUDGET_HELD",
+  detail:
+    `Budget ${budget.id} (${budgetLabel(budget)}, ${budget.state}: ${spendText(budget)}) holds this task's scope: it may not be ${what} ` +
+    "until the budget is raised, its actions changed, it is deleted or its period ends",
+  extensions: { budget_id: budget.id, budget_scope: budget.scope, budget_state: budget.state },
 });

@@ -38,6 +38,8 @@ export async function recordUsage(ctx: OpContext, cmd: Cmd<"record_usage">): Pro
     ],
     events: recordEvents(ctx, events),
     data: { points: rollup.points, unattributed: rollup.unattributed },
+    budgets: budgets.rows,
+    ...(budgets.touchesTasks ? {} : { leavesTasksAlone: true as const }),
   };
 }
 
