@@ -82,7 +82,7 @@ export function usageEventOf(record: { eventName: string; body: AttrValue | null
     named,
     typeof named === "string" && resource["service.name"] === CLAUDE_CODE_SERVICE ? `claude_code.${named}` : null,
   ];
-  for (const c of candidates) if (typeof c === "string" && c in USAGE_EVENTS) return c;
+  for (const c of candidates) if (typeof c === "string" && Object.hasOwn(USAGE_EVENTS, c)) return c;
   return null;
 }
 

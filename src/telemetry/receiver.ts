@@ -48,19 +48,37 @@ async function callerOf(c: HubContext): Promise<Principal> {
   return principal;
 }
 
-/** Hands each project's points to its room; answers how many items could not be kept, and why. */
-async function record(c: HubContext, byProject: Map<string, UsagePoint[]>) {
+/** Points a room takes in one call: its intake keeps each call's points in one row of its storage. */
+const POINTS_PER_CALL = 1_000;
+
+/** Hands a project's points to its room, a call at a time; answers how many were not kept (from the first call that failed). */
+async function keepInRoom(c: HubContext, projectId: string, points: UsagePoint[]): Promise<number> {
+  for (let i = 0; i < points.length; i += POINTS_PER_CALL) {
+    try {
+      await roomStub(c.env, projectId).recordUsage(points.slice(i, i + POINTS_PER_CALL));
+    } catch (e) {
+      logError("a project's room did not take telemetry usage", { request_id: c.var.requestId, project_id: projectId }, e);
+      return points.length - i;
+    }
+  }
+  return 0;
+}
+
+/**
+ * Hands each project's points to its room. When nothing could be kept (an agent's export is one project and, nearly
+ * always, one call), 503: the exporter sends it all again. When some was kept (a collector's batch across projects, or
+ * an export of thousands of points), what was not is answered as rejected, so that no retry counts the rest twice.
+ * Answers how many points were not kept.
+ */
+async function record(c: HubContext, byProject: Map<string, UsagePoint[]>): Promise<number> {
   const projects = [...byProject].filter(([, points]) => points.length > 0);
-  const outcomes = await Promise.allSettled(projects.map(([projectId, points]) => roomStub(c.env, projectId).recordUsage(points)));
-  const failed = outcomes.flatMap((o, i) => (o.status === "rejected" ? [{ project: projects[i]!, error: o.reason as unknown }] : []));
-  for (const f of failed) logError("a project's room did not take telemetry usage", { request_id: c.var.requestId, project_id: f.project[0] }, f.error);
-  // One project (an agent's export always is): nothing was kept, so the exporter may send it all again.
-  if (failed.length > 0 && projects.length === 1)
+  const lost = (await Promise.all(projects.map(([projectId, points]) => keepInRoom(c, projectId, points)))).reduce((a, b) => a + b, 0);
+  const total = projects.reduce((n, [, points]) => n + points.length, 0);
+  if (lost > 0 && lost === total)
     throw new Problem(503, "USAGE_NOT_RECORDED", "The project could not keep this usage just now; send the export again", undefined, {
       "Retry-After": String(RETRY_AFTER_SECONDS),
     });
-  // Several (a collector's batch): what the others kept stays, and what failed is counted as rejected, not sent again.
-  return failed.reduce((n, f) => n + f.project[1].length, 0);
+  return lost;
 }
 
 export async function receiveExport(c: HubContext, signal: OtlpSignal): Promise<Response> {
@@ -82,9 +100,9 @@ export async function receiveExport(c: HubContext, signal: OtlpSignal): Promise<
     const attributed = await attribute(c.env.DB, principal, items, receivedAt);
     const unkept = await record(c, attributed.byProject);
     const rejected = invalid + attributed.rejected;
-    const reason = [invalidReason, attributed.reason, unkept > 0 ? "some projects could not keep their usage" : null].filter(Boolean).join("; ");
-    // Points that failed in a room with others kept are counted per usage point, not per item: an approximation that
-    // only a collector's mixed batch meets.
+    const reason = [invalidReason, attributed.reason, unkept > 0 ? "part of the usage could not be kept just now" : null].filter(Boolean).join("; ");
+    // What a room did not keep is counted in usage points rather than in points or records of the export: the nearest
+    // count there is, for a case only batches across projects or of thousands of points meet.
     return exportAnswer(signal, encoding, rejected + unkept, reason || null);
   } catch (e) {
     if (e instanceof MalformedOtlp) return refusal(new Problem(400, "MALFORMED_EXPORT", e.message), encoding);

@@ -30,13 +30,23 @@ export interface UsageItems {
   invalidReason: string | null;
 }
 
-/** The latest time a Date can hold, in milliseconds. */
-const MAX_DATE_MS = 8_640_000_000_000_000n;
+/** How far from its arrival a point's time may be and still be believed: a late retry, or a clock a little ahead. */
+const OLDEST_MS = 30 * 24 * 3600 * 1000;
+const NEWEST_MS = 3600 * 1000;
 
-/** An OTLP time (nanoseconds since the epoch) as ISO-8601; `fallback` when it is unset or out of a date's range. */
+/** An OTLP time (nanoseconds since the epoch) as ISO-8601, or `fallback` when it is unset. */
 export function isoOfNanos(ns: bigint, fallback: string): string {
-  const ms = ns / 1_000_000n;
-  return ns <= 0n || ms > MAX_DATE_MS ? fallback : new Date(Number(ms)).toISOString();
+  return ns <= 0n ? fallback : new Date(Number(ns / 1_000_000n)).toISOString();
+}
+
+/**
+ * When a point or record happened: its time, unless it is unset or implausibly far from `receivedAt` (a clock that is
+ * wrong), where the time it arrived stands in, so that it still counts for the task its session is on now.
+ */
+export function timeOf(ns: bigint, receivedAt: string): string {
+  const received = Date.parse(receivedAt);
+  const ms = Number(ns / 1_000_000n);
+  return ns <= 0n || ms < received - OLDEST_MS || ms > received + NEWEST_MS ? receivedAt : new Date(ms).toISOString();
 }
 
 /** When a cumulative series with no start time began: never, so only a value going down reads as a restart. */
@@ -57,8 +67,8 @@ function who(own: Attributes, resource: Attributes) {
 function metricItems(resources: MetricsResource[], receivedAt: string, out: UsageItems) {
   for (const resource of resources)
     for (const metric of resource.metrics) {
-      const measureOf = USAGE_METRICS[metric.name];
-      if (!measureOf || !metric.sum) continue;
+      if (!Object.hasOwn(USAGE_METRICS, metric.name) || !metric.sum) continue;
+      const measureOf = USAGE_METRICS[metric.name]!;
       for (const point of metric.sum.points) {
         const measure = measureOf(point.attributes);
         if (!measure) continue;
@@ -78,7 +88,7 @@ function metricItems(resources: MetricsResource[], receivedAt: string, out: Usag
         if (!cumulative && point.value === 0) continue;
         out.items.push({
           ...who(point.attributes, resource.attributes),
-          at: isoOfNanos(point.timeNs, receivedAt),
+          at: timeOf(point.timeNs, receivedAt),
           amounts: { [measure]: point.value },
           ...(cumulative && {
             cumulative: {
@@ -99,7 +109,7 @@ function logItems(resources: LogsResource[], receivedAt: string, out: UsageItems
       if (!amounts || USAGE_MEASURES.every((m) => !amounts[m])) continue;
       out.items.push({
         ...who(record.attributes, resource.attributes),
-        at: isoOfNanos(record.timeNs, isoOfNanos(record.observedNs, receivedAt)),
+        at: timeOf(record.timeNs > 0n ? record.timeNs : record.observedNs, receivedAt),
         amounts,
       });
     }
