@@ -50,6 +50,7 @@ import { personalTokenRoutes } from "./routes/personal-tokens";
 import { a2aRoutes } from "./a2a/routes";
 import { codeHealthRoutes } from "./routes/code-health";
 import { usageRoutes } from "./routes/usage";
+import { otlpRoutes } from "./routes/otlp";
 
 export function buildApp() {
   const app = new Hono<HubEnv>({ strict: false });
@@ -155,6 +156,7 @@ export function buildApp() {
   app.route("/ws/server", daemonSocketRoutes);
   app.route("/ws/tunnel", connectRoutes.socket);
   app.route("/telegram", telegramWebhookRoutes);
+  app.route("/", otlpRoutes);
   app.route("/", mcpRoutes(app));
   app.route("/", a2aRoutes(app));
   app.route("/", referenceRoutes(app));

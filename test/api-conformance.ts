@@ -52,7 +52,9 @@ const isJson = (type: string) => type === "application/json" || type.endsWith("+
 export async function conformingFetch(request: Request): Promise<Response> {
   const res = await exports.default.fetch(request);
   if (res.status === 101) return res;
-  await assertConforms(request.method, request.url, res.status, res.headers.get("Content-Type"), await res.clone().text());
+  // Decoded here rather than by .text(), which warns about bodies that are not text (OTLP's protobuf answers).
+  const text = new TextDecoder().decode(await res.clone().arrayBuffer());
+  await assertConforms(request.method, request.url, res.status, res.headers.get("Content-Type"), text);
   return res;
 }
 

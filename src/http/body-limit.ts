@@ -23,6 +23,9 @@ const SESSION_UPLOAD_PATH = /^\/api\/v1\/projects\/[^/]+\/sessions\/[^/]+\/uploa
 const PULL_UPLOAD_PATH = /^\/api\/v1\/server\/files\/pulls\/[^/]+\/upload\/?$/;
 export const PULL_UPLOAD_MAX_BODY_BYTES = 10 * 1024 * 1024 + 64 * 1024;
 
+/** The OTLP/HTTP receiver's paths (src/telemetry/receiver.ts). */
+const OTLP_PATH = /^\/v1\/(metrics|logs|traces)\/?$/;
+
 /** A code health snapshot is posted whole (protocol/code-health.ts). */
 const SNAPSHOT_PATH = "/api/v1/server/architecture/snapshot";
 
@@ -50,8 +53,9 @@ const tooLarge = (maxSize: number) => new Problem(413, "PAYLOAD_TOO_LARGE", `The
 export const limitedBody = createMiddleware<HubEnv>(async (c, next) => {
   // Blob uploads stream to R2 and are held to their DataRef's declared size instead; uploads to a machine, to 100 MiB.
   if (c.req.path.startsWith("/api/v1/blobs/") || (c.req.method === "POST" && SESSION_UPLOAD_PATH.test(c.req.path))) return next();
-  // An A2A request is held to its own limit by its route, which words the refusal as a JSON-RPC error.
-  if (c.req.path.startsWith("/a2a/")) return next();
+  // An A2A request is held to its own limit by its route, which words the refusal as a JSON-RPC error; an OTLP export
+  // by its receiver, which checks the credential before reading and bounds the body again once inflated.
+  if (c.req.path.startsWith("/a2a/") || OTLP_PATH.test(c.req.path)) return next();
   const raw = c.req.raw;
   if (!raw.body) return next();
   const configured = Number(c.env.MAX_BODY_BYTES) || DEFAULT_MAX_BODY_BYTES;

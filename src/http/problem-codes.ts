@@ -18,6 +18,9 @@ export const PROBLEM_CODES = {
   UPGRADE_REQUIRED: "This path is a WebSocket: send `Upgrade: websocket`.",
   HTTP_ERROR: "The request was refused by the HTTP layer before reaching the hub's own checks.",
   RATE_LIMITED: "Too many attempts. `Retry-After` says how many seconds to wait.",
+  UNSUPPORTED_MEDIA_TYPE:
+    "The body's `Content-Type` or `Content-Encoding` is not one this endpoint reads (OTLP: `application/json` or `application/x-protobuf`, optionally `gzip`).",
+  MALFORMED_EXPORT: "The body is not a valid OTLP export of this signal in its encoding. `detail` says where decoding stopped.",
   // Credentials and permissions
   UNAUTHORIZED: "No credentials, or credentials of the wrong kind for this surface.",
   INVALID_TOKEN: "The access token is malformed, expired, tampered with, or its account is gone.",
@@ -95,6 +98,7 @@ export const PROBLEM_CODES = {
   NOT_CONFIGURED: "A feature's secret is not set on this hub (e.g. `DATA_KEY` for webhooks, the bot token for Telegram).",
   TELEGRAM_REFUSED: "Telegram's Bot API refused the call; `detail` says what it answered.",
   DATABASE_UNAVAILABLE: "The database is not answering.",
+  USAGE_NOT_RECORDED: "The project could not keep the export's usage just now, and nothing of it was kept: send it again (OTLP exporters retry by themselves).",
   INTERNAL_ERROR: "A failure inside the hub. `request_id` names it in the hub's logs; please report it.",
 } as const;
 

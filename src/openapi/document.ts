@@ -106,7 +106,8 @@ function response(status: number, reply: Reply) {
     return { description: STATUS_TEXT[status] ?? "OK", content: { "application/json": { schema: reply } }, headers: described(bookmark) };
   // A response header's description says when it is sent; none is promised on every answer.
   const headers = { ...reply.headers, ...bookmark };
-  const content = reply.schema || reply.contentType ? { [reply.contentType ?? "application/json"]: { schema: reply.schema ?? {} } } : undefined;
+  const types = reply.schema || reply.contentType ? [reply.contentType ?? "application/json", ...(reply.alsoAs ?? [])] : [];
+  const content = types.length ? Object.fromEntries(types.map((t, i) => [t, { schema: i === 0 ? (reply.schema ?? {}) : {} }])) : undefined;
   return { description: reply.description, ...(content ? { content } : {}), ...(Object.keys(headers).length ? { headers: described(headers) } : {}) };
 }
 
@@ -143,14 +144,15 @@ function operationObject(op: Operation, path: string, method: string): ZodOpenAp
   const headers = requestHeaders(op, method, callers);
   const responses: ZodOpenApiResponsesObject = {};
   for (const [status, reply] of Object.entries(op.responses)) responses[status as "200"] = response(Number(status), reply!);
+  const refusalContent = { ...PROBLEM_CONTENT, ...Object.fromEntries((op.refusalsAlsoAs ?? []).map((t) => [t, { schema: {} }])) };
   responses["4XX"] = {
     description: "The request was refused: a problem document names why (see /docs/problems)",
-    content: PROBLEM_CONTENT,
+    content: refusalContent,
     headers: described(ANSWER_BOOKMARK),
   };
   responses["5XX"] = {
     description: "The hub failed or lacks a setting: a problem document, quoting the request id",
-    content: PROBLEM_CONTENT,
+    content: refusalContent,
     headers: described(ANSWER_BOOKMARK),
   };
   return {
@@ -163,6 +165,15 @@ function operationObject(op: Operation, path: string, method: string): ZodOpenAp
       ? { requestParams: { ...(params ? { path: params } : {}), ...(op.query ? { query: op.query } : {}), ...(headers ? { header: headers } : {}) } }
       : {}),
     ...(op.body ? { requestBody: { required: op.bodyRequired ?? true, content: { "application/json": { schema: op.body } } } } : {}),
+    ...(op.rawBody
+      ? {
+          requestBody: {
+            required: true,
+            description: op.rawBody.description,
+            content: Object.fromEntries(op.rawBody.contentTypes.map((t) => [t, { schema: { type: "string", format: "binary" } }])),
+          },
+        }
+      : {}),
     responses,
   };
 }
@@ -191,6 +202,7 @@ const TAGS = [
   ["Telegram", "The Telegram bot: its webhook and its setup."],
   ["MCP", "The Model Context Protocol endpoint, for any MCP client, and the OAuth authorize step that signs a person in for one."],
   ["A2A", "Each project as an Agent2Agent (A2A) agent: its card, and the JSON-RPC endpoint other agents delegate work to."],
+  ["Telemetry", "The OTLP/HTTP receiver the coding agents' OpenTelemetry exporters send their usage to (`/v1/metrics`, `/v1/logs`, `/v1/traces`)."],
   ["Reference", "This description, and the list of problem codes."],
 ] as const;
 

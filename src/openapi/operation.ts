@@ -19,7 +19,16 @@ export type Caller =
   | "telegram"; // Telegram's secret-token header
 
 /** A response: its schema (JSON), or a description of a response that is not JSON. */
-export type Reply = z.ZodType | { description: string; schema?: z.ZodType; contentType?: string; headers?: Record<string, string> };
+export type Reply =
+  | z.ZodType
+  | {
+      description: string;
+      schema?: z.ZodType;
+      contentType?: string;
+      /** Other media types the same answer may come in (the request's encoding chooses), described by `description`. */
+      alsoAs?: string[];
+      headers?: Record<string, string>;
+    };
 
 export interface Operation {
   /** Stable and unique: the typed client's handle on it, and the `operation` of log lines. */
@@ -40,6 +49,10 @@ export interface Operation {
   responses: Partial<Record<200 | 201 | 202 | 204 | 206 | 101 | 301 | 302 | 304, Reply>>;
   /** Request headers the operation reads (name → description). */
   headers?: Record<string, string>;
+  /** A request body that is not JSON: its media types (the description says what they hold). */
+  rawBody?: { contentTypes: string[]; description: string };
+  /** Media types refusals may come in beside problem documents (the request's encoding chooses). */
+  refusalsAlsoAs?: string[];
 }
 
 const OPERATION = Symbol("operation");
