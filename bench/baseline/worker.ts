@@ -110,8 +110,8 @@ export default {
       return Response.json({ status: "ok" });
     }
     if (url.pathname === "/parse") {
-      const { entries } = await request.json<{ entries: unknown[] }>();
-      return Response.json({ accepted: entries.length }, { status: 201 });
+      const body = await request.json<{ entries?: unknown[] }>();
+      return Response.json({ accepted: Array.isArray(body.entries) ? body.entries.length : 1 }, { status: 201 });
     }
     const body = await request.text();
     const inserter = () => env.INSERTER.get(env.INSERTER.idFromName("bench"));
