@@ -26,10 +26,12 @@ export interface Budget {
   limit_tokens: number | null;
   actions: BudgetThreshold[];
   spent: { cost_usd: number; tokens: number };
+  /** How much of its limit it has spent. */
+  percent?: number;
   remaining_usd?: number | null;
   remaining_tokens?: number | null;
   state: BudgetState;
-  /** The day or month being counted ("2026-05-14", "2026-05"), null for a graph's budget. */
+  /** The day or month being counted ("2026-05-14", "2026-05"); empty for a graph's budget. */
   period_key: string | null;
   crossed: (BudgetThreshold & { crossed_at: string })[];
   created_at: string;

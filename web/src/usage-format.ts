@@ -55,6 +55,9 @@ export function duration(ms: number): string {
   return `${Math.floor(m / 60)} h ${m % 60} min`;
 }
 
+/** API time, or a dash when none was reported (a completion's usage block carries none). */
+export const apiTime = (ms: number) => (ms > 0 ? duration(ms) : "—");
+
 /** What a card shows: "$0.42 · 15k tok". */
 export const compact = (u: Usage) =>
   [u.cost_usd > 0 ? usd(u.cost_usd) : null, tokensOf(u) > 0 ? `${tokens(tokensOf(u))} tok` : null].filter(Boolean).join(" · ");

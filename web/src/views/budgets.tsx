@@ -92,7 +92,7 @@ function BudgetItem(props: { projectId: string; budget: Budget; tasks: Task[] | 
   const b = props.budget;
   const [editing, setEditing] = useState(false);
   const { run, busy, problem } = useAction();
-  const percent = limitOf(b) > 0 ? (spentOf(b) / limitOf(b)) * 100 : 0;
+  const percent = b.percent ?? (limitOf(b) > 0 ? (spentOf(b) / limitOf(b)) * 100 : 0);
   const crossed = new Set(b.crossed.map((c) => c.at_percent));
   const remaining = inUsd(b) ? b.remaining_usd : b.remaining_tokens;
   const remove = () =>

@@ -3,6 +3,7 @@
  * depends on and what depends on it) used; and the budget it counts against. The graph's total is read again when a
  * usage batch adds to any task of the graph.
  */
+import { Fragment } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
 import { hub, ok } from "../api";
 import { taskBudgetOf, type TaskBudget } from "../budgets-api";
@@ -81,14 +82,17 @@ function OwnUsage({ usage }: { usage: Usage }) {
       <UsageRow label="Tokens">
         <span title={`${exactTokens(tokensOf(usage))} in all`}>
           {kinds.map(([kind, n], i) => (
-            <span class="usage-kind" key={kind}>
-              {i > 0 && " · "}
-              <span title={exactTokens(n)}>{tokens(n)}</span> {kind}
-            </span>
+            <Fragment key={kind}>
+              {/* The dot stays with the kind before it: a line wraps between kinds, never before a dot. */}
+              <span class="usage-kind">
+                <span title={exactTokens(n)}>{tokens(n)}</span> {kind}
+                {i < kinds.length - 1 && " ·"}
+              </span>{" "}
+            </Fragment>
           ))}
         </span>
       </UsageRow>
-      <UsageRow label="API time">{duration(usage.api_ms)}</UsageRow>
+      {usage.api_ms > 0 && <UsageRow label="API time">{duration(usage.api_ms)}</UsageRow>}
     </>
   );
 }

@@ -2,7 +2,7 @@
 import { useState } from "preact/hooks";
 import { linkProps } from "../router";
 import type { UsageRow } from "../types";
-import { duration, exactTokens, tokens, tokensOf, usd } from "../usage-format";
+import { apiTime, exactTokens, tokens, tokensOf, usd } from "../usage-format";
 
 /** How many of the costliest tasks show before "Show all". */
 const FIRST_TASKS = 10;
@@ -21,7 +21,7 @@ const AMOUNTS: Column[] = [
   { title: "Out", cell: (r) => tokens(r.output_tokens), wide: true },
   { title: "Cache read", cell: (r) => tokens(r.cache_read_tokens), wide: true },
   { title: "Cache write", cell: (r) => tokens(r.cache_write_tokens), wide: true },
-  { title: "API time", cell: (r) => duration(r.api_ms), wide: true },
+  { title: "API time", cell: (r) => apiTime(r.api_ms), wide: true },
 ];
 
 function UsageTable(props: {

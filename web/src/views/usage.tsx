@@ -7,7 +7,7 @@ import { useState } from "preact/hooks";
 import { adoptStyles } from "../chart-styles";
 import { useProjectFeed } from "../project-feed";
 import { linkProps } from "../router";
-import { duration, exactTokens, hasUsage, tokens, usd, type Usage } from "../usage-format";
+import { apiTime, exactTokens, hasUsage, tokens, usd, type Usage } from "../usage-format";
 import { PERIODS, periodOf, rangeOf, readUsage, useLiveRead, USAGE_EVENTS, type Period, type UsageReport } from "../usage-reads";
 import { Budgets } from "./budgets";
 import { Problem } from "./controls";
@@ -92,7 +92,7 @@ function Totals({ totals }: { totals: Usage }) {
     ["output", "Output tokens", tokens(totals.output_tokens), exactTokens(totals.output_tokens)],
     ["cache-read", "Cache read", tokens(totals.cache_read_tokens), exactTokens(totals.cache_read_tokens)],
     ["cache-write", "Cache write", tokens(totals.cache_write_tokens), exactTokens(totals.cache_write_tokens)],
-    ["api", "API time", duration(totals.api_ms), `${totals.api_ms} ms`],
+    ["api", "API time", apiTime(totals.api_ms), totals.api_ms > 0 ? `${totals.api_ms} ms` : "None reported"],
   ];
   return (
     <dl class="usage-totals">
