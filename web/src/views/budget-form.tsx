@@ -38,7 +38,8 @@ export function budgetOf(d: Draft): NewBudget {
 
 type Field = "scope" | "period" | "task_id" | "limit_usd" | "limit_tokens" | "actions" | `actions.${number}`;
 
-export function BudgetForm({ projectId, tasks, onCreated }: { projectId: string; tasks: Task[] | null; onCreated: () => void }) {
+export function BudgetForm(props: { projectId: string; tasks: Task[] | null; onPickGraph: () => void; onCreated: () => void }) {
+  const { projectId, tasks, onCreated } = props;
   const [draft, setDraft] = useState<Draft>(EMPTY);
   const [refusal, setRefusal] = useState<Refusal<Field> | null>(null);
   const [busy, setBusy] = useState(false);
@@ -72,7 +73,16 @@ export function BudgetForm({ projectId, tasks, onCreated }: { projectId: string;
           <input type="radio" name="budget-scope" checked={draft.scope === "project"} onChange={() => set({ scope: "project" })} /> the project
         </label>
         <label class="switch">
-          <input type="radio" name="budget-scope" checked={draft.scope === "graph"} onChange={() => set({ scope: "graph" })} /> a task's graph
+          <input
+            type="radio"
+            name="budget-scope"
+            checked={draft.scope === "graph"}
+            onChange={() => {
+              set({ scope: "graph" });
+              props.onPickGraph();
+            }}
+          />{" "}
+          a task's graph
         </label>
         {problem("scope")}
       </fieldset>

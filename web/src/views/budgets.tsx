@@ -4,12 +4,12 @@
  * Read again as usage batches and budget events arrive.
  */
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, messageOf } from "../api";
+import { ApiError, hub, messageOf, ok } from "../api";
 import { changeBudget, deleteBudget, listBudgets, type Budget } from "../budgets-api";
 import { useCanWrite } from "../me";
 import { readAllTasks } from "../project-store";
 import { linkProps } from "../router";
-import type { HubEvent, Task } from "../types";
+import { tasksOf, type HubEvent, type Task } from "../types";
 import { exactTokens, tokens, usd } from "../usage-format";
 import { useLiveRead } from "../usage-reads";
 import { BudgetForm } from "./budget-form";
@@ -21,7 +21,13 @@ export function Budgets({ projectId, latest }: { projectId: string; latest: HubE
   const canWrite = useCanWrite();
   const budgets = useLiveRead(() => listBudgets(projectId), [projectId], latest);
   const list = budgets.value;
-  const tasks = useTasks(projectId, canWrite || (list ?? []).some((b) => b.scope === "graph"));
+  // Every task only once someone picks a graph to budget; the few that anchor graph budgets, by id, to name them.
+  const [picking, setPicking] = useState(false);
+  const tasks = useTasks(projectId, picking);
+  const titles = useTitles(
+    projectId,
+    (list ?? []).flatMap((b) => (b.task_id ? [b.task_id] : [])),
+  );
   // A hub without the budget routes answers 404: said plainly rather than as an error.
   const unavailable = budgets.failure instanceof ApiError && budgets.failure.status === 404;
 
@@ -44,18 +50,18 @@ export function Budgets({ projectId, latest }: { projectId: string; latest: HubE
           ) : (
             <ul class="budget-list">
               {list.map((b) => (
-                <BudgetItem key={b.id} projectId={projectId} budget={b} tasks={tasks} canWrite={canWrite} onChanged={budgets.reread} />
+                <BudgetItem key={b.id} projectId={projectId} budget={b} titles={titles} canWrite={canWrite} onChanged={budgets.reread} />
               ))}
             </ul>
           )}
-          {canWrite && <BudgetForm projectId={projectId} tasks={tasks} onCreated={budgets.reread} />}
+          {canWrite && <BudgetForm projectId={projectId} tasks={tasks} onPickGraph={() => setPicking(true)} onCreated={budgets.reread} />}
         </>
       )}
     </section>
   );
 }
 
-/** The project's tasks, read once when first `needed` (to name a graph's task, or to pick one). */
+/** The project's tasks, read once when first `needed` (to pick the one whose graph a budget covers). */
 function useTasks(projectId: string, needed: boolean): Task[] | null {
   const [tasks, setTasks] = useState<Task[] | null>(null);
   useEffect(() => setTasks(null), [projectId]);
@@ -73,22 +79,41 @@ function useTasks(projectId: string, needed: boolean): Task[] | null {
   return tasks;
 }
 
+/** The titles of these tasks, read when one is not known yet. */
+function useTitles(projectId: string, ids: string[]): Map<string, string> {
+  const [titles, setTitles] = useState<Map<string, string>>(new Map());
+  const missing = [...new Set(ids)].filter((id) => !titles.has(id));
+  useEffect(() => {
+    if (missing.length === 0) return;
+    let live = true;
+    void ok(hub.GET("/api/v1/tasks", { params: { query: { project_id: projectId, ids: missing.join(","), limit: missing.length } } })).then(
+      (page) => live && setTitles((known) => new Map([...known, ...tasksOf(page).map((t) => [t.id, t.title] as const)])),
+      // Unnamed, a graph budget still links to its task.
+      () => undefined,
+    );
+    return () => {
+      live = false;
+    };
+  }, [projectId, missing.join(",")]);
+  return titles;
+}
+
 const inUsd = (b: Budget) => b.limit_usd != null;
 const spentOf = (b: Budget) => (inUsd(b) ? b.spent.cost_usd : b.spent.tokens);
 const limitOf = (b: Budget) => (inUsd(b) ? b.limit_usd! : (b.limit_tokens ?? 0));
 const amount = (b: Budget, n: number) => (inUsd(b) ? usd(n) : `${tokens(n)} tokens`);
 
-function scopeOf(b: Budget, tasks: Task[] | null, projectId: string) {
+function scopeOf(b: Budget, titles: Map<string, string>, projectId: string) {
   if (b.scope === "project") return <>The project, per {b.period ?? "period"}</>;
-  const task = tasks?.find((t) => t.id === b.task_id);
   return (
     <>
-      The graph of {b.task_id ? <a {...linkProps(`/projects/${projectId}/tasks/${b.task_id}`)}>{task?.title ?? `task ${b.task_id.slice(0, 8)}`}</a> : "a task"}
+      The graph of{" "}
+      {b.task_id ? <a {...linkProps(`/projects/${projectId}/tasks/${b.task_id}`)}>{titles.get(b.task_id) ?? `task ${b.task_id.slice(0, 8)}`}</a> : "a task"}
     </>
   );
 }
 
-function BudgetItem(props: { projectId: string; budget: Budget; tasks: Task[] | null; canWrite: boolean; onChanged: () => void }) {
+function BudgetItem(props: { projectId: string; budget: Budget; titles: Map<string, string>; canWrite: boolean; onChanged: () => void }) {
   const b = props.budget;
   const [editing, setEditing] = useState(false);
   const { run, busy, problem } = useAction();
@@ -104,7 +129,7 @@ function BudgetItem(props: { projectId: string; budget: Budget; tasks: Task[] | 
   return (
     <li class={`budget budget-${b.state}`} data-budget-id={b.id} data-state={b.state}>
       <div class="budget-head">
-        <strong>{scopeOf(b, props.tasks, props.projectId)}</strong>
+        <strong>{scopeOf(b, props.titles, props.projectId)}</strong>
         <BudgetStateBadge state={b.state} />
         {b.period_key && <span class="muted">counting {b.period_key}</span>}
       </div>
