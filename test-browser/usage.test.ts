@@ -64,7 +64,7 @@ beforeAll(async () => {
   await run(ids.migrations);
   await complete(ids.migrations, CODEX);
   // Counted by the room within about a second (expect.poll is for tests, not their setup).
-  for (const start = Date.now(); (await projectCost()) !== 0.67; ) {
+  for (const start = Date.now(); (await projectCost()) !== 0.67;) {
     if (Date.now() - start > 15_000) throw new Error(`The project's cost is ${await projectCost()}, not 0.67`);
     await new Promise((r) => setTimeout(r, 200));
   }
