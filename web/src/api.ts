@@ -37,7 +37,7 @@ export const onSignedOut = (listener: () => void) => {
 export const currentAccessToken = () => accessToken;
 
 /** Sends as the signed-in person; a 401 refreshes once and sends again, a refused refresh signs the person out. */
-async function asPerson(request: Request): Promise<Response> {
+export async function asPerson(request: Request): Promise<Response> {
   // Kept before sending: a body can be read only once.
   const again = request.clone();
   const send = (r: Request) => {

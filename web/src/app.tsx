@@ -25,6 +25,8 @@ import { Webhooks } from "./views/webhooks";
 const LazyGraph = lazy(() => import("./views/graph").then((m) => m.GraphView), "the graph");
 /** The code health page, its chart library, and (later still) the module graph's renderer load only when it is opened. */
 const LazyCodeHealth = lazy(() => import("./views/code-health").then((m) => m.CodeHealth), "code health");
+/** The Usage page and its chart library. */
+const LazyUsage = lazy(() => import("./views/usage").then((m) => m.UsagePage), "the usage page");
 /** The approval rules and the permission log are pages of their own, seldom the first one opened. */
 const LazyRules = lazy(() => import("./views/rules").then((m) => m.Rules), "the rules");
 const LazyPermissions = lazy(() => import("./views/permissions").then((m) => m.Permissions), "the permission log");
@@ -91,6 +93,7 @@ export function App() {
         {route.page === "board" && <Board projectId={route.projectId} />}
         {route.page === "graph" && <LazyGraph projectId={route.projectId} />}
         {route.page === "code-health" && <LazyCodeHealth projectId={route.projectId} />}
+        {route.page === "usage" && <LazyUsage projectId={route.projectId} />}
         {route.page === "new-task" && <NewTaskPage projectId={route.projectId} />}
         {route.page === "task" && <TaskPage projectId={route.projectId} taskId={route.taskId} />}
         {route.page === "activity" && <Activity projectId={route.projectId} />}

@@ -60,6 +60,11 @@ export const EVENT_TYPES = [
   "tunnel_opened",
   "tunnel_closed",
   "code_health_scanned",
+  "usage_recorded",
+  "budget_warned",
+  "budget_held",
+  "budget_released",
+  "budget_stopped",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

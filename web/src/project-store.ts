@@ -9,6 +9,7 @@ import { ApiError, hub, ok } from "./api";
 import { ProjectFeed, type FeedStatus } from "./live";
 import { noteProjectRole } from "./me";
 import { tasksOf, type HubEvent, type ProjectHead, type Task, type TaskStatus } from "./types";
+import { tasksWithUsageIn, usageAddedByTask, withUsageOf } from "./usage-live";
 
 const REREAD_DELAY_MS = 150;
 const MAX_REREAD_DELAY_MS = 10_000;
@@ -111,10 +112,16 @@ export function useProject(projectId: string, keepEvents = 200): ProjectState {
         for (const e of batch) {
           const task = e.task_id ? next.get(e.task_id) : undefined;
           if (task) next.set(task.id, applyEvent(task, e));
+          // A usage batch names no one task: it lists what it added to each.
+          for (const id of usageAddedByTask(e).keys()) {
+            const used = next.get(id);
+            if (used) next.set(id, withUsageOf(used, e));
+          }
         }
         return next;
       });
       for (const e of batch) if (e.task_id) stale.add(e.task_id);
+      for (const id of tasksWithUsageIn(batch)) stale.add(id);
       if (!reading) timer ??= setTimeout(() => void reread(), REREAD_DELAY_MS);
     };
 

@@ -6,6 +6,8 @@ export type Route =
   | { page: "board"; projectId: string }
   | { page: "graph"; projectId: string }
   | { page: "code-health"; projectId: string }
+  /** The period is the page's query (`?days=`, read by the page itself). */
+  | { page: "usage"; projectId: string }
   | { page: "activity"; projectId: string }
   | { page: "members"; projectId: string }
   | { page: "settings"; projectId: string }
@@ -44,6 +46,7 @@ export function parseRoute(path: string): Route {
     if (parts.length === 2 || parts[2] === "board") return { page: "board", projectId };
     if (parts[2] === "graph") return { page: "graph", projectId };
     if (parts[2] === "code-health" && parts.length === 3) return { page: "code-health", projectId };
+    if (parts[2] === "usage" && parts.length === 3) return { page: "usage", projectId };
     if (parts[2] === "activity") return { page: "activity", projectId };
     if (parts[2] === "members") return { page: "members", projectId };
     if (parts[2] === "settings") return { page: "settings", projectId };

@@ -87,3 +87,8 @@ export type SessionFile = Schemas["SessionFile"];
 
 export type PersonalToken = Schemas["PersonalAccessToken"];
 export type IssuedPersonalToken = Schemas["IssuedPersonalAccessToken"];
+
+/** What the agents used: a project's, broken down by day, model, agent or task; a task's with its graph's. */
+export type ProjectUsage = Schemas["ProjectUsage"];
+export type UsageRow = ProjectUsage["rows"][number];
+export type TaskUsage = Schemas["TaskUsage"];

@@ -7,6 +7,7 @@ import type { Task, TaskStatus } from "../types";
 import { ProjectTabs } from "./project-tabs";
 import { ApproveButton, awaitsApproval } from "./controls";
 import { NewTaskDialog } from "./new-task";
+import { UsageBadge } from "./usage-badge";
 
 export const COLUMNS: { status: TaskStatus; label: string }[] = [
   { status: "pending", label: "Pending" },
@@ -125,6 +126,7 @@ function TaskCard({ task }: { task: Task }) {
         {task.blocked && <span class="badge blocked">blocked</span>}
         {awaiting && <span class="badge awaiting">awaiting approval</span>}
         <span class="badge type">{task.type}</span>
+        <UsageBadge usage={task.usage} />
         <span class="assignee">{task.assigned_server_name ?? "unassigned"}</span>
       </div>
       {awaiting && canWrite && <ApproveButton task={task} />}

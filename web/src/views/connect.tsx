@@ -1,6 +1,6 @@
 /**
  * Connecting things to a project, at `/projects/{id}/connect`: coding agents over MCP, other agents over A2A, the
- * daemon on agents' machines, and the API reference.
+ * daemon on agents' machines, agents' telemetry, and the API reference.
  */
 import { useEffect, useState } from "preact/hooks";
 import { hub, messageOf, ok } from "../api";
@@ -10,6 +10,7 @@ import { McpConnect } from "./connect-mcp";
 import { DaemonConnect } from "./connect-daemon";
 import { Problem } from "./controls";
 import { ProjectTabs } from "./project-tabs";
+import { TelemetryConnect } from "./connect-telemetry";
 
 export function Connect({ projectId }: { projectId: string }) {
   const [project, setProject] = useState<ProjectHead | null>(null);
@@ -25,6 +26,7 @@ export function Connect({ projectId }: { projectId: string }) {
       <McpConnect projectId={projectId} projectName={project?.name} />
       <A2ACard projectId={projectId} />
       <DaemonConnect projectId={projectId} projectName={project?.name} />
+      <TelemetryConnect />
       <section class="panel" aria-labelledby="connect-api-title">
         <h2 id="connect-api-title">The API</h2>
         <p class="muted">

@@ -13,6 +13,8 @@ import { AddDependencyForm, ConnectDialog, DependencyList, SelectedDependency, d
 import { useDragToConnect } from "./graph-drag";
 import { edgeKey, laidOut, NODE_HEIGHT, NODE_WIDTH, pathOf, shapeOf, short, type LaidEdge } from "./graph-layout";
 import { ProjectTabs } from "./project-tabs";
+import { addUsage, compact, hasUsage, noUsage, usd } from "../usage-format";
+import { usageTitle } from "./usage-badge";
 
 export function GraphView({ projectId }: { projectId: string }) {
   const state = useProject(projectId);
@@ -26,6 +28,8 @@ export function GraphView({ projectId }: { projectId: string }) {
   const { line, onNodePointerDown, endedDrag } = useDragToConnect(svg, canWrite, (from, to) => setConnecting({ from, to }));
   const task = (id: string): Task | undefined => state.tasks.get(id);
   const picked = dependencies.find((d) => edgeKey(d) === selected);
+  // What every task drawn here used, together: kept live as usage batches arrive.
+  const total = useMemo(() => [...state.tasks.values()].reduce((sum, t) => (t.usage ? addUsage(sum, t.usage) : sum), noUsage()), [state.tasks]);
 
   return (
     <section class="graph-page">
@@ -45,6 +49,11 @@ export function GraphView({ projectId }: { projectId: string }) {
           <span class="badge blocked">blocked</span>
         </span>
         <span class="muted">{state.loaded ? `${graph.nodes.length} tasks, ${graph.edges.length} dependencies` : "Loading…"}</span>
+        {hasUsage(total) && (
+          <span class="graph-usage" data-cost={total.cost_usd} title={usageTitle(total)}>
+            Total: <strong>{compact(total)}</strong>
+          </span>
+        )}
       </div>
       {canWrite && state.loaded && graph.nodes.length > 1 && (
         <p class="muted graph-hint">
@@ -73,6 +82,7 @@ export function GraphView({ projectId }: { projectId: string }) {
           {graph.nodes.map(({ task: t, x, y }) => {
             const status = task(t.id)?.status ?? t.status;
             const blocked = task(t.id)?.blocked ?? t.blocked;
+            const usage = task(t.id)?.usage ?? t.usage;
             const classes = [
               "node",
               `status-${status}`,
@@ -96,7 +106,7 @@ export function GraphView({ projectId }: { projectId: string }) {
                   navigate(`/projects/${projectId}/tasks/${t.id}`);
                 }}
               >
-                <title>{`${t.title} — ${status.replace("_", " ")}${blocked ? ", blocked" : ""}`}</title>
+                <title>{`${t.title} — ${status.replace("_", " ")}${blocked ? ", blocked" : ""}${hasUsage(usage) ? `. ${usageTitle(usage)}` : ""}`}</title>
                 <rect class="box" x={x - NODE_WIDTH / 2} y={y - NODE_HEIGHT / 2} width={NODE_WIDTH} height={NODE_HEIGHT} rx="6" />
                 <line class="status-bar" x1={x - NODE_WIDTH / 2 + 5} y1={y - NODE_HEIGHT / 2 + 6} x2={x - NODE_WIDTH / 2 + 5} y2={y + NODE_HEIGHT / 2 - 6} />
                 <text x={x + 3} y={y - 4} text-anchor="middle" class="node-title">
@@ -105,6 +115,7 @@ export function GraphView({ projectId }: { projectId: string }) {
                 <text x={x + 3} y={y + 13} text-anchor="middle" class="node-status">
                   {status.replace("_", " ")}
                   {blocked && <tspan class="node-blocked"> · blocked</tspan>}
+                  {usage && usage.cost_usd > 0 && <tspan class="node-cost"> · {usd(usage.cost_usd)}</tspan>}
                 </text>
               </a>
             );

@@ -3,7 +3,7 @@ import { useCanWrite, useMe, useProjectRole } from "../me";
 import type { FeedStatus } from "../live";
 import { linkProps } from "../router";
 
-type Tab = "board" | "graph" | "code-health" | "activity" | "sessions" | "permissions" | "members" | "webhooks" | "settings" | "connect";
+type Tab = "board" | "graph" | "code-health" | "usage" | "activity" | "sessions" | "permissions" | "members" | "webhooks" | "settings" | "connect";
 
 const STATUS_TEXT: Record<FeedStatus, string> = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…", closed: "disconnected" };
 
@@ -24,6 +24,7 @@ export function ProjectTabs(props: { projectId: string; name?: string; current: 
         {tab("board", "Board")}
         {tab("graph", "Graph")}
         {tab("code-health", "Code health")}
+        {tab("usage", "Usage")}
         {tab("activity", "Activity")}
         {tab("sessions", "Sessions")}
         {tab("permissions", "Permissions")}

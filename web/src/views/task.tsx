@@ -18,6 +18,8 @@ import { AgentLogs } from "./task-logs";
 import { Notes } from "./task-notes";
 import { json, Requirements, Result, Section, StructuredSpec, TaskFormatRequest } from "./task-sections";
 import { PhaseTimes, Timeline } from "./task-timeline";
+import { TaskUsage } from "./task-usage";
+import { BUDGET_EVENTS, lastUsageSeq } from "../usage-live";
 
 /** The task form loads when a task is first edited. */
 const LazyEditForm = lazy(() => import("./task-edit").then((m) => m.EditTaskForm), "the task's form");
@@ -55,6 +57,9 @@ export function TaskPage({ projectId, taskId }: { projectId: string; taskId: str
     setError(null);
   }, [taskId]);
   const lastEventSeq = state.events.find((e) => e.task_id === taskId)?.seq ?? 0;
+  // A usage batch names no task of its own, and a budget's state may change what the task view says of its budget.
+  const usageSeq = lastUsageSeq(state.events, new Set([taskId]));
+  const budgetSeq = state.events.find((e) => BUDGET_EVENTS.has(e.event_type))?.seq ?? 0;
   // Its dependencies (and the contracts they deliver) change with its upstreams.
   const upstreams = (task ?? live)?.dependencies.map((d) => state.tasks.get(d.depends_on_task_id)?.status).join() ?? "";
   // The task as the board knows it, read again whenever one of its events arrives or an upstream moves.
@@ -64,7 +69,7 @@ export function TaskPage({ projectId, taskId }: { projectId: string; taskId: str
       (t) => read === reads.current && setTask(t),
       (e) => read === reads.current && setError(e.message),
     );
-  }, [taskId, live?.updated_at, live?.status, lastEventSeq, upstreams]);
+  }, [taskId, live?.updated_at, live?.status, lastEventSeq, upstreams, usageSeq, budgetSeq]);
   useEffect(() => {
     void ok(hub.GET("/api/v1/tasks/{id}/events", { params: { path: { id: taskId } } })).then(
       (r) => setTimeline(r.events.map(fromLog)),
@@ -104,6 +109,7 @@ export function TaskPage({ projectId, taskId }: { projectId: string; taskId: str
             {shown.target_session_name && ` (session ${shown.target_session_name})`} · created by {shown.created_by}
           </p>
           <PhaseTimes task={shown} events={timeline} />
+          <TaskUsage task={shown} events={state.events} />
           {awaitsApproval(shown) && (
             <p class="awaiting-note" role="status">
               An agent created this task, and the project asks a person to approve such tasks: it is not auto-assigned, and its agent does not start on it,
