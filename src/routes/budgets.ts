@@ -73,7 +73,7 @@ const changeBody = z
 
 const RULES =
   "A budget is on the project (`scope: project`, per UTC `day` or `month`) or on a task graph (`scope: graph`: the task `task_id` " +
-  "with every task connected to it by dependencies, either way, transitively), in USD (`limit_usd`) or tokens (`limit_tokens`: input, " +
+  "with everything it depends on and everything that depends on it, transitively), in USD (`limit_usd`) or tokens (`limit_tokens`: input, " +
   "output, cache-read and cache-write together), exactly one. Each action is taken once per period as spend reaches `at_percent` of the " +
   "limit: `warn` is an event (`budget_warned`, to webhooks and Telegram); `hold` (`budget_held`) refuses assigning and starting tasks in " +
   "the scope with 409 `BUDGET_HELD` and leaves the running ones a note; `stop` (`budget_stopped`) holds too, and moves running tasks to " +

@@ -4,7 +4,7 @@
  * Read again as usage batches and budget events arrive.
  */
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, hub, messageOf, ok } from "../api";
+import { hub, messageOf, ok } from "../api";
 import { changeBudget, deleteBudget, listBudgets, type Budget } from "../budgets-api";
 import { useCanWrite } from "../me";
 import { readAllTasks } from "../project-store";
@@ -28,35 +28,27 @@ export function Budgets({ projectId, latest }: { projectId: string; latest: HubE
     projectId,
     (list ?? []).flatMap((b) => (b.task_id ? [b.task_id] : [])),
   );
-  // A hub without the budget routes answers 404: said plainly rather than as an error.
-  const unavailable = budgets.failure instanceof ApiError && budgets.failure.status === 404;
 
   return (
     <section class="panel budgets" aria-labelledby="budgets-title">
       <h2 id="budgets-title">Budgets</h2>
-      {unavailable ? (
-        <p class="muted">This hub does not keep budgets yet.</p>
+      <p class="muted">
+        A budget caps what the project spends per day or month, or what one task's graph spends in all, in USD or tokens. At each threshold it warns, holds new
+        work in its scope (no task is assigned or started there), or stops the running tasks for a person to look at.
+      </p>
+      <Problem message={budgets.error} />
+      {list === null ? (
+        !budgets.error && <p class="loading">Loading budgets…</p>
+      ) : list.length === 0 ? (
+        <p class="muted">No budget yet.</p>
       ) : (
-        <>
-          <p class="muted">
-            A budget caps what the project spends per day or month, or what one task's graph spends in all, in USD or tokens. At each threshold it warns, holds
-            new work in its scope (no task is assigned or started there), or stops the running tasks for a person to look at.
-          </p>
-          <Problem message={budgets.error} />
-          {list === null ? (
-            !budgets.error && <p class="loading">Loading budgets…</p>
-          ) : list.length === 0 ? (
-            <p class="muted">No budget yet.</p>
-          ) : (
-            <ul class="budget-list">
-              {list.map((b) => (
-                <BudgetItem key={b.id} projectId={projectId} budget={b} titles={titles} canWrite={canWrite} onChanged={budgets.reread} />
-              ))}
-            </ul>
-          )}
-          {canWrite && <BudgetForm projectId={projectId} tasks={tasks} onPickGraph={() => setPicking(true)} onCreated={budgets.reread} />}
-        </>
+        <ul class="budget-list">
+          {list.map((b) => (
+            <BudgetItem key={b.id} projectId={projectId} budget={b} titles={titles} canWrite={canWrite} onChanged={budgets.reread} />
+          ))}
+        </ul>
       )}
+      {canWrite && <BudgetForm projectId={projectId} tasks={tasks} onPickGraph={() => setPicking(true)} onCreated={budgets.reread} />}
     </section>
   );
 }
