@@ -9,8 +9,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { UsagePoint } from "../src/domain/usage";
 import { notification } from "../src/integrations/telegram/messages";
 import type { ProjectRoom } from "../src/room/project-room";
-import { addMember, call, createProject, createUser, expectProblem, registerAgent, until, type Reply } from "./helpers";
-import { cli, createWorld, expectOk, newTask, openSession, T, taskIn, taskStatus, type World } from "./task-world";
+import { call, createProject, createUser, expectProblem, until, type Reply } from "./helpers";
+import { cli, createWorld, expectOk, newTask, T, taskIn, taskStatus, worldUnder, type World } from "./task-world";
 
 let first: World;
 beforeAll(async () => {
@@ -18,17 +18,7 @@ beforeAll(async () => {
 });
 
 /** A world of its own (project, member, agents and their sessions), under the hub's one admin. */
-async function worldOf(name: string): Promise<World> {
-  const { admin } = first;
-  const member = await createUser(admin, "member");
-  const project = await createProject(admin, name);
-  await addMember(admin, project.id, member.id);
-  const worker = await registerAgent(admin, `worker-${crypto.randomUUID().slice(0, 6)}`);
-  const orchestrator = await registerAgent(admin, `orchestrator-${crypto.randomUUID().slice(0, 6)}`);
-  const workerSession = await openSession(worker.apiKey, project.id, "worker");
-  const orchestratorSession = await openSession(orchestrator.apiKey, project.id, "orchestrator");
-  return { admin, member, project, worker, orchestrator, workerSession, orchestratorSession };
-}
+const worldOf = (name: string) => worldUnder(first.admin, name);
 
 const room = (projectId: string) => env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(projectId));
 const budgetsOf = (projectId: string) => `/api/v1/projects/${projectId}/budgets`;

@@ -3,6 +3,7 @@
  * fetch transport is pointed at the Worker (every answer held to the API's description), so the bytes on the wire are
  * exactly what the exporters send. Names and attributes are Claude Code's (code.claude.com/docs/en/monitoring-usage).
  */
+import type { UsageAmounts } from "../src/domain/usage";
 import { OTLPLogExporter as JsonLogExporter } from "@opentelemetry/exporter-logs-otlp-http";
 import { OTLPLogExporter as ProtoLogExporter } from "@opentelemetry/exporter-logs-otlp-proto";
 import { OTLPMetricExporter as JsonMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
@@ -93,14 +94,7 @@ export function hubLogger(o: Omit<MeterOptions, "temporality">) {
 }
 
 /** A roll-up row's amounts. */
-export interface UsageRow {
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_tokens: number;
-  cache_write_tokens: number;
-  cost_usd: number;
-  api_ms: number;
-}
+export type UsageRow = UsageAmounts;
 
 export const taskUsage = (taskId: string) => env.DB.prepare("SELECT * FROM task_usage WHERE task_id = ?").bind(taskId).first<UsageRow>();
 export const sessionUsage = (sessionId: string) => env.DB.prepare("SELECT * FROM session_usage WHERE session_id = ?").bind(sessionId).first<UsageRow>();

@@ -13,7 +13,11 @@ export interface World {
 }
 
 export async function createWorld(name = "World"): Promise<World> {
-  const admin = await bootstrapAdmin();
+  return worldUnder(await bootstrapAdmin(), name);
+}
+
+/** Another world under the hub's admin (a file's first world bootstrapped it). */
+export async function worldUnder(admin: string, name: string): Promise<World> {
   const member = await createUser(admin, "member");
   const project = await createProject(admin, name);
   await addMember(admin, project.id, member.id);

@@ -13,6 +13,7 @@
  *   always sent, the spec, the result's summary, a failure's message and a
  *   cancellation's reason only where the project opts in (`include_content`).
  */
+import type { UsageAmounts } from "../../domain/usage";
 import { SpanKind, SpanStatusCode, type Attributes, type HrTime, type Link, type SpanContext, type SpanStatus } from "@opentelemetry/api";
 import type { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { parseTraceparent } from "../../protocol/trace-context";
@@ -74,14 +75,8 @@ export interface Upstream {
   retry_count: number;
 }
 
-export interface UsageTotals {
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_tokens: number;
-  cache_write_tokens: number;
-  cost_usd: number;
-  api_ms: number;
-}
+/** The task's usage roll-up (domain/usage.ts), as its span's attributes carry it. */
+export type UsageTotals = UsageAmounts;
 
 export interface SpanSource {
   task: TaskRecord;
