@@ -355,7 +355,8 @@ describe("spans", () => {
     await exportsAt(name, 1);
     const rows = await until(
       () => outboxOf(world.project.id),
-      (r) => r.length === 2 && r[0]!.attempts === 1,
+      // The attempt is logged, then its next try set: both are on record once the next try is ahead.
+      (r) => r.length === 2 && r[0]!.attempts === 1 && Date.parse(r[0]!.next_attempt_at) > Date.now(),
       "the refused attempt on record",
     );
     expect(rows[0]).toMatchObject({ status: "pending", attempts: 1, last_status_code: 503 });
