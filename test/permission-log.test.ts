@@ -85,8 +85,8 @@ describe("POST /api/v1/server/permissions/log", () => {
     const reply = await postPermissionLog(w.worker.apiKey, entries);
     expect(reply.status, reply.text).toBe(201);
     expect(reply.json).toEqual({ accepted: 5, dropped: 0, invalid: 0, errors: [] });
-    // One row per entry, and one index row for each of the two with a task.
-    expect(rowsWritten(reply)).toBe(5 + 2);
+    // One row per entry, one index row for each of the two with a task, and one for each of the five with a session.
+    expect(rowsWritten(reply)).toBe(5 + 2 + 5);
 
     const inA = (await logOf(w.project.id)).json.entries;
     const inB = (await logOf(projectB.id)).json.entries;
@@ -97,7 +97,7 @@ describe("POST /api/v1/server/permissions/log", () => {
         { ...entries[1]!, session_name: "worker", task_id: task },
         { ...entries[2]!, project_id: w.project.id, session_name: "second", task_id: null },
       ]
-        .map(({ project_id, created_at, ...e }) => ({ ...e, tool_input_truncated: false, created_at: new Date(created_at).toISOString() }))
+        .map(({ project_id, created_at, ...e }) => ({ ...e, tool_input_truncated: false, created_at: new Date(created_at).toISOString(), source: "hook" }))
         .reverse(),
     );
     expect(inB.map((e: any) => [e.tool_name, e.session_id, e.session_name, e.task_id, e.decision, e.agent_name, e.tool_input])).toEqual([

@@ -33,6 +33,21 @@ export async function sessionsOfServer(d1: D1Database, serverId: string, ids: st
   return new Map(results.map((r) => [r.id, r]));
 }
 
+/** The task each of the sessions is working on now (as sessionsOfServer has it), for entries the telemetry makes. */
+export async function currentTasks(d1: D1Database, sessionIds: string[]): Promise<Map<string, string | null>> {
+  if (sessionIds.length === 0) return new Map();
+  const { results } = await d1
+    .prepare(
+      `SELECT s.id,
+         (SELECT t.id FROM tasks t WHERE t.target_session_id = s.id AND ${UNFINISHED_TASK_TEXT} AND t.status IN (SELECT value FROM json_each(?2))
+          ORDER BY t.updated_at DESC, t.id DESC LIMIT 1) AS task_id
+       FROM sessions s WHERE s.id IN (SELECT value FROM json_each(?1))`,
+    )
+    .bind(JSON.stringify(sessionIds), JSON.stringify(ACTIVE))
+    .all<{ id: string; task_id: string | null }>();
+  return new Map(results.map((r) => [r.id, r.task_id]));
+}
+
 /** Which of `ids` are projects that exist. */
 export async function existingProjects(d1: D1Database, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
@@ -92,15 +107,57 @@ export function chunksOf(rows: LogRow[]): string[] {
 }
 
 /**
- * Inserts rows in one batch (one transaction) with `also` (what the rows owe others): all of it or none. Answers the
- * results of `also`, and the rows the whole batch wrote.
+ * A telemetry row is kept only while its session has no hook entry, decided in the statement itself (so atomically in
+ * D1), and once however often its export is sent again: its id is derived from the event, and a row already there is
+ * left as it is.
  */
-export async function insertLogRows(d1: D1Database, rows: LogRow[], also: D1PreparedStatement[] = []): Promise<{ also: D1Result[]; rowsWritten: number }> {
-  if (rows.length === 0) return { also: [], rowsWritten: 0 };
+const INSERT_TELEMETRY_ROWS = `INSERT OR IGNORE INTO permission_log (id, project_id, server_id, session_id, task_id, tool_name, tool_input,
+  tool_input_truncated, decision, matched_rule_id, reason, agent_name, created_at, received_at, source)
+  SELECT value ->> 0, value ->> 1, value ->> 12, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6,
+    value ->> 7, value ->> 8, value ->> 9, value ->> 10, value ->> 11, value ->> 13, 'telemetry'
+  FROM json_each(?1)
+  WHERE NOT EXISTS (SELECT 1 FROM permission_log l WHERE l.project_id = value ->> 1 AND l.session_id = value ->> 2 AND l.source = 'hook')`;
+
+/**
+ * The hook is installed for every session of a daemon, so its entries cover a session from its start: the telemetry
+ * ones of the sessions it logs go in the batch that writes its entries, and no call is ever listed twice.
+ */
+const DELETE_TELEMETRY_OF_SESSIONS = `DELETE FROM permission_log
+  WHERE project_id = ?1 AND source = 'telemetry' AND session_id IN (SELECT value FROM json_each(?2))`;
+
+/** The rows of a batch by where they came from; one project's. */
+export interface LogBatch {
+  hook: LogRow[];
+  telemetry: LogRow[];
+}
+
+/**
+ * Writes a project's batch in one transaction with `also` (what the hook's rows owe others): the hook's rows, the
+ * deletion of the telemetry rows of their sessions, then the telemetry rows (which see the hook's and skip their
+ * sessions). All of it or none. Answers the results of `also`, the rows the whole batch wrote, and how many telemetry
+ * rows were kept.
+ */
+export async function insertLogRows(
+  d1: D1Database,
+  batch: LogBatch,
+  also: D1PreparedStatement[] = [],
+): Promise<{ also: D1Result[]; rowsWritten: number; telemetryKept: number }> {
+  const { hook, telemetry } = batch;
+  if (hook.length + telemetry.length === 0) return { also: [], rowsWritten: 0, telemetryKept: 0 };
   const insert = d1.prepare(INSERT_ROWS);
-  const inserts = chunksOf(rows).map((chunk) => insert.bind(chunk));
-  const results = await d1.batch([...inserts, ...also]);
-  return { also: results.slice(inserts.length), rowsWritten: results.reduce((sum, r) => sum + (r.meta.rows_written ?? 0), 0) };
+  const statements = chunksOf(hook).map((chunk) => insert.bind(chunk));
+  const hookSessions = [...new Set(hook.flatMap((row) => (row[2] ? [row[2]] : [])))];
+  if (hookSessions.length > 0) statements.push(d1.prepare(DELETE_TELEMETRY_OF_SESSIONS).bind(hook[0]![1], JSON.stringify(hookSessions)));
+  const firstTelemetry = statements.length;
+  const insertTelemetry = d1.prepare(INSERT_TELEMETRY_ROWS);
+  statements.push(...chunksOf(telemetry).map((chunk) => insertTelemetry.bind(chunk)));
+  const results = await d1.batch([...statements, ...also]);
+  const own = results.slice(0, statements.length);
+  return {
+    also: results.slice(statements.length),
+    rowsWritten: results.reduce((sum, r) => sum + (r.meta.rows_written ?? 0), 0),
+    telemetryKept: own.slice(firstTelemetry).reduce((sum, r) => sum + (r.meta.changes ?? 0), 0),
+  };
 }
 
 export interface LogFilter {

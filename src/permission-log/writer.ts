@@ -7,6 +7,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { insertLogRows, type LogRow } from "../db/permission-log";
+import type { PermissionSource } from "../db/schema";
 import type { Env } from "../runtime/env";
 import { laneStub } from "../integrations/client";
 import { deniedNotices } from "../integrations/telegram/denied-calls";
@@ -22,6 +23,7 @@ export const ROWS_PER_BATCH = 250;
 
 interface Waiting {
   rows: LogRow[];
+  source: PermissionSource;
   /** Rows of this post already committed, or in the batch being written. */
   taken: number;
   rowsWritten: number;
@@ -40,8 +42,20 @@ export class PermissionLogWriter extends DurableObject<WriterEnv> {
 
   /** Writes one post's rows of this project; answers the D1 rows written for them once they are committed. */
   write(rows: LogRow[]): Promise<number> {
+    return this.queue(rows, "hook");
+  }
+
+  /**
+   * Writes rows made of the agents' telemetry, each only while its session has no hook entry (and once, however often
+   * its export is sent again); answers the D1 rows written for them once they are committed.
+   */
+  writeTelemetry(rows: LogRow[]): Promise<number> {
+    return this.queue(rows, "telemetry");
+  }
+
+  private queue(rows: LogRow[], source: PermissionSource): Promise<number> {
     return new Promise((done, failed) => {
-      this.waiting.push({ rows, taken: 0, rowsWritten: 0, done, failed });
+      this.waiting.push({ rows, source, taken: 0, rowsWritten: 0, done, failed });
       if (!this.writing) void this.drain();
     });
   }
@@ -71,12 +85,15 @@ export class PermissionLogWriter extends DurableObject<WriterEnv> {
 
   private async writeBatch(parts: { post: Waiting; rows: LogRow[] }[]) {
     const rows = parts.flatMap((p) => p.rows);
+    const hook = parts.flatMap((p) => (p.post.source === "hook" ? p.rows : []));
+    const telemetry = parts.flatMap((p) => (p.post.source === "telemetry" ? p.rows : []));
     const now = rows.reduce((latest, row) => (row[13] > latest ? row[13] : latest), "");
     try {
-      const { also, rowsWritten } = await insertLogRows(this.env.DB, rows, deniedNotices(this.env.DB, rows, now));
+      // Denied calls are told of as the hook logs them; the telemetry's are only listed.
+      const { also, rowsWritten, telemetryKept } = await insertLogRows(this.env.DB, { hook, telemetry }, deniedNotices(this.env.DB, hook, now));
       // Each post is billed its share of the batch.
       for (const { post, rows: part } of parts) post.rowsWritten += (rowsWritten * part.length) / rows.length;
-      this.announce(rows);
+      if (hook.length + telemetryKept > 0) this.announce(rows, hook.length + telemetryKept);
       for (const target of outboxTargets(also))
         this.ctx.waitUntil(
           laneStub(this.env, target)
@@ -95,12 +112,12 @@ export class PermissionLogWriter extends DurableObject<WriterEnv> {
   }
 
   /** The room's dashboards hear how many entries arrived and the newest one's time; best effort. */
-  private announce(rows: LogRow[]) {
+  private announce(rows: LogRow[], count: number) {
     const projectId = rows[0]![1];
     const newest = rows.reduce((latest, row) => (row[11] > latest ? row[11] : latest), "");
     this.ctx.waitUntil(
       this.env.PROJECT_ROOM.get(this.env.PROJECT_ROOM.idFromName(projectId))
-        .permissionsLogged(rows.length, newest)
+        .permissionsLogged(count, newest)
         .catch((e: unknown) => logError("telling a room of logged permissions failed", { project_id: projectId, operation: "permissions_logged" }, e)),
     );
   }

@@ -156,7 +156,8 @@ permissionLogRoutes.get(
     tag: "Approval rules",
     summary: "The project's permission log, newest first",
     description:
-      "Every tool call the hooks of the project's sessions logged, kept `PERMISSION_LOG_DAYS` (30 by default). Filters combine; " +
+      "Every tool call the hooks of the project's sessions logged, kept `PERMISSION_LOG_DAYS` (30 by default); for a session the hook has " +
+      "not logged, the calls Claude Code's telemetry reported (`source: telemetry`), until the hook's entries replace them. Filters combine; " +
       "page with `before` (the previous page's `next_before`): no entry is given twice or skipped, whatever entries share a time.",
     caller: "person",
     query: logQuery,

@@ -8,6 +8,11 @@
  * carry `event.name` without the prefix (`api_request`) and the full name in the body. Standard attributes include
  * `session.id`; the resource's `service.name` is `claude-code`, and keys of OTEL_RESOURCE_ATTRIBUTES are copied onto
  * every point and event. Rule: the metrics are the source of its cost and tokens; `api_request` adds only API time.
+ * Its `tool_decision` event (`tool_name`, `decision` accept | reject, `source`: config, hook, user_temporary,
+ * user_permanent, user_abort, user_reject) is made for every permission decision, so it is the source of the
+ * permission log's telemetry entries (tool-decisions.ts); `tool_result` (made after an accepted call ran: `success`,
+ * `duration_ms`, `decision_type`/`decision_source`, `tool_parameters` under OTEL_LOG_TOOL_DETAILS=1) repeats the
+ * accepted calls and is not read, so a call is one entry.
  *
  * Codex (openai/codex docs/config.md, "otel"): no cost and no token metric; the event `codex.sse_event` carries, when
  * its `event.kind` is `response.completed`, `input_token_count`, `output_token_count`, `cached_token_count`,
@@ -73,8 +78,12 @@ export const USAGE_EVENTS: Record<string, (a: Attributes) => Partial<UsageAmount
 /** Claude Code names its events without the prefix in `event.name` (the body has the full name). */
 const CLAUDE_CODE_SERVICE = "claude-code";
 
-/** Which usage event a log record is, if any: by its `event_name` field, its body, or its `event.name` attribute. */
-export function usageEventOf(record: { eventName: string; body: AttrValue | null; attributes: Attributes }, resource: Attributes): string | null {
+/** Which of the `known` events a log record is, if any: by its `event_name` field, its body, or its `event.name` attribute. */
+export function eventOf(
+  record: { eventName: string; body: AttrValue | null; attributes: Attributes },
+  resource: Attributes,
+  known: Readonly<Record<string, unknown>>,
+): string | null {
   const named = record.attributes["event.name"];
   const candidates = [
     record.eventName,
@@ -82,9 +91,13 @@ export function usageEventOf(record: { eventName: string; body: AttrValue | null
     named,
     typeof named === "string" && resource["service.name"] === CLAUDE_CODE_SERVICE ? `claude_code.${named}` : null,
   ];
-  for (const c of candidates) if (typeof c === "string" && Object.hasOwn(USAGE_EVENTS, c)) return c;
+  for (const c of candidates) if (typeof c === "string" && Object.hasOwn(known, c)) return c;
   return null;
 }
+
+/** Which usage event a log record is, if any. */
+export const usageEventOf = (record: { eventName: string; body: AttrValue | null; attributes: Attributes }, resource: Attributes) =>
+  eventOf(record, resource, USAGE_EVENTS);
 
 /** The agent type a resource's `service.name` names, as the daemon names agent types (domain/agent-types.ts). */
 export function agentTypeOfService(serviceName: AttrValue | undefined): AgentType | null {

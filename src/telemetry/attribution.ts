@@ -78,14 +78,25 @@ async function allowedSessions(d1: D1Database, principal: Principal, sessions: A
   return new Set(sessions.filter((s) => accessOf(principal, s.project_id, roles.get(s.project_id) ?? null) === "write").map((s) => s.id));
 }
 
-export async function attribute(d1: D1Database, principal: Principal, items: readonly UsageItem[], now: string): Promise<Attributed> {
-  const out: Attributed = { byProject: new Map(), rejected: 0, reason: null };
-  if (items.length === 0) return out;
+/** The ids an item names its session by. */
+export interface SessionIds {
+  hubSessionId: string | null;
+  agentSessionId: string | null;
+}
+
+/** An item's session, or why it has none the caller may report for. */
+export type SessionOf = (item: SessionIds) => { session: AttributedSession } | { reason: string };
+
+/**
+ * The hub session of each of the items, as one lookup for them all: the one they name, or the one their agent's own
+ * session id is linked to, and only a session the caller may report for.
+ */
+export async function sessionsOf(d1: D1Database, principal: Principal, items: readonly SessionIds[], now: string): Promise<SessionOf> {
   const agentIds = items.flatMap((i) => (i.agentSessionId ? [i.agentSessionId] : []));
   const links = await linksSeen.many(agentIds, async (ids) => new Map((await linkedSessions(d1, ids)).map((l) => [l.agent_session_id, l.session_id])));
-  const sessionOf = (i: UsageItem) => i.hubSessionId ?? (i.agentSessionId ? links.get(i.agentSessionId) : undefined) ?? null;
+  const sessionIdOf = (i: SessionIds) => i.hubSessionId ?? (i.agentSessionId ? links.get(i.agentSessionId) : undefined) ?? null;
   const sessions = await sessionsSeen.many(
-    items.flatMap((i) => sessionOf(i) ?? []),
+    items.flatMap((i) => sessionIdOf(i) ?? []),
     async (ids) => new Map((await sessionsByIds(d1, ids)).map((s) => [s.id, s])),
   );
   const allowed = await allowedSessions(d1, principal, [...sessions.values()]);
@@ -104,14 +115,25 @@ export async function attribute(d1: D1Database, principal: Principal, items: rea
     for (const l of stored) linksSeen.set(l.agent_session_id, l.session_id);
   }
 
-  for (const item of items) {
-    const id = sessionOf(item);
+  return (item) => {
+    const id = sessionIdOf(item);
     const session = id ? sessions.get(id) : undefined;
-    if (!session || !allowed.has(session.id)) {
+    return session && allowed.has(session.id) ? { session } : { reason: id ? NOT_YOURS : NO_SESSION };
+  };
+}
+
+export async function attribute(d1: D1Database, principal: Principal, items: readonly UsageItem[], now: string): Promise<Attributed> {
+  const out: Attributed = { byProject: new Map(), rejected: 0, reason: null };
+  if (items.length === 0) return out;
+  const sessionOf = await sessionsOf(d1, principal, items, now);
+  for (const item of items) {
+    const found = sessionOf(item);
+    if ("reason" in found) {
       out.rejected++;
-      out.reason ??= id ? NOT_YOURS : NO_SESSION;
+      out.reason ??= found.reason;
       continue;
     }
+    const { session } = found;
     const who = { sessionId: session.id, serverId: session.server_id, agentType: session.agent_type ?? item.agentType, model: item.model, at: item.at };
     const cumulative = item.cumulative && { series: await sha256Hex(item.cumulative.series), startedAt: item.cumulative.startedAt };
     const points = out.byProject.get(session.project_id) ?? [];

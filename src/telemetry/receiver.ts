@@ -3,7 +3,7 @@
  * agents' own OpenTelemetry exporters. In order, and each before anything after it: the content type and declared
  * size (nothing read), the credential (a server's API key or a person's token), the body within its bounds, the
  * decoding, then the usage, attributed to hub sessions and handed to each project's room, which keeps it before the
- * exporter is answered. Traces carry no usage the hub counts: they are checked and answered, and not kept.
+ * exporter is answered, and the tool decisions, written to the permission log of sessions the hook does not log. Traces carry no usage the hub counts: they are checked and answered, and not kept.
  */
 import type { Principal } from "../auth/principal";
 import type { UsagePoint } from "../domain/usage";
@@ -19,6 +19,8 @@ import { exportAnswer, PROTOBUF, refusal } from "./otlp-answers";
 import { contentCoding, MAX_WIRE_BYTES, readExportBody, tooLarge } from "./otlp-body";
 import { decodeExport, MalformedOtlp, type OtlpEncoding } from "./otlp-decode";
 import type { OtlpSignal } from "./otlp-model";
+import { logToolDecisions } from "./tool-decision-log";
+import { toolDecisionsOf } from "./tool-decisions";
 import { usageItemsOf } from "./usage-items";
 
 /** How long an exporter waits before sending again an export the hub could not keep (OTLP honours Retry-After). */
@@ -101,9 +103,15 @@ export async function receiveExport(c: HubContext, signal: OtlpSignal): Promise<
     const decoded = decodeExport(signal, encoding, bytes);
     const { items, invalid, invalidReason } = usageItemsOf(decoded, receivedAt);
     const attributed = await attribute(c.env.DB, principal, items, receivedAt);
-    const unkept = await record(c, attributed.byProject);
-    const rejected = invalid + attributed.rejected;
-    const reason = [invalidReason, attributed.reason, unkept > 0 ? "part of the usage could not be kept just now" : null].filter(Boolean).join("; ");
+    // Claude Code's tool decisions are the permission log's second source, for sessions the hook does not log.
+    const [unkept, logged] = await Promise.all([
+      record(c, attributed.byProject),
+      logToolDecisions(c, principal, toolDecisionsOf(decoded, receivedAt), receivedAt),
+    ]);
+    const rejected = invalid + attributed.rejected + logged.rejected;
+    const reason = [...new Set([invalidReason, attributed.reason, logged.reason, unkept > 0 ? "part of the usage could not be kept just now" : null])]
+      .filter(Boolean)
+      .join("; ");
     // What a room did not keep is counted in usage points rather than in points or records of the export: the nearest
     // count there is, for a case only batches across projects or of thousands of points meet.
     return exportAnswer(signal, encoding, rejected + unkept, reason || null);

@@ -54,7 +54,8 @@ const UNKNOWN_START = new Date(0).toISOString();
 
 const text = (v: unknown) => (typeof v === "string" && v !== "" ? v : null);
 
-function who(own: Attributes, resource: Attributes) {
+/** The ids naming the session of a point or record, its agent type and model. */
+export function who(own: Attributes, resource: Attributes) {
   const pick = (key: string) => text(resource[key]) ?? text(own[key]);
   return {
     hubSessionId: pick(HUB_SESSION_ATTRIBUTE),

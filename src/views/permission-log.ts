@@ -1,17 +1,15 @@
 /** The permission log as the hub answers it: what a daemon's post came to, and a project's entries. */
 import { z } from "zod";
-import { PERMISSION_DECISIONS } from "../db/schema";
+import { PERMISSION_DECISIONS, PERMISSION_SOURCES } from "../db/schema";
 import type { permissionLog } from "../db/schema";
 import { id, jsonObject, timestamp } from "./fields";
 
 export const logPostResultSchema = z
   .object({
     accepted: z.int().meta({ description: "Entries stored" }),
-    dropped: z
-      .int()
-      .meta({
-        description: "Well-formed entries left out: their session is not one of the server's, or their project not one it serves (or not the session's)",
-      }),
+    dropped: z.int().meta({
+      description: "Well-formed entries left out: their session is not one of the server's, or their project not one it serves (or not the session's)",
+    }),
     invalid: z.int().meta({ description: "Entries that are not a log entry as the hook writes it" }),
     errors: z
       .array(z.object({ path: z.string(), message: z.string() }))
@@ -33,6 +31,11 @@ export const permissionEntrySchema = z
     reason: z.string().nullable(),
     agent_name: z.string().nullable().meta({ description: "claude, codex or gemini, as the hook detected it" }),
     created_at: timestamp.meta({ description: "When the hook saw the call (never later than the hub received it)" }),
+    source: z.enum(PERMISSION_SOURCES).meta({
+      description:
+        "`hook`: the daemon's PreToolUse hook logged it. `telemetry`: Claude Code's `tool_decision` event, for a session the hook has not logged; " +
+        "the session's telemetry entries are replaced by the hook's once those arrive",
+    }),
   })
   .meta({ id: "PermissionLogEntry" });
 
@@ -56,4 +59,5 @@ export const permissionEntryView = (row: typeof permissionLog.$inferSelect, sess
   reason: row.reason,
   agent_name: row.agentName,
   created_at: row.createdAt,
+  source: row.source,
 });

@@ -1,7 +1,7 @@
 /** Approval rules for agents' tool calls, and the log of every call. */
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
-import { PERMISSION_DECISIONS } from "../../domain/permission-decisions";
+import { PERMISSION_DECISIONS, PERMISSION_SOURCES } from "../../domain/permission-decisions";
 import { projects } from "./people";
 
 export const APPROVAL_ACTIONS = ["allow", "deny"] as const;
@@ -31,7 +31,7 @@ export const approvalRules = sqliteTable(
   (t) => [index("approval_rules_scope").on(t.scopeType, t.scopeId)],
 );
 
-export { PERMISSION_DECISIONS, type PermissionDecision } from "../../domain/permission-decisions";
+export { PERMISSION_DECISIONS, PERMISSION_SOURCES, type PermissionDecision, type PermissionSource } from "../../domain/permission-decisions";
 
 /**
  * Every tool call an agent's PreToolUse hook saw, as its daemon posted it (API.md "Approval rules and the permission
@@ -65,9 +65,15 @@ export const permissionLog = sqliteTable(
     /** When the hook saw the call (its own clock, never later than `received_at`), ISO UTC. */
     createdAt: text("created_at").notNull(),
     receivedAt: text("received_at").notNull(),
+    /** 'telemetry' only while the session has no hook entry: the hook's entries replace a session's telemetry ones. */
+    source: text("source", { enum: PERMISSION_SOURCES }).notNull().default("hook"),
   },
   (t) => [
     primaryKey({ columns: [t.projectId, t.createdAt, t.id] }),
+    // Whether a session has hook entries, and its telemetry entries to delete, without walking the project's log.
+    index("permission_log_session_source")
+      .on(t.sessionId, t.source)
+      .where(sql`session_id IS NOT NULL`),
     index("permission_log_task")
       .on(t.taskId, t.createdAt, t.id)
       .where(sql`task_id IS NOT NULL`),

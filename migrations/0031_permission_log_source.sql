@@ -1,0 +1,2 @@
+ALTER TABLE `permission_log` ADD `source` text DEFAULT 'hook' NOT NULL;--> statement-breakpoint
+CREATE INDEX `permission_log_session_source` ON `permission_log` (`session_id`,`source`) WHERE session_id IS NOT NULL;
