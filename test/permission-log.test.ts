@@ -85,8 +85,8 @@ describe("POST /api/v1/server/permissions/log", () => {
     const reply = await postPermissionLog(w.worker.apiKey, entries);
     expect(reply.status, reply.text).toBe(201);
     expect(reply.json).toEqual({ accepted: 5, dropped: 0, invalid: 0, errors: [] });
-    // One row per entry, one index row for each of the two with a task, and one for each of the five with a session.
-    expect(rowsWritten(reply)).toBe(5 + 2 + 5);
+    // One row per entry, one index row for each of the two with a task, and the source of each of the three sessions, the first time.
+    expect(rowsWritten(reply)).toBe(5 + 2 + 3);
 
     const inA = (await logOf(w.project.id)).json.entries;
     const inB = (await logOf(projectB.id)).json.entries;
@@ -104,6 +104,9 @@ describe("POST /api/v1/server/permissions/log", () => {
       ["run_shell_command", sB, "third", null, "asked", "gemini", { command: "rm -rf build" }],
       ["web_fetch", sB, "third", null, "denied", "gemini", { url: "https://example.com/ünïcode" }],
     ]);
+    // Those sessions known, another post of theirs costs its entry alone (and its task's index row).
+    const again = await postPermissionLog(w.worker.apiKey, [entry(sA1, w.project.id, { tool_name: "Read", tool_input: { file_path: "/repo/README.md" } })]);
+    expect(rowsWritten(again)).toBe(1 + 1);
   });
 
   it("drops entries of another server's session, of a project that is not the session's, and of projects the server does not serve", async () => {

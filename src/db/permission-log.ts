@@ -107,23 +107,41 @@ export function chunksOf(rows: LogRow[]): string[] {
 }
 
 /**
- * A telemetry row is kept only while its session has no hook entry, decided in the statement itself (so atomically in
- * D1), and once however often its export is sent again: its id is derived from the event, and a row already there is
- * left as it is.
+ * A telemetry row is kept only while its session's entries are not the hook's, decided in the statement itself (so
+ * atomically in D1), and once however often its export is sent again: its id is derived from the event, and a row
+ * already there is left as it is.
  */
 const INSERT_TELEMETRY_ROWS = `INSERT OR IGNORE INTO permission_log (id, project_id, server_id, session_id, task_id, tool_name, tool_input,
   tool_input_truncated, decision, matched_rule_id, reason, agent_name, created_at, received_at, source)
   SELECT value ->> 0, value ->> 1, value ->> 12, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6,
     value ->> 7, value ->> 8, value ->> 9, value ->> 10, value ->> 11, value ->> 13, 'telemetry'
   FROM json_each(?1)
-  WHERE NOT EXISTS (SELECT 1 FROM permission_log l WHERE l.project_id = value ->> 1 AND l.session_id = value ->> 2 AND l.source = 'hook')`;
+  WHERE NOT EXISTS (SELECT 1 FROM permission_log_sessions m WHERE m.project_id = value ->> 1 AND m.session_id = value ->> 2 AND m.source = 'hook')`;
+
+/** Sessions' source, set where it is new; `?3` 'hook' also takes a session over from the telemetry. */
+const MARK_SESSIONS = `INSERT INTO permission_log_sessions (project_id, session_id, source)
+  SELECT ?1, value, ?3 FROM json_each(?2) WHERE true
+  ON CONFLICT (project_id, session_id) DO UPDATE SET source = excluded.source WHERE excluded.source = 'hook' AND source <> 'hook'`;
 
 /**
  * The hook is installed for every session of a daemon, so its entries cover a session from its start: the telemetry
- * ones of the sessions it logs go in the batch that writes its entries, and no call is ever listed twice.
+ * ones of a session it now logs go in the batch that writes its entries, and no call is ever listed twice. Only for
+ * sessions whose entries were the telemetry's: that walks the project's log, once a session.
  */
 const DELETE_TELEMETRY_OF_SESSIONS = `DELETE FROM permission_log
   WHERE project_id = ?1 AND source = 'telemetry' AND session_id IN (SELECT value FROM json_each(?2))`;
+
+/** Which of these sessions of the project have had their entries from the telemetry so far. */
+async function telemetrySessions(d1: D1Database, projectId: string, sessionIds: string[]): Promise<string[]> {
+  if (sessionIds.length === 0) return [];
+  const { results } = await d1
+    .prepare(
+      "SELECT session_id FROM permission_log_sessions WHERE project_id = ?1 AND source = 'telemetry' AND session_id IN (SELECT value FROM json_each(?2))",
+    )
+    .bind(projectId, JSON.stringify(sessionIds))
+    .all<{ session_id: string }>();
+  return results.map((r) => r.session_id);
+}
 
 /** The rows of a batch by where they came from; one project's. */
 export interface LogBatch {
@@ -131,11 +149,14 @@ export interface LogBatch {
   telemetry: LogRow[];
 }
 
+const sessionsOf = (rows: LogRow[]) => [...new Set(rows.flatMap((row) => (row[2] ? [row[2]] : [])))];
+
 /**
  * Writes a project's batch in one transaction with `also` (what the hook's rows owe others): the hook's rows, the
- * deletion of the telemetry rows of their sessions, then the telemetry rows (which see the hook's and skip their
- * sessions). All of it or none. Answers the results of `also`, the rows the whole batch wrote, and how many telemetry
- * rows were kept.
+ * deletion of the telemetry rows of sessions the hook now logs, the sessions' sources, then the telemetry rows (which
+ * see those sources and skip the hook's sessions). All of it or none. Only the project's PermissionLogWriter calls
+ * this, one batch at a time, so what it reads of the sessions' sources holds until its batch commits. Answers the
+ * results of `also`, the rows the whole batch wrote, and how many telemetry rows were kept.
  */
 export async function insertLogRows(
   d1: D1Database,
@@ -144,19 +165,24 @@ export async function insertLogRows(
 ): Promise<{ also: D1Result[]; rowsWritten: number; telemetryKept: number }> {
   const { hook, telemetry } = batch;
   if (hook.length + telemetry.length === 0) return { also: [], rowsWritten: 0, telemetryKept: 0 };
+  const projectId = (hook[0] ?? telemetry[0])![1];
   const insert = d1.prepare(INSERT_ROWS);
   const statements = chunksOf(hook).map((chunk) => insert.bind(chunk));
-  const hookSessions = [...new Set(hook.flatMap((row) => (row[2] ? [row[2]] : [])))];
-  if (hookSessions.length > 0) statements.push(d1.prepare(DELETE_TELEMETRY_OF_SESSIONS).bind(hook[0]![1], JSON.stringify(hookSessions)));
+  const hookSessions = sessionsOf(hook);
+  const takenOver = await telemetrySessions(d1, projectId, hookSessions);
+  if (takenOver.length > 0) statements.push(d1.prepare(DELETE_TELEMETRY_OF_SESSIONS).bind(projectId, JSON.stringify(takenOver)));
+  if (hookSessions.length > 0) statements.push(d1.prepare(MARK_SESSIONS).bind(projectId, JSON.stringify(hookSessions), "hook"));
   const firstTelemetry = statements.length;
   const insertTelemetry = d1.prepare(INSERT_TELEMETRY_ROWS);
   statements.push(...chunksOf(telemetry).map((chunk) => insertTelemetry.bind(chunk)));
+  const telemetryRows = statements.length;
+  const telemetrySessionIds = sessionsOf(telemetry);
+  if (telemetrySessionIds.length > 0) statements.push(d1.prepare(MARK_SESSIONS).bind(projectId, JSON.stringify(telemetrySessionIds), "telemetry"));
   const results = await d1.batch([...statements, ...also]);
-  const own = results.slice(0, statements.length);
   return {
     also: results.slice(statements.length),
     rowsWritten: results.reduce((sum, r) => sum + (r.meta.rows_written ?? 0), 0),
-    telemetryKept: own.slice(firstTelemetry).reduce((sum, r) => sum + (r.meta.changes ?? 0), 0),
+    telemetryKept: results.slice(firstTelemetry, telemetryRows).reduce((sum, r) => sum + (r.meta.changes ?? 0), 0),
   };
 }
 

@@ -70,12 +70,26 @@ export const permissionLog = sqliteTable(
   },
   (t) => [
     primaryKey({ columns: [t.projectId, t.createdAt, t.id] }),
-    // Whether a session has hook entries, and its telemetry entries to delete, without walking the project's log.
-    index("permission_log_session_source")
-      .on(t.sessionId, t.source)
-      .where(sql`session_id IS NOT NULL`),
     index("permission_log_task")
       .on(t.taskId, t.createdAt, t.id)
       .where(sql`task_id IS NOT NULL`),
   ],
+);
+
+/**
+ * Where each session's permission-log entries come from: its daemon's hook, or (while the hook has logged nothing for
+ * it) the agent's telemetry. One row a session, written when it is first seen or its source changes, so that an entry
+ * still costs at most two rows and neither path walks the project's log to learn a session's source. Migration 0031
+ * makes the table WITHOUT ROWID (drizzle cannot say so): a session's row is one row written, not two.
+ */
+export const permissionLogSessions = sqliteTable(
+  "permission_log_sessions",
+  {
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id, { onDelete: "cascade" }),
+    sessionId: text("session_id").notNull(),
+    source: text("source", { enum: PERMISSION_SOURCES }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.sessionId] })],
 );
