@@ -688,7 +688,7 @@ if (wanted("usage")) {
   console.log("\n(3e') usage telemetry: 20 daemons exporting 10 points a second each, and task completions in the same project meanwhile");
   const DAEMONS = 20;
   // Enough for the p99 to rest on a few completions rather than one, and for the exports to run some 15 s.
-  const COMPLETIONS = 500;
+  const COMPLETIONS = 300;
   const GAP_MS = 5;
   const EXPORT_MS = 1000;
   const MODELS = ["claude-sonnet-4-5", "claude-haiku-4-5"];
