@@ -108,6 +108,30 @@ export async function registerAgent(admin: string, projectId: string, name = `ag
 }
 
 /** Opens the dashboard and signs in through the form, as a person would. */
+/**
+ * Opens an invite link. Looking an invite up is counted with sign-ins (one limit per address, which every browser test
+ * shares): a refusal for too many attempts is waited out as signIn waits, then the page is opened again.
+ */
+export async function openInvite(page: Page, link: string) {
+  for (const start = Date.now(); ;) {
+    const [answer] = await Promise.all([page.waitForResponse((r) => r.url().includes("/api/v1/invites/accept")), page.goto(link)]);
+    if (answer.status() !== 429 || Date.now() - start > SIGN_IN_WAIT_MS) return answer.status();
+    await page.waitForTimeout(SIGN_IN_RETRY_MS);
+  }
+}
+
+/** Presses an invite page's Join, again while the shared sign-in limit refuses it. */
+export async function joinInvite(page: Page) {
+  for (const start = Date.now(); ;) {
+    const [answer] = await Promise.all([
+      page.waitForResponse((r) => r.url().includes("/api/v1/invites/accept") && r.request().method() === "POST"),
+      page.getByRole("button", { name: "Join" }).click(),
+    ]);
+    if (answer.status() !== 429 || Date.now() - start > SIGN_IN_WAIT_MS) return answer.status();
+    await page.waitForTimeout(SIGN_IN_RETRY_MS);
+  }
+}
+
 export async function signIn(page: Page, email: string, password: string) {
   await page.goto(hub().url + "/");
   await page.getByLabel("Email").fill(email);

@@ -5,7 +5,7 @@
  */
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { accessTokenOf, adminToken, call, hub, hubAs, launchChromium, ok, screenshot, signedIn } from "./driver";
+import { accessTokenOf, adminToken, call, hub, hubAs, joinInvite, launchChromium, ok, openInvite, screenshot, signedIn } from "./driver";
 
 let browser: Browser;
 let admin: string;
@@ -57,7 +57,7 @@ describe("people", () => {
     const teammate = { email: `teammate-${Date.now()}@example.com`, password: "teammate-password-1" };
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
     const theirs = await context.newPage();
-    await theirs.goto(link);
+    expect(await openInvite(theirs, link)).toBe(200);
     await theirs.getByRole("heading", { name: "Join the Orchestratia hub" }).waitFor();
     expect(await theirs.locator(".invite-offer").textContent()).toContain("You are invited as member");
     expect(await theirs.locator(".invite-projects").textContent()).toContain(`${project.name} (viewer: reads only)`);
@@ -65,7 +65,7 @@ describe("people", () => {
     await theirs.getByLabel("Email").fill(teammate.email);
     await theirs.getByLabel("Name").fill("Tess Mate");
     await theirs.getByLabel("Password").fill(teammate.password);
-    await theirs.getByRole("button", { name: "Join" }).click();
+    expect(await joinInvite(theirs)).toBe(201);
 
     // Signed in, in the project, as a viewer of it.
     await theirs.getByRole("heading", { name: project.name }).waitFor();
@@ -83,7 +83,7 @@ describe("people", () => {
 
     // The link worked once.
     const again = await context.newPage();
-    await again.goto(link);
+    expect(await openInvite(again, link)).toBe(410);
     await again.getByRole("alert").filter({ hasText: "used already" }).waitFor();
 
     // Made a member of the project: the board offers New task once it reconnects.
@@ -120,7 +120,7 @@ describe("people", () => {
     );
     const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
     const page = await context.newPage();
-    await page.goto(made.url);
+    expect(await openInvite(page, made.url)).toBe(200);
     await page.getByRole("heading", { name: "Join the Orchestratia hub" }).waitFor();
     expect(await page.getByLabel("Email").inputValue()).toBe("phone-invitee@example.com");
     expect(await page.getByLabel("Email").getAttribute("readonly")).not.toBeNull();
