@@ -82,15 +82,13 @@ async function attribute(ctx: OpContext, points: readonly UsagePoint[]) {
   });
 }
 
-const COLUMNS = USAGE_MEASURES.map((m) => m);
-
 /** `INSERT ... ON CONFLICT DO UPDATE` adding amounts to a roll-up row, keyed by `key`. */
 function addTo(ctx: OpContext, table: string, key: Record<string, string>, amounts: UsageAmounts) {
   const keyColumns = Object.keys(key);
-  const columns = [...keyColumns, ...COLUMNS, "updated_at"];
-  const values = [...Object.values(key), ...COLUMNS.map((m) => amounts[m]), ctx.now];
+  const columns = [...keyColumns, ...USAGE_MEASURES, "updated_at"];
+  const values = [...Object.values(key), ...USAGE_MEASURES.map((m) => amounts[m]), ctx.now];
   const conflict = keyColumns.filter((c) => c !== "project_id" || table === "usage_daily");
-  const sets = [...COLUMNS.map((m) => `${m} = ${m} + excluded.${m}`), "updated_at = excluded.updated_at"];
+  const sets = [...USAGE_MEASURES.map((m) => `${m} = ${m} + excluded.${m}`), "updated_at = excluded.updated_at"];
   return ctx.d1
     .prepare(
       `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")}) ON CONFLICT (${conflict.join(", ")}) DO UPDATE SET ${sets.join(", ")}`,
