@@ -1,8 +1,10 @@
 /** The app: restores the session from the refresh cookie, then shows the page the path names. */
 import { useEffect, useState } from "preact/hooks";
-import { hub, ok, onSignedOut, refresh, signOut } from "./api";
+import { hub, ok, onSignedOut, refresh } from "./api";
 import { MeContext } from "./me";
-import { linkProps, useRoute } from "./router";
+import { useRoute } from "./router";
+import { Sidebar } from "./ui/sidebar";
+import { Toasts } from "./ui/toasts";
 import type { Me } from "./types";
 import { Activity } from "./views/activity";
 import { Agents } from "./views/agents";
@@ -18,7 +20,6 @@ import { SessionPage } from "./views/session";
 import { Sessions } from "./views/sessions";
 import { SignIn } from "./views/sign-in";
 import { TaskPage } from "./views/task";
-import { UnreadBadge } from "./views/unread-badge";
 import { Webhooks } from "./views/webhooks";
 
 /** The graph view and its layout library load only when a graph is opened. */
@@ -34,6 +35,8 @@ const LazyServerPage = lazy(() => import("./views/server").then((m) => m.ServerP
 const LazyPeople = lazy(() => import("./views/people").then((m) => m.People), "the people");
 const LazyConnect = lazy(() => import("./views/connect").then((m) => m.Connect), "the connect page");
 const LazyAccount = lazy(() => import("./views/account").then((m) => m.Account), "your account");
+const LazyOverview = lazy(() => import("./views/project-overview").then((m) => m.ProjectOverview), "the overview");
+const LazyUsageAll = lazy(() => import("./views/usage-all").then((m) => m.UsageAll), "usage");
 const LazyAccess = lazy(() => import("./views/access").then((m) => m.Access), "the access grants");
 
 export function App() {
@@ -52,67 +55,37 @@ export function App() {
   if (me === null) return <SignIn onSignedIn={setMe} />;
   return (
     <MeContext.Provider value={me}>
-      <header class="top">
-        <a class="brand" {...linkProps("/")}>
-          Orchestratia
-        </a>
-        <nav aria-label="Main">
-          <a {...linkProps("/")} aria-current={route.page === "projects" ? "page" : undefined}>
-            Projects
-          </a>
-          <a {...linkProps("/inbox")} aria-current={route.page === "inbox" ? "page" : undefined}>
-            Inbox
-            <UnreadBadge />
-          </a>
-          <a {...linkProps("/agents")} aria-current={route.page === "agents" || route.page === "server" ? "page" : undefined}>
-            Agents
-          </a>
-          <a {...linkProps("/rules")} aria-current={route.page === "rules" ? "page" : undefined}>
-            Rules
-          </a>
-          {me.role === "admin" && (
-            <a {...linkProps("/access")} aria-current={route.page === "access" ? "page" : undefined}>
-              Access
-            </a>
-          )}
-          {me.role === "admin" && (
-            <a {...linkProps("/people")} aria-current={route.page === "people" ? "page" : undefined}>
-              People
-            </a>
-          )}
-        </nav>
-        <a class="who" {...linkProps("/account")} aria-current={route.page === "account" ? "page" : undefined} title="Your account">
-          {me.email} · {me.role}
-        </a>
-        <button class="link" onClick={() => void signOut()}>
-          Sign out
-        </button>
-      </header>
-      <main class="page">
-        {route.page === "projects" && <Projects />}
-        {route.page === "board" && <Board projectId={route.projectId} />}
-        {route.page === "graph" && <LazyGraph projectId={route.projectId} />}
-        {route.page === "code-health" && <LazyCodeHealth projectId={route.projectId} />}
-        {route.page === "usage" && <LazyUsage projectId={route.projectId} />}
-        {route.page === "new-task" && <NewTaskPage projectId={route.projectId} />}
-        {route.page === "task" && <TaskPage projectId={route.projectId} taskId={route.taskId} />}
-        {route.page === "activity" && <Activity projectId={route.projectId} />}
-        {route.page === "sessions" && <Sessions projectId={route.projectId} />}
-        {route.page === "session" && <SessionPage projectId={route.projectId} sessionId={route.sessionId} />}
-        {route.page === "permissions" && <LazyPermissions projectId={route.projectId} />}
-        {route.page === "members" && <Members projectId={route.projectId} />}
-        {route.page === "settings" && <ProjectSettingsPage projectId={route.projectId} />}
-        {route.page === "connect" && <LazyConnect projectId={route.projectId} />}
-        {route.page === "webhooks" && <Webhooks projectId={route.projectId} webhookId={route.webhookId} />}
-        {route.page === "inbox" && <Inbox />}
-        {route.page === "agents" && <Agents />}
-        {route.page === "server" && <LazyServerPage serverId={route.serverId} />}
-        {route.page === "rules" && <LazyRules />}
-        {route.page === "access" && <LazyAccess />}
-        {route.page === "people" && <LazyPeople />}
-        {route.page === "account" && <LazyAccount />}
-        {route.page === "not-found" && <p>There is no page at this address.</p>}
-      </main>
+      <div class="shell">
+        <Sidebar route={route} />
+        <main class="page">
+          {route.page === "projects" && <Projects />}
+          {route.page === "board" && <Board projectId={route.projectId} />}
+          {route.page === "graph" && <LazyGraph projectId={route.projectId} />}
+          {route.page === "code-health" && <LazyCodeHealth projectId={route.projectId} />}
+          {route.page === "usage" && <LazyUsage projectId={route.projectId} />}
+          {route.page === "new-task" && <NewTaskPage projectId={route.projectId} />}
+          {route.page === "task" && <TaskPage projectId={route.projectId} taskId={route.taskId} />}
+          {route.page === "activity" && <Activity projectId={route.projectId} />}
+          {route.page === "sessions" && <Sessions projectId={route.projectId} />}
+          {route.page === "session" && <SessionPage projectId={route.projectId} sessionId={route.sessionId} />}
+          {route.page === "permissions" && <LazyPermissions projectId={route.projectId} />}
+          {route.page === "members" && <Members projectId={route.projectId} />}
+          {route.page === "settings" && <ProjectSettingsPage projectId={route.projectId} />}
+          {route.page === "connect" && <LazyConnect projectId={route.projectId} />}
+          {route.page === "webhooks" && <Webhooks projectId={route.projectId} webhookId={route.webhookId} />}
+          {route.page === "inbox" && <Inbox />}
+          {route.page === "agents" && <Agents />}
+          {route.page === "server" && <LazyServerPage serverId={route.serverId} />}
+          {route.page === "rules" && <LazyRules />}
+          {route.page === "access" && <LazyAccess />}
+          {route.page === "people" && <LazyPeople />}
+          {route.page === "account" && <LazyAccount />}
+          {route.page === "overview" && <LazyOverview projectId={route.projectId} />}
+          {route.page === "usage-all" && <LazyUsageAll />}
+          {route.page === "not-found" && <p>There is no page at this address.</p>}
+        </main>
+      </div>
+      <Toasts />
     </MeContext.Provider>
   );
 }

@@ -3,6 +3,8 @@ import { useEffect, useState } from "preact/hooks";
 
 export type Route =
   | { page: "projects" }
+  /** A project at a glance: throughput, time to done, failures, questions, agents, health, spend, activity. */
+  | { page: "overview"; projectId: string }
   | { page: "board"; projectId: string }
   | { page: "graph"; projectId: string }
   | { page: "code-health"; projectId: string }
@@ -26,6 +28,8 @@ export type Route =
   | { page: "rules" }
   | { page: "access" }
   | { page: "people" }
+  /** Usage across every project the person sees. */
+  | { page: "usage-all" }
   /** An invite link (the token is the page's query, read by the page itself); open without signing in. */
   | { page: "invite" }
   | { page: "not-found" };
@@ -41,9 +45,11 @@ export function parseRoute(path: string): Route {
   if (parts[0] === "people" && parts.length === 1) return { page: "people" };
   if (parts[0] === "invite" && parts.length === 1) return { page: "invite" };
   if (parts[0] === "account" && parts.length === 1) return { page: "account" };
+  if (parts[0] === "usage" && parts.length === 1) return { page: "usage-all" };
   if (parts[0] === "projects" && parts[1]) {
     const projectId = parts[1];
     if (parts.length === 2 || parts[2] === "board") return { page: "board", projectId };
+    if (parts[2] === "overview" && parts.length === 3) return { page: "overview", projectId };
     if (parts[2] === "graph") return { page: "graph", projectId };
     if (parts[2] === "code-health" && parts.length === 3) return { page: "code-health", projectId };
     if (parts[2] === "usage" && parts.length === 3) return { page: "usage", projectId };

@@ -1,9 +1,10 @@
 /** A project's header: its name, its pages, and whether its live feed is connected. */
 import { useCanWrite, useMe, useProjectRole } from "../me";
 import type { FeedStatus } from "../live";
+import { useProjectNames } from "../project-names";
 import { linkProps } from "../router";
 
-type Tab = "board" | "graph" | "code-health" | "usage" | "activity" | "sessions" | "permissions" | "members" | "webhooks" | "settings" | "connect";
+type Tab = "overview" | "board" | "graph" | "code-health" | "usage" | "activity" | "sessions" | "permissions" | "members" | "webhooks" | "settings" | "connect";
 
 const STATUS_TEXT: Record<FeedStatus, string> = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…", closed: "disconnected" };
 
@@ -11,6 +12,7 @@ export function ProjectTabs(props: { projectId: string; name?: string; current: 
   const canWrite = useCanWrite();
   const me = useMe();
   const projectRole = useProjectRole(me.role === "member" ? props.projectId : undefined);
+  const names = useProjectNames();
   const viewer = me.role === "viewer" || projectRole === "viewer";
   const tab = (page: Tab, label: string) => (
     <a {...linkProps(`/projects/${props.projectId}/${page}`)} aria-current={props.current === page ? "page" : undefined}>
@@ -19,8 +21,9 @@ export function ProjectTabs(props: { projectId: string; name?: string; current: 
   );
   return (
     <header class="project-head">
-      <h1>{props.name ?? "…"}</h1>
+      <h1>{props.name ?? names.get(props.projectId) ?? "…"}</h1>
       <nav aria-label="Project">
+        {tab("overview", "Overview")}
         {tab("board", "Board")}
         {tab("graph", "Graph")}
         {tab("code-health", "Code health")}
