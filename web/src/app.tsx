@@ -20,6 +20,8 @@ import { SessionPage } from "./views/session";
 import { Sessions } from "./views/sessions";
 import { SignIn } from "./views/sign-in";
 import { TaskPage } from "./views/task";
+import { TaskList } from "./views/task-list";
+import { viewOf } from "./views/view-switch";
 import { Webhooks } from "./views/webhooks";
 
 /** The graph view and its layout library load only when a graph is opened. */
@@ -59,7 +61,7 @@ export function App() {
         <Sidebar route={route} />
         <main class="page">
           {route.page === "projects" && <Projects />}
-          {route.page === "board" && <Board projectId={route.projectId} />}
+          {route.page === "board" && (viewOf(location.search) === "list" ? <TaskList projectId={route.projectId} /> : <Board projectId={route.projectId} />)}
           {route.page === "graph" && <LazyGraph projectId={route.projectId} />}
           {route.page === "code-health" && <LazyCodeHealth projectId={route.projectId} />}
           {route.page === "usage" && <LazyUsage projectId={route.projectId} />}

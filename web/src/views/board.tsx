@@ -8,6 +8,7 @@ import { ProjectTabs } from "./project-tabs";
 import { ApproveButton, awaitsApproval } from "./controls";
 import { NewTaskDialog } from "./new-task";
 import { UsageBadge } from "./usage-badge";
+import { ViewSwitch } from "./view-switch";
 
 export const COLUMNS: { status: TaskStatus; label: string }[] = [
   { status: "pending", label: "Pending" },
@@ -50,6 +51,7 @@ export function Board({ projectId }: { projectId: string }) {
   return (
     <section class="board-page">
       <ProjectTabs projectId={projectId} name={state.project?.name} current="board" status={state.status} />
+      <ViewSwitch projectId={projectId} current="board" />
       {state.error && (
         <p class="problem" role="alert">
           {state.error}
