@@ -100,7 +100,10 @@ describe("the Permissions tab", () => {
     expect(await denied.locator(".agent").textContent()).toBe("claude");
     // The rules list names the rule the admin may read.
     await expect.poll(() => denied.locator(".rule strong").textContent()).toBe("no force pushes");
-    expect(await denied.locator(".reason").textContent()).toBe("Blocked by rule: no force pushes");
+    // The rule is named once: the daemon's "Blocked by rule: no force pushes" leads, not repeated after it.
+    expect(await denied.locator(".rule").textContent()).toBe("Blocked by rule no force pushes");
+    expect(await denied.locator(".reason").count()).toBe(0);
+    expect((await denied.locator(".entry-meta").textContent())!.split("no force pushes")).toHaveLength(2);
 
     const asked = entries(page).filter({ hasText: "/repo/package.json" });
     expect(await asked.locator(".rule").textContent()).toBe("no rule matched");

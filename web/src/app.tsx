@@ -7,22 +7,18 @@ import { Sidebar } from "./ui/sidebar";
 import { Toasts } from "./ui/toasts";
 import type { Me } from "./types";
 import { Activity } from "./views/activity";
-import { Agents } from "./views/agents";
 import { Board } from "./views/board";
 import { Inbox } from "./views/inbox";
 import { AcceptInvite } from "./views/invite-accept";
 import { lazy } from "./views/lazy";
-import { Members } from "./views/members";
 import { NewTaskPage } from "./views/new-task";
 import { Projects } from "./views/projects";
-import { ProjectSettingsPage } from "./views/project-settings";
 import { SessionPage } from "./views/session";
 import { Sessions } from "./views/sessions";
 import { SignIn } from "./views/sign-in";
 import { TaskPage } from "./views/task";
 import { TaskList } from "./views/task-list";
 import { viewOf } from "./views/view-switch";
-import { Webhooks } from "./views/webhooks";
 
 /** The graph view and its layout library load only when a graph is opened. */
 const LazyGraph = lazy(() => import("./views/graph").then((m) => m.GraphView), "the graph");
@@ -40,6 +36,10 @@ const LazyAccount = lazy(() => import("./views/account").then((m) => m.Account),
 const LazyOverview = lazy(() => import("./views/project-overview").then((m) => m.ProjectOverview), "the overview");
 const LazyUsageAll = lazy(() => import("./views/usage-all").then((m) => m.UsageAll), "usage");
 const LazyAccess = lazy(() => import("./views/access").then((m) => m.Access), "the access grants");
+const LazyAgents = lazy(() => import("./views/agents").then((m) => m.Agents), "the agents");
+const LazyMembers = lazy(() => import("./views/members").then((m) => m.Members), "the members");
+const LazySettings = lazy(() => import("./views/project-settings").then((m) => m.ProjectSettingsPage), "the settings");
+const LazyWebhooks = lazy(() => import("./views/webhooks").then((m) => m.Webhooks), "the webhooks");
 
 export function App() {
   const [me, setMe] = useState<Me | null | undefined>(undefined);
@@ -71,12 +71,12 @@ export function App() {
           {route.page === "sessions" && <Sessions projectId={route.projectId} />}
           {route.page === "session" && <SessionPage projectId={route.projectId} sessionId={route.sessionId} />}
           {route.page === "permissions" && <LazyPermissions projectId={route.projectId} />}
-          {route.page === "members" && <Members projectId={route.projectId} />}
-          {route.page === "settings" && <ProjectSettingsPage projectId={route.projectId} />}
+          {route.page === "members" && <LazyMembers projectId={route.projectId} />}
+          {route.page === "settings" && <LazySettings projectId={route.projectId} />}
           {route.page === "connect" && <LazyConnect projectId={route.projectId} />}
-          {route.page === "webhooks" && <Webhooks projectId={route.projectId} webhookId={route.webhookId} />}
+          {route.page === "webhooks" && <LazyWebhooks projectId={route.projectId} webhookId={route.webhookId} />}
           {route.page === "inbox" && <Inbox />}
-          {route.page === "agents" && <Agents />}
+          {route.page === "agents" && <LazyAgents />}
           {route.page === "server" && <LazyServerPage serverId={route.serverId} />}
           {route.page === "rules" && <LazyRules />}
           {route.page === "access" && <LazyAccess />}

@@ -62,3 +62,15 @@ export function searchOf(filters: LogFilters): string {
   const s = query.toString();
   return s ? `?${s}` : "";
 }
+
+/**
+ * How an entry names the rule that decided it, said once. The daemon's reason for a rule's decision is "<verb> by rule:
+ * <name>" ("Blocked by rule: no force pushes"): that verb leads ("Blocked by rule"), and the reason is not repeated
+ * beside it. A reason that says something else (a person's answer, a hook's message) is kept as it is.
+ */
+export function ruleAndReason(reason: string | null, matched: boolean): { ruleLead: string; reason: string | null } {
+  if (!matched) return { ruleLead: "", reason };
+  const byRule = reason?.match(/^(.+?) by rule\b:?/i);
+  if (byRule) return { ruleLead: `${byRule[1]} by rule`, reason: null };
+  return { ruleLead: "rule", reason };
+}

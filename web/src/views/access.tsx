@@ -3,6 +3,9 @@ import { useEffect, useState } from "preact/hooks";
 import { hub, messageOf, ok } from "../api";
 import { useMe } from "../me";
 import type { AccessGrant, Server } from "../types";
+import { DataTable, type Column } from "../ui/data-table";
+import { Empty, Failed, Loading } from "../ui/states";
+import { toast } from "../ui/toasts";
 import { Problem, useAction } from "./controls";
 
 const LIFETIMES: [string, number][] = [
@@ -23,7 +26,7 @@ export function Access() {
   const [error, setError] = useState<string | null>(null);
   const load = () =>
     void ok(hub.GET("/api/v1/access-grants")).then(
-      (r) => setGrants(r.grants),
+      (r) => (setGrants(r.grants), setError(null)),
       (e) => setError(messageOf(e)),
     );
   useEffect(() => {
@@ -35,89 +38,88 @@ export function Access() {
     );
   }, [me.role]);
 
-  if (me.role !== "admin") return <p>Only admins grant access between servers.</p>;
+  if (me.role !== "admin") return <Empty title="Only admins grant access between servers." />;
   return (
     <section class="access">
       <h1>Access</h1>
-      <p class="muted">
+      <p class="muted intro">
         A grant lets one server's machine reach another's SSH through the hub: the target's daemon installs the grant's public key for its{" "}
         <code>orchestratia</code> user, the source's daemon listens on a local port. No machine opens a port to the network.
       </p>
       <NewGrant servers={servers} onMade={load} />
-      <Problem message={error} />
-      {grants?.length === 0 && <p class="muted">No grant yet.</p>}
-      {grants && grants.length > 0 && (
-        <table class="grants">
-          <thead>
-            <tr>
-              <th scope="col">From</th>
-              <th scope="col">To</th>
-              <th scope="col">Level</th>
-              <th scope="col">Ports</th>
-              <th scope="col">Status</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Made by</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {grants.map((g) => (
-              <GrantRow key={g.id} grant={g} onRevoked={load} />
-            ))}
-          </tbody>
-        </table>
+      <h2>Grants</h2>
+      {grants === null ? (
+        error ? (
+          <Failed what="the grants" message={error} retry={load} />
+        ) : (
+          <Loading what="grants" />
+        )
+      ) : grants.length === 0 ? (
+        <Empty title="No grant yet.">Make one above: it lasts until it expires or you revoke it.</Empty>
+      ) : (
+        <DataTable
+          class="grants"
+          label="Access grants"
+          rows={grants}
+          rowKey={(g) => g.id}
+          rowAttributes={(g) => ({ "data-grant": g.id })}
+          columns={GRANT_COLUMNS(load)}
+        />
       )}
     </section>
   );
 }
 
-function GrantRow({ grant: g, onRevoked }: { grant: AccessGrant; onRevoked: () => void }) {
+const when = (iso: string) => <time dateTime={iso}>{new Date(iso).toLocaleString()}</time>;
+
+const GRANT_COLUMNS = (onRevoked: () => void): Column<AccessGrant>[] => [
+  { label: "From", rowHeader: true, cell: (g) => g.source_server_name },
+  { label: "To", cell: (g) => g.target_server_name },
+  { label: "Level", cell: (g) => g.privilege_level },
+  {
+    label: "Ports",
+    cell: (g) => (
+      <>
+        localhost:{g.local_bind_port} → {g.target_port}
+        {g.status === "active" && <code class="command-line">{sshCommand(g)}</code>}
+      </>
+    ),
+  },
+  {
+    label: "Status",
+    cell: (g) => (
+      <span class={`status status-${g.status}`} data-status={g.status}>
+        {g.status}
+      </span>
+    ),
+  },
+  { label: "Expires", cell: (g) => when(g.ended_at ?? g.expires_at) },
+  { label: "Made by", cell: (g) => g.created_by, wideOnly: true },
+  { label: "Actions", actions: true, cell: (g) => g.status === "active" && <RevokeGrant grant={g} onRevoked={onRevoked} /> },
+];
+
+function RevokeGrant({ grant: g, onRevoked }: { grant: AccessGrant; onRevoked: () => void }) {
   const { run, busy, problem } = useAction();
   const revoke = () =>
     run("revoke", async () => {
       await ok(hub.DELETE("/api/v1/access-grants/{id}", { params: { path: { id: g.id } } }));
+      toast(`Revoked ${g.source_server_name}'s access to ${g.target_server_name}.`);
       onRevoked();
     });
   return (
-    <tr data-grant={g.id}>
-      <th scope="row">{g.source_server_name}</th>
-      <td>{g.target_server_name}</td>
-      <td>{g.privilege_level}</td>
-      <td>
-        localhost:{g.local_bind_port} → {g.target_port}
-        {g.status === "active" && (
-          <>
-            <br />
-            <code class="command-line">{sshCommand(g)}</code>
-          </>
-        )}
-      </td>
-      <td>
-        <span class={`status status-${g.status}`} data-status={g.status}>
-          {g.status}
-        </span>
-      </td>
-      <td>
-        <time dateTime={g.ended_at ?? g.expires_at}>{new Date(g.ended_at ?? g.expires_at).toLocaleString()}</time>
-      </td>
-      <td>{g.created_by}</td>
-      <td>
-        {g.status === "active" && (
-          <span class="action">
-            <button
-              type="button"
-              class="danger"
-              disabled={busy !== null}
-              aria-label={`Revoke the grant from ${g.source_server_name} to ${g.target_server_name}`}
-              onClick={() => confirm(`Revoke ${g.source_server_name}'s access to ${g.target_server_name}? Its open tunnels close.`) && void revoke()}
-            >
-              Revoke
-            </button>
-            {problem("revoke")}
-          </span>
-        )}
-      </td>
-    </tr>
+    <span class="action">
+      <button
+        type="button"
+        class="danger"
+        disabled={busy !== null}
+        aria-busy={busy !== null}
+        aria-label={`Revoke the grant from ${g.source_server_name} to ${g.target_server_name}`}
+        onClick={() => confirm(`Revoke ${g.source_server_name}'s access to ${g.target_server_name}? Its open tunnels close.`) && void revoke()}
+      >
+        Revoke
+      </button>
+      {problem("revoke")}
+    </span>
   );
 }
 
@@ -161,6 +163,8 @@ function NewGrant({ servers, onMade }: { servers: Server[]; onMade: () => void }
           },
         }),
       );
+      const name = (id: string) => servers.find((s) => s.id === id)?.name ?? "the server";
+      toast(`${name(source)} may now reach ${name(target)}.`);
       onMade();
     } catch (err) {
       setProblem(messageOf(err));
@@ -169,10 +173,19 @@ function NewGrant({ servers, onMade }: { servers: Server[]; onMade: () => void }
     }
   };
   return (
-    <form class="new-grant" onSubmit={(e) => void submit(e)}>
+    <form class="panel form-row new-grant" onSubmit={(e) => void submit(e)}>
       <h2>New grant</h2>
-      <ServerChoice label="From (source)" servers={servers} value={source} onChange={setSource} />
-      <ServerChoice label="To (target)" servers={servers} value={target} onChange={setTarget} />
+      <ServerChoice
+        label="From (source)"
+        servers={servers}
+        value={source}
+        onChange={(id) => {
+          setSource(id);
+          if (id === target) setTarget("");
+        }}
+      />
+      {/* A server cannot be granted access to itself: the source is not offered as the target. */}
+      <ServerChoice label="To (target)" servers={servers.filter((s) => s.id !== source)} value={target} onChange={setTarget} />
       <label>
         Level
         <select value={level} onChange={(e) => setLevel(e.currentTarget.value as "standard" | "elevated")}>
@@ -194,7 +207,7 @@ function NewGrant({ servers, onMade }: { servers: Server[]; onMade: () => void }
           ))}
         </select>
       </label>
-      <button type="submit" disabled={busy}>
+      <button type="submit" disabled={busy} aria-busy={busy}>
         Grant
       </button>
       <Problem message={problem} />

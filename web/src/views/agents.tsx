@@ -5,7 +5,11 @@ import { useProjectNames } from "../project-names";
 import { useMe } from "../me";
 import type { IssuedToken, Server } from "../types";
 import { linkProps } from "../router";
+import { DataTable } from "../ui/data-table";
+import { Empty, Failed, Loading } from "../ui/states";
+import { toast } from "../ui/toasts";
 import { Problem } from "./controls";
+import { CopyLine } from "./copy";
 
 /** How often presence is read again (servers beat every 30 s and count as offline after 90 s). */
 const REFRESH_MS = 15_000;
@@ -20,12 +24,12 @@ export function Agents() {
   const [issued, setIssued] = useState<IssuedToken | null>(null);
   const [error, setError] = useState<string | null>(null);
 
+  const load = () =>
+    void ok(hub.GET("/api/v1/servers")).then(
+      (r) => (setServers(r.servers), setError(null)),
+      (e) => setError(messageOf(e)),
+    );
   useEffect(() => {
-    const load = () =>
-      void ok(hub.GET("/api/v1/servers")).then(
-        (r) => setServers(r.servers),
-        (e) => setError(e.message),
-      );
     load();
     const timer = setInterval(load, REFRESH_MS);
     return () => clearInterval(timer);
@@ -35,6 +39,7 @@ export function Agents() {
     setError(null);
     try {
       setIssued(await ok(hub.POST("/api/v1/servers/tokens", { body: {} })));
+      toast("Registration token made: run the command below on the server.");
     } catch (e) {
       setError(messageOf(e));
     }
@@ -44,73 +49,79 @@ export function Agents() {
   return (
     <section>
       <h1>Agents</h1>
-      {servers === null && <Problem message={error} />}
-      {servers?.length === 0 && <p class="muted">No server has registered yet.</p>}
-      {servers && servers.length > 0 && (
-        <table class="servers">
-          <thead>
-            <tr>
-              <th scope="col">Server</th>
-              <th scope="col">Presence</th>
-              <th scope="col">Load</th>
-              <th scope="col">Languages</th>
-              <th scope="col">Tools</th>
-              <th scope="col">Tags</th>
-              <th scope="col">Sessions</th>
-              <th scope="col">Last heartbeat</th>
-            </tr>
-          </thead>
-          <tbody>
-            {servers.map((s) => (
-              <tr key={s.id} data-server={s.name}>
-                <th scope="row">
+      {servers === null ? (
+        error ? (
+          <Failed what="the servers" message={error} retry={load} />
+        ) : (
+          <Loading what="servers" />
+        )
+      ) : servers.length === 0 ? (
+        <Empty title="No server has registered yet.">
+          {me.role === "admin" ? "Register one below: its daemon runs the agents." : "An admin registers servers."}
+        </Empty>
+      ) : (
+        <DataTable
+          class="servers-list"
+          label="Servers"
+          rows={servers}
+          rowKey={(s) => s.id}
+          rowAttributes={(s) => ({ "data-server": s.name })}
+          columns={[
+            {
+              label: "Server",
+              rowHeader: true,
+              cell: (s) => (
+                <>
                   <a {...linkProps(`/servers/${s.id}`)}>{s.name}</a> <span class="muted">{s.hostname}</span>
-                </th>
-                <td>
+                </>
+              ),
+            },
+            {
+              label: "Presence",
+              cell: (s) => (
+                <>
                   <span class={`presence presence-${s.revoked ? "revoked" : s.status}`}>{s.revoked ? "revoked" : s.status}</span>
                   {s.daemon_connected && <span class="muted"> · daemon connected</span>}
-                </td>
-                <td>
-                  <meter min={0} max={s.max_concurrent_tasks} value={s.active_tasks} /> {s.active_tasks}/{s.max_concurrent_tasks}
-                </td>
-                {s.effective ? (
-                  <>
-                    <td>{list(s.effective.languages)}</td>
-                    <td>{list(s.effective.tools)}</td>
-                    <td>{list(s.effective.tags)}</td>
-                  </>
+                </>
+              ),
+            },
+            {
+              label: "Load",
+              cell: (s) => (
+                <>
+                  <meter min={0} max={s.max_concurrent_tasks} value={s.active_tasks} aria-label={`Load of ${s.name}`} /> {s.active_tasks}/
+                  {s.max_concurrent_tasks}
+                </>
+              ),
+            },
+            {
+              label: "Languages",
+              cell: (s) =>
+                s.effective ? (
+                  list(s.effective.languages)
                 ) : (
-                  <td colSpan={3} class="no-capabilities">
+                  <span class="no-capabilities">
                     No capabilities: it only takes tasks that require nothing.{" "}
                     <a {...linkProps(`/servers/${s.id}`)}>{me.role === "admin" ? "Declare them" : "See how"}</a>
-                  </td>
-                )}
-                <td>{list(s.sessions.map((x) => `${x.name} (${projects.get(x.project_id) ?? "project"})`))}</td>
-                <td>{s.last_heartbeat ? new Date(s.last_heartbeat).toLocaleString() : "never"}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                  </span>
+                ),
+            },
+            { label: "Tools", cell: (s) => list(s.effective?.tools) },
+            { label: "Tags", cell: (s) => list(s.effective?.tags), wideOnly: true },
+            { label: "Sessions", cell: (s) => list(s.sessions.map((x) => `${x.name} (${projects.get(x.project_id) ?? "project"})`)) },
+            { label: "Last heartbeat", cell: (s) => (s.last_heartbeat ? new Date(s.last_heartbeat).toLocaleString() : "never"), wideOnly: true },
+          ]}
+        />
       )}
       {me.role === "admin" && (
-        <section class="register">
+        <section class="panel register">
           <h2>Register a server</h2>
-          <p>A registration token is shown once and is good for one registration within a day.</p>
+          <p class="muted">A registration token is shown once and is good for one registration within a day.</p>
           <button type="button" onClick={() => void issue()}>
             New registration token
           </button>
           {servers !== null && <Problem message={error} />}
-          {command && (
-            <div class="command">
-              <label>
-                Run this on the server
-                <input readOnly value={command} onFocus={(e) => e.currentTarget.select()} size={80} />
-              </label>
-              <button type="button" onClick={() => void navigator.clipboard?.writeText(command)}>
-                Copy
-              </button>
-            </div>
-          )}
+          {command && <CopyLine label="Run this on the server" value={command} name="register-command" />}
         </section>
       )}
     </section>

@@ -7,6 +7,7 @@ import { createBudget, type BudgetActionKind, type BudgetPeriod, type BudgetScop
 import type { Task } from "../types";
 import { Problem } from "./controls";
 import { FieldProblem, refusalOf, type Refusal } from "./field-refusal";
+import { toast } from "../ui/toasts";
 
 interface Draft {
   scope: BudgetScope;
@@ -56,6 +57,7 @@ export function BudgetForm(props: { projectId: string; tasks: Task[] | null; onP
     try {
       await createBudget(projectId, budgetOf(draft));
       setDraft(EMPTY);
+      toast("Budget added.");
       onCreated();
     } catch (err) {
       setRefusal(refusalOf(err, fields));

@@ -14,6 +14,8 @@ import { exactTokens, tokens, usd } from "../usage-format";
 import { useLiveRead } from "../usage-reads";
 import { BudgetForm } from "./budget-form";
 import { BudgetStateBadge } from "./budget-state";
+import { Failed, Loading } from "../ui/states";
+import { toast } from "../ui/toasts";
 import { Problem, useAction } from "./controls";
 import { FieldProblem, refusalOf } from "./field-refusal";
 
@@ -36,9 +38,13 @@ export function Budgets({ projectId, latest }: { projectId: string; latest: HubE
         A budget caps what the project spends per day or month, or what one task's graph spends in all, in USD or tokens. At each threshold it warns, holds new
         work in its scope (no task is assigned or started there), or stops the running tasks for a person to look at.
       </p>
-      <Problem message={budgets.error} />
+      {list !== null && <Problem message={budgets.error} />}
       {list === null ? (
-        !budgets.error && <p class="loading">Loading budgets…</p>
+        budgets.error ? (
+          <Failed what="the budgets" message={budgets.error} retry={budgets.reread} />
+        ) : (
+          <Loading what="budgets" />
+        )
       ) : list.length === 0 ? (
         <p class="muted">No budget yet.</p>
       ) : (
@@ -116,6 +122,7 @@ function BudgetItem(props: { projectId: string; budget: Budget; titles: Map<stri
     confirm("Delete this budget? Work it holds is let go, and its thresholds no longer act.") &&
     void run("delete", async () => {
       await deleteBudget(props.projectId, b.id);
+      toast("Budget deleted.");
       props.onChanged();
     });
   return (
@@ -162,13 +169,20 @@ function BudgetItem(props: { projectId: string; budget: Budget; titles: Map<stri
       </p>
       {props.canWrite &&
         (editing ? (
-          <LimitForm projectId={props.projectId} budget={b} onDone={(changed) => (setEditing(false), changed && props.onChanged())} />
+          <LimitForm
+            projectId={props.projectId}
+            budget={b}
+            onDone={(changed) => {
+              setEditing(false);
+              if (changed) (toast("Limit changed."), props.onChanged());
+            }}
+          />
         ) : (
           <div class="budget-controls">
             <button type="button" class="secondary" onClick={() => setEditing(true)}>
               Change limit
             </button>
-            <button type="button" class="danger" disabled={busy !== null} onClick={remove}>
+            <button type="button" class="danger" disabled={busy !== null} aria-busy={busy !== null} onClick={remove}>
               Delete
             </button>
             {problem("delete")}
@@ -198,13 +212,13 @@ function LimitForm({ projectId, budget, onDone }: { projectId: string; budget: B
     }
   };
   return (
-    <form class="inline budget-limit-form" onSubmit={(e) => void save(e)}>
+    <form class="form-row budget-limit-form" onSubmit={(e) => void save(e)}>
       <label>
         New limit ({inUsd(budget) ? "USD" : "tokens"})
         <input name={field} type="number" min="0" step={inUsd(budget) ? "0.01" : "1"} required value={value} onInput={(e) => setValue(e.currentTarget.value)} />
         <FieldProblem field={field} message={refusal?.field} />
       </label>
-      <button type="submit" disabled={busy}>
+      <button type="submit" disabled={busy} aria-busy={busy}>
         Save
       </button>
       <button type="button" class="secondary" onClick={() => onDone(false)}>

@@ -8,6 +8,9 @@ import { useEffect, useState } from "preact/hooks";
 import { hub, ok } from "../api";
 import { useReread } from "../project-feed";
 import type { Delivery, DeliveryAttempt, DeliveryStatus, Webhook } from "../types";
+import { DataTable } from "../ui/data-table";
+import { Loading } from "../ui/states";
+import { toast } from "../ui/toasts";
 import { Problem, useAction } from "./controls";
 
 /** How soon pending deliveries are read again (the first retries come within seconds). */
@@ -66,95 +69,87 @@ export function Deliveries({ hook, asked }: { hook: Webhook; /** Changes when th
             <option value="failed">failed</option>
           </select>
         </label>
-        <span class="muted" aria-live="polite">
-          {deliveries
-            ? `${deliveries.length} ${deliveries.length === 1 ? "delivery" : "deliveries"}${deliveries.length === 100 ? " (the newest 100)" : ""}`
-            : "Loading deliveries…"}
-        </span>
+        {deliveries && (
+          <span class="muted" aria-live="polite">
+            {`${deliveries.length} ${deliveries.length === 1 ? "delivery" : "deliveries"}${deliveries.length === 100 ? " (the newest 100)" : ""}`}
+          </span>
+        )}
       </div>
       <Problem message={error} />
+      {deliveries === null && !error && <Loading what="deliveries" />}
       {deliveries && deliveries.length > 0 && (
-        <table class="servers deliveries-list" data-loaded="true">
-          <thead>
-            <tr>
-              <th scope="col">Event</th>
-              <th scope="col">Status</th>
-              <th scope="col">Attempts</th>
-              <th scope="col">Last answer</th>
-              <th scope="col">Created</th>
-              <th scope="col">Delivered</th>
-              <th scope="col">
-                <span class="muted">Send again</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {deliveries.map((d) => (
-              <DeliveryRow key={d.id} hook={hook} delivery={d} open={open.has(d.id)} onToggle={() => toggle(d.id)} onRedelivered={() => reread(0)} />
-            ))}
-          </tbody>
-        </table>
+        <DataTable
+          class="deliveries-list"
+          label={`Deliveries to ${hook.url}`}
+          rows={deliveries}
+          rowKey={(d) => d.id}
+          rowAttributes={(d) => ({ "data-delivery-id": d.id, "data-status": d.status })}
+          below={(d) =>
+            open.has(d.id) && <AttemptLog hook={hook} deliveryId={d.id} version={[d.status, d.attempts, d.delivered_at, d.next_attempt_at].join()} />
+          }
+          columns={[
+            {
+              label: "Event",
+              rowHeader: true,
+              cell: (d) => (
+                <>
+                  <code>{d.event_type}</code>
+                  {d.seq !== null && <span class="muted"> #{d.seq}</span>}
+                </>
+              ),
+            },
+            {
+              label: "Status",
+              cell: (d) => (
+                <>
+                  <span class={`status status-${d.status}`}>{d.status}</span>
+                  {d.next_attempt_at && <div class="muted small">next try {when(d.next_attempt_at)}</div>}
+                </>
+              ),
+            },
+            {
+              label: "Attempts",
+              cell: (d) => (
+                <>
+                  {/* The hub counts the tries since the delivery was last sent; the log keeps every one. */}
+                  {d.attempts}{" "}
+                  <button type="button" class="link small" aria-expanded={open.has(d.id)} aria-label="Attempt log" onClick={() => toggle(d.id)}>
+                    {open.has(d.id) ? "hide log" : "log"}
+                  </button>
+                </>
+              ),
+            },
+            { label: "Last answer", cell: lastAnswer },
+            { label: "Created", cell: (d) => when(d.created_at), wideOnly: true },
+            { label: "Delivered", cell: (d) => when(d.delivered_at) },
+            { label: "Send again", actions: true, cell: (d) => <Redeliver hook={hook} delivery={d} onRedelivered={() => reread(0)} /> },
+          ]}
+        />
       )}
       {deliveries?.length === 0 && <p class="muted">{filter ? `No ${filter} deliveries.` : "Nothing has been sent to this webhook yet: send a test."}</p>}
     </section>
   );
 }
 
-function DeliveryRow(props: { hook: Webhook; delivery: Delivery; open: boolean; onToggle: () => void; onRedelivered: () => void }) {
-  const d = props.delivery;
+function Redeliver(props: { hook: Webhook; delivery: Delivery; onRedelivered: () => void }) {
   const { run, busy, problem } = useAction();
+  const redeliver = () =>
+    run("redeliver", async () => {
+      await ok(
+        hub.POST("/api/v1/projects/{id}/webhooks/{wid}/deliveries/{did}/redeliver", {
+          params: { path: { id: props.hook.project_id, wid: props.hook.id, did: props.delivery.id } },
+        }),
+      );
+      toast(`Sending ${props.delivery.event_type.replaceAll("_", " ")} again.`);
+      props.onRedelivered();
+    });
   return (
-    <>
-      <tr data-delivery-id={d.id} data-status={d.status}>
-        <th scope="row">
-          <code>{d.event_type}</code>
-          {d.seq !== null && <span class="muted"> #{d.seq}</span>}
-        </th>
-        <td>
-          <span class={`status status-${d.status}`}>{d.status}</span>
-          {d.next_attempt_at && <div class="muted small">next try {when(d.next_attempt_at)}</div>}
-        </td>
-        <td>
-          {/* The hub counts the tries since the delivery was last sent; the log keeps every one. */}
-          {d.attempts}{" "}
-          <button type="button" class="link small" aria-expanded={props.open} aria-label="Attempt log" onClick={props.onToggle}>
-            {props.open ? "hide log" : "log"}
-          </button>
-        </td>
-        <td>{lastAnswer(d)}</td>
-        <td>{when(d.created_at)}</td>
-        <td>{when(d.delivered_at)}</td>
-        <td>
-          <span class="action">
-            <button
-              type="button"
-              class="secondary"
-              disabled={busy !== null}
-              onClick={() =>
-                void run("redeliver", async () => {
-                  await ok(
-                    hub.POST("/api/v1/projects/{id}/webhooks/{wid}/deliveries/{did}/redeliver", {
-                      params: { path: { id: props.hook.project_id, wid: props.hook.id, did: d.id } },
-                    }),
-                  );
-                  props.onRedelivered();
-                })
-              }
-            >
-              Redeliver
-            </button>
-            {problem("redeliver")}
-          </span>
-        </td>
-      </tr>
-      {props.open && (
-        <tr class="attempt-log-row">
-          <td colSpan={7}>
-            <AttemptLog hook={props.hook} deliveryId={d.id} version={[d.status, d.attempts, d.delivered_at, d.next_attempt_at].join()} />
-          </td>
-        </tr>
-      )}
-    </>
+    <span class="action">
+      <button type="button" class="secondary" disabled={busy !== null} aria-busy={busy !== null} onClick={() => void redeliver()}>
+        Redeliver
+      </button>
+      {problem("redeliver")}
+    </span>
   );
 }
 
@@ -175,7 +170,7 @@ function AttemptLog({ hook, deliveryId, version }: { hook: Webhook; deliveryId: 
     };
   }, [hook.id, deliveryId, version]);
   if (error) return <Problem message={error} />;
-  if (!attempts) return <p class="muted">Loading attempts…</p>;
+  if (!attempts) return <Loading what="attempts" />;
   if (attempts.length === 0) return <p class="muted">Not tried yet.</p>;
   return (
     <ol class="attempt-log">

@@ -2,7 +2,9 @@
 import { useEffect, useState } from "preact/hooks";
 import { hub, messageOf, ok } from "../api";
 import type { Invite, NewInvite as MadeInvite, Project, Role } from "../types";
-import { Problem, useAction } from "./controls";
+import { Failed, Loading } from "../ui/states";
+import { toast } from "../ui/toasts";
+import { useAction } from "./controls";
 import { ProjectRoleSelect, RoleSelect, type ProjectRole } from "./roles";
 import { ShownOnce } from "./secret-once";
 
@@ -19,7 +21,7 @@ export function Invites() {
   const [error, setError] = useState<string | null>(null);
   const load = () =>
     void ok(hub.GET("/api/v1/invites")).then(
-      (r) => setInvites(r.invites),
+      (r) => (setInvites(r.invites), setError(null)),
       (e) => setError(messageOf(e)),
     );
   useEffect(() => {
@@ -45,9 +47,9 @@ export function Invites() {
           it; delete the invite below if it goes astray.
         </ShownOnce>
       )}
-      <Problem message={error} />
-      <section aria-labelledby="pending-title">
+      <section class="panel" aria-labelledby="pending-title">
         <h2 id="pending-title">Pending invites</h2>
+        {invites === null && (error ? <Failed what="the invites" message={error} retry={load} /> : <Loading what="invites" />)}
         {invites?.length === 0 && <p class="muted">None: every invite was accepted, expired or deleted.</p>}
         {invites && invites.length > 0 && (
           <ul class="pending-invites">
@@ -68,6 +70,7 @@ function PendingInvite({ invite: i, onDeleted }: { invite: Invite; onDeleted: ()
     confirm(`Delete the invite for ${who}? Its link stops working.`) &&
     void run("delete", async () => {
       await ok(hub.DELETE("/api/v1/invites/{id}", { params: { path: { id: i.id } } }));
+      toast(`Deleted the invite for ${who}.`);
       onDeleted();
     });
   return (
@@ -80,7 +83,7 @@ function PendingInvite({ invite: i, onDeleted }: { invite: Invite; onDeleted: ()
           · expires <time dateTime={i.expires_at}>{new Date(i.expires_at).toLocaleString()}</time>
         </span>
       </span>
-      <button type="button" class="danger" disabled={busy !== null} aria-label={`Delete the invite for ${who}`} onClick={remove}>
+      <button type="button" class="danger" disabled={busy !== null} aria-busy={busy !== null} aria-label={`Delete the invite for ${who}`} onClick={remove}>
         Delete
       </button>
       {problem("delete")}
@@ -115,6 +118,7 @@ function NewInvite({ projects, onMade }: { projects: Project[]; onMade: (made: M
       );
       setGranted(new Map());
       setEmail("");
+      toast("Invite link made: copy it now, it is shown once.");
       onMade(made);
     });
   };
@@ -152,7 +156,7 @@ function NewInvite({ projects, onMade }: { projects: Project[]; onMade: (made: M
           ))}
         </select>
       </label>
-      <button type="submit" disabled={busy !== null}>
+      <button type="submit" disabled={busy !== null} aria-busy={busy !== null}>
         Create invite link
       </button>
       {problem("invite")}

@@ -5,7 +5,10 @@
 import { useEffect, useState } from "preact/hooks";
 import { hub, messageOf, ok } from "../api";
 import type { McpClient } from "../types";
-import { Problem, useAction } from "./controls";
+import { DataTable } from "../ui/data-table";
+import { Failed, Loading } from "../ui/states";
+import { toast } from "../ui/toasts";
+import { useAction } from "./controls";
 
 const readClients = () => ok(hub.GET("/api/v1/auth/me/mcp-clients")).then((r) => r.clients);
 
@@ -14,7 +17,11 @@ const when = (iso: string) => <time dateTime={iso}>{new Date(iso).toLocaleString
 export function McpClientsSection() {
   const [clients, setClients] = useState<McpClient[] | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const load = () => void readClients().then(setClients, (e) => setError(messageOf(e)));
+  const load = () =>
+    void readClients().then(
+      (c) => (setClients(c), setError(null)),
+      (e) => setError(messageOf(e)),
+    );
   useEffect(load, []);
 
   return (
@@ -23,56 +30,57 @@ export function McpClientsSection() {
       <p class="muted">
         Applications you allowed to work as you through <code>/mcp</code>. Revoking one stops it at once; changing your password revokes them all.
       </p>
-      <Problem message={error} />
-      {clients?.length === 0 && <p class="muted">None.</p>}
-      {clients && clients.length > 0 && (
-        <table class="mcp-clients">
-          <thead>
-            <tr>
-              <th scope="col">Client</th>
-              <th scope="col">Allowed</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {clients.map((c) => (
-              <ClientRow key={c.id} client={c} onRevoked={load} />
-            ))}
-          </tbody>
-        </table>
+      {clients === null ? (
+        error ? (
+          <Failed what="your MCP clients" message={error} retry={load} />
+        ) : (
+          <Loading what="MCP clients" />
+        )
+      ) : clients.length === 0 ? (
+        <p class="muted">None.</p>
+      ) : (
+        <DataTable
+          class="mcp-clients"
+          label="MCP clients"
+          rows={clients}
+          rowKey={(c) => c.id}
+          rowAttributes={(c) => ({ "data-mcp-client": c.id })}
+          columns={[
+            // The name is the client's own claim: shown as text, never as a link.
+            { label: "Client", rowHeader: true, cell: nameOf },
+            { label: "Allowed", cell: (c) => when(c.authorized_at) },
+            { label: "Last used", cell: (c) => (c.last_used_at ? when(c.last_used_at) : <span class="muted">not yet</span>) },
+            { label: "Actions", actions: true, cell: (c) => <RevokeClient client={c} onRevoked={load} /> },
+          ]}
+        />
       )}
     </section>
   );
 }
 
-function ClientRow({ client: c, onRevoked }: { client: McpClient; onRevoked: () => void }) {
+const nameOf = (c: McpClient) => c.client_name ?? "An unnamed client";
+
+function RevokeClient({ client: c, onRevoked }: { client: McpClient; onRevoked: () => void }) {
   const { run, busy, problem } = useAction();
-  const name = c.client_name ?? "An unnamed client";
+  const name = nameOf(c);
   const revoke = () =>
     run("revoke", async () => {
       await ok(hub.DELETE("/api/v1/auth/me/mcp-clients/{id}", { params: { path: { id: c.id } } }));
+      toast(`Revoked ${name}.`);
       onRevoked();
     });
   return (
-    <tr data-mcp-client={c.id}>
-      {/* The name is the client's own claim: shown as text, never as a link. */}
-      <th scope="row">{name}</th>
-      <td data-label="Allowed">{when(c.authorized_at)}</td>
-      <td data-label="Last used">{c.last_used_at ? when(c.last_used_at) : <span class="muted">not yet</span>}</td>
-      <td class="revoke-cell">
-        <span class="action">
-          <button
-            type="button"
-            class="danger"
-            disabled={busy !== null}
-            onClick={() => confirm(`Revoke ${name}? It can no longer work as you until you allow it again.`) && void revoke()}
-          >
-            Revoke
-          </button>
-          {problem("revoke")}
-        </span>
-      </td>
-    </tr>
+    <span class="action">
+      <button
+        type="button"
+        class="danger"
+        disabled={busy !== null}
+        aria-busy={busy !== null}
+        onClick={() => confirm(`Revoke ${name}? It can no longer work as you until you allow it again.`) && void revoke()}
+      >
+        Revoke
+      </button>
+      {problem("revoke")}
+    </span>
   );
 }

@@ -3,6 +3,9 @@ import { useEffect, useState } from "preact/hooks";
 import { hub, messageOf, ok } from "../api";
 import { useMe } from "../me";
 import type { Me, Member, Project } from "../types";
+import { DataTable } from "../ui/data-table";
+import { Empty, Failed, Loading } from "../ui/states";
+import { toast } from "../ui/toasts";
 import { ProjectTabs } from "./project-tabs";
 import { Problem, useAction } from "./controls";
 import { ProjectRoleSelect, type ProjectRole } from "./roles";
@@ -19,10 +22,11 @@ export function Members({ projectId }: { projectId: string }) {
 
   const load = async () => {
     setMembers((await ok(hub.GET("/api/v1/projects/{id}/members", { params: { path: { id: projectId } } }))).members);
+    setError(null);
   };
   useEffect(() => {
     void ok(hub.GET("/api/v1/projects/{id}", { params: { path: { id: projectId } } })).then(setProject, (e) => setError(e.message));
-    void load().catch((e) => setError(e.message));
+    void load().catch((e) => setError(messageOf(e)));
     if (admin)
       void ok(hub.GET("/api/v1/users")).then(
         (r) => setUsers(r.users),
@@ -30,54 +34,68 @@ export function Members({ projectId }: { projectId: string }) {
       );
   }, [projectId]);
 
-  const act = async (action: () => Promise<unknown>) => {
+  const [adding, setAdding] = useState(false);
+  const candidates = users.filter((u) => !members?.some((m) => m.id === u.id));
+  const add = async (e: Event) => {
+    e.preventDefault();
+    const person = users.find((u) => u.id === chosen);
     setError(null);
+    setAdding(true);
     try {
-      await action();
+      await ok(hub.POST("/api/v1/projects/{id}/members", { params: { path: { id: projectId } }, body: { user_id: chosen, role } }));
+      // The picker goes back to asking, rather than showing the person just added (no longer offered) as a blank choice.
+      setChosen("");
+      toast(`Added ${person?.email ?? "the person"} as ${role}.`);
       await load();
-    } catch (e) {
-      setError(messageOf(e));
+    } catch (err) {
+      setError(messageOf(err));
+    } finally {
+      setAdding(false);
     }
   };
-  const candidates = users.filter((u) => !members?.some((m) => m.id === u.id));
 
   return (
-    <section>
+    <section class="members-page">
       <ProjectTabs projectId={projectId} name={project?.name} current="members" />
-      <table class="servers members-table">
-        <thead>
-          <tr>
-            <th scope="col">Member</th>
-            <th scope="col">Role here</th>
-            <th scope="col">Since</th>
-            {admin && (
-              <th scope="col">
-                <span class="muted">Remove</span>
-              </th>
-            )}
-          </tr>
-        </thead>
-        <tbody>
-          {members?.map((m) => (
-            <MemberRow key={m.id} projectId={projectId} member={m} admin={admin} onChanged={() => void load()} />
-          ))}
-        </tbody>
-      </table>
-      {members?.length === 0 && <p class="muted">No members yet; admins see every project.</p>}
-      {admin && (
-        <form
-          class="inline add-member"
-          onSubmit={(e) => {
-            e.preventDefault();
-            void act(() => ok(hub.POST("/api/v1/projects/{id}/members", { params: { path: { id: projectId } }, body: { user_id: chosen, role } })));
-          }}
-        >
+      {members === null ? (
+        error ? (
+          <Failed what="the members" message={error} retry={() => void load().catch((e) => setError(messageOf(e)))} />
+        ) : (
+          <Loading what="members" />
+        )
+      ) : members.length === 0 ? (
+        <Empty title="No members yet.">Admins see every project; add the people who work on this one.</Empty>
+      ) : (
+        <DataTable
+          class="members-table"
+          label="Members"
+          rows={members}
+          rowKey={(m) => m.id}
+          rowAttributes={(m) => ({ "data-member": m.email })}
+          columns={[
+            {
+              label: "Member",
+              rowHeader: true,
+              cell: (m) => (
+                <>
+                  {m.name ?? m.email} <span class="muted">{m.name ? m.email : ""}</span>
+                </>
+              ),
+            },
+            { label: "Role here", cell: (m) => <MemberRole projectId={projectId} member={m} admin={admin} onChanged={() => void load()} /> },
+            { label: "Since", cell: (m) => new Date(m.member_since).toLocaleDateString() },
+            admin && { label: "Remove", actions: true, cell: (m) => <RemoveMember projectId={projectId} member={m} onChanged={() => void load()} /> },
+          ]}
+        />
+      )}
+      {admin && members !== null && (
+        <form class="panel form-row add-member" onSubmit={(e) => void add(e)}>
           <label>
             Add a member
             <select value={chosen} onChange={(e) => setChosen(e.currentTarget.value)}>
-              <option value="">choose a person</option>
+              <option value="">{candidates.length ? "choose a person" : "everyone is a member"}</option>
               {candidates.map((u) => (
-                <option value={u.id}>
+                <option key={u.id} value={u.id}>
                   {u.email} ({u.role})
                 </option>
               ))}
@@ -87,12 +105,12 @@ export function Members({ projectId }: { projectId: string }) {
             As
             <ProjectRoleSelect label="Role of the new member" value={role} onChange={setRole} />
           </label>
-          <button type="submit" disabled={!chosen}>
+          <button type="submit" disabled={!chosen || adding} aria-busy={adding}>
             Add member
           </button>
         </form>
       )}
-      <Problem message={error} />
+      {members !== null && <Problem message={error} />}
     </section>
   );
 }
@@ -100,44 +118,45 @@ export function Members({ projectId }: { projectId: string }) {
 /** What a member's roles come to here: a viewer of the hub stays one, an admin stays an admin. */
 const roleNote = (m: Member) => (m.effective_role === m.project_role ? null : `${m.effective_role} here: their own role is ${m.role}`);
 
-function MemberRow({ projectId, member: m, admin, onChanged }: { projectId: string; member: Member; admin: boolean; onChanged: () => void }) {
-  const { run, busy, problem } = useAction();
-  const path = { params: { path: { id: projectId, userId: m.id } } };
+const pathOf = (projectId: string, m: Member) => ({ params: { path: { id: projectId, userId: m.id } } });
+
+function MemberRole({ projectId, member: m, admin, onChanged }: { projectId: string; member: Member; admin: boolean; onChanged: () => void }) {
+  const { run, problem } = useAction();
   const changeRole = (role: ProjectRole) =>
     run("role", async () => {
-      await ok(hub.PATCH("/api/v1/projects/{id}/members/{userId}", { ...path, body: { role } }));
-      onChanged();
-    });
-  const remove = () =>
-    confirm(`Remove ${m.email} from this project? Their live views of it close.`) &&
-    void run("remove", async () => {
-      await ok(hub.DELETE("/api/v1/projects/{id}/members/{userId}", path));
+      await ok(hub.PATCH("/api/v1/projects/{id}/members/{userId}", { ...pathOf(projectId, m), body: { role } }));
+      toast(`${m.email} is now a ${role} here.`);
       onChanged();
     });
   const note = roleNote(m);
   return (
-    <tr data-member={m.email}>
-      <th scope="row">
-        {m.name ?? m.email} <span class="muted">{m.name ? m.email : ""}</span>
-      </th>
-      <td data-label="Role here">
-        {admin ? (
-          <ProjectRoleSelect label={`Role of ${m.email} in this project`} value={m.project_role} onChange={(r) => void changeRole(r)} />
-        ) : (
-          m.effective_role
-        )}
-        {note && <span class="muted"> ({note})</span>}
-        {problem("role")}
-      </td>
-      <td data-label="Since">{new Date(m.member_since).toLocaleDateString()}</td>
-      {admin && (
-        <td>
-          <button type="button" class="danger" disabled={busy !== null} onClick={remove}>
-            Remove {m.email}
-          </button>
-          {problem("remove")}
-        </td>
+    <>
+      {admin ? (
+        <ProjectRoleSelect label={`Role of ${m.email} in this project`} value={m.project_role} onChange={(r) => void changeRole(r)} />
+      ) : (
+        m.effective_role
       )}
-    </tr>
+      {note && <span class="muted"> ({note})</span>}
+      {problem("role")}
+    </>
+  );
+}
+
+function RemoveMember({ projectId, member: m, onChanged }: { projectId: string; member: Member; onChanged: () => void }) {
+  const { run, busy, problem } = useAction();
+  const remove = () =>
+    confirm(`Remove ${m.email} from this project? Their live views of it close.`) &&
+    void run("remove", async () => {
+      await ok(hub.DELETE("/api/v1/projects/{id}/members/{userId}", pathOf(projectId, m)));
+      toast(`Removed ${m.email} from this project.`);
+      onChanged();
+    });
+  return (
+    <>
+      <button type="button" class="danger" disabled={busy !== null} aria-busy={busy !== null} onClick={remove}>
+        Remove {m.email}
+      </button>
+      {problem("remove")}
+    </>
   );
 }

@@ -2,6 +2,7 @@
 import { useState } from "preact/hooks";
 import { hub, ok } from "../api";
 import type { WebhookWithSecret } from "../types";
+import { toast } from "../ui/toasts";
 import { useAction } from "./controls";
 import { EventPicker, type EventChoice } from "./event-picker";
 
@@ -26,13 +27,14 @@ export function NewWebhook({ projectId, onCreated }: { projectId: string; onCrea
         }),
       );
       setDraft(EMPTY);
+      toast(`Added a webhook to ${hook.url}.`);
       onCreated(hook);
     });
   };
   return (
     <section class="panel new-webhook">
       <h2>Add a webhook</h2>
-      <form class="inline" onSubmit={create}>
+      <form class="form-row" onSubmit={create}>
         <label class="grow">
           URL
           {/* Not type=url: the hub's own check names what is wrong with an address. */}
@@ -57,7 +59,7 @@ export function NewWebhook({ projectId, onCreated }: { projectId: string; onCrea
             onInput={(e) => setDraft({ ...draft, description: e.currentTarget.value })}
           />
         </label>
-        <button type="submit" disabled={busy !== null}>
+        <button type="submit" disabled={busy !== null} aria-busy={busy !== null}>
           Add webhook
         </button>
         {problem("create")}

@@ -3,7 +3,10 @@ import { useEffect, useState } from "preact/hooks";
 import { hub, messageOf, ok } from "../api";
 import { useMe } from "../me";
 import type { Me, Role } from "../types";
-import { Problem, useAction } from "./controls";
+import { DataTable } from "../ui/data-table";
+import { Empty, Failed, Loading } from "../ui/states";
+import { toast } from "../ui/toasts";
+import { useAction } from "./controls";
 import { Invites } from "./invites";
 import { ROLE_NOTES, RoleSelect } from "./roles";
 
@@ -13,39 +16,40 @@ export function People() {
   const [error, setError] = useState<string | null>(null);
   const load = () =>
     void ok(hub.GET("/api/v1/users")).then(
-      (r) => setUsers(r.users),
+      (r) => (setUsers(r.users), setError(null)),
       (e) => setError(messageOf(e)),
     );
   useEffect(() => {
     if (me.role === "admin") load();
   }, [me.role]);
 
-  if (me.role !== "admin") return <p>Only admins manage people.</p>;
+  if (me.role !== "admin") return <Empty title="Only admins manage people." />;
   return (
     <section class="people">
       <h1>People</h1>
       <p class="muted">
         Everyone who can sign in to this hub. A person sees the projects they belong to; on a project's Members page an admin can make them a viewer there.
       </p>
-      <Problem message={error} />
-      {users && (
-        <table class="people-table">
-          <thead>
-            <tr>
-              <th scope="col">Person</th>
-              <th scope="col">Role</th>
-              <th scope="col">Status</th>
-              <th scope="col">
-                <span class="muted">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {users.map((u) => (
-              <PersonRow key={u.id} user={u} self={u.id === me.id} onChanged={load} />
-            ))}
-          </tbody>
-        </table>
+      {users === null ? (
+        error ? (
+          <Failed what="the people" message={error} retry={load} />
+        ) : (
+          <Loading what="people" />
+        )
+      ) : (
+        <DataTable
+          class="people-table"
+          label="People"
+          rows={users}
+          rowKey={(u) => u.id}
+          rowAttributes={(u) => ({ "data-user": u.email, "data-active": String(u.active) })}
+          columns={[
+            { label: "Person", rowHeader: true, cell: (u) => <PersonName user={u} self={u.id === me.id} /> },
+            { label: "Role", cell: (u) => <PersonRole user={u} self={u.id === me.id} onChanged={load} /> },
+            { label: "Status", cell: (u) => <PersonStatus user={u} /> },
+            { label: "Actions", actions: true, cell: (u) => u.id !== me.id && <PersonActive user={u} onChanged={load} /> },
+          ]}
+        />
       )}
       <div class="people-forms">
         <Invites />
@@ -55,65 +59,89 @@ export function People() {
   );
 }
 
-function PersonRow({ user: u, self, onChanged }: { user: Me; self: boolean; onChanged: () => void }) {
+function PersonName({ user: u, self }: { user: Me; self: boolean }) {
+  return (
+    <>
+      {u.name ?? u.email} {u.name && <span class="muted">{u.email}</span>}
+      {self && <span class="muted"> (you)</span>}
+    </>
+  );
+}
+
+/** Saves a change to a person, confirms it, and reads the list again. */
+function usePersonChange(u: Me, onChanged: () => void) {
   const { run, busy, problem } = useAction();
-  const change = (key: string, body: { role?: Role; active?: boolean }) =>
+  const change = (key: string, body: { role?: Role; active?: boolean }, done: string) =>
     run(key, async () => {
       await ok(hub.PATCH("/api/v1/users/{id}", { params: { path: { id: u.id } }, body }));
+      toast(done);
       onChanged();
     });
+  return { change, busy, problem };
+}
+
+function PersonRole({ user: u, self, onChanged }: { user: Me; self: boolean; onChanged: () => void }) {
+  const { change, busy, problem } = usePersonChange(u, onChanged);
+  if (self) return <>{u.role}</>;
+  return (
+    <>
+      <select
+        aria-label={`Role of ${u.email}`}
+        value={u.role}
+        disabled={busy !== null}
+        aria-busy={busy !== null}
+        onChange={(e) => {
+          const role = e.currentTarget.value as Role;
+          void change("role", { role }, `${u.email} is now ${role === "admin" ? "an" : "a"} ${role}.`);
+        }}
+      >
+        {(Object.keys(ROLE_NOTES) as Role[]).map((r) => (
+          <option key={r} value={r}>
+            {r}
+          </option>
+        ))}
+      </select>
+      {problem("role")}
+    </>
+  );
+}
+
+function PersonStatus({ user: u }: { user: Me }) {
+  return u.active ? (
+    <span class="status status-active">active</span>
+  ) : (
+    <span class="status status-deactivated" title={u.deactivated_at ? `since ${new Date(u.deactivated_at).toLocaleString()}` : undefined}>
+      deactivated
+    </span>
+  );
+}
+
+function PersonActive({ user: u, onChanged }: { user: Me; onChanged: () => void }) {
+  const { change, busy, problem } = usePersonChange(u, onChanged);
   const who = u.name ?? u.email;
   const deactivate = () =>
     confirm(`Deactivate ${who}? They are signed out everywhere at once, and cannot sign in until an admin reactivates them.`) &&
-    void change("active", { active: false });
+    void change("active", { active: false }, `${who} is deactivated and signed out.`);
   return (
-    <tr data-user={u.email} data-active={u.active ? "true" : "false"}>
-      <th scope="row">
-        {who} {u.name && <span class="muted">{u.email}</span>}
-        {self && <span class="muted"> (you)</span>}
-      </th>
-      <td data-label="Role">
-        {self ? (
-          u.role
-        ) : (
-          <select
-            aria-label={`Role of ${u.email}`}
-            value={u.role}
-            disabled={busy !== null}
-            onChange={(e) => void change("role", { role: e.currentTarget.value as Role })}
-          >
-            {(Object.keys(ROLE_NOTES) as Role[]).map((r) => (
-              <option key={r} value={r}>
-                {r}
-              </option>
-            ))}
-          </select>
-        )}
-        {problem("role")}
-      </td>
-      <td data-label="Status">
-        {u.active ? (
-          <span class="status status-active">active</span>
-        ) : (
-          <span class="status status-deactivated" title={u.deactivated_at ? `since ${new Date(u.deactivated_at).toLocaleString()}` : undefined}>
-            deactivated
-          </span>
-        )}
-      </td>
-      <td class="actions-cell">
-        {!self &&
-          (u.active ? (
-            <button type="button" class="danger" disabled={busy !== null} aria-label={`Deactivate ${u.email}`} onClick={deactivate}>
-              Deactivate
-            </button>
-          ) : (
-            <button type="button" disabled={busy !== null} aria-label={`Reactivate ${u.email}`} onClick={() => void change("active", { active: true })}>
-              Reactivate
-            </button>
-          ))}
-        {problem("active")}
-      </td>
-    </tr>
+    <>
+      {u.active ? (
+        <button type="button" class="danger" disabled={busy !== null} aria-busy={busy !== null} aria-label={`Deactivate ${u.email}`} onClick={deactivate}>
+          Deactivate
+        </button>
+      ) : (
+        <button
+          type="button"
+          class="secondary"
+          disabled={busy !== null}
+          aria-busy={busy !== null}
+          aria-label={`Reactivate ${u.email}`}
+          onClick={() => void change("active", { active: true }, `${who} can sign in again.`)}
+        >
+          Reactivate
+        </button>
+      )}
+      {problem("active")}
+    </>
   );
 }
 
@@ -134,6 +162,7 @@ function NewPerson({ onMade }: { onMade: () => void }) {
         }),
       );
       setMade(`${user.email} can sign in now with the password you chose.`);
+      toast(`Added ${user.email}.`);
       setDraft(blank);
       onMade();
     });
@@ -155,7 +184,7 @@ function NewPerson({ onMade }: { onMade: () => void }) {
         <input type="password" name="password" required minLength={8} autocomplete="new-password" value={draft.password} onInput={field("password")} />
       </label>
       <RoleSelect value={draft.role} onChange={(role) => setDraft({ ...draft, role })} />
-      <button type="submit" disabled={busy !== null}>
+      <button type="submit" disabled={busy !== null} aria-busy={busy !== null}>
         Add person
       </button>
       {problem("create")}

@@ -6,11 +6,12 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { hub, messageOf, ok } from "../api";
 import { useCanWrite } from "../me";
-import { DECISIONS, filtersOf, mainParameter, ruleFromEntry, searchOf, type LogFilters, type PermissionEntry } from "../permission-entry";
+import { DECISIONS, filtersOf, mainParameter, ruleAndReason, ruleFromEntry, searchOf, type LogFilters, type PermissionEntry } from "../permission-entry";
 import { useProjectFeed, useReread } from "../project-feed";
 import { readAllTasks } from "../project-store";
 import { linkProps, navigate } from "../router";
 import type { Session, Task } from "../types";
+import { Empty, Failed, Loading } from "../ui/states";
 import { Problem } from "./controls";
 import { ProjectTabs } from "./project-tabs";
 
@@ -86,7 +87,7 @@ export function Permissions({ projectId }: { projectId: string }) {
   return (
     <section class="permissions-page">
       <ProjectTabs projectId={projectId} name={feed.project?.name} current="permissions" status={feed.status} />
-      <Problem message={feed.error ?? error} />
+      <Problem message={feed.error ?? (entries ? error : null)} />
       <div class="filters">
         <label>
           Session
@@ -144,7 +145,7 @@ export function Permissions({ projectId }: { projectId: string }) {
           </select>
         </label>
         <span class="muted" aria-live="polite">
-          {entries ? `${entries.length} ${entries.length === 1 ? "call" : "calls"}${filters.before ? " (older)" : ""}` : "Loading the log…"}
+          {entries && `${entries.length} ${entries.length === 1 ? "call" : "calls"}${filters.before ? " (older)" : ""}`}
         </span>
       </div>
       {filters.before && (
@@ -157,6 +158,7 @@ export function Permissions({ projectId }: { projectId: string }) {
           </a>
         </p>
       )}
+      {entries === null && (error ? <Failed what="the permission log" message={error} retry={() => reread(0)} /> : <Loading what="the log" />)}
       {entries && entries.length > 0 && (
         <ol class="permission-log" data-loaded="true">
           {entries.map((e) => (
@@ -173,9 +175,11 @@ export function Permissions({ projectId }: { projectId: string }) {
         </ol>
       )}
       {entries?.length === 0 && (
-        <p class="muted">
-          {searchOf({ ...filters, before: undefined }) ? "No logged call matches these filters." : "No tool call has been logged in this project yet."}
-        </p>
+        <Empty
+          title={searchOf({ ...filters, before: undefined }) ? "No logged call matches these filters." : "No tool call has been logged in this project yet."}
+        >
+          Calls appear here as the agents' hooks decide them.
+        </Empty>
       )}
       {nextBefore && (
         <p class="pager">
@@ -192,6 +196,7 @@ function LogEntry(props: { projectId: string; entry: PermissionEntry; fresh: boo
   const e = props.entry;
   const [open, setOpen] = useState(false);
   const param = mainParameter(e.tool_name, e.tool_input);
+  const said = ruleAndReason(e.reason, !!e.matched_rule_id);
   return (
     <li class={`permission-entry${props.fresh ? " fresh" : ""}`} data-entry-id={e.id} data-decision={e.decision}>
       <div class="entry-head">
@@ -218,16 +223,16 @@ function LogEntry(props: { projectId: string; entry: PermissionEntry; fresh: boo
         <span class="rule">
           {e.matched_rule_id ? (
             <>
-              rule <strong>{props.ruleName ?? <code>{e.matched_rule_id}</code>}</strong>
+              {said.ruleLead} <strong>{props.ruleName ?? <code>{e.matched_rule_id}</code>}</strong>
             </>
           ) : (
             <span class="muted">no rule matched</span>
           )}
         </span>
-        {e.reason && (
+        {said.reason && (
           <>
             {" · "}
-            <span class="reason">{e.reason}</span>
+            <span class="reason">{said.reason}</span>
           </>
         )}
       </div>

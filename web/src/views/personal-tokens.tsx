@@ -5,7 +5,10 @@
 import { useEffect, useState } from "preact/hooks";
 import { hub, messageOf, ok } from "../api";
 import type { IssuedPersonalToken, PersonalToken, Project } from "../types";
-import { Problem, useAction } from "./controls";
+import { DataTable } from "../ui/data-table";
+import { Failed, Loading } from "../ui/states";
+import { toast } from "../ui/toasts";
+import { useAction } from "./controls";
 import { TokenForm } from "./token-form";
 import { TokenOnce } from "./token-once";
 
@@ -18,7 +21,11 @@ export function PersonalTokensSection() {
   const [issued, setIssued] = useState<IssuedPersonalToken | null>(null);
   const [projects, setProjects] = useState<Project[]>([]);
   const [error, setError] = useState<string | null>(null);
-  const load = () => void readTokens().then(setTokens, (e) => setError(messageOf(e)));
+  const load = () =>
+    void readTokens().then(
+      (t) => (setTokens(t), setError(null)),
+      (e) => setError(messageOf(e)),
+    );
   useEffect(() => {
     load();
     void ok(hub.GET("/api/v1/projects")).then(
@@ -43,26 +50,33 @@ export function PersonalTokensSection() {
           load();
         }}
       />
-      <Problem message={error} />
-      {tokens?.length === 0 && <p class="muted">No tokens yet.</p>}
-      {tokens && tokens.length > 0 && (
-        <table class="mcp-clients tokens">
-          <thead>
-            <tr>
-              <th scope="col">Token</th>
-              <th scope="col">Scope</th>
-              <th scope="col">Projects</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {tokens.map((t) => (
-              <TokenRow key={t.id} token={t} names={names} onRevoked={load} />
-            ))}
-          </tbody>
-        </table>
+      {tokens === null ? (
+        error ? (
+          <Failed what="your tokens" message={error} retry={load} />
+        ) : (
+          <Loading what="tokens" />
+        )
+      ) : tokens.length === 0 ? (
+        <p class="muted">No tokens yet.</p>
+      ) : (
+        <DataTable
+          class="tokens"
+          label="Personal access tokens"
+          rows={tokens}
+          rowKey={(t) => t.id}
+          rowAttributes={(t) => ({ "data-token": t.id })}
+          columns={[
+            { label: "Token", rowHeader: true, cell: (t) => t.name },
+            { label: "Scope", cell: (t) => t.scope },
+            { label: "Projects", cell: (t) => reach(t.project_ids, names) },
+            {
+              label: "Expires",
+              cell: (t) => (Date.parse(t.expires_at) <= Date.now() ? <span class="problem">expired {when(t.expires_at)}</span> : when(t.expires_at)),
+            },
+            { label: "Last used", cell: (t) => (t.last_used_at ? when(t.last_used_at) : <span class="muted">not yet</span>) },
+            { label: "Actions", actions: true, cell: (t) => <RevokeToken token={t} onRevoked={load} /> },
+          ]}
+        />
       )}
     </section>
   );
@@ -76,34 +90,27 @@ function reach(ids: string[] | null, names: Map<string, string>) {
   return [...known, ...(gone ? [`${gone} no longer yours`] : [])].join(", ");
 }
 
-function TokenRow({ token: t, names, onRevoked }: { token: PersonalToken; names: Map<string, string>; onRevoked: () => void }) {
+function RevokeToken({ token: t, onRevoked }: { token: PersonalToken; onRevoked: () => void }) {
   const { run, busy, problem } = useAction();
-  const expired = Date.parse(t.expires_at) <= Date.now();
   const revoke = () =>
     run("revoke", async () => {
       await ok(hub.DELETE("/api/v1/auth/me/tokens/{id}", { params: { path: { id: t.id } } }));
+      toast(`Revoked “${t.name}”.`);
       onRevoked();
     });
   return (
-    <tr data-token={t.id}>
-      <th scope="row">{t.name}</th>
-      <td data-label="Scope">{t.scope}</td>
-      <td data-label="Projects">{reach(t.project_ids, names)}</td>
-      <td data-label={expired ? "Expired" : "Expires"}>{expired ? <span class="problem">expired {when(t.expires_at)}</span> : when(t.expires_at)}</td>
-      <td data-label="Last used">{t.last_used_at ? when(t.last_used_at) : <span class="muted">not yet</span>}</td>
-      <td class="revoke-cell">
-        <span class="action">
-          <button
-            type="button"
-            class="danger"
-            disabled={busy !== null}
-            onClick={() => confirm(`Revoke “${t.name}”? Clients using it stop at once.`) && void revoke()}
-          >
-            Revoke
-          </button>
-          {problem("revoke")}
-        </span>
-      </td>
-    </tr>
+    <span class="action">
+      <button
+        type="button"
+        class="danger"
+        disabled={busy !== null}
+        aria-busy={busy !== null}
+        aria-label={`Revoke ${t.name}`}
+        onClick={() => confirm(`Revoke “${t.name}”? Clients using it stop at once.`) && void revoke()}
+      >
+        Revoke
+      </button>
+      {problem("revoke")}
+    </span>
   );
 }

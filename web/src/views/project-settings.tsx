@@ -1,16 +1,21 @@
 /** A project's settings: everyone sees them, admins change them. */
 import type { ComponentChildren } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { hub, ok } from "../api";
+import { hub, messageOf, ok } from "../api";
 import { useMe } from "../me";
 import type { Project } from "../types";
+import { Failed, Loading } from "../ui/states";
+import { toast } from "../ui/toasts";
 import { ProjectTabs } from "./project-tabs";
 import { A2ACard } from "./a2a-card";
-import { Problem, useAction } from "./controls";
+import { Problem } from "./controls";
 
 type Setting = keyof Project["settings"];
 
-/** One setting's switch, with what it does and who may change it. */
+/**
+ * One setting's switch, with what it does and who may change it. While its change is on its way the switch shows the
+ * new position, disabled and busy; a refusal puts it back and says why.
+ */
 function SettingSwitch(props: {
   setting: Setting;
   heading: string;
@@ -18,11 +23,25 @@ function SettingSwitch(props: {
   children: ComponentChildren;
   project: Project;
   isAdmin: boolean;
-  busy: boolean;
-  change: (setting: Setting, on: boolean) => unknown;
-  problem: (key: string) => ComponentChildren;
+  save: (setting: Setting, on: boolean) => Promise<void>;
 }) {
   const { setting, isAdmin } = props;
+  const [pending, setPending] = useState<boolean | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+  const saved = props.project.settings[setting];
+  const change = async (on: boolean) => {
+    setPending(on);
+    setProblem(null);
+    try {
+      await props.save(setting, on);
+      toast(`${props.heading}: ${on ? "on" : "off"}.`);
+    } catch (e) {
+      setProblem(`Not changed: ${messageOf(e)}`);
+      toast(`${props.heading} was not changed.`, "error");
+    } finally {
+      setPending(null);
+    }
+  };
   return (
     <section class="panel" aria-labelledby={`${setting}-heading`}>
       <h2 id={`${setting}-heading`}>{props.heading}</h2>
@@ -30,15 +49,17 @@ function SettingSwitch(props: {
         <input
           type="checkbox"
           name={setting.replaceAll("_", "-")}
-          checked={props.project.settings[setting]}
-          disabled={!isAdmin || props.busy}
-          onChange={(e) => void props.change(setting, e.currentTarget.checked)}
+          checked={pending ?? saved}
+          disabled={!isAdmin || pending !== null}
+          aria-busy={pending !== null}
+          onChange={(e) => void change(e.currentTarget.checked)}
         />
         {props.label}
+        {pending !== null && <span class="spinner" aria-hidden="true" />}
       </label>
       <p class="muted">{props.children}</p>
       {!isAdmin && <p class="muted small">Only admins change this.</p>}
-      {props.problem(setting)}
+      <Problem message={problem} />
     </section>
   );
 }
@@ -47,20 +68,21 @@ export function ProjectSettingsPage({ projectId }: { projectId: string }) {
   const me = useMe();
   const [project, setProject] = useState<Project | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const { run, busy, problem } = useAction();
-  useEffect(() => {
-    void ok(hub.GET("/api/v1/projects/{id}", { params: { path: { id: projectId } } })).then(setProject, (e) => setError(e.message));
-  }, [projectId]);
-  const isAdmin = me.role === "admin";
-  const change = (setting: Setting, on: boolean) =>
-    run(setting, async () =>
-      setProject(await ok(hub.PATCH("/api/v1/projects/{id}", { params: { path: { id: projectId } }, body: { settings: { [setting]: on } } }))),
+  const load = () =>
+    void ok(hub.GET("/api/v1/projects/{id}", { params: { path: { id: projectId } } })).then(
+      (p) => (setProject(p), setError(null)),
+      (e) => setError(messageOf(e)),
     );
-  const switchProps = { isAdmin, busy: busy !== null, change, problem };
+  useEffect(load, [projectId]);
+  const isAdmin = me.role === "admin";
+  const save = async (setting: Setting, on: boolean) => {
+    setProject(await ok(hub.PATCH("/api/v1/projects/{id}", { params: { path: { id: projectId } }, body: { settings: { [setting]: on } } })));
+  };
+  const switchProps = { isAdmin, save };
   return (
     <section class="project-settings">
       <ProjectTabs projectId={projectId} name={project?.name} current="settings" />
-      <Problem message={error} />
+      {!project && (error ? <Failed what="the project's settings" message={error} retry={load} /> : <Loading what="settings" />)}
       {project && (
         <>
           <SettingSwitch

@@ -7,6 +7,7 @@ import { useEffect, useState } from "preact/hooks";
 import { hub, ok } from "../api";
 import { FieldProblem, refusalOf as refusalNaming } from "./field-refusal";
 import type { ApprovalRule, RulePreview } from "../types";
+import { DataTable } from "../ui/data-table";
 
 export type Scope = ApprovalRule["scope_type"];
 
@@ -205,10 +206,10 @@ export function RuleForm({ rule, initial, choices, onSaved, onCancel }: Props) {
           <button type="button" class="secondary" disabled={busy !== null} onClick={() => void runPreview()}>
             Preview
           </button>
-          <button type="submit" disabled={busy !== null}>
+          <button type="submit" disabled={busy !== null} aria-busy={busy === "save"}>
             {rule ? "Save changes" : "Create rule"}
           </button>
-          <button type="button" class="link" onClick={onCancel}>
+          <button type="button" class="ghost" onClick={onCancel}>
             Cancel
           </button>
         </div>
@@ -239,39 +240,29 @@ function PreviewResult({ preview }: { preview: RulePreview }) {
         . With it, <strong data-would-change>{preview.would_change}</strong> would be decided otherwise than the rules decide them now.
       </p>
       {preview.samples.length > 0 && (
-        <table class="servers rule-samples">
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Tool</th>
-              <th scope="col">Parameter</th>
-              <th scope="col">Logged</th>
-              <th scope="col">Now</th>
-              <th scope="col">With this rule</th>
-            </tr>
-          </thead>
-          <tbody>
-            {preview.samples.map((s) => (
-              <tr key={s.id} data-sample-id={s.id}>
-                <td>{new Date(s.created_at).toLocaleString()}</td>
-                <td>
-                  <code>{s.tool_name}</code>
-                </td>
-                <td>{s.parameter ? <code class="param">{s.parameter}</code> : <span class="muted">none</span>}</td>
-                <td>
-                  <span class={`decision decision-${s.decision}`}>{s.decision}</span>
-                </td>
-                <td>
-                  <span class={`decision decision-${s.decision_now}`}>{s.decision_now}</span>
-                </td>
-                <td>
-                  <span class={`decision decision-${s.decision_under_rule}`}>{s.decision_under_rule}</span>
-                  {!s.decided_by_rule && <span class="muted small"> by an earlier rule</span>}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataTable
+          class="rule-samples"
+          label="Logged calls the rule matches"
+          rows={preview.samples}
+          rowKey={(x) => x.id}
+          rowAttributes={(x) => ({ "data-sample-id": x.id })}
+          columns={[
+            { label: "When", cell: (x) => new Date(x.created_at).toLocaleString() },
+            { label: "Tool", cell: (x) => <code>{x.tool_name}</code> },
+            { label: "Parameter", cell: (x) => (x.parameter ? <code class="param">{x.parameter}</code> : <span class="muted">none</span>) },
+            { label: "Logged", cell: (x) => <span class={`decision decision-${x.decision}`}>{x.decision}</span> },
+            { label: "Now", cell: (x) => <span class={`decision decision-${x.decision_now}`}>{x.decision_now}</span> },
+            {
+              label: "With this rule",
+              cell: (x) => (
+                <>
+                  <span class={`decision decision-${x.decision_under_rule}`}>{x.decision_under_rule}</span>
+                  {!x.decided_by_rule && <span class="muted small"> by an earlier rule</span>}
+                </>
+              ),
+            },
+          ]}
+        />
       )}
     </div>
   );

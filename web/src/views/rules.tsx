@@ -5,10 +5,13 @@
  * (the Permissions tab's "make a rule from this").
  */
 import { useEffect, useState } from "preact/hooks";
-import { hub, ok } from "../api";
+import { hub, messageOf, ok } from "../api";
 import { useMe } from "../me";
 import { navigate } from "../router";
 import type { ApprovalRule, Server } from "../types";
+import { DataTable } from "../ui/data-table";
+import { Empty, Failed, Loading } from "../ui/states";
+import { toast } from "../ui/toasts";
 import { Problem, useAction } from "./controls";
 import { draftOf, emptyDraft, RuleForm, type Choices, type Draft, type Scope } from "./rule-form";
 
@@ -36,14 +39,13 @@ export function Rules() {
   const [servers, setServers] = useState<Server[]>([]);
   const [editing, setEditing] = useState<Editing>(null);
   const [error, setError] = useState<string | null>(null);
-  const { run, busy, problem } = useAction();
   const isAdmin = me.role === "admin";
   const canWrite = me.role !== "viewer";
 
   const load = () =>
     ok(hub.GET("/api/v1/approval-rules")).then(
-      (r) => setRules(r.rules),
-      (e: Error) => setError(e.message),
+      (r) => (setRules(r.rules), setError(null)),
+      (e) => setError(messageOf(e)),
     );
   useEffect(() => {
     void load();
@@ -112,102 +114,111 @@ export function Rules() {
           initial={editing.draft}
           choices={choices}
           onSaved={() => {
+            toast(editing.rule ? `Saved “${editing.rule.name}”.` : "Rule created.");
             close();
             void load();
           }}
           onCancel={close}
         />
       )}
-      <Problem message={error} />
-      {rules?.length === 0 && <p class="muted">No rules yet: every tool call asks as usual.</p>}
+      {rules === null && (error ? <Failed what="the rules" message={error} retry={() => void load()} /> : <Loading what="rules" />)}
+      {rules?.length === 0 && <Empty title="No rules yet.">Every tool call asks as usual.</Empty>}
+      {rules && <Problem message={error} />}
       {[...groups].map(([group, list]) => (
         <section key={group} class="rule-group" aria-label={group}>
           <h2>{group}</h2>
-          <table class="servers rules" data-loaded="true">
-            <thead>
-              <tr>
-                <th scope="col">Rule</th>
-                <th scope="col">Tool</th>
-                <th scope="col">Parameter</th>
-                <th scope="col">Action</th>
-                <th scope="col">Agents</th>
-                <th scope="col">Active</th>
-                {canWrite && (
-                  <th scope="col">
-                    <span class="muted">Actions</span>
-                  </th>
-                )}
-              </tr>
-            </thead>
-            <tbody>
-              {list.map((r) => (
-                <tr key={r.id} data-rule-id={r.id} class={r.is_active ? undefined : "inactive"}>
-                  <th scope="row">{r.name}</th>
-                  <td>
-                    <code>{r.tool_pattern}</code>
-                  </td>
-                  <td>{r.param_pattern ? <code class="param">{r.param_pattern}</code> : <span class="muted">any</span>}</td>
-                  <td>
-                    <span class={`decision decision-${r.action === "allow" ? "allowed" : "denied"}`}>{r.action}</span>
-                  </td>
-                  <td>{r.agent_filter}</td>
-                  <td>
-                    {manages(r) ? (
-                      <label class="switch">
-                        <input
-                          type="checkbox"
-                          aria-label={`${r.name} active`}
-                          checked={r.is_active}
-                          disabled={busy !== null}
-                          onChange={() =>
-                            void run(`active-${r.id}`, async () => {
-                              await ok(hub.PATCH("/api/v1/approval-rules/{rid}", { params: { path: { rid: r.id } }, body: { is_active: !r.is_active } }));
-                              await load();
-                            })
-                          }
-                        />
-                        {r.is_active ? "on" : "off"}
-                        {problem(`active-${r.id}`)}
-                      </label>
-                    ) : (
-                      <span data-active={String(r.is_active)}>{r.is_active ? "on" : "off"}</span>
-                    )}
-                  </td>
-                  {canWrite && (
-                    <td>
-                      {manages(r) && (
-                        <span class="rule-controls">
-                          <button type="button" class="secondary" aria-label={`Edit ${r.name}`} onClick={() => setEditing({ rule: r, draft: draftOf(r) })}>
-                            Edit
-                          </button>
-                          <button
-                            type="button"
-                            class="danger"
-                            aria-label={`Delete ${r.name}`}
-                            disabled={busy !== null}
-                            onClick={() =>
-                              void run(`delete-${r.id}`, async () => {
-                                if (!confirm(`Delete the rule “${r.name}”? The daemons it reaches stop applying it within a second.`)) return;
-                                await ok(hub.DELETE("/api/v1/approval-rules/{rid}", { params: { path: { rid: r.id } } }));
-                                if (editing?.rule?.id === r.id) close();
-                                await load();
-                              })
-                            }
-                          >
-                            Delete
-                          </button>
-                          {problem(`delete-${r.id}`)}
-                        </span>
-                      )}
-                    </td>
-                  )}
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            class="rules"
+            label={`Rules for ${group}`}
+            rows={list}
+            rowKey={(r) => r.id}
+            rowAttributes={(r) => ({ "data-rule-id": r.id, class: r.is_active ? undefined : "inactive" })}
+            columns={[
+              { label: "Rule", rowHeader: true, cell: (r) => r.name },
+              { label: "Tool", cell: (r) => <code>{r.tool_pattern}</code> },
+              { label: "Parameter", cell: (r) => (r.param_pattern ? <code class="param">{r.param_pattern}</code> : <span class="muted">any</span>) },
+              { label: "Action", cell: (r) => <span class={`decision decision-${r.action === "allow" ? "allowed" : "denied"}`}>{r.action}</span> },
+              { label: "Agents", cell: (r) => r.agent_filter },
+              {
+                label: "Active",
+                cell: (r) =>
+                  manages(r) ? <RuleActive rule={r} onChanged={load} /> : <span data-active={String(r.is_active)}>{r.is_active ? "on" : "off"}</span>,
+              },
+              canWrite && {
+                label: "Actions",
+                actions: true,
+                cell: (r) =>
+                  manages(r) && (
+                    <RuleControls
+                      rule={r}
+                      onEdit={() => setEditing({ rule: r, draft: draftOf(r) })}
+                      onDeleted={() => {
+                        if (editing?.rule?.id === r.id) close();
+                        void load();
+                      }}
+                    />
+                  ),
+              },
+            ]}
+          />
         </section>
       ))}
     </section>
+  );
+}
+
+/** A rule's on/off switch: shows the new position while the change is on its way, and puts it back if refused. */
+function RuleActive({ rule: r, onChanged }: { rule: ApprovalRule; onChanged: () => Promise<unknown> }) {
+  const { run, busy, problem } = useAction();
+  const [pending, setPending] = useState<boolean | null>(null);
+  const on = pending ?? r.is_active;
+  const change = (next: boolean) => {
+    setPending(next);
+    void run("active", async () => {
+      try {
+        await ok(hub.PATCH("/api/v1/approval-rules/{rid}", { params: { path: { rid: r.id } }, body: { is_active: next } }));
+        await onChanged();
+        toast(`${r.name} is ${next ? "on" : "off"}.`);
+      } finally {
+        setPending(null);
+      }
+    });
+  };
+  return (
+    <label class="switch">
+      <input
+        type="checkbox"
+        aria-label={`${r.name} active`}
+        checked={on}
+        disabled={busy !== null}
+        aria-busy={busy !== null}
+        onChange={(e) => change(e.currentTarget.checked)}
+      />
+      {on ? "on" : "off"}
+      {problem("active")}
+    </label>
+  );
+}
+
+function RuleControls({ rule: r, onEdit, onDeleted }: { rule: ApprovalRule; onEdit: () => void; onDeleted: () => void }) {
+  const { run, busy, problem } = useAction();
+  const remove = () =>
+    void run("delete", async () => {
+      if (!confirm(`Delete the rule “${r.name}”? The daemons it reaches stop applying it within a second.`)) return;
+      await ok(hub.DELETE("/api/v1/approval-rules/{rid}", { params: { path: { rid: r.id } } }));
+      toast(`Deleted the rule “${r.name}”.`);
+      onDeleted();
+    });
+  return (
+    <span class="rule-controls">
+      <button type="button" class="secondary" aria-label={`Edit ${r.name}`} onClick={onEdit}>
+        Edit
+      </button>
+      <button type="button" class="danger" aria-label={`Delete ${r.name}`} disabled={busy !== null} aria-busy={busy !== null} onClick={remove}>
+        Delete
+      </button>
+      {problem("delete")}
+    </span>
   );
 }
 

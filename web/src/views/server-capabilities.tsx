@@ -5,6 +5,7 @@
 import { useState } from "preact/hooks";
 import { hub, ok } from "../api";
 import type { Capabilities, ServerPage } from "../types";
+import { DataTable } from "../ui/data-table";
 import { useAction } from "./controls";
 
 const LISTS = [
@@ -44,26 +45,17 @@ export function CapabilityTable({ server }: { server: ServerPage }) {
     ["Tasks at once", (c) => c?.max_concurrent_tasks ?? <span class="muted">—</span>],
   ];
   return (
-    <table class="servers capabilities" data-loaded="true">
-      <thead>
-        <tr>
-          <th scope="col">Capability</th>
-          {columns.map(([label]) => (
-            <th scope="col">{label}</th>
-          ))}
-        </tr>
-      </thead>
-      <tbody>
-        {rows.map(([label, cell]) => (
-          <tr key={label} data-capability={label}>
-            <th scope="row">{label}</th>
-            {columns.map(([column, caps]) => (
-              <td data-label={column}>{cell(caps)}</td>
-            ))}
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <DataTable
+      class="capabilities"
+      label="Capabilities"
+      rows={rows}
+      rowKey={([label]) => label}
+      rowAttributes={([label]) => ({ "data-capability": label })}
+      columns={[
+        { label: "Capability", rowHeader: true, cell: ([label]) => label },
+        ...columns.map(([column, caps]) => ({ label: column, cell: ([, cell]: (typeof rows)[number]) => cell(caps) })),
+      ]}
+    />
   );
 }
 

@@ -1,11 +1,13 @@
 /** One server: its status, sessions, current tasks and capabilities; admins declare capabilities, rename, revoke or remove it. */
 import { useEffect, useState } from "preact/hooks";
-import { hub, ok } from "../api";
+import { hub, messageOf, ok } from "../api";
 import { useProjectNames } from "../project-names";
 import { useMe } from "../me";
 import { linkProps, navigate } from "../router";
 import type { ServerPage as Server } from "../types";
-import { Problem, useAction } from "./controls";
+import { Failed, Loading } from "../ui/states";
+import { toast } from "../ui/toasts";
+import { useAction } from "./controls";
 import { CapabilityTable, DeclareForm } from "./server-capabilities";
 
 /** As on the Agents page: servers beat every 30 s. */
@@ -19,18 +21,18 @@ export function ServerPage({ serverId }: { serverId: string }) {
   const [error, setError] = useState<string | null>(null);
   const [declaring, setDeclaring] = useState(false);
 
+  const load = () =>
+    void ok(hub.GET("/api/v1/servers/{id}", { params: { path: { id: serverId } } })).then(
+      (s) => (setServer(s), setError(null)),
+      (e) => setError(messageOf(e)),
+    );
   useEffect(() => {
-    const load = () =>
-      void ok(hub.GET("/api/v1/servers/{id}", { params: { path: { id: serverId } } })).then(
-        (s) => (setServer(s), setError(null)),
-        (e) => setError(e.message),
-      );
     load();
     const timer = setInterval(load, REFRESH_MS);
     return () => clearInterval(timer);
   }, [serverId]);
 
-  if (!server) return <section>{error ? <Problem message={error} /> : <p class="loading">Loading…</p>}</section>;
+  if (!server) return <section>{error ? <Failed what="this server" message={error} retry={load} /> : <Loading what="the server" />}</section>;
   const project = (id: string) => projects.get(id) ?? "a project";
   return (
     <section class="server-page">
@@ -64,7 +66,9 @@ export function ServerPage({ serverId }: { serverId: string }) {
           {server.declared ? "Edit declared capabilities" : "Declare capabilities"}
         </button>
       )}
-      {declaring && <DeclareForm server={server} onSaved={(s) => (setServer(s), setDeclaring(false))} onCancel={() => setDeclaring(false)} />}
+      {declaring && (
+        <DeclareForm server={server} onSaved={(s) => (setServer(s), setDeclaring(false), toast("Capabilities saved."))} onCancel={() => setDeclaring(false)} />
+      )}
       <CapabilityTable server={server} />
 
       <h2>Sessions</h2>
@@ -111,12 +115,13 @@ function ServerAdmin({ server, onChanged }: { server: Server; onChanged: (s: Ser
     <section class="server-admin">
       <h2>Manage</h2>
       <form
-        class="inline"
+        class="form-row"
         onSubmit={(e) => {
           e.preventDefault();
           void run("rename", async () => {
             await ok(hub.PATCH("/api/v1/servers/{id}", { ...path, body: { name } }));
             await reread();
+            toast(`Renamed to ${name}.`);
           });
         }}
       >
@@ -142,6 +147,7 @@ function ServerAdmin({ server, onChanged }: { server: Server; onChanged: (s: Ser
                 void run("revoke", async () => {
                   await ok(hub.POST("/api/v1/servers/{id}/revoke", path));
                   await reread();
+                  toast(`Revoked ${server.name}'s key.`);
                 })
               }
             >
@@ -159,6 +165,7 @@ function ServerAdmin({ server, onChanged }: { server: Server; onChanged: (s: Ser
               confirm(`Remove ${server.name}? Its key is revoked, its sessions close, and its unfinished tasks are handed back.`) &&
               void run("remove", async () => {
                 await ok(hub.DELETE("/api/v1/servers/{id}", path));
+                toast(`Removed ${server.name}.`);
                 navigate("/agents");
               })
             }

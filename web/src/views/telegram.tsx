@@ -6,7 +6,9 @@
 import { useEffect, useState } from "preact/hooks";
 import { hub, messageOf, ok } from "../api";
 import type { BotSetup as BotSetupAnswer, TelegramLink, TelegramLinkCode } from "../types";
-import { Problem, useAction } from "./controls";
+import { Failed, Loading } from "../ui/states";
+import { toast } from "../ui/toasts";
+import { useAction } from "./controls";
 
 /** How often the link is read again while a code waits for the chat's /start. */
 const POLL_MS = 3_000;
@@ -20,7 +22,12 @@ export function TelegramSection() {
   const [error, setError] = useState<string | null>(null);
   const { run, busy, problem } = useAction();
 
-  useEffect(() => void readLink().then(setLink, (e) => setError(messageOf(e))), []);
+  const load = () =>
+    void readLink().then(
+      (l) => (setLink(l), setError(null)),
+      (e) => setError(messageOf(e)),
+    );
+  useEffect(load, []);
 
   // The link is made in Telegram, out of this page's sight: read it until the chat has used the code or it expires.
   useEffect(() => {
@@ -37,6 +44,7 @@ export function TelegramSection() {
           if (!now.linked || now.linked_at === before) return;
           setLink(now);
           setCode(null);
+          toast("Telegram linked.");
         },
         () => undefined,
       );
@@ -54,13 +62,14 @@ export function TelegramSection() {
       await ok(hub.DELETE("/api/v1/auth/me/telegram"));
       setCode(null);
       setLink(await readLink());
+      toast("Telegram unlinked.");
     });
 
   return (
     <section class="panel telegram" aria-labelledby="telegram-title">
       <h2 id="telegram-title">Telegram</h2>
       <p class="muted">Questions, plans to review, failures and finished tasks from your projects, answered from the chat.</p>
-      <Problem message={error} />
+      {!link && (error ? <Failed what="your Telegram link" message={error} retry={load} /> : <Loading what="your Telegram link" />)}
       {link && (
         <p data-telegram={link.linked ? "linked" : "not-linked"}>
           {link.linked ? (
@@ -130,7 +139,17 @@ export function BotSetup() {
         Tells Telegram to send the bot's updates to this hub. Needed once before anyone can link a chat, and again when the hub's address changes.
       </p>
       <span class="action">
-        <button type="button" disabled={busy !== null} onClick={() => void run("setup", async () => setBot(await ok(hub.POST("/api/v1/telegram/setup"))))}>
+        <button
+          type="button"
+          disabled={busy !== null}
+          aria-busy={busy !== null}
+          onClick={() =>
+            void run("setup", async () => {
+              setBot(await ok(hub.POST("/api/v1/telegram/setup")));
+              toast("The bot's updates now come to this hub.");
+            })
+          }
+        >
           Set up the bot
         </button>
         {problem("setup")}

@@ -2,6 +2,7 @@
 import { useState } from "preact/hooks";
 import { linkProps } from "../router";
 import type { UsageRow } from "../types";
+import { DataTable, type Column as TableColumn } from "../ui/data-table";
 import { apiTime, exactTokens, tokens, tokensOf, usd } from "../usage-format";
 
 /** How many of the costliest tasks show before "Show all". */
@@ -32,33 +33,19 @@ function UsageTable(props: {
   keyOf: (r: UsageRow) => string;
   extra?: Column[];
 }) {
-  const columns = [...(props.extra ?? []), ...AMOUNTS];
-  const classOf = (c: Column) => [AMOUNTS.includes(c) ? "num" : "", c.wide ? "wide-only" : ""].filter(Boolean).join(" ");
+  const asColumn = (c: Column, numeric: boolean): TableColumn<UsageRow> => ({ label: c.title, cell: c.cell, numeric, wideOnly: c.wide });
   return (
-    <table class="usage-table" aria-label={props.label}>
-      <thead>
-        <tr>
-          <th scope="col">{props.name}</th>
-          {columns.map((c) => (
-            <th scope="col" class={classOf(c)} key={c.title}>
-              {c.title}
-            </th>
-          ))}
-        </tr>
-      </thead>
-      <tbody>
-        {props.rows.map((r) => (
-          <tr key={props.keyOf(r)}>
-            <th scope="row">{props.nameOf(r)}</th>
-            {columns.map((c) => (
-              <td class={classOf(c)} key={c.title}>
-                {c.cell(r)}
-              </td>
-            ))}
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <DataTable
+      class="usage-table"
+      label={props.label}
+      rows={props.rows}
+      rowKey={props.keyOf}
+      columns={[
+        { label: props.name, rowHeader: true, cell: props.nameOf },
+        ...(props.extra ?? []).map((c) => asColumn(c, false)),
+        ...AMOUNTS.map((c) => asColumn(c, true)),
+      ]}
+    />
   );
 }
 

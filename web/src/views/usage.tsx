@@ -10,6 +10,7 @@ import { linkProps } from "../router";
 import { apiTime, exactTokens, hasUsage, tokens, usd, type Usage } from "../usage-format";
 import { PERIODS, periodOf, rangeOf, readUsage, useLiveRead, USAGE_EVENTS, type Period, type UsageReport } from "../usage-reads";
 import { Budgets } from "./budgets";
+import { Failed, Loading } from "../ui/states";
 import { Problem } from "./controls";
 import { ProjectTabs } from "./project-tabs";
 import { CostChart } from "./usage-chart";
@@ -46,8 +47,16 @@ export function UsagePage({ projectId }: { projectId: string }) {
           {from} to {to} (UTC)
         </span>
       </div>
-      <Problem message={report.error ?? feed.error} />
-      {report.value === null ? !report.error && <p class="loading">Loading usage…</p> : <Report projectId={projectId} report={report.value} days={days} />}
+      <Problem message={report.value === null ? feed.error : (report.error ?? feed.error)} />
+      {report.value === null ? (
+        report.error ? (
+          <Failed what="the usage" message={report.error} retry={report.reread} />
+        ) : (
+          <Loading what="usage" />
+        )
+      ) : (
+        <Report projectId={projectId} report={report.value} days={days} />
+      )}
       <Budgets projectId={projectId} latest={feed.latest} />
     </section>
   );

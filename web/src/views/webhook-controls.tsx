@@ -2,6 +2,7 @@
 import { hub, ok } from "../api";
 import { navigate } from "../router";
 import type { Webhook, WebhookWithSecret } from "../types";
+import { toast } from "../ui/toasts";
 import { useAction } from "./controls";
 
 interface Props {
@@ -15,14 +16,21 @@ interface Props {
 export function WebhookControls({ hook, onChanged, onSecret, onTested }: Props) {
   const { run, busy, problem } = useAction();
   const path = { params: { path: { id: hook.project_id, wid: hook.id } } };
-  const control = (key: string, label: string, act: () => Promise<unknown>, danger = false) => (
+  /** A button for one action; `act` answers what to confirm in a toast, or nothing when the person backed out. */
+  const control = (key: string, label: string, act: () => Promise<string | undefined>, danger = false) => (
     <span class="action">
       <button
         type="button"
         class={danger ? "danger" : "secondary"}
         disabled={busy !== null}
+        aria-busy={busy === key}
         aria-label={`${label} ${hook.url}`}
-        onClick={() => void run(key, act)}
+        onClick={() =>
+          void run(key, async () => {
+            const done = await act();
+            if (done) toast(done);
+          })
+        }
       >
         {label}
       </button>
@@ -34,16 +42,19 @@ export function WebhookControls({ hook, onChanged, onSecret, onTested }: Props) 
       {control(hook.enabled ? "disable" : "enable", hook.enabled ? "Disable" : "Enable", async () => {
         await ok(hub.PATCH("/api/v1/projects/{id}/webhooks/{wid}", { ...path, body: { enabled: !hook.enabled } }));
         onChanged();
+        return `${hook.enabled ? "Disabled" : "Enabled"} the webhook to ${hook.url}.`;
       })}
       {control("test", "Send test", async () => {
         await ok(hub.POST("/api/v1/projects/{id}/webhooks/{wid}/test", path));
         navigate(`/projects/${hook.project_id}/webhooks/${hook.id}`);
         onTested();
+        return "Test delivery queued: see it below.";
       })}
       {control("rotate", "Rotate secret", async () => {
         if (!confirm(`Give ${hook.url} a new signing secret? The current one keeps signing beside it for 24 hours, while the receiver moves over.`)) return;
         onSecret(await ok(hub.POST("/api/v1/projects/{id}/webhooks/{wid}/rotate-secret", path)));
         onChanged();
+        return "New signing secret made: copy it now.";
       })}
       {control(
         "delete",
@@ -54,6 +65,7 @@ export function WebhookControls({ hook, onChanged, onSecret, onTested }: Props) 
           // Its deliveries went with it.
           navigate(`/projects/${hook.project_id}/webhooks`);
           onChanged();
+          return `Deleted the webhook to ${hook.url}.`;
         },
         true,
       )}

@@ -10,6 +10,8 @@ import { useCanWrite } from "../me";
 import { useProjectFeed, useReread } from "../project-feed";
 import { linkProps } from "../router";
 import type { Webhook, WebhookWithSecret } from "../types";
+import { DataTable } from "../ui/data-table";
+import { Empty, Failed, Loading } from "../ui/states";
 import { Problem } from "./controls";
 import { Deliveries } from "./deliveries";
 import { NewWebhook } from "./new-webhook";
@@ -51,7 +53,7 @@ export function Webhooks({ projectId, webhookId }: { projectId: string; webhookI
   return (
     <section class="webhooks-page">
       <ProjectTabs projectId={projectId} name={feed.project?.name} current="webhooks" status={feed.status} />
-      <Problem message={feed.error ?? error} />
+      <Problem message={feed.error ?? (hooks ? error : null)} />
       {!canWrite ? (
         <p class="read-only" data-read-only>
           Read-only: a project's webhooks are set up by its members and admins.
@@ -66,53 +68,71 @@ export function Webhooks({ projectId, webhookId }: { projectId: string; webhookI
             }}
           />
           {shown && <SecretOnce shown={shown} onDone={() => setShown(null)} />}
-          {hooks && hooks.length > 0 && (
-            <table class="servers webhooks" data-loaded="true">
-              <thead>
-                <tr>
-                  <th scope="col">Endpoint</th>
-                  <th scope="col">Events</th>
-                  <th scope="col">State</th>
-                  <th scope="col">
-                    <span class="muted">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {hooks.map((h) => (
-                  <tr key={h.id} data-webhook-id={h.id} aria-current={h.id === webhookId ? "true" : undefined}>
-                    <th scope="row">
-                      <code class="url">{h.url}</code>
-                      {h.description && <div class="muted">{h.description}</div>}
-                      <a class="small" {...linkProps(`/projects/${projectId}/webhooks/${h.id}`)}>
-                        Deliveries
-                      </a>
-                    </th>
-                    <td class="events" title={h.events?.join(", ")}>
-                      {h.events === null ? <span class="muted">all events</span> : h.events.map((t) => t.replaceAll("_", " ")).join(", ")}
-                    </td>
-                    <td>
-                      <span class={`status status-${h.enabled ? "enabled" : "disabled"}`} data-enabled={String(h.enabled)}>
-                        {h.enabled ? "enabled" : "disabled"}
-                      </span>
-                      {!h.enabled && h.disabled_reason && <div class="problem small">{h.disabled_reason}</div>}
-                      {h.previous_secret_expires_at && (
-                        <div class="muted small">previous secret signs until {new Date(h.previous_secret_expires_at).toLocaleString()}</div>
-                      )}
-                    </td>
-                    <td>
-                      <WebhookControls hook={h} onChanged={() => reread(0)} onSecret={showSecret} onTested={() => setAsked((n) => n + 1)} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+          <h2>Webhooks</h2>
+          {hooks === null ? (
+            error ? (
+              <Failed what="the webhooks" message={error} retry={() => reread(0)} />
+            ) : (
+              <Loading what="webhooks" />
+            )
+          ) : hooks.length === 0 ? (
+            <Empty title="No webhooks yet.">Add one above to have this project's events posted to a URL of yours.</Empty>
+          ) : (
+            <DataTable
+              class="webhooks"
+              label="Webhooks"
+              rows={hooks}
+              rowKey={(h) => h.id}
+              rowAttributes={(h) => ({ "data-webhook-id": h.id, "aria-current": h.id === webhookId ? "true" : undefined })}
+              columns={[
+                { label: "Endpoint", rowHeader: true, cell: (h) => <Endpoint projectId={projectId} hook={h} current={h.id === webhookId} /> },
+                {
+                  label: "Events",
+                  cell: (h) =>
+                    h.events === null ? (
+                      <span class="muted">all events</span>
+                    ) : (
+                      <span title={h.events.join(", ")}>{h.events.map((t) => t.replaceAll("_", " ")).join(", ")}</span>
+                    ),
+                },
+                { label: "State", cell: (h) => <HookState hook={h} /> },
+                {
+                  label: "Actions",
+                  actions: true,
+                  cell: (h) => <WebhookControls hook={h} onChanged={() => reread(0)} onSecret={showSecret} onTested={() => setAsked((n) => n + 1)} />,
+                },
+              ]}
+            />
           )}
-          {hooks?.length === 0 && <p class="muted">No webhooks yet: add one to have this project's events posted to a URL of yours.</p>}
           {webhookId && hooks && !selected && <p class="problem">That webhook is not in this project (any more).</p>}
           {selected && <Deliveries key={selected.id} hook={selected} asked={asked} />}
         </>
       )}
     </section>
+  );
+}
+
+/** Where a webhook posts, what it is for, and the way to its deliveries, each on a line of its own. */
+function Endpoint({ projectId, hook: h, current }: { projectId: string; hook: Webhook; current: boolean }) {
+  return (
+    <div class="endpoint">
+      <code class="url">{h.url}</code>
+      {h.description && <span class="muted">{h.description}</span>}
+      <a class="deliveries-link small" {...linkProps(`/projects/${projectId}/webhooks/${h.id}`)} aria-current={current ? "page" : undefined}>
+        Deliveries
+      </a>
+    </div>
+  );
+}
+
+function HookState({ hook: h }: { hook: Webhook }) {
+  return (
+    <>
+      <span class={`status status-${h.enabled ? "enabled" : "disabled"}`} data-enabled={String(h.enabled)}>
+        {h.enabled ? "enabled" : "disabled"}
+      </span>
+      {!h.enabled && h.disabled_reason && <div class="problem small">{h.disabled_reason}</div>}
+      {h.previous_secret_expires_at && <div class="muted small">previous secret signs until {new Date(h.previous_secret_expires_at).toLocaleString()}</div>}
+    </>
   );
 }
