@@ -419,6 +419,8 @@ describe("approving agents' tasks", () => {
     expect(await gate.isChecked()).toBe(false);
     await gate.click();
     await expect.poll(() => gate.isChecked()).toBe(true);
+    // The switch shows its new position at once; the hub has it once the switch is no longer busy.
+    await expect.poll(() => gate.getAttribute("aria-busy")).toBe("false");
     expect(await settings()).toEqual({ approve_agent_tasks: true, remote_exec: false });
     await screenshot(page, "project-settings");
 

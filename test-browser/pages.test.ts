@@ -136,6 +136,30 @@ describe("the access page", () => {
   });
 });
 
+describe("the agents page", () => {
+  it("lists each server in a row of the shared table, its capabilities missing said in place", async () => {
+    const page = await asAdmin.newPage();
+    await page.goto(`${hub().url}/agents`);
+    for (const server of [source, target]) {
+      const row = page.locator(`tr[data-server="${server.name}"]`);
+      await row.waitFor();
+      expect(await row.getByRole("rowheader").getByRole("link").textContent()).toBe(server.name);
+      expect(await row.locator(".no-capabilities").textContent()).toContain("No capabilities");
+    }
+    expect(await page.getByRole("table", { name: "Servers" }).locator("thead th").allTextContents()).toEqual([
+      "Server",
+      "Presence",
+      "Load",
+      "Languages",
+      "Tools",
+      "Tags",
+      "Sessions",
+      "Last heartbeat",
+    ]);
+    await screenshot(page, "agents");
+  });
+});
+
 /** Every page this suite restyled, at the address a person opens it by. */
 const PAGES: [name: string, path: () => string][] = [
   ["agents", () => "/agents"],

@@ -153,8 +153,8 @@ function RemoveMember({ projectId, member: m, onChanged }: { projectId: string; 
     });
   return (
     <>
-      <button type="button" class="danger" disabled={busy !== null} aria-busy={busy !== null} onClick={remove}>
-        Remove {m.email}
+      <button type="button" class="danger" disabled={busy !== null} aria-busy={busy !== null} aria-label={`Remove ${m.email}`} onClick={remove}>
+        Remove
       </button>
       {problem("remove")}
     </>

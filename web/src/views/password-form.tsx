@@ -3,6 +3,7 @@ import { useState } from "preact/hooks";
 import { hub, messageOf, ok, signIn } from "../api";
 import { useMe } from "../me";
 import { Problem } from "./controls";
+import { toast } from "../ui/toasts";
 
 const MIN_LENGTH = 8;
 
@@ -31,6 +32,7 @@ export function PasswordSection() {
       setNext("");
       setConfirmed("");
       setChanged(true);
+      toast("Password changed: your other sign-ins have ended.");
     } catch (err) {
       setError(messageOf(err));
     } finally {

@@ -47,6 +47,7 @@ export function PersonalTokensSection() {
         projects={projects}
         onMade={(t) => {
           setIssued(t);
+          toast(`Token “${t.name}” made: copy it now, it is shown once.`);
           load();
         }}
       />
