@@ -43,6 +43,8 @@ export function Board({ projectId }: { projectId: string }) {
   const [expanded, setExpanded] = useState<Set<TaskStatus>>(new Set());
   const [picked, setPicked] = useState<TaskStatus | null>(null);
   const [drag, setDrag] = useState<Drag | null>(null);
+  // The handlers read the drag from here: a drag's events may come before the board has drawn its start.
+  const dragRef = useRef<Drag | null>(null);
   const [over, setOver] = useState<TaskStatus | null>(null);
   const overRef = useRef<TaskStatus | null>(null);
   const [dialog, setDialog] = useState<MoveDialogState>(null);
@@ -81,9 +83,11 @@ export function Board({ projectId }: { projectId: string }) {
       if (!task || !e.dataTransfer) return;
       e.dataTransfer.setData("text/plain", task.id);
       e.dataTransfer.effectAllowed = "move";
-      setDrag({ task, checks: new Map(COLUMNS.map((c) => [c.status, boardMove(task, c.status)])) });
+      dragRef.current = { task, checks: new Map(COLUMNS.map((c) => [c.status, boardMove(task, c.status)])) };
+      setDrag(dragRef.current);
     },
     onDragOver: (e: DragEvent) => {
+      const drag = dragRef.current;
       if (!drag || !e.dataTransfer) return;
       const to = columnAt(e.target);
       overRef.current = to;
@@ -94,15 +98,16 @@ export function Board({ projectId }: { projectId: string }) {
     },
     onDrop: (e: DragEvent) => {
       e.preventDefault();
-      const to = columnAt(e.target);
+      const [to, drag] = [columnAt(e.target), dragRef.current];
       if (drag && to) begin(drag.task, to, drag.checks.get(to)!);
       overRef.current = null;
     },
     onDragEnd: (e: DragEvent) => {
       // Let go over a column that refuses the card: say why (the browser only showed a no-drop cursor).
-      const to = overRef.current;
+      const [to, drag] = [overRef.current, dragRef.current];
       if (drag && to && to !== drag.task.status && e.dataTransfer?.dropEffect === "none") begin(drag.task, to, drag.checks.get(to)!);
       overRef.current = null;
+      dragRef.current = null;
       setOver(null);
       setDrag(null);
     },
