@@ -7,7 +7,6 @@ import { Sidebar } from "./ui/sidebar";
 import { Toasts } from "./ui/toasts";
 import type { Me } from "./types";
 import { Activity } from "./views/activity";
-import { Board } from "./views/board";
 import { Inbox } from "./views/inbox";
 import { AcceptInvite } from "./views/invite-accept";
 import { lazy } from "./views/lazy";
@@ -21,6 +20,7 @@ import { TaskList } from "./views/task-list";
 import { viewOf } from "./views/view-switch";
 
 /** The graph view and its layout library load only when a graph is opened. */
+const LazyBoard = lazy(() => import("./views/board").then((m) => m.Board), "the board");
 const LazyGraph = lazy(() => import("./views/graph").then((m) => m.GraphView), "the graph");
 /** The code health page, its chart library, and (later still) the module graph's renderer load only when it is opened. */
 const LazyCodeHealth = lazy(() => import("./views/code-health").then((m) => m.CodeHealth), "code health");
@@ -61,7 +61,8 @@ export function App() {
         <Sidebar route={route} />
         <main class="page">
           {route.page === "projects" && <Projects />}
-          {route.page === "board" && (viewOf(location.search) === "list" ? <TaskList projectId={route.projectId} /> : <Board projectId={route.projectId} />)}
+          {route.page === "board" &&
+            (viewOf(location.search) === "list" ? <TaskList projectId={route.projectId} /> : <LazyBoard projectId={route.projectId} />)}
           {route.page === "graph" && <LazyGraph projectId={route.projectId} />}
           {route.page === "code-health" && <LazyCodeHealth projectId={route.projectId} />}
           {route.page === "usage" && <LazyUsage projectId={route.projectId} />}

@@ -4,16 +4,9 @@
  * element mermaid puts inside each diagram's SVG is taken out and applied as a constructed stylesheet.
  */
 import uplotCss from "uplot/dist/uPlot.min.css" with { type: "text" };
+import { adoptStyles } from "./adopt-styles";
 
-/** Applies `css` to the document until the returned function is called. */
-export function adoptStyles(css: string): () => void {
-  const sheet = new CSSStyleSheet();
-  sheet.replaceSync(css);
-  document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
-  return () => {
-    document.adoptedStyleSheets = document.adoptedStyleSheets.filter((s) => s !== sheet);
-  };
-}
+export { adoptStyles };
 
 export const adoptChartStyles = () => adoptStyles(uplotCss as string);
 
