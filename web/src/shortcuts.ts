@@ -3,7 +3,7 @@
  * move, `?` the list of them, and Ctrl-K (Cmd-K on a Mac) the command palette. None fires while the person types (in
  * an input, a text area, a select, something editable, the terminal or the code editor) or with other modifiers held.
  */
-import { tinykeys } from "tinykeys";
+import { createKeybindingsHandler, tinykeys } from "tinykeys";
 import { PLACES, PROJECT_PLACES, projectPath } from "./places";
 import { navigate, type Route } from "./router";
 
@@ -46,9 +46,11 @@ function newTask(projectId: string) {
 /** Binds the shortcuts to the window; returns the function that unbinds them. */
 export function bindShortcuts(a: ShortcutActions): () => void {
   const bindings: Record<string, (e: KeyboardEvent) => void> = {};
+  let fired = false;
   const bind = (keys: string, act: () => void) => {
     bindings[keys] = (e) => {
       e.preventDefault();
+      fired = true;
       act();
     };
   };
@@ -67,10 +69,21 @@ export function bindShortcuts(a: ShortcutActions): () => void {
       if (projectId) navigate(projectPath(projectId, place));
     });
   }
-  const unbindKeys = tinykeys(window, bindings, {
-    // Not while typing, nor over a modal dialog (it has its own keys), nor for a key something else already handled.
-    ignore: (e) => e.repeat || e.isComposing || e.defaultPrevented || isTyping(e.target) || document.querySelector("dialog[open]") !== null,
-  });
+  const handlerOf = () =>
+    createKeybindingsHandler(bindings, {
+      // Not while typing, nor over a modal dialog (it has its own keys), nor for a key something else already handled.
+      ignore: (e) => e.repeat || e.isComposing || e.defaultPrevented || isTyping(e.target) || document.querySelector("dialog[open]") !== null,
+    });
+  let handler = handlerOf();
+  // A sequence that fires leaves the others half-pressed (`g b` leaves `g g` waiting for its second g, so `g l` right
+  // after would go to the graph): each shortcut done, the sequences start afresh.
+  const onKey = (e: Event) => {
+    handler(e);
+    if (fired) handler = handlerOf();
+    fired = false;
+  };
+  addEventListener("keydown", onKey);
+  const unbindKeys = () => removeEventListener("keydown", onKey);
   // The palette opens from a field too (as in most apps), but not over the terminal's or the editor's own Ctrl-K.
   const unbindPalette = tinykeys(
     window,
