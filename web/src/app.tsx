@@ -3,6 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import { hub, ok, onSignedOut, refresh } from "./api";
 import { MeContext } from "./me";
 import { useRoute } from "./router";
+import { Keyboard } from "./ui/keyboard";
 import { Sidebar } from "./ui/sidebar";
 import { Toasts } from "./ui/toasts";
 import type { Me } from "./types";
@@ -88,6 +89,7 @@ export function App() {
           {route.page === "not-found" && <p>There is no page at this address.</p>}
         </main>
       </div>
+      <Keyboard route={route} />
       <Toasts />
     </MeContext.Provider>
   );

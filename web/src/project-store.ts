@@ -42,6 +42,15 @@ function applyEvent(task: Task, e: HubEvent): Task {
 const taskPage = (projectId: string, cursor: string | null) =>
   ok(hub.GET("/api/v1/tasks", { params: { query: { project_id: projectId, limit: READ_BATCH, ...(cursor ? { cursor } : {}) } } }));
 
+/** The tasks of each project a page is showing live, so the command palette searches what the page has (not a read of its own). */
+const shownTasks = new Map<string, Map<string, Task>>();
+
+/** The tasks of this project as a page on screen has them live, or null when no page is showing them. */
+export const liveTasksOf = (projectId: string): Task[] | null => {
+  const tasks = shownTasks.get(projectId);
+  return tasks ? [...tasks.values()] : null;
+};
+
 export async function readAllTasks(projectId: string): Promise<Task[]> {
   const all: Task[] = [];
   let cursor: string | null = null;
@@ -153,6 +162,12 @@ export function useProject(projectId: string, keepEvents = 200): ProjectState {
       feed.current?.stop();
     };
   }, [projectId]);
+
+  useEffect(() => {
+    if (!loaded) return;
+    shownTasks.set(projectId, tasks);
+    return () => void (shownTasks.get(projectId) === tasks && shownTasks.delete(projectId));
+  }, [projectId, tasks, loaded]);
 
   return { project, tasks, events, status, error, loaded };
 }

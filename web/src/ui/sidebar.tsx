@@ -2,7 +2,7 @@
  * The dashboard's navigation: the places (projects, inbox, agents, rules, usage, access, people, account) and the
  * person's projects. A fixed column on wide screens; below 800 px a menu opened from the top bar.
  */
-import { Bot, ChartColumn, FolderKanban, Inbox, KeyRound, LogOut, Menu, Settings, ShieldCheck, Users, X } from "lucide";
+import { Bot, ChartColumn, FolderKanban, Inbox, KeyRound, LogOut, Menu, Search, Settings, ShieldCheck, Users, X } from "lucide";
 import { useEffect, useState } from "preact/hooks";
 import { signOut } from "../api";
 import { useMe } from "../me";
@@ -10,6 +10,7 @@ import { useProjects } from "../project-names";
 import { linkProps, type Route } from "../router";
 import { UnreadBadge } from "../views/unread-badge";
 import { Icon } from "./icon";
+import { openPalette, paletteModifier } from "./keyboard";
 import { ThemeToggle } from "./theme-toggle";
 
 /** Which sidebar place a page belongs to. */
@@ -27,6 +28,13 @@ export function Sidebar(props: { route: Route }) {
   const currentProject = "projectId" in props.route ? props.route.projectId : null;
   // Moving to another page closes the phone menu.
   useEffect(() => setOpen(false), [props.route]);
+  // Escape closes the phone menu, as it closes dialogs and the palette.
+  useEffect(() => {
+    if (!open) return;
+    const onKey = (e: KeyboardEvent) => e.key === "Escape" && !document.querySelector("dialog[open]") && setOpen(false);
+    addEventListener("keydown", onKey);
+    return () => removeEventListener("keydown", onKey);
+  }, [open]);
 
   const item = (path: string, page: string, label: string, icon: typeof Inbox, extra?: preact.ComponentChildren) => (
     <a class="nav-item" {...linkProps(path)} aria-current={place === page ? "page" : undefined}>
@@ -55,6 +63,11 @@ export function Sidebar(props: { route: Route }) {
         <a class="brand" {...linkProps("/")}>
           Orchestratia
         </a>
+        <button type="button" class="palette-button" onClick={openPalette}>
+          <Icon icon={Search} />
+          <span class="nav-label">Search…</span>
+          <kbd aria-hidden="true">{paletteModifier()} K</kbd>
+        </button>
         <nav aria-label="Main">
           {item("/", "projects", "Projects", FolderKanban)}
           {item("/inbox", "inbox", "Inbox", Inbox, <UnreadBadge />)}

@@ -43,6 +43,8 @@ export function NewTaskDialog({ projectId, tasks }: { projectId: string; tasks: 
       <p class="new-task">
         <button
           type="button"
+          // `c` presses it (shortcuts.ts).
+          data-shortcut="new-task"
           onClick={() => {
             setOpen(true);
             dialog.current?.showModal();
