@@ -95,6 +95,7 @@ beforeAll(async () => {
   await context.close();
 }, 300_000);
 afterAll(async () => {
+  seed?.stop();
   if (unsettled.length) console.log(`Not settled within the wait: ${unsettled.join(", ")}`);
   await browser?.close();
 });

@@ -14,15 +14,23 @@ export interface SeededProject {
   sessionId: string;
   webhookId: string;
   inviteUrl: string;
+  /** Stops the agents' heartbeats. */
+  stop(): void;
 }
+
+/** How often the seeded agents say they are alive: without it the hub takes them offline and fails their running tasks. */
+const HEARTBEAT_MS = 20_000;
 
 export async function seedProject(admin: string, name: string): Promise<SeededProject> {
   const asAdmin = hubAs({ token: admin });
   const project = await ok(asAdmin.POST("/api/v1/projects", { body: { name, description: "The customer portal and its billing." } }), 201);
   const projectId = project.id;
   const builder = await registerAgent(admin, projectId, `builder-${Date.now().toString(36)}`);
-  await registerAgent(admin, projectId, `reviewer-${Date.now().toString(36)}`);
+  const reviewer = await registerAgent(admin, projectId, `reviewer-${Date.now().toString(36)}`);
   const asAgent = hubAs({ apiKey: builder.apiKey });
+  const beat = () => Promise.all([builder, reviewer].map((a) => hubAs({ apiKey: a.apiKey }).POST("/api/v1/servers/heartbeat", { body: {} })));
+  await beat();
+  const heartbeats = setInterval(() => void beat(), HEARTBEAT_MS);
 
   const task = async (title: string, priority: "low" | "normal" | "high" | "urgent" = "normal") =>
     (await ok(asAdmin.POST("/api/v1/tasks", { body: { project_id: projectId, title, priority, spec: `## ${title}\n\nAs described in the plan.` } }), 201)).id;
@@ -97,5 +105,5 @@ export async function seedProject(admin: string, name: string): Promise<SeededPr
     asAdmin.POST("/api/v1/invites", { body: { role: "member", email: "invitee@example.com", projects: [{ project_id: projectId, role: "member" }] } }),
     201,
   );
-  return { projectId, taskId: asking, serverId: builder.id, sessionId, webhookId: webhook.id, inviteUrl: invite.url };
+  return { projectId, taskId: asking, serverId: builder.id, sessionId, webhookId: webhook.id, inviteUrl: invite.url, stop: () => clearInterval(heartbeats) };
 }
