@@ -64,7 +64,7 @@ export async function seedProject(admin: string, name: string): Promise<SeededPr
   );
 
   const { sessions } = await ok(asAgent.GET("/api/v1/server/sessions"));
-  const sessionId = sessions.find((s) => s.project_id === projectId)!.id;
+  const sessionId = sessions.find((s) => s.name === `${builder.name}-worker`)!.id;
   const rule = await call(
     "/api/v1/approval-rules",
     { token: admin, body: { name: "no force pushes", tool_pattern: "Bash", param_pattern: "*--force*", action: "deny", scope_type: "tenant" } },
@@ -81,7 +81,7 @@ export async function seedProject(admin: string, name: string): Promise<SeededPr
     agent_name: "claude",
     created_at: new Date().toISOString(),
   });
-  await call(
+  const posted = await call(
     "/api/v1/server/permissions/log",
     {
       apiKey: builder.apiKey,
@@ -89,6 +89,7 @@ export async function seedProject(admin: string, name: string): Promise<SeededPr
     },
     201,
   );
+  if (posted.accepted !== 2) throw new Error(`The permission log took ${JSON.stringify(posted)}`);
   await call("/api/v1/server/architecture/snapshot", { apiKey: builder.apiKey, body: { project_id: projectId, snapshot: srcSnapshot } }, 201);
 
   const path = { id: projectId };
