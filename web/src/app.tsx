@@ -2,9 +2,10 @@
 import { useEffect, useState } from "preact/hooks";
 import { hub, ok, onSignedOut, refresh } from "./api";
 import { MeContext } from "./me";
-import { useRoute } from "./router";
+import { linkProps, useRoute } from "./router";
 import { Keyboard } from "./ui/keyboard";
 import { Sidebar } from "./ui/sidebar";
+import { Empty } from "./ui/states";
 import { Toasts } from "./ui/toasts";
 import type { Me } from "./types";
 import { Activity } from "./views/activity";
@@ -86,7 +87,11 @@ export function App() {
           {route.page === "account" && <LazyAccount />}
           {route.page === "overview" && <LazyOverview projectId={route.projectId} />}
           {route.page === "usage-all" && <LazyUsageAll />}
-          {route.page === "not-found" && <p>There is no page at this address.</p>}
+          {route.page === "not-found" && (
+            <Empty title="There is no page at this address.">
+              <a {...linkProps("/")}>Your projects</a>
+            </Empty>
+          )}
         </main>
       </div>
       <Keyboard route={route} />

@@ -221,7 +221,8 @@ function ModuleGraph({ text }: { text: string }) {
   return (
     <>
       {failed && <Problem message={`The module graph could not be drawn: ${failed}`} />}
-      <div class="module-graph" ref={box} aria-label="Module graph" role="img">
+      {/* It scrolls when the graph is larger than its box: focusable, so the keyboard can scroll it too. */}
+      <div class="module-graph" ref={box} aria-label="Module graph" role="img" tabIndex={0}>
         {!failed && <p class="loading">Drawing the module graph…</p>}
       </div>
     </>
