@@ -20,7 +20,6 @@ import { SessionPage } from "./views/session";
 import { Sessions } from "./views/sessions";
 import { SignIn } from "./views/sign-in";
 import { TaskPage } from "./views/task";
-import { TaskList } from "./views/task-list";
 import { viewOf } from "./views/view-switch";
 import { Webhooks } from "./views/webhooks";
 
@@ -39,6 +38,8 @@ const LazyConnect = lazy(() => import("./views/connect").then((m) => m.Connect),
 const LazyAccount = lazy(() => import("./views/account").then((m) => m.Account), "your account");
 const LazyOverview = lazy(() => import("./views/project-overview").then((m) => m.ProjectOverview), "the overview");
 const LazyUsageAll = lazy(() => import("./views/usage-all").then((m) => m.UsageAll), "usage");
+/** The list view of a project's tasks and its virtualiser. */
+const LazyTaskList = lazy(() => import("./views/task-list").then((m) => m.TaskList), "the list");
 const LazyAccess = lazy(() => import("./views/access").then((m) => m.Access), "the access grants");
 
 export function App() {
@@ -61,7 +62,8 @@ export function App() {
         <Sidebar route={route} />
         <main class="page">
           {route.page === "projects" && <Projects />}
-          {route.page === "board" && (viewOf(location.search) === "list" ? <TaskList projectId={route.projectId} /> : <Board projectId={route.projectId} />)}
+          {route.page === "board" &&
+            (viewOf(location.search) === "list" ? <LazyTaskList projectId={route.projectId} /> : <Board projectId={route.projectId} />)}
           {route.page === "graph" && <LazyGraph projectId={route.projectId} />}
           {route.page === "code-health" && <LazyCodeHealth projectId={route.projectId} />}
           {route.page === "usage" && <LazyUsage projectId={route.projectId} />}
