@@ -12,7 +12,7 @@ import { When } from "./when";
 export const VIRTUAL_FROM = 200;
 const ROW_ESTIMATE = 41;
 
-const COLUMNS: { key: SortKey; label: string }[] = [
+export const COLUMNS: { key: SortKey; label: string }[] = [
   { key: "title", label: "Title" },
   { key: "status", label: "Status" },
   { key: "priority", label: "Priority" },
@@ -82,34 +82,60 @@ export function TaskTable({ rows, sort, onSort, onToggleGroup, selection }: Prop
   }
 
   return (
-    <table class="data task-table" aria-rowcount={rows.length + 1} data-virtual={virtual ? "true" : "false"}>
-      <thead>
-        <tr aria-rowindex={1}>
-          {selection && (
-            <th class="check" scope="col">
-              <label class="check-target">
-                <input
-                  type="checkbox"
-                  aria-label="Select all shown tasks"
-                  checked={selection.all === "all"}
-                  indeterminate={selection.all === "some"}
-                  onClick={() => selection.toggleAll()}
-                />
-              </label>
-            </th>
-          )}
+    <>
+      <PhoneSort sort={sort} onSort={onSort} selection={selection} />
+      <table class="data task-table" aria-rowcount={rows.length + 1} data-virtual={virtual ? "true" : "false"}>
+        <thead>
+          <tr aria-rowindex={1}>
+            {selection && (
+              <th class="check" scope="col">
+                <label class="check-target">{selectAll(selection, "Select all shown tasks")}</label>
+              </th>
+            )}
+            {COLUMNS.map((c) => (
+              <th scope="col" class={`col-${c.key}`} key={c.key} aria-sort={sort.key === c.key ? (sort.dir === "asc" ? "ascending" : "descending") : undefined}>
+                <button type="button" class="sort" onClick={() => onSort(c.key)}>
+                  {c.label}
+                  {sort.key === c.key && <Icon icon={sort.dir === "asc" ? ArrowUp : ArrowDown} size={14} />}
+                </button>
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody ref={body}>{drawn}</tbody>
+      </table>
+    </>
+  );
+}
+
+const selectAll = (selection: Selection, label: string) => (
+  <input type="checkbox" aria-label={label} checked={selection.all === "all"} indeterminate={selection.all === "some"} onClick={() => selection.toggleAll()} />
+);
+
+/** On phones the column headers give way to a sort select, an order toggle and a select-all box, each a full touch target. */
+function PhoneSort({ sort, onSort, selection }: Pick<Props, "sort" | "onSort" | "selection">) {
+  return (
+    <div class="phone-sort">
+      {selection && <label class="check-target">{selectAll(selection, "Select all shown tasks")} All</label>}
+      <label>
+        Sort by
+        <select name="sort" value={sort.key} onChange={(e) => onSort(e.currentTarget.value as SortKey)}>
           {COLUMNS.map((c) => (
-            <th scope="col" class={`col-${c.key}`} key={c.key} aria-sort={sort.key === c.key ? (sort.dir === "asc" ? "ascending" : "descending") : undefined}>
-              <button type="button" class="sort" onClick={() => onSort(c.key)}>
-                {c.label}
-                {sort.key === c.key && <Icon icon={sort.dir === "asc" ? ArrowUp : ArrowDown} size={14} />}
-              </button>
-            </th>
+            <option value={c.key} key={c.key}>
+              {c.label}
+            </option>
           ))}
-        </tr>
-      </thead>
-      <tbody ref={body}>{drawn}</tbody>
-    </table>
+        </select>
+      </label>
+      <button
+        type="button"
+        class="secondary icon-button"
+        onClick={() => onSort(sort.key)}
+        aria-label={sort.dir === "asc" ? "Ascending: reverse the order" : "Descending: reverse the order"}
+      >
+        <Icon icon={sort.dir === "asc" ? ArrowUp : ArrowDown} />
+      </button>
+    </div>
   );
 }
 
