@@ -18,7 +18,6 @@ import { SessionPage } from "./views/session";
 import { Sessions } from "./views/sessions";
 import { SignIn } from "./views/sign-in";
 import { TaskPage } from "./views/task";
-import { TaskList } from "./views/task-list";
 import { viewOf } from "./views/view-switch";
 
 /** The graph view and its layout library load only when a graph is opened. */
@@ -37,6 +36,8 @@ const LazyConnect = lazy(() => import("./views/connect").then((m) => m.Connect),
 const LazyAccount = lazy(() => import("./views/account").then((m) => m.Account), "your account");
 const LazyOverview = lazy(() => import("./views/project-overview").then((m) => m.ProjectOverview), "the overview");
 const LazyUsageAll = lazy(() => import("./views/usage-all").then((m) => m.UsageAll), "usage");
+/** The list view of a project's tasks and its virtualiser. */
+const LazyTaskList = lazy(() => import("./views/task-list").then((m) => m.TaskList), "the list");
 const LazyAccess = lazy(() => import("./views/access").then((m) => m.Access), "the access grants");
 const LazyAgents = lazy(() => import("./views/agents").then((m) => m.Agents), "the agents");
 const LazyMembers = lazy(() => import("./views/members").then((m) => m.Members), "the members");
@@ -64,7 +65,7 @@ export function App() {
         <main class="page">
           {route.page === "projects" && <Projects />}
           {route.page === "board" &&
-            (viewOf(location.search) === "list" ? <TaskList projectId={route.projectId} /> : <LazyBoard projectId={route.projectId} />)}
+            (viewOf(location.search) === "list" ? <LazyTaskList projectId={route.projectId} /> : <LazyBoard projectId={route.projectId} />)}
           {route.page === "graph" && <LazyGraph projectId={route.projectId} />}
           {route.page === "code-health" && <LazyCodeHealth projectId={route.projectId} />}
           {route.page === "usage" && <LazyUsage projectId={route.projectId} />}
