@@ -127,7 +127,7 @@ describe("the board", () => {
     expect(await page.evaluate(() => performance.getEntriesByType("navigation").length)).toBe(1);
 
     // The agent on the Agents page: online, its load, its session in this project.
-    await page.getByRole("link", { name: "Agents" }).click();
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Agents" }).click();
     const row = page.locator('tr[data-server="builder"]');
     await row.waitFor();
     expect(await row.textContent()).toMatch(/online.*0\/1.*builder-worker \(Apollo\)/);
@@ -413,7 +413,7 @@ describe("approving agents' tasks", () => {
     await signIn(page, hub().admin.email, hub().admin.password);
     await page.goto(`${hub().url}/projects/${project.id}/board`);
     await page.locator("[data-feed=live]").waitFor();
-    await page.getByRole("link", { name: "Settings" }).click();
+    await page.getByRole("navigation", { name: "Project" }).getByRole("link", { name: "Settings" }).click();
     const gate = page.getByLabel("Tasks that agents create wait for a person's approval");
     await gate.waitFor();
     expect(await gate.isChecked()).toBe(false);
@@ -428,7 +428,7 @@ describe("approving agents' tasks", () => {
     const create = (title: string) => ok(asAgent.POST("/api/v1/server/tasks", { body: { project_id: project.id, title } }), 201);
     const first = await create("Rewrite the billing module");
     const second = await create("Delete the staging database");
-    await page.getByRole("link", { name: "Board" }).click();
+    await page.getByRole("navigation", { name: "Project" }).getByRole("link", { name: "Board" }).click();
     const card = page.locator(`.card[data-task-id="${first.id}"]`);
     await card.getByText("awaiting approval").waitFor();
     await page.locator(`.card[data-task-id="${second.id}"]`).getByText("awaiting approval").waitFor();
@@ -484,7 +484,7 @@ describe("dark mode", () => {
   it("follows the system's colour scheme", async () => {
     const page = await newPage("dark");
     await signIn(page, hub().admin.email, hub().admin.password);
-    await page.getByRole("link", { name: "Apollo" }).click();
+    await page.getByRole("main").getByRole("link", { name: "Apollo" }).first().click();
     await page.locator("[data-feed=live]").waitFor();
     const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
     const [r, g, b] = background.match(/\d+/g)!.map(Number);
