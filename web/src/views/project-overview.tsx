@@ -98,7 +98,7 @@ function OverviewBody({ projectId, o }: { projectId: string; o: Overview }) {
         <Tile name="done" label="Done" value={o.totals.done} note={`${today.done} today`} />
         <Tile name="failed" label="Failed" value={o.totals.failed} note={`${today.failed} today`} />
         <Tile name="failure_rate" label="Failure rate" value={percent(o.failure_rate)} note="of finished tasks" />
-        <Tile name="retry_rate" label="Retry rate" value={percent(o.retry_rate)} note={`${o.totals.retried} retries`} />
+        <Tile name="retry_rate" label="Retry rate" value={percent(o.retry_rate)} note={`${o.totals.retried} ${o.totals.retried === 1 ? "retry" : "retries"}`} />
         <Tile
           name="code_health"
           label="Code health"
@@ -199,7 +199,7 @@ function OpenQuestions({ projectId, o }: { projectId: string; o: Overview }) {
   ].filter((w) => w.n > 0);
   if (o.questions_waiting === 0) return <p class="muted">Nothing waits on people.</p>;
   return (
-    <p>
+    <p class="open-questions">
       <a {...linkProps("/inbox")}>{o.questions_waiting} waiting on people in the inbox</a>
       {waiting.length > 0 && (
         <>
@@ -278,12 +278,17 @@ function Agents({ o }: { o: Overview }) {
 
 function RecentActivity({ projectId, o }: { projectId: string; o: Overview }) {
   if (o.recent_events.length === 0) return <p class="muted">Nothing has happened yet.</p>;
+  // Events that name their task's title (created, assigned, …) name it for the others of the same task in the list.
+  const titles = new Map<string, string>();
+  for (const e of o.recent_events) {
+    const named = (e.data as { title?: unknown } | null)?.title;
+    if (e.task_id && typeof named === "string") titles.set(e.task_id, named);
+  }
   return (
     <>
       <ol class="recent-events">
         {o.recent_events.map((e) => {
-          const named = (e.data as { title?: unknown } | null)?.title;
-          const title = typeof named === "string" ? named : e.task_id?.slice(0, 8);
+          const title = e.task_id ? (titles.get(e.task_id) ?? e.task_id.slice(0, 8)) : null;
           return (
             <li key={e.seq}>
               <time dateTime={e.created_at}>{when(e.created_at)}</time>
