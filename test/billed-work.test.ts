@@ -153,7 +153,7 @@ describe("Server-Timing", () => {
     expect(room["rows written"]).toBeGreaterThan(0);
   });
 
-  it("bills a task's change of status one row, two where it is assigned or finished, and two for its event", async () => {
+  it("bills a task's change of status one row, two where it is assigned or finished, two for its event, and its roll-ups' rows", async () => {
     const created = await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title: "Rows", spec: "Count them", project_id: w.project.id }), 201);
     const id = created.json.id as string;
     const assigned = await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { server_name: w.worker.name }));
@@ -161,12 +161,16 @@ describe("Server-Timing", () => {
     const completed = await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result: { summary: "counted" } }));
     const written = (reply: Reply) => timing(reply, "room-d1")["rows written"];
     // The task (its row, its key, its project's index; no server or session yet), and its event with the event's task index.
-    expect(written(created)).toBe(3 + 2);
+    // Every change of status also writes the project's open counts (migration 0032's triggers); a finish, its day's
+    // roll-up, and a completion its duration's bucket.
+    const open = 1;
+    expect(written(created)).toBe(3 + 2 + open);
     // Assigning and finishing: the task's row and its server's index entry (keyed by completed_at, not status); the event
     // and its task index. Starting changes no index key: the row alone. A task without a session writes nothing to the
     // sessions' index, and the event log keeps no rowid beside its key.
-    for (const reply of [assigned, completed]) expect(written(reply)).toBe(2 + 2);
-    expect(written(started)).toBe(1 + 2);
+    expect(written(assigned)).toBe(2 + 2 + open);
+    expect(written(completed)).toBe(2 + 2 + open + 2);
+    expect(written(started)).toBe(1 + 2 + open);
   });
 
   it("writes no dependency row for a completion: the dependent's shows resolved at the upstream's completed_at, and only its flag is written", async () => {
@@ -181,8 +185,10 @@ describe("Server-Timing", () => {
     };
     const view = async (id: string) => (await expectOk(cli(w.orchestrator.apiKey, "GET", `${T}/${id}`))).json;
     const written = (reply: Reply) => timing(reply, "room-d1")["rows written"];
-    // Another upstream still holds the dependent back: the task, its server's entry and its event, nothing else.
-    expect(written(await finish(up))).toBe(2 + 2);
+    // Another upstream still holds the dependent back: the task, its server's entry and its event, and the roll-ups
+    // (open counts, the day's, the duration's bucket), nothing else.
+    const rollups = 3;
+    expect(written(await finish(up))).toBe(2 + 2 + rollups);
     const upDone = await view(up);
     expect((await view(down)).dependencies.find((d: { depends_on_task_id: string }) => d.depends_on_task_id === up)).toMatchObject({
       resolved: true,
@@ -190,7 +196,7 @@ describe("Server-Timing", () => {
     });
     expect((await view(down)).blocked).toBe(true);
     // The last one: besides, the dependent's blocked flag and its task_unblocked event.
-    expect(written(await finish(other))).toBe(2 + 2 + 1 + 2);
+    expect(written(await finish(other))).toBe(2 + 2 + rollups + 1 + 2);
     const freed = await view(down);
     expect(freed.blocked).toBe(false);
     expect(freed.dependencies.map((d: { resolved: boolean }) => d.resolved)).toEqual([true, true]);

@@ -85,8 +85,9 @@ describe("the room's task update", () => {
           .update(tasks)
           .set({ ...set, version: theirs.version + 1, updatedAt: later })
           .where(and(eq(tasks.id, theirs.id), eq(tasks.version, theirs.version)));
-        // The room reads whether it applied from the rows it changed.
-        expect(meta.changes).toBe(1);
+        // The room reads whether it applied from the rows it changed (none, or the task's: a change of status adds the
+        // roll-up rows migration 0032's triggers write, which only an applied update fires).
+        expect(meta.changes).toBeGreaterThanOrEqual(1);
         expect(await stored(ours.id)).toEqual(await stored(theirs.id));
       }),
       { numRuns: 60 },

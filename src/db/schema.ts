@@ -17,3 +17,4 @@ export * from "./schema/code-health";
 export * from "./schema/tokens";
 export * from "./schema/invites";
 export * from "./schema/usage";
+export * from "./schema/overview";

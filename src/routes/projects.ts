@@ -20,9 +20,12 @@ import { label, seqQuery, text } from "../http/fields";
 import { inJsonList } from "../db/sql";
 import { projectSchema, projectSettingsSchema, projectView } from "../views/people";
 import { projectMemberRoutes } from "./project-members";
+import { overviewRoutes } from "./overview";
 
 export const projectRoutes = new Hono<HubEnv>();
 projectRoutes.route("/", projectMemberRoutes);
+// Before "/:id": "/overview" is the overviews' address, not a project's.
+projectRoutes.route("/", overviewRoutes);
 
 /** Numbers a slug's suffix is read as at most this many digits: a longer run is a name's own, never a count to go on from. */
 const MAX_SLUG_NUMBER_DIGITS = 9;
