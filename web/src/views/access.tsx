@@ -4,6 +4,7 @@ import { hub, messageOf, ok } from "../api";
 import { useMe } from "../me";
 import type { AccessGrant, Server } from "../types";
 import { Problem, useAction } from "./controls";
+import { absoluteTime } from "../time-format";
 
 const LIFETIMES: [string, number][] = [
   ["1 hour", 3600],
@@ -98,7 +99,7 @@ function GrantRow({ grant: g, onRevoked }: { grant: AccessGrant; onRevoked: () =
         </span>
       </td>
       <td>
-        <time dateTime={g.ended_at ?? g.expires_at}>{new Date(g.ended_at ?? g.expires_at).toLocaleString()}</time>
+        <time dateTime={g.ended_at ?? g.expires_at}>{absoluteTime(g.ended_at ?? g.expires_at)}</time>
       </td>
       <td>{g.created_by}</td>
       <td>

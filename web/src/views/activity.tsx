@@ -5,6 +5,7 @@ import { useProject } from "../project-store";
 import { linkProps } from "../router";
 import { fromLog, type HubEvent } from "../types";
 import { ProjectTabs } from "./project-tabs";
+import { absoluteTime } from "../time-format";
 
 const HISTORY = 100;
 
@@ -31,7 +32,7 @@ export function Activity({ projectId }: { projectId: string }) {
       <ol class="activity">
         {shown.map((e) => (
           <li key={e.seq} data-seq={e.seq}>
-            <time dateTime={e.created_at}>{new Date(e.created_at).toLocaleTimeString()}</time> <strong>{e.event_type.replaceAll("_", " ")}</strong>{" "}
+            <time dateTime={e.created_at}>{absoluteTime(e.created_at)}</time> <strong>{e.event_type.replaceAll("_", " ")}</strong>{" "}
             {e.task_id && <a {...linkProps(`/projects/${projectId}/tasks/${e.task_id}`)}>{state.tasks.get(e.task_id)?.title ?? e.task_id.slice(0, 8)}</a>}{" "}
             <span class="muted">by {e.actor}</span>
           </li>

@@ -6,6 +6,7 @@ import { useMe } from "../me";
 import type { IssuedToken, Server } from "../types";
 import { linkProps } from "../router";
 import { Problem } from "./controls";
+import { absoluteTime } from "../time-format";
 
 /** How often presence is read again (servers beat every 30 s and count as offline after 90 s). */
 const REFRESH_MS = 15_000;
@@ -86,7 +87,7 @@ export function Agents() {
                   </td>
                 )}
                 <td>{list(s.sessions.map((x) => `${x.name} (${projects.get(x.project_id) ?? "project"})`))}</td>
-                <td>{s.last_heartbeat ? new Date(s.last_heartbeat).toLocaleString() : "never"}</td>
+                <td>{s.last_heartbeat ? absoluteTime(s.last_heartbeat) : "never"}</td>
               </tr>
             ))}
           </tbody>

@@ -13,9 +13,10 @@ import { useProjectFeed, useReread } from "../project-feed";
 import type { CodeHealth as Latest, ProjectCodeHealth, Session } from "../types";
 import { Problem } from "./controls";
 import { ProjectTabs } from "./project-tabs";
+import { absoluteTime } from "../time-format";
 
 const SCANNED: ReadonlySet<string> = new Set(["code_health_scanned"]);
-const when = (iso: string) => new Date(iso).toLocaleString();
+const when = (iso: string) => absoluteTime(iso);
 
 export function CodeHealth({ projectId }: { projectId: string }) {
   const feed = useProjectFeed(projectId, SCANNED);

@@ -9,13 +9,14 @@ import { hub, ok } from "../api";
 import { useReread } from "../project-feed";
 import type { Delivery, DeliveryAttempt, DeliveryStatus, Webhook } from "../types";
 import { Problem, useAction } from "./controls";
+import { absoluteTime } from "../time-format";
 
 /** How soon pending deliveries are read again (the first retries come within seconds). */
 const PENDING_POLL_MS = 2_000;
 
 type Filter = "" | DeliveryStatus;
 
-const when = (iso: string | null) => (iso ? <time dateTime={iso}>{new Date(iso).toLocaleString()}</time> : <span class="muted">—</span>);
+const when = (iso: string | null) => (iso ? <time dateTime={iso}>{absoluteTime(iso)}</time> : <span class="muted">—</span>);
 
 /** What the receiver last answered, or why there was no answer. */
 function lastAnswer(d: { last_status_code: number | null; last_error: string | null }) {

@@ -6,10 +6,11 @@ import { useEffect, useState } from "preact/hooks";
 import { hub, messageOf, ok } from "../api";
 import type { McpClient } from "../types";
 import { Problem, useAction } from "./controls";
+import { absoluteTime } from "../time-format";
 
 const readClients = () => ok(hub.GET("/api/v1/auth/me/mcp-clients")).then((r) => r.clients);
 
-const when = (iso: string) => <time dateTime={iso}>{new Date(iso).toLocaleString()}</time>;
+const when = (iso: string) => <time dateTime={iso}>{absoluteTime(iso)}</time>;
 
 export function McpClientsSection() {
   const [clients, setClients] = useState<McpClient[] | null>(null);

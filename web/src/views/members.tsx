@@ -6,6 +6,7 @@ import type { Me, Member, Project } from "../types";
 import { ProjectTabs } from "./project-tabs";
 import { Problem, useAction } from "./controls";
 import { ProjectRoleSelect, type ProjectRole } from "./roles";
+import { absoluteDate } from "../time-format";
 
 export function Members({ projectId }: { projectId: string }) {
   const me = useMe();
@@ -129,7 +130,7 @@ function MemberRow({ projectId, member: m, admin, onChanged }: { projectId: stri
         {note && <span class="muted"> ({note})</span>}
         {problem("role")}
       </td>
-      <td data-label="Since">{new Date(m.member_since).toLocaleDateString()}</td>
+      <td data-label="Since">{absoluteDate(m.member_since)}</td>
       {admin && (
         <td>
           <button type="button" class="danger" disabled={busy !== null} onClick={remove}>

@@ -6,6 +6,7 @@ import type { Me, Role } from "../types";
 import { Problem, useAction } from "./controls";
 import { Invites } from "./invites";
 import { ROLE_NOTES, RoleSelect } from "./roles";
+import { absoluteTime } from "../time-format";
 
 export function People() {
   const me = useMe();
@@ -95,7 +96,7 @@ function PersonRow({ user: u, self, onChanged }: { user: Me; self: boolean; onCh
         {u.active ? (
           <span class="status status-active">active</span>
         ) : (
-          <span class="status status-deactivated" title={u.deactivated_at ? `since ${new Date(u.deactivated_at).toLocaleString()}` : undefined}>
+          <span class="status status-deactivated" title={u.deactivated_at ? `since ${absoluteTime(u.deactivated_at)}` : undefined}>
             deactivated
           </span>
         )}

@@ -7,6 +7,7 @@ import { useEffect, useState } from "preact/hooks";
 import { hub, ok } from "../api";
 import { FieldProblem, refusalOf as refusalNaming } from "./field-refusal";
 import type { ApprovalRule, RulePreview } from "../types";
+import { absoluteTime } from "../time-format";
 
 export type Scope = ApprovalRule["scope_type"];
 
@@ -253,7 +254,7 @@ function PreviewResult({ preview }: { preview: RulePreview }) {
           <tbody>
             {preview.samples.map((s) => (
               <tr key={s.id} data-sample-id={s.id}>
-                <td>{new Date(s.created_at).toLocaleString()}</td>
+                <td>{absoluteTime(s.created_at)}</td>
                 <td>
                   <code>{s.tool_name}</code>
                 </td>

@@ -8,6 +8,7 @@ import { Problem } from "./controls";
 import { agentLabel } from "../agent-types";
 import { McpStatusBadge, SessionControls, SessionStatusBadge } from "./session-controls";
 import { StartSession } from "./start-session";
+import { absoluteTime } from "../time-format";
 
 export function Sessions({ projectId }: { projectId: string }) {
   const canWrite = useCanWrite();
@@ -66,7 +67,7 @@ export function Sessions({ projectId }: { projectId: string }) {
                 <td>{s.role}</td>
                 <td>{s.working_directory ? <code>{s.working_directory}</code> : <span class="muted">default</span>}</td>
                 <td>
-                  <time dateTime={s.created_at}>{new Date(s.created_at).toLocaleString()}</time>
+                  <time dateTime={s.created_at}>{absoluteTime(s.created_at)}</time>
                 </td>
                 {canWrite && (
                   <td>

@@ -16,6 +16,7 @@ import { NewWebhook } from "./new-webhook";
 import { ProjectTabs } from "./project-tabs";
 import { SecretOnce, type ShownSecret } from "./secret-once";
 import { WebhookControls } from "./webhook-controls";
+import { absoluteTime } from "../time-format";
 
 export function Webhooks({ projectId, webhookId }: { projectId: string; webhookId?: string }) {
   const canWrite = useCanWrite();
@@ -96,9 +97,7 @@ export function Webhooks({ projectId, webhookId }: { projectId: string; webhookI
                         {h.enabled ? "enabled" : "disabled"}
                       </span>
                       {!h.enabled && h.disabled_reason && <div class="problem small">{h.disabled_reason}</div>}
-                      {h.previous_secret_expires_at && (
-                        <div class="muted small">previous secret signs until {new Date(h.previous_secret_expires_at).toLocaleString()}</div>
-                      )}
+                      {h.previous_secret_expires_at && <div class="muted small">previous secret signs until {absoluteTime(h.previous_secret_expires_at)}</div>}
                     </td>
                     <td>
                       <WebhookControls hook={h} onChanged={() => reread(0)} onSecret={showSecret} onTested={() => setAsked((n) => n + 1)} />
