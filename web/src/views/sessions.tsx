@@ -35,7 +35,7 @@ export function Sessions({ projectId }: { projectId: string }) {
         </span>
       </div>
       {sessions && sessions.length > 0 && (
-        <table class="servers sessions" data-loaded="true">
+        <table class="servers sessions stack" data-loaded="true">
           <thead>
             <tr>
               <th scope="col">Session</th>
@@ -58,15 +58,15 @@ export function Sessions({ projectId }: { projectId: string }) {
                 <th scope="row">
                   <a {...linkProps(`/projects/${projectId}/sessions/${s.id}`)}>{s.name}</a>
                 </th>
-                <td>
+                <td data-label="Status">
                   <SessionStatusBadge session={s} /> <McpStatusBadge status={s.mcp_status} />
                   {s.status === "error" && s.error && <div class="problem">{s.error}</div>}
                 </td>
-                <td>{s.server_name}</td>
-                <td>{s.agent_type ? agentLabel(s.agent_type) : <span class="muted">{agentLabel(null)}</span>}</td>
-                <td>{s.role}</td>
-                <td>{s.working_directory ? <code>{s.working_directory}</code> : <span class="muted">default</span>}</td>
-                <td>
+                <td data-label="Server">{s.server_name}</td>
+                <td data-label="Agent">{s.agent_type ? agentLabel(s.agent_type) : <span class="muted">{agentLabel(null)}</span>}</td>
+                <td data-label="Role">{s.role}</td>
+                <td data-label="Working directory">{s.working_directory ? <code>{s.working_directory}</code> : <span class="muted">default</span>}</td>
+                <td data-label="Created">
                   <time dateTime={s.created_at}>{absoluteTime(s.created_at)}</time>
                 </td>
                 {canWrite && (
