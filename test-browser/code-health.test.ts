@@ -2,7 +2,8 @@
  * A project's Code health tab in real Chromium: snapshots the daemon's scanner made (test/fixtures), posted as
  * `orchestratia code scan` posts them, shown as the score over time (uPlot), the factors, the tech-debt table, the
  * hotspots and the module graph drawn by mermaid, which is fetched only on this tab; "Scan now" asks a running
- * session's daemon to scan, and its snapshot appears without a reload.
+ * session's daemon to scan, and its snapshot appears without a reload (and the notice that it was asked for goes).
+ * A single scan is charted over the day around it.
  */
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -110,6 +111,20 @@ describe("the Code health tab", () => {
     await expect.poll(() => page.locator(".score-chart").getAttribute("data-points"), { timeout: 10_000 }).toBe("3");
     expect(await page.locator(".health-score").getAttribute("data-score")).toBe(String(webSnapshot.health.score));
     expect(await page.locator(".health-summary").textContent()).toContain("on demand");
+    // The scan asked for has landed: the notice that it was asked for goes.
+    await page.getByRole("status").filter({ hasText: "Scan of hub-worker requested" }).waitFor({ state: "detached" });
+  });
+
+  it("charts a single scan over the day around it", async () => {
+    const once = (await ok(hubAs({ token: admin }).POST("/api/v1/projects", { body: { name: "Scanned once" } }), 201)).id;
+    const scanner = await FakeDaemon.register(admin, once, `once-${Date.now().toString(36)}`);
+    await call("/api/v1/server/architecture/snapshot", { apiKey: scanner.apiKey, body: { project_id: once, snapshot: srcSnapshot } }, 201);
+    const page = await asAdmin.newPage();
+    await page.goto(`${hub().url}/projects/${once}/code-health`);
+    const chart = page.locator(".score-chart[data-points='1']");
+    await chart.locator("canvas").waitFor();
+    const at = Date.parse(srcSnapshot.scanned_at) / 1000;
+    expect([Number(await chart.getAttribute("data-from")), Number(await chart.getAttribute("data-to"))]).toEqual([at - 12 * 3600, at + 12 * 3600]);
   });
 
   it("shows a viewer the scores without Scan now", async () => {

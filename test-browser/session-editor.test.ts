@@ -7,6 +7,7 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { FakeMachine } from "../test/fake-fs-handler";
+import { absoluteTime } from "../web/src/time-format";
 import { addMember, adminAndViewer, hub, hubAs, launchChromium, ok, screenshot } from "./driver";
 import { FakeDaemon } from "./fake-daemon";
 
@@ -118,8 +119,9 @@ describe("a session's working tree and editor", () => {
     await page.getByRole("button", { name: "Save", exact: true }).click();
     const conflict = page.getByRole("alert").filter({ hasText: "changed on the machine" });
     await conflict.waitFor();
-    expect(await conflict.getByTestId("mine-time").innerText()).toBe(await page.evaluate(() => new Date(1_780_000_200_000).toLocaleString()));
-    expect(await conflict.getByTestId("theirs-time").innerText()).toBe(await page.evaluate(() => new Date(1_780_000_900_000).toLocaleString()));
+    // Chromium runs in this process's time zone.
+    expect(await conflict.getByTestId("mine-time").innerText()).toBe(absoluteTime(1_780_000_200_000));
+    expect(await conflict.getByTestId("theirs-time").innerText()).toBe(absoluteTime(1_780_000_900_000));
     expect(machine.text("/srv/app/src/util.py")).toBe("X = 2  # the agent's\n");
     await screenshot(page, "session-editor-conflict");
 

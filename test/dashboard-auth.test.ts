@@ -10,16 +10,27 @@ beforeAll(async () => {
   admin = await bootstrapAdmin();
 });
 
-/** The one Set-Cookie of a reply, split into its value and its attributes (names lower-cased). */
-function refreshCookieOf(reply: Reply) {
-  const cookies = reply.headers.getSetCookie();
-  expect(cookies, "exactly one Set-Cookie").toHaveLength(1);
-  const [pair, ...attributes] = cookies[0]!.split("; ");
-  const [name, value] = pair!.split("=");
-  expect(name).toBe("orc_refresh");
-  const attrs = Object.fromEntries(attributes.map((a) => [a.split("=")[0]!.toLowerCase(), a.split("=")[1] ?? true]));
-  return { value: decodeURIComponent(value!), attrs };
+/** The Set-Cookies of a reply by name, each split into its value and its attributes (names lower-cased). */
+function cookiesOf(reply: Reply) {
+  return Object.fromEntries(
+    reply.headers.getSetCookie().map((cookie) => {
+      const [pair, ...attributes] = cookie.split("; ");
+      const [name, value] = pair!.split("=");
+      const attrs = Object.fromEntries(attributes.map((a) => [a.split("=")[0]!.toLowerCase(), a.split("=")[1] ?? true]));
+      return [name!, { value: decodeURIComponent(value!), attrs }];
+    }),
+  );
 }
+
+/** The refresh cookie a reply sets, the only cookie it sets besides the page's hint. */
+function refreshCookieOf(reply: Reply) {
+  const cookies = cookiesOf(reply);
+  expect(Object.keys(cookies).filter((name) => name !== "orc_signed_in")).toEqual(["orc_refresh"]);
+  return cookies.orc_refresh!;
+}
+
+/** The page's hint that a refresh cookie is set. */
+const HINT = { value: "1", attrs: { path: "/", secure: true, samesite: "Strict", "max-age": String(THIRTY_DAYS) } };
 
 const withCookie = (value: string) => ({ Cookie: `orc_refresh=${encodeURIComponent(value)}` });
 
@@ -44,6 +55,8 @@ describe("refresh token in a cookie", () => {
     expect(value).toMatch(/^orr_/);
     expect(attrs).toEqual({ path: "/api/v1/auth", httponly: true, secure: true, samesite: "Strict", "max-age": String(THIRTY_DAYS) });
     expect((await call("/api/v1/auth/me", { token: reply.json.access_token })).status).toBe(200);
+    // Beside it, a hint the page can read (not HttpOnly), with no secret and the same lifetime.
+    expect(cookiesOf(reply).orc_signed_in).toEqual(HINT);
   });
 
   it("keeps login without refresh_cookie as it was: refresh token in the body, no cookie", async () => {
@@ -66,6 +79,7 @@ describe("refresh token in a cookie", () => {
     expect(rotated.value).toMatch(/^orr_/);
     expect(rotated.value).not.toBe(first);
     expect(rotated.attrs["max-age"]).toBe(String(THIRTY_DAYS));
+    expect(cookiesOf(second).orc_signed_in, "the hint is renewed with the cookie").toEqual(HINT);
     expect((await call("/api/v1/auth/me", { token: second.json.access_token })).status).toBe(200);
 
     // `{}` is an empty body too.
@@ -112,6 +126,7 @@ describe("refresh token in a cookie", () => {
     expect(out.status, out.text).toBe(200);
     expect(out.json).toEqual({ status: "ok" });
     expectCleared(out);
+    expect(cookiesOf(out).orc_signed_in).toEqual({ value: "", attrs: { "max-age": "0", path: "/", secure: true, samesite: "Strict" } });
     expectProblem(await call("/api/v1/auth/refresh", { method: "POST", headers: withCookie(rotated) }), 401, "INVALID_REFRESH_TOKEN");
 
     // Signing out again, or with no cookie left, still signs out.

@@ -60,7 +60,8 @@ const passwordChange = z.object({ current_password: z.string().max(256), new_pas
 /** Sign-in answers: the pair, or without its refresh token when that went into the cookie. */
 export const signedIn = z.union([tokenPairSchema, cookieTokenPairSchema]);
 export const REFRESH_COOKIE_HEADER =
-  "`orc_refresh=<token>` (HttpOnly, Secure, SameSite=Strict, Path=/api/v1/auth): only when the refresh token went into the cookie";
+  "`orc_refresh=<token>` (HttpOnly, Secure, SameSite=Strict, Path=/api/v1/auth) and `orc_signed_in=1` (Secure, SameSite=Strict, Path=/, " +
+  "readable by the page: a hint that there is a cookie to refresh with): only when the refresh token went into the cookie";
 
 /** Answers a sign-in: the pair, or (`cookie`) the pair without its refresh token, which goes into the dashboard's cookie. */
 export function answerSignIn(c: HubContext, pair: z.infer<typeof tokenPairSchema>, cookie: boolean | undefined, status: 200 | 201 = 200) {
@@ -184,7 +185,11 @@ authRoutes.post(
     bodyRequired: false,
     headers: { Cookie: "`orc_refresh=<token>`, when the body has no `refresh_token`" },
     responses: {
-      200: { description: "Signed out", schema: okSchema, headers: { "Set-Cookie": "Clears `orc_refresh`, when the body had no `refresh_token`" } },
+      200: {
+        description: "Signed out",
+        schema: okSchema,
+        headers: { "Set-Cookie": "Clears `orc_refresh` and `orc_signed_in`, when the body had no `refresh_token`" },
+      },
     },
   }),
   async (c) => {

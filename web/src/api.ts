@@ -93,6 +93,18 @@ export async function acceptInvite(body: { token: string; email: string; name: s
   return tokens.user;
 }
 
+/**
+ * The hub's readable hint beside the refresh cookie (src/auth/refresh-cookie.ts): without it there is no cookie to
+ * spend, and a refresh would only be refused, with an error in the console on every cold load before signing in.
+ */
+const SIGNED_IN_HINT = "orc_signed_in";
+const hasSignedInHint = () => document.cookie.split(/;\s*/).some((c) => c.startsWith(`${SIGNED_IN_HINT}=`));
+/** A refused cookie is cleared by the hub; its hint, by the page (a refusal carries one Set-Cookie). */
+const dropSignedInHint = () => void (document.cookie = `${SIGNED_IN_HINT}=; Max-Age=0; Path=/; Secure; SameSite=Strict`);
+
+/** On a cold load: the sign-in the refresh cookie keeps, when the hint says there is one. */
+export const resumeSignIn = (): Promise<Refreshed> => (hasSignedInHint() ? refresh() : Promise.resolve("signed-out"));
+
 async function rotate(): Promise<Refreshed> {
   try {
     accessToken = (await ok(hub.POST("/api/v1/auth/refresh", { body: {}, fetch: asIs }))).access_token;
@@ -101,6 +113,7 @@ async function rotate(): Promise<Refreshed> {
     // Only the hub saying no ends the session; an outage or a throttle leaves it to the next try.
     if (e instanceof ApiError && (e.status === 401 || e.status === 403)) {
       accessToken = null;
+      dropSignedInHint();
       return "signed-out";
     }
     return "unavailable";

@@ -1,6 +1,6 @@
 /** The app: restores the session from the refresh cookie, then shows the page the path names. */
 import { useEffect, useState } from "preact/hooks";
-import { hub, ok, onSignedOut, refresh } from "./api";
+import { hub, ok, onSignedOut, resumeSignIn } from "./api";
 import { MeContext } from "./me";
 import { linkProps, useRoute } from "./router";
 import { Keyboard } from "./ui/keyboard";
@@ -50,7 +50,7 @@ export function App() {
 
   useEffect(() => {
     // A reload keeps the person signed in: the refresh cookie gives a new access token.
-    void (async () => setMe((await refresh()) === "ok" ? await ok(hub.GET("/api/v1/auth/me")).catch(() => null) : null))();
+    void (async () => setMe((await resumeSignIn()) === "ok" ? await ok(hub.GET("/api/v1/auth/me")).catch(() => null) : null))();
     return onSignedOut(() => setMe(null));
   }, []);
 

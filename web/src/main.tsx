@@ -6,6 +6,7 @@ import "./tokens.css";
 import "./base.css";
 import "./styles.css";
 import "./shell.css";
+import "./phone.css";
 
 applyTheme();
 render(<App />, document.getElementById("app")!);

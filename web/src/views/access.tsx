@@ -7,6 +7,7 @@ import { DataTable, type Column } from "../ui/data-table";
 import { Empty, Failed, Loading } from "../ui/states";
 import { toast } from "../ui/toasts";
 import { Problem, useAction } from "./controls";
+import { absoluteTime } from "../time-format";
 
 const LIFETIMES: [string, number][] = [
   ["1 hour", 3600],
@@ -70,7 +71,7 @@ export function Access() {
   );
 }
 
-const when = (iso: string) => <time dateTime={iso}>{new Date(iso).toLocaleString()}</time>;
+const when = (iso: string) => <time dateTime={iso}>{absoluteTime(iso)}</time>;
 
 const GRANT_COLUMNS = (onRevoked: () => void): Column<AccessGrant>[] => [
   { label: "From", rowHeader: true, cell: (g) => g.source_server_name },

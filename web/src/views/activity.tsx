@@ -5,15 +5,10 @@ import { useProject } from "../project-store";
 import { linkProps } from "../router";
 import { fromLog, type HubEvent } from "../types";
 import { Empty, Failed, Loading } from "../ui/states";
+import { absoluteTime } from "../time-format";
 import { ProjectTabs } from "./project-tabs";
 
 const HISTORY = 100;
-
-/** The time of day for today's events; the date too for older ones, so a line never reads as today when it was not. */
-function stamp(iso: string) {
-  const at = new Date(iso);
-  return at.toDateString() === new Date().toDateString() ? at.toLocaleTimeString() : at.toLocaleString();
-}
 
 export function Activity({ projectId }: { projectId: string }) {
   const state = useProject(projectId, HISTORY);
@@ -45,7 +40,7 @@ export function Activity({ projectId }: { projectId: string }) {
         <ol class="activity">
           {shown.map((e) => (
             <li key={e.seq} data-seq={e.seq}>
-              <time dateTime={e.created_at}>{stamp(e.created_at)}</time> <strong>{e.event_type.replaceAll("_", " ")}</strong>{" "}
+              <time dateTime={e.created_at}>{absoluteTime(e.created_at)}</time> <strong>{e.event_type.replaceAll("_", " ")}</strong>{" "}
               {e.task_id && <a {...linkProps(`/projects/${projectId}/tasks/${e.task_id}`)}>{state.tasks.get(e.task_id)?.title ?? e.task_id.slice(0, 8)}</a>}{" "}
               <span class="muted">by {e.actor}</span>
             </li>

@@ -10,6 +10,7 @@ import { Empty, Failed, Loading } from "../ui/states";
 import { toast } from "../ui/toasts";
 import { Problem } from "./controls";
 import { CopyLine } from "./copy";
+import { absoluteTime } from "../time-format";
 
 /** How often presence is read again (servers beat every 30 s and count as offline after 90 s). */
 const REFRESH_MS = 15_000;
@@ -109,7 +110,7 @@ export function Agents() {
             { label: "Tools", cell: (s) => list(s.effective?.tools) },
             { label: "Tags", cell: (s) => list(s.effective?.tags), wideOnly: true },
             { label: "Sessions", cell: (s) => list(s.sessions.map((x) => `${x.name} (${projects.get(x.project_id) ?? "project"})`)) },
-            { label: "Last heartbeat", cell: (s) => (s.last_heartbeat ? new Date(s.last_heartbeat).toLocaleString() : "never"), wideOnly: true },
+            { label: "Last heartbeat", cell: (s) => (s.last_heartbeat ? absoluteTime(s.last_heartbeat) : "never"), wideOnly: true },
           ]}
         />
       )}

@@ -6,6 +6,7 @@ import type { Task } from "../types";
 import { Icon } from "../ui/icon";
 import { ApproveButton, awaitsApproval } from "./controls";
 import { UsageBadge } from "./usage-badge";
+import { absoluteTime } from "../time-format";
 
 const PRIORITY_ICON: Record<Task["priority"], IconNode> = { critical: OctagonAlert, high: SignalHigh, normal: SignalMedium, low: SignalLow };
 
@@ -60,7 +61,7 @@ export function BoardCard({ task, now, canWrite, movable, onMenu }: Props) {
         )}
         <span class="card-type">{task.type}</span>
         <UsageBadge usage={task.usage} />
-        <time class="age" dateTime={task.created_at} title={`Created ${created.toLocaleString()}`}>
+        <time class="age" dateTime={task.created_at} title={`Created ${absoluteTime(created)}`}>
           {ageLabel(now - created.getTime())}
         </time>
         <Avatar name={assigneeOf(task)} />

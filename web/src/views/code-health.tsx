@@ -10,12 +10,14 @@ import { hub, messageOf, ok } from "../api";
 import { adoptChartStyles, adoptStyles, splitSvgStyles } from "../chart-styles";
 import { useCanWrite } from "../me";
 import { useProjectFeed, useReread } from "../project-feed";
-import type { CodeHealth as Latest, ProjectCodeHealth, Session } from "../types";
+import type { HubEvent, CodeHealth as Latest, ProjectCodeHealth, Session } from "../types";
+import { timeRange } from "./score-range";
 import { Problem } from "./controls";
 import { ProjectTabs } from "./project-tabs";
+import { absoluteTime } from "../time-format";
 
 const SCANNED: ReadonlySet<string> = new Set(["code_health_scanned"]);
-const when = (iso: string) => new Date(iso).toLocaleString();
+const when = (iso: string) => absoluteTime(iso);
 
 export function CodeHealth({ projectId }: { projectId: string }) {
   const feed = useProjectFeed(projectId, SCANNED);
@@ -39,7 +41,7 @@ export function CodeHealth({ projectId }: { projectId: string }) {
     <section class="code-health-page">
       <ProjectTabs projectId={projectId} name={feed.project?.name} current="code-health" status={feed.status} />
       <Problem message={error ?? feed.error} />
-      <ScanNow projectId={projectId} />
+      <ScanNow projectId={projectId} scans={feed.latest} />
       {health === null ? (
         <p class="loading">Loading code health…</p>
       ) : latest === null ? (
@@ -106,7 +108,8 @@ function ScoreChart({ history }: { history: ProjectCodeHealth["history"] }) {
       {
         width: Math.max(320, el.clientWidth),
         height: 220,
-        scales: { y: { range: [0, 100] } },
+        // One scan alone would make the time axis a single instant: the day around it is shown instead.
+        scales: { x: { time: true, range: (_u, min, max) => timeRange(min, max) }, y: { range: [0, 100] } },
         legend: { show: false },
         axes: [{}, { label: "score" }],
         series: [{}, { label: "Health score", stroke: "#2a9d88", width: 2, fill: "rgba(42, 157, 136, 0.12)", points: { show: true, size: 7 } }],
@@ -114,6 +117,9 @@ function ScoreChart({ history }: { history: ProjectCodeHealth["history"] }) {
       data,
       el,
     );
+    // The axis as drawn, for whoever checks the chart's range (a canvas says nothing of it).
+    el.dataset.from = String(plot.scales.x!.min);
+    el.dataset.to = String(plot.scales.x!.max);
     return () => {
       plot.destroy();
       unstyle();
@@ -229,12 +235,20 @@ function ModuleGraph({ text }: { text: string }) {
   );
 }
 
-/** "Scan now": asks a running session's daemon to scan its working directory (writers only). */
-function ScanNow({ projectId }: { projectId: string }) {
+/**
+ * "Scan now": asks a running session's daemon to scan its working directory (writers only). The notice that a scan
+ * was asked for stays until that session's scan lands (`scans`, the feed's latest `code_health_scanned` events).
+ */
+function ScanNow({ projectId, scans }: { projectId: string; scans: HubEvent[] }) {
   const canWrite = useCanWrite();
   const [sessions, setSessions] = useState<Session[]>([]);
   const [chosen, setChosen] = useState("");
-  const [state, setState] = useState<{ kind: "idle" } | { kind: "asked"; name: string } | { kind: "failed"; message: string }>({ kind: "idle" });
+  const [state, setState] = useState<{ kind: "idle" } | { kind: "asked"; name: string; sessionId: string } | { kind: "failed"; message: string }>({
+    kind: "idle",
+  });
+  useEffect(() => {
+    if (state.kind === "asked" && scans.some((e) => e.data.session_id === state.sessionId)) setState({ kind: "idle" });
+  }, [scans]);
   useEffect(() => {
     if (!canWrite) return;
     let live = true;
@@ -257,7 +271,7 @@ function ScanNow({ projectId }: { projectId: string }) {
     if (!session) return;
     try {
       await ok(hub.POST("/api/v1/projects/{id}/sessions/{sid}/scan", { params: { path: { id: projectId, sid: session.id } } }));
-      setState({ kind: "asked", name: session.name });
+      setState({ kind: "asked", name: session.name, sessionId: session.id });
     } catch (e) {
       setState({ kind: "failed", message: messageOf(e) });
     }

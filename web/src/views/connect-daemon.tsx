@@ -9,6 +9,7 @@ import { useMe } from "../me";
 import type { IssuedToken } from "../types";
 import { useAction } from "./controls";
 import { CopyLine } from "./copy";
+import { absoluteTime } from "../time-format";
 
 export function DaemonConnect({ projectId, projectName }: { projectId: string; projectName?: string }) {
   const me = useMe();
@@ -49,7 +50,7 @@ export function DaemonConnect({ projectId, projectName }: { projectId: string; p
           </span>
           {issued && (
             <p class="shown-once" role="status">
-              <strong>Shown once:</strong> the token is in the lines above, good for one registration until {new Date(issued.expires_at).toLocaleString()}.
+              <strong>Shown once:</strong> the token is in the lines above, good for one registration until {absoluteTime(issued.expires_at)}.
             </p>
           )}
         </div>

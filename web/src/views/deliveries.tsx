@@ -12,13 +12,14 @@ import { DataTable } from "../ui/data-table";
 import { Loading } from "../ui/states";
 import { toast } from "../ui/toasts";
 import { Problem, useAction } from "./controls";
+import { absoluteTime } from "../time-format";
 
 /** How soon pending deliveries are read again (the first retries come within seconds). */
 const PENDING_POLL_MS = 2_000;
 
 type Filter = "" | DeliveryStatus;
 
-const when = (iso: string | null) => (iso ? <time dateTime={iso}>{new Date(iso).toLocaleString()}</time> : <span class="muted">—</span>);
+const when = (iso: string | null) => (iso ? <time dateTime={iso}>{absoluteTime(iso)}</time> : <span class="muted">—</span>);
 
 /** What the receiver last answered, or why there was no answer. */
 function lastAnswer(d: { last_status_code: number | null; last_error: string | null }) {

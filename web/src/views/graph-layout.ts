@@ -3,7 +3,10 @@ import { Graph, layout } from "@dagrejs/dagre";
 import type { Task } from "../types";
 
 export const NODE_WIDTH = 180;
-export const NODE_HEIGHT = 48;
+/** Room for a title on two lines and the status under it. */
+export const NODE_HEIGHT = 60;
+/** What fits on a line of a node's title (12px, semibold) inside the box, beside the status bar. */
+export const TITLE_LINE_CHARS = 24;
 
 export interface Point {
   x: number;
@@ -31,6 +34,8 @@ export interface Laid {
 export const edgeKey = (e: { from: string; to: string }) => `${e.from}>${e.to}`;
 
 export function laidOut(tasks: Task[]): Laid {
+  // dagre measures an empty graph as -Infinity wide.
+  if (tasks.length === 0) return { nodes: [], edges: [], width: 0, height: 0 };
   const g = new Graph({ multigraph: true });
   g.setGraph({ rankdir: "TB", nodesep: 24, ranksep: 56, marginx: 16, marginy: 16 });
   g.setDefaultEdgeLabel(() => ({}));
@@ -64,3 +69,31 @@ export const shapeOf = (tasks: Iterable<Task>) =>
 
 export const pathOf = (points: Point[]) => points.map((p, i) => `${i === 0 ? "M" : "L"}${p.x.toFixed(1)},${p.y.toFixed(1)}`).join(" ");
 export const short = (text: string, max = 24) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+/**
+ * A node's title on at most `lines` lines of at most `width` characters, broken between words (a word longer than a
+ * line is cut); what does not fit ends the last line with "…" (the whole title is the node's tooltip).
+ */
+export function titleLines(title: string, width = TITLE_LINE_CHARS, lines = 2): string[] {
+  const words = title.trim().split(/\s+/).filter(Boolean);
+  const out: string[] = [];
+  let line = "";
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!;
+    const joined = line ? `${line} ${word}` : word;
+    if (joined.length <= width) {
+      line = joined;
+      continue;
+    }
+    if (out.length === lines - 1) return [...out, short(joined, width)];
+    if (line) out.push(line);
+    line = word;
+    // A word longer than a line fills it and goes on to the next.
+    while (line.length > width) {
+      if (out.length === lines - 1) return [...out, short(line, width)];
+      out.push(line.slice(0, width));
+      line = line.slice(width);
+    }
+  }
+  return line ? [...out, line] : out;
+}

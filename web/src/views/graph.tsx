@@ -11,10 +11,15 @@ import { navigate } from "../router";
 import type { Task } from "../types";
 import { AddDependencyForm, ConnectDialog, DependencyList, SelectedDependency, dependenciesOf, inReadingOrder } from "./graph-edits";
 import { useDragToConnect } from "./graph-drag";
-import { edgeKey, laidOut, NODE_HEIGHT, NODE_WIDTH, pathOf, shapeOf, short, type LaidEdge } from "./graph-layout";
+import { edgeKey, laidOut, NODE_HEIGHT, NODE_WIDTH, pathOf, shapeOf, titleLines, type LaidEdge } from "./graph-layout";
 import { ProjectTabs } from "./project-tabs";
 import { addUsage, compact, hasUsage, noUsage, usd } from "../usage-format";
 import { usageTitle } from "./usage-badge";
+import { Empty } from "../ui/states";
+
+/** Line height of a node's title, and where its lines and the status go (from the node's centre) for one or two lines. */
+const TITLE_LINE = 14;
+const TITLE_TOP = { 1: -3, 2: -10 } as const;
 
 export function GraphView({ projectId }: { projectId: string }) {
   const state = useProject(projectId);
@@ -61,7 +66,14 @@ export function GraphView({ projectId }: { projectId: string }) {
         </p>
       )}
       {picked && <SelectedDependency tasks={state.tasks} dependency={picked} canWrite={canWrite} onSelect={setSelected} />}
-      <div class={`graph${line ? " connecting" : ""}${canWrite ? " editable" : ""}`} data-loaded={state.loaded ? "true" : "false"}>
+      {state.loaded && graph.nodes.length === 0 && (
+        <Empty title="No tasks to draw yet">Tasks and the dependencies between them show here once the project has some.</Empty>
+      )}
+      <div
+        class={`graph${line ? " connecting" : ""}${canWrite ? " editable" : ""}`}
+        data-loaded={state.loaded ? "true" : "false"}
+        hidden={state.loaded && graph.nodes.length === 0}
+      >
         <svg
           ref={svg}
           width={graph.width * scale}
@@ -83,6 +95,8 @@ export function GraphView({ projectId }: { projectId: string }) {
             const status = task(t.id)?.status ?? t.status;
             const blocked = task(t.id)?.blocked ?? t.blocked;
             const usage = task(t.id)?.usage ?? t.usage;
+            const title = titleLines(task(t.id)?.title ?? t.title);
+            const top = y + TITLE_TOP[title.length === 2 ? 2 : 1];
             const classes = [
               "node",
               `status-${status}`,
@@ -109,10 +123,14 @@ export function GraphView({ projectId }: { projectId: string }) {
                 <title>{`${t.title} — ${status.replace("_", " ")}${blocked ? ", blocked" : ""}${hasUsage(usage) ? `. ${usageTitle(usage)}` : ""}`}</title>
                 <rect class="box" x={x - NODE_WIDTH / 2} y={y - NODE_HEIGHT / 2} width={NODE_WIDTH} height={NODE_HEIGHT} rx="6" />
                 <line class="status-bar" x1={x - NODE_WIDTH / 2 + 5} y1={y - NODE_HEIGHT / 2 + 6} x2={x - NODE_WIDTH / 2 + 5} y2={y + NODE_HEIGHT / 2 - 6} />
-                <text x={x + 3} y={y - 4} text-anchor="middle" class="node-title">
-                  {short(t.title)}
+                <text x={x + 3} y={top} text-anchor="middle" class="node-title">
+                  {title.map((l, i) => (
+                    <tspan key={i} x={x + 3} dy={i === 0 ? 0 : TITLE_LINE}>
+                      {l}
+                    </tspan>
+                  ))}
                 </text>
-                <text x={x + 3} y={y + 13} text-anchor="middle" class="node-status">
+                <text x={x + 3} y={top + title.length * TITLE_LINE + 3} text-anchor="middle" class="node-status">
                   {status.replace("_", " ")}
                   {blocked && <tspan class="node-blocked"> · blocked</tspan>}
                   {usage && usage.cost_usd > 0 && <tspan class="node-cost"> · {usd(usage.cost_usd)}</tspan>}

@@ -6,6 +6,7 @@ import { KIND_LABELS } from "../notifications";
 import { linkProps } from "../router";
 import { useAction } from "./controls";
 import { When } from "./when";
+import { absoluteTime } from "../time-format";
 
 type InboxItem = Schemas["InboxItem"];
 
@@ -38,7 +39,7 @@ export function InboxEntry({ item, fresh, focused, onDone }: { item: InboxItem; 
         </span>
         {item.expires_at && (
           <span>
-            waits until <time dateTime={item.expires_at}>{new Date(item.expires_at).toLocaleTimeString()}</time>
+            waits until <time dateTime={item.expires_at}>{absoluteTime(item.expires_at)}</time>
           </span>
         )}
       </p>

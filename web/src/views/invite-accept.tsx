@@ -7,6 +7,7 @@ import { acceptInvite, ApiError, hub, messageOf, ok } from "../api";
 import { linkProps, navigate } from "../router";
 import type { InvitePreview, Me } from "../types";
 import { Problem } from "./controls";
+import { absoluteTime } from "../time-format";
 
 /** What the person may do in a project the invite grants: the lower of the two roles (an admin stays an admin). */
 const roleThere = (role: Me["role"], projectRole: "member" | "viewer") =>
@@ -76,7 +77,7 @@ export function AcceptInvite({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
               </ul>
             )}
             <p class="muted">
-              The link works once, until <time dateTime={invite.expires_at}>{new Date(invite.expires_at).toLocaleString()}</time>.
+              The link works once, until <time dateTime={invite.expires_at}>{absoluteTime(invite.expires_at)}</time>.
             </p>
             <label>
               Email

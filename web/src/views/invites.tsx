@@ -7,6 +7,7 @@ import { toast } from "../ui/toasts";
 import { useAction } from "./controls";
 import { ProjectRoleSelect, RoleSelect, type ProjectRole } from "./roles";
 import { ShownOnce } from "./secret-once";
+import { absoluteTime } from "../time-format";
 
 const LIFETIMES: [string, number][] = [
   ["1 day", 86_400],
@@ -43,8 +44,8 @@ export function Invites() {
       />
       {shown && (
         <ShownOnce title="Invite link" label="Link" name="invite-link" value={shown.url} onDone={() => setShown(null)}>
-          <strong>Shown once.</strong> Send it to the person: it works once, until {new Date(shown.expiresAt).toLocaleString()}. The hub keeps only a digest of
-          it; delete the invite below if it goes astray.
+          <strong>Shown once.</strong> Send it to the person: it works once, until {absoluteTime(shown.expiresAt)}. The hub keeps only a digest of it; delete
+          the invite below if it goes astray.
         </ShownOnce>
       )}
       <section class="panel" aria-labelledby="pending-title">
@@ -80,7 +81,7 @@ function PendingInvite({ invite: i, onDeleted }: { invite: Invite; onDeleted: ()
         {i.projects.length > 0 && <> in {i.projects.map((p) => `${p.name} (${p.role})`).join(", ")}</>}
         <span class="muted">
           {" "}
-          · expires <time dateTime={i.expires_at}>{new Date(i.expires_at).toLocaleString()}</time>
+          · expires <time dateTime={i.expires_at}>{absoluteTime(i.expires_at)}</time>
         </span>
       </span>
       <button type="button" class="danger" disabled={busy !== null} aria-busy={busy !== null} aria-label={`Delete the invite for ${who}`} onClick={remove}>

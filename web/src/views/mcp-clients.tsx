@@ -9,10 +9,11 @@ import { DataTable } from "../ui/data-table";
 import { Failed, Loading } from "../ui/states";
 import { toast } from "../ui/toasts";
 import { useAction } from "./controls";
+import { absoluteTime } from "../time-format";
 
 const readClients = () => ok(hub.GET("/api/v1/auth/me/mcp-clients")).then((r) => r.clients);
 
-const when = (iso: string) => <time dateTime={iso}>{new Date(iso).toLocaleString()}</time>;
+const when = (iso: string) => <time dateTime={iso}>{absoluteTime(iso)}</time>;
 
 export function McpClientsSection() {
   const [clients, setClients] = useState<McpClient[] | null>(null);

@@ -9,6 +9,7 @@ import { toast } from "../ui/toasts";
 import { ProjectTabs } from "./project-tabs";
 import { Problem, useAction } from "./controls";
 import { ProjectRoleSelect, type ProjectRole } from "./roles";
+import { absoluteDate } from "../time-format";
 
 export function Members({ projectId }: { projectId: string }) {
   const me = useMe();
@@ -83,7 +84,7 @@ export function Members({ projectId }: { projectId: string }) {
               ),
             },
             { label: "Role here", cell: (m) => <MemberRole projectId={projectId} member={m} admin={admin} onChanged={() => void load()} /> },
-            { label: "Since", cell: (m) => new Date(m.member_since).toLocaleDateString() },
+            { label: "Since", cell: (m) => absoluteDate(m.member_since) },
             admin && { label: "Remove", actions: true, cell: (m) => <RemoveMember projectId={projectId} member={m} onChanged={() => void load()} /> },
           ]}
         />

@@ -9,6 +9,7 @@ import { toast } from "../ui/toasts";
 import { useAction } from "./controls";
 import { Invites } from "./invites";
 import { ROLE_NOTES, RoleSelect } from "./roles";
+import { absoluteTime } from "../time-format";
 
 export function People() {
   const me = useMe();
@@ -110,7 +111,7 @@ function PersonStatus({ user: u }: { user: Me }) {
   return u.active ? (
     <span class="status status-active">active</span>
   ) : (
-    <span class="status status-deactivated" title={u.deactivated_at ? `since ${new Date(u.deactivated_at).toLocaleString()}` : undefined}>
+    <span class="status status-deactivated" title={u.deactivated_at ? `since ${absoluteTime(u.deactivated_at)}` : undefined}>
       deactivated
     </span>
   );

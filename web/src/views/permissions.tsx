@@ -14,6 +14,7 @@ import type { Session, Task } from "../types";
 import { Empty, Failed, Loading } from "../ui/states";
 import { Problem } from "./controls";
 import { ProjectTabs } from "./project-tabs";
+import { absoluteTime } from "../time-format";
 
 const PAGE = 50;
 /** The feed's events are not needed here, only its `permission_logged` frames. */
@@ -204,7 +205,7 @@ function LogEntry(props: { projectId: string; entry: PermissionEntry; fresh: boo
         <code class="tool">{e.tool_name}</code>
         {param && <code class="param">{param}</code>}
         <time class="muted" dateTime={e.created_at}>
-          {new Date(e.created_at).toLocaleString()}
+          {absoluteTime(e.created_at)}
         </time>
       </div>
       <div class="entry-meta small">

@@ -11,10 +11,11 @@ import { toast } from "../ui/toasts";
 import { useAction } from "./controls";
 import { TokenForm } from "./token-form";
 import { TokenOnce } from "./token-once";
+import { absoluteTime } from "../time-format";
 
 const readTokens = () => ok(hub.GET("/api/v1/auth/me/tokens")).then((r) => r.tokens);
 
-const when = (iso: string) => <time dateTime={iso}>{new Date(iso).toLocaleString()}</time>;
+const when = (iso: string) => <time dateTime={iso}>{absoluteTime(iso)}</time>;
 
 export function PersonalTokensSection() {
   const [tokens, setTokens] = useState<PersonalToken[] | null>(null);

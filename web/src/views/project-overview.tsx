@@ -15,6 +15,7 @@ import { ProjectTabs } from "./project-tabs";
 import { adoptStyles } from "../chart-styles";
 import { StatusBar } from "./status-bar";
 import pageCss from "./overview-page.css" with { type: "text" };
+import { absoluteTime } from "../time-format";
 
 adoptStyles(pageCss as string);
 
@@ -24,7 +25,7 @@ type Budget = Overview["budgets"][number];
 const PERIODS = [7, 14, 30, 90] as const;
 const percent = (rate: number) => `${Math.round(rate * 1000) / 10}%`;
 /** "Nov 26, 14:05": a date with every time, as the page may show days back. */
-const when = (iso: string) => new Date(iso).toLocaleString(undefined, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+const when = (iso: string) => absoluteTime(iso);
 
 export function ProjectOverview({ projectId }: { projectId: string }) {
   const [days, setDays] = useState<number>(14);

@@ -8,6 +8,7 @@ import { hub, ok } from "../api";
 import { FieldProblem, refusalOf as refusalNaming } from "./field-refusal";
 import type { ApprovalRule, RulePreview } from "../types";
 import { DataTable } from "../ui/data-table";
+import { absoluteTime } from "../time-format";
 
 export type Scope = ApprovalRule["scope_type"];
 
@@ -247,7 +248,7 @@ function PreviewResult({ preview }: { preview: RulePreview }) {
           rowKey={(x) => x.id}
           rowAttributes={(x) => ({ "data-sample-id": x.id })}
           columns={[
-            { label: "When", cell: (x) => new Date(x.created_at).toLocaleString() },
+            { label: "When", cell: (x) => absoluteTime(x.created_at) },
             { label: "Tool", cell: (x) => <code>{x.tool_name}</code> },
             { label: "Parameter", cell: (x) => (x.parameter ? <code class="param">{x.parameter}</code> : <span class="muted">none</span>) },
             { label: "Logged", cell: (x) => <span class={`decision decision-${x.decision}`}>{x.decision}</span> },

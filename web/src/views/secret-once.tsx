@@ -1,6 +1,7 @@
 /** A secret right after it was made (a webhook's signing secret, an invite link): the hub keeps only a digest or a sealed copy, and never shows it again. */
 import type { ComponentChildren } from "preact";
 import { CopyButton } from "./copy";
+import { absoluteTime } from "../time-format";
 
 export interface ShownSecret {
   webhookId: string;
@@ -48,7 +49,7 @@ export function SecretOnce({ shown, onDone }: { shown: ShownSecret; onDone: () =
       attributes={{ "data-webhook-id": shown.webhookId }}
     >
       <strong>Shown once.</strong> Copy it into the receiver now: the hub keeps it sealed and cannot show it again (rotate the secret if it is lost).
-      {shown.previousUntil && <> The previous secret keeps signing beside it until {new Date(shown.previousUntil).toLocaleString()}.</>}
+      {shown.previousUntil && <> The previous secret keeps signing beside it until {absoluteTime(shown.previousUntil)}.</>}
     </ShownOnce>
   );
 }

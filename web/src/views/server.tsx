@@ -9,6 +9,7 @@ import { Failed, Loading } from "../ui/states";
 import { toast } from "../ui/toasts";
 import { useAction } from "./controls";
 import { CapabilityTable, DeclareForm } from "./server-capabilities";
+import { absoluteTime } from "../time-format";
 
 /** As on the Agents page: servers beat every 30 s. */
 const REFRESH_MS = 15_000;
@@ -45,7 +46,7 @@ export function ServerPage({ serverId }: { serverId: string }) {
       <p class="meta">
         {server.hostname}
         {server.os && ` · ${server.os}`} · {server.daemon_connected ? "daemon connected" : "daemon not connected"} · last heartbeat{" "}
-        {server.last_heartbeat ? new Date(server.last_heartbeat).toLocaleString() : "never"} · load{" "}
+        {server.last_heartbeat ? absoluteTime(server.last_heartbeat) : "never"} · load{" "}
         <meter min={0} max={server.max_concurrent_tasks} value={server.active_tasks} /> {server.active_tasks}/{server.max_concurrent_tasks}
       </p>
 

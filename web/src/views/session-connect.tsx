@@ -9,6 +9,7 @@ import { useCanWrite } from "../me";
 import type { ConnectToken, Session } from "../types";
 import { useAction } from "./controls";
 import { isOpen } from "./session-controls";
+import { absoluteTime } from "../time-format";
 
 export function SessionConnect({ session }: { session: Session }) {
   const canWrite = useCanWrite();
@@ -42,7 +43,7 @@ export function SessionConnect({ session }: { session: Session }) {
       {issued && (
         <div class="command">
           <label>
-            Run this on your machine (good once, until <time dateTime={issued.expires_at}>{new Date(issued.expires_at).toLocaleTimeString()}</time>)
+            Run this on your machine (good once, until <time dateTime={issued.expires_at}>{absoluteTime(issued.expires_at)}</time>)
             <input readOnly value={issued.command} onFocus={(e) => e.currentTarget.select()} size={80} />
           </label>
           <button type="button" onClick={() => void navigator.clipboard?.writeText(issued.command)}>

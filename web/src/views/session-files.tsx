@@ -9,6 +9,7 @@ import { useCanWrite } from "../me";
 import { useReread } from "../project-feed";
 import type { FileDownload, FileUpload, HubEvent } from "../types";
 import { Problem } from "./controls";
+import { absoluteTime } from "../time-format";
 
 interface Sending {
   name: string;
@@ -162,7 +163,7 @@ export function SessionFiles({ projectId, sessionId, events }: { projectId: stri
 
 const When = ({ at }: { at: string }) => (
   <td>
-    <time dateTime={at}>{new Date(at).toLocaleString()}</time>
+    <time dateTime={at}>{absoluteTime(at)}</time>
   </td>
 );
 

@@ -10,6 +10,7 @@ import { agentLabel } from "../agent-types";
 import { McpStatusBadge, SessionControls, SessionStatusBadge } from "./session-controls";
 import { SessionConnect } from "./session-connect";
 import { WorkingTree } from "./working-tree";
+import { absoluteTime } from "../time-format";
 
 /** xterm.js loads only when a terminal is opened. */
 const LazyTerminal = lazy(() => import("./terminal").then((m) => m.SessionTerminal), "the terminal");
@@ -49,8 +50,7 @@ export function SessionPage({ projectId, sessionId }: { projectId: string; sessi
                 · <code>{session.working_directory}</code>
               </>
             )}
-            {session.pid !== null && ` · pid ${session.pid}`} · started{" "}
-            <time dateTime={session.created_at}>{new Date(session.created_at).toLocaleString()}</time>
+            {session.pid !== null && ` · pid ${session.pid}`} · started <time dateTime={session.created_at}>{absoluteTime(session.created_at)}</time>
           </p>
           {session.status === "error" && session.error && <p class="problem">{session.error}</p>}
           <div class="session-actions">

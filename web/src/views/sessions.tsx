@@ -8,6 +8,7 @@ import { Problem } from "./controls";
 import { agentLabel } from "../agent-types";
 import { McpStatusBadge, SessionControls, SessionStatusBadge } from "./session-controls";
 import { StartSession } from "./start-session";
+import { absoluteTime } from "../time-format";
 
 export function Sessions({ projectId }: { projectId: string }) {
   const canWrite = useCanWrite();
@@ -34,7 +35,7 @@ export function Sessions({ projectId }: { projectId: string }) {
         </span>
       </div>
       {sessions && sessions.length > 0 && (
-        <table class="servers sessions" data-loaded="true">
+        <table class="servers sessions stack" data-loaded="true">
           <thead>
             <tr>
               <th scope="col">Session</th>
@@ -57,16 +58,16 @@ export function Sessions({ projectId }: { projectId: string }) {
                 <th scope="row">
                   <a {...linkProps(`/projects/${projectId}/sessions/${s.id}`)}>{s.name}</a>
                 </th>
-                <td>
+                <td data-label="Status">
                   <SessionStatusBadge session={s} /> <McpStatusBadge status={s.mcp_status} />
                   {s.status === "error" && s.error && <div class="problem">{s.error}</div>}
                 </td>
-                <td>{s.server_name}</td>
-                <td>{s.agent_type ? agentLabel(s.agent_type) : <span class="muted">{agentLabel(null)}</span>}</td>
-                <td>{s.role}</td>
-                <td>{s.working_directory ? <code>{s.working_directory}</code> : <span class="muted">default</span>}</td>
-                <td>
-                  <time dateTime={s.created_at}>{new Date(s.created_at).toLocaleString()}</time>
+                <td data-label="Server">{s.server_name}</td>
+                <td data-label="Agent">{s.agent_type ? agentLabel(s.agent_type) : <span class="muted">{agentLabel(null)}</span>}</td>
+                <td data-label="Role">{s.role}</td>
+                <td data-label="Working directory">{s.working_directory ? <code>{s.working_directory}</code> : <span class="muted">default</span>}</td>
+                <td data-label="Created">
+                  <time dateTime={s.created_at}>{absoluteTime(s.created_at)}</time>
                 </td>
                 {canWrite && (
                   <td>

@@ -3,6 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import { hub, ok } from "../api";
 import type { AgentLog } from "../types";
 import { json, Section } from "./task-sections";
+import { absoluteTime } from "../time-format";
 
 const PAGE = 50;
 
@@ -35,7 +36,7 @@ export function AgentLogs({ taskId }: { taskId: string }) {
         <ol class="agent-logs">
           {logs.map((l) => (
             <li key={l.id} class={`log-${l.level}`}>
-              <time dateTime={l.created_at}>{new Date(l.created_at).toLocaleString()}</time> <span class={`badge level level-${l.level}`}>{l.level}</span>{" "}
+              <time dateTime={l.created_at}>{absoluteTime(l.created_at)}</time> <span class={`badge level level-${l.level}`}>{l.level}</span>{" "}
               <span class="muted">{l.server_name ?? l.server_id.slice(0, 8)}</span> <span class="log-message">{l.message}</span>
               {l.context != null && (
                 <details>

@@ -2,6 +2,7 @@
 import { formatDuration, phaseDurations, type Phase } from "../task-durations";
 import type { HubEvent, Task } from "../types";
 import { Section } from "./task-sections";
+import { absoluteTime } from "../time-format";
 
 const text = (v: unknown) => (typeof v === "string" && v.trim() ? v : null);
 
@@ -14,7 +15,7 @@ export function Timeline({ events }: { events: HubEvent[] }) {
           const answer = e.event_type === "intervention_responded" ? text(e.data.response) : null;
           return (
             <li key={e.seq} data-event={e.event_type}>
-              <time dateTime={e.created_at}>{new Date(e.created_at).toLocaleString()}</time> <strong>{e.event_type.replaceAll("_", " ")}</strong>{" "}
+              <time dateTime={e.created_at}>{absoluteTime(e.created_at)}</time> <strong>{e.event_type.replaceAll("_", " ")}</strong>{" "}
               <span class="muted">by {e.actor}</span>
               {question && (
                 <blockquote class="asked">

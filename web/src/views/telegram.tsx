@@ -9,6 +9,7 @@ import type { BotSetup as BotSetupAnswer, TelegramLink, TelegramLinkCode } from 
 import { Failed, Loading } from "../ui/states";
 import { toast } from "../ui/toasts";
 import { useAction } from "./controls";
+import { absoluteTime } from "../time-format";
 
 /** How often the link is read again while a code waits for the chat's /start. */
 const POLL_MS = 3_000;
@@ -74,8 +75,7 @@ export function TelegramSection() {
         <p data-telegram={link.linked ? "linked" : "not-linked"}>
           {link.linked ? (
             <>
-              <span class="status status-delivered">Linked</span> since{" "}
-              <time dateTime={link.linked_at ?? undefined}>{new Date(link.linked_at!).toLocaleString()}</time>
+              <span class="status status-delivered">Linked</span> since <time dateTime={link.linked_at ?? undefined}>{absoluteTime(link.linked_at!)}</time>
               {link.muted && (
                 <>
                   {" "}
@@ -95,7 +95,7 @@ export function TelegramSection() {
           </a>
           <p>
             Press <strong>Start</strong> in the chat that opens (or send it <code>/start {code.code}</code>). The link works once, until{" "}
-            <time dateTime={code.expires_at}>{new Date(code.expires_at).toLocaleTimeString()}</time>; this page notices when the chat is linked.
+            <time dateTime={code.expires_at}>{absoluteTime(code.expires_at)}</time>; this page notices when the chat is linked.
           </p>
         </div>
       ) : (

@@ -1,6 +1,7 @@
 /** A personal access token right after it was made: the hub keeps only its digest and never shows it again. */
 import type { IssuedPersonalToken } from "../types";
 import { CopyLine } from "./copy";
+import { absoluteDate } from "../time-format";
 
 export function TokenOnce({ issued, onDone }: { issued: IssuedPersonalToken; onDone?: () => void }) {
   return (
@@ -8,7 +9,7 @@ export function TokenOnce({ issued, onDone }: { issued: IssuedPersonalToken; onD
       <h2 id="token-once-title">Token “{issued.name}”</h2>
       <p>
         <strong>Shown once.</strong> Copy it into your client now: the hub keeps only a digest and cannot show it again (make another if it is lost). It works
-        until {new Date(issued.expires_at).toLocaleDateString()}, {issued.scope === "read" ? "only to read" : "as you"}
+        until {absoluteDate(issued.expires_at)}, {issued.scope === "read" ? "only to read" : "as you"}
         {issued.project_ids ? `, in ${issued.project_ids.length === 1 ? "one project" : `${issued.project_ids.length} projects`}` : ", in all your projects"}.
       </p>
       <CopyLine label="Token" name="personal-token" value={issued.token} />

@@ -18,6 +18,7 @@ import { NewWebhook } from "./new-webhook";
 import { ProjectTabs } from "./project-tabs";
 import { SecretOnce, type ShownSecret } from "./secret-once";
 import { WebhookControls } from "./webhook-controls";
+import { absoluteTime } from "../time-format";
 
 export function Webhooks({ projectId, webhookId }: { projectId: string; webhookId?: string }) {
   const canWrite = useCanWrite();
@@ -132,7 +133,7 @@ function HookState({ hook: h }: { hook: Webhook }) {
         {h.enabled ? "enabled" : "disabled"}
       </span>
       {!h.enabled && h.disabled_reason && <div class="problem small">{h.disabled_reason}</div>}
-      {h.previous_secret_expires_at && <div class="muted small">previous secret signs until {new Date(h.previous_secret_expires_at).toLocaleString()}</div>}
+      {h.previous_secret_expires_at && <div class="muted small">previous secret signs until {absoluteTime(h.previous_secret_expires_at)}</div>}
     </>
   );
 }

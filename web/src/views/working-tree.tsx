@@ -11,6 +11,7 @@ import { useCanWrite } from "../me";
 import type { FolderEntry, SessionFile } from "../types";
 import { Problem } from "./controls";
 import { lazy } from "./lazy";
+import { absoluteTime } from "../time-format";
 
 const LazyEditor = lazy(() => import("./code-editor").then((m) => m.CodeEditor), "the editor");
 
@@ -35,7 +36,7 @@ interface Changed {
 }
 
 const join = (folder: string, name: string) => (folder === "" ? name : `${folder}/${name}`);
-const timeOf = (mtime: number) => new Date(mtime * 1000).toLocaleString();
+const timeOf = (mtime: number) => absoluteTime(mtime * 1000);
 
 export function WorkingTree(props: { projectId: string; sessionId: string; root: string | null; children: ComponentChildren }) {
   const canWrite = useCanWrite();
