@@ -42,9 +42,10 @@ BEGIN
 		ON CONFLICT(`project_id`) DO UPDATE SET `pending` = `pending` + excluded.`pending`, `assigned` = `assigned` + excluded.`assigned`, `planning` = `planning` + excluded.`planning`, `plan_review` = `plan_review` + excluded.`plan_review`, `running` = `running` + excluded.`running`, `needs_human` = `needs_human` + excluded.`needs_human`;
 END;--> statement-breakpoint
 CREATE TRIGGER `task_open_counts_on_delete` AFTER DELETE ON `tasks`
+-- An update, never an insert: when a project is deleted its tasks go with it, and its counts row may already be gone.
 BEGIN
-	INSERT INTO `task_open_counts` (`project_id`, `pending`, `assigned`, `planning`, `plan_review`, `running`, `needs_human`) VALUES (OLD.project_id, -(OLD.status = 'pending'), -(OLD.status = 'assigned'), -(OLD.status = 'planning'), -(OLD.status = 'plan_review'), -(OLD.status = 'running'), -(OLD.status = 'needs_human'))
-		ON CONFLICT(`project_id`) DO UPDATE SET `pending` = `pending` + excluded.`pending`, `assigned` = `assigned` + excluded.`assigned`, `planning` = `planning` + excluded.`planning`, `plan_review` = `plan_review` + excluded.`plan_review`, `running` = `running` + excluded.`running`, `needs_human` = `needs_human` + excluded.`needs_human`;
+	UPDATE `task_open_counts` SET `pending` = `pending` - (OLD.status = 'pending'), `assigned` = `assigned` - (OLD.status = 'assigned'), `planning` = `planning` - (OLD.status = 'planning'), `plan_review` = `plan_review` - (OLD.status = 'plan_review'), `running` = `running` - (OLD.status = 'running'), `needs_human` = `needs_human` - (OLD.status = 'needs_human')
+		WHERE `project_id` = OLD.project_id;
 END;--> statement-breakpoint
 CREATE TRIGGER `task_open_counts_on_status` AFTER UPDATE OF `status` ON `tasks`
 WHEN NEW.status != OLD.status

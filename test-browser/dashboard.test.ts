@@ -390,7 +390,7 @@ describe("the task page", () => {
 
     const page = await newPage();
     await signIn(page, viewer.email, viewer.password);
-    await page.getByRole("link", { name: "Watched" }).click();
+    await page.getByRole("main").getByRole("link", { name: "Watched", exact: true }).click();
     await cardTitled(page, "Read only for some").waitFor();
     expect(await page.getByText("New task").count()).toBe(0);
     await cardTitled(page, "Read only for some").getByRole("link").click();
@@ -484,7 +484,7 @@ describe("dark mode", () => {
   it("follows the system's colour scheme", async () => {
     const page = await newPage("dark");
     await signIn(page, hub().admin.email, hub().admin.password);
-    await page.getByRole("main").getByRole("link", { name: "Apollo" }).first().click();
+    await page.getByRole("main").getByRole("link", { name: "Apollo", exact: true }).click();
     await page.locator("[data-feed=live]").waitFor();
     const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
     const [r, g, b] = background.match(/\d+/g)!.map(Number);

@@ -78,6 +78,8 @@ async function audit(page: Page, name: string, width: number, problems: Problems
     found(problems, `${name} at ${width}: shows an error: ${await page.locator(".state-error").first().innerText()}`);
   for (const theme of THEMES) {
     await page.emulateMedia({ colorScheme: theme });
+    // Colours that ease from one theme to the other (a column's background) are read once they have arrived.
+    await page.evaluate(() => Promise.all(document.getAnimations().map((a) => a.finished.catch(() => undefined))));
     const where = `${name} at ${width} ${theme}`;
     found(problems, ...describeViolations(where, await axeViolations(page, theme === "dark" ? COLOUR_RULES : undefined)));
     const overflow = await sidewaysOverflow(page);

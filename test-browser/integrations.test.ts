@@ -105,7 +105,7 @@ function acceptDialogs(page: Page) {
 
 async function openWebhooksTab(page: Page, projectName: string) {
   await page.goto(hub().url + "/");
-  await page.getByRole("link", { name: projectName }).click();
+  await page.getByRole("main").getByRole("link", { name: projectName, exact: true }).click();
   await page.getByRole("navigation", { name: "Project" }).getByRole("link", { name: "Webhooks" }).click();
   await page.getByRole("heading", { name: "Add a webhook" }).waitFor();
   await page.locator("[data-feed=live]").waitFor();
@@ -238,7 +238,7 @@ describe("webhooks", () => {
     await ok(hubAs({ token: admin }).POST("/api/v1/projects/{id}/webhooks", { params: { path: { id: project.id } }, body: { url: receiver.url } }), 201);
     const page = await asViewer.newPage();
     await page.goto(hub().url + "/");
-    await page.getByRole("link", { name: "Hooks to watch" }).click();
+    await page.getByRole("main").getByRole("link", { name: "Hooks to watch", exact: true }).click();
     await page.locator("[data-feed=live]").waitFor();
     const tabs = page.getByRole("navigation", { name: "Project" });
     await tabs.getByRole("link", { name: "Members" }).waitFor();

@@ -110,8 +110,11 @@ describe("the overviews", () => {
     await card.waitFor();
     expect(await scrollsSideways(page)).toBe(false);
     await screenshot(page, "projects-narrow");
-    // The card's name leads to the project's overview.
+    // The card's name leads to the project's board, its Overview link to the overview.
     await card.locator("a.project-name").click();
+    await page.waitForURL(`**/projects/${projectId}/board`);
+    await page.goBack();
+    await card.getByRole("link", { name: "Overview", exact: true }).click();
     await page.waitForURL(`**/projects/${projectId}/overview`);
     await page.close();
   });

@@ -18,10 +18,18 @@ export interface ShortcutActions {
 /** Keys that belong to what has focus: the terminal's and the code editor's own keys (Ctrl-K among them). */
 const ownsKeys = (el: Element) => el.closest(".xterm, .cm-editor") !== null;
 
+/** What has focus inside a shadow root (the code editor lives in one, so its keys reach the page as its host's). */
+function deepest(el: Element): Element {
+  let at = el;
+  while (at.shadowRoot?.activeElement) at = at.shadowRoot.activeElement;
+  return at;
+}
+
 /** Whether a key pressed here is typing rather than a shortcut. */
 export function isTyping(target: EventTarget | null): boolean {
   if (!(target instanceof Element)) return false;
-  return target.matches("input, textarea, select") || (target as HTMLElement).isContentEditable || ownsKeys(target);
+  const el = deepest(target);
+  return el.matches("input, textarea, select") || (el as HTMLElement).isContentEditable || ownsKeys(el);
 }
 
 const visible = (el: Element) => el.getClientRects().length > 0;

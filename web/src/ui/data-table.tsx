@@ -36,7 +36,8 @@ export function DataTable<T>(props: {
   const columns = props.columns.filter((c): c is Column<T> => !!c);
   const classOf = (c: Column<T>) => [c.numeric && "num", c.wideOnly && "wide-only", c.actions && "actions-cell"].filter(Boolean).join(" ") || undefined;
   return (
-    <div class="table-scroll">
+    // A table wider than its box scrolls sideways there, so the box takes focus: keys scroll it too.
+    <div class="table-scroll" tabIndex={0} role="region" aria-label={props.label ?? "Table"}>
       <table class={`data stacked ${props.class ?? ""}`} aria-label={props.label}>
         <thead>
           <tr>

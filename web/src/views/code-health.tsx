@@ -104,22 +104,31 @@ function ScoreChart({ history }: { history: ProjectCodeHealth["history"] }) {
     // By the scanner's clock: a scan sent late (a daemon that was away) still falls where it was made.
     const points = [...history].sort((a, b) => a.scanned_at.localeCompare(b.scanned_at));
     const data: uPlot.AlignedData = [points.map((p) => Date.parse(p.scanned_at) / 1000), points.map((p) => p.health_score)];
+    // From the scans themselves: uPlot widens a single instant on its own before a range function sees it.
+    const span = timeRange(data[0][0]!, data[0][data[0].length - 1]!);
     const plot = new uPlot(
       {
         width: Math.max(320, el.clientWidth),
         height: 220,
         // One scan alone would make the time axis a single instant: the day around it is shown instead.
-        scales: { x: { time: true, range: (_u, min, max) => timeRange(min, max) }, y: { range: [0, 100] } },
+        scales: { x: { time: true, range: () => span }, y: { range: [0, 100] } },
         legend: { show: false },
         axes: [{}, { label: "score" }],
         series: [{}, { label: "Health score", stroke: "#2a9d88", width: 2, fill: "rgba(42, 157, 136, 0.12)", points: { show: true, size: 7 } }],
+        // The axis as drawn, for whoever checks the chart's range (a canvas says nothing of it); uPlot sets its scales
+        // when it first draws, not when it is made.
+        hooks: {
+          draw: [
+            (u) => {
+              el.dataset.from = String(u.scales.x!.min);
+              el.dataset.to = String(u.scales.x!.max);
+            },
+          ],
+        },
       },
       data,
       el,
     );
-    // The axis as drawn, for whoever checks the chart's range (a canvas says nothing of it).
-    el.dataset.from = String(plot.scales.x!.min);
-    el.dataset.to = String(plot.scales.x!.max);
     return () => {
       plot.destroy();
       unstyle();

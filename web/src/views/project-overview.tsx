@@ -156,7 +156,7 @@ function OverviewBody({ projectId, o }: { projectId: string; o: Overview }) {
           {o.by_type.length === 0 ? (
             <p class="muted">No task finished in the period.</p>
           ) : (
-            <div class="table-scroll">
+            <div class="table-scroll" tabIndex={0} role="region" aria-label="Median time to done, by type">
               <table class="data by-type">
                 <thead>
                   <tr>
@@ -250,7 +250,7 @@ function Agents({ o }: { o: Overview }) {
   if (o.agents.length === 0) return <Empty title="No agent is online here." />;
   const most = Math.max(1, ...o.agents.map((a) => a.running_tasks));
   return (
-    <div class="table-scroll">
+    <div class="table-scroll" tabIndex={0} role="region" aria-label="Agents and their load">
       <table class="data agents-load">
         <thead>
           <tr>

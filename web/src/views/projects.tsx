@@ -54,7 +54,8 @@ function ProjectCard({ glance: g, description }: { glance: Glance; description: 
   return (
     <li class="project-card" data-project-id={g.project_id}>
       <div class="project-card-head">
-        <a class="project-name" {...linkProps(`${base}/overview`)}>
+        {/* The board is the page people open a project for; the overview is its first tab and the link below. */}
+        <a class="project-name" {...linkProps(`${base}/board`)}>
           {g.name}
         </a>
       </div>

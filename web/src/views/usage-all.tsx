@@ -79,7 +79,7 @@ export function UsageAll() {
               <span class="tile-value">{apiTime(total!.api_ms)}</span>
             </div>
           </div>
-          <div class="table-scroll">
+          <div class="table-scroll" tabIndex={0} role="region" aria-label="Usage per project">
             <table class="data usage-projects">
               <thead>
                 <tr>
