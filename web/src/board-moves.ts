@@ -3,6 +3,7 @@
  * people make through an action the API has, and for every other column the reason it refuses.
  */
 import type { Task, TaskStatus } from "./types";
+import { STATUSES } from "./task-statuses";
 
 /** The API action a drop runs, and what it asks of the person first. */
 export type BoardAction =
@@ -50,17 +51,7 @@ export function boardMove(task: MovedTask, to: TaskStatus): MoveCheck {
 }
 
 /** The board's columns, in the lifecycle's order. */
-export const COLUMNS: { status: TaskStatus; label: string }[] = [
-  { status: "pending", label: "Pending" },
-  { status: "assigned", label: "Assigned" },
-  { status: "planning", label: "Planning" },
-  { status: "plan_review", label: "Plan review" },
-  { status: "running", label: "Running" },
-  { status: "needs_human", label: "Needs a human" },
-  { status: "done", label: "Done" },
-  { status: "failed", label: "Failed" },
-  { status: "cancelled", label: "Cancelled" },
-];
+export const COLUMNS = STATUSES;
 
 export const labelOf = (status: TaskStatus) => COLUMNS.find((c) => c.status === status)?.label ?? status;
 

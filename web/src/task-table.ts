@@ -1,5 +1,6 @@
 /** The list view's rows: which tasks a search keeps, their order by a column, and their groups (pure, so it is tested apart from the page). */
 import type { Task, TaskStatus } from "./types";
+import { STATUSES } from "./task-statuses";
 
 export type Priority = Task["priority"];
 export type SortKey = "title" | "status" | "priority" | "type" | "assignee" | "cost" | "updated";
@@ -10,18 +11,7 @@ export interface Sort {
 }
 export type GroupBy = "none" | "status" | "priority" | "assignee" | "type";
 
-/** Statuses in the order a task moves through them. */
-export const STATUSES: { status: TaskStatus; label: string }[] = [
-  { status: "pending", label: "Pending" },
-  { status: "assigned", label: "Assigned" },
-  { status: "planning", label: "Planning" },
-  { status: "plan_review", label: "Plan review" },
-  { status: "running", label: "Running" },
-  { status: "needs_human", label: "Needs a human" },
-  { status: "done", label: "Done" },
-  { status: "failed", label: "Failed" },
-  { status: "cancelled", label: "Cancelled" },
-];
+export { STATUSES };
 export const PRIORITIES: Priority[] = ["critical", "high", "normal", "low"];
 
 const STATUS_RANK = new Map(STATUSES.map((s, i) => [s.status, i]));
