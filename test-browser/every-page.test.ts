@@ -79,7 +79,8 @@ async function audit(page: Page, name: string, width: number, problems: Problems
   for (const theme of THEMES) {
     await page.emulateMedia({ colorScheme: theme });
     // Colours that ease from one theme to the other (a column's background) are read once they have arrived.
-    await page.evaluate(() => Promise.all(document.getAnimations().map((a) => a.finished.catch(() => undefined))));
+    // (Transitions only: a spinner's animation never finishes.)
+    await page.evaluate(() => Promise.all(document.getAnimations().flatMap((a) => (a instanceof CSSTransition ? [a.finished.catch(() => undefined)] : []))));
     const where = `${name} at ${width} ${theme}`;
     found(problems, ...describeViolations(where, await axeViolations(page, theme === "dark" ? COLOUR_RULES : undefined)));
     const overflow = await sidewaysOverflow(page);

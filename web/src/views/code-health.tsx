@@ -252,12 +252,15 @@ function ScanNow({ projectId, scans }: { projectId: string; scans: HubEvent[] })
   const canWrite = useCanWrite();
   const [sessions, setSessions] = useState<Session[]>([]);
   const [chosen, setChosen] = useState("");
-  const [state, setState] = useState<{ kind: "idle" } | { kind: "asked"; name: string; sessionId: string } | { kind: "failed"; message: string }>({
+  const [state, setState] = useState<
+    { kind: "idle" } | { kind: "asked"; name: string; sessionId: string; after: number } | { kind: "failed"; message: string }
+  >({
     kind: "idle",
   });
+  // The scan may land before the request that asked for it is answered: whichever comes second clears the notice.
   useEffect(() => {
-    if (state.kind === "asked" && scans.some((e) => e.data.session_id === state.sessionId)) setState({ kind: "idle" });
-  }, [scans]);
+    if (state.kind === "asked" && scans.some((e) => e.data.session_id === state.sessionId && e.seq > state.after)) setState({ kind: "idle" });
+  }, [scans, state]);
   useEffect(() => {
     if (!canWrite) return;
     let live = true;
@@ -278,9 +281,11 @@ function ScanNow({ projectId, scans }: { projectId: string; scans: HubEvent[] })
   const scan = async () => {
     const session = sessions.find((s) => s.id === chosen);
     if (!session) return;
+    // Only a scan newer than what the page holds now answers this one.
+    const after = Math.max(0, ...scans.map((e) => e.seq));
     try {
       await ok(hub.POST("/api/v1/projects/{id}/sessions/{sid}/scan", { params: { path: { id: projectId, sid: session.id } } }));
-      setState({ kind: "asked", name: session.name, sessionId: session.id });
+      setState({ kind: "asked", name: session.name, sessionId: session.id, after });
     } catch (e) {
       setState({ kind: "failed", message: messageOf(e) });
     }
