@@ -144,7 +144,7 @@ export async function signIn(page: Page, email: string, password: string) {
     if (answer.status() !== 429 || Date.now() - start > SIGN_IN_WAIT_MS) break;
     await page.waitForTimeout(SIGN_IN_RETRY_MS);
   }
-  await page.getByRole("heading", { name: "Projects" }).waitFor();
+  await page.getByRole("main").getByRole("heading", { name: "Projects", level: 1 }).waitFor();
 }
 
 /** A new access token from the page's refresh cookie, as the dashboard gets one (no sign-in spent). */

@@ -67,7 +67,7 @@ describe("agent sessions", () => {
     const { daemon } = await projectWithDaemon("Terminals", "fake-box");
     const page = await asAdmin.newPage();
     await page.goto(hub().url + "/");
-    await page.getByRole("link", { name: "Terminals", exact: true }).click();
+    await page.getByRole("main").getByRole("link", { name: "Terminals", exact: true }).click();
     await page.getByRole("navigation", { name: "Project" }).getByRole("link", { name: "Sessions" }).click();
     await page.locator("[data-feed=live]").waitFor();
 

@@ -18,3 +18,4 @@ export * from "./schema/tokens";
 export * from "./schema/invites";
 export * from "./schema/usage";
 export * from "./schema/overview";
+export * from "./schema/automation";

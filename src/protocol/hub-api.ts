@@ -17,7 +17,7 @@ export const priority = z
 const short = (max: number) => z.string().max(max, `must be at most ${max} characters`);
 const object = z.record(z.string(), z.unknown(), { error: "must be an object" });
 
-const taskFields = {
+export const taskFields = {
   title: z.string().trim().min(1, "must not be empty").max(500, "must be at most 500 characters"),
   spec: short(200_000),
   type: z.string().trim().min(1, "must not be empty").max(100),

@@ -2,7 +2,7 @@
 import type { EnvelopeOutcome } from "../protocol/agent-envelope";
 import type { GitDiffStats } from "../protocol/hub-api";
 import type { DependencyInput } from "../protocol/orchestratia-v1";
-import type { BudgetPeriod, BudgetScope, BudgetThreshold, CodeHealthRow, FileTransferKind, McpStatus, Priority } from "../db/schema";
+import type { BudgetPeriod, BudgetScope, BudgetThreshold, CodeHealthRow, FileTransferKind, McpStatus, Priority, RunSource } from "../db/schema";
 import type { DatarefRow } from "../views/datarefs";
 import type { TaskView } from "../views/tasks";
 import type { ProblemCode } from "../http/problem-codes";
@@ -113,8 +113,19 @@ export interface NewFileTransfer {
 export type FileTransferEnd =
   { status: "delivered"; path: string } | { status: "ready"; filename: string; dataref: DatarefRow } | { status: "failed"; error: string };
 
+/** Where a template's firing came from, and what makes it happen once: a schedule's slot, a trigger's delivery. */
+export interface RunOrigin {
+  source: RunSource;
+  scheduleId?: string;
+  slot?: string;
+  triggerId?: string;
+  deliveryId?: string;
+}
+
 export type RoomCommand =
   | { op: "create"; task: NewTask; dependencies: DependencyInput[] }
+  /** A template's graph made in one batch, all of it or none; `fromText`: parameters came as chat text. */
+  | { op: "instantiate"; templateId: string; parameters: Record<string, unknown>; fromText?: boolean; run: RunOrigin }
   | { op: "update"; taskId: string; changes: TaskChanges }
   | { op: "assign"; taskId: string; target: AssignTarget; requirePlan: boolean }
   | { op: "start"; taskId: string }

@@ -117,6 +117,12 @@ export const tasks = sqliteTable(
      * started or planned until a person approves it (POST /api/v1/tasks/{id}/approve).
      */
     awaitingApproval: integer("awaiting_approval", { mode: "boolean" }).notNull().default(false),
+    /** The run (a template's firing) that made the task, if any: its graph's tasks share it (schema/automation.ts). */
+    runId: text("run_id"),
+    /** When the task's stall was last raised (liveness rules): raised again only after a sign of life since. */
+    stalledAt: text("stalled_at"),
+    /** When the task was flagged as one no server can take (liveness rules): once per wait. */
+    unassignableAt: text("unassignable_at"),
     /** Bumped by every write; each write is guarded by the version it read. */
     version: integer("version").notNull().default(1),
     createdAt: text("created_at").notNull(),
@@ -146,6 +152,8 @@ export const tasks = sqliteTable(
     index("tasks_waiting").on(t.projectId, PRIORITY_RANK, t.createdAt, t.id).where(READY_TO_OFFER),
     // What waits on a person, read by each inbox: a handful of rows, however many tasks a project holds.
     index("tasks_awaiting_person").on(t.projectId).where(sql.raw(awaitingPerson())),
+    // A run's tasks, read to tell its outcome; most tasks belong to no run and write no entry.
+    index("tasks_run").on(t.runId).where(sql`run_id IS NOT NULL`),
   ],
 );
 

@@ -17,9 +17,11 @@ import { storeCodeHealth } from "./code-health";
 import { recordUsage } from "./usage";
 import { changeBudget, createBudget, deleteBudget } from "./budget-changes";
 import { changeSession, openSession, reportMcpStatus } from "./sessions";
+import { instantiate } from "./runs";
 
 const planners = {
   create,
+  instantiate,
   update,
   assign,
   start: (ctx, cmd) => beginWork(ctx, cmd.taskId, "start"),

@@ -10,8 +10,8 @@ import { beginTrace, parseTraceparent } from "../../protocol/trace-context";
 import { awaitingApproval, blocked, clientIdTaken, interventionClosed, invalidField, notFound, taskImmutable, unknownDependencies } from "./refusals";
 import { immutableFieldsChanged } from "../../protocol/compute-protocol";
 import { agentMayAnswer, answerRecorded } from "./agent-questions";
-import { delegatedTo } from "../../protocol/task-format";
 import { budgetRefusal } from "./budget-holds";
+import { newTaskRow } from "./task-rows";
 
 const deadlineFrom = (task: TaskRow, now: string) => (task.timeoutSeconds ? new Date(Date.parse(now) + task.timeoutSeconds * 1000).toISOString() : null);
 
@@ -72,43 +72,7 @@ export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutc
   const target = origin.assignTo;
   const status: TaskStatus = target ? (t.requirePlan ? "planning" : "assigned") : "pending";
   const trace = parseTraceparent(origin.traceparent) ?? beginTrace();
-  const row = {
-    id,
-    projectId,
-    title: t.title,
-    spec: t.spec,
-    type: t.type,
-    priority: t.priority,
-    status,
-    targetRepo: t.targetRepo,
-    targetBranch: t.targetBranch,
-    acceptanceCriteria: t.acceptanceCriteria,
-    structuredSpec: t.structuredSpec,
-    requirements: t.requirements,
-    requirePlan: t.requirePlan,
-    // As the triggers on its dependencies would set it, so that inserting them writes the task no second time.
-    blocked,
-    awaitingApproval: awaiting,
-    timeoutSeconds: t.timeoutSeconds,
-    sourceSessionId: t.sourceSessionId,
-    createdBy: ctx.actor.label,
-    warnings: t.warnings,
-    clientId: origin.clientId ?? null,
-    clientRequestHash: origin.clientRequestHash ?? null,
-    payload: origin.payload === undefined ? null : origin.payload,
-    context: origin.context ?? null,
-    // Given to its routing.target as it is created, the task has that agent at the end of its delegation chain.
-    routing: target && origin.clientId ? delegatedTo(origin.routing ?? null, target.sessionName ?? target.serverName) : (origin.routing ?? null),
-    observability: origin.observability ?? null,
-    extensions: origin.extensions ?? null,
-    assignedServerId: target?.serverId ?? null,
-    targetSessionId: target?.sessionId ?? null,
-    assignedAt: target ? now : null,
-    traceId: trace.traceId,
-    traceparent: trace.traceparent,
-    createdAt: now,
-    updatedAt: now,
-  };
+  const row = newTaskRow(ctx, id, t, { status, blocked, awaiting, trace, origin });
   const events: EventDraft[] = [
     {
       type: "task_created",

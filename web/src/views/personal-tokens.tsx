@@ -4,7 +4,8 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import { hub, messageOf, ok } from "../api";
-import type { IssuedPersonalToken, PersonalToken, Project } from "../types";
+import type { IssuedPersonalToken, PersonalToken } from "../types";
+import { useProjects } from "../project-names";
 import { DataTable } from "../ui/data-table";
 import { Failed, Loading } from "../ui/states";
 import { toast } from "../ui/toasts";
@@ -20,7 +21,8 @@ const when = (iso: string) => <time dateTime={iso}>{absoluteTime(iso)}</time>;
 export function PersonalTokensSection() {
   const [tokens, setTokens] = useState<PersonalToken[] | null>(null);
   const [issued, setIssued] = useState<IssuedPersonalToken | null>(null);
-  const [projects, setProjects] = useState<Project[]>([]);
+  // The table waits for the projects too, or a token's projects would read "no longer yours" for a moment.
+  const projects = useProjects();
   const [error, setError] = useState<string | null>(null);
   const load = () =>
     void readTokens().then(
@@ -29,12 +31,8 @@ export function PersonalTokensSection() {
     );
   useEffect(() => {
     load();
-    void ok(hub.GET("/api/v1/projects")).then(
-      (r) => setProjects(r.projects),
-      () => undefined,
-    );
   }, []);
-  const names = new Map(projects.map((p) => [p.id, p.name]));
+  const names = new Map((projects ?? []).map((p) => [p.id, p.name]));
 
   return (
     <section class="panel personal-tokens" aria-labelledby="tokens-title">
@@ -45,14 +43,14 @@ export function PersonalTokensSection() {
       </p>
       {issued && <TokenOnce issued={issued} onDone={() => setIssued(null)} />}
       <TokenForm
-        projects={projects}
+        projects={projects ?? []}
         onMade={(t) => {
           setIssued(t);
           toast(`Token “${t.name}” made: copy it now, it is shown once.`);
           load();
         }}
       />
-      {tokens === null ? (
+      {tokens === null || projects === null ? (
         error ? (
           <Failed what="your tokens" message={error} retry={load} />
         ) : (
