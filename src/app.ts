@@ -31,6 +31,8 @@ import { telegramAccountRoutes, telegramSetupRoutes, telegramWebhookRoutes } fro
 import { webhookRoutes } from "./routes/webhooks";
 import { telemetryExportRoutes } from "./routes/telemetry-export";
 import { budgetRoutes } from "./routes/budgets";
+import { templateRoutes } from "./routes/templates";
+import { runRoutes } from "./routes/runs";
 import { approvalRuleRoutes } from "./routes/approval-rules";
 import { projectSessionRoutes } from "./routes/project-sessions";
 import { liveRoutes } from "./routes/live";
@@ -122,6 +124,8 @@ export function buildApp() {
   api.route("/projects", webhookRoutes);
   api.route("/projects", telemetryExportRoutes);
   api.route("/projects", budgetRoutes);
+  api.route("/projects", templateRoutes);
+  api.route("/projects", runRoutes);
   api.route("/projects", permissionLogRoutes);
   api.route("/projects", fileTransferRoutes.people);
   api.route("/projects", sessionFileRoutes);

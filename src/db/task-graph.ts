@@ -26,3 +26,15 @@ export const tasksInGraphs = (anchors: readonly { key: string; taskId: string }[
     SELECT key, id AS task_id FROM (SELECT key, id FROM up UNION SELECT key, id FROM down)
     WHERE id IN (SELECT value FROM json_each(${JSON.stringify(taskIds)}))`;
 };
+
+/**
+ * The ids of every task connected to `anchor` by dependencies, whichever way each edge points (siblings too): the whole
+ * graph a person sees drawn, as a template is saved from it. At most `limit` ids are walked.
+ */
+export const connectedTasks = (anchor: SQL, limit: number) =>
+  sql`WITH RECURSIVE
+      g(id) AS (SELECT ${anchor}
+        UNION SELECT d.depends_on_task_id FROM task_dependencies d JOIN g ON d.task_id = g.id
+        UNION SELECT d.task_id FROM task_dependencies d JOIN g ON d.depends_on_task_id = g.id
+        LIMIT ${limit})
+    SELECT id FROM g`;

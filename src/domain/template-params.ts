@@ -130,8 +130,7 @@ export function resolveParameters(
   const errors: FieldError[] = [];
   const values: Record<string, ParameterValue> = {};
   const byName = new Map(declared.map((p) => [p.name, p]));
-  for (const name of Object.keys(given))
-    if (!byName.has(name)) errors.push({ path: `parameters.${name}`, message: "is not a parameter of the template" });
+  for (const name of Object.keys(given)) if (!byName.has(name)) errors.push({ path: `parameters.${name}`, message: "is not a parameter of the template" });
   for (const p of declared) {
     const raw = given[p.name];
     const value = raw === undefined || raw === null ? p.default : options.fromText && typeof raw === "string" ? fromText(raw, p.type) : raw;

@@ -55,6 +55,8 @@ export const PROBLEM_CODES = {
   RESULT_CONFLICT: "The task is already done with a different result (the same result again is a no-op).",
   TASK_IMMUTABLE: "The task has left `pending`: its spec, type, requirements, payload and dependencies no longer change.",
   TASK_ID_TAKEN: "A task-format request reused an `id` of this project with a different body.",
+  TEMPLATE_NAME_TAKEN: "A template of that name exists in the project.",
+  TEMPLATE_IN_USE: "A schedule or trigger uses the template: delete those first.",
   DEPENDENCY_CYCLE: "The dependency would close a cycle.",
   CONCURRENT_CHANGE: "The task changed while the request was being decided: read it again and retry.",
   INTERVENTION_CLOSED: "The intervention has already been answered or has expired.",

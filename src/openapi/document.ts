@@ -197,6 +197,7 @@ const TAGS = [
   ["Approval rules", "Rules the daemons' PreToolUse hook decides agents' tool calls by, and the log of every call it saw."],
   ["Code health", "Snapshots of a codebase's health the daemons' scanner makes (`orchestratia code`), their history, and scans people ask for."],
   ["Usage and budgets", "What the agents used (tokens, cost, API time) per task, graph, project, model and agent; budgets that warn, hold and stop."],
+  ["Automation", "Templates of task graphs with parameters, schedules and inbound triggers (HTTP, GitHub) that instantiate them, and the runs each firing made."],
   ["Webhooks", "Signed HTTP deliveries of a project's events (Standard Webhooks)."],
   ["Telemetry", "A project's tasks sent to an OpenTelemetry collector as spans (OTLP/HTTP)."],
   ["Telegram", "The Telegram bot: its webhook and its setup."],

@@ -56,7 +56,11 @@ export const schedules = sqliteTable(
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
   },
-  (t) => [index("schedules_due").on(t.projectId, t.nextRunAt).where(sql`next_run_at IS NOT NULL`)],
+  (t) => [
+    index("schedules_due")
+      .on(t.projectId, t.nextRunAt)
+      .where(sql`next_run_at IS NOT NULL`),
+  ],
 );
 
 export const TRIGGER_KINDS = ["http", "github"] as const;
@@ -124,8 +128,12 @@ export const runs = sqliteTable(
   },
   (t) => [
     index("runs_project_started").on(t.projectId, t.startedAt, t.id),
-    uniqueIndex("runs_schedule_slot").on(t.scheduleId, t.slot).where(sql`schedule_id IS NOT NULL`),
-    uniqueIndex("runs_trigger_delivery").on(t.triggerId, t.deliveryId).where(sql`trigger_id IS NOT NULL AND delivery_id IS NOT NULL`),
+    uniqueIndex("runs_schedule_slot")
+      .on(t.scheduleId, t.slot)
+      .where(sql`schedule_id IS NOT NULL`),
+    uniqueIndex("runs_trigger_delivery")
+      .on(t.triggerId, t.deliveryId)
+      .where(sql`trigger_id IS NOT NULL AND delivery_id IS NOT NULL`),
   ],
 );
 

@@ -42,8 +42,7 @@ export function graphFor(
 
 /** The run a schedule's slot or a trigger's delivery already made, if any. */
 async function earlierRun(ctx: OpContext, run: RunOrigin): Promise<RunRow | undefined> {
-  if (run.scheduleId && run.slot)
-    return ctx.db.query.runs.findFirst({ where: and(eq(runs.scheduleId, run.scheduleId), eq(runs.slot, run.slot)) });
+  if (run.scheduleId && run.slot) return ctx.db.query.runs.findFirst({ where: and(eq(runs.scheduleId, run.scheduleId), eq(runs.slot, run.slot)) });
   if (run.triggerId && run.deliveryId)
     return ctx.db.query.runs.findFirst({ where: and(eq(runs.triggerId, run.triggerId), eq(runs.deliveryId, run.deliveryId)) });
   return undefined;
@@ -111,14 +110,12 @@ export function planGraph(ctx: OpContext, template: TemplateRow, values: Record<
     return newTaskRow(ctx, id, g.task, { status: "pending", blocked, awaiting: false, trace, origin: {}, runId: run.id });
   });
   const events: EventDraft[] = [
-    ...rows.map(
-      (row): EventDraft => ({
-        type: "task_created",
-        taskId: row.id,
-        traceparent: trace.traceparent,
-        data: { title: row.title, status: row.status, priority: row.priority, blocked: row.blocked, run_id: run.id },
-      }),
-    ),
+    ...rows.map((row): EventDraft => ({
+      type: "task_created",
+      taskId: row.id,
+      traceparent: trace.traceparent,
+      data: { title: row.title, status: row.status, priority: row.priority, blocked: row.blocked, run_id: run.id },
+    })),
     ...graph.flatMap((g) => g.task.warnings.map((warning): EventDraft => ({ type: "schema_warning", taskId: ids.get(g.key)!, data: { warning } }))),
     {
       type: "run_started",
@@ -141,6 +138,10 @@ export function planGraph(ctx: OpContext, template: TemplateRow, values: Record<
 
 /** Whether the run's graph still has a task not finished (a schedule that skips overlaps waits for it). */
 export async function runStillOpen(ctx: OpContext, runId: string): Promise<boolean> {
-  const open = await ctx.db.select({ id: tasks.id }).from(tasks).where(and(eq(tasks.runId, runId), isNull(tasks.completedAt))).limit(1);
+  const open = await ctx.db
+    .select({ id: tasks.id })
+    .from(tasks)
+    .where(and(eq(tasks.runId, runId), isNull(tasks.completedAt)))
+    .limit(1);
   return open.length > 0;
 }
