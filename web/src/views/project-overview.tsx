@@ -12,7 +12,7 @@ import { Empty, Failed, Loading } from "../ui/states";
 import { usd } from "../usage-format";
 import { DayChart } from "./overview-charts";
 import { ProjectTabs } from "./project-tabs";
-import { adoptStyles } from "../chart-styles";
+import { adoptStyles } from "../adopt-styles";
 import { StatusBar } from "./status-bar";
 import pageCss from "./overview-page.css" with { type: "text" };
 import { absoluteTime } from "../time-format";
