@@ -10,7 +10,7 @@ import { linkProps } from "../router";
 import { formatDuration } from "../task-durations";
 import { Empty, Failed, Loading } from "../ui/states";
 import { usd } from "../usage-format";
-import { DayChart } from "./overview-charts";
+import { DayChart } from "../ui/day-chart";
 import { ProjectTabs } from "./project-tabs";
 import { adoptStyles } from "../adopt-styles";
 import { StatusBar } from "./status-bar";
