@@ -6,7 +6,7 @@
 import { useEffect, useRef } from "preact/hooks";
 import uPlot from "uplot";
 import { adoptChartStyles } from "../chart-styles";
-import { isDark } from "../theme";
+import { isDark, themeColour } from "../theme";
 
 const HEIGHT = 160;
 const DAY = 86_400;
@@ -23,8 +23,8 @@ export interface DaySeries {
   kind: "bars" | "line";
 }
 
-/** Fill for a bar: the colour, a little see-through so that the grid reads behind it in either theme. */
-const fillOf = (colour: string) => (colour.startsWith("#") && colour.length === 7 ? `${colour}${isDark() ? "b3" : "cc"}` : colour);
+/** Fill for a bar: the colour (`rgb(…)`), a little see-through so that the grid reads behind it in either theme. */
+const fillOf = (colour: string) => colour.replace(/^rgb\((.*)\)$/, `rgb($1 / ${isDark() ? 0.7 : 0.8})`).replaceAll(",", "");
 
 export function DayChart(props: {
   days: string[];
@@ -44,7 +44,7 @@ export function DayChart(props: {
     if (!el) return;
     const unstyle = adoptChartStyles();
     const style = getComputedStyle(el);
-    const colour = (name: string, fallback: string) => style.getPropertyValue(name).trim() || fallback;
+    const colour = (name: string, fallback: string) => themeColour(el, name, fallback);
     const muted = colour("--muted", "#596275");
     const grid = colour("--line", "#dde1e8");
     const axis = { stroke: muted, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, font: "11px system-ui, sans-serif" };
