@@ -17,6 +17,20 @@ export function applyTheme(choice: ThemeChoice = themeChoice()) {
     localStorage.setItem(KEY, choice);
     document.documentElement.dataset.theme = choice;
   }
+  changed.forEach((listener) => listener());
+}
+
+const changed = new Set<() => void>();
+
+/** Calls `listener` whenever the page turns light or dark (a choice here, or the system's); returns how to stop. */
+export function onThemeChange(listener: () => void): () => void {
+  const system = matchMedia("(prefers-color-scheme: dark)");
+  changed.add(listener);
+  system.addEventListener("change", listener);
+  return () => {
+    changed.delete(listener);
+    system.removeEventListener("change", listener);
+  };
 }
 
 /** Whether the page is dark now, whichever way it was decided (charts and the terminal pick colours by it). */

@@ -3,10 +3,10 @@
  * zero: the overview's small charts and the usage page's cost. Colours are the theme's own (canvas takes no CSS
  * variables, so they are read from the page when the chart is drawn).
  */
-import { useEffect, useRef } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import uPlot from "uplot";
 import { adoptChartStyles } from "../chart-styles";
-import { isDark, themeColour } from "../theme";
+import { isDark, onThemeChange, themeColour } from "../theme";
 
 const HEIGHT = 160;
 const DAY = 86_400;
@@ -38,6 +38,9 @@ export function DayChart(props: {
   data?: Record<string, string | number>;
 }) {
   const box = useRef<HTMLDivElement>(null);
+  // Canvas colours are read when drawn: the chart is drawn again when the page turns light or dark.
+  const [theme, setTheme] = useState(0);
+  useEffect(() => onThemeChange(() => setTheme((n) => n + 1)), []);
   const { days, series, format = (n: number) => String(n), limit, height = HEIGHT } = props;
   useEffect(() => {
     const el = box.current;
@@ -93,7 +96,7 @@ export function DayChart(props: {
       plot.destroy();
       unstyle();
     };
-  }, [days.join(), JSON.stringify(series), limit?.value, height]);
+  }, [days.join(), JSON.stringify(series), limit?.value, height, theme]);
   const totals = series.map((s) => `${s.label} ${format(s.values.reduce((a, b) => a + b, 0))}`).join(", ");
   const data = Object.fromEntries(Object.entries(props.data ?? {}).map(([k, v]) => [`data-${k}`, v]));
   return (
