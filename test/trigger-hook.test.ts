@@ -266,3 +266,69 @@ describe("a github trigger", () => {
     expect(await runsOf(w, t.id)).toHaveLength(0);
   });
 });
+
+describe("USING.md's GitHub trigger", () => {
+  it("holds: the template and trigger as written there make the fix and review tasks from a labelled issue, once", async () => {
+    const template = (
+      await expectOk(
+        call(`/api/v1/projects/${w.project.id}/templates`, {
+          token: w.member.token,
+          body: {
+            name: "fix-issue",
+            parameters: [
+              { name: "title", type: "string", required: true },
+              { name: "number", type: "number", required: true },
+              { name: "url", type: "string", required: true },
+              { name: "body", type: "string", default: "" },
+              { name: "author", type: "string", default: "someone" },
+              { name: "repo", type: "string", default: "acme/api" },
+              { name: "milestone", type: "string", default: "none" },
+            ],
+            tasks: [
+              {
+                key: "fix",
+                title: "Fix #{{number}}: {{title}}",
+                target_repo: "{{repo}}",
+                spec: "{{author}} reported {{url}} (milestone: {{milestone}}):\n\n{{body}}",
+                requirements: { languages: ["typescript"] },
+              },
+              { key: "review", title: "Review the fix for #{{number}}", dependencies: [{ on: "fix", dependency_type: "blocks" }] },
+            ],
+          },
+        }),
+        201,
+      )
+    ).json;
+    const t = (
+      await expectOk(
+        call(triggersOf(w.project.id), {
+          token: w.member.token,
+          body: {
+            template_id: template.id,
+            name: "agent-labelled issues",
+            kind: "github",
+            github: { events: ["issues.labeled"], label: "agent", mapping: { milestone: "issue.milestone.title" } },
+          },
+        }),
+        201,
+      )
+    ).json;
+    expect((await githubDelivery(t.id, t.secret, "ping", ping())).status).toBe(200);
+    const delivery = crypto.randomUUID();
+    const payload = issueLabeled({ number: 31, title: "Login fails with a + in the email", body: "Steps: sign up as a+b@example.com.", label: "agent" });
+    const fired = await githubDelivery(t.id, t.secret, "issues", payload, delivery);
+    expect(fired.status, fired.text).toBe(201);
+    const [fix, review] = await Promise.all(fired.json.task_ids.map((id: string) => taskOf(w, id)));
+    expect(fix).toMatchObject({
+      title: "Fix #31: Login fails with a + in the email",
+      target_repo: "Codertocat/Hello-World",
+      spec: "Codertocat reported https://github.com/Codertocat/Hello-World/issues/31 (milestone: none):\n\nSteps: sign up as a+b@example.com.",
+      requirements: { languages: ["typescript"] },
+    });
+    expect(review).toMatchObject({ title: "Review the fix for #31", blocked: true });
+    const other = await githubDelivery(t.id, t.secret, "issues", issueLabeled({ number: 32, title: "x", label: "bug" }));
+    expect(other.json).toEqual({ ignored: 'the label added is not "agent"' });
+    expect((await githubDelivery(t.id, t.secret, "issues", payload, delivery)).json).toMatchObject({ run_id: fired.json.run_id, repeated: true });
+    expect(await runsOf(w, t.id)).toHaveLength(1);
+  });
+});
