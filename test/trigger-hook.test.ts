@@ -3,6 +3,7 @@
  * Standard Webhooks, GitHub's X-Hub-Signature-256), then parsed; each delivery id makes one run, however often and
  * however concurrently it arrives.
  */
+import { sign } from "@octokit/webhooks-methods";
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, expectProblem } from "./helpers";
 import { commentCreated, issueLabeled, ping, pullRequestOpened } from "./github-payloads";
@@ -254,6 +255,16 @@ describe("a github trigger", () => {
     expect(runs).toHaveLength(1);
     const tasks = (await expectOk(call(`/api/v1/tasks?project_id=${w.project.id}&limit=200`, { token: w.admin }))).json.tasks;
     expect(tasks.filter((x: { run_id?: string; title: string }) => x.title.endsWith("(#77)"))).toHaveLength(1);
+  });
+
+  it("reads a delivery sent with GitHub's form content type, its signature over the form body", async () => {
+    const t = await newTrigger(w, "github", { github: { events: ["issues.labeled"] } });
+    const body = `payload=${encodeURIComponent(JSON.stringify(labelled(55)))}`;
+    const headers = { "Content-Type": "application/x-www-form-urlencoded", "X-GitHub-Event": "issues", "X-GitHub-Delivery": crypto.randomUUID() };
+    const fired = await hook(t.id, body, { ...headers, "X-Hub-Signature-256": await sign(t.secret, body) });
+    expect(fired.status, fired.text).toBe(201);
+    expect((await taskOf(w, fired.json.task_ids[0])).title).toBe("Spelling error in the README file (#55)");
+    expectRefused(await hook(t.id, body.replace("55", "56"), { ...headers, "X-Hub-Signature-256": await sign(t.secret, body) }));
   });
 
   it("that is paused fires nothing, and still answers GitHub's ping", async () => {

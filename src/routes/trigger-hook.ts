@@ -100,7 +100,9 @@ async function githubCall(c: HubContext, trigger: TriggerRow, declared: { name: 
   // GitHub's ping, sent when the webhook is added: answered so its settings page shows the hook working.
   if (event === "ping") return { answer: c.json({ ping: true as const }, 200) };
   if (trigger.paused) throw paused();
-  const payload = parsedJson(text);
+  // A hook set to GitHub's other content type sends the same JSON as the form field `payload`.
+  const form = c.req.header("Content-Type")?.toLowerCase().startsWith("application/x-www-form-urlencoded");
+  const payload = parsedJson(form ? (new URLSearchParams(text).get("payload") ?? "") : text);
   const decision = githubFiring(trigger.github ?? { events: [] }, event, payload, declared);
   if (!decision.fire) return { answer: c.json({ ignored: decision.ignored }, 202) };
   return { parameters: decision.parameters, deliveryId: deliveryIdFrom(c, "X-GitHub-Delivery") };
@@ -120,7 +122,8 @@ triggerHookRoutes.post(
       "and `webhook-signature` signed with the secret (a timestamp more than five minutes from the hub's clock is 401). The body " +
       "is `{parameters}`, laid over the trigger's own. The delivery id is `webhook-id` when signed, else the `Idempotency-Key` " +
       "header, else none (every call fires).\n\n" +
-      "**`kind: github`**: a GitHub repository webhook (content type `application/json`) with `X-Hub-Signature-256`; the " +
+      "**`kind: github`**: a GitHub repository webhook (content type `application/json`, or the form kind whose `payload` field " +
+      "holds the same JSON) with `X-Hub-Signature-256`; the " +
       "delivery id is `X-GitHub-Delivery`. `ping` answers 200 and makes nothing. `X-GitHub-Event` and the payload's `action` " +
       "must be one of the trigger's `github.events`; `issues.labeled` must add `github.label` when set; `issue_comment.created` " +
       "(on an issue or a pull request) must start with `github.command` when set. Any other delivery answers 202 `{ignored}` " +
