@@ -175,6 +175,18 @@ describe("stall_minutes", () => {
   });
 });
 
+describe("rules off", () => {
+  it("raise nothing however long a task stays silent or waits", async () => {
+    const w = await worldUnder(first.admin, "No rules");
+    const { id } = await taskIn(w, "running");
+    const waiting = await newTask(w, { title: "Needs COBOL", requirements: { languages: ["cobol"] } });
+    await room(w.project.id).checkLiveness(Date.now() + 3 * 1440 * MINUTE);
+    expect(await events(w, "task_stalled", id)).toHaveLength(0);
+    expect(await events(w, "task_unassignable", waiting)).toHaveLength(0);
+    expect((await get(w, id)).status).toBe("running");
+  });
+});
+
 describe("unassignable_minutes", () => {
   it("flags a waiting task no server can take once, with each server's reason", async () => {
     const w = await worldWith("Unassignable", { unassignable_minutes: 10 });
