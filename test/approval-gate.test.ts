@@ -7,6 +7,7 @@
  * `task_assigned` once a person approves it; the fake daemon reads it as
  * hub.py does.
  */
+import { DEFAULT_PROJECT_SETTINGS } from "../src/domain/project-settings";
 import { beforeAll, describe, expect, it } from "vitest";
 import { addMember, aTraceparent, call, createProject, createUser, expectProblem, registerAgent, until } from "./helpers";
 import { fakeDaemon, PLAN_TRIGGER, TASK_TRIGGER, type FakeDaemon } from "./fake-daemon";
@@ -44,7 +45,11 @@ async function gated(body: () => Promise<void>) {
 describe("the setting", () => {
   it("is off by default: an agent's task goes ahead, and approving it is 409", async () => {
     const project = await createProject(w.admin, "Defaults");
-    expect((await expectOk(call(P(project.id), { token: w.admin }))).json.settings).toEqual({ approve_agent_tasks: false, remote_exec: false });
+    expect((await expectOk(call(P(project.id), { token: w.admin }))).json.settings).toEqual({
+      ...DEFAULT_PROJECT_SETTINGS,
+      approve_agent_tasks: false,
+      remote_exec: false,
+    });
     const id = await newTask(w);
     expect(await task(id)).toMatchObject({ status: "pending", awaiting_approval: false });
     expectProblem(await approve(id), 409, "NOT_AWAITING_APPROVAL");
@@ -56,10 +61,14 @@ describe("the setting", () => {
     expectProblem(await setGate(true, w.member.token, project.id), 403, "FORBIDDEN");
     const on = await expectOk(setGate(true, w.admin, project.id));
     expect(on.json).toMatchObject({ id: project.id, settings: { approve_agent_tasks: true } });
-    expect((await call(P(project.id), { token: w.member.token })).json.settings).toEqual({ approve_agent_tasks: true, remote_exec: false });
-    expect((await call("/api/v1/projects", { token: w.member.token })).json.projects.find((p: any) => p.id === project.id).settings).toEqual({
+    expect((await call(P(project.id), { token: w.member.token })).json.settings).toEqual({
+      ...DEFAULT_PROJECT_SETTINGS,
       approve_agent_tasks: true,
       remote_exec: false,
+    });
+    expect((await call("/api/v1/projects", { token: w.member.token })).json.projects.find((p: any) => p.id === project.id).settings).toEqual({
+      ...DEFAULT_PROJECT_SETTINGS,
+      approve_agent_tasks: true,
     });
     for (const [body, path] of [
       [{ settings: { approve_agent_tasks: "yes" } }, "settings.approve_agent_tasks"],
@@ -75,7 +84,7 @@ describe("the setting", () => {
     await expectOk(setGate(true, w.admin, project.id));
     const log = (await call(`${P(project.id)}/events`, { token: w.admin })).json.events.filter((e: any) => e.type === "project_settings_changed");
     expect(log.map((e: any) => [e.actor, e.data])).toEqual([
-      ["admin@example.com", { settings: { approve_agent_tasks: true, remote_exec: false }, changed: ["approve_agent_tasks"] }],
+      ["admin@example.com", { settings: { ...DEFAULT_PROJECT_SETTINGS, approve_agent_tasks: true, remote_exec: false }, changed: ["approve_agent_tasks"] }],
     ]);
   });
 });

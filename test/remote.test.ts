@@ -4,6 +4,7 @@
  * fake daemons speaking what hub.py (`_handle_remote_exec`) and
  * file_transfer.py send and read. Every refusal is checked to reach no daemon.
  */
+import { DEFAULT_PROJECT_SETTINGS } from "../src/domain/project-settings";
 import { beforeAll, describe, expect, it } from "vitest";
 import { addMember, call, createProject, createUser, daemonRegistration, expectProblem, registerAgent, registrationToken, until } from "./helpers";
 import { answerRemoteExec, CHUNK_SIZE, fakeDaemon, fileTransfers, patternFile, sha256Of, type FakeDaemon, type FileTransfers } from "./fake-daemon";
@@ -88,15 +89,23 @@ describe("the remote_exec setting", () => {
   it("is off by default, changed by admins only, and its change is an event", async () => {
     const project = await createProject(w.admin, "Switch");
     await addMember(w.admin, project.id, w.member.id);
-    expect((await expectOk(call(P(project.id), { token: w.member.token }))).json.settings).toEqual({ approve_agent_tasks: false, remote_exec: false });
+    expect((await expectOk(call(P(project.id), { token: w.member.token }))).json.settings).toEqual({
+      ...DEFAULT_PROJECT_SETTINGS,
+      approve_agent_tasks: false,
+      remote_exec: false,
+    });
     expectProblem(await setRemote(true, w.member.token, project.id), 403, "FORBIDDEN");
     expectProblem(await setRemote(true, viewer.token, project.id), 403, "FORBIDDEN");
-    expect((await expectOk(setRemote(true, w.admin, project.id))).json.settings).toEqual({ approve_agent_tasks: false, remote_exec: true });
+    expect((await expectOk(setRemote(true, w.admin, project.id))).json.settings).toEqual({
+      ...DEFAULT_PROJECT_SETTINGS,
+      approve_agent_tasks: false,
+      remote_exec: true,
+    });
     const refused = await call(P(project.id), { method: "PATCH", token: w.admin, body: { settings: { remote_exec: "on" } } });
     expectProblem(refused, 422, "VALIDATION_FAILED");
     expect(refused.json.errors.map((e: any) => e.path)).toEqual(["settings.remote_exec"]);
     expect((await events("project_settings_changed", project.id)).map((e: any) => e.data)).toEqual([
-      { settings: { approve_agent_tasks: false, remote_exec: true }, changed: ["remote_exec"] },
+      { settings: { ...DEFAULT_PROJECT_SETTINGS, approve_agent_tasks: false, remote_exec: true }, changed: ["remote_exec"] },
     ]);
   });
 });

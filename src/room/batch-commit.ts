@@ -208,7 +208,8 @@ export abstract class BatchCommitter {
     return this.budgetRows;
   }
 
-  private async projectSettings(): Promise<ProjectSettings> {
+  /** The project's settings as the room keeps them (read from D1 the first time). */
+  async projectSettings(): Promise<ProjectSettings> {
     if (!this.settings) {
       const [row] = await this.db.select({ settings: projects.settings }).from(projects).where(eq(projects.id, this.projectId));
       this.settings = projectSettingsOf(row?.settings);

@@ -169,6 +169,9 @@ export type RoomCommand =
    * from fresh reads. `connected`: the server has a socket open (agent or daemon) as the alarm looked.
    */
   | { op: "expire_lease"; taskId: string; connected: boolean; leaseSeconds: number }
+  /** The liveness rules, as the room's check at `at` saw them: decided again in the batch that writes the flag. */
+  | { op: "flag_stalled"; taskId: string; at: string }
+  | { op: "flag_unassignable"; taskId: string; at: string }
   /** An admin removed the task's server: handed back as a lost agent's task is (requeued, or failed AGENT_LOST once under way). */
   | { op: "release_task"; taskId: string; serverId: string; serverName: string }
   /** An admin removed a server that served the project: its event. */

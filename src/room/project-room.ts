@@ -5,7 +5,6 @@
  * shell holds the entry points, presence and the alarm.
  */
 import { DurableObject } from "cloudflare:workers";
-import { blobKey } from "../datarefs/blobs";
 import { ONLINE_WINDOW_MS } from "../domain/presence";
 import type { RoomEnv } from "../runtime/room-env";
 import { linkPointers } from "../datarefs/pointers";
@@ -21,16 +20,9 @@ import { requestTimeoutMs, SHUTDOWN_GRACE_MS } from "../protocol/agent-orchestra
 import { type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 import { HUB_ACTOR } from "../runtime/room-rpc";
 import { DashboardProtocol } from "./dashboard-socket";
-import {
-  dependentSessions,
-  forgetAbandonedUploads,
-  nextDeadline,
-  nextQuestionExpiry,
-  nextUploadExpiry,
-  openSessionsNamed,
-  overdueTasks,
-  taskSessions,
-} from "./room-queries";
+import { dependentSessions, nextDeadline, nextQuestionExpiry, openSessionsNamed, overdueTasks, taskSessions } from "./room-queries";
+import { cleanUpUploads } from "./upload-cleanup";
+import { RoomLiveness } from "./liveness";
 import { RoomKeys } from "./room-keys";
 import { RoomPresence } from "./room-presence";
 import { AgentGraces } from "./agent-graces";
@@ -47,9 +39,6 @@ import { pingAgents } from "./agent-heartbeat";
 import { expireLeases } from "./lease-sweep";
 import { AGENT_TAG, attachmentOf, CLOSE, DASHBOARD_TAG, type AgentAttachment, type DashboardAttachment } from "./sockets";
 
-/** How long past its URL's expiry an upload that started in time may still be streaming. */
-const UPLOAD_GRACE_MS = 60 * 60 * 1000;
-
 export class ProjectRoom extends DurableObject<RoomEnv> {
   // Set before the room takes any request (see the constructor).
   private projectId!: string;
@@ -59,6 +48,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   private keys!: RoomKeys;
   private presence!: RoomPresence;
   private usage!: UsageIntake;
+  private liveness!: RoomLiveness;
   /** The pushes to daemons under way, in commit order. */
   private pushing: Promise<void> = Promise.resolve();
   private readonly graces = new AgentGraces(this.ctx);
@@ -91,6 +81,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     });
     const { db } = this.writer;
     this.keys = new RoomKeys(ctx.storage, db);
+    this.liveness = new RoomLiveness(this.writer, env.DB, projectId, (at) => this.scheduleAlarm(at));
     this.usage = new UsageIntake(ctx.storage, this.writer, (at) => this.scheduleAlarm(at));
     this.presence = new RoomPresence(ctx, env, this.writer, (serverId) => this.graces.agentSockets(serverId));
     this.dashboards = new DashboardProtocol({
@@ -128,6 +119,12 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
    */
   execute(actor: RoomActor, command: RoomCommand, options: { view?: boolean; requestId?: string } = {}): Promise<RoomResult> {
     return this.writer.execute({ actor, command, withView: options.view ?? false, requestId: options.requestId });
+  }
+
+  /** The liveness rules' flags due at `now` (the alarm's look, on demand), in the room's queue; the alarm is set for the next. */
+  async checkLiveness(now = Date.now()) {
+    const next = await this.writer.serialise(() => this.liveness.check(now));
+    if (next !== null) await this.scheduleAlarm(Math.max(next, Date.now() + 1000));
   }
 
   /** Usage points for the project's roll-ups: kept here before this answers, and counted within a second or so. */
@@ -235,6 +232,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
       this.ctx.waitUntil(this.pushing);
     }
     for (const deadline of deadlines) await this.scheduleAlarm(Date.parse(deadline));
+    await this.liveness.watch(events);
     // A task given to a server, or put to work there, is watched by its lease from now on.
     if (events.some((e) => e.task_id && LEASED_STATUSES.includes(e.data.status as TaskStatus))) await this.scheduleAlarm(Date.now() + this.leaseMs());
   }
@@ -342,7 +340,8 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
    * running tasks whose timeout has passed (code TIMEOUT; never retried
    * implicitly), times out questions nobody answered, takes back tasks from
    * servers silent past their lease, forgets uploads that
-   * never completed, and takes lapsed servers offline; then sleeps until the
+   * never completed, raises the liveness rules' flags (src/room/liveness.ts),
+   * and takes lapsed servers offline; then sleeps until the
    * next of these is due.
    */
   override async alarm() {
@@ -367,7 +366,13 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
         await apply({ op: "fail", taskId: task.id, error: `Timed out after ${task.timeoutSeconds} s`, code: "TIMEOUT" });
       }
       await apply({ op: "expire_questions" });
-      const nextLease = await expireLeases({ env: this.env, projectId: this.projectId, writer: this.writer, leaseMs: this.leaseMs(), sockets: this.graces.agentSockets() });
+      const nextLease = await expireLeases({
+        env: this.env,
+        projectId: this.projectId,
+        writer: this.writer,
+        leaseMs: this.leaseMs(),
+        sockets: this.graces.agentSockets(),
+      });
       const wakeAt = earliest([
         await nextDeadline(this.writer.db, this.projectId),
         nextLease,
@@ -376,7 +381,8 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
         nextAuth,
         nextShutdown,
         nextPing,
-        await this.cleanUpUploads(),
+        await cleanUpUploads(this.env, this.projectId),
+        await this.liveness.check(Date.now()),
       ]);
       void this.usage.flush().then((at) => (at === null ? undefined : this.scheduleAlarm(at)));
       // scheduleAlarm keeps an earlier alarm set meanwhile (a new socket, a heartbeat).
@@ -385,14 +391,5 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     // Presence writes its events through the queue itself, so it runs after the queued work above.
     const next = await this.presence.sweepPresence();
     if (next !== null) await this.scheduleAlarm(next + 1000);
-  }
-
-  /** Forgets DataRefs whose upload never completed, and any bytes a broken upload left; returns when the next one is due. */
-  private async cleanUpUploads(): Promise<number | null> {
-    const now = Date.now();
-    const gone = await forgetAbandonedUploads(this.env.DB, this.projectId, now, UPLOAD_GRACE_MS);
-    if (gone.length) await this.env.BLOBS.delete(gone.map((id) => blobKey(this.projectId, id)));
-    const next = await nextUploadExpiry(this.env.DB, this.projectId);
-    return next === null ? null : Math.max(next, now) + 1000;
   }
 }

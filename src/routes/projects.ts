@@ -59,6 +59,10 @@ const settingsChange = z.object({
     .strictObject({
       approve_agent_tasks: projectSettingsSchema.shape.approve_agent_tasks.optional(),
       remote_exec: projectSettingsSchema.shape.remote_exec.optional(),
+      require_result: projectSettingsSchema.shape.require_result.optional(),
+      stall_minutes: projectSettingsSchema.shape.stall_minutes.optional(),
+      stall_action: projectSettingsSchema.shape.stall_action.optional(),
+      unassignable_minutes: projectSettingsSchema.shape.unassignable_minutes.optional(),
     })
     // Only once the names are known: an unknown one is its own error.
     .refine((s) => Object.keys(s).length > 0, { message: "name at least one setting to change", when: (p) => p.issues.length === 0 }),
@@ -195,7 +199,16 @@ projectRoutes.patch(
       "member or admin approves it (`POST /api/v1/tasks/{id}/approve`); it may be assigned by hand meanwhile, and the session's daemon " +
       "hears of it only once it is approved (a plain `task_assigned`). Tasks already created are not affected.\n\n" +
       "`remote_exec` (off by default): any agent in the project may run shell commands in another open session of the project " +
-      "(`POST /api/v1/server/remote/exec`) and send it files (`POST /api/v1/server/remote/file-transfer`); each use is an event. " +
+      "(`POST /api/v1/server/remote/exec`) and send it files (`POST /api/v1/server/remote/file-transfer`); each use is an event.\n\n" +
+      "Liveness rules (all off by default): `require_result` (false): a completion whose result carries no summary (a non-blank " +
+      "`summary`) and no contract (a non-empty `contracts`) goes to `needs_human` instead of `done`, its result kept on the task, with " +
+      "the event `completion_without_result` and an open question saying why; dependents stay blocked. Answering the question sends the " +
+      "task back to its agent (`running`) to complete it again with a result; or cancel it. `stall_minutes` (null, or 1–1440): a " +
+      "`running` task with no heartbeat from its server, no note and no progress for that long raises `task_stalled` once (again only " +
+      "after a new sign of life); with `stall_action` `needs_human` (default `alert`) the task also moves to `needs_human` with the reason " +
+      "as its question. `unassignable_minutes` (null, or 1–1440): a `pending`, unblocked task not awaiting approval, with requirements " +
+      "that no server serving the project can take for that long, raises `task_unassignable` once per wait, with each server's reason. " +
+      "These events reach webhooks and Telegram like the others.\n\n" +
       "A change is the event `project_settings_changed`.",
     caller: "person",
     body: settingsChange,

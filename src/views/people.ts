@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { ProjectRow, UserRow } from "../db/client";
 import { ROLES } from "../db/schema";
 import { id, timestamp } from "./fields";
-import { projectSettingsOf } from "../domain/project-settings";
+import { MAX_LIVENESS_MINUTES, projectSettingsOf, STALL_ACTIONS } from "../domain/project-settings";
 
 export const userSchema = z
   .object({
@@ -26,6 +26,8 @@ export const userView = (u: UserRow): z.infer<typeof userSchema> => ({
   created_at: u.createdAt,
 });
 
+const livenessMinutes = z.int().min(1).max(MAX_LIVENESS_MINUTES).nullable();
+
 export const projectSettingsSchema = z
   .object({
     approve_agent_tasks: z.boolean().meta({
@@ -34,6 +36,19 @@ export const projectSettingsSchema = z
     remote_exec: z.boolean().meta({
       description:
         "Any agent in the project may run shell commands in another session of the project (`POST /api/v1/server/remote/exec`) and send it files (`POST /api/v1/server/remote/file-transfer`)",
+    }),
+    require_result: z.boolean().meta({
+      description: "A completion whose result carries no summary and no contract goes to `needs_human` (event `completion_without_result`) instead of `done`",
+    }),
+    stall_minutes: livenessMinutes.meta({
+      description: "A running task with no heartbeat from its server, no note and no progress for this many minutes raises `task_stalled`; null: off",
+    }),
+    stall_action: z
+      .enum(STALL_ACTIONS)
+      .meta({ description: "What a stall does besides its event: `alert` only, or `needs_human` (the task also waits on a person)" }),
+    unassignable_minutes: livenessMinutes.meta({
+      description:
+        "A waiting task no server can take (by its requirements) for this many minutes raises `task_unassignable` with each server's reason; null: off",
     }),
   })
   .meta({ id: "ProjectSettings", description: "Off by default; admins change them (`PATCH /api/v1/projects/{id}`)" });

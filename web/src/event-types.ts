@@ -65,6 +65,12 @@ export const EVENT_TYPES = [
   "budget_held",
   "budget_released",
   "budget_stopped",
+  "run_started",
+  "run_skipped",
+  "schedule_changed",
+  "completion_without_result",
+  "task_stalled",
+  "task_unassignable",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -23,6 +23,8 @@ export const TELEGRAM_EVENTS = [
   "budget_held",
   "budget_stopped",
   "budget_released",
+  "task_stalled",
+  "task_unassignable",
 ] as const;
 
 /**
@@ -133,6 +135,12 @@ function budgetText(type: string, d: Record<string, unknown>, ctx: NotificationC
   return `${heading(kind, ctx)}\n\n${escapeHtml(label.charAt(0).toUpperCase() + label.slice(1))} has spent ${escapeHtml(spendText(facts))}. ${news}`;
 }
 
+/** Why no server can take a task: the reason, and each server's. */
+function unassignableText(d: Record<string, unknown>) {
+  const servers = Array.isArray(d.servers) ? (d.servers as { server_name?: unknown; reason?: unknown }[]) : [];
+  return [String(d.reason ?? ""), ...servers.map((s) => `• ${String(s.server_name)}: ${String(s.reason)}`)].join("\n");
+}
+
 /** The message a notification is, or null for an event the bot does not speak of. */
 export function notification(e: NotifiedEvent, ctx: NotificationContext): Outgoing | null {
   const d = e.data;
@@ -188,6 +196,12 @@ export function notification(e: NotifiedEvent, ctx: NotificationContext): Outgoi
     case "budget_stopped":
     case "budget_released":
       return { text: budgetText(e.type, d, ctx), buttons: [] };
+    case "task_stalled":
+      // Moved to needs_human, it is asked about as a question (intervention_requested): that message says it.
+      if (d.action === "needs_human") return null;
+      return { text: `${heading("Task stalled", ctx)}\n\n${quote(`Nothing heard of it: ${String(d.reason ?? "")}`)}`, buttons: [] };
+    case "task_unassignable":
+      return { text: `${heading("No server can take this task", ctx)}\n\n${quote(unassignableText(d))}`, buttons: [] };
     case "server_offline":
       return { text: `<b>Server offline</b> · ${name(String(d.server_name ?? "a server"))} stopped answering (${name(ctx.projectName)})`, buttons: [] };
     default:

@@ -14,7 +14,8 @@ import { HUB_ACTOR } from "../../runtime/room-rpc";
 import { invalidTransition, notFound, resultConflict } from "./refusals";
 import { errorBlock } from "../../protocol/task-format";
 import { escalationContext, type EnvelopeOutcome } from "../../protocol/agent-envelope";
-import { helpWith } from "./lifecycle";
+import { askPerson, helpWith } from "./lifecycle";
+import { silentResultReason } from "../../domain/liveness";
 import type { TaskWithDownstream } from "../task-reads";
 
 /**
@@ -59,9 +60,15 @@ export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<Op
   if ((task.status === "failed" || task.status === "cancelled") && ctx.actor.kind === "agent" && (await heldBy(ctx, task, ctx.actor.serverId))) {
     return keepLateResult(ctx, task, ctx.actor, cmd);
   }
+  // A completion kept while it waits on a person (require_result), sent again by its assignee, is the same answer.
+  if (task.status === "needs_human" && task.result !== null && party.kind === "agent" && party.isAssignee && sameResult()) {
+    return { taskId: task.id, statements: [], unchanged: true };
+  }
   const next = transition(ctx, task, "complete");
   if (typeof next !== "string") return next;
   if (cmd.envelope && cmd.envelope.status !== "done") return endAsEnvelopeSays(ctx, loaded, cmd.result, cmd.envelope, cmd.response, diffStatsOf(cmd));
+  const silent = (await ctx.settings()).require_result ? silentResultReason(cmd.result) : null;
+  if (silent) return completionWithoutResult(ctx, task, cmd, silent);
 
   const resolution = resolveDownstream(cmd.result, cmd.structured, links);
   const assignments = await planAutoAssign(ctx, resolution.unblocked, task.assignedServerId);
@@ -258,4 +265,25 @@ function keepLateResult(ctx: OpContext, task: TaskRow, actor: Extract<RoomActor,
     allowedActions(task.status),
   );
   return { ...plan, refusal: { ...refusal, extensions: { ...refusal.extensions, late_result_kept: true } } };
+}
+
+/**
+ * A completion with nothing in its result while the project requires one (require_result): the task waits on a person
+ * instead of ending, the result kept on it for them to see, and its dependents stay blocked. The question says why;
+ * answering it sends the task back to its agent to complete it again (or a person cancels it).
+ */
+function completionWithoutResult(ctx: OpContext, task: TaskRow, cmd: Cmd<"complete">, reason: string): WritePlan {
+  const question = `Completed without a result: ${reason}. The result it sent is kept on the task. Answer to send it back to its agent to complete again with a summary, or cancel it.`;
+  return askPerson(
+    ctx,
+    task,
+    { question, context: undefined, interventionType: "help" },
+    {
+      set: { result: cmd.result, resultStructured: cmd.structured, ...responseOf(cmd), warnings: [...task.warnings, ...cmd.warnings], ...diffStatsOf(cmd) },
+      events: [
+        { type: "completion_without_result", taskId: task.id, data: { reason, server_id: task.assignedServerId } },
+        ...cmd.warnings.map((warning) => ({ type: "schema_warning" as const, taskId: task.id, data: { warning } })),
+      ],
+    },
+  );
 }

@@ -18,6 +18,7 @@ import { recordUsage } from "./usage";
 import { changeBudget, createBudget, deleteBudget } from "./budget-changes";
 import { changeSession, openSession, reportMcpStatus } from "./sessions";
 import { instantiate } from "./runs";
+import { flagStalled, flagUnassignable } from "./liveness";
 
 const planners = {
   create,
@@ -36,6 +37,8 @@ const planners = {
   retry,
   reject,
   expire_lease: expireLease,
+  flag_stalled: flagStalled,
+  flag_unassignable: flagUnassignable,
   release_task: releaseTask,
   server_removed: serverRemoved,
   cancel,

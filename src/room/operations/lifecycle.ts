@@ -5,7 +5,18 @@ import { isBlocked, resolveDependency } from "../../domain/dependencies";
 import type { TaskStatus } from "../../domain/lifecycle";
 import { qualified } from "../../db/sql";
 import { chunkRows, guardHolds, statement, type EventDraft, type TaskRow, type VersionGuard } from "../statements";
-import { loadTask, recordEvents, statusEvent, taskWrite, transition, type AgentNotice, type Cmd, type OpContext, type OpOutcome } from "./kernel";
+import {
+  loadTask,
+  recordEvents,
+  statusEvent,
+  taskWrite,
+  transition,
+  type AgentNotice,
+  type Cmd,
+  type OpContext,
+  type OpOutcome,
+  type WritePlan,
+} from "./kernel";
 import { beginTrace, parseTraceparent } from "../../protocol/trace-context";
 import { awaitingApproval, blocked, clientIdTaken, interventionClosed, invalidField, notFound, taskImmutable, unknownDependencies } from "./refusals";
 import { immutableFieldsChanged } from "../../protocol/compute-protocol";
@@ -228,12 +239,29 @@ export async function help(ctx: OpContext, cmd: Cmd<"help">): Promise<OpOutcome>
 export function helpWith(ctx: OpContext, task: TaskRow, cmd: Omit<Cmd<"help">, "op" | "taskId">): OpOutcome {
   const next = transition(ctx, task, "help");
   if (typeof next !== "string") return next;
+  return askPerson(ctx, task, cmd);
+}
+
+/**
+ * Moves the task to needs_human with an open question (the way a person answers it, in the inbox or Telegram, sends
+ * it back to work), with `also` written in the same guarded batch. The lifecycle is the caller's to have checked.
+ */
+export function askPerson(
+  ctx: OpContext,
+  task: TaskRow,
+  cmd: Omit<Cmd<"help">, "op" | "taskId">,
+  also: { set?: Partial<TaskRow>; events?: EventDraft[] } = {},
+): WritePlan {
+  const next: TaskStatus = "needs_human";
   const interventionId = crypto.randomUUID();
   const plan = taskWrite(
     ctx,
     task,
-    { status: next },
-    [statusEvent("intervention_requested", task, next, { intervention_id: interventionId, intervention_type: cmd.interventionType, question: cmd.question })],
+    { ...also.set, status: next },
+    [
+      ...(also.events ?? []),
+      statusEvent("intervention_requested", task, next, { intervention_id: interventionId, intervention_type: cmd.interventionType, question: cmd.question }),
+    ],
     (guard) => [
       statement(
         ctx.d1,

@@ -9,8 +9,10 @@ import { toast } from "../ui/toasts";
 import { ProjectTabs } from "./project-tabs";
 import { A2ACard } from "./a2a-card";
 import { Problem } from "./controls";
+import { LivenessSettings, type LivenessChange } from "./liveness-settings";
 
-type Setting = keyof Project["settings"];
+/** The settings that are on or off. */
+type Setting = { [K in keyof Project["settings"]]: Project["settings"][K] extends boolean ? K : never }[keyof Project["settings"]];
 
 /**
  * One setting's switch, with what it does and who may change it. While its change is on its way the switch shows the
@@ -21,6 +23,8 @@ function SettingSwitch(props: {
   heading: string;
   label: string;
   children: ComponentChildren;
+  /** More of the panel, below what the setting does. */
+  after?: ComponentChildren;
   project: Project;
   isAdmin: boolean;
   save: (setting: Setting, on: boolean) => Promise<void>;
@@ -58,6 +62,7 @@ function SettingSwitch(props: {
         {pending !== null && <span class="spinner" aria-hidden="true" />}
       </label>
       <p class="muted">{props.children}</p>
+      {props.after}
       {!isAdmin && <p class="muted small">Only admins change this.</p>}
       <Problem message={problem} />
     </section>
@@ -75,9 +80,10 @@ export function ProjectSettingsPage({ projectId }: { projectId: string }) {
     );
   useEffect(load, [projectId]);
   const isAdmin = me.role === "admin";
-  const save = async (setting: Setting, on: boolean) => {
-    setProject(await ok(hub.PATCH("/api/v1/projects/{id}", { params: { path: { id: projectId } }, body: { settings: { [setting]: on } } })));
+  const change = async (settings: Partial<Project["settings"]>) => {
+    setProject(await ok(hub.PATCH("/api/v1/projects/{id}", { params: { path: { id: projectId } }, body: { settings } })));
   };
+  const save = (setting: Setting, on: boolean) => change({ [setting]: on });
   const switchProps = { isAdmin, save };
   return (
     <section class="project-settings">
@@ -104,6 +110,17 @@ export function ProjectSettingsPage({ projectId }: { projectId: string }) {
           >
             When this is on, any agent in the project may run shell commands in another session of the project (on that session's machine) and send it files;
             every command and every file sent is recorded in the project's events.
+          </SettingSwitch>
+          <SettingSwitch
+            setting="require_result"
+            heading="Liveness"
+            label="A completed task must say what it did"
+            project={project}
+            after={<LivenessSettings settings={project.settings} isAdmin={isAdmin} save={(c: LivenessChange) => change(c)} />}
+            {...switchProps}
+          >
+            When this is on, a task its agent completes without a summary or a contract waits on a person instead of ending: its result is kept, and answering
+            its question sends it back to the agent to complete again. Its dependents wait meanwhile.
           </SettingSwitch>
           <A2ACard projectId={projectId} />
         </>

@@ -1,0 +1,62 @@
+/**
+ * What the liveness rules read of a project's tasks: running tasks with their
+ * signs of life, and waiting tasks with when their wait began. One query each,
+ * for every task of the kind or for one (an operation deciding again).
+ */
+
+/** Events that show a running task's work going on: its (re)start, and its notes and progress. */
+const SIGNS_OF_LIFE = ["task_started", "plan_approved", "intervention_responded", "task_progress", "note_added"];
+/** Events after which a waiting task waits anew: it came back to pending, was unblocked, approved or edited. */
+const NEW_WAIT = ["task_rejected", "task_requeued", "task_retried", "task_approved", "task_unblocked", "task_updated"];
+
+export interface RunningTask {
+  id: string;
+  started_at: string | null;
+  stalled_at: string | null;
+  server_id: string | null;
+  server_name: string | null;
+  last_heartbeat: string | null;
+  /** The latest of its SIGNS_OF_LIFE events. */
+  last_report: string | null;
+}
+
+export interface WaitingTask {
+  id: string;
+  created_at: string;
+  requirements: string;
+  rejected_by: string;
+  unassignable_at: string | null;
+  /** The latest of its NEW_WAIT events. */
+  last_wait_event: string | null;
+}
+
+/** The project's running tasks (or the one named), each with its server's last heartbeat and its last report. */
+export async function runningTasks(d1: D1Database, projectId: string, taskId: string | null = null): Promise<RunningTask[]> {
+  const { results } = await d1
+    .prepare(
+      `SELECT t.id, t.started_at, t.stalled_at, t.assigned_server_id AS server_id, s.name AS server_name, s.last_heartbeat,
+              (SELECT MAX(e.created_at) FROM events e WHERE e.task_id = t.id AND e.project_id = t.project_id
+                 AND e.type IN (SELECT value FROM json_each(?3))) AS last_report
+       FROM tasks t LEFT JOIN servers s ON s.id = t.assigned_server_id
+       WHERE t.project_id = ?1 AND t.status = 'running' AND (?2 IS NULL OR t.id = ?2)`,
+    )
+    .bind(projectId, taskId, JSON.stringify(SIGNS_OF_LIFE))
+    .all<RunningTask>();
+  return results;
+}
+
+/** The project's waiting tasks that auto-assignment would offer (or the one named): pending, unblocked, approved, with requirements. */
+export async function waitingTasks(d1: D1Database, projectId: string, taskId: string | null = null): Promise<WaitingTask[]> {
+  const { results } = await d1
+    .prepare(
+      `SELECT t.id, t.created_at, t.requirements, t.rejected_by, t.unassignable_at,
+              (SELECT MAX(e.created_at) FROM events e WHERE e.task_id = t.id AND e.project_id = t.project_id
+                 AND e.type IN (SELECT value FROM json_each(?3))) AS last_wait_event
+       FROM tasks t
+       WHERE t.project_id = ?1 AND t.status = 'pending' AND t.blocked = 0 AND t.awaiting_approval = 0
+         AND t.requirements IS NOT NULL AND t.requirements != '{}' AND (?2 IS NULL OR t.id = ?2)`,
+    )
+    .bind(projectId, taskId, JSON.stringify(NEW_WAIT))
+    .all<WaitingTask>();
+  return results;
+}
