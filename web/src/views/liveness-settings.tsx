@@ -4,7 +4,7 @@
  * number is off. A refusal shows beside the field it names.
  */
 import { useState } from "preact/hooks";
-import { adoptStyles } from "../chart-styles";
+import { adoptStyles } from "../adopt-styles";
 import type { Project } from "../types";
 import { toast } from "../ui/toasts";
 import { Problem } from "./controls";
