@@ -21,13 +21,22 @@ describe("silentResultReason", () => {
 });
 
 describe("stallDecision", () => {
-  const facts = { startedAt: iso(T0), lastHeartbeat: null, lastReport: null, stalledAt: null };
+  const facts = { startedAt: iso(T0), lastHeartbeat: null, onSession: false, lastOutput: null, lastReport: null, stalledAt: null };
 
   it("raises once the latest sign of life is stall_minutes old, and looks again when it would be", () => {
     expect(stallDecision(facts, 5, T0 + 4 * MINUTE_MS)).toEqual({ raise: false, recheckAt: T0 + 5 * MINUTE_MS });
     expect(stallDecision(facts, 5, T0 + 5 * MINUTE_MS)).toEqual({ raise: true, lastSignOfLife: T0, silentMinutes: 5 });
     const heartbeat = { ...facts, lastHeartbeat: iso(T0 + 3 * MINUTE_MS) };
     expect(stallDecision(heartbeat, 5, T0 + 6 * MINUTE_MS)).toEqual({ raise: false, recheckAt: T0 + 8 * MINUTE_MS });
+  });
+
+  it("reads a task on a session by its session's output, not its server's heartbeat (a daemon beats whatever its agent does)", () => {
+    const onSession = { ...facts, onSession: true, lastHeartbeat: iso(T0 + 5 * MINUTE_MS) };
+    expect(stallDecision(onSession, 5, T0 + 6 * MINUTE_MS)).toEqual({ raise: true, lastSignOfLife: T0, silentMinutes: 6 });
+    const output = { ...onSession, lastOutput: iso(T0 + 3 * MINUTE_MS) };
+    expect(stallDecision(output, 5, T0 + 6 * MINUTE_MS)).toEqual({ raise: false, recheckAt: T0 + 8 * MINUTE_MS });
+    // Output of a task's session counts for nothing once the task is on no session.
+    expect(stallDecision({ ...output, onSession: false, lastHeartbeat: null }, 5, T0 + 6 * MINUTE_MS).raise).toBe(true);
   });
 
   it("never raises twice for one silence, and raises again after a sign of life later than the flag", () => {

@@ -7,6 +7,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, inject, it } from "vitest";
+import { b64, fakeDaemon } from "./fake-daemon";
 import { call, expectProblem, until } from "./helpers";
 import { cli, createWorld, expectOk, newTask, T, taskIn, worldUnder, type World } from "./task-world";
 
@@ -127,7 +128,7 @@ describe("stall_minutes", () => {
     await Promise.all([room(w.project.id).checkLiveness(t0 + 6 * MINUTE), room(w.project.id).checkLiveness(t0 + 6 * MINUTE)]);
     const [stalled] = await events(w, "task_stalled", id);
     expect(stalled.data).toMatchObject({ action: "alert", stall_minutes: 5, server_id: w.worker.id, server_name: w.worker.name });
-    expect(stalled.data.reason).toMatch(/no heartbeat from its server, no note and no progress for \d+ minutes/);
+    expect(stalled.data.reason).toMatch(/no output from its session, no note and no progress for \d+ minutes/);
     expect(await events(w, "task_stalled", id)).toHaveLength(1);
     expect((await get(w, id)).status).toBe("running");
     await room(w.project.id).checkLiveness(t0 + 30 * MINUTE);
@@ -148,6 +149,32 @@ describe("stall_minutes", () => {
     expect(await events(w, "task_stalled", id)).toHaveLength(1);
     await room(w.project.id).checkLiveness(noted + 6 * MINUTE);
     expect(await events(w, "task_stalled", id)).toHaveLength(2);
+  });
+
+  it("counts its session's terminal output as a sign of life, and its server's heartbeat not (the daemon beats whatever the agent does)", async () => {
+    const w = await worldWith("Stalls by output", { stall_minutes: 5 });
+    const { id } = await taskIn(w, "running");
+    const daemon = await fakeDaemon(w.worker.apiKey);
+    // Beating all along: a heartbeat says the machine is up, not that the agent on the session works.
+    await expectOk(cli(w.worker.apiKey, "POST", "/api/v1/servers/heartbeat", {}));
+    daemon.send({ type: "session_output", session_id: w.workerSession, data: b64("thinking…") });
+    const noted = await until(
+      () => env.DB.prepare("SELECT last_output_at FROM sessions WHERE id = ?1").bind(w.workerSession).first<{ last_output_at: string | null }>(),
+      (row) => row?.last_output_at != null,
+      "the session's output noted",
+    );
+    const outputAt = Date.parse(noted!.last_output_at!);
+    await room(w.project.id).checkLiveness(outputAt + 4 * MINUTE);
+    expect(await events(w, "task_stalled", id)).toHaveLength(0);
+    // The server went on beating, as a live daemon does, a minute before the check.
+    await env.DB.prepare("UPDATE servers SET last_heartbeat = ?2 WHERE id = ?1")
+      .bind(w.worker.id, new Date(outputAt + 5 * MINUTE).toISOString())
+      .run();
+    await room(w.project.id).checkLiveness(outputAt + 6 * MINUTE);
+    const [stalled] = await events(w, "task_stalled", id);
+    expect(stalled.data).toMatchObject({ session_id: w.workerSession, last_output: noted!.last_output_at });
+    expect(stalled.data.reason).toMatch(/^no output from its session/);
+    daemon.socket.ws.close(1000, "done");
   });
 
   it("with stall_action needs_human, the stalled task waits on a person with the reason as its question", async () => {

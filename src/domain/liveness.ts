@@ -32,8 +32,12 @@ export const latestOf = (times: readonly (string | null | undefined)[]): number 
 export interface StallFacts {
   /** When it started, or came back to work (its last such event). */
   startedAt: string | null;
-  /** Its server's last heartbeat. */
+  /** Its server's last heartbeat: the sign of life of a task on no session. */
   lastHeartbeat: string | null;
+  /** Whether it was given to a session, whose terminal output is then its sign of life instead. */
+  onSession: boolean;
+  /** Its session's last output. */
+  lastOutput: string | null;
   /** Its last note or progress report. */
   lastReport: string | null;
   /** When its stall was last raised. */
@@ -43,12 +47,14 @@ export interface StallFacts {
 export type StallDecision = { raise: true; lastSignOfLife: number; silentMinutes: number } | { raise: false; recheckAt: number | null };
 
 /**
- * A running task is stalled once nothing (heartbeat, note, progress, its start) has been heard of it for the
- * project's stall_minutes. Raised once per silence: again only after a sign of life since the last time.
+ * A running task is stalled once nothing (its session's output, or its server's heartbeat when it is on no session; a
+ * note, progress, its start) has been heard of it for the project's stall_minutes. A daemon beats whatever its agents
+ * do, so for a task on a session only the session's output says its agent is at work. Raised once per silence: again
+ * only after a sign of life since the last time.
  */
 export function stallDecision(f: StallFacts, stallMinutes: number, now: number): StallDecision {
   const stallMs = stallMinutes * MINUTE_MS;
-  const last = latestOf([f.startedAt, f.lastHeartbeat, f.lastReport]) ?? now;
+  const last = latestOf([f.startedAt, f.lastReport, f.onSession ? f.lastOutput : f.lastHeartbeat]) ?? now;
   const raised = f.stalledAt !== null && Date.parse(f.stalledAt) >= last;
   // Raised for this silence: a heartbeat wakes no room, so it is looked at again after another stall_minutes.
   if (raised) return { raise: false, recheckAt: now + stallMs };
@@ -57,8 +63,8 @@ export function stallDecision(f: StallFacts, stallMinutes: number, now: number):
 }
 
 /** A stalled task's reason, as its event and (with stall_action needs_human) its question say it. */
-export const stallReason = (silentMinutes: number, stallMinutes: number) =>
-  `no heartbeat from its server, no note and no progress for ${silentMinutes} minutes (the project's stall_minutes is ${stallMinutes})`;
+export const stallReason = (silentMinutes: number, stallMinutes: number, onSession: boolean) =>
+  `${onSession ? "no output from its session" : "no heartbeat from its server"}, no note and no progress for ${silentMinutes} minutes (the project's stall_minutes is ${stallMinutes})`;
 
 /** Why a server cannot take the task, as matching says (null when it could, now or once it has capacity or is back online). */
 export function cannotTake(match: Pick<Match, "score" | "reasons">): string | null {

@@ -4,6 +4,8 @@
  * for every task of the kind or for one (an operation deciding again).
  */
 
+import type { StallFacts } from "../domain/liveness";
+
 /** Events that show a running task's work going on: its (re)start, and its notes and progress. */
 const SIGNS_OF_LIFE = ["task_started", "plan_approved", "intervention_responded", "task_progress", "note_added"];
 /** Events after which a waiting task waits anew: it came back to pending, was unblocked, approved or edited. */
@@ -16,6 +18,8 @@ export interface RunningTask {
   server_id: string | null;
   server_name: string | null;
   last_heartbeat: string | null;
+  session_id: string | null;
+  last_output: string | null;
   /** The latest of its SIGNS_OF_LIFE events. */
   last_report: string | null;
 }
@@ -30,20 +34,31 @@ export interface WaitingTask {
   last_wait_event: string | null;
 }
 
-/** The project's running tasks (or the one named), each with its server's last heartbeat and its last report. */
+/** The project's running tasks (or the one named), each with its server's last heartbeat, its session's last output and its last report. */
 export async function runningTasks(d1: D1Database, projectId: string, taskId: string | null = null): Promise<RunningTask[]> {
   const { results } = await d1
     .prepare(
       `SELECT t.id, t.started_at, t.stalled_at, t.assigned_server_id AS server_id, s.name AS server_name, s.last_heartbeat,
+              t.target_session_id AS session_id, ss.last_output_at AS last_output,
               (SELECT MAX(e.created_at) FROM events e WHERE e.task_id = t.id AND e.project_id = t.project_id
                  AND e.type IN (SELECT value FROM json_each(?3))) AS last_report
-       FROM tasks t LEFT JOIN servers s ON s.id = t.assigned_server_id
+       FROM tasks t LEFT JOIN servers s ON s.id = t.assigned_server_id LEFT JOIN sessions ss ON ss.id = t.target_session_id
        WHERE t.project_id = ?1 AND t.status = 'running' AND (?2 IS NULL OR t.id = ?2)`,
     )
     .bind(projectId, taskId, JSON.stringify(SIGNS_OF_LIFE))
     .all<RunningTask>();
   return results;
 }
+
+/** What the stall rule reads of a running task. */
+export const stallFacts = (t: RunningTask, startedAt: string | null, stalledAt: string | null): StallFacts => ({
+  startedAt,
+  lastHeartbeat: t.last_heartbeat,
+  onSession: t.session_id !== null,
+  lastOutput: t.last_output,
+  lastReport: t.last_report,
+  stalledAt,
+});
 
 /** The project's waiting tasks that auto-assignment would offer (or the one named): pending, unblocked, approved, with requirements. */
 export async function waitingTasks(d1: D1Database, projectId: string, taskId: string | null = null): Promise<WaitingTask[]> {

@@ -10,7 +10,7 @@ import { serverCandidates } from "../db/server-candidates";
 import type { Requirements } from "../protocol/orchestratia-v1";
 import { HUB_ACTOR } from "../runtime/room-rpc";
 import { earliest } from "./earliest";
-import { runningTasks, waitingTasks } from "./liveness-reads";
+import { runningTasks, stallFacts, waitingTasks } from "./liveness-reads";
 import type { RoomWriter } from "./room-writer";
 import type { CommittedEvent } from "./statements";
 
@@ -43,7 +43,7 @@ async function checkLiveness(writer: RoomWriter, d1: D1Database, projectId: stri
   let next: number | null = null;
   if (settings.stall_minutes !== null) {
     for (const t of await runningTasks(d1, projectId)) {
-      const facts = { startedAt: t.started_at, lastHeartbeat: t.last_heartbeat, lastReport: t.last_report, stalledAt: t.stalled_at };
+      const facts = stallFacts(t, t.started_at, t.stalled_at);
       const decision = stallDecision(facts, settings.stall_minutes, now);
       if (decision.raise) await flag("flag_stalled", t.id);
       next = earliest([next, decision.raise ? now + settings.stall_minutes * 60_000 : decision.recheckAt]);

@@ -4,7 +4,7 @@
  * room, told to the session's viewers), their terminal output (kept in the
  * scrollback, relayed in order), and the starts and ends people ask for.
  */
-import { logDebug } from "../runtime/log";
+import { logDebug, logError } from "../runtime/log";
 import { isFinalSession } from "../domain/session-lifecycle";
 import type { RoomActor, SessionChange } from "../room/commands";
 import { executeInRoom, type RoomReachingEnv } from "../runtime/room-rpc";
@@ -55,10 +55,15 @@ export interface LinkSessionsPort {
   scheduleAlarm(at: number): Promise<void>;
 }
 
+/** How often a session's output time is written at most: well under any stall_minutes (at least one). */
+const OUTPUT_NOTE_MS = 30_000;
+
 export class LinkSessions {
   /** Sessions looked up: null for an id that is not this server's. */
   private readonly known = new Map<string, KnownSession | null>();
   private readonly lookups = new Map<string, Promise<KnownSession | null>>();
+  /** When each session's output was last written to D1 (sessions.last_output_at). */
+  private readonly outputNoted = new Map<string, number>();
 
   constructor(private readonly port: LinkSessionsPort) {}
 
@@ -120,6 +125,21 @@ export class LinkSessions {
     if (!scrollback.isLoaded(session.id)) await scrollback.load(session.id);
     scrollback.append(session.id, bytes);
     this.port.terminals().output(session.id, data, bytes.byteLength);
+    this.noteOutput(session.id);
+  }
+
+  /**
+   * The session showed output: its agent is at work, which the liveness rules read (sessions.last_output_at). Written
+   * at most once a minute a session, and not awaited, so output frames never wait on D1; only this link writes it.
+   */
+  private noteOutput(sessionId: string) {
+    const now = Date.now();
+    if (now - (this.outputNoted.get(sessionId) ?? 0) < OUTPUT_NOTE_MS) return;
+    this.outputNoted.set(sessionId, now);
+    void this.port.env.DB.prepare("UPDATE sessions SET last_output_at = ?2 WHERE id = ?1")
+      .bind(sessionId, new Date(now).toISOString())
+      .run()
+      .catch((e) => logError("noting a session's output failed", { session_id: sessionId, operation: "session_output" }, e));
   }
 
   /**

@@ -65,6 +65,11 @@ export const sessions = sqliteTable(
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
     closedAt: text("closed_at"),
+    /**
+     * When the session's terminal last showed output, as its server's link saw it (written at most once a minute): the
+     * liveness rules' sign that its agent is at work.
+     */
+    lastOutputAt: text("last_output_at"),
     /** As the daemon reported it (PATCH /api/v1/server/sessions/{id}/mcp-status); null until it does. */
     mcpStatus: text("mcp_status", { enum: MCP_STATUSES }),
   },

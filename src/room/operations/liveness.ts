@@ -8,7 +8,7 @@ import { serverCandidates } from "../../db/server-candidates";
 import { latestOf, stallDecision, stallReason, unassignableDecision } from "../../domain/liveness";
 import { rankServers } from "../../domain/matching";
 import type { Requirements } from "../../protocol/orchestratia-v1";
-import { runningTasks, waitingTasks } from "../liveness-reads";
+import { runningTasks, stallFacts, waitingTasks } from "../liveness-reads";
 import { answerOnly, loadTask, taskWrite, type Planner } from "./kernel";
 import { askPerson } from "./lifecycle";
 import { notFound } from "./refusals";
@@ -19,13 +19,9 @@ export const flagStalled: Planner<"flag_stalled"> = async (ctx, cmd) => {
   const { stall_minutes: minutes, stall_action: action } = await ctx.settings();
   const [facts] = minutes === null || task.status !== "running" ? [] : await runningTasks(ctx.d1, ctx.projectId, task.id);
   if (!facts || minutes === null) return answerOnly(task.id, { raised: false });
-  const decision = stallDecision(
-    { startedAt: task.startedAt, lastHeartbeat: facts.last_heartbeat, lastReport: facts.last_report, stalledAt: task.stalledAt },
-    minutes,
-    Date.parse(cmd.at),
-  );
+  const decision = stallDecision(stallFacts(facts, task.startedAt, task.stalledAt), minutes, Date.parse(cmd.at));
   if (!decision.raise) return answerOnly(task.id, { raised: false });
-  const reason = stallReason(decision.silentMinutes, minutes);
+  const reason = stallReason(decision.silentMinutes, minutes, facts.session_id !== null);
   const event = {
     type: "task_stalled" as const,
     taskId: task.id,
@@ -37,6 +33,8 @@ export const flagStalled: Planner<"flag_stalled"> = async (ctx, cmd) => {
       server_id: facts.server_id,
       server_name: facts.server_name,
       last_heartbeat: facts.last_heartbeat,
+      session_id: facts.session_id,
+      last_output: facts.last_output,
     },
   };
   // The flag records when it was written: a sign of life after it starts a new silence.

@@ -56,6 +56,7 @@ export const openSession = async (ctx: OpContext, cmd: Cmd<"open_session">): Pro
     updatedAt: ctx.now,
     closedAt: null,
     mcpStatus: null,
+    lastOutputAt: null,
   };
   // Rooms of other projects may open a session of the same name on the same server meanwhile: the insert checks again.
   const insert = statement(

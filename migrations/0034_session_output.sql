@@ -1,0 +1,1 @@
+ALTER TABLE `sessions` ADD `last_output_at` text;
