@@ -33,6 +33,7 @@ import { telemetryExportRoutes } from "./routes/telemetry-export";
 import { budgetRoutes } from "./routes/budgets";
 import { templateRoutes } from "./routes/templates";
 import { runRoutes } from "./routes/runs";
+import { scheduleRoutes } from "./routes/schedules";
 import { approvalRuleRoutes } from "./routes/approval-rules";
 import { projectSessionRoutes } from "./routes/project-sessions";
 import { liveRoutes } from "./routes/live";
@@ -126,6 +127,7 @@ export function buildApp() {
   api.route("/projects", budgetRoutes);
   api.route("/projects", templateRoutes);
   api.route("/projects", runRoutes);
+  api.route("/projects", scheduleRoutes);
   api.route("/projects", permissionLogRoutes);
   api.route("/projects", fileTransferRoutes.people);
   api.route("/projects", sessionFileRoutes);
