@@ -5,7 +5,6 @@
  * shell holds the entry points, presence and the alarm.
  */
 import { DurableObject } from "cloudflare:workers";
-import { blobKey } from "../datarefs/blobs";
 import { ONLINE_WINDOW_MS } from "../domain/presence";
 import type { RoomEnv } from "../runtime/room-env";
 import { linkPointers } from "../datarefs/pointers";
@@ -21,16 +20,9 @@ import { requestTimeoutMs, SHUTDOWN_GRACE_MS } from "../protocol/agent-orchestra
 import { type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 import { HUB_ACTOR } from "../runtime/room-rpc";
 import { DashboardProtocol } from "./dashboard-socket";
-import {
-  dependentSessions,
-  forgetAbandonedUploads,
-  nextDeadline,
-  nextQuestionExpiry,
-  nextUploadExpiry,
-  openSessionsNamed,
-  overdueTasks,
-  taskSessions,
-} from "./room-queries";
+import { dependentSessions, nextDeadline, nextQuestionExpiry, openSessionsNamed, overdueTasks, taskSessions } from "./room-queries";
+import { cleanUpUploads } from "./upload-cleanup";
+import { fireDueSchedules } from "./schedule-firing";
 import { RoomKeys } from "./room-keys";
 import { RoomPresence } from "./room-presence";
 import { AgentGraces } from "./agent-graces";
@@ -46,9 +38,6 @@ import { livenessBounds } from "../protocol/agent-liveness";
 import { pingAgents } from "./agent-heartbeat";
 import { expireLeases } from "./lease-sweep";
 import { AGENT_TAG, attachmentOf, CLOSE, DASHBOARD_TAG, type AgentAttachment, type DashboardAttachment } from "./sockets";
-
-/** How long past its URL's expiry an upload that started in time may still be streaming. */
-const UPLOAD_GRACE_MS = 60 * 60 * 1000;
 
 export class ProjectRoom extends DurableObject<RoomEnv> {
   // Set before the room takes any request (see the constructor).
@@ -241,6 +230,16 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
 
   private leaseMs = () => leaseSeconds(this.env.ASSIGNMENT_LEASE_SECONDS) * 1000;
 
+  /**
+   * Handles the schedules due at `now` (the alarm passes its clock), each slot once, and sleeps until the next slot;
+   * answers when that is (epoch ms).
+   */
+  async fireSchedules(now: number): Promise<number | null> {
+    const next = await this.writer.serialise(() => fireDueSchedules(this.writer, this.projectId, now));
+    if (next !== null) await this.scheduleAlarm(Math.max(next, Date.now() + 1000));
+    return next;
+  }
+
   /** The hourly sweep found a task here past its lease: look now. */
   async wakeForLeases() {
     await this.scheduleAlarm(Date.now());
@@ -342,8 +341,8 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
    * running tasks whose timeout has passed (code TIMEOUT; never retried
    * implicitly), times out questions nobody answered, takes back tasks from
    * servers silent past their lease, forgets uploads that
-   * never completed, and takes lapsed servers offline; then sleeps until the
-   * next of these is due.
+   * never completed, fires schedules whose slot has come, and takes lapsed
+   * servers offline; then sleeps until the next of these is due.
    */
   override async alarm() {
     try {
@@ -368,6 +367,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
       }
       await apply({ op: "expire_questions" });
       const nextLease = await expireLeases({ env: this.env, projectId: this.projectId, writer: this.writer, leaseMs: this.leaseMs(), sockets: this.graces.agentSockets() });
+      const nextSlot = await fireDueSchedules(this.writer, this.projectId, Date.now());
       const wakeAt = earliest([
         await nextDeadline(this.writer.db, this.projectId),
         nextLease,
@@ -376,7 +376,8 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
         nextAuth,
         nextShutdown,
         nextPing,
-        await this.cleanUpUploads(),
+        await cleanUpUploads(this.env, this.projectId),
+        nextSlot,
       ]);
       void this.usage.flush().then((at) => (at === null ? undefined : this.scheduleAlarm(at)));
       // scheduleAlarm keeps an earlier alarm set meanwhile (a new socket, a heartbeat).
@@ -385,14 +386,5 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     // Presence writes its events through the queue itself, so it runs after the queued work above.
     const next = await this.presence.sweepPresence();
     if (next !== null) await this.scheduleAlarm(next + 1000);
-  }
-
-  /** Forgets DataRefs whose upload never completed, and any bytes a broken upload left; returns when the next one is due. */
-  private async cleanUpUploads(): Promise<number | null> {
-    const now = Date.now();
-    const gone = await forgetAbandonedUploads(this.env.DB, this.projectId, now, UPLOAD_GRACE_MS);
-    if (gone.length) await this.env.BLOBS.delete(gone.map((id) => blobKey(this.projectId, id)));
-    const next = await nextUploadExpiry(this.env.DB, this.projectId);
-    return next === null ? null : Math.max(next, now) + 1000;
   }
 }
