@@ -15,7 +15,11 @@ describe("cronProblem", () => {
   it("names the cron or the time zone, and says why", () => {
     expect(cronProblem("0 2 * * *", "Mars/Olympus")).toEqual({ field: "timezone", message: "must be an IANA time zone (e.g. UTC, Europe/Berlin)" });
     expect(cronProblem("0 2 * * *", "")?.field).toBe("timezone");
-    expect(cronProblem("0 0 2 * * *", "UTC")).toMatchObject({ field: "cron", message: expect.stringContaining("exactly 5 parts") });
+    expect(cronProblem("0 0 2 * * *", "UTC")).toEqual({
+      field: "cron",
+      message: "must be five fields (minute hour day-of-month month day-of-week) or a nickname such as @daily, not 6",
+    });
+    expect(cronProblem("61 * * * *", "UTC")?.message).toMatch(/^is not a cron expression of five fields: /);
     for (const cron of ["", "every night", "61 * * * *", "0 25 * * *", "* * * * * * *", "@reboot"]) expect(cronProblem(cron, "UTC")?.field, cron).toBe("cron");
     expect(cronProblem("0 0 30 2 *", "UTC")).toEqual({ field: "cron", message: "never matches a time" });
   });

@@ -98,6 +98,9 @@ describe("a schedule", () => {
     await bad({ cron: "0 2 * * * *" }, "cron");
     await bad({ cron: "61 2 * * *" }, "cron");
     await bad({ timezone: "Mars/Olympus" }, "timezone");
+    const both = await call(schedulesOf(w.project.id), { token: w.member.token, body: { template_id: t.id, cron: "0 2 * *", timezone: "Europe/Berln" } });
+    expectProblem(both, 422, "VALIDATION_FAILED");
+    expect(both.json.errors.map((e: { path: string }) => e.path)).toEqual(["timezone", "cron"]);
     await bad({ template_id: theirs.id }, "template_id");
     await bad({ parameters: {} }, "parameters.day");
     await bad({ parameters: { day: 3 } }, "parameters.day");

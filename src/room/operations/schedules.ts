@@ -32,8 +32,12 @@ const nextRunAt = (s: Pick<ScheduleFields, "cron" | "timezone" | "paused">, now:
  * would refuse at every firing (422 naming `cron`, `timezone`, `template_id` or `parameters.<name>`).
  */
 async function scheduleProblem(ctx: OpContext, s: ScheduleFields): Promise<ProblemData | undefined> {
-  const cron = cronProblem(s.cron, s.timezone);
-  if (cron) return invalidField(cron.field, cron.message);
+  const timing = cronProblem(s.cron, s.timezone);
+  if (timing) {
+    // A time zone refused, the expression is still checked (in UTC) so that both are named at once.
+    const both = [timing, timing.field === "timezone" ? cronProblem(s.cron, "UTC") : null].flatMap((p) => (p ? [{ path: p.field, message: p.message }] : []));
+    return { status: 422, code: "VALIDATION_FAILED", detail: both.map((e) => `${e.path}: ${e.message}`).join("; "), errors: both };
+  }
   const template = await templateOf(ctx, s.templateId);
   if (!template) return invalidField("template_id", "must be a template of this project");
   const made = graphFor(template, s.parameters);
