@@ -4,6 +4,7 @@
  */
 import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import { wakeRoomsWithOverdueSchedules } from "../src/cron/maintenance";
 import { addMember, call, createProject, createUser, expectProblem } from "./helpers";
 import { createWorld, expectOk, worldUnder, type World } from "./task-world";
 
@@ -213,6 +214,24 @@ describe("a schedule's slots", () => {
     expect(await runDurableObjectAlarm(room(world.project.id))).toBe(true);
     expect((await runsOf(world, s.id)).map((r) => [r.slot, r.task_ids.length])).toEqual([[slot, 2]]);
     expect(await alarm()).toBeLessThanOrEqual(Date.parse((await scheduleNow(world, s.id)).next_runs[0]));
+  });
+
+  it("are found by the hourly sweep when the room's alarm was lost, and handled by their `missed` policy", async () => {
+    const world = await projectWorld("Lost alarm");
+    const t = await nightly(world);
+    const s = await schedule({ template_id: t.id, cron: "0 * * * *", parameters: { day: "lost" }, missed: "run_once" }, world);
+    expect(await wakeRoomsWithOverdueSchedules(env)).toBe(0);
+    // As if the room's alarm were gone and its slot long past.
+    await runInDurableObject(room(world.project.id), (_, state) => state.storage.deleteAlarm());
+    const slot = new Date(Math.floor(Date.now() / HOUR) * HOUR - HOUR).toISOString();
+    await env.DB.prepare("UPDATE schedules SET next_run_at = ? WHERE id = ?").bind(slot, s.id).run();
+    expect(await wakeRoomsWithOverdueSchedules(env)).toBe(1);
+    const [run] = await runsOf(world, s.id);
+    expect([run!.slot, run!.task_ids.length]).toEqual([new Date(Math.floor(Date.now() / HOUR) * HOUR).toISOString(), 2]);
+    expect(await runInDurableObject(room(world.project.id), (_, state) => state.storage.getAlarm())).toBeLessThanOrEqual(
+      Date.parse((await scheduleNow(world, s.id)).next_runs[0]),
+    );
+    expect(await wakeRoomsWithOverdueSchedules(env)).toBe(0);
   });
 
   it("missed by hours: `skip` records the latest slot skipped and makes nothing; `run_once` makes one graph for it", async () => {

@@ -99,6 +99,7 @@ export const changeSchedule: Planner<"change_schedule"> = async (ctx, cmd) => {
   const changed = Object.keys(cmd.changes).filter(
     (k) => JSON.stringify(before[k as keyof ScheduleFields]) !== JSON.stringify(after[k as keyof ScheduleFields]),
   );
+  if (changed.length === 0) return answerOnly("", { schedule_id: before.id });
   const change = after.paused !== before.paused ? (after.paused ? "paused" : "resumed") : "updated";
   const write = statement(ctx.d1, ctx.db.update(schedules).set(set).where(eq(schedules.id, before.id)));
   return schedulePlan(ctx, { id: before.id, nextRunAt: next }, write, { change, changed, ...described({ ...after, nextRunAt: next }) });
