@@ -5,7 +5,7 @@
 import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { wakeRoomsWithOverdueSchedules } from "../src/cron/maintenance";
-import { addMember, call, createProject, createUser, expectProblem } from "./helpers";
+import { addMember, call, createProject, createUser, daemonRegistration, expectProblem, registrationToken } from "./helpers";
 import { createWorld, expectOk, worldUnder, type World } from "./task-world";
 
 let w: World;
@@ -232,6 +232,26 @@ describe("a schedule's slots", () => {
       Date.parse((await scheduleNow(world, s.id)).next_runs[0]),
     );
     expect(await wakeRoomsWithOverdueSchedules(env)).toBe(0);
+  });
+
+  it("offer a firing's tasks with requirements to servers at once", async () => {
+    const world = await projectWorld("Offered");
+    const language = `lang-${crypto.randomUUID().slice(0, 8)}`;
+    const reply = await call("/api/v1/servers/register", {
+      body: {
+        ...daemonRegistration(`capable-${language}`, await registrationToken(w.admin)),
+        capabilities: { languages: [language], max_concurrent_tasks: 5 },
+      },
+    });
+    expect(reply.status, reply.text).toBe(201);
+    const t = await nightly(world, {
+      tasks: [{ key: "build", title: "Build for {{day}}", requirements: { languages: [language] } }],
+    });
+    const s = await schedule({ template_id: t.id, cron: "0 5 * * *", parameters: { day: "d" } }, world);
+    await fireAt(world, later(s.next_runs[0], 1000));
+    const [run] = await runsOf(world, s.id);
+    const task = (await expectOk(call(`/api/v1/tasks/${run!.task_ids[0]}`, { token: world.admin }))).json;
+    expect([task.status, task.assigned_server_id]).toEqual(["assigned", reply.json.id]);
   });
 
   it("missed by hours: `skip` records the latest slot skipped and makes nothing; `run_once` makes one graph for it", async () => {
