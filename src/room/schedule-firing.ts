@@ -4,7 +4,7 @@
  * requirements was made. Runs inside the room's queue; the clock is passed in, so the alarm and a caller that moves it
  * share one path.
  */
-import { and, eq, gt, isNotNull, lte, min } from "drizzle-orm";
+import { and, eq, gt, isNotNull, min } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { schedules } from "../db/schema";
 import { log, logError } from "../runtime/log";
@@ -12,16 +12,22 @@ import { HUB_ACTOR } from "../runtime/room-rpc";
 import type { RoomCommand } from "./commands";
 import type { RoomWriter } from "./room-writer";
 
+/** The most schedules handled in one wake-up; more due wake the room again at once. */
+const BATCH = 100;
 /** How soon a schedule whose firing failed is tried again (its slot is still due: nothing of it committed). */
 const RETRY_MS = 60_000;
 
 /** Handles every schedule due at `now`; answers when the project's next slot is due (epoch ms), or null for none. */
 export async function fireDueSchedules(writer: RoomWriter, projectId: string, now: number): Promise<number | null> {
-  const due = await writer.db
-    .select({ id: schedules.id })
+  // One read on most wake-ups: the earliest schedules, those due among them, and otherwise when the first is.
+  const earliest = await writer.db
+    .select({ id: schedules.id, nextRunAt: schedules.nextRunAt })
     .from(schedules)
-    .where(and(eq(schedules.projectId, projectId), isNotNull(schedules.nextRunAt), lte(schedules.nextRunAt, new Date(now).toISOString())))
-    .orderBy(schedules.nextRunAt);
+    .where(and(eq(schedules.projectId, projectId), isNotNull(schedules.nextRunAt)))
+    .orderBy(schedules.nextRunAt)
+    .limit(BATCH);
+  const due = earliest.filter((s) => Date.parse(s.nextRunAt!) <= now);
+  if (due.length === 0) return earliest[0] ? Date.parse(earliest[0].nextRunAt!) : null;
   const apply = (command: RoomCommand) => writer.apply({ actor: HUB_ACTOR, command, withView: false });
   let offer = false;
   let failed = false;
