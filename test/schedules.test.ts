@@ -332,5 +332,12 @@ describe("a schedule's slots", () => {
     const [run] = await runsOf(world, s.id);
     expect([run!.status, run!.skipped]).toEqual(["skipped", "parameters.owner: is required"]);
     expect(await tasksIn(world)).toEqual([]);
+    // It can still be paused; resumed, it is checked again, and fixed it resumes.
+    const patch = (body: unknown) => call(`${schedulesOf(world.project.id)}/${s.id}`, { method: "PATCH", token: world.member.token, body });
+    await expectOk(patch({ paused: true }));
+    const refused = await patch({ paused: false });
+    expectProblem(refused, 422, "VALIDATION_FAILED");
+    expect(refused.json.errors.map((e: { path: string }) => e.path)).toEqual(["parameters.owner"]);
+    expect((await expectOk(patch({ paused: false, parameters: { day: "d", owner: "kim" } }))).json).toMatchObject({ paused: false });
   });
 });

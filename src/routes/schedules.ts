@@ -102,8 +102,9 @@ scheduleRoutes.patch(
     id: "updateSchedule",
     summary: "Change, pause or resume a schedule",
     description:
-      "Members of the project and admins. Fields left out stay; `paused: true` pauses it, `paused: false` resumes it. The whole schedule " +
-      "as it becomes is checked as a new one is. A new `cron` or `timezone`, or resuming, starts its slots again from now; any other " +
+      "Members of the project and admins. Fields left out stay; `paused: true` pauses it, `paused: false` resumes it. The schedule as it " +
+      "becomes is checked as a new one is: its cron and time zone always, its template and parameters when they change and as it resumes " +
+      "(a template changed since never stops a pause or a rename). A new `cron` or `timezone`, or resuming, starts its slots again from now; any other " +
       `change keeps the slot it waits for.\n\n${RULES}`,
     body: changeScheduleBody,
     responses: { 200: scheduleSchema },

@@ -29,15 +29,17 @@ const nextRunAt = (s: Pick<ScheduleFields, "cron" | "timezone" | "paused">, now:
 
 /**
  * Why the schedule could not be saved: its cron or time zone, a template not of the project, or parameters its template
- * would refuse at every firing (422 naming `cron`, `timezone`, `template_id` or `parameters.<name>`).
+ * would refuse at every firing (422 naming `cron`, `timezone`, `template_id` or `parameters.<name>`). Without
+ * `withTemplate`, only what the schedule holds itself (a template changed since must not stop a pause or a rename).
  */
-async function scheduleProblem(ctx: OpContext, s: ScheduleFields): Promise<ProblemData | undefined> {
+async function scheduleProblem(ctx: OpContext, s: ScheduleFields, withTemplate = true): Promise<ProblemData | undefined> {
   const timing = cronProblem(s.cron, s.timezone);
   if (timing) {
     // A time zone refused, the expression is still checked (in UTC) so that both are named at once.
     const both = [timing, timing.field === "timezone" ? cronProblem(s.cron, "UTC") : null].flatMap((p) => (p ? [{ path: p.field, message: p.message }] : []));
     return { status: 422, code: "VALIDATION_FAILED", detail: both.map((e) => `${e.path}: ${e.message}`).join("; "), errors: both };
   }
+  if (!withTemplate) return undefined;
   const template = await templateOf(ctx, s.templateId);
   if (!template) return invalidField("template_id", "must be a template of this project");
   const made = graphFor(template, s.parameters);
@@ -90,7 +92,9 @@ export const changeSchedule: Planner<"change_schedule"> = async (ctx, cmd) => {
   const before = await scheduleOf(ctx, cmd.scheduleId);
   if (!before) return scheduleNotFound;
   const after = { ...before, ...cmd.changes };
-  const problem = await scheduleProblem(ctx, after);
+  // Its template and parameters are checked again when they change, and as it resumes.
+  const firesNow = "templateId" in cmd.changes || "parameters" in cmd.changes || (before.paused && !after.paused);
+  const problem = await scheduleProblem(ctx, after, firesNow);
   if (problem) return problem;
   // Its slots start again from now when they change or it resumes; otherwise the slot it waits for stays.
   const retimed = after.cron !== before.cron || after.timezone !== before.timezone || after.paused !== before.paused;
