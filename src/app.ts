@@ -35,6 +35,7 @@ import { templateRoutes } from "./routes/templates";
 import { triggerRoutes } from "./routes/triggers";
 import { triggerHookRoutes } from "./routes/trigger-hook";
 import { runRoutes } from "./routes/runs";
+import { scheduleRoutes } from "./routes/schedules";
 import { approvalRuleRoutes } from "./routes/approval-rules";
 import { projectSessionRoutes } from "./routes/project-sessions";
 import { liveRoutes } from "./routes/live";
@@ -129,6 +130,7 @@ export function buildApp() {
   api.route("/projects", templateRoutes);
   api.route("/projects", triggerRoutes);
   api.route("/projects", runRoutes);
+  api.route("/projects", scheduleRoutes);
   api.route("/projects", permissionLogRoutes);
   api.route("/projects", fileTransferRoutes.people);
   api.route("/projects", sessionFileRoutes);

@@ -1,7 +1,7 @@
 /** Worker entry: the HTTP app, the housekeeping cron, and the Durable Object classes. */
 import { buildApp } from "./app";
 import { answerKnownEmptyPoll, polledList } from "./files/file-polls";
-import { expirePermissionLog, sweepExpired, wakeRoomsWithLapsedLeases, wakeStrandedDeliveries } from "./cron/maintenance";
+import { expirePermissionLog, sweepExpired, wakeRoomsWithLapsedLeases, wakeRoomsWithOverdueSchedules, wakeStrandedDeliveries } from "./cron/maintenance";
 import type { WorkerEnv } from "./runtime/worker-env";
 
 export { ProjectRoom } from "./room/project-room";
@@ -23,6 +23,7 @@ export default {
     ctx.waitUntil(sweepExpired(env));
     ctx.waitUntil(wakeStrandedDeliveries(env));
     ctx.waitUntil(wakeRoomsWithLapsedLeases(env));
+    ctx.waitUntil(wakeRoomsWithOverdueSchedules(env));
     ctx.waitUntil(expirePermissionLog(env));
   },
 } satisfies ExportedHandler<WorkerEnv>;

@@ -6,6 +6,7 @@ import { laneStub } from "../integrations/client";
 import type { RoomEnv } from "../runtime/room-env";
 import { leaseSeconds, LEASED_STATUSES } from "../protocol/compute-protocol";
 import { roomStub } from "../room/client";
+import { ON_TIME_MS } from "../domain/cron-slots";
 import type { WorkerEnv } from "../runtime/worker-env";
 
 const KEEP_EXPIRED_MS = 7 * 24 * 60 * 60 * 1000;
@@ -57,6 +58,18 @@ export async function wakeRoomsWithLapsedLeases(env: WorkerEnv, now = Date.now()
     .bind(JSON.stringify(LEASED_STATUSES), cutoff)
     .all<{ project_id: string }>();
   await Promise.all(results.map((r) => roomStub(env, r.project_id).wakeForLeases()));
+  return results.length;
+}
+
+/**
+ * Wakes the rooms with a schedule whose slot passed more than ON_TIME_MS ago unhandled: each room fires its schedules
+ * from its alarm, and this bounds the wait when an alarm was lost (the slot is then handled by its `missed` policy).
+ */
+export async function wakeRoomsWithOverdueSchedules(env: WorkerEnv, now = Date.now()) {
+  const { results } = await env.DB.prepare("SELECT DISTINCT project_id FROM schedules WHERE next_run_at IS NOT NULL AND next_run_at < ?1")
+    .bind(new Date(now - ON_TIME_MS).toISOString())
+    .all<{ project_id: string }>();
+  await Promise.all(results.map((r) => roomStub(env, r.project_id).fireSchedules(now)));
   return results.length;
 }
 

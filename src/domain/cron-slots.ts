@@ -16,6 +16,10 @@ export function cronProblem(cron: string, timezone: string): { field: "cron" | "
   } catch {
     return { field: "timezone", message: "must be an IANA time zone (e.g. UTC, Europe/Berlin)" };
   }
+  const fields = cron.trim() === "" ? 0 : cron.trim().split(/\s+/).length;
+  if (!cron.trim().startsWith("@") && fields !== 5) {
+    return { field: "cron", message: `must be five fields (minute hour day-of-month month day-of-week) or a nickname such as @daily, not ${fields}` };
+  }
   try {
     if (pattern(cron, timezone).nextRun(new Date()) === null) return { field: "cron", message: "never matches a time" };
   } catch (e) {

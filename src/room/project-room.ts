@@ -23,6 +23,7 @@ import { DashboardProtocol } from "./dashboard-socket";
 import { dependentSessions, nextDeadline, nextQuestionExpiry, openSessionsNamed, overdueTasks, taskSessions } from "./room-queries";
 import { cleanUpUploads } from "./upload-cleanup";
 import { RoomLiveness } from "./liveness";
+import { fireDueSchedules } from "./schedule-firing";
 import { RoomKeys } from "./room-keys";
 import { RoomPresence } from "./room-presence";
 import { AgentGraces } from "./agent-graces";
@@ -239,6 +240,16 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
 
   private leaseMs = () => leaseSeconds(this.env.ASSIGNMENT_LEASE_SECONDS) * 1000;
 
+  /**
+   * Handles the schedules due at `now` (the alarm passes its clock), each slot once, and sleeps until the next slot;
+   * answers when that is (epoch ms).
+   */
+  async fireSchedules(now: number): Promise<number | null> {
+    const next = await this.writer.serialise(() => fireDueSchedules(this.writer, this.projectId, now));
+    if (next !== null) await this.scheduleAlarm(Math.max(next, Date.now() + 1000));
+    return next;
+  }
+
   /** The hourly sweep found a task here past its lease: look now. */
   async wakeForLeases() {
     await this.scheduleAlarm(Date.now());
@@ -341,8 +352,8 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
    * implicitly), times out questions nobody answered, takes back tasks from
    * servers silent past their lease, forgets uploads that
    * never completed, raises the liveness rules' flags (src/room/liveness.ts),
-   * and takes lapsed servers offline; then sleeps until the
-   * next of these is due.
+   * fires schedules whose slot has come, and takes lapsed servers offline;
+   * then sleeps until the next of these is due.
    */
   override async alarm() {
     try {
@@ -373,6 +384,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
         leaseMs: this.leaseMs(),
         sockets: this.graces.agentSockets(),
       });
+      const nextSlot = await fireDueSchedules(this.writer, this.projectId, Date.now());
       const wakeAt = earliest([
         await nextDeadline(this.writer.db, this.projectId),
         nextLease,
@@ -383,6 +395,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
         nextPing,
         await cleanUpUploads(this.env, this.projectId),
         await this.liveness.check(Date.now()),
+        nextSlot,
       ]);
       void this.usage.flush().then((at) => (at === null ? undefined : this.scheduleAlarm(at)));
       // scheduleAlarm keeps an earlier alarm set meanwhile (a new socket, a heartbeat).
