@@ -32,6 +32,7 @@ import { webhookRoutes } from "./routes/webhooks";
 import { telemetryExportRoutes } from "./routes/telemetry-export";
 import { budgetRoutes } from "./routes/budgets";
 import { templateRoutes } from "./routes/templates";
+import { triggerRoutes } from "./routes/triggers";
 import { runRoutes } from "./routes/runs";
 import { approvalRuleRoutes } from "./routes/approval-rules";
 import { projectSessionRoutes } from "./routes/project-sessions";
@@ -125,6 +126,7 @@ export function buildApp() {
   api.route("/projects", telemetryExportRoutes);
   api.route("/projects", budgetRoutes);
   api.route("/projects", templateRoutes);
+  api.route("/projects", triggerRoutes);
   api.route("/projects", runRoutes);
   api.route("/projects", permissionLogRoutes);
   api.route("/projects", fileTransferRoutes.people);
