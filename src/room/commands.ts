@@ -2,7 +2,7 @@
 import type { EnvelopeOutcome } from "../protocol/agent-envelope";
 import type { GitDiffStats } from "../protocol/hub-api";
 import type { DependencyInput } from "../protocol/orchestratia-v1";
-import type { BudgetPeriod, BudgetScope, BudgetThreshold, CodeHealthRow, FileTransferKind, McpStatus, Priority, RunSource } from "../db/schema";
+import type { BudgetPeriod, BudgetScope, BudgetThreshold, CodeHealthRow, FileTransferKind, McpStatus, Priority, RunSource, ScheduleRow } from "../db/schema";
 import type { DatarefRow } from "../views/datarefs";
 import type { TaskView } from "../views/tasks";
 import type { ProblemCode } from "../http/problem-codes";
@@ -220,7 +220,16 @@ export type RoomCommand =
   /** A person sets, changes or removes a budget: what it has spent already is counted at once, its thresholds crossed then. */
   | { op: "create_budget"; budget: NewBudget }
   | { op: "change_budget"; budgetId: string; changes: BudgetChanges }
-  | { op: "delete_budget"; budgetId: string };
+  | { op: "delete_budget"; budgetId: string }
+  /** A person sets up, changes (pauses, resumes) or deletes a schedule: the room sets when it is next due. */
+  | { op: "create_schedule"; schedule: ScheduleFields }
+  | { op: "change_schedule"; scheduleId: string; changes: Partial<ScheduleFields> }
+  | { op: "delete_schedule"; scheduleId: string }
+  /** The room's clock reached the schedule's next slot (`now`, epoch ms): fire it, or record why not, once. */
+  | { op: "fire_schedule"; scheduleId: string; now: number };
+
+/** What a person sets on a schedule; the room keeps when it is due (`last_slot`, `next_run_at`). */
+export type ScheduleFields = Pick<ScheduleRow, "templateId" | "name" | "cron" | "timezone" | "parameters" | "missed" | "overlap" | "paused">;
 
 /** A budget a person sets on the project (scope `project`, per period) or on a task graph (scope `graph`, its anchor task). */
 export interface NewBudget {

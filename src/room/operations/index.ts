@@ -18,6 +18,7 @@ import { recordUsage } from "./usage";
 import { changeBudget, createBudget, deleteBudget } from "./budget-changes";
 import { changeSession, openSession, reportMcpStatus } from "./sessions";
 import { instantiate } from "./runs";
+import { changeSchedule, createSchedule, deleteSchedule, fireSchedule } from "./schedules";
 
 const planners = {
   create,
@@ -66,6 +67,10 @@ const planners = {
   create_budget: createBudget,
   change_budget: changeBudget,
   delete_budget: deleteBudget,
+  create_schedule: createSchedule,
+  change_schedule: changeSchedule,
+  delete_schedule: deleteSchedule,
+  fire_schedule: fireSchedule,
 } satisfies { [K in RoomCommand["op"]]: Planner<K> };
 
 export function planOperation(ctx: OpContext, command: RoomCommand): Promise<OpOutcome> {
