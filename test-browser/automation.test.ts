@@ -147,16 +147,119 @@ describe("templates", () => {
   });
 });
 
+describe("schedules", () => {
+  it("sets up a schedule with its cron in words, refusing a bad expression beside it, shows its next runs, and pauses it", async () => {
+    await page.goto(`${base()}/schedules`);
+    await page.getByText("No schedules yet.").waitFor();
+    await page.getByRole("button", { name: "New schedule" }).click();
+    const form = page.locator("form.schedule-form");
+    await form.locator("[name=template_id]").selectOption({ label: "Fix an issue" });
+    await form.locator("[name=name]").fill("Weekday triage");
+    await form.locator("[name=cron]").fill("0 7 * * 1-5");
+    await expect.poll(() => form.locator(".cron-preview").textContent()).toBe("At 07:00, Monday through Friday");
+    await form.locator("[name=timezone]").selectOption("Europe/Berlin");
+    await form.locator('[name="parameters.issue"]').fill("the triage queue");
+    await form.locator("[name=cron]").fill("61 7 * * *");
+    await form.getByRole("button", { name: "Add schedule" }).click();
+    await expect.poll(() => form.locator('[data-field-problem="cron"]').textContent()).toBeTruthy();
+
+    await form.locator("[name=cron]").fill("0 7 * * 1-5");
+    await form.getByRole("button", { name: "Add schedule" }).click();
+    const saved = page.locator(".schedule-saved");
+    await saved.waitFor();
+    expect(await saved.textContent()).toContain("At 07:00, Monday through Friday (Europe/Berlin)");
+    expect(await saved.locator(".next-runs time").count()).toBe(5);
+    const row = page.locator("tr[data-schedule-id]");
+    await row.waitFor();
+    expect(await row.textContent()).toContain("Europe/Berlin");
+    await expect.poll(() => row.locator(".cron-words").textContent()).toBe("At 07:00, Monday through Friday");
+    // The next runs shown are the hub's, each a weekday at 07:00 in Berlin.
+    const shown = await row.locator(".next-runs time").evaluateAll((ts) => ts.map((t) => t.getAttribute("datetime")));
+    const [schedule] = (await call<{ schedules: { next_runs: string[] }[] }>(`/api/v1/projects/${projectId}/schedules`, { token: admin })).schedules;
+    expect(shown).toEqual(schedule!.next_runs);
+    for (const at of shown) {
+      const berlin = new Intl.DateTimeFormat("en-GB", { timeZone: "Europe/Berlin", weekday: "short", hour: "2-digit", minute: "2-digit" }).format(
+        new Date(at!),
+      );
+      expect(berlin).toMatch(/^(Mon|Tue|Wed|Thu|Fri) 07:00$/);
+    }
+    await bothSizes("automation-schedules");
+
+    await row.getByRole("button", { name: "Pause" }).click();
+    await expect.poll(() => row.getAttribute("data-paused")).toBe("true");
+    expect(await row.textContent()).toContain("none while paused");
+    await row.getByRole("button", { name: "Resume" }).waitFor();
+  });
+});
+
+describe("triggers", () => {
+  it("adds a GitHub trigger, showing its URL and secret once with GitHub's setup steps", async () => {
+    await page.goto(`${base()}/triggers`);
+    await page.getByText("No triggers yet.").waitFor();
+    await page.getByRole("button", { name: "New trigger" }).click();
+    const form = page.locator("form.trigger-form");
+    await form.locator("[name=template_id]").selectOption({ label: "Fix an issue" });
+    await form.locator("[name=name]").fill("Agent issues");
+    await form.getByLabel("a GitHub repository's webhook").check();
+    await form.locator('[name="event-issue_comment.created"]').check();
+    await form.locator('[name="github.label"]').fill("agent");
+    await form.locator('[name="github.command"]').fill("/agent");
+    await form.getByRole("button", { name: "Map a parameter" }).click();
+    await form.locator("[name=mapping-0-path]").fill("issue.title");
+    await form.getByRole("button", { name: "Add trigger" }).click();
+
+    const shown = page.locator(".trigger-secret");
+    await shown.waitFor();
+    const secret = await shown.locator("[name=trigger-secret]").inputValue();
+    expect(secret).toMatch(/^whsec_/);
+    const url = await shown.locator("[name=trigger-url]").inputValue();
+    expect(url).toMatch(/\/hooks\/triggers\/[0-9a-f-]{36}$/);
+    expect(await shown.locator(".setup-steps").textContent()).toContain("tick Issues and Issue comments");
+    expect(await shown.locator(".setup-steps").textContent()).toContain("application/json");
+    const row = page.locator("tr[data-trigger-id]");
+    await row.waitFor();
+    expect(await row.textContent()).toContain(url);
+    expect(await row.textContent()).toContain('issues labelled "agent", comments starting /agent');
+    const [trigger] = (await call<{ triggers: { github: unknown }[] }>(`/api/v1/projects/${projectId}/triggers`, { token: admin })).triggers;
+    expect(trigger!.github).toMatchObject({
+      events: ["issues.labeled", "issue_comment.created"],
+      label: "agent",
+      command: "/agent",
+      mapping: { issue: "issue.title" },
+    });
+    await bothSizes("automation-triggers");
+
+    // Once put away, the secret is not shown again anywhere on the page.
+    await shown.getByRole("button", { name: "I have copied it" }).click();
+    await shown.waitFor({ state: "detached" });
+    expect(await page.content()).not.toContain(secret);
+    await row.getByRole("button", { name: "Pause" }).click();
+    await expect.poll(() => row.getAttribute("data-paused")).toBe("true");
+  });
+});
+
 describe("a viewer", () => {
-  it("reads templates and runs with no control", async () => {
+  it("reads templates, schedules, triggers and runs with no control", async () => {
     const view = await viewer.newPage();
     await view.goto(`${base()}/templates`);
     await view.locator('tr[data-template="Fix an issue"]').waitFor();
     expect(await view.getByRole("button", { name: "Run now" }).count()).toBe(0);
     expect(await view.getByRole("link", { name: "New template" }).count()).toBe(0);
     expect(await view.getByRole("button", { name: /Delete/ }).count()).toBe(0);
-    await view.goto(`${base()}/runs`);
+    await view.getByRole("navigation", { name: "Automation" }).getByRole("link", { name: "Schedules" }).click();
+    await view.locator("tr[data-schedule-id]").waitFor();
+    expect(await view.locator("main").getByRole("button").count()).toBe(0);
+    await view.getByRole("navigation", { name: "Automation" }).getByRole("link", { name: "Triggers" }).click();
+    await view.locator("tr[data-trigger-id]").waitFor();
+    expect(
+      await view
+        .locator("main")
+        .getByRole("button", { name: /Pause|Resume|Rotate|Delete|New/ })
+        .count(),
+    ).toBe(0);
+    await view.getByRole("navigation", { name: "Automation" }).getByRole("link", { name: "Runs" }).click();
     await view.locator("tr[data-run-id]").first().waitFor();
+    await bothSizes("automation-viewer", view);
     await view.close();
   });
 });

@@ -5,6 +5,10 @@
 import { hub, ok } from "./api";
 import type { Schemas } from "../../client";
 import type { Template, TemplateBody } from "./template-draft";
+import type { HubEvent } from "./types";
+
+/** For a read no event changes (useLiveRead then reads once). */
+export const NO_EVENTS: HubEvent[] = [];
 
 export type Run = Schemas["Run"];
 export type TemplateParameter = Schemas["TemplateParameter"];
@@ -48,3 +52,38 @@ export const listRuns = async (projectId: string, filter: RunFilter, before?: st
       }),
     )
   ).runs;
+
+export type Schedule = Schemas["Schedule"];
+export type NewSchedule = Schemas["CreateSchedule"];
+export type ScheduleChange = Schemas["ChangeSchedule"];
+export type Trigger = Schemas["Trigger"];
+export type TriggerWithSecret = Schemas["TriggerWithSecret"];
+export type NewTrigger = Schemas["CreateTrigger"];
+export type GithubRule = Schemas["GithubTriggerRuleBody"];
+export type GithubEvent = GithubRule["events"][number];
+
+const schedule = (id: string, sid: string) => ({ params: { path: { id, sid } } });
+const trigger = (id: string, tid: string) => ({ params: { path: { id, tid } } });
+
+export const listSchedules = async (projectId: string): Promise<Schedule[]> =>
+  (await ok(hub.GET("/api/v1/projects/{id}/schedules", project(projectId)))).schedules;
+
+export const createSchedule = (projectId: string, body: NewSchedule) => ok(hub.POST("/api/v1/projects/{id}/schedules", { ...project(projectId), body }));
+
+export const changeSchedule = (projectId: string, scheduleId: string, body: ScheduleChange) =>
+  ok(hub.PATCH("/api/v1/projects/{id}/schedules/{sid}", { ...schedule(projectId, scheduleId), body }));
+
+export const deleteSchedule = (projectId: string, scheduleId: string) =>
+  ok(hub.DELETE("/api/v1/projects/{id}/schedules/{sid}", schedule(projectId, scheduleId)));
+
+export const listTriggers = async (projectId: string): Promise<Trigger[]> => (await ok(hub.GET("/api/v1/projects/{id}/triggers", project(projectId)))).triggers;
+
+export const createTrigger = (projectId: string, body: NewTrigger) => ok(hub.POST("/api/v1/projects/{id}/triggers", { ...project(projectId), body }));
+
+export const changeTrigger = (projectId: string, triggerId: string, body: Schemas["UpdateTrigger"]) =>
+  ok(hub.PATCH("/api/v1/projects/{id}/triggers/{tid}", { ...trigger(projectId, triggerId), body }));
+
+export const rotateTriggerSecret = (projectId: string, triggerId: string) =>
+  ok(hub.POST("/api/v1/projects/{id}/triggers/{tid}/secret", trigger(projectId, triggerId)));
+
+export const deleteTrigger = (projectId: string, triggerId: string) => ok(hub.DELETE("/api/v1/projects/{id}/triggers/{tid}", trigger(projectId, triggerId)));

@@ -4,11 +4,10 @@
  * saved as a template, from a task's page).
  */
 import { useState } from "preact/hooks";
-import { deleteTemplate, listTemplates } from "../automation-api";
+import { deleteTemplate, listTemplates, NO_EVENTS } from "../automation-api";
 import { useCanWrite } from "../me";
 import { linkProps, navigate } from "../router";
 import type { Template } from "../template-draft";
-import type { HubEvent } from "../types";
 import { DataTable } from "../ui/data-table";
 import { Empty, Failed, Loading } from "../ui/states";
 import { toast } from "../ui/toasts";
@@ -26,9 +25,6 @@ export function sourceOf(search: string): EditorSource | null {
   if (edit) return { kind: "template", templateId: edit };
   return null;
 }
-
-/** Templates change only when someone saves one here: no event rereads them. */
-const NO_EVENTS: HubEvent[] = [];
 
 export function Templates({ projectId }: { projectId: string }) {
   const canWrite = useCanWrite();
