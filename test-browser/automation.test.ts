@@ -16,6 +16,8 @@ let page: Page;
 let admin: string;
 let projectId: string;
 
+/** A wait on what the page shows, long enough for a hub shared by other tests on a busy machine. */
+const poll = <T>(read: () => Promise<T> | T) => expect.poll(read, { timeout: 15_000 });
 const base = () => `${hub().url}/projects/${projectId}/automation`;
 const editor = () => page.locator("form.template-editor");
 const field = (name: string) => editor().locator(`[name="${name}"]`);
@@ -79,7 +81,7 @@ describe("templates", () => {
     await field("tasks.1.dependencies.0.dependency_type").selectOption("input");
     await field("tasks.1.dependencies.0.contract_key").fill("fix_plan");
     await page.getByRole("button", { name: "Save template" }).click();
-    await expect.poll(() => problemAt("tasks.0.title").textContent()).toContain("{{isue}} names no parameter");
+    await poll(() => problemAt("tasks.0.title").textContent()).toContain("{{isue}} names no parameter");
     await screenshot(page, "automation-template-refused");
 
     await field("tasks.0.title").fill("Plan the fix of {{issue}}");
@@ -101,7 +103,7 @@ describe("templates", () => {
     const dialog = page.getByRole("dialog", { name: "Run Fix an issue" });
     await dialog.getByText("(required)").waitFor();
     await dialog.getByRole("button", { name: "Run now" }).click();
-    await expect.poll(() => dialog.locator('[data-field-problem="parameters.issue"]').textContent()).toContain("is required");
+    await poll(() => dialog.locator('[data-field-problem="parameters.issue"]').textContent()).toContain("is required");
     await dialog.locator('[name="parameters.issue"]').fill("the login bug");
     await dialog.getByRole("button", { name: "Run now" }).click();
     const made = dialog.locator(".run-made");
@@ -111,10 +113,10 @@ describe("templates", () => {
 
     await dialog.getByRole("link", { name: "Runs of Fix an issue" }).click();
     const run = page.locator("tr[data-run-id]");
-    await expect.poll(() => run.count()).toBe(1);
+    await poll(() => run.count()).toBe(1);
     expect(await run.getAttribute("data-status")).toBe("open");
     expect(await run.textContent()).toContain('issue = "the login bug"');
-    await expect.poll(() => run.locator(".run-tasks a").allTextContents()).toEqual(["Plan the fix of the login bug", "Ship the fix of the login bug"]);
+    await poll(() => run.locator(".run-tasks a").allTextContents()).toEqual(["Plan the fix of the login bug", "Ship the fix of the login bug"]);
     expect(await page.getByRole("heading", { name: "Runs of the template Fix an issue" }).count()).toBe(1);
     await bothSizes("automation-runs");
 
@@ -140,6 +142,15 @@ describe("templates", () => {
     expect(await field("tasks.1.dependencies.0.on").inputValue()).toBe(await field("tasks.0.key").inputValue());
     await field("name").fill("Export feature");
     await bothSizes("automation-template-editor");
+    // The whole template as JSON in the code editor, and back to the form with nothing lost.
+    await page.getByRole("button", { name: "Edit as JSON" }).click();
+    const code = editor().locator(".code-editor .cm-content");
+    await poll(() => code.textContent()).toContain('"name": "Export feature"');
+    expect(await code.textContent()).toContain('"title": "Build the export"');
+    await screenshot(page, "automation-template-json");
+    await page.getByRole("button", { name: "Back to the form" }).click();
+    expect(await field("name").inputValue()).toBe("Export feature");
+    expect(await editor().locator("fieldset.template-task").count()).toBe(2);
     await page.getByRole("button", { name: "Save template" }).click();
     await templateRow("Export feature").waitFor();
     expect(await templateRow("Export feature").textContent()).toContain("2 tasks");
@@ -156,12 +167,12 @@ describe("schedules", () => {
     await form.locator("[name=template_id]").selectOption({ label: "Fix an issue" });
     await form.locator("[name=name]").fill("Weekday triage");
     await form.locator("[name=cron]").fill("0 7 * * 1-5");
-    await expect.poll(() => form.locator(".cron-preview").textContent()).toBe("At 07:00, Monday through Friday");
+    await poll(() => form.locator(".cron-preview").textContent()).toBe("At 07:00, Monday through Friday");
     await form.locator("[name=timezone]").selectOption("Europe/Berlin");
     await form.locator('[name="parameters.issue"]').fill("the triage queue");
     await form.locator("[name=cron]").fill("61 7 * * *");
     await form.getByRole("button", { name: "Add schedule" }).click();
-    await expect.poll(() => form.locator('[data-field-problem="cron"]').textContent()).toBeTruthy();
+    await poll(() => form.locator('[data-field-problem="cron"]').textContent()).toBeTruthy();
 
     await form.locator("[name=cron]").fill("0 7 * * 1-5");
     await form.getByRole("button", { name: "Add schedule" }).click();
@@ -172,7 +183,7 @@ describe("schedules", () => {
     const row = page.locator("tr[data-schedule-id]");
     await row.waitFor();
     expect(await row.textContent()).toContain("Europe/Berlin");
-    await expect.poll(() => row.locator(".cron-words").textContent()).toBe("At 07:00, Monday through Friday");
+    await poll(() => row.locator(".cron-words").textContent()).toBe("At 07:00, Monday through Friday");
     // The next runs shown are the hub's, each a weekday at 07:00 in Berlin.
     const shown = await row.locator(".next-runs time").evaluateAll((ts) => ts.map((t) => t.getAttribute("datetime")));
     const [schedule] = (await call<{ schedules: { next_runs: string[] }[] }>(`/api/v1/projects/${projectId}/schedules`, { token: admin })).schedules;
@@ -186,7 +197,7 @@ describe("schedules", () => {
     await bothSizes("automation-schedules");
 
     await row.getByRole("button", { name: "Pause" }).click();
-    await expect.poll(() => row.getAttribute("data-paused")).toBe("true");
+    await poll(() => row.getAttribute("data-paused")).toBe("true");
     expect(await row.textContent()).toContain("none while paused");
     await row.getByRole("button", { name: "Resume" }).waitFor();
   });
@@ -234,7 +245,7 @@ describe("triggers", () => {
     await shown.waitFor({ state: "detached" });
     expect(await page.content()).not.toContain(secret);
     await row.getByRole("button", { name: "Pause" }).click();
-    await expect.poll(() => row.getAttribute("data-paused")).toBe("true");
+    await poll(() => row.getAttribute("data-paused")).toBe("true");
   });
 });
 

@@ -94,9 +94,9 @@ export function Schedules({ projectId, latest }: { projectId: string; latest: Hu
           <p>
             Saved the schedule {saved.name ?? templateName(saved.template_id)}: <CronWords expression={saved.cron} /> ({saved.timezone}).
           </p>
-          <p>
-            Its next runs: <NextRuns schedule={saved} />
-          </p>
+          <div class="saved-next-runs">
+            Its next runs, in your time: <NextRuns schedule={saved} />
+          </div>
           <button type="button" class="secondary" onClick={() => setSaved(null)}>
             Done
           </button>
