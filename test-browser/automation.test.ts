@@ -158,6 +158,37 @@ describe("templates", () => {
   });
 });
 
+describe("runs", () => {
+  it("changes a saved template, and pages through its runs, newest first", async () => {
+    await page.goto(`${base()}/templates`);
+    await templateRow("Export feature").getByRole("link", { name: "Edit Export feature" }).click();
+    await editor().getByRole("heading", { name: "Edit Export feature" }).waitFor();
+    await field("description").fill("Design, then build");
+    await page.getByRole("button", { name: "Save template" }).click();
+    await poll(() => templateRow("Export feature").textContent()).toContain("Design, then build");
+
+    const [exportTemplate] = (await ok(hubAs({ token: admin }).GET("/api/v1/projects/{id}/templates", { params: { path: { id: projectId } } }))).templates;
+    for (let i = 0; i < 26; i++)
+      await ok(
+        hubAs({ token: admin }).POST("/api/v1/projects/{id}/templates/{tid}/instantiate", {
+          params: { path: { id: projectId, tid: exportTemplate!.id } },
+          body: { parameters: {} },
+        }),
+        201,
+      );
+    await templateRow("Export feature").getByRole("link", { name: "Runs of Export feature" }).click();
+    const rows = page.locator("tr[data-run-id]");
+    await poll(() => rows.count()).toBe(25);
+    await page.getByRole("button", { name: "Older runs" }).click();
+    await poll(() => rows.count()).toBe(26);
+    expect(await page.getByRole("button", { name: "Older runs" }).count()).toBe(0);
+    const ids = await rows.evaluateAll((rs) => rs.map((r) => r.getAttribute("data-run-id")));
+    expect(new Set(ids).size).toBe(26);
+    await page.getByRole("link", { name: "All runs" }).click();
+    await poll(() => rows.count()).toBe(25);
+  });
+});
+
 describe("schedules", () => {
   it("sets up a schedule with its cron in words, refusing a bad expression beside it, shows its next runs, and pauses it", async () => {
     await page.goto(`${base()}/schedules`);
