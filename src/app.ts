@@ -33,6 +33,7 @@ import { telemetryExportRoutes } from "./routes/telemetry-export";
 import { budgetRoutes } from "./routes/budgets";
 import { templateRoutes } from "./routes/templates";
 import { triggerRoutes } from "./routes/triggers";
+import { triggerHookRoutes } from "./routes/trigger-hook";
 import { runRoutes } from "./routes/runs";
 import { scheduleRoutes } from "./routes/schedules";
 import { approvalRuleRoutes } from "./routes/approval-rules";
@@ -164,6 +165,7 @@ export function buildApp() {
   app.route("/ws/server", daemonSocketRoutes);
   app.route("/ws/tunnel", connectRoutes.socket);
   app.route("/telegram", telegramWebhookRoutes);
+  app.route("/", triggerHookRoutes);
   app.route("/", otlpRoutes);
   app.route("/", mcpRoutes(app));
   app.route("/", a2aRoutes(app));

@@ -654,3 +654,44 @@ describe("denied tool calls", () => {
     expect(await deniedMessages(leftChat)).toEqual([]);
   });
 });
+
+describe("/run", () => {
+  it("starts a template's graph as the person, reading typed parameters from the text, and says why when it cannot", async () => {
+    const name = `Nightly triage ${crypto.randomUUID().slice(0, 4)}`;
+    const template = (
+      await expectOk(
+        call(`/api/v1/projects/${w.project.id}/templates`, {
+          token: w.member.token,
+          body: {
+            name,
+            parameters: [
+              { name: "area", type: "string", required: true },
+              { name: "limit", type: "number", default: 10 },
+            ],
+            tasks: [
+              { key: "triage", title: "Triage {{area}} (top {{limit}})" },
+              { key: "report", title: "Report on {{area}}", dependencies: [{ on: "triage", dependency_type: "blocks" }] },
+            ],
+          },
+        }),
+        201,
+      )
+    ).json;
+    const runs = async () => (await expectOk(call(`/api/v1/projects/${w.project.id}/runs?template_id=${template.id}`, { token: w.admin }))).json.runs;
+
+    const started = await answerTo(ANN, `/run "${name.toLowerCase()}" area="login page" limit=3`);
+    expect(started.text).toContain(`Started <b>${name}</b>`);
+    const [run] = await runs();
+    expect(run).toMatchObject({ source: "telegram", parameters: { area: "login page", limit: 3 }, status: "open" });
+    const titles = await Promise.all(run.task_ids.map(async (id: string) => (await call(`/api/v1/tasks/${id}`, { token: w.admin })).json.title));
+    expect(titles).toEqual(["Triage login page (top 3)", "Report on login page"]);
+
+    expect((await answerTo(ANN, `/run "${name}" limit=many area=x`)).text).toContain("parameters.limit: must be a number");
+    expect((await answerTo(ANN, `/run "${name}"`)).text).toContain("parameters.area: is required");
+    expect((await answerTo(ANN, `/run "${name}" area`)).text).toContain("is not name=value");
+    expect((await answerTo(ANN, "/run no-such-template")).text).toContain("No template named");
+    // A viewer of the project is told so, and nothing starts.
+    expect((await answerTo(VIC, `/run "${name}" area=x`)).text).toContain("Viewers can only read this project");
+    expect(await runs()).toHaveLength(1);
+  });
+});

@@ -1,4 +1,6 @@
 /** A template a trigger fires, and the calls of the trigger's door, for the trigger tests. */
+import { sign } from "@octokit/webhooks-methods";
+import { Webhook } from "standardwebhooks";
 import { conformingFetch } from "./api-conformance";
 import { BASE, call } from "./helpers";
 import { expectOk, type World } from "./task-world";
@@ -64,3 +66,48 @@ export async function hook(id: string, body: string | ReadableStream<Uint8Array>
   }
   return { status: res.status, json, text, headers: res.headers };
 }
+
+/** A GitHub delivery as GitHub sends it: the payload signed by `@octokit/webhooks-methods`, with its event and delivery id. */
+export async function githubDelivery(
+  id: string,
+  secret: string,
+  event: string,
+  payload: unknown,
+  delivery = crypto.randomUUID(),
+  tamper?: (body: string) => string,
+) {
+  const body = JSON.stringify(payload);
+  const signature = await sign(secret, body);
+  return hook(id, tamper ? tamper(body) : body, {
+    "User-Agent": "GitHub-Hookshot/044aadd",
+    "X-GitHub-Event": event,
+    "X-GitHub-Delivery": delivery,
+    "X-GitHub-Hook-ID": "292430182",
+    "X-Hub-Signature-256": signature,
+  });
+}
+
+/** A call's body and headers signed the Standard Webhooks way by the `standardwebhooks` library, at `at`. */
+export function standardSigned(secret: string, parameters: Record<string, unknown>, msgId = `msg_${crypto.randomUUID()}`, at = new Date()) {
+  const body = JSON.stringify({ parameters });
+  const headers = {
+    "webhook-id": msgId,
+    "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+    "webhook-signature": new Webhook(secret).sign(msgId, at, body),
+  };
+  return { body, headers };
+}
+
+/** The task as the API answers it. */
+export const taskOf = async (w: World, taskId: string) => (await expectOk(call(`/api/v1/tasks/${taskId}`, { token: w.admin }))).json;
+
+/** The trigger's runs, newest first. */
+export const runsOf = async (w: World, triggerId: string) =>
+  (await expectOk(call(`/api/v1/projects/${w.project.id}/runs?trigger_id=${triggerId}`, { token: w.admin }))).json.runs as {
+    id: string;
+    task_ids: string[];
+    delivery_id: string | null;
+    parameters: Record<string, unknown>;
+    created_by: string;
+    source: string;
+  }[];

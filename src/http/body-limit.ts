@@ -56,6 +56,8 @@ export const limitedBody = createMiddleware<HubEnv>(async (c, next) => {
   // An A2A request is held to its own limit by its route, which words the refusal as a JSON-RPC error; an OTLP export
   // by its receiver, which checks the credential before reading and bounds the body again once inflated.
   if (c.req.path.startsWith("/a2a/") || OTLP_PATH.test(c.req.path)) return next();
+  // A trigger's door checks the caller's secret before reading and holds the body to its own, smaller limit.
+  if (c.req.path.startsWith("/hooks/triggers/")) return next();
   const raw = c.req.raw;
   if (!raw.body) return next();
   const configured = Number(c.env.MAX_BODY_BYTES) || DEFAULT_MAX_BODY_BYTES;

@@ -57,6 +57,7 @@ export const PROBLEM_CODES = {
   TASK_ID_TAKEN: "A task-format request reused an `id` of this project with a different body.",
   TEMPLATE_NAME_TAKEN: "A template of that name exists in the project.",
   TEMPLATE_IN_USE: "A schedule or trigger uses the template: delete those first.",
+  TRIGGER_PAUSED: "The trigger is paused: the call made nothing (resume it with `PATCH .../triggers/{id}` `{paused: false}`).",
   DEPENDENCY_CYCLE: "The dependency would close a cycle.",
   CONCURRENT_CHANGE: "The task changed while the request was being decided: read it again and retry.",
   INTERVENTION_CLOSED: "The intervention has already been answered or has expired.",

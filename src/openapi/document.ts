@@ -47,6 +47,8 @@ const SECURITY: Record<Caller, Record<string, string[]>[]> = {
   bootstrap: [{ bootstrapToken: [] }],
   "signed-url": [{}],
   telegram: [{ telegramSecret: [] }],
+  // A signed call (Standard Webhooks, GitHub) carries no credential header: its signature is checked by the operation.
+  trigger: [{ triggerSecret: [] }, {}],
 };
 
 const securitySchemes = {
@@ -64,6 +66,11 @@ const securitySchemes = {
     in: "header",
     name: "X-Telegram-Bot-Api-Secret-Token",
     description: "`TELEGRAM_WEBHOOK_SECRET`, which Telegram sends with every update.",
+  },
+  triggerSecret: {
+    type: "http",
+    scheme: "bearer",
+    description: "A trigger's secret, shown when the trigger was made or its secret rotated (or a signature made with it: see the operation).",
   },
 } as const;
 
@@ -197,7 +204,10 @@ const TAGS = [
   ["Approval rules", "Rules the daemons' PreToolUse hook decides agents' tool calls by, and the log of every call it saw."],
   ["Code health", "Snapshots of a codebase's health the daemons' scanner makes (`orchestratia code`), their history, and scans people ask for."],
   ["Usage and budgets", "What the agents used (tokens, cost, API time) per task, graph, project, model and agent; budgets that warn, hold and stop."],
-  ["Automation", "Templates of task graphs with parameters, schedules and inbound triggers (HTTP, GitHub) that instantiate them, and the runs each firing made."],
+  [
+    "Automation",
+    "Templates of task graphs with parameters, schedules and inbound triggers (HTTP, GitHub) that instantiate them, and the runs each firing made.",
+  ],
   ["Webhooks", "Signed HTTP deliveries of a project's events (Standard Webhooks)."],
   ["Telemetry", "A project's tasks sent to an OpenTelemetry collector as spans (OTLP/HTTP)."],
   ["Telegram", "The Telegram bot: its webhook and its setup."],

@@ -16,7 +16,8 @@ export type Caller =
   | "anyone" // no credentials
   | "bootstrap" // the BOOTSTRAP_TOKEN secret
   | "signed-url" // a short-lived signed URL the hub handed out
-  | "telegram"; // Telegram's secret-token header
+  | "telegram" // Telegram's secret-token header
+  | "trigger"; // a trigger's secret, as a bearer or as the key of a signature over the body
 
 /** A response: its schema (JSON), or a description of a response that is not JSON. */
 export type Reply =

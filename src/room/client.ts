@@ -35,8 +35,9 @@ export const roomStub = (env: Env, projectId: string) => countedStub(env.PROJECT
 /**
  * Runs a command in the project's room; a refusal becomes the problem the client sees. Every DataRef pointer the
  * request's body holds must name a DataRef of this project: 422 naming each one that does not, before anything is written.
+ * `actor` is the caller, unless the hub acts for a caller without a session (a trigger's door).
  */
-export async function runInRoom(c: HubContext, projectId: string, command: RoomCommand, withView = false) {
+export async function runInRoom(c: HubContext, projectId: string, command: RoomCommand, withView = false, actor: RoomActor = roomActor(c)) {
   if (c.var.pointingBody !== undefined) {
     const foreign = await pointerErrors(c.var.db, projectId, c.var.pointingBody);
     if (foreign.length > 0) throw validationFailed(foreign);
@@ -46,7 +47,7 @@ export async function runInRoom(c: HubContext, projectId: string, command: RoomC
   // The room logs the operation under the request's id, so the request's line and the room's are found together.
   const options = { view: withView, requestId: c.var.requestId };
   // RPC's type mapping cannot express `unknown` payloads; the value is exactly a RoomResult.
-  const result = (await roomStub(c.env, projectId).execute(roomActor(c), command, options)) as unknown as RoomResult;
+  const result = (await roomStub(c.env, projectId).execute(actor, command, options)) as unknown as RoomResult;
   c.set("roomOutcome", result.ok ? "committed" : "refused");
   // The room wrote on the primary: the request's later reads, and the caller's next request, see that write.
   c.var.d1Session?.caughtUpTo(result.bookmark);

@@ -22,7 +22,12 @@ export function contentCoding(header: string | null): "gzip" | "identity" | null
 }
 
 /** Reads a stream whole unless it passes `max` bytes; `onTooLarge` words the refusal. */
-async function readBounded(stream: ReadableStream<Uint8Array>, max: number, onTooLarge: () => Problem, onBroken: (e: unknown) => Problem): Promise<Uint8Array> {
+export async function readBounded(
+  stream: ReadableStream<Uint8Array>,
+  max: number,
+  onTooLarge: () => Problem,
+  onBroken: (e: unknown) => Problem,
+): Promise<Uint8Array> {
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;

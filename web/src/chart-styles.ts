@@ -6,8 +6,6 @@
 import uplotCss from "uplot/dist/uPlot.min.css" with { type: "text" };
 import { adoptStyles } from "./adopt-styles";
 
-export { adoptStyles };
-
 export const adoptChartStyles = () => adoptStyles(uplotCss as string);
 
 /** The SVG mermaid rendered, without its <style> elements, and their text. */

@@ -24,3 +24,16 @@ export const isDark = () => {
   const choice = themeChoice();
   return choice === "dark" || (choice === "system" && matchMedia("(prefers-color-scheme: dark)").matches);
 };
+
+/**
+ * A colour of the theme as a canvas takes it (`rgb(…)`): tokens.css writes each as light-dark(), which only an
+ * element's computed colour resolves, so a probe inside `within` (whose scheme it follows) reads it.
+ */
+export function themeColour(within: HTMLElement, name: string, fallback: string): string {
+  const probe = document.createElement("span");
+  probe.style.color = `var(${name}, ${fallback})`;
+  within.append(probe);
+  const colour = getComputedStyle(probe).color;
+  probe.remove();
+  return colour;
+}

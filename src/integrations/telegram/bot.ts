@@ -16,6 +16,9 @@ import { APPROVED, optionLabels, REJECTED } from "../../domain/question-options"
 import { openTasksOf } from "./open-tasks";
 import { accessTo, actAs, findVisible, forgetLinks, visibleProjects } from "./people";
 import type { RoomCommand } from "../../room/commands";
+import { offerGraph } from "../../routes/run-offers";
+import { parseRunCommand } from "./run-command";
+import { templateNamed } from "./templates";
 
 const HELP = [
   "<b>Orchestratia</b>: questions, tasks and plans to approve, failures and finished tasks from your projects, answered here.",
@@ -23,6 +26,7 @@ const HELP = [
   "/projects: your projects, and which you watch",
   "/tasks: open tasks of the projects you watch, those that need you first",
   "/task &lt;id prefix&gt;: one task",
+  "/run &lt;template&gt; [name=value …]: start a template's graph (quote names with spaces; project/template when several have it)",
   "/watch &lt;project&gt;: watch a project again, or stop watching it",
   "/denied &lt;project&gt;: hear of the project's denied tool calls, or stop; /denied alone lists where you do",
   "/mute: stop (or start again) all notifications",
@@ -219,6 +223,21 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
       ].join("\n"),
       html,
     );
+  });
+
+  bot.command("run", async (ctx) => {
+    const me = await linked(ctx);
+    if (!me) return notLinked(ctx);
+    const asked = parseRunCommand(ctx.match);
+    if ("error" in asked) return ctx.reply(asked.error, html);
+    const found = await templateNamed(env, await visibleProjects(env, me.user), asked);
+    if ("error" in found) return ctx.reply(found.error, html);
+    const { template, project } = found;
+    const command = { op: "instantiate", templateId: template.id, parameters: asked.parameters, fromText: true, run: { source: "telegram" } } as const;
+    const done = await actAs(env, me.user, project.id, command, "");
+    if (!done.ok) return ctx.reply(`Not started: ${escapeHtml(done.text)}`, html);
+    await offerGraph(env, project.id, template);
+    await ctx.reply(`Started <b>${escapeHtml(template.name)}</b> in ${escapeHtml(project.name)}: ${template.tasks.length} task(s).\n/tasks lists them.`, html);
   });
 
   bot.on("callback_query:data", async (ctx) => {

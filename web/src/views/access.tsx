@@ -1,4 +1,5 @@
 /** SSH access grants between servers (admins): who may reach whose machine, until when, and revoking it. */
+import { When } from "../ui/when";
 import { useEffect, useState } from "preact/hooks";
 import { hub, messageOf, ok } from "../api";
 import { useMe } from "../me";
@@ -7,7 +8,6 @@ import { DataTable, type Column } from "../ui/data-table";
 import { Empty, Failed, Loading } from "../ui/states";
 import { toast } from "../ui/toasts";
 import { Problem, useAction } from "./controls";
-import { absoluteTime } from "../time-format";
 
 const LIFETIMES: [string, number][] = [
   ["1 hour", 3600],
@@ -71,8 +71,6 @@ export function Access() {
   );
 }
 
-const when = (iso: string) => <time dateTime={iso}>{absoluteTime(iso)}</time>;
-
 const GRANT_COLUMNS = (onRevoked: () => void): Column<AccessGrant>[] => [
   { label: "From", rowHeader: true, cell: (g) => g.source_server_name },
   { label: "To", cell: (g) => g.target_server_name },
@@ -94,7 +92,7 @@ const GRANT_COLUMNS = (onRevoked: () => void): Column<AccessGrant>[] => [
       </span>
     ),
   },
-  { label: "Expires", cell: (g) => when(g.ended_at ?? g.expires_at) },
+  { label: "Expires", cell: (g) => <When iso={g.ended_at ?? g.expires_at} /> },
   { label: "Made by", cell: (g) => g.created_by, wideOnly: true },
   { label: "Actions", actions: true, cell: (g) => g.status === "active" && <RevokeGrant grant={g} onRevoked={onRevoked} /> },
 ];

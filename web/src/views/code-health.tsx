@@ -7,7 +7,8 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import uPlot from "uplot";
 import { hub, messageOf, ok } from "../api";
-import { adoptChartStyles, adoptStyles, splitSvgStyles } from "../chart-styles";
+import { adoptChartStyles, splitSvgStyles } from "../chart-styles";
+import { adoptStyles } from "../adopt-styles";
 import { useCanWrite } from "../me";
 import { useProjectFeed, useReread } from "../project-feed";
 import type { HubEvent, CodeHealth as Latest, ProjectCodeHealth, Session } from "../types";

@@ -4,6 +4,7 @@
  * Read again while any is still pending, and when asked to (a test queued,
  * the project's events).
  */
+import { When } from "../ui/when";
 import { useEffect, useState } from "preact/hooks";
 import { hub, ok } from "../api";
 import { useReread } from "../project-feed";
@@ -12,14 +13,11 @@ import { DataTable } from "../ui/data-table";
 import { Loading } from "../ui/states";
 import { toast } from "../ui/toasts";
 import { Problem, useAction } from "./controls";
-import { absoluteTime } from "../time-format";
 
 /** How soon pending deliveries are read again (the first retries come within seconds). */
 const PENDING_POLL_MS = 2_000;
 
 type Filter = "" | DeliveryStatus;
-
-const when = (iso: string | null) => (iso ? <time dateTime={iso}>{absoluteTime(iso)}</time> : <span class="muted">—</span>);
 
 /** What the receiver last answered, or why there was no answer. */
 function lastAnswer(d: { last_status_code: number | null; last_error: string | null }) {
@@ -104,7 +102,11 @@ export function Deliveries({ hook, asked }: { hook: Webhook; /** Changes when th
               cell: (d) => (
                 <>
                   <span class={`status status-${d.status}`}>{d.status}</span>
-                  {d.next_attempt_at && <div class="muted small">next try {when(d.next_attempt_at)}</div>}
+                  {d.next_attempt_at && (
+                    <div class="muted small">
+                      next try <When iso={d.next_attempt_at} />
+                    </div>
+                  )}
                 </>
               ),
             },
@@ -121,8 +123,8 @@ export function Deliveries({ hook, asked }: { hook: Webhook; /** Changes when th
               ),
             },
             { label: "Last answer", cell: lastAnswer },
-            { label: "Created", cell: (d) => when(d.created_at), wideOnly: true },
-            { label: "Delivered", cell: (d) => when(d.delivered_at) },
+            { label: "Created", cell: (d) => <When iso={d.created_at} />, wideOnly: true },
+            { label: "Delivered", cell: (d) => <When iso={d.delivered_at} /> },
             { label: "Send again", actions: true, cell: (d) => <Redeliver hook={hook} delivery={d} onRedelivered={() => reread(0)} /> },
           ]}
         />
@@ -177,7 +179,7 @@ function AttemptLog({ hook, deliveryId, version }: { hook: Webhook; deliveryId: 
     <ol class="attempt-log">
       {attempts.map((a) => (
         <li key={a.attempt} data-status-code={a.status_code ?? undefined}>
-          <span class="badge">#{a.attempt}</span> {when(a.at)} ·{" "}
+          <span class="badge">#{a.attempt}</span> <When iso={a.at} /> ·{" "}
           {a.status_code !== null ? <span class="code">{a.status_code}</span> : <span class="muted">no answer</span>} ·{" "}
           <span class="duration">{a.duration_ms} ms</span>
           {a.error && (

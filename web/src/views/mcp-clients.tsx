@@ -2,6 +2,7 @@
  * The MCP clients the person allowed through OAuth, on the account page: each named as it registered itself, when it
  * was allowed and last used, with a button that revokes it.
  */
+import { When } from "../ui/when";
 import { useEffect, useState } from "preact/hooks";
 import { hub, messageOf, ok } from "../api";
 import type { McpClient } from "../types";
@@ -9,11 +10,8 @@ import { DataTable } from "../ui/data-table";
 import { Failed, Loading } from "../ui/states";
 import { toast } from "../ui/toasts";
 import { useAction } from "./controls";
-import { absoluteTime } from "../time-format";
 
 const readClients = () => ok(hub.GET("/api/v1/auth/me/mcp-clients")).then((r) => r.clients);
-
-const when = (iso: string) => <time dateTime={iso}>{absoluteTime(iso)}</time>;
 
 export function McpClientsSection() {
   const [clients, setClients] = useState<McpClient[] | null>(null);
@@ -49,8 +47,8 @@ export function McpClientsSection() {
           columns={[
             // The name is the client's own claim: shown as text, never as a link.
             { label: "Client", rowHeader: true, cell: nameOf },
-            { label: "Allowed", cell: (c) => when(c.authorized_at) },
-            { label: "Last used", cell: (c) => (c.last_used_at ? when(c.last_used_at) : <span class="muted">not yet</span>) },
+            { label: "Allowed", cell: (c) => <When iso={c.authorized_at} /> },
+            { label: "Last used", cell: (c) => (c.last_used_at ? <When iso={c.last_used_at} /> : <span class="muted">not yet</span>) },
             { label: "Actions", actions: true, cell: (c) => <RevokeClient client={c} onRevoked={load} /> },
           ]}
         />

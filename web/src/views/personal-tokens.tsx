@@ -2,6 +2,7 @@
  * The person's personal access tokens, on the account page: made here (shown once), listed with their scope,
  * projects, expiry and last use, and revoked.
  */
+import { When } from "../ui/when";
 import { useEffect, useState } from "preact/hooks";
 import { hub, messageOf, ok } from "../api";
 import type { IssuedPersonalToken, PersonalToken } from "../types";
@@ -12,11 +13,8 @@ import { toast } from "../ui/toasts";
 import { useAction } from "./controls";
 import { TokenForm } from "./token-form";
 import { TokenOnce } from "./token-once";
-import { absoluteTime } from "../time-format";
 
 const readTokens = () => ok(hub.GET("/api/v1/auth/me/tokens")).then((r) => r.tokens);
-
-const when = (iso: string) => <time dateTime={iso}>{absoluteTime(iso)}</time>;
 
 export function PersonalTokensSection() {
   const [tokens, setTokens] = useState<PersonalToken[] | null>(null);
@@ -71,9 +69,16 @@ export function PersonalTokensSection() {
             { label: "Projects", cell: (t) => reach(t.project_ids, names) },
             {
               label: "Expires",
-              cell: (t) => (Date.parse(t.expires_at) <= Date.now() ? <span class="problem">expired {when(t.expires_at)}</span> : when(t.expires_at)),
+              cell: (t) =>
+                Date.parse(t.expires_at) <= Date.now() ? (
+                  <span class="problem">
+                    expired <When iso={t.expires_at} />
+                  </span>
+                ) : (
+                  <When iso={t.expires_at} />
+                ),
             },
-            { label: "Last used", cell: (t) => (t.last_used_at ? when(t.last_used_at) : <span class="muted">not yet</span>) },
+            { label: "Last used", cell: (t) => (t.last_used_at ? <When iso={t.last_used_at} /> : <span class="muted">not yet</span>) },
             { label: "Actions", actions: true, cell: (t) => <RevokeToken token={t} onRevoked={load} /> },
           ]}
         />

@@ -1,6 +1,6 @@
 /** A project's tasks as a list: searched, sorted by a column, grouped, with bulk actions over the selected rows. Live from the board's store. */
 import { useMemo, useState } from "preact/hooks";
-import { adoptStyles } from "../chart-styles";
+import { adoptStyles } from "../adopt-styles";
 import { useCanWrite } from "../me";
 import { useProject } from "../project-store";
 import { groupTasks, matchesSearch, nextSort, rangeBetween, rowsOf, sortTasks, type GroupBy, type Sort } from "../task-table";

@@ -7,7 +7,7 @@ import { hub, messageOf, ok } from "../api";
 import { useProjects } from "../project-names";
 import { linkProps } from "../router";
 import { Empty, Failed, Loading } from "../ui/states";
-import { adoptStyles } from "../chart-styles";
+import { adoptStyles } from "../adopt-styles";
 import { addUsage, apiTime, exactTokens, tokens, tokensOf, usd, type Usage } from "../usage-format";
 import pageCss from "./overview-page.css" with { type: "text" };
 

@@ -4,7 +4,7 @@
  * project's feed read the page again, so it stays current while agents work.
  */
 import { useState } from "preact/hooks";
-import { adoptStyles } from "../chart-styles";
+import { adoptStyles } from "../adopt-styles";
 import { useProjectFeed } from "../project-feed";
 import { linkProps } from "../router";
 import { apiTime, exactTokens, hasUsage, tokens, usd, type Usage } from "../usage-format";

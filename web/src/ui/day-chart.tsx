@@ -1,11 +1,12 @@
 /**
- * The overview's small charts (uPlot): one value per UTC day, as bars or lines, every day of the period shown. Colours
- * are the theme's own (canvas takes no CSS variables, so they are read from the page when the chart is drawn).
+ * Charts of one value per UTC day (uPlot), as bars or lines, every day of the period shown, a day without a value at
+ * zero: the overview's small charts and the usage page's cost. Colours are the theme's own (canvas takes no CSS
+ * variables, so they are read from the page when the chart is drawn).
  */
 import { useEffect, useRef } from "preact/hooks";
 import uPlot from "uplot";
 import { adoptChartStyles } from "../chart-styles";
-import { isDark } from "../theme";
+import { isDark, themeColour } from "../theme";
 
 const HEIGHT = 160;
 const DAY = 86_400;
@@ -22,8 +23,8 @@ export interface DaySeries {
   kind: "bars" | "line";
 }
 
-/** Fill for a bar: the colour, a little see-through so that the grid reads behind it in either theme. */
-const fillOf = (colour: string) => (colour.startsWith("#") && colour.length === 7 ? `${colour}${isDark() ? "b3" : "cc"}` : colour);
+/** Fill for a bar: the colour (`rgb(…)`), a little see-through so that the grid reads behind it in either theme. */
+const fillOf = (colour: string) => colour.replace(/^rgb\((.*)\)$/, `rgb($1 / ${isDark() ? 0.7 : 0.8})`).replaceAll(",", "");
 
 export function DayChart(props: {
   days: string[];
@@ -31,15 +32,19 @@ export function DayChart(props: {
   label: string;
   format?: (n: number) => string;
   limit?: { value: number; label: string };
+  height?: number;
+  /** The chart's class (`mini-chart` by default), and what else it says of itself as data attributes. */
+  class?: string;
+  data?: Record<string, string | number>;
 }) {
   const box = useRef<HTMLDivElement>(null);
-  const { days, series, format = (n: number) => String(n), limit } = props;
+  const { days, series, format = (n: number) => String(n), limit, height = HEIGHT } = props;
   useEffect(() => {
     const el = box.current;
     if (!el) return;
     const unstyle = adoptChartStyles();
     const style = getComputedStyle(el);
-    const colour = (name: string, fallback: string) => style.getPropertyValue(name).trim() || fallback;
+    const colour = (name: string, fallback: string) => themeColour(el, name, fallback);
     const muted = colour("--muted", "#596275");
     const grid = colour("--line", "#dde1e8");
     const axis = { stroke: muted, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, font: "11px system-ui, sans-serif" };
@@ -57,11 +62,13 @@ export function DayChart(props: {
       drawn.push({ label: limit.label, stroke: colour("--danger", "#b42318"), width: 1.5, dash: [5, 4], points: { show: false } });
       data.push(x.map(() => limit.value));
     }
-    const width = () => Math.max(220, el.clientWidth);
+    // The box's content width: its padding stays free of the canvas.
+    const padding = parseFloat(style.paddingLeft) + parseFloat(style.paddingRight);
+    const width = () => Math.max(220, el.clientWidth - padding);
     const plot = new uPlot(
       {
         width: width(),
-        height: HEIGHT,
+        height,
         tzDate: utc,
         legend: { show: false },
         cursor: { points: { show: false }, drag: { x: false, y: false } },
@@ -79,14 +86,24 @@ export function DayChart(props: {
       data,
       el,
     );
-    const resized = new ResizeObserver(() => plot.setSize({ width: width(), height: HEIGHT }));
+    const resized = new ResizeObserver(() => plot.setSize({ width: width(), height }));
     resized.observe(el);
     return () => {
       resized.disconnect();
       plot.destroy();
       unstyle();
     };
-  }, [days.join(), JSON.stringify(series), limit?.value]);
+  }, [days.join(), JSON.stringify(series), limit?.value, height]);
   const totals = series.map((s) => `${s.label} ${format(s.values.reduce((a, b) => a + b, 0))}`).join(", ");
-  return <div class="mini-chart" ref={box} role="img" aria-label={`${props.label}, ${days.length} days: ${totals}`} data-days={days.length} />;
+  const data = Object.fromEntries(Object.entries(props.data ?? {}).map(([k, v]) => [`data-${k}`, v]));
+  return (
+    <div
+      class={props.class ?? "mini-chart"}
+      ref={box}
+      role="img"
+      aria-label={`${props.label}, ${days.length} days: ${totals}`}
+      data-days={days.length}
+      {...data}
+    />
+  );
 }

@@ -1,0 +1,39 @@
+/** Finding the template a chat's `/run` names, among the projects the person sees. */
+import { and, sql } from "drizzle-orm";
+import { templates, type TemplateRow } from "../../db/schema";
+import { dbOf } from "../../db/client";
+import type { WorkerEnv } from "../../runtime/worker-env";
+import { escapeHtml } from "./messages";
+import type { RunRequest } from "./run-command";
+
+type Project = { id: string; name: string; slug: string };
+
+/** The one template of that name (case aside) in the person's projects, or what to tell them. */
+export async function templateNamed(
+  env: WorkerEnv,
+  projects: readonly Project[],
+  asked: RunRequest,
+): Promise<{ template: TemplateRow; project: Project } | { error: string }> {
+  const wanted = asked.project?.toLowerCase();
+  const within = wanted ? projects.filter((p) => p.slug.toLowerCase() === wanted || p.name.toLowerCase() === wanted) : projects;
+  if (within.length === 0) return { error: "No project of yours has that name: /projects lists them." };
+  const results = await dbOf(env.DB)
+    .select()
+    .from(templates)
+    .where(
+      and(
+        sql`lower(${templates.name}) = lower(${asked.template})`,
+        // One bound value however many projects the person sees (an admin sees them all).
+        sql`${templates.projectId} IN (SELECT value FROM json_each(${JSON.stringify(within.map((p) => p.id))}))`,
+      ),
+    );
+  if (results.length === 0) return { error: `No template named “${escapeHtml(asked.template)}” in your projects.` };
+  if (results.length > 1) {
+    const where = results.map((r) => projects.find((p) => p.id === r.projectId)!.slug);
+    return {
+      error: `Several projects have “${escapeHtml(asked.template)}”: /run &lt;project&gt;/&lt;template&gt; with one of ${where.map(escapeHtml).join(", ")}.`,
+    };
+  }
+  const template = results[0]!;
+  return { template, project: projects.find((p) => p.id === template.projectId)! };
+}
