@@ -4,6 +4,7 @@
  * on the board), a template saved from an existing graph, a schedule with its cron in words and next runs, paused, a
  * GitHub trigger with its URL and secret shown once; a viewer reads it all with no control. Screenshots of each section.
  */
+import { sign } from "@octokit/webhooks-methods";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { axeViolations, describeViolations, sidewaysOverflow } from "./page-audit";
@@ -227,6 +228,15 @@ describe("schedules", () => {
     }
     await bothSizes("automation-schedules");
 
+    // Changed: a new expression, its new next runs.
+    await page.locator(".schedule-saved").getByRole("button", { name: "Done" }).click();
+    await row.getByRole("button", { name: "Edit" }).click();
+    expect(await form.locator('[name="parameters.issue"]').inputValue()).toBe("the triage queue");
+    await form.locator("[name=cron]").fill("30 6 * * *");
+    await form.getByRole("button", { name: "Save schedule" }).click();
+    await poll(() => page.locator(".schedule-saved").textContent()).toContain("At 06:30");
+    await poll(() => row.locator(".cron-words").textContent()).toBe("At 06:30");
+
     await row.getByRole("button", { name: "Pause" }).click();
     await poll(() => row.getAttribute("data-paused")).toBe("true");
     expect(await row.textContent()).toContain("none while paused");
@@ -275,6 +285,38 @@ describe("triggers", () => {
     await shown.getByRole("button", { name: "I have copied it" }).click();
     await shown.waitFor({ state: "detached" });
     expect(await page.content()).not.toContain(secret);
+
+    // GitHub delivers a labelled issue: the trigger's runs list it, with the parameter read from the event.
+    const payload = JSON.stringify({
+      action: "labeled",
+      label: { name: "agent" },
+      issue: { number: 7, title: "Checkout loses the basket", body: "", html_url: "https://github.com/acme/shop/issues/7" },
+      repository: { full_name: "acme/shop" },
+      sender: { login: "octocat" },
+    });
+    const delivered = await fetch(url, {
+      method: "POST",
+      body: payload,
+      headers: {
+        "Content-Type": "application/json",
+        "X-GitHub-Event": "issues",
+        "X-GitHub-Delivery": crypto.randomUUID(),
+        "X-Hub-Signature-256": await sign(secret, payload),
+      },
+    });
+    expect(delivered.status, await delivered.clone().text()).toBeLessThan(300);
+    await row.getByRole("link", { name: "Runs" }).click();
+    await page.getByRole("heading", { name: "Runs of the trigger Agent issues" }).waitFor();
+    const run = page.locator("tr[data-run-id]");
+    await poll(() => run.count()).toBe(1);
+    expect(await run.textContent()).toContain('issue = "Checkout loses the basket"');
+    expect(await run.textContent()).toContain("trigger Agent issues");
+    await poll(() => run.locator(".run-tasks a").allTextContents()).toEqual([
+      "Plan the fix of Checkout loses the basket",
+      "Ship the fix of Checkout loses the basket",
+    ]);
+    await page.getByRole("navigation", { name: "Automation" }).getByRole("link", { name: "Triggers" }).click();
+    await row.waitFor();
     await row.getByRole("button", { name: "Pause" }).click();
     await poll(() => row.getAttribute("data-paused")).toBe("true");
   });
