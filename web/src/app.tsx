@@ -42,6 +42,8 @@ const LazyAccess = lazy(() => import("./views/access").then((m) => m.Access), "t
 const LazyAgents = lazy(() => import("./views/agents").then((m) => m.Agents), "the agents");
 const LazyMembers = lazy(() => import("./views/members").then((m) => m.Members), "the members");
 const LazySettings = lazy(() => import("./views/project-settings").then((m) => m.ProjectSettingsPage), "the settings");
+/** Templates, schedules, triggers and runs (and, later still, the JSON editor and cron in words). */
+const LazyAutomation = lazy(() => import("./views/automation").then((m) => m.Automation), "automation");
 const LazyWebhooks = lazy(() => import("./views/webhooks").then((m) => m.Webhooks), "the webhooks");
 
 export function App() {
@@ -79,6 +81,7 @@ export function App() {
           {route.page === "settings" && <LazySettings projectId={route.projectId} />}
           {route.page === "connect" && <LazyConnect projectId={route.projectId} />}
           {route.page === "webhooks" && <LazyWebhooks projectId={route.projectId} webhookId={route.webhookId} />}
+          {route.page === "automation" && <LazyAutomation projectId={route.projectId} section={route.section} />}
           {route.page === "inbox" && <Inbox />}
           {route.page === "agents" && <LazyAgents />}
           {route.page === "server" && <LazyServerPage serverId={route.serverId} />}

@@ -37,6 +37,7 @@ export const PROJECT_PLACES: Place[] = [
   { label: "Sessions", path: "sessions", letter: "s" },
   { label: "Permissions", path: "permissions" },
   { label: "Members", path: "members" },
+  { label: "Automation", path: "automation" },
   { label: "Webhooks", path: "webhooks", write: true },
   { label: "Settings", path: "settings", letter: "e" },
   { label: "Connect", path: "connect" },

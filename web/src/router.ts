@@ -19,6 +19,8 @@ export type Route =
   | { page: "sessions"; projectId: string }
   | { page: "session"; projectId: string; sessionId: string }
   | { page: "webhooks"; projectId: string; webhookId?: string }
+  /** Templates, schedules, triggers and runs; which template is edited and what runs are filtered by are the page's query. */
+  | { page: "automation"; projectId: string; section: AutomationSection }
   /** Its filters are the page's query (read by the page itself). */
   | { page: "permissions"; projectId: string }
   | { page: "inbox" }
@@ -33,6 +35,9 @@ export type Route =
   /** An invite link (the token is the page's query, read by the page itself); open without signing in. */
   | { page: "invite" }
   | { page: "not-found" };
+
+export const AUTOMATION_SECTIONS = ["templates", "schedules", "triggers", "runs"] as const;
+export type AutomationSection = (typeof AUTOMATION_SECTIONS)[number];
 
 export function parseRoute(path: string): Route {
   const parts = path.split("/").filter(Boolean);
@@ -63,6 +68,10 @@ export function parseRoute(path: string): Route {
     if (parts[2] === "sessions" && parts.length === 3) return { page: "sessions", projectId };
     if (parts[2] === "sessions" && parts[3]) return { page: "session", projectId, sessionId: parts[3] };
     if (parts[2] === "permissions" && parts.length === 3) return { page: "permissions", projectId };
+    if (parts[2] === "automation" && parts.length <= 4) {
+      const section = AUTOMATION_SECTIONS.find((x) => x === (parts[3] ?? "templates"));
+      if (section) return { page: "automation", projectId, section };
+    }
     if (parts[2] === "webhooks") return { page: "webhooks", projectId, ...(parts[3] ? { webhookId: parts[3] } : {}) };
   }
   return { page: "not-found" };

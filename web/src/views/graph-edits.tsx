@@ -7,6 +7,8 @@ import type { Task } from "../types";
 import { Problem } from "./controls";
 import { addDependency, DependencyFields, NO_CHOICE, refusalOf, removeDependency, type DependencyChoice, type DependencyType } from "./dependency-fields";
 import { edgeKey } from "./graph-layout";
+import { linkProps } from "../router";
+import { saveAsTemplatePath } from "./save-as-template";
 
 /** A dependency of the project: `to` depends on `from`. */
 export interface Dependency {
@@ -197,6 +199,7 @@ export function SelectedDependency(props: Listing & { dependency: Dependency }) 
           Remove
         </button>
       )}
+      {props.canWrite && props.tasks.get(d.to) && <a {...linkProps(saveAsTemplatePath(props.tasks.get(d.to)!))}>Save its graph as a template</a>}
       <button type="button" class="link" onClick={() => props.onSelect(null)}>
         Deselect
       </button>

@@ -4,7 +4,20 @@ import type { FeedStatus } from "../live";
 import { useProjectNames } from "../project-names";
 import { linkProps } from "../router";
 
-type Tab = "overview" | "board" | "graph" | "code-health" | "usage" | "activity" | "sessions" | "permissions" | "members" | "webhooks" | "settings" | "connect";
+type Tab =
+  | "overview"
+  | "board"
+  | "graph"
+  | "code-health"
+  | "usage"
+  | "activity"
+  | "sessions"
+  | "permissions"
+  | "members"
+  | "webhooks"
+  | "automation"
+  | "settings"
+  | "connect";
 
 const STATUS_TEXT: Record<FeedStatus, string> = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…", closed: "disconnected" };
 
@@ -32,6 +45,7 @@ export function ProjectTabs(props: { projectId: string; name?: string; current: 
         {tab("sessions", "Sessions")}
         {tab("permissions", "Permissions")}
         {tab("members", "Members")}
+        {tab("automation", "Automation")}
         {/* Webhooks are set up by members and admins; viewers are refused them. */}
         {canWrite && tab("webhooks", "Webhooks")}
         {tab("settings", "Settings")}

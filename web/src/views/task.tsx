@@ -16,6 +16,7 @@ import { lazy } from "./lazy";
 import { Dependencies, Dependents, WorkedBy } from "./task-links";
 import { AgentLogs } from "./task-logs";
 import { Notes } from "./task-notes";
+import { SaveAsTemplate } from "./save-as-template";
 import { json, Requirements, Result, Section, StructuredSpec, TaskFormatRequest } from "./task-sections";
 import { PhaseTimes, Timeline } from "./task-timeline";
 import { TaskUsage } from "./task-usage";
@@ -93,8 +94,9 @@ export function TaskPage({ projectId, taskId }: { projectId: string; taskId: str
   return (
     <section class="task-page">
       <ProjectTabs projectId={projectId} name={state.project?.name} current="task" status={state.status} />
-      <p>
+      <p class="task-page-links">
         <a {...linkProps(`/projects/${projectId}/board`)}>← Board</a>
+        {shown && <SaveAsTemplate task={shown} />}
       </p>
       <Problem message={error} />
       {shown && (
