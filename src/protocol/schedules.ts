@@ -1,6 +1,6 @@
 /** Request bodies of schedules (API.md "Templates, schedules and triggers"): a template fired on cron slots in a time zone. */
 import { z } from "zod";
-import { MISSED_POLICIES, OVERLAP_POLICIES } from "../db/schema";
+import { MISSED_POLICIES, OVERLAP_POLICIES } from "../domain/automation-kinds";
 import { label, uuid } from "../http/fields";
 import { parametersBody } from "./templates";
 

@@ -3,7 +3,7 @@
  * trigger's template: a rule only on a github trigger, parameters and mapping naming the template's parameters.
  */
 import { z } from "zod";
-import { TRIGGER_KINDS, type TriggerKind } from "../db/schema/automation";
+import { TRIGGER_KINDS, type TriggerKind } from "../domain/automation-kinds";
 import { GITHUB_EVENTS } from "../domain/github-events";
 import type { TemplateParameter } from "../domain/template-params";
 import { label, uuid } from "../http/fields";

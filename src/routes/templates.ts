@@ -21,7 +21,7 @@ import { roomActor, runInRoom } from "../room/client";
 import { taskViews } from "../views/task-queries";
 import { taskSchema } from "../views/tasks";
 import { templateSchema, templateTaskView, templateView } from "../views/automation";
-import { offerGraph } from "./run-offers";
+import { offerGraph } from "../room/run-offers";
 
 export const templateRoutes = new Hono<HubEnv>();
 

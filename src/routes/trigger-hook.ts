@@ -20,7 +20,7 @@ import { runInRoom } from "../room/client";
 import type { RoomActor } from "../room/commands";
 import { HUB_ACTOR } from "../runtime/room-rpc";
 import { readBounded } from "../telemetry/otlp-body";
-import { offerGraph } from "./run-offers";
+import { offerGraph } from "../room/run-offers";
 
 export const triggerHookRoutes = new Hono<HubEnv>({ strict: false });
 

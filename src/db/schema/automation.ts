@@ -9,6 +9,9 @@ import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqli
 import type { TemplateParameter, TemplateTask } from "../../domain/template-params";
 import type { GithubTriggerRule } from "../../domain/github-events";
 import { projects } from "./people";
+import { MISSED_POLICIES, OVERLAP_POLICIES, TRIGGER_KINDS } from "../../domain/automation-kinds";
+
+export { MISSED_POLICIES, OVERLAP_POLICIES, TRIGGER_KINDS, type TriggerKind } from "../../domain/automation-kinds";
 
 export const templates = sqliteTable(
   "templates",
@@ -27,9 +30,6 @@ export const templates = sqliteTable(
   },
   (t) => [uniqueIndex("templates_project_name").on(t.projectId, t.name)],
 );
-
-export const MISSED_POLICIES = ["skip", "run_once"] as const;
-export const OVERLAP_POLICIES = ["skip", "allow"] as const;
 
 export const schedules = sqliteTable(
   "schedules",
@@ -62,9 +62,6 @@ export const schedules = sqliteTable(
       .where(sql`next_run_at IS NOT NULL`),
   ],
 );
-
-export const TRIGGER_KINDS = ["http", "github"] as const;
-export type TriggerKind = (typeof TRIGGER_KINDS)[number];
 
 export const triggers = sqliteTable(
   "triggers",

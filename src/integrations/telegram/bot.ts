@@ -16,7 +16,7 @@ import { APPROVED, optionLabels, REJECTED } from "../../domain/question-options"
 import { openTasksOf } from "./open-tasks";
 import { accessTo, actAs, findVisible, forgetLinks, visibleProjects } from "./people";
 import type { RoomCommand } from "../../room/commands";
-import { offerGraph } from "../../routes/run-offers";
+import { executeInRoom, HUB_ACTOR } from "../../runtime/room-rpc";
 import { parseRunCommand } from "./run-command";
 import { templateNamed } from "./templates";
 
@@ -236,7 +236,8 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
     const command = { op: "instantiate", templateId: template.id, parameters: asked.parameters, fromText: true, run: { source: "telegram" } } as const;
     const done = await actAs(env, me.user, project.id, command, "");
     if (!done.ok) return ctx.reply(`Not started: ${escapeHtml(done.text)}`, html);
-    await offerGraph(env, project.id, template);
+    // Tasks with requirements are offered to servers at once, as the API's instantiate does.
+    if (template.tasks.some((t) => t.requirements)) await executeInRoom(env, project.id, HUB_ACTOR, { op: "sweep" }).catch(() => undefined);
     await ctx.reply(`Started <b>${escapeHtml(template.name)}</b> in ${escapeHtml(project.name)}: ${template.tasks.length} task(s).\n/tasks lists them.`, html);
   });
 

@@ -7,7 +7,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import { runs, taskDependencies, tasks, templates, type RunRow, type TemplateRow } from "../../db/schema";
 import { isBlocked } from "../../domain/dependencies";
 import { resolveParameters, type ParameterValue } from "../../domain/template-params";
-import { graphOf, type GraphTask } from "../../protocol/templates";
+import { graphOf, type GraphTask } from "./template-graph";
 import { beginTrace } from "../../protocol/trace-context";
 import type { ProblemData, RunOrigin } from "../commands";
 import { chunkRows, statement, type EventDraft } from "../statements";

@@ -1,6 +1,6 @@
 /** A graph just made is offered to servers at once when any of its tasks names requirements to match them by. */
 import type { TemplateRow } from "../db/schema";
-import { offerWaitingTasks } from "../room/client";
+import { offerWaitingTasks } from "./client";
 import type { WorkerEnv } from "../runtime/worker-env";
 import { logError } from "../runtime/log";
 
