@@ -60,7 +60,11 @@ export async function call(path: string, opts: CallOptions = {}): Promise<Reply>
     if (!headers.has("Content-Type")) headers.set("Content-Type", "application/json");
   }
   const method = opts.method ?? (body !== undefined ? "POST" : "GET");
-  const res = await conformingFetch(new Request(BASE + path, { method, headers, body }));
+  return replyOf(await conformingFetch(new Request(BASE + path, { method, headers, body })));
+}
+
+/** A response as the tests read it: its status, headers, text and JSON (undefined when it is not JSON). */
+export async function replyOf(res: Response): Promise<Reply> {
   const text = await res.text();
   let json: unknown;
   try {

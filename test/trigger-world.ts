@@ -2,7 +2,7 @@
 import { sign } from "@octokit/webhooks-methods";
 import { Webhook } from "standardwebhooks";
 import { conformingFetch } from "./api-conformance";
-import { BASE, call } from "./helpers";
+import { BASE, call, replyOf, type Reply } from "./helpers";
 import { expectOk, type World } from "./task-world";
 
 export const triggersOf = (projectId: string) => `/api/v1/projects/${projectId}/triggers`;
@@ -40,15 +40,8 @@ export async function newTrigger(w: World, kind: "http" | "github", extra: Recor
   return made.json as { id: string; url: string; secret: string; template_id: string };
 }
 
-export interface HookReply {
-  status: number;
-  json: any;
-  text: string;
-  headers: Headers;
-}
-
 /** `POST /hooks/triggers/{id}` with a raw body and headers, as an outside caller sends it. */
-export async function hook(id: string, body: string | ReadableStream<Uint8Array>, headers: Record<string, string> = {}): Promise<HookReply> {
+export async function hook(id: string, body: string | ReadableStream<Uint8Array>, headers: Record<string, string> = {}): Promise<Reply> {
   const res = await conformingFetch(
     new Request(`${BASE}/hooks/triggers/${id}`, {
       method: "POST",
@@ -57,14 +50,7 @@ export async function hook(id: string, body: string | ReadableStream<Uint8Array>
       ...(typeof body === "string" ? {} : { duplex: "half" }),
     } as RequestInit),
   );
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, json, text, headers: res.headers };
+  return replyOf(res);
 }
 
 /** A GitHub delivery as GitHub sends it: the payload signed by `@octokit/webhooks-methods`, with its event and delivery id. */

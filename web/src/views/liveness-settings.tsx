@@ -3,6 +3,7 @@
  * stalled, and what that does; how long a waiting task no server can take may wait before it is flagged. A blank
  * number is off. A refusal shows beside the field it names.
  */
+import type { JSX } from "preact";
 import { useState } from "preact/hooks";
 import { adoptStyles } from "../adopt-styles";
 import type { Project } from "../types";
@@ -55,19 +56,14 @@ export function LivenessSettings(props: { settings: Settings; isAdmin: boolean; 
         Leave a field blank to turn its rule off.
       </p>
       <div class="liveness-fields">
-        <label>
-          Stalled after (minutes)
-          <input
-            name="stall-minutes"
-            type="number"
-            inputMode="numeric"
-            placeholder="off"
-            value={stall}
-            disabled={!isAdmin}
-            onInput={(e) => setStall(e.currentTarget.value)}
-          />
-          {problem("stall_minutes")}
-        </label>
+        <MinutesField
+          label="Stalled after (minutes)"
+          name="stall-minutes"
+          value={stall}
+          onInput={setStall}
+          disabled={!isAdmin}
+          problem={problem("stall_minutes")}
+        />
         <label>
           A stall
           <select name="stall-action" value={action} disabled={!isAdmin} onChange={(e) => setAction(e.currentTarget.value as Settings["stall_action"])}>
@@ -76,19 +72,14 @@ export function LivenessSettings(props: { settings: Settings; isAdmin: boolean; 
           </select>
           {problem("stall_action")}
         </label>
-        <label>
-          Unassignable after (minutes)
-          <input
-            name="unassignable-minutes"
-            type="number"
-            inputMode="numeric"
-            placeholder="off"
-            value={unassignable}
-            disabled={!isAdmin}
-            onInput={(e) => setUnassignable(e.currentTarget.value)}
-          />
-          {problem("unassignable_minutes")}
-        </label>
+        <MinutesField
+          label="Unassignable after (minutes)"
+          name="unassignable-minutes"
+          value={unassignable}
+          onInput={setUnassignable}
+          disabled={!isAdmin}
+          problem={problem("unassignable_minutes")}
+        />
       </div>
       {isAdmin && (
         <button type="submit" disabled={busy} aria-busy={busy}>
@@ -97,5 +88,24 @@ export function LivenessSettings(props: { settings: Settings; isAdmin: boolean; 
       )}
       <Problem message={refusal?.other ?? null} />
     </form>
+  );
+}
+
+/** A rule's minutes: blank is off. */
+function MinutesField(props: { label: string; name: string; value: string; onInput: (v: string) => void; disabled: boolean; problem: JSX.Element }) {
+  return (
+    <label>
+      {props.label}
+      <input
+        name={props.name}
+        type="number"
+        inputMode="numeric"
+        placeholder="off"
+        value={props.value}
+        disabled={props.disabled}
+        onInput={(e) => props.onInput(e.currentTarget.value)}
+      />
+      {props.problem}
+    </label>
   );
 }

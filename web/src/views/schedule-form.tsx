@@ -10,6 +10,7 @@ import { Problem } from "./controls";
 import { useCronWords } from "./cron-words";
 import { FieldProblem, refusalOf, type Refusal } from "./field-refusal";
 import { ParameterInputs } from "./run-dialog";
+import { NameField, TemplateField } from "./template-field";
 
 export const browserZone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
 
@@ -81,22 +82,8 @@ export function ScheduleForm(props: { projectId: string; templates: Template[]; 
     <form class="schedule-form panel" onSubmit={(e) => void save(e)} aria-labelledby="schedule-form-title" noValidate>
       <h3 id="schedule-form-title">{s ? `Change the schedule ${s.name ?? ""}` : "New schedule"}</h3>
       <div class="form-grid">
-        <label>
-          Template
-          <select name="template_id" value={templateId} onChange={(e) => pickTemplate(e.currentTarget.value)}>
-            {props.templates.map((t) => (
-              <option key={t.id} value={t.id}>
-                {t.name}
-              </option>
-            ))}
-          </select>
-          <FieldProblem field="template_id" message={problems["template_id"]} />
-        </label>
-        <label>
-          Name
-          <input name="name" value={name} maxLength={200} placeholder="optional, such as Nightly" onInput={(e) => setName(e.currentTarget.value)} />
-          <FieldProblem field="name" message={problems["name"]} />
-        </label>
+        <TemplateField templates={props.templates} value={templateId} onPick={pickTemplate} problem={problems["template_id"]} />
+        <NameField value={name} onInput={setName} example="Nightly" problem={problems["name"]} />
         <label>
           Cron expression
           <input

@@ -8,6 +8,7 @@ import { parameterValues, type Template } from "../template-draft";
 import { Problem } from "./controls";
 import { FieldProblem, refusalOf, type Refusal } from "./field-refusal";
 import { ParameterInputs } from "./run-dialog";
+import { NameField, TemplateField } from "./template-field";
 
 export const GITHUB_EVENTS: { value: GithubEvent; label: string; tick: string }[] = [
   { value: "issues.labeled", label: "an issue is labelled", tick: "Issues" },
@@ -104,22 +105,8 @@ export function TriggerForm(props: { projectId: string; templates: Template[]; o
     <form class="trigger-form panel" onSubmit={(e) => void create(e)} aria-labelledby="trigger-form-title" noValidate>
       <h3 id="trigger-form-title">New trigger</h3>
       <div class="form-grid">
-        <label>
-          Template
-          <select name="template_id" value={templateId} onChange={(e) => pickTemplate(e.currentTarget.value)}>
-            {props.templates.map((t) => (
-              <option key={t.id} value={t.id}>
-                {t.name}
-              </option>
-            ))}
-          </select>
-          <FieldProblem field="template_id" message={problems["template_id"]} />
-        </label>
-        <label>
-          Name
-          <input name="name" value={name} maxLength={200} placeholder="optional, such as Labelled issues" onInput={(e) => setName(e.currentTarget.value)} />
-          <FieldProblem field="name" message={problems["name"]} />
-        </label>
+        <TemplateField templates={props.templates} value={templateId} onPick={pickTemplate} problem={problems["template_id"]} />
+        <NameField value={name} onInput={setName} example="Labelled issues" problem={problems["name"]} />
       </div>
       <fieldset class="policies">
         <legend>Called by</legend>
