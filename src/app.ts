@@ -31,6 +31,7 @@ import { telegramAccountRoutes, telegramSetupRoutes, telegramWebhookRoutes } fro
 import { webhookRoutes } from "./routes/webhooks";
 import { telemetryExportRoutes } from "./routes/telemetry-export";
 import { budgetRoutes } from "./routes/budgets";
+import { codeReviewRoutes } from "./routes/code-reviews";
 import { templateRoutes } from "./routes/templates";
 import { triggerRoutes } from "./routes/triggers";
 import { triggerHookRoutes } from "./routes/trigger-hook";
@@ -127,6 +128,7 @@ export function buildApp() {
   api.route("/projects", webhookRoutes);
   api.route("/projects", telemetryExportRoutes);
   api.route("/projects", budgetRoutes);
+  api.route("/projects", codeReviewRoutes.projects);
   api.route("/projects", templateRoutes);
   api.route("/projects", triggerRoutes);
   api.route("/projects", runRoutes);
@@ -156,6 +158,7 @@ export function buildApp() {
   api.route("/projects", connectRoutes.people);
   api.route("/approval-rules", approvalRuleRoutes.people);
   api.route("/server", approvalRuleRoutes.agents);
+  api.route("/tasks", codeReviewRoutes.tasks);
   api.route("/tasks", taskRoutes("people"));
   api.route("/server/tasks", taskRoutes("agents"));
   api.route("/interventions", interventionRoutes("people"));

@@ -165,6 +165,9 @@ function presented(frame: Record<string, any>): { sessionId: string; shown: Show
     }
     case "intervention_response":
       return frame.session_id ? typed(frame.session_id, frame.response ?? "") : null;
+    case "code_review_fix_request":
+      // An Escape first, then the prompt as one typed line.
+      return frame.session_id ? typed(frame.session_id, frame.prompt ?? "") : null;
     case "note_for_session": {
       const content: string = frame.content ?? "";
       const via: string = frame.mentioned_via ?? "";

@@ -13,6 +13,7 @@ import type { RoomActor, RoomCommand } from "../src/room/commands";
 import { isProblem, planOperation, type OpContext, type WritePlan } from "../src/room/operations";
 import type { TaskRow } from "../src/room/statements";
 import type { Blocker, TaskReads } from "../src/room/task-reads";
+import { DEFAULT_REVIEW_POLICY } from "../src/domain/code-review";
 
 const NOW = "2026-11-23T10:00:00.000Z";
 const worker: RoomActor = { kind: "agent", serverId: "server-w", serverName: "w", label: "agent:w" };
@@ -68,6 +69,9 @@ function task(id: string, fields: Partial<TaskRow> = {}): TaskRow {
     runId: null,
     stalledAt: null,
     unassignableAt: null,
+    reviewStatus: null,
+    reviewAttempt: 0,
+    reviewOf: null,
     version: 1,
     createdAt: NOW,
     updatedAt: NOW,
@@ -128,6 +132,7 @@ const context = (reads: TaskReads, actor: RoomActor = worker, offerWaiting = tru
   offerWaiting,
   settings: async () => DEFAULT_PROJECT_SETTINGS,
   budgets: async () => [],
+  reviewPolicy: async () => DEFAULT_REVIEW_POLICY,
 });
 
 async function plan(reads: TaskReads, command: RoomCommand, actor?: RoomActor, offerWaiting?: boolean): Promise<WritePlan> {

@@ -19,3 +19,4 @@ export * from "./schema/invites";
 export * from "./schema/usage";
 export * from "./schema/overview";
 export * from "./schema/automation";
+export * from "./schema/reviews";

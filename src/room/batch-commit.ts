@@ -6,7 +6,8 @@
 import { eq } from "drizzle-orm";
 import { createDb, type Db } from "../db/client";
 import { newerBookmark } from "../db/d1-bookmarks";
-import { budgets, projects, type BudgetRow } from "../db/schema";
+import { budgets, projects, reviewPolicies, type BudgetRow } from "../db/schema";
+import { DEFAULT_REVIEW_POLICY, type ReviewPolicy } from "../domain/code-review";
 import { taskViewsInBatch } from "../views/task-queries";
 import { projectSettingsOf, type ProjectSettings } from "../domain/project-settings";
 import { logError } from "../runtime/log";
@@ -58,6 +59,8 @@ export abstract class BatchCommitter {
   protected readonly memory = new TaskMemory();
   /** The project's settings, read by the first operation that needs them, then kept: only this room changes them. */
   private settings: ProjectSettings | null = null;
+  /** The project's review policy, read by the first completion that needs it, then kept: only this room changes it. */
+  private reviewPolicy: ReviewPolicy | null = null;
   /**
    * The project's budgets, read by the first operation that needs them, then kept as each batch that changes them
    * leaves them: only this room writes them. A batch whose outcome is not known leaves them to be read again.
@@ -133,6 +136,7 @@ export abstract class BatchCommitter {
       }
       committed.notices.push(...(outcome.notices ?? []));
       if (outcome.settings) this.settings = outcome.settings;
+      if (outcome.reviewPolicy) this.reviewPolicy = outcome.reviewPolicy;
       if (outcome.deadline) committed.deadlines.push(outcome.deadline);
       if (outcome.refusal) return { ok: false, problem: outcome.refusal };
       const view = operations[i]!.withView ? viewOf.get(outcome.taskId) : undefined;
@@ -200,12 +204,22 @@ export abstract class BatchCommitter {
       offerWaiting,
       settings: () => this.projectSettings(),
       budgets: () => this.projectBudgets(),
+      reviewPolicy: () => this.projectReviewPolicy(),
     };
   }
 
   private async projectBudgets(): Promise<readonly BudgetRow[]> {
     this.budgetRows ??= await this.db.select().from(budgets).where(eq(budgets.projectId, this.projectId)).orderBy(budgets.createdAt, budgets.id);
     return this.budgetRows;
+  }
+
+  /** The project's review policy as the room keeps it (read from D1 the first time). */
+  private async projectReviewPolicy(): Promise<ReviewPolicy> {
+    if (!this.reviewPolicy) {
+      const [row] = await this.db.select({ policy: reviewPolicies.policy }).from(reviewPolicies).where(eq(reviewPolicies.projectId, this.projectId));
+      this.reviewPolicy = row?.policy ?? DEFAULT_REVIEW_POLICY;
+    }
+    return this.reviewPolicy;
   }
 
   /** The project's settings as the room keeps them (read from D1 the first time). */

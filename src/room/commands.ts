@@ -8,6 +8,12 @@ import type { TaskView } from "../views/tasks";
 import type { ProblemCode } from "../http/problem-codes";
 import type { ProjectSettings } from "../domain/project-settings";
 import type { UsagePoint } from "../domain/usage";
+import type { Review, ReviewPolicy } from "../domain/code-review";
+
+/** Where an attempt's review comes from: the review task an agent completed (or failed), or a model's answer. */
+export type ReviewSource =
+  | { kind: "agent"; reviewTaskId: string }
+  | { kind: "model"; model: string | null; outcome: { ok: true; review: Review } | { ok: false; error: string } };
 
 export type RoomActor =
   | { kind: "person"; userId: string; label: string }
@@ -60,6 +66,8 @@ export interface TaskOrigin {
   traceparent?: string;
   /** Given to this server or session as it is created (task-format routing.target). */
   assignTo?: AssignTarget;
+  /** A review task the hub creates: the task and attempt it reviews, and the worker's server, never offered it. */
+  review?: { of: string; attempt: number; notServer: string | null };
 }
 
 export type TaskChanges = Partial<Omit<NewTask, "sourceSessionId" | "warnings" | "origin">> & { warnings?: string[]; payload?: unknown };
@@ -229,7 +237,13 @@ export type RoomCommand =
   | { op: "change_schedule"; scheduleId: string; changes: Partial<ScheduleFields> }
   | { op: "delete_schedule"; scheduleId: string }
   /** The room's clock reached the schedule's next slot (`now`, epoch ms): fire it, or record why not, once. */
-  | { op: "fire_schedule"; scheduleId: string; now: number };
+  | { op: "fire_schedule"; scheduleId: string; now: number }
+  /** The project's review policy; `apiKeySealed` undefined keeps the key kept, null drops it. */
+  | { op: "set_review_policy"; policy: ReviewPolicy; apiKeySealed: string | null | undefined }
+  /** Hands an attempt to its reviewer: a review task for an agent (a model's reviewer is woken after). */
+  | { op: "start_review"; taskId: string; attempt: number }
+  /** What a reviewer answered for an attempt: read from its review task, or a model's outcome. */
+  | { op: "settle_review"; taskId: string; attempt: number; source: ReviewSource };
 
 /** What a person sets on a schedule; the room keeps when it is due (`last_slot`, `next_run_at`). */
 export type ScheduleFields = Pick<ScheduleRow, "templateId" | "name" | "cron" | "timezone" | "parameters" | "missed" | "overlap" | "paused">;

@@ -28,6 +28,8 @@ import {
   snapshotStoredSchema,
 } from "../views/code-health";
 import { taskFor } from "./task-access";
+import { latestReview } from "./code-reviews";
+import { codeReviewSchema, codeReviewView } from "../views/code-reviews";
 import { sessionIn } from "./project-sessions";
 
 export const codeHealthRoutes = { agents: new Hono<HubEnv>(), people: new Hono<HubEnv>() };
@@ -95,14 +97,18 @@ codeHealthRoutes.agents.get(
     id: "getCodeReview",
     tag: "Code health",
     summary: "A task's code review",
-    description: 'What `orchestratia code review` prints: `{"status": "no_review"}`, as this hub has no code reviewer. 404 for a task the server cannot see.',
+    description:
+      "What `orchestratia code review` prints: the task's latest review attempt (`status` pass, warn or fail, or `pending` while its reviewer works, " +
+      '`error` when it could not review; `score`, `attempt_number`, `summary`, `findings`, `git_diff_stats`), or `{"status": "no_review"}`. ' +
+      "404 for a task the server cannot see.",
     caller: "agent",
-    responses: { 200: noReviewSchema },
+    responses: { 200: z.union([codeReviewSchema, noReviewSchema]) },
   }),
   agent,
   async (c) => {
-    await taskFor(c, c.req.param("task_id"));
-    return c.json({ status: "no_review" as const });
+    const task = await taskFor(c, c.req.param("task_id"));
+    const latest = await latestReview(c.var.db, task.id);
+    return c.json(latest ? codeReviewView(latest) : { status: "no_review" as const });
   },
 );
 

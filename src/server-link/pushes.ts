@@ -10,7 +10,7 @@
  * waiting for a person's approval (operations/approval.ts) is not pushed at
  * all, its approval is pushed as a plain `task_assigned`, and a person's
  * cancellation is told to the task's creator as `task_status_update` (typed as
- * one line). A plan's approval is `plan_approved`.
+ * one line). A plan's approval is `plan_approved`; a review below the pass score, `code_review_fix_request`.
  */
 import type { CommittedEvent } from "../room/statements";
 import { askedQuestion, ASK_NOTE_VIA } from "../domain/agent-asks";
@@ -67,6 +67,8 @@ const TO_TARGET = new Set([
   "note_added",
   "task_updated",
   "task_cancelled",
+  "review_warned",
+  "review_failed",
 ]);
 /** Events that tell the session that created the task how it ended. */
 const TO_SOURCE = new Set(["task_completed", "task_failed", "task_cancelled"]);
@@ -125,6 +127,12 @@ function toTarget(e: CommittedEvent, target: SessionRef, task: TaskSessions): Da
       return { type: "task_note", ...base, content: cut(d.content), urgent: d.urgent === true, author: e.actor };
     case "task_updated":
       return { type: "task_updated", ...base };
+    case "review_warned":
+    case "review_failed":
+      // hub.py presses Escape, then types the prompt into the worker's agent (one line: the room made it so).
+      return d.fix_requested === true
+        ? { type: "code_review_fix_request", ...base, prompt: cut(d.prompt), attempt: d.attempt, max_retries: d.max_retries, score: d.score }
+        : null;
     case "task_cancelled":
       // Its creator is told apart (below); the session working on it learns it is over.
       return sameSession(target, task.source) ? null : statusUpdate(e, target, task.title);

@@ -6,6 +6,7 @@ import { usageAmountsSchema } from "./usage";
 import { INTERVENTION_STATUSES, INTERVENTION_TYPES, PRIORITIES, type interventions, type taskDependencies, type taskNotes, type tasks } from "../db/schema";
 import { deliveredInput, isBlocked } from "../domain/dependencies";
 import { TASK_STATUSES, type TaskStatus } from "../domain/lifecycle";
+import { TASK_REVIEW_STATUSES } from "../domain/code-review";
 import { DEPENDENCY_TYPES } from "../protocol/orchestratia-v1";
 import { id, json, jsonObject, timestamp } from "./fields";
 import { BUDGET_STATES } from "../db/schema";
@@ -91,7 +92,7 @@ const lateResultSchema = z
   .meta({ id: "LateResult" });
 
 /** What the agent's last commit changed, as `orchestratia task complete` measured it (git --numstat). */
-const gitDiffStatsSchema = z
+export const gitDiffStatsSchema = z
   .object({
     files_changed: z.int().meta({ description: "Files the commit changed, binary ones included" }),
     insertions: z.int(),
@@ -177,6 +178,18 @@ export const taskSchema = z
     late_result: lateResultSchema.nullable(),
     git_diff_stats: gitDiffStatsSchema.nullable().meta({ description: "Sent with the completion by the official CLI; null when none was" }),
     rejected_by: z.array(id).meta({ description: "Servers that rejected the task; auto-assignment passes them over" }),
+    review: z
+      .object({
+        status: z.enum(TASK_REVIEW_STATUSES),
+        attempt: z.int().meta({ description: "The latest attempt (1 for the first completion reviewed)" }),
+      })
+      .nullable()
+      .meta({
+        description:
+          "Where the task stands in its project's code-review loop: `reviewing`, `changes_requested` (its worker was asked for a fix), `passed`, " +
+          "`warned`, `failed` or `error`; null when no review was asked. Every attempt: GET /api/v1/tasks/{id}/reviews",
+      }),
+    review_of: id.nullable().meta({ description: "A review task's: the task whose change it reviews" }),
     trace_id: z.string().nullable(),
     traceparent: z.string().nullable(),
     usage: usageAmountsSchema.nullable().meta({ description: "What the agents reported using on this task, in all; null until they report any" }),
@@ -248,6 +261,8 @@ export function taskView(
     late_result: (t.lateResult ?? null) as z.infer<typeof lateResultSchema> | null,
     git_diff_stats: (t.gitDiffStats ?? null) as z.infer<typeof gitDiffStatsSchema> | null,
     rejected_by: t.rejectedBy,
+    review: t.reviewStatus ? { status: t.reviewStatus, attempt: t.reviewAttempt } : null,
+    review_of: t.reviewOf,
     trace_id: t.traceId,
     traceparent: t.traceparent,
     usage,

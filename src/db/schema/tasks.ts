@@ -2,6 +2,7 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { TASK_STATUSES } from "../../domain/lifecycle";
+import { TASK_REVIEW_STATUSES } from "../../domain/code-review";
 import { DEPENDENCY_TYPES } from "../../protocol/orchestratia-v1";
 import { projects } from "./people";
 import { servers, sessions } from "./servers";
@@ -123,6 +124,12 @@ export const tasks = sqliteTable(
     stalledAt: text("stalled_at"),
     /** When the task was flagged as one no server can take (liveness rules): once per wait. */
     unassignableAt: text("unassignable_at"),
+    /** Where the task stands in the code-review loop (domain/code-review.ts); null when no review was asked. */
+    reviewStatus: text("review_status", { enum: TASK_REVIEW_STATUSES }),
+    /** The latest review attempt of this task; for a review task, the attempt it reviews. */
+    reviewAttempt: integer("review_attempt").notNull().default(0),
+    /** For a review task the hub created: the task whose change it reviews. */
+    reviewOf: text("review_of"),
     /** Bumped by every write; each write is guarded by the version it read. */
     version: integer("version").notNull().default(1),
     createdAt: text("created_at").notNull(),

@@ -17,6 +17,7 @@ import { escalationContext, type EnvelopeOutcome } from "../../protocol/agent-en
 import { askPerson, helpWith } from "./lifecycle";
 import { silentResultReason } from "../../domain/liveness";
 import type { TaskWithDownstream } from "../task-reads";
+import { completeAgain, openToWorker, reviewOnCompletion, reviewRefusal } from "./reviews";
 
 /**
  * Open questions of a task that ends are cancelled; those an agent waits on (ask-user) come back so it can be told.
@@ -46,6 +47,8 @@ export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<Op
   if (!loaded) return notFound("Task");
   const { task, links } = loaded;
   const party = partyOf(ctx.actor, task);
+  // A task its review sent back to its worker takes the worker's next completion as the review's next attempt.
+  if (openToWorker(task)) return completeAgain(ctx, task, cmd);
   // DataRef pointers compare by content: each completion stores its large parts anew. Only compared off the hot path.
   const sameResult = () =>
     canonicalJson([task.result, task.response], contentOfPointers) === canonicalJson([cmd.result, cmd.response ?? null], contentOfPointers);
@@ -67,8 +70,11 @@ export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<Op
   const next = transition(ctx, task, "complete");
   if (typeof next !== "string") return next;
   if (cmd.envelope && cmd.envelope.status !== "done") return endAsEnvelopeSays(ctx, loaded, cmd.result, cmd.envelope, cmd.response, diffStatsOf(cmd));
+  const refused = reviewRefusal(task, cmd.result);
+  if (refused) return refused;
   const silent = (await ctx.settings()).require_result ? silentResultReason(cmd.result) : null;
   if (silent) return completionWithoutResult(ctx, task, cmd, silent);
+  const review = await reviewOnCompletion(ctx, task, cmd.gitDiffStats);
 
   const resolution = resolveDownstream(cmd.result, cmd.structured, links);
   const assignments = await planAutoAssign(ctx, resolution.unblocked, task.assignedServerId);
@@ -97,6 +103,7 @@ export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<Op
     })),
     ...resolution.unblocked.map((id) => ({ type: "task_unblocked" as const, taskId: id, data: { resolved_by: task.id } })),
     ...assignmentEvents(assignments),
+    ...(review?.events ?? []),
   ];
   const plan = taskWrite(
     ctx,
@@ -110,9 +117,10 @@ export async function complete(ctx: OpContext, cmd: Cmd<"complete">): Promise<Op
       deadlineAt: null,
       warnings: [...task.warnings, ...cmd.warnings],
       ...diffStatsOf(cmd),
+      ...review?.set,
     },
     events,
-    (guard) => [...cancelOpenQuestions(ctx, loaded, guard), ...assignmentStatements(ctx, assignments, guard)],
+    (guard) => [...cancelOpenQuestions(ctx, loaded, guard), ...assignmentStatements(ctx, assignments, guard), ...(review?.statements(guard) ?? [])],
   );
   return {
     ...plan,

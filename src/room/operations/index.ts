@@ -20,6 +20,7 @@ import { changeSession, openSession, reportMcpStatus } from "./sessions";
 import { instantiate } from "./runs";
 import { flagStalled, flagUnassignable } from "./liveness";
 import { changeSchedule, createSchedule, deleteSchedule, fireSchedule } from "./schedules";
+import { setReviewPolicy, settleReview, startReview } from "./reviews";
 
 const planners = {
   create,
@@ -74,6 +75,9 @@ const planners = {
   change_schedule: changeSchedule,
   delete_schedule: deleteSchedule,
   fire_schedule: fireSchedule,
+  set_review_policy: setReviewPolicy,
+  start_review: startReview,
+  settle_review: settleReview,
 } satisfies { [K in RoomCommand["op"]]: Planner<K> };
 
 export function planOperation(ctx: OpContext, command: RoomCommand): Promise<OpOutcome> {

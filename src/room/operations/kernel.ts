@@ -12,6 +12,7 @@ import { guardAfter, updateTask, type EventAppend, type EventDraft, type TaskRow
 import type { PlanEffects, TaskReads } from "../task-reads";
 import type { ProjectSettings } from "../../domain/project-settings";
 import type { BudgetRow } from "../../db/schema";
+import type { ReviewPolicy } from "../../domain/code-review";
 import { invalidTransition, notAllowed } from "./refusals";
 
 export interface OpContext {
@@ -31,6 +32,8 @@ export interface OpContext {
   settings(): Promise<ProjectSettings>;
   /** The project's budgets as last written: read once by the room, which is the only writer of them. */
   budgets(): Promise<readonly BudgetRow[]>;
+  /** The project's review policy (without its key): read once by the room, which is the only writer of it. */
+  reviewPolicy(): Promise<ReviewPolicy>;
 }
 
 /** What an agent's socket is told once the batch has committed: an answer it waits for, or that none will come. */
@@ -69,6 +72,8 @@ export interface WritePlan {
   settings?: ProjectSettings;
   /** The project's budgets as the operation leaves them: the room keeps them once the batch has committed. */
   budgets?: readonly BudgetRow[];
+  /** The project's review policy as the operation leaves it: the room keeps it once the batch has committed. */
+  reviewPolicy?: ReviewPolicy;
 }
 
 export type OpOutcome = WritePlan | ProblemData;
@@ -129,6 +134,7 @@ export function taskWrite(
 export const statusEvent = (type: EventType, task: TaskRow, next: TaskStatus, data: Record<string, unknown> = {}): EventDraft => ({
   type,
   taskId: task.id,
-  data: { status: next, previous_status: task.status, ...data },
+  // A review task's events say what it reviews: the room settles that review when the task ends.
+  data: { status: next, previous_status: task.status, ...(task.reviewOf ? { review_of: task.reviewOf, review_attempt: task.reviewAttempt } : {}), ...data },
   traceparent: task.traceparent,
 });

@@ -53,6 +53,9 @@ export function newTaskRow(ctx: OpContext, id: string, t: NewTask, s: NewRowStat
     traceId: s.trace.traceId,
     traceparent: s.trace.traceparent,
     runId: s.runId ?? null,
+    reviewOf: origin.review?.of ?? null,
+    reviewAttempt: origin.review?.attempt ?? 0,
+    rejectedBy: origin.review?.notServer ? [origin.review.notServer] : [],
     createdAt: now,
     updatedAt: now,
   };
