@@ -25,6 +25,8 @@ export const TELEGRAM_EVENTS = [
   "budget_released",
   "task_stalled",
   "task_unassignable",
+  "review_failed",
+  "review_exhausted",
 ] as const;
 
 /**
@@ -141,6 +143,18 @@ function unassignableText(d: Record<string, unknown>) {
   return [String(d.reason ?? ""), ...servers.map((s) => `• ${String(s.server_name)}: ${String(s.reason)}`)].join("\n");
 }
 
+/** A failing code review: sent back to its agent, or not reviewable; a fail on the last attempt is told by review_exhausted. */
+function reviewFailedText(d: Record<string, unknown>, ctx: NotificationContext): string | null {
+  const attempts = `attempt ${String(d.attempt)} of ${Number(d.max_retries) + 1}`;
+  if (d.status === "error") {
+    // Asked of a person instead, the question (intervention_requested) says it.
+    if (d.action === "needs_human") return null;
+    return `${heading("Code review could not be made", ctx)}\n\n${quote(String(d.error ?? ""))}\n\nThe task stays done (${attempts}).`;
+  }
+  if (d.fix_requested !== true) return null;
+  return `${heading("Code review failed", ctx)}\n\nScore ${String(d.score)}/100 · ${attempts}: sent back to its agent to fix.\n\n${quote(d.summary ?? "")}`;
+}
+
 /** The message a notification is, or null for an event the bot does not speak of. */
 export function notification(e: NotifiedEvent, ctx: NotificationContext): Outgoing | null {
   const d = e.data;
@@ -202,6 +216,17 @@ export function notification(e: NotifiedEvent, ctx: NotificationContext): Outgoi
       return { text: `${heading("Task stalled", ctx)}\n\n${quote(`Nothing heard of it: ${String(d.reason ?? "")}`)}`, buttons: [] };
     case "task_unassignable":
       return { text: `${heading("No server can take this task", ctx)}\n\n${quote(unassignableText(d))}`, buttons: [] };
+    case "review_failed": {
+      const text = reviewFailedText(d, ctx);
+      return text ? { text, buttons: [] } : null;
+    }
+    case "review_exhausted":
+      // Moved to needs_human, it is asked about as a question: that message says it.
+      if (d.action === "needs_human") return null;
+      return {
+        text: `${heading("Code review failed on its last attempt", ctx)}\n\nScore ${String(d.score)}/100 after ${String(d.attempt)} attempts: the task stays done with a failing review.`,
+        buttons: [],
+      };
     case "server_offline":
       return { text: `<b>Server offline</b> · ${name(String(d.server_name ?? "a server"))} stopped answering (${name(ctx.projectName)})`, buttons: [] };
     default:

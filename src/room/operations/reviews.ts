@@ -228,7 +228,9 @@ export const settleReview: Planner<"settle_review"> = async (ctx, cmd) => {
   const base = { attempt: cmd.attempt, max_retries: policy.max_retries, reviewer };
 
   if (!outcome.ok) {
-    const events: EventDraft[] = [{ type: "review_failed", taskId: task.id, data: { ...base, status: "error", error: outcome.error } }];
+    const events: EventDraft[] = [
+      { type: "review_failed", taskId: task.id, data: { ...base, status: "error", error: outcome.error, action: policy.on_final_failure } },
+    ];
     const attemptWrite = attemptUpdate(ctx, row, { status: "error", error: outcome.error, reviewer });
     const question = `The code review of attempt ${cmd.attempt} could not be made: ${outcome.error}. Answer to send the task back to its agent, or cancel it.`;
     return finalPlan(ctx, task, policy, "error", events, attemptWrite, question);
