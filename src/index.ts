@@ -1,7 +1,7 @@
 /** Worker entry: the HTTP app, the housekeeping cron, and the Durable Object classes. */
 import { buildApp } from "./app";
 import { answerKnownEmptyPoll, polledList } from "./files/file-polls";
-import { expirePermissionLog, sweepExpired, wakeRoomsWithLapsedLeases, wakeRoomsWithOverdueSchedules, wakeStrandedDeliveries } from "./cron/maintenance";
+import { expirePermissionLog, sweepExpired, wakeRoomsWithLapsedLeases, wakeRoomsWithOverdueSchedules, wakeRoomsWithStrandedReviews, wakeStrandedDeliveries } from "./cron/maintenance";
 import type { WorkerEnv } from "./runtime/worker-env";
 
 export { ProjectRoom } from "./room/project-room";
@@ -24,6 +24,7 @@ export default {
     ctx.waitUntil(wakeStrandedDeliveries(env));
     ctx.waitUntil(wakeRoomsWithLapsedLeases(env));
     ctx.waitUntil(wakeRoomsWithOverdueSchedules(env));
+    ctx.waitUntil(wakeRoomsWithStrandedReviews(env));
     ctx.waitUntil(expirePermissionLog(env));
   },
 } satisfies ExportedHandler<WorkerEnv>;

@@ -4,7 +4,9 @@
  * `code_review_fix_request`, the worker's next completion is the next attempt, and `orchestratia code review` reads
  * the latest.
  */
+import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
+import { wakeRoomsWithStrandedReviews } from "../src/cron/maintenance";
 import { call, daemonRegistration, registrationToken, until } from "./helpers";
 import { cli, createWorld, expectOk, T, type World } from "./task-world";
 import { fakeDaemon, type FakeDaemon } from "./fake-daemon";
@@ -208,6 +210,41 @@ describe("the agent reviewer's loop", () => {
     expect(reviews.slice(0, -1).every((r) => r.status === "superseded")).toBe(true);
     const task = (await call(`/api/v1/tasks/${id}`, { token: w.admin })).json;
     expect(task.review).toEqual({ status: "reviewing", attempt: reviews.length });
+  });
+});
+
+describe("review steps a lost follow-up left undone", () => {
+  it("are made again by the hourly sweep: an attempt with no review task gets one, one whose review task ended is settled", async () => {
+    await expectOk(setPolicy({ enabled: true, reviewer: { kind: "agent" }, max_retries: 2 }));
+    const id = await workingTask("Stranded");
+    // A completion whose attempt was opened but never handed to a reviewer, as if the room restarted in between.
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result: "Done", git_diff_stats: diff("5555555") }));
+    const first = await reviewTaskOf(id, 1);
+    const old = new Date(Date.now() - 3_600_000).toISOString();
+    await env.DB.prepare("UPDATE code_reviews SET review_task_id = NULL, requested_at = ?1 WHERE task_id = ?2").bind(old, id).run();
+    expect(await wakeRoomsWithStrandedReviews(env)).toBe(1);
+    const again = await reviewTaskOf(id, 1);
+    expect(again.review_task_id).not.toBe(first.review_task_id);
+
+    // Its review task completes, but the settling is lost: the sweep settles it from the task's result.
+    await until(
+      async () => (await call(`/api/v1/tasks/${again.review_task_id}`, { token: w.admin })).json.status,
+      (s) => s === "assigned",
+      "given",
+    );
+    await expectOk(cli(reviewer.apiKey, "POST", `${T}/${again.review_task_id}/start`));
+    await env.DB.prepare("UPDATE code_reviews SET requested_at = ?1 WHERE task_id = ?2").bind(old, id).run();
+    await expectOk(cli(reviewer.apiKey, "POST", `${T}/${again.review_task_id}/complete`, { result: review(95) }));
+    await until(
+      async () => (await call(`/api/v1/tasks/${id}/reviews`, { token: w.admin })).json.reviews[0].status,
+      (s) => s === "pass",
+      "settled",
+    );
+    await env.DB.prepare("UPDATE code_reviews SET status = 'pending', score = NULL WHERE task_id = ?1").bind(id).run();
+    await env.DB.prepare("UPDATE tasks SET review_status = 'reviewing' WHERE id = ?1").bind(id).run();
+    expect(await wakeRoomsWithStrandedReviews(env)).toBe(1);
+    expect((await call(`/api/v1/tasks/${id}/reviews`, { token: w.admin })).json.reviews[0]).toMatchObject({ status: "pass", score: 95 });
+    expect(await wakeRoomsWithStrandedReviews(env)).toBe(0);
   });
 });
 

@@ -6,6 +6,7 @@ import { laneStub } from "../integrations/client";
 import type { RoomEnv } from "../runtime/room-env";
 import { leaseSeconds, LEASED_STATUSES } from "../protocol/compute-protocol";
 import { roomStub } from "../room/client";
+import { strandedReviews } from "../room/review-sweep";
 import { ON_TIME_MS } from "../domain/cron-slots";
 import type { WorkerEnv } from "../runtime/worker-env";
 
@@ -82,4 +83,11 @@ export const permissionLogDays = (value: string | undefined) => {
 /** Deletes permission log entries older than PERMISSION_LOG_DAYS, a bounded number of rows an hour; returns how many. */
 export function expirePermissionLog(env: RoomEnv, now = Date.now()) {
   return deleteLogBefore(env.DB, new Date(now - permissionLogDays(env.PERMISSION_LOG_DAYS) * 24 * 60 * 60 * 1000).toISOString());
+}
+
+/** Wakes the rooms with review steps a lost follow-up left undone for STRANDED_MS: each makes them again. */
+export async function wakeRoomsWithStrandedReviews(env: WorkerEnv, now = Date.now()) {
+  const projects = [...new Set((await strandedReviews(env.DB, null, now)).map((r) => r.project_id))];
+  await Promise.all(projects.map((id) => roomStub(env, id).resumeReviews(now)));
+  return projects.length;
 }

@@ -103,6 +103,13 @@ export interface DiffShape {
   binary_files: string[];
 }
 
+/** The stats an attempt keeps of the change it reviews, as the completion's CLI measured them. */
+export interface ReviewedDiff extends DiffShape {
+  files: { path: string; insertions: number; deletions: number }[];
+  head_commit: string | null;
+  base_commit: string | null;
+}
+
 /** What the policy reads of the completed task. */
 export interface ReviewedTask {
   type: string;

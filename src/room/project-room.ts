@@ -29,6 +29,7 @@ import { RoomPresence } from "./room-presence";
 import { AgentGraces } from "./agent-graces";
 import { earliest } from "./earliest";
 import { followUp, reviewFollowUps } from "./review-followups";
+import { stepOf, strandedReviews } from "./review-sweep";
 import type { Committed } from "./committed";
 import { RoomWriter } from "./room-writer";
 import { UsageIntake, type UsageTally } from "./usage-intake";
@@ -250,6 +251,11 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     const next = await this.writer.serialise(() => fireDueSchedules(this.writer, this.projectId, now));
     if (next !== null) await this.scheduleAlarm(Math.max(next, Date.now() + 1000));
     return next;
+  }
+
+  /** The hourly sweep found review steps here a lost follow-up left undone: make them again. */
+  async resumeReviews(now = Date.now()) {
+    for (const row of await strandedReviews(this.env.DB, this.projectId, now)) await followUp(this.writer, this.projectId, stepOf(row));
   }
 
   /** The hourly sweep found a task here past its lease: look now. */

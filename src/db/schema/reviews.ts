@@ -4,9 +4,8 @@
  * for it, unique on (task, attempt), so two completions racing start one review per attempt.
  */
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import type { Finding, ReviewPolicy } from "../../domain/code-review";
+import type { Finding, ReviewedDiff, ReviewPolicy } from "../../domain/code-review";
 import { ATTEMPT_STATUSES } from "../../domain/code-review";
-import type { GitDiffStats } from "../../protocol/hub-api";
 import { projects } from "./people";
 import { tasks } from "./tasks";
 
@@ -43,7 +42,7 @@ export const codeReviews = sqliteTable(
     summary: text("summary"),
     findings: text("findings", { mode: "json" }).$type<Finding[]>(),
     /** What the completion under review changed, as its CLI measured it. */
-    gitDiffStats: text("git_diff_stats", { mode: "json" }).$type<GitDiffStats>().notNull(),
+    gitDiffStats: text("git_diff_stats", { mode: "json" }).$type<ReviewedDiff>().notNull(),
     reviewerKind: text("reviewer_kind", { enum: ["agent", "model"] }).notNull(),
     reviewer: text("reviewer", { mode: "json" }).$type<ReviewerRef | null>(),
     /** The review task an agent reviewer was given, once created. */
