@@ -98,6 +98,7 @@ describe("the agent reviewer's loop", () => {
       dependencies: [{ depends_on_task_id: id, dependency_type: "related" }],
     });
     expect(reviewTask.spec).toContain("a1b2c3d~1..a1b2c3d");
+    expect(reviewTask.spec).toContain(`orchestratia task complete <this task's id> --result '{"$schema": "orchestratia/task-result/v1"`);
     expect((await expectOk(cli(w.worker.apiKey, "GET", `${REVIEWS}/${id}`))).json).toMatchObject({ status: "pending", attempt_number: 1 });
 
     // A review task's completion must carry a valid review.
@@ -114,7 +115,8 @@ describe("the agent reviewer's loop", () => {
     );
     expect(fix[0]).toContain("score 45/100");
     expect(fix[0]).toContain("[error] Token never expires (src/auth.ts:12): exp is not set on the JWT");
-    expect(fix[0]).toContain(`orchestratia task complete ${id}`);
+    // The official CLI refuses `task complete <id> <result>`: the result goes in --result.
+    expect(fix[0]).toContain(`orchestratia task complete ${id} --result "`);
     expect(fix[0]).not.toContain("\n");
     const frame = daemon.socket.frames.find((f) => f.type === "code_review_fix_request");
     expect(frame).toMatchObject({ session_id: w.workerSession, task_id: id, attempt: 1, max_retries: 1, score: 45 });

@@ -176,7 +176,8 @@ const PROMPT_FINDINGS = 20;
 
 /**
  * What the worker's agent is typed after a review below the pass score: the score, the summary, the findings worst
- * first, and the command to complete again. The daemon types it as keystrokes, so the caller makes it one line.
+ * first, and the command to complete again (the official CLI takes the result only as `--result`). The daemon types it
+ * as keystrokes, so the caller makes it one line.
  */
 export function fixPrompt(args: {
   taskId: string;
@@ -196,7 +197,7 @@ export function fixPrompt(args: {
     `score ${review.score}/100 (${args.verdict}; a pass needs ${args.policy.pass_score}).`,
     review.summary,
     findings.length ? `Fix these findings: ${[...listed, ...more].join(" ")}` : "Address the review's summary.",
-    `Run \`orchestratia code review ${taskId}\` for the full review. When fixed, commit, then run \`orchestratia task complete ${taskId} "<what you fixed>"\`.`,
+    `Run \`orchestratia code review ${taskId}\` for the full review. When fixed, commit, then run \`orchestratia task complete ${taskId} --result "<what you fixed>"\`.`,
   ]
     .filter((s) => s.length > 0)
     .join(" ");
@@ -225,7 +226,7 @@ export function reviewTaskSpec(args: {
     args.acceptanceCriteria.length ? `Acceptance criteria:\n${args.acceptanceCriteria.map((c) => `- ${c}`).join("\n")}` : "",
     [
       `Complete this task with the contract \`${REVIEW_CONTRACT}\`:`,
-      `orchestratia task complete <this task's id> '{"$schema": "orchestratia/task-result/v1", "summary": "…", "contracts": {"${REVIEW_CONTRACT}": {"status": "fulfilled", "data": {"score": 0-100, "status": "pass|warn|fail", "summary": "…", "findings": [{"severity": "error|warning|info", "title": "…", "detail": "…", "path": "…", "line": 1}]}}}}'`,
+      `orchestratia task complete <this task's id> --result '{"$schema": "orchestratia/task-result/v1", "summary": "…", "contracts": {"${REVIEW_CONTRACT}": {"status": "fulfilled", "data": {"score": 0-100, "status": "pass|warn|fail", "summary": "…", "findings": [{"severity": "error|warning|info", "title": "…", "detail": "…", "path": "…", "line": 1}]}}}}'`,
     ].join("\n"),
   ]
     .filter((s) => s.length > 0)
