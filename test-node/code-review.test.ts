@@ -76,7 +76,7 @@ describe("what follows a review", () => {
     expect(prompt).toContain('Code review of task "Auth" (#01234567), attempt 1 of 3: score 40/100 (fail; a pass needs 80).');
     expect(prompt.indexOf("[error] Leak (src/a.ts:3): token logged")).toBeLessThan(prompt.indexOf("[warning] Slow"));
     expect(prompt).not.toContain("Style");
-    expect(prompt).toContain('orchestratia task complete 0123456789abcdef "<what you fixed>"');
+    expect(prompt).toContain('orchestratia task complete 0123456789abcdef --result "<what you fixed>"');
   });
 });
 

@@ -8,7 +8,7 @@ import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { wakeRoomsWithStrandedReviews } from "../src/cron/maintenance";
 import { call, daemonRegistration, registrationToken, until } from "./helpers";
-import { cli, createWorld, expectOk, T, type World } from "./task-world";
+import { cli, createWorld, expectOk, openSession, T, type World } from "./task-world";
 import { fakeDaemon, type FakeDaemon } from "./fake-daemon";
 
 const REVIEWS = "/api/v1/server/architecture/reviews";
@@ -36,11 +36,11 @@ let w: World;
 let reviewer: { id: string; apiKey: string };
 let daemon: FakeDaemon;
 
-async function registerReviewer(admin: string) {
+async function registerReviewer(admin: string, tag = "code-review") {
   const reply = await call("/api/v1/servers/register", {
     body: {
       ...daemonRegistration(`reviewer-${crypto.randomUUID().slice(0, 6)}`, await registrationToken(admin)),
-      capabilities: { tags: ["code-review"], max_concurrent_tasks: 5 },
+      capabilities: { tags: [tag], max_concurrent_tasks: 5 },
     },
   });
   expect(reply.status, reply.text).toBe(201);
@@ -129,6 +129,9 @@ describe("the agent reviewer's loop", () => {
     const again = await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result: "Set exp on the JWT", git_diff_stats: diff("d4e5f6a") }));
     expect(again.json).toMatchObject({ status: "done", review: { status: "reviewing", attempt: 2 } });
     const second = await reviewTaskOf(id, 2);
+    const secondSpec = (await call(`/api/v1/tasks/${second.review_task_id}`, { token: w.admin })).json.spec as string;
+    expect(secondSpec).toContain("The whole change so far: `git diff a1b2c3d~1..d4e5f6a`");
+    expect(secondSpec).toContain("What changed since the last review: `git diff a1b2c3d..d4e5f6a`");
     await until(
       async () => (await call(`/api/v1/tasks/${second.review_task_id}`, { token: w.admin })).json.assigned_server_id,
       (s) => s === reviewer.id,
@@ -212,6 +215,24 @@ describe("the agent reviewer's loop", () => {
     expect(reviews.slice(0, -1).every((r) => r.status === "superseded")).toBe(true);
     const task = (await call(`/api/v1/tasks/${id}`, { token: w.admin })).json;
     expect(task.review).toEqual({ status: "reviewing", attempt: reviews.length });
+  });
+});
+
+describe("the reviewer's session", () => {
+  it("is given the review task, so its daemon starts the agent on it; never the worker's session", async () => {
+    await expectOk(setPolicy({ enabled: true, reviewer: { kind: "agent", capability: "security-review" }, max_retries: 2 }));
+    const other = await registerReviewer(w.admin, "security-review");
+    const reviewerDaemon = await fakeDaemon(other.apiKey);
+    const session = await openSession(other.apiKey, w.project.id, "reviewing");
+    const id = await workingTask("Session review");
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result: "Done", git_diff_stats: diff("7777777") }));
+    const { review_task_id } = await reviewTaskOf(id, 1);
+    const pushed = await reviewerDaemon.socket.next((f) => f.type === "task_assigned" && f.task_id === review_task_id);
+    expect(pushed).toMatchObject({ session_id: session, title: "Review: Session review" });
+    expect((await call(`/api/v1/tasks/${review_task_id}`, { token: w.admin })).json).toMatchObject({
+      assigned_server_id: other.id,
+      target_session_id: session,
+    });
   });
 });
 

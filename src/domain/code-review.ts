@@ -203,6 +203,22 @@ export function fixPrompt(args: {
     .join(" ");
 }
 
+/** The commits a diff covers, as `git diff` takes them: its base (the head's parent when none was measured) to its head. */
+export const diffRange = (diff: { base_commit?: string | null; head_commit?: string | null }) => {
+  const head = diff.head_commit ?? "HEAD";
+  return { base: diff.base_commit ?? `${head}~1`, head };
+};
+
+/**
+ * The commits a later attempt is reviewed over: the whole change since the first attempt's base, and what changed
+ * since the attempt reviewed last. The CLI measures each completion's last commit only, so attempt n alone would
+ * show just the fix.
+ */
+export function laterAttemptRanges(first: ReviewedDiff, previous: ReviewedDiff | null, current: ReviewedDiff) {
+  const head = diffRange(current).head;
+  return { whole: { base: diffRange(first).base, head }, sinceReview: previous?.head_commit ? { base: previous.head_commit, head } : null };
+}
+
 /** The spec of the task an agent reviewer is given: what to review, and the shape its result must carry. */
 export function reviewTaskSpec(args: {
   taskId: string;
@@ -213,14 +229,18 @@ export function reviewTaskSpec(args: {
   branch: string | null;
   attempt: number;
   diff: DiffShape & { base_commit?: string | null; head_commit?: string | null };
+  /** For an attempt after the first: the whole change, and what changed since the last review. */
+  later?: ReturnType<typeof laterAttemptRanges>;
 }): string {
-  const { diff } = args;
-  const range = diff.base_commit ? `${diff.base_commit}..${diff.head_commit ?? "HEAD"}` : `${diff.head_commit ?? "HEAD"}~1..${diff.head_commit ?? "HEAD"}`;
+  const { diff, later } = args;
+  const range = diffRange(diff);
   const files = diff.files.map((f) => `- ${f.path}`).join("\n");
   return [
     `Review the change made for task "${args.title}" (${args.taskId}), attempt ${args.attempt}.`,
     args.repo ? `Repository: ${args.repo}${args.branch ? ` (branch ${args.branch})` : ""}.` : "",
-    `Commits: \`git diff ${range}\` — ${diff.files_changed} files, +${diff.insertions}/-${diff.deletions}.`,
+    `This completion's commits: \`git diff ${range.base}..${range.head}\` — ${diff.files_changed} files, +${diff.insertions}/-${diff.deletions}.`,
+    later ? `The whole change so far: \`git diff ${later.whole.base}..${later.whole.head}\`.` : "",
+    later?.sinceReview ? `What changed since the last review: \`git diff ${later.sinceReview.base}..${later.sinceReview.head}\`.` : "",
     files ? `Files:\n${files}` : "",
     `The task's spec:\n${args.spec}`,
     args.acceptanceCriteria.length ? `Acceptance criteria:\n${args.acceptanceCriteria.map((c) => `- ${c}`).join("\n")}` : "",

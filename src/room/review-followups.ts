@@ -3,6 +3,8 @@
  * it: a new attempt is handed to its reviewer, and an attempt whose review task ended is settled. Both are no-ops when
  * repeated, so a follow-up lost with the object is made again by the sweep that finds attempts still pending.
  */
+import { sql } from "drizzle-orm";
+import type { Db } from "../db/client";
 import { HUB_ACTOR } from "../runtime/room-rpc";
 import { log, logError } from "../runtime/log";
 import type { RoomCommand, RoomResult } from "./commands";
@@ -38,11 +40,35 @@ async function run(writer: RoomWriter, projectId: string, command: RoomCommand):
 }
 
 /**
+ * The session of the reviewer's server a review task is given to, so that its daemon starts the agent in it on the
+ * task: a running worker session of the project, never the worker's own, idle ones first, then the most recently heard.
+ */
+async function reviewerSession(db: Db, projectId: string, serverId: string, notSession: string | null) {
+  const [row] = await db.all<{ id: string; name: string }>(sql`
+    SELECT s.id, s.name FROM sessions s
+    WHERE s.project_id = ${projectId} AND s.server_id = ${serverId} AND s.status = 'running' AND s.role = 'worker' AND s.id IS NOT ${notSession}
+    ORDER BY EXISTS (SELECT 1 FROM tasks t WHERE t.target_session_id = s.id AND t.status IN ('assigned', 'planning', 'running')),
+             COALESCE(s.last_output_at, s.updated_at) DESC
+    LIMIT 1`);
+  return row;
+}
+
+/**
  * Runs a follow-up after everything queued before it. A review task it created is offered to the servers at once,
- * as a created task routed by its requirements is; with none matching it waits, and is offered again as servers come.
+ * as a created task routed by its requirements is, and given to an open session of the server that takes it; with no
+ * server matching it waits, and is offered again as servers come (then its agent finds it with `orchestratia task check`).
  */
 export async function followUp(writer: RoomWriter, projectId: string, command: RoomCommand): Promise<void> {
   const result = await run(writer, projectId, command);
-  const reviewTaskId = command.op === "start_review" && result?.ok ? result.data?.review_task_id : undefined;
-  if (typeof reviewTaskId === "string") await run(writer, projectId, { op: "auto_assign", taskId: reviewTaskId });
+  const started = command.op === "start_review" && result?.ok ? result.data : undefined;
+  const reviewTaskId = started?.review_task_id;
+  if (typeof reviewTaskId !== "string") return;
+  const offered = await run(writer, projectId, { op: "auto_assign", taskId: reviewTaskId });
+  const data = offered?.ok ? offered.data : undefined;
+  if (data?.status !== "assigned" || typeof data.server_id !== "string") return;
+  const workerSession = typeof started?.worker_session === "string" ? started.worker_session : null;
+  const session = await reviewerSession(writer.db, projectId, data.server_id, workerSession);
+  if (!session) return;
+  const target = { serverId: data.server_id, serverName: String(data.server_name), sessionId: session.id, sessionName: session.name };
+  await run(writer, projectId, { op: "assign", taskId: reviewTaskId, target, requirePlan: false });
 }

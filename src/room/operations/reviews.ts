@@ -7,6 +7,7 @@ import { sql } from "drizzle-orm";
 import { canonicalJson, contentOfPointers } from "../../domain/canonical-json";
 import {
   fixPrompt,
+  laterAttemptRanges,
   nextStep,
   OPEN_TO_WORKER,
   policyReviews,
@@ -144,6 +145,17 @@ async function attemptRow(ctx: OpContext, taskId: string, attempt: number): Prom
   return ctx.db.query.codeReviews.findFirst({ where: (r, { and, eq }) => and(eq(r.taskId, taskId), eq(r.attempt, attempt), eq(r.projectId, ctx.projectId)) });
 }
 
+/** The ranges a later attempt is reviewed over, from the first attempt and the last one judged. */
+async function earlierAttempts(ctx: OpContext, taskId: string, attempt: number, current: CodeReviewRow) {
+  const rows = await ctx.db.query.codeReviews.findMany({
+    where: (r, { and, eq, lt }) => and(eq(r.taskId, taskId), lt(r.attempt, attempt)),
+    orderBy: (r, { asc }) => asc(r.attempt),
+  });
+  if (rows.length === 0) return undefined;
+  const judged = rows.filter((r) => r.status === "pass" || r.status === "warn" || r.status === "fail").at(-1);
+  return laterAttemptRanges(rows[0]!.gitDiffStats, judged?.gitDiffStats ?? null, current.gitDiffStats);
+}
+
 const nothingToDo = (taskId: string, why: string): WritePlan => ({ taskId, statements: [], unchanged: true, data: { skipped: why } });
 
 /**
@@ -158,6 +170,7 @@ export const startReview: Planner<"start_review"> = async (ctx, cmd) => {
   if (!row || row.status !== "pending" || row.reviewTaskId) return nothingToDo(task.id, "the attempt is not waiting for a reviewer");
   if (row.reviewerKind === "model") return { taskId: task.id, statements: [], data: { reviewer: "model" } };
   const policy = await ctx.reviewPolicy();
+  const later = cmd.attempt > 1 ? await earlierAttempts(ctx, task.id, cmd.attempt, row) : undefined;
   const repo = typeof task.requirements?.repo === "string" ? task.requirements.repo : task.targetRepo;
   const title = `Review: ${task.title}`;
   const created = await create(ctx, {
@@ -173,6 +186,7 @@ export const startReview: Planner<"start_review"> = async (ctx, cmd) => {
         branch: task.targetBranch,
         attempt: cmd.attempt,
         diff: row.gitDiffStats,
+        later,
       }),
       type: REVIEW_TASK_TYPE,
       priority: task.priority,
@@ -191,7 +205,7 @@ export const startReview: Planner<"start_review"> = async (ctx, cmd) => {
       ...created.statements,
       statement(ctx.d1, sql`UPDATE code_reviews SET review_task_id = ${created.taskId}, reviewer = ${JSON.stringify(reviewer)} WHERE id = ${row.id}`),
     ],
-    data: { reviewer: "agent", review_task_id: created.taskId },
+    data: { reviewer: "agent", review_task_id: created.taskId, worker_session: task.targetSessionId },
   };
 };
 
