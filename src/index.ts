@@ -1,7 +1,14 @@
 /** Worker entry: the HTTP app, the housekeeping cron, and the Durable Object classes. */
 import { buildApp } from "./app";
 import { answerKnownEmptyPoll, polledList } from "./files/file-polls";
-import { expirePermissionLog, sweepExpired, wakeRoomsWithLapsedLeases, wakeRoomsWithOverdueSchedules, wakeStrandedDeliveries } from "./cron/maintenance";
+import {
+  expirePermissionLog,
+  sweepExpired,
+  wakeRoomsWithLapsedLeases,
+  wakeRoomsWithOverdueSchedules,
+  wakeStrandedDeliveries,
+  wakeStrandedModelReviews,
+} from "./cron/maintenance";
 import type { WorkerEnv } from "./runtime/worker-env";
 
 export { ProjectRoom } from "./room/project-room";
@@ -9,6 +16,7 @@ export { ServerLink } from "./server-link/server-link";
 export { WebhookEndpoint } from "./integrations/webhook-endpoint";
 export { TelegramChat } from "./integrations/telegram/chat";
 export { TelemetryExporter } from "./integrations/telemetry/exporter";
+export { CodeReviewer } from "./integrations/code-review/reviewer";
 export { PermissionLogWriter } from "./permission-log/writer";
 export { McpSession } from "./mcp/session";
 
@@ -25,5 +33,6 @@ export default {
     ctx.waitUntil(wakeRoomsWithLapsedLeases(env));
     ctx.waitUntil(wakeRoomsWithOverdueSchedules(env));
     ctx.waitUntil(expirePermissionLog(env));
+    ctx.waitUntil(wakeStrandedModelReviews(env));
   },
 } satisfies ExportedHandler<WorkerEnv>;

@@ -3,6 +3,7 @@ import { deleteLogBefore } from "../db/permission-log";
 import type { OutboxTargetKind } from "../db/schema";
 import { IDEMPOTENCY_TTL_MS } from "../middleware/idempotency";
 import { laneStub } from "../integrations/client";
+import { wakeModelReviewer } from "../integrations/code-review/wake";
 import type { RoomEnv } from "../runtime/room-env";
 import { leaseSeconds, LEASED_STATUSES } from "../protocol/compute-protocol";
 import { roomStub } from "../room/client";
@@ -82,4 +83,22 @@ export const permissionLogDays = (value: string | undefined) => {
 /** Deletes permission log entries older than PERMISSION_LOG_DAYS, a bounded number of rows an hour; returns how many. */
 export function expirePermissionLog(env: RoomEnv, now = Date.now()) {
   return deleteLogBefore(env.DB, new Date(now - permissionLogDays(env.PERMISSION_LOG_DAYS) * 24 * 60 * 60 * 1000).toISOString());
+}
+
+/** A model attempt pending longer than this is handed to its reviewer again (its own retries wait at most minutes). */
+const STRANDED_REVIEW_MS = 15 * 60 * 1000;
+
+/**
+ * Hands the model reviewers the attempts still pending well after they were opened: the room wakes a reviewer after
+ * the completion's batch, and that wake can be lost with the room. A reviewer keeps each attempt once, so an attempt it
+ * holds already (waiting out a retry) is left as it is.
+ */
+export async function wakeStrandedModelReviews(env: RoomEnv, now = Date.now()) {
+  const { results } = await env.DB.prepare(
+    "SELECT project_id, task_id, attempt FROM code_reviews WHERE status = 'pending' AND reviewer_kind = 'model' AND requested_at < ?1 LIMIT 500",
+  )
+    .bind(new Date(now - STRANDED_REVIEW_MS).toISOString())
+    .all<{ project_id: string; task_id: string; attempt: number }>();
+  await Promise.all(results.map((r) => wakeModelReviewer(env, { projectId: r.project_id, taskId: r.task_id, attempt: r.attempt })));
+  return results.length;
 }

@@ -29,6 +29,7 @@ import { RoomPresence } from "./room-presence";
 import { AgentGraces } from "./agent-graces";
 import { earliest } from "./earliest";
 import { followUp, reviewFollowUps } from "./review-followups";
+import { wakeModelReviewer } from "../integrations/code-review/wake";
 import type { Committed } from "./committed";
 import { RoomWriter } from "./room-writer";
 import { UsageIntake, type UsageTally } from "./usage-intake";
@@ -233,7 +234,8 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
         .catch((e) => logError("pushing to daemons failed", { project_id: this.projectId, operation: "push_to_daemons" }, e));
       this.ctx.waitUntil(this.pushing);
     }
-    for (const command of reviewFollowUps(events)) this.ctx.waitUntil(followUp(this.writer, this.projectId, command));
+    for (const command of reviewFollowUps(events))
+      this.ctx.waitUntil(followUp(this.writer, this.projectId, command, (job) => wakeModelReviewer(this.env, job)));
     for (const deadline of deadlines) await this.scheduleAlarm(Date.parse(deadline));
     await this.liveness.watch(events);
     // A task given to a server, or put to work there, is watched by its lease from now on.
