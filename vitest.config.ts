@@ -45,6 +45,8 @@ export async function workerdConfig(miniflare: Record<string, unknown> = {}, mai
             LOG_LEVEL: "warn",
             // A blocking A2A send on a task nobody works gives up in seconds, not the deployed 25.
             A2A_BLOCKING_WAIT_SECONDS: "2",
+            // A model reviewer that does not answer is given up on in seconds, not the deployed 60 (test/model-review.test.ts).
+            CODE_REVIEW_TIMEOUT_SECONDS: "2",
           },
           ...miniflare,
         },
@@ -53,7 +55,7 @@ export async function workerdConfig(miniflare: Record<string, unknown> = {}, mai
     test: {
       include: ["test/**/*.test.ts"],
       setupFiles: ["./test/setup.ts"],
-      globalSetup: ["./test/receiver-setup.ts", "./test/bot-api-setup.ts", "./test/collector-setup.ts"],
+      globalSetup: ["./test/receiver-setup.ts", "./test/bot-api-setup.ts", "./test/collector-setup.ts", "./test/model-api-setup.ts"],
       testTimeout: 30_000,
     },
   };

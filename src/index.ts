@@ -9,6 +9,7 @@ export { ServerLink } from "./server-link/server-link";
 export { WebhookEndpoint } from "./integrations/webhook-endpoint";
 export { TelegramChat } from "./integrations/telegram/chat";
 export { TelemetryExporter } from "./integrations/telemetry/exporter";
+export { CodeReviewer } from "./integrations/code-review/reviewer";
 export { PermissionLogWriter } from "./permission-log/writer";
 export { McpSession } from "./mcp/session";
 

@@ -7,7 +7,7 @@ declare global {
     }
     interface GlobalProps {
       mainModule: typeof import("../src/index");
-      durableNamespaces: "ProjectRoom" | "ServerLink" | "WebhookEndpoint" | "TelegramChat" | "TelemetryExporter";
+      durableNamespaces: "ProjectRoom" | "ServerLink" | "WebhookEndpoint" | "TelegramChat" | "TelemetryExporter" | "CodeReviewer";
     }
   }
 }

@@ -13,7 +13,7 @@ import {
   VERDICTS,
   type Review,
 } from "../domain/code-review";
-import { PRIORITIES } from "../db/schema/tasks";
+import { priority } from "./hub-api";
 
 /** Most findings a review keeps. */
 export const MAX_FINDINGS = 200;
@@ -81,7 +81,7 @@ export const reviewPolicyBody = z
       .object({
         types: names("types").optional(),
         tags: names("tags").optional(),
-        priorities: z.array(z.enum(PRIORITIES, { error: `must be one of ${PRIORITIES.join(", ")}` }), { error: "must be an array" }).optional(),
+        priorities: z.array(priority, { error: "must be an array" }).optional(),
         paths: names("patterns").optional().meta({ description: "fnmatch patterns: the change touches a file one matches" }),
         min_lines: z.int("must be a whole number").min(0, "must not be negative").optional().meta({ description: "Lines inserted and deleted together" }),
       })

@@ -30,6 +30,7 @@ import { AgentGraces } from "./agent-graces";
 import { earliest } from "./earliest";
 import { followUp, reviewFollowUps } from "./review-followups";
 import { stepOf, strandedReviews } from "./review-sweep";
+import { wakeModelReviewer, type ReviewJob } from "../integrations/code-review/wake";
 import type { Committed } from "./committed";
 import { RoomWriter } from "./room-writer";
 import { UsageIntake, type UsageTally } from "./usage-intake";
@@ -234,7 +235,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
         .catch((e) => logError("pushing to daemons failed", { project_id: this.projectId, operation: "push_to_daemons" }, e));
       this.ctx.waitUntil(this.pushing);
     }
-    for (const command of reviewFollowUps(events)) this.ctx.waitUntil(followUp(this.writer, this.projectId, command));
+    for (const command of reviewFollowUps(events)) this.ctx.waitUntil(followUp(this.writer, this.projectId, command, this.wakeModel));
     for (const deadline of deadlines) await this.scheduleAlarm(Date.parse(deadline));
     await this.liveness.watch(events);
     // A task given to a server, or put to work there, is watched by its lease from now on.
@@ -253,9 +254,11 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     return next;
   }
 
+  private readonly wakeModel = (job: ReviewJob) => wakeModelReviewer(this.env, job);
+
   /** The hourly sweep found review steps here a lost follow-up left undone: make them again. */
   async resumeReviews(now = Date.now()) {
-    for (const row of await strandedReviews(this.env.DB, this.projectId, now)) await followUp(this.writer, this.projectId, stepOf(row));
+    for (const row of await strandedReviews(this.env.DB, this.projectId, now)) await followUp(this.writer, this.projectId, stepOf(row), this.wakeModel);
   }
 
   /** The hourly sweep found a task here past its lease: look now. */

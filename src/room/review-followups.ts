@@ -1,10 +1,11 @@
 /**
  * What committed review events ask of the room next, each as its own operation queued after the batch that caused
  * it: a new attempt is handed to its reviewer, and an attempt whose review task ended is settled. Both are no-ops when
- * repeated, so a follow-up lost with the object is made again by the sweep that finds attempts still pending.
+ * repeated, so a follow-up lost with the object is made again by the hourly sweep (review-sweep.ts).
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import type { ReviewJob } from "../integrations/code-review/wake";
 import { HUB_ACTOR } from "../runtime/room-rpc";
 import { log, logError } from "../runtime/log";
 import type { RoomCommand, RoomResult } from "./commands";
@@ -57,10 +58,17 @@ async function reviewerSession(db: Db, projectId: string, serverId: string, notS
  * Runs a follow-up after everything queued before it. A review task it created is offered to the servers at once,
  * as a created task routed by its requirements is, and given to an open session of the server that takes it; with no
  * server matching it waits, and is offered again as servers come (then its agent finds it with `orchestratia task check`).
+ * An attempt for a model reviewer is handed to the project's reviewer object, which keeps it until it is settled.
  */
-export async function followUp(writer: RoomWriter, projectId: string, command: RoomCommand): Promise<void> {
+export async function followUp(writer: RoomWriter, projectId: string, command: RoomCommand, wakeModel: (job: ReviewJob) => Promise<void>): Promise<void> {
   const result = await run(writer, projectId, command);
   const started = command.op === "start_review" && result?.ok ? result.data : undefined;
+  if (command.op === "start_review" && started?.reviewer === "model") {
+    const job = { projectId, taskId: command.taskId, attempt: command.attempt };
+    await wakeModel(job).catch((e) =>
+      logError("waking the model reviewer failed", { project_id: projectId, task_id: command.taskId, operation: "start_review" }, e),
+    );
+  }
   const reviewTaskId = started?.review_task_id;
   if (typeof reviewTaskId !== "string") return;
   const offered = await run(writer, projectId, { op: "auto_assign", taskId: reviewTaskId });

@@ -55,7 +55,11 @@ const RULES =
   "A completion the policy matches (its task's `types`, `tags`, `priorities`, the `paths` its change touched as fnmatch patterns, at least `min_lines` " +
   "inserted and deleted; a completion the CLI measured no change for is never reviewed) is reviewed by an agent (`reviewer.kind: agent`: a review task " +
   "needing the tag `capability` and the task's repository, never given to the worker's server; it completes with the contract `review`) or a model " +
-  "(`reviewer.kind: model`: an OpenAI-compatible chat completions `endpoint` or the Anthropic Messages API, `api_style`, `model`, `api_key`). A score of " +
+  "(`reviewer.kind: model`: an OpenAI-compatible chat completions `endpoint` or the Anthropic Messages API, `api_style`, `model`, `api_key`; the " +
+  "endpoint is the full URL, or a base: `…/v1` gets `/chat/completions` (`/messages`), any other `/v1/chat/completions` (`/v1/messages`). The hub " +
+  "reads the change as `git diff` in the worker's session, which needs the project's `remote_exec` setting (each read is a `remote_exec` event), " +
+  "sends at most 200 KB of it, and asks for the review as structured output; a refusal, a malformed review, a 4xx, or no answer within 60 s makes " +
+  "the attempt `error` with the reason, 429 and 5xx are tried again). A score of " +
   "`pass_score` or more passes; below it the worker's session is sent `code_review_fix_request` and its next completion is reviewed again, up to " +
   "`max_retries` times; a warn (at least `warn_score`) on the last attempt is accepted, a fail there applies `on_final_failure`: `keep_done` (the task " +
   "stays done, people are told by `review_exhausted`) or `needs_human` (a person is asked).";

@@ -48,6 +48,8 @@ export interface Env {
   A2A_BLOCKING_WAIT_SECONDS?: string;
   /** Days the permission log keeps an entry; default 30. */
   PERMISSION_LOG_DAYS?: string;
+  /** Seconds a model reviewer's endpoint is given to answer one review; default 60. */
+  CODE_REVIEW_TIMEOUT_SECONDS?: string;
   /** Lowest level logged: debug, info, warn or error; default info (see src/runtime/log.ts). */
   LOG_LEVEL?: string;
 }

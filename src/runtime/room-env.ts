@@ -10,4 +10,6 @@ export interface RoomEnv extends Env {
   WEBHOOK_ENDPOINT: DurableObjectNamespace<WebhookEndpoint>;
   TELEGRAM_CHAT: DurableObjectNamespace<TelegramChat>;
   TELEMETRY_EXPORT: DurableObjectNamespace<TelemetryExporter>;
+  /** The projects' model reviewers (integrations/code-review/reviewer.ts), reached through wake.ts: their module reaches the links. */
+  CODE_REVIEWER: DurableObjectNamespace;
 }

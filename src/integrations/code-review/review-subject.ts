@@ -1,0 +1,137 @@
+/**
+ * What a model reviewer reads for an attempt: the attempt and its task, the project's policy and sealed key, and the
+ * change itself, fetched as `git diff` through the worker's session, the way `orchestratia remote exec` runs a
+ * command there (the project's `remote_exec` setting must be on; each read is a `remote_exec` event in its log).
+ */
+import type { ReviewPolicy } from "../../domain/code-review";
+import { projectSettingsOf } from "../../domain/project-settings";
+import { fromDirectory, shellQuote } from "../../domain/shell-words";
+import type { GitDiffStats } from "../../protocol/hub-api";
+import type { RoomEnv } from "../../runtime/room-env";
+import { executeInRoom, HUB_ACTOR, type RoomReachingEnv } from "../../runtime/room-rpc";
+import { linkStub } from "../../server-link/client";
+import type { ReviewJob } from "./wake";
+
+export type { ReviewJob };
+
+export interface AttemptReads {
+  stats: GitDiffStats;
+  title: string;
+  spec: string;
+  acceptanceCriteria: string[];
+  sessionId: string | null;
+  remoteExec: boolean;
+  policy: ReviewPolicy | null;
+  apiKeySealed: string | null;
+}
+
+interface Row {
+  status: string;
+  git_diff_stats: string;
+  title: string;
+  spec: string;
+  acceptance_criteria: string;
+  review_attempt: number;
+  target_session_id: string | null;
+  settings: string | null;
+  policy: string | null;
+  api_key_sealed: string | null;
+}
+
+const json = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
+
+/** The attempt while it still waits for its review (null once settled, superseded or gone: there is nothing to do). */
+export async function readAttempt(db: D1Database, job: ReviewJob): Promise<AttemptReads | null> {
+  const row = await db
+    .prepare(
+      `SELECT r.status, r.git_diff_stats, t.title, t.spec, t.acceptance_criteria, t.review_attempt, t.target_session_id,
+              p.settings, rp.policy, rp.api_key_sealed
+       FROM code_reviews r JOIN tasks t ON t.id = r.task_id JOIN projects p ON p.id = r.project_id
+       LEFT JOIN review_policies rp ON rp.project_id = r.project_id
+       WHERE r.project_id = ?1 AND r.task_id = ?2 AND r.attempt = ?3`,
+    )
+    .bind(job.projectId, job.taskId, job.attempt)
+    .first<Row>();
+  if (!row || row.status !== "pending" || row.review_attempt !== job.attempt) return null;
+  return {
+    stats: JSON.parse(row.git_diff_stats) as GitDiffStats,
+    title: row.title,
+    spec: row.spec,
+    acceptanceCriteria: json<string[]>(row.acceptance_criteria) ?? [],
+    sessionId: row.target_session_id,
+    remoteExec: projectSettingsOf(json(row.settings)).remote_exec,
+    policy: json<ReviewPolicy>(row.policy),
+    apiKeySealed: row.api_key_sealed,
+  };
+}
+
+/** The commits compared, as `git diff` takes them: base..head, or the head's own commit when no base was measured. */
+export function diffRange(stats: Pick<GitDiffStats, "base_commit" | "head_commit">): { range: string; command: string } {
+  const head = stats.head_commit ?? "HEAD";
+  const range = stats.base_commit ? `${stats.base_commit}..${head}` : `${head}~1..${head}`;
+  const quoted = stats.base_commit ? `${shellQuote(stats.base_commit)}..${shellQuote(head)}` : `${shellQuote(head)}~1..${shellQuote(head)}`;
+  return { range, command: `git diff --no-color ${quoted}` };
+}
+
+/** How long the daemon is given to run `git diff`. */
+const DIFF_TIMEOUT_MS = 60_000;
+/** Commands are recorded in the project's log up to this many characters (as `remote exec`'s are). */
+const RECORDED_COMMAND_CHARS = 4096;
+
+interface SessionRow {
+  name: string;
+  working_directory: string | null;
+  server_id: string;
+  server_name: string;
+  os: string | null;
+}
+
+export type DiffRead = { ok: true; diff: string } | { ok: false; error: string };
+
+/** The change's diff, read in the task's session on its worker's machine; why not, when it cannot be. */
+export async function readDiff(env: RoomEnv & RoomReachingEnv, job: ReviewJob, reads: AttemptReads): Promise<DiffRead> {
+  if (!reads.remoteExec)
+    return {
+      ok: false,
+      error: "the project's remote_exec setting is off: a model reviewer reads the change through the worker's session (an admin turns it on)",
+    };
+  if (!reads.sessionId) return { ok: false, error: "the task has no session to read its change from" };
+  const session = await env.DB.prepare(
+    `SELECT s.name, s.working_directory, s.server_id, v.name AS server_name, v.os
+     FROM sessions s JOIN servers v ON v.id = s.server_id WHERE s.id = ?1 AND s.project_id = ?2`,
+  )
+    .bind(reads.sessionId, job.projectId)
+    .first<SessionRow>();
+  if (!session) return { ok: false, error: "the task's session is gone" };
+  const { range, command } = diffRange(reads.stats);
+  // As `remote exec` does: from the session's folder, except on Windows (cmd.exe) or when the hub does not know it.
+  const folder = session.working_directory && !/^win/i.test(session.os ?? "") ? session.working_directory : null;
+  const outcome = await linkStub(env, session.server_id).remoteExec({
+    requestId: crypto.randomUUID(),
+    command: folder ? fromDirectory(folder, command) : command,
+    sessionId: reads.sessionId,
+    timeoutMs: DIFF_TIMEOUT_MS,
+  });
+  const offline = `the daemon of server "${session.server_name}" is not connected: the change could not be read`;
+  if (outcome.kind === "offline") return { ok: false, error: offline };
+  const recorded = await executeInRoom(env, job.projectId, HUB_ACTOR, {
+    op: "remote_use",
+    event: "remote_exec",
+    data: {
+      session_id: reads.sessionId,
+      session_name: session.name,
+      server_name: session.server_name,
+      command: command.slice(0, RECORDED_COMMAND_CHARS),
+      ...(folder ? { working_directory: folder } : {}),
+      exit_code: outcome.kind === "answered" ? outcome.exit_code : null,
+      ...(outcome.kind === "answered" ? {} : { outcome: outcome.kind === "timed_out" ? "timed out" : "the daemon disconnected" }),
+      code_review: { task_id: job.taskId, attempt: job.attempt, range },
+    },
+  });
+  if (!recorded.ok) return { ok: false, error: `the read of the change could not be recorded: ${recorded.problem.detail}` };
+  if (outcome.kind === "gone") return { ok: false, error: `the daemon of server "${session.server_name}" disconnected before the change was read` };
+  if (outcome.kind === "timed_out") return { ok: false, error: `git diff did not answer within ${DIFF_TIMEOUT_MS / 1000} s` };
+  if (outcome.exit_code !== 0)
+    return { ok: false, error: `git diff ${range} failed (exit code ${outcome.exit_code}): ${outcome.stderr.trim().slice(0, 300) || "no output"}` };
+  return { ok: true, diff: outcome.stdout };
+}
