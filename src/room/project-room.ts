@@ -18,16 +18,14 @@ import { AgentProtocol, AUTH_GRACE_MS } from "./agent-socket";
 import { notify } from "./agent-answers";
 import { requestTimeoutMs, SHUTDOWN_GRACE_MS } from "../protocol/agent-orchestrator-messages";
 import { type RoomActor, type RoomCommand, type RoomResult } from "./commands";
-import { HUB_ACTOR } from "../runtime/room-rpc";
 import { DashboardProtocol } from "./dashboard-socket";
-import { dependentSessions, nextDeadline, nextQuestionExpiry, openSessionsNamed, overdueTasks, taskSessions } from "./room-queries";
-import { cleanUpUploads } from "./upload-cleanup";
+import { dependentSessions, openSessionsNamed, taskSessions } from "./room-queries";
 import { RoomLiveness } from "./liveness";
 import { fireDueSchedules } from "./schedule-firing";
 import { RoomKeys } from "./room-keys";
 import { RoomPresence } from "./room-presence";
 import { AgentGraces } from "./agent-graces";
-import { earliest } from "./earliest";
+import { queuedDueWork } from "./due-work";
 import { followUp, reviewFollowUps } from "./review-followups";
 import { stepOf, strandedReviews } from "./review-sweep";
 import { wakeModelReviewer, type ReviewJob } from "../integrations/code-review/wake";
@@ -40,7 +38,6 @@ import type { TaskStatus } from "../domain/lifecycle";
 import { leaseSeconds, LEASED_STATUSES } from "../protocol/compute-protocol";
 import { livenessBounds } from "../protocol/agent-liveness";
 import { pingAgents } from "./agent-heartbeat";
-import { expireLeases } from "./lease-sweep";
 import { AGENT_TAG, attachmentOf, CLOSE, DASHBOARD_TAG, type AgentAttachment, type DashboardAttachment } from "./sockets";
 
 export class ProjectRoom extends DurableObject<RoomEnv> {
@@ -357,14 +354,9 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   }
 
   /**
-   * Closes sockets whose token expired, that never authenticated or whose
-   * agent went silent (pinging the others), fails
-   * running tasks whose timeout has passed (code TIMEOUT; never retried
-   * implicitly), times out questions nobody answered, takes back tasks from
-   * servers silent past their lease, forgets uploads that
-   * never completed, raises the liveness rules' flags (src/room/liveness.ts),
-   * fires schedules whose slot has come, and takes lapsed servers offline;
-   * then sleeps until the next of these is due.
+   * Closes sockets whose token expired, that never authenticated or whose agent went silent (pinging the others),
+   * does the queued work that is due (due-work.ts), flushes usage and takes lapsed servers offline; then sleeps until
+   * the next of these is due.
    */
   override async alarm() {
     try {
@@ -382,36 +374,20 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     const nextAuth = this.graces.closeUnauthenticatedAgents(Date.now());
     const nextShutdown = this.graces.closeLateAgents(Date.now());
     const nextPing = pingAgents(this.ctx, this.graces.agentSockets(), Date.now(), livenessBounds(this.env));
-    await this.writer.serialise(async () => {
-      const apply = (command: RoomCommand) => this.writer.apply({ actor: HUB_ACTOR, command, withView: false });
-      for (const task of await overdueTasks(this.writer.db, this.projectId, new Date().toISOString())) {
-        await apply({ op: "fail", taskId: task.id, error: `Timed out after ${task.timeoutSeconds} s`, code: "TIMEOUT" });
-      }
-      await apply({ op: "expire_questions" });
-      const nextLease = await expireLeases({
+    const wakeAt = await this.writer.serialise(() =>
+      queuedDueWork({
         env: this.env,
         projectId: this.projectId,
         writer: this.writer,
         leaseMs: this.leaseMs(),
         sockets: this.graces.agentSockets(),
-      });
-      const nextSlot = await fireDueSchedules(this.writer, this.projectId, Date.now());
-      const wakeAt = earliest([
-        await nextDeadline(this.writer.db, this.projectId),
-        nextLease,
-        nextExpiry,
-        await nextQuestionExpiry(this.env.DB, this.projectId),
-        nextAuth,
-        nextShutdown,
-        nextPing,
-        await cleanUpUploads(this.env, this.projectId),
-        await this.liveness.check(Date.now()),
-        nextSlot,
-      ]);
-      void this.usage.flush().then((at) => (at === null ? undefined : this.scheduleAlarm(at)));
-      // scheduleAlarm keeps an earlier alarm set meanwhile (a new socket, a heartbeat).
-      if (wakeAt !== null) await this.scheduleAlarm(Math.max(wakeAt, Date.now() + 1000));
-    });
+        liveness: this.liveness,
+        socketsDue: [nextExpiry, nextAuth, nextShutdown, nextPing],
+      }),
+    );
+    void this.usage.flush().then((at) => (at === null ? undefined : this.scheduleAlarm(at)));
+    // scheduleAlarm keeps an earlier alarm set meanwhile (a new socket, a heartbeat).
+    if (wakeAt !== null) await this.scheduleAlarm(Math.max(wakeAt, Date.now() + 1000));
     // Presence writes its events through the queue itself, so it runs after the queued work above.
     const next = await this.presence.sweepPresence();
     if (next !== null) await this.scheduleAlarm(next + 1000);
