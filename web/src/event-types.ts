@@ -71,6 +71,11 @@ export const EVENT_TYPES = [
   "completion_without_result",
   "task_stalled",
   "task_unassignable",
+  "review_requested",
+  "review_passed",
+  "review_warned",
+  "review_failed",
+  "review_exhausted",
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
