@@ -122,6 +122,8 @@ describe("code review in the dashboard", () => {
     // A model reviewer: its key is sent once and never answered back.
     await form.getByLabel("Review agents' code changes").check();
     await form.getByLabel("Reviewed by").selectOption("model");
+    // The model reads the diff through the worker's session: the project's remote commands are off, and it says so.
+    expect(await form.locator("[data-remote-exec]").getAttribute("data-remote-exec")).toBe("off");
     await form.getByLabel("Endpoint").fill("http://127.0.0.1:8089/v1/messages");
     await form.getByLabel("API style").selectOption("anthropic");
     await form.getByLabel("Model").fill("claude-sonnet-4-5");

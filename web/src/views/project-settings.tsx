@@ -123,7 +123,7 @@ export function ProjectSettingsPage({ projectId }: { projectId: string }) {
             When this is on, a task its agent completes without a summary or a contract waits on a person instead of ending: its result is kept, and answering
             its question sends it back to the agent to complete again. Its dependents wait meanwhile.
           </SettingSwitch>
-          <ReviewPolicyPanel projectId={projectId} isAdmin={isAdmin} />
+          <ReviewPolicyPanel projectId={projectId} isAdmin={isAdmin} remoteExec={project.settings.remote_exec} />
           <A2ACard projectId={projectId} />
         </>
       )}

@@ -17,7 +17,8 @@ import css from "./review-policy.css" with { type: "text" };
 
 adoptStyles(css as string);
 
-export function ReviewPolicyPanel({ projectId, isAdmin }: { projectId: string; isAdmin: boolean }) {
+/** `remoteExec`: whether the project lets agents run commands in each other's sessions, which a model reviewer needs. */
+export function ReviewPolicyPanel({ projectId, isAdmin, remoteExec }: { projectId: string; isAdmin: boolean; remoteExec: boolean }) {
   const [policy, setPolicy] = useState<ReviewPolicy | null>(null);
   const [error, setError] = useState<string | null>(null);
   const load = () =>
@@ -34,13 +35,13 @@ export function ReviewPolicyPanel({ projectId, isAdmin }: { projectId: string; i
         a review below the pass score is typed into its worker's session as a fix request; the worker's next completion is the next attempt.
       </p>
       {!policy && (error ? <Failed what="the review policy" message={error} retry={load} /> : <Loading what="the review policy" />)}
-      {policy && <PolicyForm projectId={projectId} policy={policy} isAdmin={isAdmin} onSaved={setPolicy} />}
+      {policy && <PolicyForm projectId={projectId} policy={policy} isAdmin={isAdmin} remoteExec={remoteExec} onSaved={setPolicy} />}
       {!isAdmin && <p class="muted small">Only admins change this.</p>}
     </section>
   );
 }
 
-function PolicyForm(props: { projectId: string; policy: ReviewPolicy; isAdmin: boolean; onSaved: (p: ReviewPolicy) => void }) {
+function PolicyForm(props: { projectId: string; policy: ReviewPolicy; isAdmin: boolean; remoteExec: boolean; onSaved: (p: ReviewPolicy) => void }) {
   const { isAdmin, policy } = props;
   const [draft, setDraft] = useState<PolicyDraft>(() => draftOf(policy));
   const [refusal, setRefusal] = useState<Refusal<PolicyField> | null>(null);
@@ -148,6 +149,10 @@ function PolicyForm(props: { projectId: string; policy: ReviewPolicy; isAdmin: b
                 {...text("apiKey")}
               />
             </Field>
+            <p class={`small hint ${props.remoteExec ? "muted" : "problem"}`} data-remote-exec={props.remoteExec ? "on" : "off"}>
+              The model is sent the change as the worker's session shows it, which needs "Agents may run commands in each other's sessions" on
+              {props.remoteExec ? " (it is)." : ": it is off."}
+            </p>
           </>
         )}
       </fieldset>
