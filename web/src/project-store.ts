@@ -29,7 +29,8 @@ export interface ProjectState {
 function applyEvent(task: Task, e: HubEvent): Task {
   const data = e.data;
   const next = { ...task };
-  if (typeof data.status === "string") next.status = data.status as TaskStatus;
+  // A review's events carry the review's status (pass, fail, ...), not the task's.
+  if (typeof data.status === "string" && !e.event_type.startsWith("review_")) next.status = data.status as TaskStatus;
   if (e.event_type === "task_assigned") {
     next.assigned_server_name = (data.server_name as string | null) ?? null;
     next.assigned_server_id = (data.server_id as string | null) ?? null;

@@ -92,3 +92,7 @@ export type IssuedPersonalToken = Schemas["IssuedPersonalAccessToken"];
 export type ProjectUsage = Schemas["ProjectUsage"];
 export type UsageRow = ProjectUsage["rows"][number];
 export type TaskUsage = Schemas["TaskUsage"];
+
+export type ReviewPolicy = Schemas["ReviewPolicy"];
+export type ReviewPolicyBody = Schemas["ReviewPolicyBody"];
+export type CodeReview = Schemas["CodeReview"];

@@ -5,6 +5,7 @@ import { linkProps } from "../router";
 import type { Task } from "../types";
 import { Icon } from "../ui/icon";
 import { ApproveButton, awaitsApproval } from "./controls";
+import { ReviewMark } from "./review-mark";
 import { UsageBadge } from "./usage-badge";
 import { absoluteTime } from "../time-format";
 
@@ -59,6 +60,7 @@ export function BoardCard({ task, now, canWrite, movable, onMenu }: Props) {
             <Icon icon={Hourglass} size={13} /> awaiting approval
           </span>
         )}
+        <ReviewMark review={task.review} />
         <span class="card-type">{task.type}</span>
         <UsageBadge usage={task.usage} />
         <time class="age" dateTime={task.created_at} title={`Created ${absoluteTime(created)}`}>

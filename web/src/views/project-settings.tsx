@@ -10,6 +10,7 @@ import { ProjectTabs } from "./project-tabs";
 import { A2ACard } from "./a2a-card";
 import { Problem } from "./controls";
 import { LivenessSettings, type LivenessChange } from "./liveness-settings";
+import { ReviewPolicyPanel } from "./review-policy";
 
 /** The settings that are on or off. */
 type Setting = { [K in keyof Project["settings"]]: Project["settings"][K] extends boolean ? K : never }[keyof Project["settings"]];
@@ -122,6 +123,7 @@ export function ProjectSettingsPage({ projectId }: { projectId: string }) {
             When this is on, a task its agent completes without a summary or a contract waits on a person instead of ending: its result is kept, and answering
             its question sends it back to the agent to complete again. Its dependents wait meanwhile.
           </SettingSwitch>
+          <ReviewPolicyPanel projectId={projectId} isAdmin={isAdmin} remoteExec={project.settings.remote_exec} />
           <A2ACard projectId={projectId} />
         </>
       )}

@@ -4,6 +4,7 @@ import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { linkProps } from "../router";
 import { assigneeOf, statusLabel, type Row, type Sort, type SortKey } from "../task-table";
 import { Icon } from "../ui/icon";
+import { ReviewMark } from "./review-mark";
 import { UsageBadge } from "./usage-badge";
 import { useWindowRows } from "./use-window-rows";
 import { When } from "./when";
@@ -169,6 +170,7 @@ function TaskRow(props: {
       <td class="col-title">
         <a {...linkProps(`/projects/${task.project_id}/tasks/${task.id}`)}>{task.title}</a>
         {task.blocked && <span class="badge blocked">blocked</span>}
+        <ReviewMark review={task.review} />
       </td>
       <td class="col-status">
         <span class={`badge status status-${task.status}`}>{statusLabel(task.status)}</span>

@@ -20,6 +20,7 @@ import { SaveAsTemplate } from "./save-as-template";
 import { json, Requirements, Result, Section, StructuredSpec, TaskFormatRequest } from "./task-sections";
 import { PhaseTimes, Timeline } from "./task-timeline";
 import { TaskUsage } from "./task-usage";
+import { ReviewOf, TaskReviews } from "./task-reviews";
 import { BUDGET_EVENTS, lastUsageSeq } from "../usage-live";
 
 /** The task form loads when a task is first edited. */
@@ -80,6 +81,8 @@ export function TaskPage({ projectId, taskId }: { projectId: string; taskId: str
   }, [taskId, lastEventSeq]);
 
   const shown = task ?? live;
+  // Its reviews change with its events and as its review tasks move.
+  const reviewVersion = `${lastEventSeq}:${[...state.tasks.values()].flatMap((t) => (t.review_of === taskId ? [`${t.id}=${t.status}`] : [])).join()}`;
   // Read once for both the assign control and the list of matching servers.
   const assignable = shown !== undefined && shown !== null && ASSIGNABLE.includes(shown.status);
   const [matches, setMatches] = useState<Match[] | null>(null);
@@ -148,6 +151,8 @@ export function TaskPage({ projectId, taskId }: { projectId: string; taskId: str
               <DiffStats stats={shown.git_diff_stats} />
             </Section>
           )}
+          <TaskReviews task={shown} tasks={state.tasks} version={reviewVersion} />
+          <ReviewOf task={shown} tasks={state.tasks} />
           {shown.status === "pending" && <MatchingServers matches={matches} />}
           <Notes task={shown} />
           <AgentLogs taskId={shown.id} />
