@@ -1,7 +1,8 @@
 /** A model reviewer's request and the reading of its answer (src/integrations/code-review/model-request.ts). */
 import { describe, expect, it } from "vitest";
 import { cappedDiff, errorMessage, MAX_DIFF_BYTES, modelUrl, readAnswer, reviewPrompt } from "../src/integrations/code-review/model-request";
-import { diffRange } from "../src/integrations/code-review/review-subject";
+import { diffCommand } from "../src/integrations/code-review/review-subject";
+import { diffRange } from "../src/domain/code-review";
 
 describe("the endpoint", () => {
   it("is the full URL as given, or a base the style's path is added to", () => {
@@ -34,9 +35,9 @@ describe("the diff", () => {
   });
 
   it("is read with each commit single-quoted", () => {
-    expect(diffRange({ base_commit: null, head_commit: "abc" }).command).toBe("git diff --no-color 'abc'~1..'abc'");
-    expect(diffRange({ base_commit: "a'b", head_commit: "c" }).command).toBe("git diff --no-color 'a'\\''b'..'c'");
-    expect(diffRange({ base_commit: null, head_commit: null }).range).toBe("HEAD~1..HEAD");
+    expect(diffCommand({ base: "abc~1", head: "abc" }).command).toBe("git diff --no-color 'abc'~1..'abc'");
+    expect(diffCommand({ base: "a'b", head: "c" }).command).toBe("git diff --no-color 'a'\\''b'..'c'");
+    expect(diffCommand(diffRange({ base_commit: null, head_commit: null })).range).toBe("HEAD~1..HEAD");
   });
 });
 

@@ -132,7 +132,8 @@ describe("an OpenAI-compatible model reviewer", () => {
     await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result: "Set exp", git_diff_stats: diffStats("2222222", "1111111") }));
     expect(await settled(id, 2)).toMatchObject({ status: "pass", score: 88 });
     expect((await taskOf(id)).review).toEqual({ status: "passed", attempt: 2 });
-    expect(commands).toContain("git diff --no-color '1111111'..'2222222'");
+    // Attempt 2 is read over the whole change: from the first attempt's base (its commit's parent) to the new head.
+    expect(commands).toContain("git diff --no-color '1111111'~1..'2222222'");
     expect(await received("loop")).toHaveLength(2);
   });
 

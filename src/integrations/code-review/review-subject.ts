@@ -3,7 +3,7 @@
  * change itself, fetched as `git diff` through the worker's session, the way `orchestratia remote exec` runs a
  * command there (the project's `remote_exec` setting must be on; each read is a `remote_exec` event in its log).
  */
-import type { ReviewPolicy } from "../../domain/code-review";
+import { diffRange, type ReviewPolicy } from "../../domain/code-review";
 import { projectSettingsOf } from "../../domain/project-settings";
 import { fromDirectory, shellQuote } from "../../domain/shell-words";
 import type { GitDiffStats } from "../../protocol/hub-api";
@@ -16,6 +16,8 @@ export type { ReviewJob };
 
 export interface AttemptReads {
   stats: GitDiffStats;
+  /** The commits reviewed: this completion's, or from attempt 2 on the whole change since the first attempt's base. */
+  commits: { base: string; head: string };
   title: string;
   spec: string;
   acceptanceCriteria: string[];
@@ -28,6 +30,7 @@ export interface AttemptReads {
 interface Row {
   status: string;
   git_diff_stats: string;
+  first_stats: string | null;
   title: string;
   spec: string;
   acceptance_criteria: string;
@@ -44,7 +47,8 @@ const json = <T>(text: string | null): T | null => (text === null ? null : (JSON
 export async function readAttempt(db: D1Database, job: ReviewJob): Promise<AttemptReads | null> {
   const row = await db
     .prepare(
-      `SELECT r.status, r.git_diff_stats, t.title, t.spec, t.acceptance_criteria, t.review_attempt, t.target_session_id,
+      `SELECT r.status, r.git_diff_stats, t.title,
+              (SELECT f.git_diff_stats FROM code_reviews f WHERE f.task_id = r.task_id AND f.attempt = 1) AS first_stats, t.spec, t.acceptance_criteria, t.review_attempt, t.target_session_id,
               p.settings, rp.policy, rp.api_key_sealed
        FROM code_reviews r JOIN tasks t ON t.id = r.task_id JOIN projects p ON p.id = r.project_id
        LEFT JOIN review_policies rp ON rp.project_id = r.project_id
@@ -53,8 +57,12 @@ export async function readAttempt(db: D1Database, job: ReviewJob): Promise<Attem
     .bind(job.projectId, job.taskId, job.attempt)
     .first<Row>();
   if (!row || row.status !== "pending" || row.review_attempt !== job.attempt) return null;
+  const stats = JSON.parse(row.git_diff_stats) as GitDiffStats;
+  const first = json<GitDiffStats>(row.first_stats);
   return {
-    stats: JSON.parse(row.git_diff_stats) as GitDiffStats,
+    stats,
+    // The CLI measures each completion's last commit: a later attempt is reviewed over the whole change.
+    commits: { base: diffRange(first ?? stats).base, head: diffRange(stats).head },
     title: row.title,
     spec: row.spec,
     acceptanceCriteria: json<string[]>(row.acceptance_criteria) ?? [],
@@ -65,12 +73,10 @@ export async function readAttempt(db: D1Database, job: ReviewJob): Promise<Attem
   };
 }
 
-/** The commits compared, as `git diff` takes them: base..head, or the head's own commit when no base was measured. */
-export function diffRange(stats: Pick<GitDiffStats, "base_commit" | "head_commit">): { range: string; command: string } {
-  const head = stats.head_commit ?? "HEAD";
-  const range = stats.base_commit ? `${stats.base_commit}..${head}` : `${head}~1..${head}`;
-  const quoted = stats.base_commit ? `${shellQuote(stats.base_commit)}..${shellQuote(head)}` : `${shellQuote(head)}~1..${shellQuote(head)}`;
-  return { range, command: `git diff --no-color ${quoted}` };
+/** The `git diff` of these commits, and the range as it is shown; a `~1` suffix stays outside the quotes. */
+export function diffCommand(commits: { base: string; head: string }): { range: string; command: string } {
+  const quote = (rev: string) => (rev.endsWith("~1") ? `${shellQuote(rev.slice(0, -2))}~1` : shellQuote(rev));
+  return { range: `${commits.base}..${commits.head}`, command: `git diff --no-color ${quote(commits.base)}..${quote(commits.head)}` };
 }
 
 /** How long the daemon is given to run `git diff`. */
@@ -103,7 +109,7 @@ export async function readDiff(env: RoomEnv & RoomReachingEnv, job: ReviewJob, r
     .bind(reads.sessionId, job.projectId)
     .first<SessionRow>();
   if (!session) return { ok: false, error: "the task's session is gone" };
-  const { range, command } = diffRange(reads.stats);
+  const { range, command } = diffCommand(reads.commits);
   // As `remote exec` does: from the session's folder, except on Windows (cmd.exe) or when the hub does not know it.
   const folder = session.working_directory && !/^win/i.test(session.os ?? "") ? session.working_directory : null;
   const outcome = await linkStub(env, session.server_id).remoteExec({

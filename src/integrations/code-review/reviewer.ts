@@ -15,7 +15,7 @@ import { executeInRoom, HUB_ACTOR, type RoomReachingEnv } from "../../runtime/ro
 import { checkTargetFor } from "../dns";
 import { retryAfterMs } from "../webhook-message";
 import { errorMessage, modelRequest, modelUrl, readAnswer, retryable, reviewPrompt, type ModelAnswer } from "./model-request";
-import { diffRange, readAttempt, readDiff, type AttemptReads, type ReviewJob } from "./review-subject";
+import { diffCommand, readAttempt, readDiff, type AttemptReads, type ReviewJob } from "./review-subject";
 
 type ReviewerEnv = RoomEnv & RoomReachingEnv;
 
@@ -124,7 +124,7 @@ export class CodeReviewer extends DurableObject<ReviewerEnv> {
       title: reads.title,
       spec: reads.spec,
       acceptanceCriteria: reads.acceptanceCriteria,
-      range: diffRange(reads.stats).range,
+      range: diffCommand(reads.commits).range,
       stats: reads.stats,
       diff,
     });

@@ -1,6 +1,6 @@
 /** Changing one's own password, on the account page: the current one, then the new one twice. */
 import { useState } from "preact/hooks";
-import { hub, messageOf, ok, signIn } from "../api";
+import { ApiError, hub, messageOf, ok, signIn } from "../api";
 import { useMe } from "../me";
 import { Problem } from "./controls";
 import { toast } from "../ui/toasts";
@@ -26,8 +26,9 @@ export function PasswordSection() {
     setBusy(true);
     try {
       await ok(hub.POST("/api/v1/auth/password", { body: { current_password: current, new_password: next } }));
-      // The change ends every sign-in, this browser's included: it signs in again with the new password.
-      await signIn(me.email, next);
+      // The change ends every sign-in, this browser's included: it signs in again with the new password, waiting out
+      // the per-minute limit on sign-ins if the attempts before used it up (the password has changed by then).
+      await signInAgain(me.email, next);
       setCurrent("");
       setNext("");
       setConfirmed("");
@@ -93,4 +94,18 @@ export function PasswordSection() {
       )}
     </section>
   );
+}
+
+/** How long a sign-in after a password change keeps trying while the hub's per-minute limit refuses it. */
+const SIGN_IN_AGAIN_MS = 65_000;
+
+async function signInAgain(email: string, password: string) {
+  for (const start = Date.now(); ;) {
+    try {
+      return await signIn(email, password);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 429) || Date.now() - start > SIGN_IN_AGAIN_MS) throw err;
+      await new Promise((r) => setTimeout(r, 5_000));
+    }
+  }
 }
