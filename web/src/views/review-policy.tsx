@@ -53,6 +53,12 @@ function PolicyForm(props: { projectId: string; policy: ReviewPolicy; isAdmin: b
     disabled: !isAdmin,
     onInput: (e: Event) => set(key, (e.currentTarget as HTMLInputElement).value as never),
   });
+  /** A select's binding: its value in the draft, changed by admins only. */
+  const choice = (key: "kind" | "apiStyle" | "onFinalFailure") => ({
+    value: draft[key],
+    disabled: !isAdmin,
+    onChange: (e: Event) => set(key, (e.currentTarget as HTMLSelectElement).value as never),
+  });
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -81,13 +87,7 @@ function PolicyForm(props: { projectId: string; policy: ReviewPolicy; isAdmin: b
       <fieldset>
         <legend>Reviewer</legend>
         <Field id="review-reviewer-kind" label="Reviewed by" problem={problem("reviewer.kind")}>
-          <select
-            id="review-reviewer-kind"
-            name="reviewer-kind"
-            value={draft.kind}
-            disabled={!isAdmin}
-            onChange={(e) => set("kind", e.currentTarget.value as PolicyDraft["kind"])}
-          >
+          <select id="review-reviewer-kind" name="reviewer-kind" {...choice("kind")}>
             <option value="agent">an agent (a review task)</option>
             <option value="model">a model endpoint</option>
           </select>
@@ -119,13 +119,7 @@ function PolicyForm(props: { projectId: string; policy: ReviewPolicy; isAdmin: b
               />
             </Field>
             <Field id="review-reviewer-api-style" label="API style" problem={problem("reviewer.api_style")}>
-              <select
-                id="review-reviewer-api-style"
-                name="reviewer-api-style"
-                value={draft.apiStyle}
-                disabled={!isAdmin}
-                onChange={(e) => set("apiStyle", e.currentTarget.value as PolicyDraft["apiStyle"])}
-              >
+              <select id="review-reviewer-api-style" name="reviewer-api-style" {...choice("apiStyle")}>
                 <option value="openai">OpenAI-compatible chat completions</option>
                 <option value="anthropic">Anthropic Messages</option>
               </select>
@@ -168,13 +162,7 @@ function PolicyForm(props: { projectId: string; policy: ReviewPolicy; isAdmin: b
           <input id="review-max-retries" name="max-retries" type="number" inputMode="numeric" min={0} max={10} {...text("maxRetries")} />
         </Field>
         <Field id="review-on-final-failure" label="When the last attempt fails" problem={problem("on_final_failure")}>
-          <select
-            id="review-on-final-failure"
-            name="on-final-failure"
-            value={draft.onFinalFailure}
-            disabled={!isAdmin}
-            onChange={(e) => set("onFinalFailure", e.currentTarget.value as PolicyDraft["onFinalFailure"])}
-          >
+          <select id="review-on-final-failure" name="on-final-failure" {...choice("onFinalFailure")}>
             <option value="keep_done">keep it done, and tell people</option>
             <option value="needs_human">ask a person (needs a human)</option>
           </select>
