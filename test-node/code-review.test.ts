@@ -78,6 +78,26 @@ describe("what follows a review", () => {
     expect(prompt).not.toContain("Style");
     expect(prompt).toContain('orchestratia task complete 0123456789abcdef --result "<what you fixed>"');
   });
+
+  it("stays short enough to be typed whole, ending with the command, however long the review", () => {
+    const long = "x".repeat(10_000);
+    const prompt = fixPrompt({
+      taskId: "0123456789abcdef",
+      title: "Auth",
+      attempt: 1,
+      maxRetries: 2,
+      verdict: "fail",
+      policy: policy(),
+      review: {
+        score: 10,
+        summary: long.repeat(2),
+        findings: Array.from({ length: 200 }, () => ({ severity: "error" as const, title: long.slice(0, 500), detail: long, path: long.slice(0, 4000) })),
+      },
+    });
+    expect(prompt.length).toBeLessThan(25_000);
+    expect(prompt).toContain("and 180 more");
+    expect(prompt.endsWith('--result "<what you fixed>"`.')).toBe(true);
+  });
 });
 
 describe("a review task's result", () => {

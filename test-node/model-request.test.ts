@@ -1,7 +1,7 @@
 /** A model reviewer's request and the reading of its answer (src/integrations/code-review/model-request.ts). */
 import { describe, expect, it } from "vitest";
 import { cappedDiff, errorMessage, MAX_DIFF_BYTES, modelUrl, readAnswer, reviewPrompt } from "../src/integrations/code-review/model-request";
-import { diffCommand } from "../src/integrations/code-review/review-subject";
+import { commitsReadable, diffCommand } from "../src/integrations/code-review/review-subject";
 import { diffRange } from "../src/domain/code-review";
 
 describe("the endpoint", () => {
@@ -34,9 +34,11 @@ describe("the diff", () => {
     expect(cappedDiff("small").cut).toBe(false);
   });
 
-  it("is read with each commit single-quoted", () => {
-    expect(diffCommand({ base: "abc~1", head: "abc" }).command).toBe("git diff --no-color 'abc'~1..'abc'");
-    expect(diffCommand({ base: "a'b", head: "c" }).command).toBe("git diff --no-color 'a'\\''b'..'c'");
+  it("is read with each commit single-quoted, and only commits that are hashes", () => {
+    expect(diffCommand({ base: "abc1~1", head: "abc1" }).command).toBe("git diff --no-color 'abc1'~1..'abc1'");
+    expect(commitsReadable({ base: "a1b2c3d~1", head: "d4e5f6a" })).toBe(true);
+    expect(commitsReadable({ base: "--output=/tmp/x", head: "d4e5f6a" })).toBe(false);
+    expect(commitsReadable({ base: "a1b2c3d", head: "HEAD" })).toBe(false);
     expect(diffCommand(diffRange({ base_commit: null, head_commit: null })).range).toBe("HEAD~1..HEAD");
   });
 });

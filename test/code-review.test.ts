@@ -99,7 +99,8 @@ describe("the agent reviewer's loop", () => {
     });
     expect(reviewTask.spec).toContain("a1b2c3d~1..a1b2c3d");
     expect(reviewTask.spec).toContain(`orchestratia task complete <this task's id> --result '{"$schema": "orchestratia/task-result/v1"`);
-    expect((await expectOk(cli(w.worker.apiKey, "GET", `${REVIEWS}/${id}`))).json).toMatchObject({ status: "pending", attempt_number: 1 });
+    // While its reviewer works, the CLI has no score to print yet.
+    expect((await expectOk(cli(w.worker.apiKey, "GET", `${REVIEWS}/${id}`))).json).toEqual({ status: "no_review" });
 
     // A review task's completion must carry a valid review.
     await expectOk(cli(reviewer.apiKey, "POST", `${T}/${reviewTask.id}/start`));
@@ -213,8 +214,37 @@ describe("the agent reviewer's loop", () => {
     expect(reviews.map((r) => r.attempt_number)).toEqual(reviews.map((_, i) => i + 1));
     expect(reviews.filter((r) => r.status === "pending")).toHaveLength(1);
     expect(reviews.slice(0, -1).every((r) => r.status === "superseded")).toBe(true);
+    // The superseded attempts' review tasks are cancelled: one review task is left open.
+    await until(
+      async () =>
+        (await env.DB.prepare("SELECT count(*) AS n FROM tasks WHERE review_of = ?1 AND status NOT IN ('done', 'failed', 'cancelled')")
+          .bind(id)
+          .first<{ n: number }>())!.n,
+      (n) => n === 1,
+      "one open review task",
+    );
     const task = (await call(`/api/v1/tasks/${id}`, { token: w.admin })).json;
     expect(task.review).toEqual({ status: "reviewing", attempt: reviews.length });
+  });
+});
+
+describe("a worker cannot get around its review", () => {
+  it("by taking, cancelling or changing its review task, and no one else completes the task again", async () => {
+    await expectOk(setPolicy({ enabled: true, reviewer: { kind: "agent" }, max_retries: 2 }));
+    const id = await workingTask("Guarded");
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result: "Done", git_diff_stats: diff("8888888") }));
+    const { review_task_id } = await reviewTaskOf(id, 1);
+    const own = await cli(w.worker.apiKey, "POST", `${T}/${review_task_id}/assign`, { server_name: w.worker.name });
+    expect([own.status, own.json.detail]).toEqual([403, "A review task is never given to the server whose change it reviews"]);
+    expect((await cli(w.worker.apiKey, "DELETE", `${T}/${review_task_id}`)).status).toBe(403);
+    expect((await cli(w.worker.apiKey, "PUT", `${T}/${review_task_id}`, { title: "Nothing to see" })).status).toBe(403);
+    const byPerson = await call(`/api/v1/tasks/${id}/complete`, { token: w.member.token, body: { result: "Mine", git_diff_stats: diff("9999999") } });
+    expect(byPerson.status, byPerson.text).toBe(403);
+    const byOther = await cli(w.orchestrator.apiKey, "POST", `${T}/${id}/complete`, { result: "Mine", git_diff_stats: diff("9999999") });
+    expect(byOther.status, byOther.text).toBe(403);
+    const task = (await call(`/api/v1/tasks/${id}`, { token: w.admin })).json;
+    expect(task).toMatchObject({ review: { status: "reviewing", attempt: 1 }, result: { summary: "Done" } });
+    expect((await call(`/api/v1/tasks/${review_task_id}`, { token: w.admin })).json.title).toBe("Review: Guarded");
   });
 });
 

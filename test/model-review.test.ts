@@ -248,7 +248,7 @@ describe("a review that cannot be made", () => {
     expect(JSON.stringify(events)).not.toContain(KEY);
   });
 
-  it("is an error when the worker's daemon is not connected", async () => {
+  it("waits for the worker's daemon while it is not connected, and reviews once it is back", async () => {
     await modelPolicy("offline", "openai");
     await script("offline", [{ review: aReview(90) }]);
     // Closed once the link answered the close: it has no daemon from then on.
@@ -257,9 +257,22 @@ describe("a review that cannot be made", () => {
       daemon.socket.ws.close();
     });
     const id = await completedTask("Offline", "9999991");
-    const attempt = await settled(id, 1);
-    expect(attempt.status).toBe("error");
-    expect(attempt.error).toMatch(/the daemon of server "worker-\w+" is not connected: the change could not be read/);
+    const waiting = await until(pendingJobs, (jobs) => jobs.length === 1 && typeof (jobs[0] as any).lastError === "string", "the job waiting");
+    expect((waiting[0] as any).lastError).toMatch(/the daemon of server "worker-\w+" is not connected: the change could not be read/);
     expect(await received("offline")).toEqual([]);
+    daemon = await fakeDaemon(w.worker.apiKey);
+    answerRemoteExec(daemon, (command) => (commands.push(command), { exit_code: 0, stdout: DIFF, stderr: "" }));
+    // The first retry comes 5 s later.
+    expect(await settled(id, 1)).toMatchObject({ status: "pass", score: 90 });
+  });
+
+  it("does not follow a redirect: the key and the diff go only to the address checked", async () => {
+    await modelPolicy("moved", "openai");
+    await script("moved", [{ status: 307 }]);
+    const id = await completedTask("Moved", "9999992");
+    expect(await settled(id, 1)).toMatchObject({
+      status: "error",
+      error: "the endpoint answered 307 (a redirect, which the hub does not follow): give its final URL",
+    });
   });
 });

@@ -4,6 +4,7 @@
  * them in the batch each review causes.
  */
 import { fnmatch } from "./fnmatch";
+import { cutText } from "./text";
 
 export const REVIEWER_KINDS = ["agent", "model"] as const;
 export type ReviewerKind = (typeof REVIEWER_KINDS)[number];
@@ -190,12 +191,15 @@ export function fixPrompt(args: {
 }) {
   const { taskId, attempt, maxRetries, review } = args;
   const findings = bySeverity(review.findings.filter((f) => f.severity !== "info"));
-  const listed = findings.slice(0, PROMPT_FINDINGS).map((f, i) => `(${i + 1}) [${f.severity}] ${f.title}${where(f)}: ${f.detail}`);
+  // Each piece is kept short, so that the prompt stays well within what is typed whole (the command ends it).
+  const listed = findings
+    .slice(0, PROMPT_FINDINGS)
+    .map((f, i) => `(${i + 1}) [${f.severity}] ${cutText(f.title, 200, "…")}${cutText(where(f), 300, "…)")}: ${cutText(f.detail, 400, "…")}`);
   const more = findings.length > PROMPT_FINDINGS ? [`and ${findings.length - PROMPT_FINDINGS} more`] : [];
   return [
     `Code review of task "${args.title}" (#${taskId.slice(0, 8)}), attempt ${attempt} of ${maxRetries + 1}:`,
     `score ${review.score}/100 (${args.verdict}; a pass needs ${args.policy.pass_score}).`,
-    review.summary,
+    cutText(review.summary, 2000, "…"),
     findings.length ? `Fix these findings: ${[...listed, ...more].join(" ")}` : "Address the review's summary.",
     `Run \`orchestratia code review ${taskId}\` for the full review. When fixed, commit, then run \`orchestratia task complete ${taskId} --result "<what you fixed>"\`.`,
   ]

@@ -42,14 +42,15 @@ async function run(writer: RoomWriter, projectId: string, command: RoomCommand):
 
 /**
  * The session of the reviewer's server a review task is given to, so that its daemon starts the agent in it on the
- * task: a running worker session of the project, never the worker's own, idle ones first, then the most recently heard.
+ * task: a running worker session of the project with no task of its own under way (the daemon would type the new task
+ * into an agent at work), never the worker's, the most recently heard first. None: the task stays with the server.
  */
 async function reviewerSession(db: Db, projectId: string, serverId: string, notSession: string | null) {
   const [row] = await db.all<{ id: string; name: string }>(sql`
     SELECT s.id, s.name FROM sessions s
     WHERE s.project_id = ${projectId} AND s.server_id = ${serverId} AND s.status = 'running' AND s.role = 'worker' AND s.id IS NOT ${notSession}
-    ORDER BY EXISTS (SELECT 1 FROM tasks t WHERE t.target_session_id = s.id AND t.status IN ('assigned', 'planning', 'running')),
-             COALESCE(s.last_output_at, s.updated_at) DESC
+      AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.target_session_id = s.id AND t.status IN ('assigned', 'planning', 'running'))
+    ORDER BY COALESCE(s.last_output_at, s.updated_at) DESC
     LIMIT 1`);
   return row;
 }
@@ -68,6 +69,10 @@ export async function followUp(writer: RoomWriter, projectId: string, command: R
     await wakeModel(job).catch((e) =>
       logError("waking the model reviewer failed", { project_id: projectId, task_id: command.taskId, operation: "start_review" }, e),
     );
+  }
+  // A review of a change its worker has since replaced is of no use: its reviewer is told by the cancellation.
+  for (const stale of Array.isArray(started?.stale_review_tasks) ? (started.stale_review_tasks as string[]) : []) {
+    await run(writer, projectId, { op: "cancel", taskId: stale, reason: "The change it reviews was completed again: a newer review replaces it" });
   }
   const reviewTaskId = started?.review_task_id;
   if (typeof reviewTaskId !== "string") return;

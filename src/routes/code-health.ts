@@ -98,8 +98,9 @@ codeHealthRoutes.agents.get(
     tag: "Code health",
     summary: "A task's code review",
     description:
-      "What `orchestratia code review` prints: the task's latest review attempt (`status` pass, warn or fail, or `pending` while its reviewer works, " +
-      '`error` when it could not review; `score`, `attempt_number`, `summary`, `findings`, `git_diff_stats`), or `{"status": "no_review"}`. ' +
+      "What `orchestratia code review` prints: the task's latest judged review attempt (`status` pass, warn or fail, `score`, `attempt_number`, " +
+      '`summary`, `findings`, `git_diff_stats`, `reviewer`), or `{"status": "no_review"}` before the first review comes (every attempt, pending ' +
+      "and not reviewable ones too: GET /api/v1/tasks/{id}/reviews). " +
       "404 for a task the server cannot see.",
     caller: "agent",
     responses: { 200: z.union([codeReviewSchema, noReviewSchema]) },

@@ -3,14 +3,14 @@
  * and a task's reviews, every attempt to people and the latest to the CLI (`orchestratia code review`, in
  * code-health.ts). The policy is written through the project's room, which decides every review with it.
  */
-import { and, asc, desc, eq, ne } from "drizzle-orm";
+import { and, asc, desc, eq, inArray } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { projectFor } from "../auth/access";
 import { seal } from "../auth/sealed";
 import type { Db } from "../db/client";
 import { codeReviews, reviewPolicies } from "../db/schema";
-import { DEFAULT_REVIEW_POLICY, type ReviewPolicy } from "../domain/code-review";
+import { DEFAULT_REVIEW_POLICY, VERDICTS, type ReviewPolicy } from "../domain/code-review";
 import { readJson } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
 import { fieldError } from "../http/problem";
@@ -149,6 +149,12 @@ codeReviewRoutes.tasks.get(
   },
 );
 
-/** The task's latest attempt that counts (one superseded by a newer completion does not), if any. */
+/**
+ * The task's latest judged attempt (pass, warn or fail), if any: what the official CLI prints as a score. One still
+ * waiting for its reviewer, superseded or not reviewable is for people's list of every attempt.
+ */
 export const latestReview = async (db: Db, taskId: string) =>
-  db.query.codeReviews.findFirst({ where: and(eq(codeReviews.taskId, taskId), ne(codeReviews.status, "superseded")), orderBy: desc(codeReviews.attempt) });
+  db.query.codeReviews.findFirst({
+    where: and(eq(codeReviews.taskId, taskId), inArray(codeReviews.status, VERDICTS)),
+    orderBy: desc(codeReviews.attempt),
+  });

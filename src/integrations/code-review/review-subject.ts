@@ -92,7 +92,12 @@ interface SessionRow {
   os: string | null;
 }
 
-export type DiffRead = { ok: true; diff: string } | { ok: false; error: string };
+/** `transient`: the daemon was away or slow, and reading again later may work. */
+export type DiffRead = { ok: true; diff: string } | { ok: false; error: string; transient?: true };
+
+/** A commit as `git diff` may be given it: hex, with the `~1` a missing base becomes (nothing an option could hide in). */
+const COMMIT = /^[0-9a-f]{4,64}(~1)?$/i;
+export const commitsReadable = (commits: { base: string; head: string }) => COMMIT.test(commits.base) && COMMIT.test(commits.head);
 
 /** The change's diff, read in the task's session on its worker's machine; why not, when it cannot be. */
 export async function readDiff(env: RoomEnv & RoomReachingEnv, job: ReviewJob, reads: AttemptReads): Promise<DiffRead> {
@@ -102,6 +107,11 @@ export async function readDiff(env: RoomEnv & RoomReachingEnv, job: ReviewJob, r
       error: "the project's remote_exec setting is off: a model reviewer reads the change through the worker's session (an admin turns it on)",
     };
   if (!reads.sessionId) return { ok: false, error: "the task has no session to read its change from" };
+  if (!commitsReadable(reads.commits))
+    return {
+      ok: false,
+      error: `the completion's git_diff_stats name no commits to compare (${JSON.stringify(reads.commits.base)}..${JSON.stringify(reads.commits.head)})`,
+    };
   const session = await env.DB.prepare(
     `SELECT s.name, s.working_directory, s.server_id, v.name AS server_name, v.os
      FROM sessions s JOIN servers v ON v.id = s.server_id WHERE s.id = ?1 AND s.project_id = ?2`,
@@ -119,7 +129,7 @@ export async function readDiff(env: RoomEnv & RoomReachingEnv, job: ReviewJob, r
     timeoutMs: DIFF_TIMEOUT_MS,
   });
   const offline = `the daemon of server "${session.server_name}" is not connected: the change could not be read`;
-  if (outcome.kind === "offline") return { ok: false, error: offline };
+  if (outcome.kind === "offline") return { ok: false, error: offline, transient: true };
   const recorded = await executeInRoom(env, job.projectId, HUB_ACTOR, {
     op: "remote_use",
     event: "remote_exec",
@@ -135,8 +145,9 @@ export async function readDiff(env: RoomEnv & RoomReachingEnv, job: ReviewJob, r
     },
   });
   if (!recorded.ok) return { ok: false, error: `the read of the change could not be recorded: ${recorded.problem.detail}` };
-  if (outcome.kind === "gone") return { ok: false, error: `the daemon of server "${session.server_name}" disconnected before the change was read` };
-  if (outcome.kind === "timed_out") return { ok: false, error: `git diff did not answer within ${DIFF_TIMEOUT_MS / 1000} s` };
+  if (outcome.kind === "gone")
+    return { ok: false, error: `the daemon of server "${session.server_name}" disconnected before the change was read`, transient: true };
+  if (outcome.kind === "timed_out") return { ok: false, error: `git diff did not answer within ${DIFF_TIMEOUT_MS / 1000} s`, transient: true };
   if (outcome.exit_code !== 0)
     return { ok: false, error: `git diff ${range} failed (exit code ${outcome.exit_code}): ${outcome.stderr.trim().slice(0, 300) || "no output"}` };
   return { ok: true, diff: outcome.stdout };

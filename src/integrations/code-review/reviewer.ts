@@ -94,20 +94,24 @@ export class CodeReviewer extends DurableObject<ReviewerEnv> {
     let diff = job.diff;
     if (diff === undefined) {
       const read = await readDiff(this.env, job, reads);
-      if (!read.ok) return this.settle(job, reviewer.model, read);
+      // A daemon offline or slow a moment is waited for, as a busy model is; a refusal is final.
+      if (!read.ok) return read.transient ? this.later(job, reviewer.model, read.error, null) : this.settle(job, reviewer.model, read);
       diff = read.diff;
       await this.ctx.storage.put(keyOf(job), { ...job, diff });
     }
     const tried = await this.ask(policy, reads, diff);
-    if ("retry" in tried) {
-      const tries = job.tries + 1;
-      const delay = RETRY_DELAYS_MS[tries - 1];
-      if (delay === undefined) return this.settle(job, reviewer.model, { ok: false, error: `${tried.retry} (gave up after ${tries} tries)` });
-      const wait = tried.afterMs !== null ? Math.min(tried.afterMs, MAX_RETRY_AFTER_MS) : delay;
-      log("warn", "a model review will be tried again", { project_id: job.projectId, task_id: job.taskId, operation: "model_review", detail: tried.retry });
-      return this.ctx.storage.put(keyOf(job), { ...job, diff, tries, dueAt: Date.now() + wait, lastError: tried.retry } satisfies StoredJob);
-    }
+    if ("retry" in tried) return this.later({ ...job, diff }, reviewer.model, tried.retry, tried.afterMs);
     return this.settle(job, reviewer.model, tried);
+  }
+
+  /** Tries the job again after the next delay (or what `Retry-After` asks); after the last, the attempt is an error. */
+  private async later(job: StoredJob, model: string, why: string, afterMs: number | null) {
+    const tries = job.tries + 1;
+    const delay = RETRY_DELAYS_MS[tries - 1];
+    if (delay === undefined) return this.settle(job, model, { ok: false, error: `${why} (gave up after ${tries} tries)` });
+    const wait = afterMs !== null ? Math.min(afterMs, MAX_RETRY_AFTER_MS) : delay;
+    log("warn", "a model review will be tried again", { project_id: job.projectId, task_id: job.taskId, operation: "model_review", detail: why });
+    return this.ctx.storage.put(keyOf(job), { ...job, tries, dueAt: Date.now() + wait, lastError: why } satisfies StoredJob);
   }
 
   /** One call of the model, within the timeout. The key goes in the request's headers only. */
@@ -133,13 +137,22 @@ export class CodeReviewer extends DurableObject<ReviewerEnv> {
     let res: Response;
     let text: string;
     try {
-      res = await fetch(url, { method: "POST", headers: request.headers, body: JSON.stringify(request.body), signal: AbortSignal.timeout(timeoutS * 1000) });
+      // Redirects are not followed: the address checked is the only one the diff and the key go to (as webhooks do).
+      res = await fetch(url, {
+        method: "POST",
+        headers: request.headers,
+        body: JSON.stringify(request.body),
+        redirect: "manual",
+        signal: AbortSignal.timeout(timeoutS * 1000),
+      });
       text = await res.text();
     } catch (e) {
       if (e instanceof Error && (e.name === "TimeoutError" || e.name === "AbortError"))
         return { ok: false, error: `the model did not answer within ${timeoutS} s` };
       return { retry: `the endpoint could not be reached (${e instanceof Error ? e.message.slice(0, 200) : "unknown error"})`, afterMs: null };
     }
+    if (res.status >= 300 && res.status < 400)
+      return { ok: false, error: `the endpoint answered ${res.status} (a redirect, which the hub does not follow): give its final URL` };
     if (!res.ok) {
       const why = `the endpoint answered ${res.status}: ${errorMessage(text, key) || res.statusText}`;
       return retryable(res.status) ? { retry: why, afterMs: retryAfterMs(res.headers.get("Retry-After")) } : { ok: false, error: why };

@@ -145,7 +145,7 @@ function unassignableText(d: Record<string, unknown>) {
 
 /** A failing code review: sent back to its agent, or not reviewable; a fail on the last attempt is told by review_exhausted. */
 function reviewFailedText(d: Record<string, unknown>, ctx: NotificationContext): string | null {
-  const attempts = `attempt ${String(d.attempt)} of ${Number(d.max_retries) + 1}`;
+  const attempts = `attempt ${String(d.round ?? d.attempt)} of ${Number(d.max_retries) + 1}`;
   if (d.status === "error") {
     // Asked of a person instead, the question (intervention_requested) says it.
     if (d.action === "needs_human") return null;
@@ -224,7 +224,7 @@ export function notification(e: NotifiedEvent, ctx: NotificationContext): Outgoi
       // Moved to needs_human, it is asked about as a question: that message says it.
       if (d.action === "needs_human") return null;
       return {
-        text: `${heading("Code review failed on its last attempt", ctx)}\n\nScore ${String(d.score)}/100 after ${String(d.attempt)} attempts: the task stays done with a failing review.`,
+        text: `${heading("Code review failed on its last attempt", ctx)}\n\nScore ${String(d.score)}/100 after ${String(d.round ?? d.attempt)} attempts: the task stays done with a failing review.`,
         buttons: [],
       };
     case "server_offline":

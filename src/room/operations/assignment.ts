@@ -13,6 +13,7 @@ import type { Requirements } from "../../protocol/orchestratia-v1";
 import type { EventDraft, TaskRow, VersionGuard } from "../statements";
 import { routedTo } from "../../protocol/task-format";
 import { guardHolds, statement } from "../statements";
+import { reviewTaskRefusal } from "./review-task-guard";
 import { ASSIGN_BATCH } from "../waiting-reads";
 import { answerOnly, loadTask, recordEvents, statusEvent, taskWrite, transition, type OpContext, type Planner, type WritePlan } from "./kernel";
 import { awaitingApproval, concurrentChange, invalidTransition, notFound } from "./refusals";
@@ -150,6 +151,8 @@ export const assign: Planner<"assign"> = async (ctx, cmd) => {
   const held = await budgetRefusal(ctx, [task.id], "assigned");
   if (held) return held;
   const { target } = cmd;
+  const ownReview = reviewTaskRefusal(ctx, task, "assign", target.serverId);
+  if (ownReview) return ownReview;
   // A task given to a session is pushed to that session's daemon, which names who it came from.
   const from =
     target.sessionId && task.sourceSessionId

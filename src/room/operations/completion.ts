@@ -18,6 +18,7 @@ import { askPerson, helpWith } from "./lifecycle";
 import { silentResultReason } from "../../domain/liveness";
 import type { TaskWithDownstream } from "../task-reads";
 import { completeAgain, openToWorker, reviewOnCompletion, reviewRefusal } from "./reviews";
+import { reviewTaskRefusal } from "./review-task-guard";
 
 /**
  * Open questions of a task that ends are cancelled; those an agent waits on (ask-user) come back so it can be told.
@@ -221,6 +222,8 @@ export async function cancel(ctx: OpContext, cmd: Cmd<"cancel">): Promise<OpOutc
   const { task } = loaded;
   const next = transition(ctx, task, "cancel");
   if (typeof next !== "string") return next;
+  const review = reviewTaskRefusal(ctx, task, "cancel");
+  if (review) return review;
   return endWithoutCompleting(
     ctx,
     loaded,

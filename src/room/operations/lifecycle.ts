@@ -22,6 +22,7 @@ import { awaitingApproval, blocked, clientIdTaken, interventionClosed, invalidFi
 import { immutableFieldsChanged } from "../../protocol/compute-protocol";
 import { agentMayAnswer, answerRecorded } from "./agent-questions";
 import { budgetRefusal } from "./budget-holds";
+import { reviewTaskRefusal } from "./review-task-guard";
 import { newTaskRow } from "./task-rows";
 
 const deadlineFrom = (task: TaskRow, now: string) => (task.timeoutSeconds ? new Date(Date.parse(now) + task.timeoutSeconds * 1000).toISOString() : null);
@@ -137,6 +138,8 @@ export async function update(ctx: OpContext, cmd: Cmd<"update">): Promise<OpOutc
   if (!task) return notFound("Task");
   const next = transition(ctx, task, "update");
   if (typeof next !== "string") return next;
+  const review = reviewTaskRefusal(ctx, task, "update");
+  if (review) return review;
   const { warnings, ...changes } = cmd.changes;
   const locked = immutableFieldsChanged(
     task.status,

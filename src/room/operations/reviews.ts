@@ -26,7 +26,7 @@ import { newTask } from "../commands";
 import { guardHolds, statement, type EventDraft, type TaskRow, type VersionGuard } from "../statements";
 import { recordEvents, statusEvent, taskWrite, type Cmd, type OpContext, type OpOutcome, type Planner, type WritePlan } from "./kernel";
 import { askPerson, create } from "./lifecycle";
-import { invalidField, notAllowed, notFound } from "./refusals";
+import { invalidField, invalidTransition, notAllowed, notFound } from "./refusals";
 
 const MAX_TITLE = 200;
 
@@ -70,7 +70,9 @@ export const openToWorker = (task: TaskRow) => task.status === "done" && task.re
  * nothing). The same completion again (same result and diff) is the same attempt: nothing is written.
  */
 export async function completeAgain(ctx: OpContext, task: TaskRow, cmd: Cmd<"complete">): Promise<OpOutcome> {
-  if (ctx.actor.kind === "agent" && task.assignedServerId !== ctx.actor.serverId) return notAllowed("Only the task's worker completes it again for its review");
+  if (ctx.actor.kind !== "agent" || task.assignedServerId !== ctx.actor.serverId) return notAllowed("Only the task's worker completes it again for its review");
+  if (cmd.envelope && cmd.envelope.status !== "done")
+    return invalidTransition("done", "A task under review is completed again with its fixed result; it cannot fail or ask for help now");
   const diff = cmd.gitDiffStats ?? (task.gitDiffStats as GitDiffStats | null);
   const same =
     canonicalJson([task.result, task.response, task.gitDiffStats], contentOfPointers) ===
@@ -145,6 +147,18 @@ async function attemptRow(ctx: OpContext, taskId: string, attempt: number): Prom
   return ctx.db.query.codeReviews.findFirst({ where: (r, { and, eq }) => and(eq(r.taskId, taskId), eq(r.attempt, attempt), eq(r.projectId, ctx.projectId)) });
 }
 
+/** Review tasks still open for attempts a newer completion superseded: the follow-up cancels them. */
+async function staleReviewTasks(ctx: OpContext, taskId: string): Promise<string[]> {
+  const { results } = await ctx.d1
+    .prepare(
+      `SELECT r.review_task_id AS id FROM code_reviews r JOIN tasks t ON t.id = r.review_task_id
+       WHERE r.task_id = ?1 AND r.status = 'superseded' AND t.status NOT IN ('done', 'failed', 'cancelled')`,
+    )
+    .bind(taskId)
+    .all<{ id: string }>();
+  return results.map((r) => r.id);
+}
+
 /** The ranges a later attempt is reviewed over, from the first attempt and the last one judged. */
 async function earlierAttempts(ctx: OpContext, taskId: string, attempt: number, current: CodeReviewRow) {
   const rows = await ctx.db.query.codeReviews.findMany({
@@ -168,7 +182,8 @@ export const startReview: Planner<"start_review"> = async (ctx, cmd) => {
   if (!task) return notFound("Task");
   const row = await attemptRow(ctx, task.id, cmd.attempt);
   if (!row || row.status !== "pending" || row.reviewTaskId) return nothingToDo(task.id, "the attempt is not waiting for a reviewer");
-  if (row.reviewerKind === "model") return { taskId: task.id, statements: [], data: { reviewer: "model" } };
+  const stale = cmd.attempt > 1 ? await staleReviewTasks(ctx, task.id) : [];
+  if (row.reviewerKind === "model") return { taskId: task.id, statements: [], data: { reviewer: "model", stale_review_tasks: stale } };
   const policy = await ctx.reviewPolicy();
   const later = cmd.attempt > 1 ? await earlierAttempts(ctx, task.id, cmd.attempt, row) : undefined;
   const repo = typeof task.requirements?.repo === "string" ? task.requirements.repo : task.targetRepo;
@@ -205,7 +220,7 @@ export const startReview: Planner<"start_review"> = async (ctx, cmd) => {
       ...created.statements,
       statement(ctx.d1, sql`UPDATE code_reviews SET review_task_id = ${created.taskId}, reviewer = ${JSON.stringify(reviewer)} WHERE id = ${row.id}`),
     ],
-    data: { reviewer: "agent", review_task_id: created.taskId, worker_session: task.targetSessionId },
+    data: { reviewer: "agent", review_task_id: created.taskId, worker_session: task.targetSessionId, stale_review_tasks: stale },
   };
 };
 
@@ -233,7 +248,12 @@ export const settleReview: Planner<"settle_review"> = async (ctx, cmd) => {
   const reviewTask = source.kind === "agent" ? await ctx.reads.row(source.reviewTaskId) : undefined;
   if (source.kind === "agent" && (row.reviewTaskId !== source.reviewTaskId || (reviewTask && !["done", "failed", "cancelled"].includes(reviewTask.status))))
     return nothingToDo(task.id, "the review task has not ended");
-  const outcome = source.kind === "agent" ? agentOutcome(reviewTask) : source.outcome;
+  const ownReview = reviewTask?.assignedServerId && reviewTask.assignedServerId === task.assignedServerId;
+  const outcome = ownReview
+    ? { ok: false as const, error: "the review task was done by the server whose change it reviews" }
+    : source.kind === "agent"
+      ? agentOutcome(reviewTask)
+      : source.outcome;
   const reviewer: ReviewerRef =
     source.kind === "agent"
       ? { kind: "agent", task_id: source.reviewTaskId, server_id: reviewTask?.assignedServerId ?? null }
@@ -251,14 +271,16 @@ export const settleReview: Planner<"settle_review"> = async (ctx, cmd) => {
   }
   const { review } = outcome;
   const verdict = verdictOf(review.score, policy);
-  const step = nextStep(verdict, cmd.attempt, policy);
-  const judged = { ...base, status: verdict, score: review.score, summary: review.summary, findings: review.findings.length };
+  // Reviews count against max_retries, not attempt numbers: an attempt superseded before its review used none.
+  const round = (await judgedBefore(ctx, task.id)) + 1;
+  const step = nextStep(verdict, round, policy);
+  const judged = { ...base, round, status: verdict, score: review.score, summary: review.summary, findings: review.findings.length };
   const attemptWrite = attemptUpdate(ctx, row, { status: verdict, score: review.score, summary: review.summary, findings: review.findings, reviewer });
   if (step.kind === "accept") {
     return settledPlan(ctx, task, step.status, [{ type: verdict === "pass" ? "review_passed" : "review_warned", taskId: task.id, data: judged }], attemptWrite);
   }
   if (step.kind === "fix") {
-    const prompt = typedLine(fixPrompt({ taskId: task.id, title: task.title, attempt: cmd.attempt, maxRetries: policy.max_retries, verdict, policy, review }));
+    const prompt = typedLine(fixPrompt({ taskId: task.id, title: task.title, attempt: round, maxRetries: policy.max_retries, verdict, policy, review }));
     const event: EventDraft = {
       type: verdict === "warn" ? "review_warned" : "review_failed",
       taskId: task.id,
@@ -269,11 +291,20 @@ export const settleReview: Planner<"settle_review"> = async (ctx, cmd) => {
   }
   const events: EventDraft[] = [
     { type: "review_failed", taskId: task.id, data: judged },
-    { type: "review_exhausted", taskId: task.id, data: { ...base, score: review.score, action: policy.on_final_failure } },
+    { type: "review_exhausted", taskId: task.id, data: { ...base, round, score: review.score, action: policy.on_final_failure } },
   ];
-  const question = `The code review failed on its last attempt (${cmd.attempt} of ${policy.max_retries + 1}, score ${review.score}/100): ${review.summary} Answer to send the task back to its agent, or cancel it.`;
+  const question = `The code review failed on its last attempt (${round} of ${policy.max_retries + 1}, score ${review.score}/100): ${review.summary} Answer to send the task back to its agent, or cancel it.`;
   return finalPlan(ctx, task, policy, "failed", events, attemptWrite, question);
 };
+
+/** How many of the task's attempts were judged (pass, warn or fail) before this one. */
+async function judgedBefore(ctx: OpContext, taskId: string): Promise<number> {
+  const row = await ctx.d1
+    .prepare("SELECT count(*) AS n FROM code_reviews WHERE task_id = ?1 AND status IN ('pass', 'warn', 'fail')")
+    .bind(taskId)
+    .first<{ n: number }>();
+  return row?.n ?? 0;
+}
 
 function attemptUpdate(ctx: OpContext, row: CodeReviewRow, set: Partial<CodeReviewRow>) {
   return (guard: VersionGuard) =>
