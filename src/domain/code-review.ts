@@ -242,6 +242,7 @@ export function reviewTaskSpec(args: {
   return [
     `Review the change made for task "${args.title}" (${args.taskId}), attempt ${args.attempt}.`,
     args.repo ? `Repository: ${args.repo}${args.branch ? ` (branch ${args.branch})` : ""}.` : "",
+    "The commits are the worker's: `git fetch` first if your clone does not have them.",
     `This completion's commits: \`git diff ${range.base}..${range.head}\` — ${diff.files_changed} files, +${diff.insertions}/-${diff.deletions}.`,
     later ? `The whole change so far: \`git diff ${later.whole.base}..${later.whole.head}\`.` : "",
     later?.sinceReview ? `What changed since the last review: \`git diff ${later.sinceReview.base}..${later.sinceReview.head}\`.` : "",
