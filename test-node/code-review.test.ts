@@ -1,7 +1,7 @@
 /** The code-review loop's pure rules: which completions are reviewed, what a score means, what follows, what is said. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_REVIEW_POLICY, fixPrompt, nextStep, policyReviews, verdictOf, type ReviewPolicy } from "../src/domain/code-review";
+import { DEFAULT_REVIEW_POLICY, fixPrompt, nextStep, policyReviews, verdictOf, type Review, type ReviewPolicy } from "../src/domain/code-review";
 import { reviewInResult } from "../src/protocol/code-review";
 import { notification } from "../src/integrations/telegram/messages";
 
@@ -34,6 +34,10 @@ describe("which completions a policy reviews", () => {
 });
 
 describe("what follows a review", () => {
+  /** The prompt of a failing first review of task "Auth" under the default thresholds and two retries. */
+  const promptFor = (review: Review) =>
+    fixPrompt({ taskId: "0123456789abcdef", title: "Auth", attempt: 1, maxRetries: 2, verdict: "fail", policy: policy(), review });
+
   it("passes at the pass score, warns down to the warn score, fails below", () => {
     const p = { pass_score: 80, warn_score: 60 };
     expect([100, 80, 79, 60, 59, 0].map((s) => verdictOf(s, p))).toEqual(["pass", "pass", "warn", "warn", "fail", "fail"]);
@@ -56,22 +60,14 @@ describe("what follows a review", () => {
   });
 
   it("tells the worker the score, the findings worst first, and the command to complete again", () => {
-    const prompt = fixPrompt({
-      taskId: "0123456789abcdef",
-      title: "Auth",
-      attempt: 1,
-      maxRetries: 2,
-      verdict: "fail",
-      policy: policy(),
-      review: {
-        score: 40,
-        summary: "Not safe yet.",
-        findings: [
-          { severity: "info", title: "Style", detail: "fine" },
-          { severity: "warning", title: "Slow", detail: "O(n²)" },
-          { severity: "error", title: "Leak", detail: "token logged", path: "src/a.ts", line: 3 },
-        ],
-      },
+    const prompt = promptFor({
+      score: 40,
+      summary: "Not safe yet.",
+      findings: [
+        { severity: "info", title: "Style", detail: "fine" },
+        { severity: "warning", title: "Slow", detail: "O(n²)" },
+        { severity: "error", title: "Leak", detail: "token logged", path: "src/a.ts", line: 3 },
+      ],
     });
     expect(prompt).toContain('Code review of task "Auth" (#01234567), attempt 1 of 3: score 40/100 (fail; a pass needs 80).');
     expect(prompt.indexOf("[error] Leak (src/a.ts:3): token logged")).toBeLessThan(prompt.indexOf("[warning] Slow"));
@@ -81,18 +77,10 @@ describe("what follows a review", () => {
 
   it("stays short enough to be typed whole, ending with the command, however long the review", () => {
     const long = "x".repeat(10_000);
-    const prompt = fixPrompt({
-      taskId: "0123456789abcdef",
-      title: "Auth",
-      attempt: 1,
-      maxRetries: 2,
-      verdict: "fail",
-      policy: policy(),
-      review: {
-        score: 10,
-        summary: long.repeat(2),
-        findings: Array.from({ length: 200 }, () => ({ severity: "error" as const, title: long.slice(0, 500), detail: long, path: long.slice(0, 4000) })),
-      },
+    const prompt = promptFor({
+      score: 10,
+      summary: long.repeat(2),
+      findings: Array.from({ length: 200 }, () => ({ severity: "error" as const, title: long.slice(0, 500), detail: long, path: long.slice(0, 4000) })),
     });
     expect(prompt.length).toBeLessThan(25_000);
     expect(prompt).toContain("and 180 more");

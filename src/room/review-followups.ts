@@ -5,6 +5,7 @@
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { ACTIVE } from "../domain/lifecycle";
 import type { ReviewJob } from "../integrations/code-review/wake";
 import { HUB_ACTOR } from "../runtime/room-rpc";
 import { log, logError } from "../runtime/log";
@@ -49,7 +50,7 @@ async function reviewerSession(db: Db, projectId: string, serverId: string, notS
   const [row] = await db.all<{ id: string; name: string }>(sql`
     SELECT s.id, s.name FROM sessions s
     WHERE s.project_id = ${projectId} AND s.server_id = ${serverId} AND s.status = 'running' AND s.role = 'worker' AND s.id IS NOT ${notSession}
-      AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.target_session_id = s.id AND t.status IN ('assigned', 'planning', 'running'))
+      AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.target_session_id = s.id AND t.status IN (SELECT value FROM json_each(${JSON.stringify(ACTIVE)})))
     ORDER BY COALESCE(s.last_output_at, s.updated_at) DESC
     LIMIT 1`);
   return row;

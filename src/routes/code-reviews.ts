@@ -10,7 +10,7 @@ import { projectFor } from "../auth/access";
 import { seal } from "../auth/sealed";
 import type { Db } from "../db/client";
 import { codeReviews, reviewPolicies } from "../db/schema";
-import { DEFAULT_REVIEW_POLICY, VERDICTS, type ReviewPolicy } from "../domain/code-review";
+import { DEFAULT_REVIEW_POLICY, FINAL_FAILURE_ACTIONS, MODEL_API_STYLES, REVIEWER_KINDS, VERDICTS, type ReviewPolicy } from "../domain/code-review";
 import { readJson } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
 import { fieldError } from "../http/problem";
@@ -37,17 +37,17 @@ const policySchema = z
       min_lines: z.int().optional(),
     }),
     reviewer: z.object({
-      kind: z.enum(["agent", "model"]),
+      kind: z.enum(REVIEWER_KINDS),
       capability: z.string(),
       endpoint: z.string().nullable(),
-      api_style: z.enum(["openai", "anthropic"]).nullable(),
+      api_style: z.enum(MODEL_API_STYLES).nullable(),
       model: z.string().nullable(),
       has_api_key: z.boolean().meta({ description: "Whether a key is kept: the key itself is never answered" }),
     }),
     pass_score: z.int(),
     warn_score: z.int(),
     max_retries: z.int(),
-    on_final_failure: z.enum(["keep_done", "needs_human"]),
+    on_final_failure: z.enum(FINAL_FAILURE_ACTIONS),
   })
   .meta({ id: "ReviewPolicy" });
 

@@ -131,7 +131,7 @@ function toTarget(e: CommittedEvent, target: SessionRef, task: TaskSessions): Da
     case "review_failed":
       // hub.py presses Escape, then types the prompt into the worker's agent (one line: the room made it so).
       return d.fix_requested === true
-        ? { type: "code_review_fix_request", ...base, prompt: cut(d.prompt), attempt: d.round ?? d.attempt, max_retries: d.max_retries, score: d.score }
+        ? { type: "code_review_fix_request", ...base, prompt: cut(d.prompt), attempt: d.round, max_retries: d.max_retries, score: d.score }
         : null;
     case "task_cancelled":
       // Its creator is told apart (below); the session working on it learns it is over.

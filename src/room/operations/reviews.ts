@@ -7,6 +7,7 @@ import { sql } from "drizzle-orm";
 import { canonicalJson, contentOfPointers } from "../../domain/canonical-json";
 import {
   fixPrompt,
+  VERDICTS,
   laterAttemptRanges,
   nextStep,
   OPEN_TO_WORKER,
@@ -22,12 +23,15 @@ import { reviewPolicies, type CodeReviewRow, type ReviewerRef } from "../../db/s
 import type { GitDiffStats } from "../../protocol/hub-api";
 import { reviewInResult } from "../../protocol/code-review";
 import { typedLine } from "../../server-link/typed-line";
+import { FINISHED } from "../../domain/lifecycle";
+import { cutText } from "../../domain/text";
 import { newTask } from "../commands";
 import { guardHolds, statement, type EventDraft, type TaskRow, type VersionGuard } from "../statements";
 import { recordEvents, statusEvent, taskWrite, type Cmd, type OpContext, type OpOutcome, type Planner, type WritePlan } from "./kernel";
 import { askPerson, create } from "./lifecycle";
 import { invalidField, invalidTransition, notAllowed, notFound } from "./refusals";
 
+/** A review task's title ("Review: " and the reviewed task's) is cut to this, to read as a title in lists. */
 const MAX_TITLE = 200;
 
 /** Opens attempt `attempt` of the task's review, if `guard` holds once the batch's writes are in. */
@@ -166,7 +170,7 @@ async function earlierAttempts(ctx: OpContext, taskId: string, attempt: number, 
     orderBy: (r, { asc }) => asc(r.attempt),
   });
   if (rows.length === 0) return undefined;
-  const judged = rows.filter((r) => r.status === "pass" || r.status === "warn" || r.status === "fail").at(-1);
+  const judged = rows.filter((r) => (VERDICTS as readonly string[]).includes(r.status)).at(-1);
   return laterAttemptRanges(rows[0]!.gitDiffStats, judged?.gitDiffStats ?? null, current.gitDiffStats);
 }
 
@@ -191,7 +195,7 @@ export const startReview: Planner<"start_review"> = async (ctx, cmd) => {
   const created = await create(ctx, {
     op: "create",
     task: newTask({
-      title: title.length > MAX_TITLE ? `${title.slice(0, MAX_TITLE - 1)}…` : title,
+      title: cutText(title, MAX_TITLE, "…"),
       spec: reviewTaskSpec({
         taskId: task.id,
         title: task.title,
@@ -246,7 +250,7 @@ export const settleReview: Planner<"settle_review"> = async (ctx, cmd) => {
   if (!row || row.status !== "pending" || task.reviewAttempt !== cmd.attempt) return nothingToDo(task.id, "the attempt is not waiting for a review");
   const { source } = cmd;
   const reviewTask = source.kind === "agent" ? await ctx.reads.row(source.reviewTaskId) : undefined;
-  if (source.kind === "agent" && (row.reviewTaskId !== source.reviewTaskId || (reviewTask && !["done", "failed", "cancelled"].includes(reviewTask.status))))
+  if (source.kind === "agent" && (row.reviewTaskId !== source.reviewTaskId || (reviewTask && !FINISHED.includes(reviewTask.status))))
     return nothingToDo(task.id, "the review task has not ended");
   const ownReview = reviewTask?.assignedServerId && reviewTask.assignedServerId === task.assignedServerId;
   const outcome = ownReview
