@@ -3,7 +3,7 @@ import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
-/** A port nothing listens on now, for the fake Bot API (test/bot-api-setup.ts). */
+/** A port nothing listens on now, for a fake of a chat's API (test/bot-api-setup.ts, test/slack-api-setup.ts). */
 const freePort = () =>
   new Promise<number>((resolve, reject) => {
     const server = createServer();
@@ -22,6 +22,7 @@ const freePort = () =>
 export async function workerdConfig(miniflare: Record<string, unknown> = {}, main?: { path: string; entrypoints: string[] }) {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
   process.env.BOT_API_PORT ??= String(await freePort());
+  process.env.SLACK_API_PORT ??= String(await freePort());
   return {
     plugins: [
       cloudflareTest({
@@ -41,6 +42,10 @@ export async function workerdConfig(miniflare: Record<string, unknown> = {}, mai
             TELEGRAM_API_ROOT: `http://127.0.0.1:${process.env.BOT_API_PORT}`,
             TELEGRAM_BOT_TOKEN: "4242:test-bot-token",
             TELEGRAM_WEBHOOK_SECRET: "test-telegram-webhook-secret",
+            SLACK_API_ROOT: `http://127.0.0.1:${process.env.SLACK_API_PORT}/api/`,
+            SLACK_SIGNING_SECRET: "test-slack-signing-secret",
+            SLACK_CLIENT_ID: "1111.2222",
+            SLACK_CLIENT_SECRET: "test-slack-client-secret",
             // A line per request and per room operation would bury the failures a test run needs to show.
             LOG_LEVEL: "warn",
             // A blocking A2A send on a task nobody works gives up in seconds, not the deployed 25.
@@ -55,7 +60,13 @@ export async function workerdConfig(miniflare: Record<string, unknown> = {}, mai
     test: {
       include: ["test/**/*.test.ts"],
       setupFiles: ["./test/setup.ts"],
-      globalSetup: ["./test/receiver-setup.ts", "./test/bot-api-setup.ts", "./test/collector-setup.ts", "./test/model-api-setup.ts"],
+      globalSetup: [
+        "./test/receiver-setup.ts",
+        "./test/bot-api-setup.ts",
+        "./test/collector-setup.ts",
+        "./test/model-api-setup.ts",
+        "./test/slack-api-setup.ts",
+      ],
       testTimeout: 30_000,
     },
   };

@@ -8,6 +8,7 @@ export { ProjectRoom } from "./room/project-room";
 export { ServerLink } from "./server-link/server-link";
 export { WebhookEndpoint } from "./integrations/webhook-endpoint";
 export { TelegramChat } from "./integrations/telegram/chat";
+export { SlackChannel } from "./integrations/slack/channel";
 export { TelemetryExporter } from "./integrations/telemetry/exporter";
 export { CodeReviewer } from "./integrations/code-review/reviewer";
 export { PermissionLogWriter } from "./permission-log/writer";

@@ -5,7 +5,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { UserRow } from "../src/db/client";
-import { accessTo } from "../src/integrations/telegram/people";
+import { accessTo } from "../src/integrations/people";
 import { terminalAccess } from "../src/server-link/terminal-access";
 import { bootstrapAdmin, call, createProject, expectProblem, login, registerAgent } from "./helpers";
 import { mcpStatusWith, authorizedClient, refresh as refreshClient } from "./oauth-flow";

@@ -20,3 +20,4 @@ export * from "./schema/usage";
 export * from "./schema/overview";
 export * from "./schema/automation";
 export * from "./schema/reviews";
+export * from "./schema/slack";

@@ -1,6 +1,6 @@
 /**
- * How the hub reaches an integration's delivery lane: one Durable Object per webhook, linked chat or project's
- * telemetry export, named by its id (the export's is its project's).
+ * How the hub reaches an integration's delivery lane: one Durable Object per webhook, linked chat, project's
+ * telemetry export or Slack channel, named by its id (the export's is its project's, a channel's `team:channel`).
  */
 import type { RoomEnv } from "../runtime/room-env";
 import { countedStub } from "../db/round-trips";
@@ -19,5 +19,7 @@ export const laneStub = (env: RoomEnv, target: OutboxTarget) => {
       return telemetryStub(env, target.id);
     case "telegram":
       return countedStub(env.TELEGRAM_CHAT.get(env.TELEGRAM_CHAT.idFromName(target.id)));
+    case "slack":
+      return countedStub(env.SLACK_CHANNEL.get(env.SLACK_CHANNEL.idFromName(target.id)));
   }
 };

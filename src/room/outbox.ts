@@ -9,11 +9,14 @@
  * unknown (it threw) leaves that seq where it was: if the batch did commit,
  * the next one records its events too, and the unique index keeps each once.
  * A project exporting telemetry is owed one delivery per task that finishes
- * (done, failed or cancelled): its span, built when it is sent.
+ * (done, failed or cancelled): its span, built when it is sent. A Slack
+ * channel a project posts to is owed the events it picked (CHAT_EVENTS by
+ * default), and the events that settle a message it was posted (so the
+ * message is updated in place), in one lane per channel (`team:channel`).
  */
 import { sql } from "drizzle-orm";
 import type { OutboxTargetKind } from "../db/schema";
-import { TELEGRAM_EVENTS } from "../integrations/telegram/messages";
+import { CHAT_EVENTS, SETTLING_EVENTS } from "../domain/chat-events";
 import { SPAN_ENDING_EVENTS } from "../integrations/telemetry/task-span";
 import { statement, type CommittedEvent } from "./statements";
 
@@ -27,8 +30,10 @@ export interface OutboxTarget {
  * The kinds of event Telegram chats hear of, as a literal list: read from json_each, its elements would be rows read
  * for every batch, chats or none. They are constants of the hub's own, never a caller's text.
  */
-const TELEGRAM_TYPES = sql.raw(TELEGRAM_EVENTS.map((type) => `'${type}'`).join(", "));
-const SPAN_ENDING_TYPES = sql.raw(SPAN_ENDING_EVENTS.map((type) => `'${type}'`).join(", "));
+const sqlList = (types: readonly string[]) => sql.raw(types.map((type) => `'${type}'`).join(", "));
+const CHAT_TYPES = sqlList(CHAT_EVENTS);
+const SETTLING_TYPES = sqlList(SETTLING_EVENTS);
+const SPAN_ENDING_TYPES = sqlList(SPAN_ENDING_EVENTS);
 
 export class OutboxRecorder {
   private lastSeq: number | null = null;
@@ -63,7 +68,7 @@ export class OutboxRecorder {
             FROM events e JOIN telegram_links l ON l.muted = 0 JOIN users u ON u.id = l.user_id
             WHERE EXISTS (SELECT 1 FROM telegram_links o WHERE o.muted = 0)
               AND e.project_id = ${this.projectId} AND e.seq > ${this.lastSeq}
-              AND e.type IN (${TELEGRAM_TYPES})
+              AND e.type IN (${CHAT_TYPES})
               AND u.deactivated_at IS NULL
               AND (u.role = 'admin' OR EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = e.project_id AND m.user_id = u.id))
               AND NOT EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid(l.unwatched) THEN l.unwatched ELSE '[]' END) w WHERE w.value = e.project_id)
@@ -76,6 +81,18 @@ export class OutboxRecorder {
             WHERE EXISTS (SELECT 1 FROM telemetry_exports o WHERE o.project_id = ${this.projectId} AND o.disabled_reason IS NULL)
               AND e.project_id = ${this.projectId} AND e.seq > ${this.lastSeq}
               AND e.type IN (${SPAN_ENDING_TYPES}) AND e.task_id IS NOT NULL
+            UNION ALL
+            SELECT 'msg_' || lower(hex(randomblob(16))), 'slack', c.team_id || ':' || c.channel_id, e.project_id, e.seq, e.type, 'pending', 0, ${now}, ${now}
+            FROM events e JOIN slack_channels c ON c.project_id = e.project_id AND c.muted = 0
+            WHERE EXISTS (SELECT 1 FROM slack_channels o WHERE o.project_id = ${this.projectId} AND o.muted = 0)
+              AND e.project_id = ${this.projectId} AND e.seq > ${this.lastSeq}
+              AND (
+                (e.type IN (${CHAT_TYPES}) AND (c.events IS NULL OR e.type IN (SELECT value FROM json_each(c.events)))
+                  AND (e.type != 'intervention_requested' OR e.data ->> '$.target_session_id' IS NULL))
+                -- a settling event only where the channel was told of what it settles
+                OR (e.type IN (${SETTLING_TYPES}) AND EXISTS (SELECT 1 FROM slack_posts p WHERE p.team_id = c.team_id AND p.channel_id = c.channel_id
+                      AND p.subject IN ('task:' || e.task_id, 'iv:' || (e.data ->> '$.intervention_id'))))
+              )
             -- by seq (the fifth column)
             ORDER BY 5
             RETURNING target_kind AS outbox_kind, target_id AS outbox_target`,

@@ -36,6 +36,13 @@ export interface Env {
   TELEGRAM_WEBHOOK_SECRET?: string;
   /** Telegram's Bot API root; empty for Telegram's own (tests point it at a local fake). */
   TELEGRAM_API_ROOT: string;
+  /** Verifies every request Slack sends (X-Slack-Signature); Slack's doors answer 503 without it. */
+  SLACK_SIGNING_SECRET?: string;
+  /** The Slack app's OAuth client, for the install flow (a pasted bot token needs neither). */
+  SLACK_CLIENT_ID?: string;
+  SLACK_CLIENT_SECRET?: string;
+  /** Slack's Web API root; empty for Slack's own (tests point it at a local fake). */
+  SLACK_API_ROOT?: string;
   /** Seconds a task's server may stay silent (no heartbeat, no socket) before the task is taken back; default 300. */
   ASSIGNMENT_LEASE_SECONDS?: string;
   /** Seconds an agent socket's request is answered within (TIMEOUT after); default 30. */

@@ -32,8 +32,8 @@ export const webhooks = sqliteTable(
   (t) => [index("webhooks_project").on(t.projectId, t.enabled)],
 );
 
-/** Who a delivery is for: a webhook, a linked Telegram chat, or a project's telemetry export (target id: the project's). */
-export const OUTBOX_TARGETS = ["webhook", "telegram", "telemetry"] as const;
+/** Who a delivery is for: a webhook, a linked Telegram chat, a project's telemetry export (target id: the project's), or a Slack channel (`team:channel`). */
+export const OUTBOX_TARGETS = ["webhook", "telegram", "telemetry", "slack"] as const;
 export type OutboxTargetKind = (typeof OUTBOX_TARGETS)[number];
 export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
 

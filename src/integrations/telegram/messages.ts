@@ -6,28 +6,14 @@
  * the message it replies to ("Question #1a2b3c4d", "Plan #1a2b3c4d"). Text is
  * cut between code points (domain/text.ts): Telegram refuses half an emoji.
  */
+import { CHAT_EVENTS } from "../../domain/chat-events";
 import { optionLabels } from "../../domain/question-options";
 import { cutText } from "../../domain/text";
 import { DENIED_EVENT, type DeniedSummary } from "./denied-calls";
 import { budgetLabel, spendText } from "../../domain/budgets";
 
 /** The events a linked person hears of. */
-export const TELEGRAM_EVENTS = [
-  "intervention_requested",
-  "task_awaiting_approval",
-  "plan_submitted",
-  "task_failed",
-  "task_completed",
-  "server_offline",
-  "budget_warned",
-  "budget_held",
-  "budget_stopped",
-  "budget_released",
-  "task_stalled",
-  "task_unassignable",
-  "review_failed",
-  "review_exhausted",
-] as const;
+export const TELEGRAM_EVENTS = CHAT_EVENTS;
 
 /**
  * Longest piece quoted from elsewhere (a question, a plan, an error), cut

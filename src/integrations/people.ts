@@ -1,0 +1,56 @@
+/**
+ * What a linked person does from chat (Telegram, Slack), done as that person:
+ * the same room operations and the same role checks as the API (a viewer's
+ * approve is refused, and said so), only on projects they can see.
+ */
+import { accessOf } from "../auth/access";
+import type { ProjectRole } from "../auth/roles";
+import type { UserRow } from "../db/client";
+import type { WorkerEnv } from "../runtime/worker-env";
+import type { RoomCommand } from "../room/commands";
+import { executeInRoom } from "../runtime/room-rpc";
+
+/** What a person may do in a project, by the API's rules (their role there, nothing once their account is deactivated). */
+export async function accessTo(env: WorkerEnv, user: UserRow, projectId: string) {
+  if (user.deactivatedAt) return "none";
+  const member =
+    user.role === "admin"
+      ? null
+      : await env.DB.prepare("SELECT role FROM project_members WHERE project_id = ?1 AND user_id = ?2").bind(projectId, user.id).first<{ role: ProjectRole }>();
+  return accessOf({ kind: "user", user }, projectId, member?.role ?? null);
+}
+
+/** The projects a person can see, by name. */
+export async function visibleProjects(env: WorkerEnv, user: UserRow): Promise<{ id: string; name: string; slug: string }[]> {
+  const { results } =
+    user.role === "admin"
+      ? await env.DB.prepare("SELECT id, name, slug FROM projects ORDER BY name").all<{ id: string; name: string; slug: string }>()
+      : await env.DB.prepare("SELECT p.id, p.name, p.slug FROM projects p JOIN project_members m ON m.project_id = p.id WHERE m.user_id = ?1 ORDER BY p.name")
+          .bind(user.id)
+          .all<{ id: string; name: string; slug: string }>();
+  return results;
+}
+
+/** A task or intervention the person can see, by the first characters of its id. */
+export async function findVisible(
+  env: WorkerEnv,
+  user: UserRow,
+  table: "tasks" | "interventions",
+  prefix: string,
+): Promise<{ id: string; projectId: string } | null> {
+  if (!/^[0-9a-f-]{4,36}$/.test(prefix)) return null;
+  const { results } = await env.DB.prepare(`SELECT id, project_id FROM ${table} WHERE id LIKE ?1 || '%' ORDER BY id LIMIT 20`)
+    .bind(prefix)
+    .all<{ id: string; project_id: string }>();
+  for (const r of results) if ((await accessTo(env, user, r.project_id)) !== "none") return { id: r.id, projectId: r.project_id };
+  return null;
+}
+
+/** Runs a room operation as the person, if they may change the project; answers what to tell them. */
+export async function actAs(env: WorkerEnv, user: UserRow, projectId: string, command: RoomCommand, done: string): Promise<{ ok: boolean; text: string }> {
+  const access = await accessTo(env, user, projectId);
+  if (access === "none") return { ok: false, text: "Not found" };
+  if (access === "read") return { ok: false, text: "Viewers can only read this project" };
+  const result = await executeInRoom(env, projectId, { kind: "person", userId: user.id, label: user.email }, command);
+  return result.ok ? { ok: true, text: done } : { ok: false, text: result.problem.detail };
+}

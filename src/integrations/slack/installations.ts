@@ -1,0 +1,17 @@
+/** The workspaces the Slack app is installed in, and their bot tokens (kept sealed with DATA_KEY). */
+import { unseal } from "../../auth/sealed";
+import type { Env } from "../../runtime/env";
+
+/** The bot token of a workspace the app is installed in; null if it is not (or no longer) installed. */
+export async function botTokenOf(env: Pick<Env, "DB" | "DATA_KEY">, teamId: string): Promise<string | null> {
+  const row = await env.DB.prepare("SELECT bot_token_sealed FROM slack_installations WHERE team_id = ?1").bind(teamId).first<{ bot_token_sealed: string }>();
+  return row ? unseal(env.DATA_KEY, row.bot_token_sealed) : null;
+}
+
+/** Forgets a workspace (uninstalled, or its token revoked): its channels' pending messages go with it. */
+export async function forgetInstallation(env: Pick<Env, "DB">, teamId: string) {
+  await env.DB.batch([
+    env.DB.prepare("DELETE FROM outbox WHERE target_kind = 'slack' AND status = 'pending' AND target_id LIKE ?1 || ':%'").bind(teamId),
+    env.DB.prepare("DELETE FROM slack_installations WHERE team_id = ?1").bind(teamId),
+  ]);
+}
