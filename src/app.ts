@@ -28,6 +28,7 @@ import { interventionRoutes } from "./routes/interventions";
 import { inboxRoutes } from "./routes/inbox";
 import { fileTransferRoutes } from "./routes/file-transfers";
 import { telegramAccountRoutes, telegramSetupRoutes, telegramWebhookRoutes } from "./routes/telegram";
+import { slackAccountRoutes } from "./routes/slack-account";
 import { webhookRoutes } from "./routes/webhooks";
 import { telemetryExportRoutes } from "./routes/telemetry-export";
 import { budgetRoutes } from "./routes/budgets";
@@ -143,6 +144,7 @@ export function buildApp() {
   api.route("/projects", usageRoutes);
   api.route("/telegram", telegramSetupRoutes);
   api.route("/auth", telegramAccountRoutes);
+  api.route("/auth", slackAccountRoutes);
   api.route("/auth", mcpClientRoutes);
   api.route("/auth", personalTokenRoutes);
   api.route("/projects", datarefRoutes.people);

@@ -54,3 +54,10 @@ export async function actAs(env: WorkerEnv, user: UserRow, projectId: string, co
   const result = await executeInRoom(env, projectId, { kind: "person", userId: user.id, label: user.email }, command);
   return result.ok ? { ok: true, text: done } : { ok: false, text: result.problem.detail };
 }
+
+/** What a button on a task does as the person, and what they are told once it is done. */
+export const TASK_BUTTON_COMMANDS: Record<"approve_task" | "approve_plan" | "retry", (taskId: string) => { command: RoomCommand; done: string }> = {
+  approve_task: (taskId) => ({ command: { op: "approve", taskId }, done: "Task approved" }),
+  approve_plan: (taskId) => ({ command: { op: "approve_plan", taskId }, done: "Plan approved" }),
+  retry: (taskId) => ({ command: { op: "retry", taskId }, done: "Retried" }),
+};

@@ -47,6 +47,8 @@ const SECURITY: Record<Caller, Record<string, string[]>[]> = {
   bootstrap: [{ bootstrapToken: [] }],
   "signed-url": [{}],
   telegram: [{ telegramSecret: [] }],
+  // Slack signs the body with the app's signing secret (X-Slack-Signature, X-Slack-Request-Timestamp): no credential header.
+  slack: [{}],
   // A signed call (Standard Webhooks, GitHub) carries no credential header: its signature is checked by the operation.
   trigger: [{ triggerSecret: [] }, {}],
 };
@@ -211,6 +213,7 @@ const TAGS = [
   ["Webhooks", "Signed HTTP deliveries of a project's events (Standard Webhooks)."],
   ["Telemetry", "A project's tasks sent to an OpenTelemetry collector as spans (OTLP/HTTP)."],
   ["Telegram", "The Telegram bot: its webhook and its setup."],
+  ["Slack", "The Slack app: its manifest and installs, the doors Slack posts commands, button presses and events to, and the channels projects post to."],
   ["MCP", "The Model Context Protocol endpoint, for any MCP client, and the OAuth authorize step that signs a person in for one."],
   ["A2A", "Each project as an Agent2Agent (A2A) agent: its card, and the JSON-RPC endpoint other agents delegate work to."],
   ["Telemetry", "The OTLP/HTTP receiver the coding agents' OpenTelemetry exporters send their usage to (`/v1/metrics`, `/v1/logs`, `/v1/traces`)."],

@@ -17,6 +17,7 @@ export type Caller =
   | "bootstrap" // the BOOTSTRAP_TOKEN secret
   | "signed-url" // a short-lived signed URL the hub handed out
   | "telegram" // Telegram's secret-token header
+  | "slack" // Slack's signature over the body (X-Slack-Signature), checked by the operation
   | "trigger"; // a trigger's secret, as a bearer or as the key of a signature over the body
 
 /** A response: its schema (JSON), or a description of a response that is not JSON. */

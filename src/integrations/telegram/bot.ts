@@ -14,9 +14,8 @@ import { logError } from "../../runtime/log";
 import { answerText, changesPrompt, escapeHtml, openTaskList, parseButton, replyTarget } from "./messages";
 import { APPROVED, optionLabels, REJECTED } from "../../domain/question-options";
 import { openTasksOf } from "./open-tasks";
-import { accessTo, actAs, findVisible, visibleProjects } from "../people";
+import { accessTo, actAs, findVisible, TASK_BUTTON_COMMANDS, visibleProjects } from "../people";
 import { forgetLinks } from "./people";
-import type { RoomCommand } from "../../room/commands";
 import { executeInRoom, HUB_ACTOR } from "../../runtime/room-rpc";
 import { parseRunCommand } from "./run-command";
 import { templateNamed } from "./templates";
@@ -246,7 +245,7 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
     const me = await linked(ctx);
     if (!me) return ctx.answerCallbackQuery({ text: "This chat is not linked to an active account", show_alert: true });
     const action = parseButton(ctx.callbackQuery.data);
-    if (!action) return ctx.answerCallbackQuery({ text: "This button no longer does anything" });
+    if (!action || action.kind === "answer_text") return ctx.answerCallbackQuery({ text: "This button no longer does anything" });
     if (action.kind === "answer") {
       const iv = await env.DB.prepare("SELECT id, project_id, options FROM interventions WHERE id = ?1")
         .bind(action.interventionId)
@@ -268,7 +267,7 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
       await ctx.answerCallbackQuery();
       return ctx.reply(changesPrompt(task.id, task.title), { ...html, reply_markup: { force_reply: true, input_field_placeholder: "What should change?" } });
     }
-    const { command, done: said } = BUTTON_COMMANDS[action.kind](task.id);
+    const { command, done: said } = TASK_BUTTON_COMMANDS[action.kind](task.id);
     const done = await actAs(env, me.user, task.project_id, command, said);
     return answer(ctx, done.text, !done.ok);
   });
@@ -294,10 +293,3 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
 
   return bot;
 }
-
-/** What a button on a task does as the person, and what they are told once it is done. */
-const BUTTON_COMMANDS: Record<"approve_task" | "approve_plan" | "retry", (taskId: string) => { command: RoomCommand; done: string }> = {
-  approve_task: (taskId) => ({ command: { op: "approve", taskId }, done: "Task approved" }),
-  approve_plan: (taskId) => ({ command: { op: "approve_plan", taskId }, done: "Plan approved" }),
-  retry: (taskId) => ({ command: { op: "retry", taskId }, done: "Retried" }),
-};

@@ -7,6 +7,7 @@
  * cut between code points (domain/text.ts): Telegram refuses half an emoji.
  */
 import { CHAT_EVENTS } from "../../domain/chat-events";
+export { parseButton } from "../../domain/chat-actions";
 import { optionLabels } from "../../domain/question-options";
 import { cutText } from "../../domain/text";
 import { DENIED_EVENT, type DeniedSummary } from "./denied-calls";
@@ -252,26 +253,6 @@ export function openTaskList(tasks: readonly ListedTask[], total: number): strin
 
 /** A button's answer, cut to what Telegram shows. */
 export const answerText = (text: string) => cutText(text, MAX_ANSWER, "…");
-
-export type ButtonAction =
-  | { kind: "answer"; interventionId: string; choice: "y" | "n" | number }
-  | { kind: "approve_task"; taskId: string }
-  | { kind: "approve_plan"; taskId: string }
-  | { kind: "revise_plan"; taskId: string }
-  | { kind: "retry"; taskId: string };
-
-const UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
-
-/** What a button on a task does, by the prefix of its callback data. */
-const TASK_BUTTONS = { ap: "approve_task", pa: "approve_plan", pr: "revise_plan", rt: "retry" } as const;
-
-export function parseButton(data: string): ButtonAction | null {
-  const answer = data.match(new RegExp(`^iv:(${UUID}):(y|n|\\d)$`));
-  if (answer) return { kind: "answer", interventionId: answer[1]!, choice: answer[2] === "y" || answer[2] === "n" ? answer[2] : Number(answer[2]) };
-  const task = data.match(new RegExp(`^(ap|pa|pr|rt):(${UUID})$`));
-  if (!task) return null;
-  return { kind: TASK_BUTTONS[task[1] as keyof typeof TASK_BUTTONS], taskId: task[2]! };
-}
 
 /** What a reply answers, from the message it replies to. */
 export function replyTarget(repliedTo: string | undefined): { kind: "question" | "plan"; prefix: string } | null {
