@@ -29,6 +29,7 @@ import { inboxRoutes } from "./routes/inbox";
 import { fileTransferRoutes } from "./routes/file-transfers";
 import { telegramAccountRoutes, telegramSetupRoutes, telegramWebhookRoutes } from "./routes/telegram";
 import { slackAccountRoutes } from "./routes/slack-account";
+import { slackDoorRoutes } from "./routes/slack-doors";
 import { webhookRoutes } from "./routes/webhooks";
 import { telemetryExportRoutes } from "./routes/telemetry-export";
 import { budgetRoutes } from "./routes/budgets";
@@ -170,6 +171,7 @@ export function buildApp() {
   app.route("/ws/server", daemonSocketRoutes);
   app.route("/ws/tunnel", connectRoutes.socket);
   app.route("/telegram", telegramWebhookRoutes);
+  app.route("/slack", slackDoorRoutes);
   app.route("/", triggerHookRoutes);
   app.route("/", otlpRoutes);
   app.route("/", mcpRoutes(app));

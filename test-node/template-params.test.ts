@@ -2,7 +2,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { dependencyCycle, fill, placeholdersIn, renderTasks, resolveParameters, templateProblems, type TemplateParameter } from "../src/domain/template-params";
-import { chatWords, parseRunCommand } from "../src/integrations/telegram/run-command";
+import { chatWords, parseRunCommand } from "../src/integrations/chat/run-command";
 
 const declared: TemplateParameter[] = [
   { name: "title", type: "string", required: true },

@@ -26,6 +26,9 @@ export const PULL_UPLOAD_MAX_BODY_BYTES = 10 * 1024 * 1024 + 64 * 1024;
 /** The OTLP/HTTP receiver's paths (src/telemetry/receiver.ts). */
 const OTLP_PATH = /^\/v1\/(metrics|logs|traces)\/?$/;
 
+/** The doors Slack posts to. */
+const SLACK_DOOR_PATH = /^\/slack\/(commands|interactions|events)\/?$/;
+
 /** A code health snapshot is posted whole (protocol/code-health.ts). */
 const SNAPSHOT_PATH = "/api/v1/server/architecture/snapshot";
 
@@ -58,6 +61,8 @@ export const limitedBody = createMiddleware<HubEnv>(async (c, next) => {
   if (c.req.path.startsWith("/a2a/") || OTLP_PATH.test(c.req.path)) return next();
   // A trigger's door checks the caller's secret before reading and holds the body to its own, smaller limit.
   if (c.req.path.startsWith("/hooks/triggers/")) return next();
+  // So does Slack's (routes/slack-doors.ts): its requests are small, and the signature is checked before they are parsed.
+  if (SLACK_DOOR_PATH.test(c.req.path)) return next();
   const raw = c.req.raw;
   if (!raw.body) return next();
   const configured = Number(c.env.MAX_BODY_BYTES) || DEFAULT_MAX_BODY_BYTES;

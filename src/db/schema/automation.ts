@@ -93,7 +93,7 @@ export const triggers = sqliteTable(
   (t) => [index("triggers_project").on(t.projectId, t.createdAt)],
 );
 
-export const RUN_SOURCES = ["manual", "schedule", "trigger", "telegram"] as const;
+export const RUN_SOURCES = ["manual", "schedule", "trigger", "telegram", "slack"] as const;
 export type RunSource = (typeof RUN_SOURCES)[number];
 
 /**

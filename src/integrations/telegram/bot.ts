@@ -13,12 +13,12 @@ import { apiRootOf } from "./api-root";
 import { logError } from "../../runtime/log";
 import { answerText, changesPrompt, escapeHtml, openTaskList, parseButton, replyTarget } from "./messages";
 import { APPROVED, optionLabels, REJECTED } from "../../domain/question-options";
-import { openTasksOf } from "./open-tasks";
+import { openTasksOf } from "../chat/open-tasks";
 import { accessTo, actAs, findVisible, TASK_BUTTON_COMMANDS, visibleProjects } from "../people";
 import { forgetLinks } from "./people";
 import { executeInRoom, HUB_ACTOR } from "../../runtime/room-rpc";
-import { parseRunCommand } from "./run-command";
-import { templateNamed } from "./templates";
+import { parseRunCommand } from "../chat/run-command";
+import { templateNamed } from "../chat/templates";
 
 const HELP = [
   "<b>Orchestratia</b>: questions, tasks and plans to approve, failures and finished tasks from your projects, answered here.",
@@ -229,9 +229,9 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
     const me = await linked(ctx);
     if (!me) return notLinked(ctx);
     const asked = parseRunCommand(ctx.match);
-    if ("error" in asked) return ctx.reply(asked.error, html);
+    if ("error" in asked) return ctx.reply(escapeHtml(asked.error), html);
     const found = await templateNamed(env, await visibleProjects(env, me.user), asked);
-    if ("error" in found) return ctx.reply(found.error, html);
+    if ("error" in found) return ctx.reply(escapeHtml(found.error), html);
     const { template, project } = found;
     const command = { op: "instantiate", templateId: template.id, parameters: asked.parameters, fromText: true, run: { source: "telegram" } } as const;
     const done = await actAs(env, me.user, project.id, command, "");

@@ -12,6 +12,7 @@ import { optionLabels } from "../../domain/question-options";
 import { cutText } from "../../domain/text";
 import { DENIED_EVENT, type DeniedSummary } from "./denied-calls";
 import { budgetLabel, spendText } from "../../domain/budgets";
+import { WAITING_ON_PEOPLE, type ListedTask } from "../chat/open-tasks";
 
 /** The events a linked person hears of. */
 export const TELEGRAM_EVENTS = CHAT_EVENTS;
@@ -221,18 +222,6 @@ export function notification(e: NotifiedEvent, ctx: NotificationContext): Outgoi
   }
 }
 
-/** An open task as /tasks lists it. */
-export interface ListedTask {
-  id: string;
-  title: string;
-  status: string;
-  project: string;
-  /** An agent's task in a project that approves them, not approved yet: it waits on a person too. */
-  awaiting_approval: number;
-}
-
-/** The statuses in which a task waits on a person: /tasks lists them first. */
-export const WAITING_ON_PEOPLE = ["needs_human", "plan_review"];
 /** Longest names in a list line: a full list stays well under Telegram's 4,096 characters. */
 const MAX_LISTED_NAME = 80;
 

@@ -1,8 +1,20 @@
-/** What /tasks lists: the open tasks of the projects a person watches, those waiting on a person first. */
+/** What a chat's /tasks lists (Telegram, Slack): the open tasks of the projects a person watches, those waiting on a person first. */
 import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import { PRIORITY_RANK } from "../../db/schema";
 import type { WorkerEnv } from "../../runtime/worker-env";
-import { WAITING_ON_PEOPLE, type ListedTask } from "./messages";
+
+/** An open task as /tasks lists it. */
+export interface ListedTask {
+  id: string;
+  title: string;
+  status: string;
+  project: string;
+  /** An agent's task in a project that approves them, not approved yet: it waits on a person too. */
+  awaiting_approval: number;
+}
+
+/** The statuses in which a task waits on a person: /tasks lists them first. */
+export const WAITING_ON_PEOPLE = ["needs_human", "plan_review"];
 
 /** How many tasks one /tasks answer lists; the rest are counted. */
 export const LISTED_TASKS = 15;

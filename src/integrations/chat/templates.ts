@@ -1,9 +1,8 @@
-/** Finding the template a chat's `/run` names, among the projects the person sees. */
+/** Finding the template a chat's `/run` names, among the projects the person sees. Errors are plain text: each chat escapes them. */
 import { and, sql } from "drizzle-orm";
 import { templates, type TemplateRow } from "../../db/schema";
 import { dbOf } from "../../db/client";
 import type { WorkerEnv } from "../../runtime/worker-env";
-import { escapeHtml } from "./messages";
 import type { RunRequest } from "./run-command";
 
 type Project = { id: string; name: string; slug: string };
@@ -13,10 +12,12 @@ export async function templateNamed(
   env: WorkerEnv,
   projects: readonly Project[],
   asked: RunRequest,
+  /** The chat's command, for the hint when several projects have the template. */
+  command = "/run",
 ): Promise<{ template: TemplateRow; project: Project } | { error: string }> {
   const wanted = asked.project?.toLowerCase();
   const within = wanted ? projects.filter((p) => p.slug.toLowerCase() === wanted || p.name.toLowerCase() === wanted) : projects;
-  if (within.length === 0) return { error: "No project of yours has that name: /projects lists them." };
+  if (within.length === 0) return { error: "No project of yours has that name." };
   const results = await dbOf(env.DB)
     .select()
     .from(templates)
@@ -27,11 +28,11 @@ export async function templateNamed(
         sql`${templates.projectId} IN (SELECT value FROM json_each(${JSON.stringify(within.map((p) => p.id))}))`,
       ),
     );
-  if (results.length === 0) return { error: `No template named “${escapeHtml(asked.template)}” in your projects.` };
+  if (results.length === 0) return { error: `No template named “${asked.template}” in your projects.` };
   if (results.length > 1) {
     const where = results.map((r) => projects.find((p) => p.id === r.projectId)!.slug);
     return {
-      error: `Several projects have “${escapeHtml(asked.template)}”: /run &lt;project&gt;/&lt;template&gt; with one of ${where.map(escapeHtml).join(", ")}.`,
+      error: `Several projects have “${asked.template}”: ${command} <project>/<template> with one of ${where.join(", ")}.`,
     };
   }
   const template = results[0]!;

@@ -1,6 +1,7 @@
 /**
- * `/run <template> [name=value ...]` as a person types it in a chat: the template's name (quoted when it has spaces,
- * `project/template` when several projects have one of that name), then parameters. Pure; the bot resolves the names.
+ * `/run <template> [name=value ...]` as a person types it in a chat (Telegram's `/run`, Slack's `/orc run`): the
+ * template's name (quoted when it has spaces, `project/template` when several projects have one of that name), then
+ * parameters. Pure; the chat resolves the names. Errors are plain text: each chat escapes them for its markup.
  */
 
 export interface RunRequest {
@@ -21,14 +22,15 @@ export function chatWords(text: string): string[] {
   return words;
 }
 
-export function parseRunCommand(text: string): RunRequest | { error: string } {
+/** How the command is typed, for the errors: `usage` is the chat's spelling of it. */
+export function parseRunCommand(text: string, usage = "/run <template> [name=value …]"): RunRequest | { error: string } {
   const [first, ...rest] = chatWords(text.trim());
-  if (!first) return { error: "Which template? /run &lt;template&gt; [name=value …]" };
+  if (!first) return { error: `Which template? ${usage}` };
   const slash = first.indexOf("/");
   const parameters: Record<string, string> = {};
   for (const word of rest) {
     const eq = word.indexOf("=");
-    if (eq <= 0) return { error: `“${word}” is not name=value: /run &lt;template&gt; [name=value …]` };
+    if (eq <= 0) return { error: `“${word}” is not name=value: ${usage}` };
     parameters[word.slice(0, eq)] = word.slice(eq + 1);
   }
   return slash > 0 ? { project: first.slice(0, slash), template: first.slice(slash + 1), parameters } : { project: null, template: first, parameters };
