@@ -2,19 +2,7 @@
 import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import { PRIORITY_RANK } from "../../db/schema";
 import type { WorkerEnv } from "../../runtime/worker-env";
-
-/** An open task as /tasks lists it. */
-export interface ListedTask {
-  id: string;
-  title: string;
-  status: string;
-  project: string;
-  /** An agent's task in a project that approves them, not approved yet: it waits on a person too. */
-  awaiting_approval: number;
-}
-
-/** The statuses in which a task waits on a person: /tasks lists them first. */
-export const WAITING_ON_PEOPLE = ["needs_human", "plan_review"];
+import { WAITING_ON_PEOPLE, type ListedTask } from "./listed-task";
 
 /** How many tasks one /tasks answer lists; the rest are counted. */
 export const LISTED_TASKS = 15;

@@ -4,7 +4,7 @@
  * links, mentions) and cut, so one answer stays under a section's 3,000 characters.
  */
 import { cutText } from "../../domain/text";
-import { WAITING_ON_PEOPLE, type ListedTask } from "../chat/open-tasks";
+import { WAITING_ON_PEOPLE, type ListedTask } from "../chat/listed-task";
 import type { EphemeralReply } from "./response-url";
 
 export const escapeMrkdwn = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");

@@ -19,8 +19,8 @@ export type Subcommand = (typeof SUBCOMMANDS)[number];
 /** The sub-command and what follows it; anything unknown is `help`. */
 export function parseOrc(text: string): { sub: Subcommand; rest: string } {
   const m = text.trim().match(/^(\S+)\s*([\s\S]*)$/);
-  const word = m?.[1]?.toLowerCase() ?? "help";
-  return (SUBCOMMANDS as readonly string[]).includes(word) ? { sub: word as Subcommand, rest: m![2]!.trim() } : { sub: "help", rest: "" };
+  const word = m?.[1]!.toLowerCase();
+  return m && (SUBCOMMANDS as readonly string[]).includes(word!) ? { sub: word as Subcommand, rest: m[2]!.trim() } : { sub: "help", rest: "" };
 }
 
 /** Where a command was typed, by whom, and the hub's base URL for links. */

@@ -12,7 +12,7 @@ import { optionLabels } from "../../domain/question-options";
 import { cutText } from "../../domain/text";
 import { DENIED_EVENT, type DeniedSummary } from "./denied-calls";
 import { budgetLabel, spendText } from "../../domain/budgets";
-import { WAITING_ON_PEOPLE, type ListedTask } from "../chat/open-tasks";
+import { WAITING_ON_PEOPLE, type ListedTask } from "../chat/listed-task";
 
 /** The events a linked person hears of. */
 export const TELEGRAM_EVENTS = CHAT_EVENTS;

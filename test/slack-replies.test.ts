@@ -1,0 +1,74 @@
+/** What `/orc` reads and answers, the modals, and which response URLs are Slack's (pure). */
+import { describe, expect, it } from "vitest";
+import { escapeMrkdwn, openTaskReply, taskReply } from "../src/integrations/slack/command-replies";
+import { parseOrc } from "../src/integrations/slack/commands";
+import { answerModal, changesModal, submittedFor } from "../src/integrations/slack/modals";
+import { responseUrlAllowed } from "../src/integrations/slack/response-url";
+
+const ID = "0f8fad5b-d9cb-469f-a165-70867728950e";
+
+describe("/orc's sub-commands", () => {
+  it("reads the sub-command and what follows; anything else is help", () => {
+    expect(parseOrc("  TASK  1a2b3c4d ")).toEqual({ sub: "task", rest: "1a2b3c4d" });
+    expect(parseOrc('run "Nightly triage" area=x')).toEqual({ sub: "run", rest: '"Nightly triage" area=x' });
+    expect(parseOrc("mute")).toEqual({ sub: "mute", rest: "" });
+    expect(parseOrc("")).toEqual({ sub: "help", rest: "" });
+    expect(parseOrc("deploy everything")).toEqual({ sub: "help", rest: "" });
+  });
+});
+
+describe("mrkdwn from elsewhere", () => {
+  it("escapes what Slack reads as markup, and cuts long names between code points", () => {
+    expect(escapeMrkdwn("<!channel> & <https://x|y>")).toBe("&lt;!channel&gt; &amp; &lt;https://x|y&gt;");
+    const reply = openTaskReply(
+      [
+        { id: ID, title: `${"a".repeat(79)}😀 <b>`, status: "running", project: "P & Q", awaiting_approval: 0 },
+        { id: ID, title: "Ask", status: "needs_human", project: "P", awaiting_approval: 0 },
+      ],
+      5,
+      "your projects",
+    );
+    const text = reply.blocks!.map((b: any) => b.text.text).join("\n");
+    expect(text).toContain(`*Needs a person*\n\`0f8fad5b\` Ask · _needs_human_ · P`);
+    expect(text).toContain(`${"a".repeat(79)}… · _running_ · P &amp; Q`);
+    expect(text).toContain("…and 3 more open tasks");
+    const one = taskReply(
+      { id: ID, title: "T>", status: "failed", priority: "high", project: "P", server: "box<1>", outcome: "line 1\nline <2>" },
+      "https://hub/x",
+    );
+    expect((one.blocks![0] as any).text.text).toBe(`*<https://hub/x|T&gt;>*\nP · failed · high · on box&lt;1&gt;\n\`${ID}\`\n\n>line 1\n>line &lt;2&gt;`);
+  });
+});
+
+describe("modals", () => {
+  it("name what they are for, keep the message clicked, and read back", () => {
+    const answer = answerModal({ id: ID, question: "Which <one>?", taskTitle: null }, { channel: "C1", ts: "1.2" });
+    expect(answer).toMatchObject({ callback_id: `answer:${ID}`, private_metadata: '{"channel":"C1","ts":"1.2"}' });
+    expect(answer.blocks[1]).toMatchObject({ block_id: "text", element: { action_id: "text", multiline: true } });
+    expect(changesModal({ id: ID, title: "T" }, null)).toMatchObject({ callback_id: `changes:${ID}`, private_metadata: "" });
+    expect(answer.title.text.length).toBeLessThanOrEqual(24);
+    expect(changesModal({ id: ID, title: "T" }, null).title.text.length).toBeLessThanOrEqual(24);
+    expect(submittedFor(`answer:${ID}`)).toEqual({ kind: "answer", interventionId: ID });
+    expect(submittedFor(`changes:${ID}`)).toEqual({ kind: "changes", taskId: ID });
+    expect(submittedFor("other:1")).toBeNull();
+  });
+});
+
+describe("a response URL", () => {
+  const env = { SLACK_API_ROOT: "http://127.0.0.1:9999/api/" };
+  it("is Slack's only on hooks.slack.com over https, or at SLACK_API_ROOT's origin", () => {
+    expect(responseUrlAllowed({ SLACK_API_ROOT: "" }, "https://hooks.slack.com/commands/T1/2/abc")).toBe(true);
+    expect(responseUrlAllowed(env, "http://127.0.0.1:9999/response/x")).toBe(true);
+    for (const url of [
+      "http://hooks.slack.com/commands/x",
+      "https://hooks.slack.com.evil.test/x",
+      "https://evil.test/?https://hooks.slack.com",
+      "https://user:pw@hooks.slack.com/x",
+      "http://127.0.0.1:9998/response/x",
+      "http://localhost:9999/response/x",
+      "not a url",
+    ]) {
+      expect(responseUrlAllowed(env, url), url).toBe(false);
+    }
+  });
+});
