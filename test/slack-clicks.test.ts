@@ -71,6 +71,18 @@ describe("an approval's buttons", () => {
     expect((await task(taskId)).status).toBe("needs_human");
   });
 
+  it("counts a deactivated person's Slack user as unlinked", async () => {
+    const person = await createUser(w.admin, "member");
+    await addMember(w.admin, w.project.id, person.id);
+    const them: SlackUser = { team: TEAM, user: "UDEACT", channel: "CCLICKS" };
+    await linkSlack(person.token, them);
+    await expectOk(call(`/api/v1/users/${person.id}`, { method: "PATCH", token: w.admin, body: { active: false } }));
+    const { taskId, ivId } = await asked("approval");
+    const { name } = await click(them, `iv:${ivId}:y`);
+    expect((await responded(name)).text).toContain("not linked to an active Orchestratia account");
+    expect((await intervention(taskId, ivId)).status).toBe("pending");
+  });
+
   it("refuses a viewer's click, and tells them why", async () => {
     const { taskId, ivId } = await asked("approval");
     const { name } = await click(vic, `iv:${ivId}:y`);

@@ -1,5 +1,10 @@
-/** What `/orc` reads and answers, the modals, and which response URLs are Slack's (pure). */
+/** What `/orc` reads and answers, the modals, which response URLs are Slack's (pure), and a door without its secret. */
+import { env } from "cloudflare:test";
+import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
+import type { HubEnv } from "../src/http/context";
+import type { Problem } from "../src/http/problem";
+import { signedSlackBody } from "../src/integrations/slack/doors-body";
 import { escapeMrkdwn, openTaskReply, taskReply } from "../src/integrations/slack/command-replies";
 import { parseOrc } from "../src/integrations/slack/commands";
 import { answerModal, changesModal, submittedFor } from "../src/integrations/slack/modals";
@@ -70,5 +75,22 @@ describe("a response URL", () => {
     ]) {
       expect(responseUrlAllowed(env, url), url).toBe(false);
     }
+  });
+});
+
+describe("a door without the signing secret", () => {
+  it("is 503 NOT_CONFIGURED before anything is read", async () => {
+    const door = new Hono<HubEnv>().post("/", async (c) => {
+      try {
+        return c.text(await signedSlackBody(c));
+      } catch (e) {
+        return c.text((e as Problem).code, (e as Problem).status);
+      }
+    });
+    const res = await door.request("/", { method: "POST", body: "text=help" }, { ...env, SLACK_SIGNING_SECRET: "" });
+    expect(res.status).toBe(503);
+    expect(await res.text()).toBe("NOT_CONFIGURED");
+    const configured = await door.request("/", { method: "POST", body: "text=help" }, env);
+    expect(configured.status).toBe(401);
   });
 });
