@@ -136,6 +136,10 @@ describe("a free-text question's Answer", () => {
       expect(await empty.json()).toEqual({ response_action: "errors", errors: { text: "Write an answer first" } });
     }
     expect((await intervention(taskId, ivId)).status).toBe("pending");
+    // An unlinked Slack user's submission is refused in the modal, in plain text.
+    const unlinked = ((await (await submit(stranger, `answer:${ivId}`, "eu-west")).json()) as any).errors.text as string;
+    expect(unlinked).toContain("not linked to an active Orchestratia account");
+    expect(unlinked).toContain("type /orc link <code> here");
     // A viewer's submission is refused in the modal.
     const refused = await submit(vic, `answer:${ivId}`, "eu-west");
     expect(await refused.json()).toEqual({ response_action: "errors", errors: { text: "Viewers can only read this project" } });

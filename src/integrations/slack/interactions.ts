@@ -11,7 +11,7 @@ import { cutText } from "../../domain/text";
 import type { WorkerEnv } from "../../runtime/worker-env";
 import { accessTo, actAs, TASK_BUTTON_COMMANDS } from "../people";
 import { slackClient, slackFailure } from "./api";
-import { NOT_LINKED } from "./command-replies";
+import { escapeMrkdwn, NOT_LINKED } from "./command-replies";
 import { botTokenOf } from "./installations";
 import { linkedPerson } from "./linked";
 import { answerModal, changesModal, submittedFor, type ClickedMessage } from "./modals";
@@ -68,10 +68,16 @@ async function openModal(env: WorkerEnv, teamId: string, triggerId: string, view
   }
 }
 
-/** Does what a button says; the refusal to tell the person, or null when it was done. */
+/** Does what a button says; the refusal to tell the person (mrkdwn), or null when it was done. */
 export async function clickButton(env: WorkerEnv, click: Click): Promise<string | null> {
   const user = await linkedPerson(env, click.teamId, click.slackUserId);
   if (!user) return NOT_LINKED;
+  const refused = await clicked(env, user, click);
+  return refused && escapeMrkdwn(refused);
+}
+
+/** What a linked person's click does: the refusal as plain text, or null. */
+async function clicked(env: WorkerEnv, user: UserRow, click: Click): Promise<string | null> {
   const action = parseButton(click.value);
   if (!action) return "This button no longer does anything";
   if (action.kind === "answer" || action.kind === "answer_text") {
@@ -110,8 +116,9 @@ export interface Submission {
   text: string;
 }
 
-/** Slack shows a modal's error under its input, as plain text. */
-const modalError = (text: string) => cutText(text.replace(/[*`]/g, "").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&"), 300, "…");
+/** Slack shows a modal's error under its input, as plain text: the not-linked note without its mrkdwn, the rest cut. */
+const NOT_LINKED_PLAIN = NOT_LINKED.replace(/[*`]/g, "").replace(/&lt;/g, "<").replace(/&gt;/g, ">");
+const modalError = (text: string) => cutText(text, 300, "…");
 
 /** Sends what a modal asks for; the error to show in it, or null when it was done (the modal closes). */
 export async function submitModal(env: WorkerEnv, s: Submission): Promise<string | null> {
@@ -120,7 +127,7 @@ export async function submitModal(env: WorkerEnv, s: Submission): Promise<string
   const text = s.text.trim();
   if (!text) return about.kind === "answer" ? "Write an answer first" : "Say what should change first";
   const user = await linkedPerson(env, s.teamId, s.slackUserId);
-  if (!user) return modalError(NOT_LINKED);
+  if (!user) return NOT_LINKED_PLAIN;
   if (about.kind === "answer") {
     const iv = await questionOf(env, about.interventionId);
     if (!iv || (await accessTo(env, user, iv.project_id)) === "none") return NOT_FOUND;
