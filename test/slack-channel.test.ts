@@ -157,6 +157,26 @@ describe("posting a project's events to a channel", () => {
     // One root: everything after it went into its thread.
     expect((await posted(channel)).filter((m) => m.params.thread_ts === undefined)).toHaveLength(1);
   });
+  it("posts a message already settled when it was answered before it could be posted", async () => {
+    const w = await world();
+    const team = await install();
+    const channel = await postTo(w, team);
+    await refuseChannel(channel, { times: 1, status: 429, error: "ratelimited", retry_after: 1 });
+    const taskId = await runningTask(w, "Answered early");
+    const ivId = await ask(w, taskId, "Go ahead?", "approval");
+    await until(
+      () => callsIn(channel),
+      (c) => c.some((m) => m.refused === "ratelimited"),
+      "the refused post",
+    );
+    await expectOk(call(`/api/v1/interventions/${ivId}/respond`, { token: w.member.token, body: { response: "approved" } }));
+    await recorded(team, channel, `iv:${ivId}`);
+    const sent = (await posted(channel)).filter((m) => !m.refused);
+    expect(sent).toHaveLength(1);
+    expect(buttonsOf(sent[0]!)).toEqual([]);
+    expect(blockText(sent[0]!)).toContain("Go ahead?");
+    expect(blockText(sent[0]!)).toContain(`Answered by ${w.member.email}: approved`);
+  });
 });
 
 describe("what a channel asked for", () => {

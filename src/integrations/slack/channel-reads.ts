@@ -5,7 +5,7 @@
  */
 import type { DueRow } from "../outbox-lane";
 import type { Env } from "../../runtime/env";
-import { POSTED_FOR } from "./notifications";
+import { POSTED_FOR, SETTLED_BY } from "./notifications";
 
 export interface ChannelRow {
   project_id: string;
@@ -61,9 +61,32 @@ export async function readFor(env: Pick<Env, "DB">, teamId: string, channelId: s
   };
 }
 
+const kindOf = (subject: string) => {
+  const at = subject.indexOf(":");
+  return [subject.slice(0, at), subject.slice(at + 1)] as [keyof typeof POSTED_FOR, string];
+};
+
+/**
+ * The event that settled a message's subject after the row's event, if one did before the message was posted: it was
+ * not owed to the channel then (nothing had been posted to settle), so the message is posted settled.
+ */
+export async function settledSince(env: Pick<Env, "DB">, row: DueRow, subject: string) {
+  const [kind, id] = kindOf(subject);
+  const types = SETTLED_BY[kind];
+  if (!types || row.seq === null) return null;
+  const found = await env.DB.prepare(
+    `SELECT type, task_id, actor, data FROM events WHERE project_id = ?1 AND seq > ?2 AND type IN (SELECT value FROM json_each(?3))
+       AND (?4 IS NULL OR task_id = ?4) AND (?5 IS NULL OR data ->> '$.intervention_id' = ?5)
+     ORDER BY seq LIMIT 1`,
+  )
+    .bind(row.project_id, row.seq, JSON.stringify(types), kind === "iv" ? row.event_task_id : id, kind === "iv" ? id : null)
+    .first<{ type: string; task_id: string | null; actor: string | null; data: string }>();
+  return found ? { type: found.type, task_id: found.task_id, actor: found.actor, data: JSON.parse(found.data) as Record<string, unknown> } : null;
+}
+
 /** The event a settled message was posted for: the last of its kind before the settling one, about the same task or question. */
 export async function postedFor(env: Pick<Env, "DB">, row: DueRow, subject: string) {
-  const [kind, id] = [subject.slice(0, subject.indexOf(":")), subject.slice(subject.indexOf(":") + 1)] as [keyof typeof POSTED_FOR, string];
+  const [kind, id] = kindOf(subject);
   const type = POSTED_FOR[kind];
   if (!type) return null;
   const found = await env.DB.prepare(

@@ -11,7 +11,7 @@ import { CHAT_EVENTS, SETTLING_EVENTS } from "../../domain/chat-events";
 import { MAX_PER_DRAIN, OutboxLane, PAGE, type AttemptRecord, type DueRow } from "../outbox-lane";
 import { MAX_PENDING_DELIVERIES, nextAttemptAt } from "../retry-schedule";
 import { CHANNEL_GONE, slackClient, slackFailure, TOKEN_GONE } from "./api";
-import { channelRows, dataOf, postedFor, postRecord, readFor, type ChannelRow, type PostedAt, type Reads } from "./channel-reads";
+import { channelRows, dataOf, postedFor, postRecord, readFor, settledSince, type ChannelRow, type PostedAt, type Reads } from "./channel-reads";
 import { forgetInstallation, sealedTokenOf } from "./installations";
 import { notification, settled, settledSubject, settlement, type SlackContext, type SlackMessage } from "./notifications";
 
@@ -146,8 +146,10 @@ export class SlackChannel extends OutboxLane {
     const data = dataOf(row);
     const event = { type: row.event_type, task_id: row.event_task_id, data };
     if (SETTLING.has(row.event_type)) return this.settle(token, row, event, reads);
-    const message = notification(event, this.contextOf(row.project_id, row.event_task_id, data.intervention_id, reads));
-    if (!message) return done("not sent: nothing to say");
+    const fresh = notification(event, this.contextOf(row.project_id, row.event_task_id, data.intervention_id, reads));
+    if (!fresh) return done("not sent: nothing to say");
+    const since = fresh.subject ? await settledSince(this.env, row, fresh.subject) : null;
+    const message = since ? settled(fresh, settlement(since, since.actor)) : fresh;
     if (row.event_type === "server_offline") {
       const server = String(data.server_id ?? "");
       if (Date.now() - (this.offlineTold.get(server) ?? 0) < SAME_SERVER_WINDOW_MS) return done("not sent: told already");

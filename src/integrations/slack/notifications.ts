@@ -114,6 +114,14 @@ export function notification(e: NotifiedEvent, ctx: SlackContext): SlackMessage 
 /** The event a subject's message was posted for, by the subject's kind. */
 export const POSTED_FOR = { iv: "intervention_requested", ap: "task_awaiting_approval", plan: "plan_submitted", fail: "task_failed" } as const;
 
+/** The events that settle a subject's message, by the subject's kind. */
+export const SETTLED_BY = {
+  iv: ["intervention_responded", "intervention_timed_out"],
+  ap: ["task_approved"],
+  plan: ["plan_approved", "plan_revision_requested"],
+  fail: ["task_retried", "task_cancelled"],
+} as const;
+
 /** The subject of the message an event settles, or null for an event that settles none. */
 export function settledSubject(e: NotifiedEvent): string | null {
   switch (e.type) {
