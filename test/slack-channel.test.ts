@@ -275,6 +275,7 @@ describe("delivery", () => {
     const second = (await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title: "after", project_id: w.project.id }), 201)).json.id;
     const root = await recorded(team, channel, `task:${first}`);
     // The second waits its turn (the pace) when the lane goes.
+    expect((await outboxOf(team, channel)).map((r) => r.status)).toEqual(["delivered", "pending"]);
     await evictDurableObject(lane(team, channel));
     await lane(team, channel).wake();
     await recorded(team, channel, `task:${second}`);
