@@ -157,8 +157,7 @@ export class SlackChannel extends OutboxLane {
     }
     const root = row.event_task_id ? reads.posts.get(`task:${row.event_task_id}`) : undefined;
     return this.call(
-      reads,
-      { teamId: this.teamId, channelId: this.channelId, projectId: row.project_id },
+      token,
       (api) =>
         api.chat.postMessage({
           channel: this.channelId,
@@ -167,11 +166,13 @@ export class SlackChannel extends OutboxLane {
           unfurl_links: false,
           ...(root ? { thread_ts: root, ...(message.subject ? { reply_broadcast: false } : {}) } : {}),
         }),
-      token,
-      (ts) => [
-        ...(row.event_task_id && !root ? ([[`task:${row.event_task_id}`, null]] as const) : []),
-        ...(message.subject ? ([[message.subject, root ?? null]] as const) : []),
-      ],
+      {
+        reads,
+        at: { teamId: this.teamId, channelId: this.channelId, projectId: row.project_id },
+        // The first message about a task is its thread's root; one that asks for something is kept under its subject.
+        subjects: [...(row.event_task_id && !root ? [`task:${row.event_task_id}`] : []), ...(message.subject ? [message.subject] : [])],
+        threadTs: root ?? null,
+      },
     );
   }
 
@@ -186,22 +187,14 @@ export class SlackChannel extends OutboxLane {
       : null;
     if (!message) return done("not sent: nothing to update");
     const after = settled(message, settlement(event, row.event_actor));
-    return this.call(
-      reads,
-      null,
-      (api) => api.chat.update({ channel: this.channelId, ts, text: after.text, blocks: after.blocks }),
-      token,
-      () => [],
-    );
+    return this.call(token, (api) => api.chat.update({ channel: this.channelId, ts, text: after.text, blocks: after.blocks }));
   }
 
-  /** One call to Slack, paced; on success, what to keep of the posted message (subjects and their thread). */
+  /** One call to Slack, paced; for a post, what to keep of it: its ts under its subjects, in the record's batch. */
   private async call(
-    reads: Reads,
-    at: PostedAt | null,
-    send: (api: ReturnType<typeof slackClient>) => Promise<{ ts?: string }>,
     token: string,
-    subjects: (ts: string) => readonly (readonly [string, string | null])[],
+    send: (api: ReturnType<typeof slackClient>) => Promise<{ ts?: string }>,
+    keep?: { reads: Reads; at: PostedAt; subjects: string[]; threadTs: string | null },
   ): Promise<Outcome> {
     const wait = this.lastSentAt + PACE_MS - Date.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
@@ -211,15 +204,11 @@ export class SlackChannel extends OutboxLane {
       const answer = await send(slackClient(this.env, token));
       const durationMs = Math.round(performance.now() - started);
       const ts = answer.ts;
-      if (!at || !ts) return done(null, true, [], durationMs);
-      const kept = subjects(ts);
-      for (const [subject] of kept) reads.posts.set(subject, ts);
-      return done(
-        null,
-        true,
-        kept.map(([subject, thread]) => postRecord(this.env, at, subject, ts, thread)),
-        durationMs,
-      );
+      if (!keep || !ts) return done(null, true, [], durationMs);
+      for (const subject of keep.subjects) keep.reads.posts.set(subject, ts);
+      // The root itself is in no thread.
+      const kept = keep.subjects.map((subject) => postRecord(this.env, keep.at, subject, ts, subject.startsWith("task:") ? null : keep.threadTs));
+      return done(null, true, kept, durationMs);
     } catch (e) {
       const failure = slackFailure(e);
       return {
