@@ -123,11 +123,15 @@ export abstract class OutboxLane extends DurableObject<RoomReachingEnv> {
     ).bind(this.kind, this.targetId);
   }
 
-  /** Logs an attempt and what it made of the row: delivered, or still pending. */
-  protected async record(row: DueRow, result: AttemptRecord) {
+  /**
+   * Logs an attempt and what it made of the row: delivered, or still pending; `also` is written in the same batch (what
+   * the lane keeps of a delivery, such as a posted message's id, stands or falls with the row's record).
+   */
+  protected async record(row: DueRow, result: AttemptRecord, also: D1PreparedStatement[] = []) {
     const now = new Date().toISOString();
     const attempts = row.attempts + 1;
     await this.env.DB.batch([
+      ...also,
       // Numbered across redeliveries too (a redelivery starts the row's tries afresh, not its log).
       this.env.DB.prepare(
         "INSERT INTO delivery_attempts (outbox_id, attempt, status_code, error, duration_ms, response_body, at) VALUES (?1, (SELECT COUNT(*) + 1 FROM delivery_attempts WHERE outbox_id = ?1), ?2, ?3, ?4, ?5, ?6)",

@@ -2,9 +2,13 @@
 import { unseal } from "../../auth/sealed";
 import type { Env } from "../../runtime/env";
 
+/** A workspace's sealed bot token (a row `bot_token_sealed`, or none), to read in a batch with others. */
+export const sealedTokenOf = (env: Pick<Env, "DB">, teamId: string) =>
+  env.DB.prepare("SELECT bot_token_sealed FROM slack_installations WHERE team_id = ?1").bind(teamId);
+
 /** The bot token of a workspace the app is installed in; null if it is not (or no longer) installed. */
 export async function botTokenOf(env: Pick<Env, "DB" | "DATA_KEY">, teamId: string): Promise<string | null> {
-  const row = await env.DB.prepare("SELECT bot_token_sealed FROM slack_installations WHERE team_id = ?1").bind(teamId).first<{ bot_token_sealed: string }>();
+  const row = await sealedTokenOf(env, teamId).first<{ bot_token_sealed: string }>();
   return row ? unseal(env.DATA_KEY, row.bot_token_sealed) : null;
 }
 

@@ -11,8 +11,8 @@ export { parseButton } from "../../domain/chat-actions";
 import { optionLabels } from "../../domain/question-options";
 import { cutText } from "../../domain/text";
 import { DENIED_EVENT, type DeniedSummary } from "./denied-calls";
-import { budgetLabel, spendText } from "../../domain/budgets";
 import { WAITING_ON_PEOPLE, type ListedTask } from "../chat/listed-task";
+import { chatNotice, type NotifiedEvent, type Paragraph } from "../chat/notices";
 
 /** The events a linked person hears of. */
 export const TELEGRAM_EVENTS = CHAT_EVENTS;
@@ -61,11 +61,7 @@ export interface NotificationContext {
   taskTitles?: ReadonlyMap<string, string>;
 }
 
-export interface NotifiedEvent {
-  type: string;
-  task_id: string | null;
-  data: Record<string, unknown>;
-}
+export type { NotifiedEvent };
 
 const short = (id: string) => id.slice(0, 8);
 
@@ -98,60 +94,24 @@ function deniedText(summary: DeniedSummary, ctx: NotificationContext) {
   ].join("\n");
 }
 
-/** What each budget event says, after the budget and its spend. */
-const BUDGET_NEWS: Record<string, [heading: string, news: string]> = {
-  budget_warned: ["Budget warning", "Nothing is held yet."],
-  budget_held: ["Budget hold", "No new task in its scope is assigned or started until it is raised; running tasks were told."],
-  budget_stopped: ["Budget stop", "Its running tasks were moved to needs human: raise the budget, then answer them to go on."],
-  budget_released: ["Budget released", "Tasks in its scope may be assigned and started again."],
-};
-
-/** A budget event: which budget, what it has spent of its limit, and what follows. */
-function budgetText(type: string, d: Record<string, unknown>, ctx: NotificationContext) {
-  const [kind, news] = BUDGET_NEWS[type]!;
-  const spent = (d.spent ?? {}) as { cost_usd?: number; tokens?: number };
-  const budget = {
-    scope: d.scope === "graph" ? ("graph" as const) : ("project" as const),
-    period: d.period === "month" ? ("month" as const) : d.period === "day" ? ("day" as const) : null,
-    taskId: typeof d.task_id === "string" ? d.task_id : null,
-  };
-  const facts = {
-    limitUsd: typeof d.limit_usd === "number" ? d.limit_usd : null,
-    limitTokens: typeof d.limit_tokens === "number" ? d.limit_tokens : null,
-    spentUsd: Number(spent.cost_usd) || 0,
-    spentTokens: Number(spent.tokens) || 0,
-  };
-  const label = budgetLabel(budget);
-  return `${heading(kind, ctx)}\n\n${escapeHtml(label.charAt(0).toUpperCase() + label.slice(1))} has spent ${escapeHtml(spendText(facts))}. ${news}`;
-}
-
-/** Why no server can take a task: the reason, and each server's. */
-function unassignableText(d: Record<string, unknown>) {
-  const servers = Array.isArray(d.servers) ? (d.servers as { server_name?: unknown; reason?: unknown }[]) : [];
-  return [String(d.reason ?? ""), ...servers.map((s) => `• ${String(s.server_name)}: ${String(s.reason)}`)].join("\n");
-}
-
-/** A failing code review: sent back to its agent, or not reviewable; a fail on the last attempt is told by review_exhausted. */
-function reviewFailedText(d: Record<string, unknown>, ctx: NotificationContext): string | null {
-  const attempts = `attempt ${String(d.round ?? d.attempt)} of ${Number(d.max_retries) + 1}`;
-  if (d.status === "error") {
-    // Asked of a person instead, the question (intervention_requested) says it.
-    if (d.action === "needs_human") return null;
-    return `${heading("Code review could not be made", ctx)}\n\n${quote(String(d.error ?? ""))}\n\nThe task stays done (${attempts}).`;
-  }
-  if (d.fix_requested !== true) return null;
-  return `${heading("Code review failed", ctx)}\n\nScore ${String(d.score)}/100 · ${attempts}: sent back to its agent to fix.\n\n${quote(d.summary ?? "")}`;
-}
+/** Telegram's setting of a paragraph: text from elsewhere cut shorter, a plan preformatted. */
+const paragraph = (p: Paragraph) => (p.as === "plain" ? escapeHtml(p.text) : p.as === "pre" ? `<pre>${quote(p.text)}</pre>` : quote(p.text));
 
 /** The message a notification is, or null for an event the bot does not speak of. */
 export function notification(e: NotifiedEvent, ctx: NotificationContext): Outgoing | null {
   const d = e.data;
+  if (e.type === DENIED_EVENT) return { text: deniedText(d as unknown as DeniedSummary, ctx), buttons: [] };
+  if (e.type === "server_offline")
+    return { text: `<b>Server offline</b> · ${name(String(d.server_name ?? "a server"))} stopped answering (${name(ctx.projectName)})`, buttons: [] };
+  const notice = chatNotice(e, ctx.plan);
+  if (!notice) return null;
+  const text = (...more: string[]) => [heading(notice.heading, ctx), ...notice.paragraphs.map(paragraph), ...more].join("\n\n");
+  const id = String(d.intervention_id ?? "");
   switch (e.type) {
-    case "intervention_requested": {
-      const id = String(d.intervention_id ?? "");
+    case "intervention_requested":
       if (d.intervention_type === "approval") {
         return {
-          text: `${heading("Approval needed", ctx)}\n\n${quote(d.question)}\n\nQuestion #${short(id)}`,
+          text: text(`Question #${short(id)}`),
           buttons: [
             [
               { text: "Approve", callback_data: `iv:${id}:y` },
@@ -160,22 +120,15 @@ export function notification(e: NotifiedEvent, ctx: NotificationContext): Outgoi
           ],
         };
       }
-      const labels = optionLabels(ctx.options);
       return {
-        text: `${heading("Question", ctx)}\n\n${quote(d.question)}\n\nReply to this message to answer. Question #${short(id)}`,
-        buttons: labels.map((label, i) => [{ text: cutText(label, 60), callback_data: `iv:${id}:${i}` }]),
+        text: text(`Reply to this message to answer. Question #${short(id)}`),
+        buttons: optionLabels(ctx.options).map((label, i) => [{ text: cutText(label, 60), callback_data: `iv:${id}:${i}` }]),
       };
-    }
     case "task_awaiting_approval":
-      if (!e.task_id) return null;
-      return {
-        text: `${heading("Task to approve", ctx)}\n\n${name(String(d.created_by ?? "An agent"))} created it; it waits for a person's approval before it may start.`,
-        buttons: [[{ text: "Approve", callback_data: `ap:${e.task_id}` }]],
-      };
+      return { text: text(), buttons: [[{ text: "Approve", callback_data: `ap:${e.task_id}` }]] };
     case "plan_submitted":
-      if (!e.task_id) return null;
       return {
-        text: `${heading("Plan to review", ctx)}\n\n<pre>${quote(ctx.plan)}</pre>\n\nPlan #${short(e.task_id)}`,
+        text: text(`Plan #${short(e.task_id!)}`),
         buttons: [
           [
             { text: "Approve plan", callback_data: `pa:${e.task_id}` },
@@ -184,41 +137,9 @@ export function notification(e: NotifiedEvent, ctx: NotificationContext): Outgoi
         ],
       };
     case "task_failed":
-      if (!e.task_id) return null;
-      return {
-        text: `${heading("Task failed", ctx)}\n\n${quote(d.error ?? "no error given")}`,
-        buttons: [[{ text: "Retry", callback_data: `rt:${e.task_id}` }]],
-      };
-    case "task_completed":
-      return { text: `${heading("Task done", ctx)}${typeof d.summary === "string" && d.summary ? `\n\n${quote(d.summary)}` : ""}`, buttons: [] };
-    case DENIED_EVENT:
-      return { text: deniedText(d as unknown as DeniedSummary, ctx), buttons: [] };
-    case "budget_warned":
-    case "budget_held":
-    case "budget_stopped":
-    case "budget_released":
-      return { text: budgetText(e.type, d, ctx), buttons: [] };
-    case "task_stalled":
-      // Moved to needs_human, it is asked about as a question (intervention_requested): that message says it.
-      if (d.action === "needs_human") return null;
-      return { text: `${heading("Task stalled", ctx)}\n\n${quote(`Nothing heard of it: ${String(d.reason ?? "")}`)}`, buttons: [] };
-    case "task_unassignable":
-      return { text: `${heading("No server can take this task", ctx)}\n\n${quote(unassignableText(d))}`, buttons: [] };
-    case "review_failed": {
-      const text = reviewFailedText(d, ctx);
-      return text ? { text, buttons: [] } : null;
-    }
-    case "review_exhausted":
-      // Moved to needs_human, it is asked about as a question: that message says it.
-      if (d.action === "needs_human") return null;
-      return {
-        text: `${heading("Code review failed on its last attempt", ctx)}\n\nScore ${String(d.score)}/100 after ${String(d.round ?? d.attempt)} attempts: the task stays done with a failing review.`,
-        buttons: [],
-      };
-    case "server_offline":
-      return { text: `<b>Server offline</b> · ${name(String(d.server_name ?? "a server"))} stopped answering (${name(ctx.projectName)})`, buttons: [] };
+      return { text: text(), buttons: [[{ text: "Retry", callback_data: `rt:${e.task_id}` }]] };
     default:
-      return null;
+      return { text: text(), buttons: [] };
   }
 }
 
