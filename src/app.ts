@@ -29,6 +29,8 @@ import { inboxRoutes } from "./routes/inbox";
 import { fileTransferRoutes } from "./routes/file-transfers";
 import { telegramAccountRoutes, telegramSetupRoutes, telegramWebhookRoutes } from "./routes/telegram";
 import { slackAccountRoutes } from "./routes/slack-account";
+import { slackAdminRoutes, slackOauthRoutes } from "./routes/slack";
+import { slackChannelRoutes } from "./routes/slack-channels";
 import { webhookRoutes } from "./routes/webhooks";
 import { telemetryExportRoutes } from "./routes/telemetry-export";
 import { budgetRoutes } from "./routes/budgets";
@@ -145,6 +147,8 @@ export function buildApp() {
   api.route("/telegram", telegramSetupRoutes);
   api.route("/auth", telegramAccountRoutes);
   api.route("/auth", slackAccountRoutes);
+  api.route("/slack", slackAdminRoutes);
+  api.route("/projects", slackChannelRoutes);
   api.route("/auth", mcpClientRoutes);
   api.route("/auth", personalTokenRoutes);
   api.route("/projects", datarefRoutes.people);
@@ -170,6 +174,7 @@ export function buildApp() {
   app.route("/ws/server", daemonSocketRoutes);
   app.route("/ws/tunnel", connectRoutes.socket);
   app.route("/telegram", telegramWebhookRoutes);
+  app.route("/slack", slackOauthRoutes);
   app.route("/", triggerHookRoutes);
   app.route("/", otlpRoutes);
   app.route("/", mcpRoutes(app));
