@@ -117,7 +117,11 @@ describe("installing by OAuth", () => {
     expect(row).toMatchObject({ team_name: "Team T9", source: "oauth", bot_user_id: "UBOT" });
     expect(row!.bot_token_sealed).not.toContain("xoxb-");
     const exchange = (await slackCalls("oauth.v2.access")).find((c) => c.params.code === "good-t9")!;
-    expect(exchange.params).toMatchObject({ client_id: "1111.2222", client_secret: "test-slack-client-secret", redirect_uri: "https://hub.test/slack/oauth/callback" });
+    expect(exchange.params).toMatchObject({
+      client_id: "1111.2222",
+      client_secret: "test-slack-client-secret",
+      redirect_uri: "https://hub.test/slack/oauth/callback",
+    });
     // The state was used: the same link again is refused.
     const again = await callback({ code: "good-t9", state });
     expect(again.status).toBe(400);
@@ -150,13 +154,20 @@ describe("a project's channels", () => {
   });
 
   it("adds, lists, changes and removes a channel", async () => {
-    const added = await call(C(), { token: member.token, body: { channel_id: "COUTA1", team_id: "T123", events: ["intervention_requested", "plan_submitted"] } });
+    const added = await call(C(), {
+      token: member.token,
+      body: { channel_id: "COUTA1", team_id: "T123", events: ["intervention_requested", "plan_submitted"] },
+    });
     expect(added.status, added.text).toBe(201);
     expect(added.json).toMatchObject({ team_id: "T123", channel_id: "COUTA1", events: ["intervention_requested", "plan_submitted"], muted: false });
     // A public channel the bot was not in is joined.
     expect((await slackCalls("conversations.join")).some((c) => c.params.channel === "COUTA1")).toBe(true);
     const listed = await call(C(), { token: viewer.token });
     expect(listed.json.channels).toEqual([added.json]);
+    expect(listed.json.workspaces).toEqual([
+      { team_id: "T123", team_name: "Team T123" },
+      { team_id: "T9", team_name: "Team T9" },
+    ]);
     const muted = await call(`${C()}/${added.json.id}`, { token: member.token, method: "PATCH", body: { muted: true } });
     expect(muted.json).toMatchObject({ muted: true, events: ["intervention_requested", "plan_submitted"] });
     const all = await call(`${C()}/${added.json.id}`, { token: admin, method: "PATCH", body: { events: null } });

@@ -29,7 +29,10 @@ const chatEvents = z
   .refine((types) => new Set(types).size === types.length, "must not repeat an event type");
 
 const createBody = z.object({
-  channel_id: z.string().trim().regex(/^[CG][A-Z0-9]{2,20}$/, "must be a Slack channel id (`C…`, from the channel's details)"),
+  channel_id: z
+    .string()
+    .trim()
+    .regex(/^[CG][A-Z0-9]{2,20}$/, "must be a Slack channel id (`C…`, from the channel's details)"),
   team_id: z.string().trim().max(40).nullish(),
   events: chatEvents.nullish(),
 });
@@ -126,14 +129,27 @@ slackChannelRoutes.get(
   channelOperation({
     id: "listSlackChannels",
     summary: "The project's Slack channels",
-    description: "Oldest first. Everyone who sees the project reads them.",
-    responses: { 200: z.object({ channels: z.array(slackChannelSchema) }) },
+    description: "Oldest first, with the workspaces the app is installed in (to pick from when adding one). Everyone who sees the project reads them.",
+    responses: {
+      200: z.object({
+        channels: z.array(slackChannelSchema),
+        workspaces: z
+          .array(z.object({ team_id: z.string(), team_name: z.string().nullable() }))
+          .meta({ description: "Where the Slack app is installed, oldest first" }),
+      }),
+    },
   }),
   person(),
   async (c) => {
     const project = await projectFor(c, c.req.param("id")!, "read");
-    const rows = await c.var.db.select().from(slackChannels).where(eq(slackChannels.projectId, project.id)).orderBy(slackChannels.createdAt);
-    return c.json({ channels: rows.map(slackChannelView) });
+    const [rows, workspaces] = await Promise.all([
+      c.var.db.select().from(slackChannels).where(eq(slackChannels.projectId, project.id)).orderBy(slackChannels.createdAt),
+      c.var.db
+        .select({ team_id: slackInstallations.teamId, team_name: slackInstallations.teamName })
+        .from(slackInstallations)
+        .orderBy(slackInstallations.createdAt),
+    ]);
+    return c.json({ channels: rows.map(slackChannelView), workspaces });
   },
 );
 
@@ -175,7 +191,12 @@ slackChannelRoutes.delete(
       c.var.db
         .delete(outbox)
         .where(
-          and(eq(outbox.targetKind, "slack"), eq(outbox.targetId, `${row.teamId}:${row.channelId}`), eq(outbox.projectId, project.id), eq(outbox.status, "pending")),
+          and(
+            eq(outbox.targetKind, "slack"),
+            eq(outbox.targetId, `${row.teamId}:${row.channelId}`),
+            eq(outbox.projectId, project.id),
+            eq(outbox.status, "pending"),
+          ),
         ),
       c.var.db.delete(slackChannels).where(eq(slackChannels.id, row.id)),
     ]);

@@ -53,12 +53,18 @@ slackAdminRoutes.get(
 );
 
 const tokenBody = z.object({
-  team_id: z.string().trim().regex(/^[TE][A-Z0-9]{2,20}$/, "must be a Slack workspace id (`T…`)"),
+  team_id: z
+    .string()
+    .trim()
+    .regex(/^[TE][A-Z0-9]{2,20}$/, "must be a Slack workspace id (`T…`)"),
   bot_token: label(200).regex(/^xoxb-[\w-]+$/, "must be a bot token (`xoxb-…`)"),
 });
 
 /** Upserts a workspace's installation; the token sealed. */
-async function install(c: HubContext, row: { teamId: string; teamName: string | null; botUserId: string | null; token: string; source: "oauth" | "token"; by: string }) {
+async function install(
+  c: HubContext,
+  row: { teamId: string; teamName: string | null; botUserId: string | null; token: string; source: "oauth" | "token"; by: string },
+) {
   const now = nowIso();
   const values = {
     teamId: row.teamId,
@@ -117,7 +123,12 @@ slackAdminRoutes.get(
     id: "listSlackInstallations",
     summary: "The workspaces Slack is installed in",
     description: "Oldest first; never their tokens. Admins only.",
-    responses: { 200: z.object({ installations: z.array(slackInstallationSchema), oauth: z.boolean().meta({ description: "Whether the OAuth install is set up (`SLACK_CLIENT_ID` and `SLACK_CLIENT_SECRET`)" }) }) },
+    responses: {
+      200: z.object({
+        installations: z.array(slackInstallationSchema),
+        oauth: z.boolean().meta({ description: "Whether the OAuth install is set up (`SLACK_CLIENT_ID` and `SLACK_CLIENT_SECRET`)" }),
+      }),
+    },
   }),
   person("admin"),
   async (c) => {
@@ -240,6 +251,7 @@ slackOauthRoutes.get(
 
 /** A workspace's token, for a route acting there: 422 naming `field` when it is no longer good. */
 export function tokenGone(e: unknown, field: string): Problem {
-  if (e instanceof SlackAPIError && TOKEN_GONE.has(e.error)) return fieldError(field, `the app's token for that workspace no longer works (${e.error}): install it again`);
+  if (e instanceof SlackAPIError && TOKEN_GONE.has(e.error))
+    return fieldError(field, `the app's token for that workspace no longer works (${e.error}): install it again`);
   return slackRefused(e);
 }

@@ -30,7 +30,10 @@ export const slackChannelSchema = z
     project_id: id,
     team_id: z.string(),
     channel_id: z.string().meta({ description: "Slack's id of the channel (`C…`, or `G…` for an older private one)" }),
-    events: z.array(z.enum(CHAT_EVENTS as [ChatEvent, ...ChatEvent[]])).nullable().meta({ description: "The event types posted there; null for every kind" }),
+    events: z
+      .array(z.enum(CHAT_EVENTS as [ChatEvent, ...ChatEvent[]]))
+      .nullable()
+      .meta({ description: "The event types posted there; null for every kind" }),
     muted: z.boolean().meta({ description: "Nothing is posted while muted (`/orc mute` in the channel, or here)" }),
     created_at: timestamp,
   })
