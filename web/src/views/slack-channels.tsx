@@ -21,11 +21,11 @@ export function SlackChannelsPanel({ projectId }: { projectId: string }) {
   const [error, setError] = useState<string | null>(null);
   const path = { params: { path: { id: projectId } } };
   const load = () =>
-    void ok(hub.GET("/api/v1/projects/{id}/slack-channels", path)).then(
+    ok(hub.GET("/api/v1/projects/{id}/slack-channels", path)).then(
       (r) => (setListed(r), setError(null)),
       (e) => setError(messageOf(e)),
     );
-  useEffect(load, [projectId]);
+  useEffect(() => void load(), [projectId]);
   return (
     <section class="panel slack-channels" aria-labelledby="slack-channels-title">
       <h2 id="slack-channels-title">Slack channels</h2>
@@ -35,13 +35,13 @@ export function SlackChannelsPanel({ projectId }: { projectId: string }) {
       </p>
       {!listed ? (
         error ? (
-          <Failed what="the Slack channels" message={error} retry={load} />
+          <Failed what="the Slack channels" message={error} retry={() => void load()} />
         ) : (
           <Loading what="Slack channels" />
         )
       ) : (
         <>
-          {canWrite && listed.workspaces.length > 0 && <AddChannel projectId={projectId} workspaces={listed.workspaces} onAdded={load} />}
+          {canWrite && listed.workspaces.length > 0 && <AddChannel projectId={projectId} workspaces={listed.workspaces} onAdded={() => void load()} />}
           {listed.workspaces.length === 0 && (
             <p class="muted" data-slack-not-installed>
               The Slack app is not installed yet: an admin installs it in Slack settings.
@@ -144,21 +144,32 @@ function AddChannel({ projectId, workspaces, onAdded }: { projectId: string; wor
   );
 }
 
-function ChannelTable(props: { projectId: string; rows: SlackChannel[]; workspaces: Listed["workspaces"]; canWrite: boolean; onChanged: () => void }) {
+function ChannelTable(props: {
+  projectId: string;
+  rows: SlackChannel[];
+  workspaces: Listed["workspaces"];
+  canWrite: boolean;
+  onChanged: () => Promise<unknown>;
+}) {
   const { run, busy, problem } = useAction();
+  // While a mute is on its way the switch shows where it goes; a refusal puts it back.
+  const [muting, setMuting] = useState<{ id: string; muted: boolean } | null>(null);
   const params = (c: SlackChannel) => ({ params: { path: { id: props.projectId, cid: c.id } } });
-  const mute = (c: SlackChannel, muted: boolean) =>
-    run(`mute:${c.id}`, async () => {
+  const mute = (c: SlackChannel, muted: boolean) => {
+    setMuting({ id: c.id, muted });
+    return run(`mute:${c.id}`, async () => {
       await ok(hub.PATCH("/api/v1/projects/{id}/slack-channels/{cid}", { ...params(c), body: { muted } }));
       toast(muted ? `Muted ${c.channel_id}.` : `Posting in ${c.channel_id} again.`);
-      props.onChanged();
-    });
+      await props.onChanged();
+    }).finally(() => setMuting(null));
+  };
+  const mutedOf = (c: SlackChannel) => (muting?.id === c.id ? muting.muted : c.muted);
   const remove = (c: SlackChannel) =>
     confirm(`Stop posting in ${c.channel_id}? What was posted stays in Slack.`) &&
     void run(`remove:${c.id}`, async () => {
       await ok(hub.DELETE("/api/v1/projects/{id}/slack-channels/{cid}", params(c)));
       toast(`Stopped posting in ${c.channel_id}.`);
-      props.onChanged();
+      await props.onChanged();
     });
   const workspace = (teamId: string) => props.workspaces.find((w) => w.team_id === teamId)?.team_name ?? teamId;
   return (
@@ -187,12 +198,13 @@ function ChannelTable(props: { projectId: string; rows: SlackChannel[]; workspac
               <input
                 type="checkbox"
                 name="muted"
-                checked={c.muted}
+                checked={mutedOf(c)}
                 disabled={!props.canWrite || busy !== null}
+                aria-busy={muting?.id === c.id}
                 onChange={(e) => void mute(c, e.currentTarget.checked)}
                 aria-label={`Mute ${c.channel_id}`}
               />
-              {c.muted ? "muted" : "posting"}
+              {mutedOf(c) ? "muted" : "posting"}
               {problem(`mute:${c.id}`)}
             </label>
           ),

@@ -151,13 +151,13 @@ function InstallButton() {
       location.assign(url);
     });
   return (
-    <p class="action">
+    <div class="actions-row install-to-slack">
       <button type="button" disabled={busy !== null} aria-busy={busy !== null} onClick={() => void begin()}>
         Install to Slack
-      </button>{" "}
+      </button>
       <span class="muted">Slack asks which workspace, then brings you back here.</span>
       {problem("install")}
-    </p>
+    </div>
   );
 }
 
