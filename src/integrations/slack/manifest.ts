@@ -27,7 +27,6 @@ export function slackManifest(hubUrl: string, name = "Orchestratia"): ManifestPa
       background_color: "#1f2937",
     },
     features: {
-      app_home: { home_tab_enabled: false, messages_tab_enabled: false, messages_tab_read_only_enabled: true },
       bot_user: { display_name: name, always_online: true },
       slash_commands: [
         {
