@@ -18,7 +18,7 @@ import { slackClient } from "../integrations/slack/api";
 import { currentUser, person } from "../middleware/guards";
 import { documented, type Operation } from "../openapi/operation";
 import { slackChannelSchema, slackChannelView } from "../views/slack";
-import { tokenGone } from "./slack";
+import { slackProblem } from "./slack";
 
 export const slackChannelRoutes = new Hono<HubEnv>();
 
@@ -70,7 +70,7 @@ async function checkChannel(c: HubContext, teamId: string, channelId: string) {
       throw fieldError("channel_id", "the app sees no such channel in that workspace (invite it to a private channel first: /invite @app)");
     }
     if (e instanceof SlackAPIError && e.error === "is_archived") throw fieldError("channel_id", "the channel is archived");
-    throw tokenGone(e, "team_id");
+    throw slackProblem(e, "team_id");
   }
 }
 

@@ -249,8 +249,8 @@ slackOauthRoutes.get(
   },
 );
 
-/** A workspace's token, for a route acting there: 422 naming `field` when it is no longer good. */
-export function tokenGone(e: unknown, field: string): Problem {
+/** What a failed call to Slack means for a route acting in a workspace: 422 naming `field` when its token no longer works, 502 otherwise. */
+export function slackProblem(e: unknown, field: string): Problem {
   if (e instanceof SlackAPIError && TOKEN_GONE.has(e.error))
     return fieldError(field, `the app's token for that workspace no longer works (${e.error}): install it again`);
   return slackRefused(e);

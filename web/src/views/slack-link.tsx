@@ -85,7 +85,7 @@ export function SlackLinkSection() {
       )}
       {code ? (
         <div class="link-code slack-code" role="status">
-          <CopyLine label="Type this in Slack, in a channel the app is in" value={code.command} name="slack-link-command" />
+          <CopyLine label="Type this in Slack (any channel or message box)" value={code.command} name="slack-link-command" />
           <p>
             It works once, until <time dateTime={code.expires_at}>{absoluteTime(code.expires_at)}</time>; this page notices when Slack is linked.
           </p>
