@@ -172,8 +172,16 @@ describe("a project's channels", () => {
     expect(muted.json).toMatchObject({ muted: true, events: ["intervention_requested", "plan_submitted"] });
     const all = await call(`${C()}/${added.json.id}`, { token: admin, method: "PATCH", body: { events: null } });
     expect(all.json).toMatchObject({ muted: true, events: null });
+    // A message still waiting for the channel goes with it.
+    await env.DB.prepare(
+      `INSERT INTO outbox (id, target_kind, target_id, project_id, seq, event_type, status, attempts, next_attempt_at, created_at)
+       VALUES ('msg_waiting', 'slack', 'T123:COUTA1', ?1, 999999, 'task_completed', 'pending', 0, '2000-01-01T00:00:00.000Z', '2000-01-01T00:00:00.000Z')`,
+    )
+      .bind(project.id)
+      .run();
     expect((await call(`${C()}/${added.json.id}`, { token: member.token, method: "DELETE" })).status).toBe(204);
     expect((await call(C(), { token: member.token })).json.channels).toEqual([]);
+    expect(await env.DB.prepare("SELECT 1 FROM outbox WHERE id = 'msg_waiting'").first()).toBeNull();
   });
 
   it("defaults to the only workspace", async () => {
