@@ -30,6 +30,8 @@ import { fileTransferRoutes } from "./routes/file-transfers";
 import { telegramAccountRoutes, telegramSetupRoutes, telegramWebhookRoutes } from "./routes/telegram";
 import { slackAccountRoutes } from "./routes/slack-account";
 import { slackDoorRoutes } from "./routes/slack-doors";
+import { slackAdminRoutes, slackOauthRoutes } from "./routes/slack";
+import { slackChannelRoutes } from "./routes/slack-channels";
 import { webhookRoutes } from "./routes/webhooks";
 import { telemetryExportRoutes } from "./routes/telemetry-export";
 import { budgetRoutes } from "./routes/budgets";
@@ -146,6 +148,8 @@ export function buildApp() {
   api.route("/telegram", telegramSetupRoutes);
   api.route("/auth", telegramAccountRoutes);
   api.route("/auth", slackAccountRoutes);
+  api.route("/slack", slackAdminRoutes);
+  api.route("/projects", slackChannelRoutes);
   api.route("/auth", mcpClientRoutes);
   api.route("/auth", personalTokenRoutes);
   api.route("/projects", datarefRoutes.people);
@@ -172,6 +176,7 @@ export function buildApp() {
   app.route("/ws/tunnel", connectRoutes.socket);
   app.route("/telegram", telegramWebhookRoutes);
   app.route("/slack", slackDoorRoutes);
+  app.route("/slack", slackOauthRoutes);
   app.route("/", triggerHookRoutes);
   app.route("/", otlpRoutes);
   app.route("/", mcpRoutes(app));

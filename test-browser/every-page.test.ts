@@ -57,6 +57,7 @@ function signedInPages(s: SeededProject): [string, string][] {
     ["rules", "/rules"],
     ["access", "/access"],
     ["people", "/people"],
+    ["slack", "/settings/slack"],
     ["account", "/account"],
     ["usage-all", "/usage"],
     ["not-found", "/nowhere-at-all"],

@@ -1,7 +1,7 @@
 /**
  * Starts the hub for the browser tests: `wrangler dev` on a free port with a
  * fresh local state (D1 migrated, fixed test secrets), and its first admin;
- * Telegram's Bot API is a minimal fake beside it.
+ * Telegram's Bot API is a minimal fake beside it, and Slack's Web API the workerd tests' fake (test/slack-api-setup.ts).
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -10,6 +10,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
+import slackWebApi from "../test/slack-api-setup";
 
 const root = path.resolve(import.meta.dirname, "..");
 const wrangler = path.join(root, "node_modules/.bin/wrangler");
@@ -29,13 +30,14 @@ const freePort = () =>
 
 declare module "vitest" {
   export interface ProvidedContext {
-    hub: { url: string; admin: typeof ADMIN; state: string; telegramWebhookSecret: string };
+    hub: { url: string; admin: typeof ADMIN; state: string; telegramWebhookSecret: string; slackApi: string };
   }
 }
 
 let child: ChildProcess | undefined;
 let state: string | undefined;
 let botApi: Server | undefined;
+let closeSlackApi: (() => Promise<void>) | undefined;
 
 /** Telegram's Bot API as far as the hub's setup and the bot's replies use it: who the bot is, and yes to the rest. */
 async function fakeBotApi(): Promise<string> {
@@ -61,6 +63,9 @@ export default async function setup(project: TestProject) {
     env: { ...process.env, CI: "true" },
   });
   const port = await freePort();
+  process.env.SLACK_API_PORT = String(await freePort());
+  closeSlackApi = await slackWebApi();
+  const slackApi = `http://127.0.0.1:${process.env.SLACK_API_PORT}`;
   const vars = {
     JWT_SECRET: "browser-test-jwt-secret-long-enough-for-hs256",
     BOOTSTRAP_TOKEN,
@@ -70,6 +75,10 @@ export default async function setup(project: TestProject) {
     TELEGRAM_BOT_TOKEN: "1:browser-test-bot-token",
     TELEGRAM_WEBHOOK_SECRET,
     TELEGRAM_API_ROOT: await fakeBotApi(),
+    SLACK_API_ROOT: `${slackApi}/api/`,
+    SLACK_SIGNING_SECRET: "browser-test-slack-signing-secret",
+    SLACK_CLIENT_ID: "1111.2222",
+    SLACK_CLIENT_SECRET: "browser-test-slack-client-secret",
   };
   child = spawn(
     wrangler,
@@ -107,7 +116,7 @@ export default async function setup(project: TestProject) {
     body: JSON.stringify(ADMIN),
   });
   if (res.status !== 201) throw new Error(`bootstrap answered ${res.status}: ${await res.text()}`);
-  project.provide("hub", { url, admin: ADMIN, state, telegramWebhookSecret: TELEGRAM_WEBHOOK_SECRET });
+  project.provide("hub", { url, admin: ADMIN, state, telegramWebhookSecret: TELEGRAM_WEBHOOK_SECRET, slackApi });
   // Returned, not exported: vitest ignores a `teardown` export beside a default one, which left wrangler running.
   return teardown;
 }
@@ -116,5 +125,6 @@ function teardown() {
   child?.kill("SIGTERM");
   botApi?.closeAllConnections();
   botApi?.close();
+  void closeSlackApi?.();
   if (state) rmSync(state, { recursive: true, force: true });
 }

@@ -3,7 +3,8 @@
  * SLACK_API_ROOT, `http://127.0.0.1:<port>/api/`): it answers the methods the hub calls the way Slack does (form
  * bodies, `{ok, error}` answers, 429 with Retry-After), records every call, and can be told to refuse a channel's
  * next posts. A bot token `xoxb-<team>-…` belongs to that team; `xoxb-revoked-…` is refused as Slack refuses a revoked
- * one. Tests read and steer it at `/control/...`; response URLs are `/response/<anything>`.
+ * one; a channel `CNONE…` does not exist and the bot is not in `COUT…` until it joins. Tests read and steer it at
+ * `/control/...`; response URLs are `/response/<anything>`.
  */
 import { createServer } from "node:http";
 
@@ -112,7 +113,12 @@ export default async function setup() {
           return json(200, { ok: true, view: { id: `V${Date.now()}`, ...params.view } });
         case "conversations.info":
         case "conversations.join":
-          return json(200, { ok: true, channel: { id: channel, name: `name-of-${channel.toLowerCase()}`, is_member: true } });
+          // `CNONE…` is no channel the bot can see; the bot is not yet in `COUT…` until it joins.
+          if (channel.startsWith("CNONE")) return json(200, { ok: false, error: "channel_not_found" });
+          return json(200, {
+            ok: true,
+            channel: { id: channel, name: `name-of-${channel.toLowerCase()}`, is_member: method === "conversations.join" || !channel.startsWith("COUT") },
+          });
         default:
           return json(200, { ok: true });
       }

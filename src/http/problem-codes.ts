@@ -100,6 +100,7 @@ export const PROBLEM_CODES = {
   // The hub and its neighbours
   NOT_CONFIGURED: "A feature's secret is not set on this hub (e.g. `DATA_KEY` for webhooks, the bot token for Telegram).",
   TELEGRAM_REFUSED: "Telegram's Bot API refused the call; `detail` says what it answered.",
+  SLACK_REFUSED: "Slack could not be reached or failed to answer (its Web API); `detail` says what happened.",
   DATABASE_UNAVAILABLE: "The database is not answering.",
   USAGE_NOT_RECORDED: "The project could not keep the export's usage just now, and nothing of it was kept: send it again (OTLP exporters retry by themselves).",
   INTERNAL_ERROR: "A failure inside the hub. `request_id` names it in the hub's logs; please report it.",

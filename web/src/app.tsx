@@ -44,6 +44,7 @@ const LazyMembers = lazy(() => import("./views/members").then((m) => m.Members),
 const LazySettings = lazy(() => import("./views/project-settings").then((m) => m.ProjectSettingsPage), "the settings");
 /** Templates, schedules, triggers and runs (and, later still, the JSON editor and cron in words). */
 const LazyAutomation = lazy(() => import("./views/automation").then((m) => m.Automation), "automation");
+const LazySlack = lazy(() => import("./views/slack-settings").then((m) => m.SlackSettings), "the Slack settings");
 const LazyWebhooks = lazy(() => import("./views/webhooks").then((m) => m.Webhooks), "the webhooks");
 
 export function App() {
@@ -88,6 +89,7 @@ export function App() {
           {route.page === "rules" && <LazyRules />}
           {route.page === "access" && <LazyAccess />}
           {route.page === "people" && <LazyPeople />}
+          {route.page === "slack" && <LazySlack />}
           {route.page === "account" && <LazyAccount />}
           {route.page === "overview" && <LazyOverview projectId={route.projectId} />}
           {route.page === "usage-all" && <LazyUsageAll />}

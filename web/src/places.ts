@@ -22,6 +22,7 @@ export const PLACES: Place[] = [
   { label: "Usage", path: "/usage", letter: "u" },
   { label: "Access", path: "/access", admin: true },
   { label: "People", path: "/people", admin: true },
+  { label: "Slack", path: "/settings/slack", admin: true },
   { label: "Account settings", path: "/account" },
 ];
 

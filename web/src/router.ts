@@ -30,6 +30,8 @@ export type Route =
   | { page: "rules" }
   | { page: "access" }
   | { page: "people" }
+  /** Slack for the hub (admins): the app's manifest, installing it, the workspaces it is in; `?installed=` after an install. */
+  | { page: "slack" }
   /** Usage across every project the person sees. */
   | { page: "usage-all" }
   /** An invite link (the token is the page's query, read by the page itself); open without signing in. */
@@ -48,6 +50,7 @@ export function parseRoute(path: string): Route {
   if (parts[0] === "rules" && parts.length === 1) return { page: "rules" };
   if (parts[0] === "access" && parts.length === 1) return { page: "access" };
   if (parts[0] === "people" && parts.length === 1) return { page: "people" };
+  if (parts[0] === "settings" && parts[1] === "slack" && parts.length === 2) return { page: "slack" };
   if (parts[0] === "invite" && parts.length === 1) return { page: "invite" };
   if (parts[0] === "account" && parts.length === 1) return { page: "account" };
   if (parts[0] === "usage" && parts.length === 1) return { page: "usage-all" };

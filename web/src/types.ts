@@ -96,3 +96,8 @@ export type TaskUsage = Schemas["TaskUsage"];
 export type ReviewPolicy = Schemas["ReviewPolicy"];
 export type ReviewPolicyBody = Schemas["ReviewPolicyBody"];
 export type CodeReview = Schemas["CodeReview"];
+
+export type SlackLink = Got<"/api/v1/auth/me/slack">;
+export type SlackLinkCode = MethodResponse<HubClient, "post", "/api/v1/auth/me/slack-link">;
+export type SlackInstallation = Schemas["SlackInstallation"];
+export type SlackChannel = Schemas["SlackChannel"];

@@ -2,7 +2,7 @@
  * The dashboard's navigation: the places (projects, inbox, agents, rules, usage, access, people, account) and the
  * person's projects. A fixed column on wide screens; below 800 px a menu opened from the top bar.
  */
-import { Bot, ChartColumn, FolderKanban, Inbox, KeyRound, LogOut, Menu, Search, Settings, ShieldCheck, Users, X } from "lucide";
+import { Bot, ChartColumn, FolderKanban, Inbox, KeyRound, LogOut, Menu, MessagesSquare, Search, Settings, ShieldCheck, Users, X } from "lucide";
 import { useEffect, useState } from "preact/hooks";
 import { signOut } from "../api";
 import { useMe } from "../me";
@@ -76,6 +76,7 @@ export function Sidebar(props: { route: Route }) {
           {item("/usage", "usage-all", "Usage", ChartColumn)}
           {me.role === "admin" && item("/access", "access", "Access", KeyRound)}
           {me.role === "admin" && item("/people", "people", "People", Users)}
+          {me.role === "admin" && item("/settings/slack", "slack", "Slack", MessagesSquare)}
           {item("/account", "account", "Settings", Settings)}
         </nav>
         {projects && projects.length > 0 && (

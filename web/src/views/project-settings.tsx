@@ -11,6 +11,7 @@ import { A2ACard } from "./a2a-card";
 import { Problem } from "./controls";
 import { LivenessSettings, type LivenessChange } from "./liveness-settings";
 import { ReviewPolicyPanel } from "./review-policy";
+import { SlackChannelsPanel } from "./slack-channels";
 
 /** The settings that are on or off. */
 type Setting = { [K in keyof Project["settings"]]: Project["settings"][K] extends boolean ? K : never }[keyof Project["settings"]];
@@ -124,6 +125,7 @@ export function ProjectSettingsPage({ projectId }: { projectId: string }) {
             its question sends it back to the agent to complete again. Its dependents wait meanwhile.
           </SettingSwitch>
           <ReviewPolicyPanel projectId={projectId} isAdmin={isAdmin} remoteExec={project.settings.remote_exec} />
+          <SlackChannelsPanel projectId={projectId} />
           <A2ACard projectId={projectId} />
         </>
       )}
