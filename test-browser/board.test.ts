@@ -78,6 +78,17 @@ describe("the board", () => {
     const online = servers.filter((s) => s.status === "online" && (s.project_ids == null || s.project_ids.includes(projectId))).length;
     expect(online).toBeGreaterThanOrEqual(1);
     expect(await column(page, "running").locator(".wip-note").textContent()).toBe(`1 running · ${online} agent${online === 1 ? "" : "s"} online`);
+    // A card: its long title cut at two lines, its assignee's initials, its age.
+    const long = card(page, ids.running);
+    const title = await long.locator(".clamp").evaluate((el) => ({
+      lines: el.clientHeight / parseFloat(getComputedStyle(el).lineHeight),
+      cut: el.scrollHeight > el.clientHeight,
+    }));
+    expect(title.cut).toBe(true);
+    expect(Math.round(title.lines)).toBe(2);
+    expect(await long.locator(".avatar [aria-hidden=true]").textContent()).toMatch(/^M[A-Z0-9]$/);
+    expect(await long.locator(".avatar .visually-hidden").textContent()).toMatch(/^assigned to mover-/);
+    expect(await long.locator("time.age").textContent()).toMatch(/^(now|\d+m)$/);
     await screenshot(page, "board-wide");
 
     // Mid-drag, the columns it may go to are marked and the others refuse it.

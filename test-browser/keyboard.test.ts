@@ -7,11 +7,14 @@
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { accessTokenOf, hub, hubAs, launchChromium, ok, screenshot, signedIn } from "./driver";
+import { FakeDaemon } from "./fake-daemon";
 
 let browser: Browser;
 let context: BrowserContext;
 let admin: string;
 let project: { id: string; name: string };
+let daemon: FakeDaemon;
+let session: { id: string; name: string };
 const tasks: { id: string; title: string }[] = [];
 
 const TITLES = ["Rotate the signing keys", "Write the release notes", "Audit the billing exports"];
@@ -28,11 +31,23 @@ beforeAll(async () => {
     const task = await ok(hubAs({ token: admin }).POST("/api/v1/tasks", { body: { project_id: project.id, title } }), 201);
     tasks.push({ id: task.id, title });
   }
+  daemon = await FakeDaemon.register(admin, project.id, `keys-box-${Date.now().toString(36)}`);
+  await daemon.connect();
+  const sessionName = `keys-agent-${Date.now().toString(36)}`;
+  const made = await ok(
+    hubAs({ token: admin }).POST("/api/v1/projects/{id}/sessions", {
+      params: { path: { id: project.id } },
+      body: { server_id: daemon.id, name: sessionName, working_directory: "/home/dev/keys" },
+    }),
+    201,
+  );
+  session = { id: made.id, name: sessionName };
 });
 afterEach(async () => {
   for (const page of context.pages()) await page.close();
 });
 afterAll(async () => {
+  daemon?.close();
   await browser?.close();
 });
 
@@ -123,6 +138,21 @@ describe("the command palette", () => {
     await soon(() => activeOption(page)).toContain("Rules");
     await page.keyboard.press("Enter");
     await page.waitForURL(url("/rules"));
+  });
+
+  it("finds the open project's session and a server by name", async () => {
+    const page = await board();
+    await openPalette(page);
+    await field(page).fill(session.name);
+    await soon(() => activeOption(page)).toContain(session.name);
+    await page.keyboard.press("Enter");
+    await page.waitForURL(url(`/projects/${project.id}/sessions/${session.id}`));
+    await openPalette(page);
+    await field(page).fill(daemon.name);
+    // The server itself (its detail is its host name), not the session on it.
+    await soon(() => activeOption(page)).toContain(`${daemon.name}.internal`);
+    await page.keyboard.press("Enter");
+    await page.waitForURL(url(`/servers/${daemon.id}`));
   });
 
   it("closes on Escape, and fits a phone without sideways scroll", async () => {

@@ -143,7 +143,17 @@ describe("the overviews", () => {
     expect(await rows.evaluateAll((trs) => trs.map((tr) => [tr.getAttribute("data-type"), tr.children[1]!.textContent, tr.children[2]!.textContent]))).toEqual(
       o.by_type.map((t) => [t.type, String(t.done), String(t.failed)]),
     );
-    await expect.poll(() => page.locator(`table.agents-load tr[data-server-id="${agent.id}"]`).innerText()).toContain(agent.name);
+    // Spend over the period, the latest code-health score (none here: no scan), and the open question in words.
+    expect(await stat(tiles, "spend")).toBe(`$${o.days.reduce((n, d) => n + d.spend_usd, 0).toFixed(2)}`);
+    expect(o.code_health).toBeNull();
+    expect(await stat(tiles, "code_health")).toBe("—");
+    expect(await page.locator(".open-questions").innerText()).toBe(`${o.questions_waiting} waiting on people in the inbox: 1 task needs an answer (board)`);
+    // Each agent online with its load, as the API counts it.
+    const load = o.agents.find((a) => a.server_id === agent.id)!;
+    const agentRow = page.locator(`table.agents-load tr[data-server-id="${agent.id}"] td`);
+    await expect
+      .poll(async () => (await agentRow.allInnerTexts()).map((t) => t.trim()))
+      .toEqual([agent.name, String(load.sessions), String(load.running_tasks)]);
     expect(await page.locator(".budget-line").innerText()).toContain("of $2.00");
     expect(await page.locator(".recent-events li").count()).toBe(o.recent_events.length);
     await screenshot(page, "overview");

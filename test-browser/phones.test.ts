@@ -138,6 +138,36 @@ async function expectFits(page: Page) {
 }
 
 describe("on a phone", () => {
+  it("keeps the navigation in a menu that opens from the top bar and closes on a choice, on Escape and beside it", async () => {
+    const page = await onPhone(`/projects/${project.id}/board`, (p) => p.locator(".board[data-loaded=true]").waitFor());
+    const menu = page.getByRole("button", { name: "Menu" });
+    const nav = page.getByRole("navigation", { name: "Main" });
+    expect(await nav.isVisible()).toBe(false);
+    expect(await menu.getAttribute("aria-expanded")).toBe("false");
+    await menu.click();
+    await nav.waitFor();
+    expect(await menu.getAttribute("aria-expanded")).toBe("true");
+    // Measured and pictured once it has slid in.
+    await page.waitForFunction(() => document.getElementById("sidebar")!.getAnimations().length === 0);
+    await expectFits(page);
+    await screenshot(page, "menu-phone");
+    // A choice goes there and puts the menu away.
+    await nav.getByRole("link", { name: "Inbox" }).click();
+    await page.waitForURL(/\/inbox$/);
+    await nav.waitFor({ state: "hidden" });
+    expect(await menu.getAttribute("aria-expanded")).toBe("false");
+    await menu.click();
+    await nav.waitFor();
+    await page.keyboard.press("Escape");
+    await nav.waitFor({ state: "hidden" });
+    // A tap beside the open menu closes it too, and leaves the page where it was.
+    await menu.click();
+    await nav.waitFor();
+    await page.mouse.click(PHONE.width - 10, PHONE.height / 2);
+    await nav.waitFor({ state: "hidden" });
+    expect(new URL(page.url()).pathname).toBe("/inbox");
+  });
+
   it("shows a task with no sideways scroll, its long ids, URLs and code wrapped, every control within reach", async () => {
     const page = await onPhone(`/projects/${project.id}/tasks/${task.id}`, (p) => p.getByRole("heading", { name: /Stop writing duplicate refunds/ }).waitFor());
     await page.getByText("The failing run").waitFor();

@@ -7,6 +7,7 @@ import type { Schemas } from "../../../client";
 import { hub, messageOf, ok } from "../api";
 import { landInboxCount, useInboxCount } from "../inbox-watch";
 import { notificationsState, turnOffNotifications, turnOnNotifications } from "../notifications";
+import { Empty, Loading } from "../ui/states";
 import { Problem } from "./controls";
 import { InboxEntry } from "./inbox-item";
 import "./inbox.css";
@@ -50,7 +51,8 @@ export function Inbox() {
         <NotificationsToggle />
       </div>
       <Problem message={error} />
-      {box?.items.length === 0 && <p class="muted">Nothing waits on you: no questions, plans or tasks to approve.</p>}
+      {!box && !error && <Loading what="the inbox" />}
+      {box?.items.length === 0 && <Empty title="Nothing waits on you.">No questions, plans or tasks to approve.</Empty>}
       <div class="inbox-items">
         {box?.items.map((item) => (
           <InboxEntry key={item.id} item={item} fresh={fresh.current.has(item.id)} focused={item.id === focus} onDone={load} />

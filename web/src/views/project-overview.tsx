@@ -195,8 +195,8 @@ function OverviewBody({ projectId, o }: { projectId: string; o: Overview }) {
 
 function OpenQuestions({ projectId, o }: { projectId: string; o: Overview }) {
   const waiting = [
-    { n: o.open_by_status.needs_human, what: "need an answer" },
-    { n: o.open_by_status.plan_review, what: "have a plan to review" },
+    { n: o.open_by_status.needs_human, what: ["needs an answer", "need an answer"] },
+    { n: o.open_by_status.plan_review, what: ["has a plan to review", "have a plan to review"] },
   ].filter((w) => w.n > 0);
   if (o.questions_waiting === 0) return <p class="muted">Nothing waits on people.</p>;
   return (
@@ -206,9 +206,9 @@ function OpenQuestions({ projectId, o }: { projectId: string; o: Overview }) {
         <>
           {": "}
           {waiting.map((w, i) => (
-            <span key={w.what}>
+            <span key={w.what[1]}>
               {i > 0 && ", "}
-              {w.n} {w.n === 1 ? "task" : "tasks"} {w.what}
+              {w.n === 1 ? `1 task ${w.what[0]}` : `${w.n} tasks ${w.what[1]}`}
             </span>
           ))}{" "}
           (<a {...linkProps(`/projects/${projectId}/board`)}>board</a>)

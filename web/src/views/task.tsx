@@ -19,6 +19,7 @@ import { Notes } from "./task-notes";
 import { SaveAsTemplate } from "./save-as-template";
 import { json, Requirements, Result, Section, StructuredSpec, TaskFormatRequest } from "./task-sections";
 import { PhaseTimes, Timeline } from "./task-timeline";
+import { Loading } from "../ui/states";
 import { TaskUsage } from "./task-usage";
 import { ReviewOf, TaskReviews } from "./task-reviews";
 import { BUDGET_EVENTS, lastUsageSeq } from "../usage-live";
@@ -102,6 +103,7 @@ export function TaskPage({ projectId, taskId }: { projectId: string; taskId: str
         {shown && <SaveAsTemplate task={shown} />}
       </p>
       <Problem message={error} />
+      {!shown && !error && <Loading what="the task" />}
       {shown && (
         <article>
           <h2>
