@@ -89,9 +89,12 @@ export class OutboxRecorder {
               AND (
                 (e.type IN (${CHAT_TYPES}) AND (c.events IS NULL OR e.type IN (SELECT value FROM json_each(c.events)))
                   AND (e.type != 'intervention_requested' OR e.data ->> '$.target_session_id' IS NULL))
-                -- a settling event only where the channel was told of what it settles
-                OR (e.type IN (${SETTLING_TYPES}) AND EXISTS (SELECT 1 FROM slack_posts p WHERE p.team_id = c.team_id AND p.channel_id = c.channel_id
-                      AND p.subject IN ('task:' || e.task_id, 'iv:' || (e.data ->> '$.intervention_id'))))
+                -- a settling event only where the channel was told of what it settles, or may be being told now: a row still
+                -- pending may be the one in flight, posted before its record is written (the lane skips what settles nothing)
+                OR (e.type IN (${SETTLING_TYPES}) AND (
+                  EXISTS (SELECT 1 FROM slack_posts p WHERE p.team_id = c.team_id AND p.channel_id = c.channel_id
+                          AND p.subject IN ('task:' || e.task_id, 'iv:' || (e.data ->> '$.intervention_id')))
+                  OR EXISTS (SELECT 1 FROM outbox q WHERE q.target_kind = 'slack' AND q.target_id = c.team_id || ':' || c.channel_id AND q.status = 'pending')))
               )
             -- by seq (the fifth column)
             ORDER BY 5
