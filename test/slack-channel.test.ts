@@ -7,10 +7,10 @@
 import { env, evictDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { seal } from "../src/auth/sealed";
-import { bootstrapAdmin, call, until as waitUntil } from "./helpers";
+import { addMember, bootstrapAdmin, call, createProject, registerAgent, until as waitUntil } from "./helpers";
 import { refuseChannel, slackCalls } from "./slack";
 import type { SlackCall } from "./slack-api-setup";
-import { cli, expectOk, T, worldUnder, type World } from "./task-world";
+import { cli, expectOk, openSession, T, worldUnder, type World } from "./task-world";
 
 let admin: string;
 
@@ -82,7 +82,19 @@ const ask = async (w: World, taskId: string, question: string, type = "question"
 const gate = (w: World, on: boolean) =>
   expectOk(call(`/api/v1/projects/${w.project.id}`, { method: "PATCH", token: admin, body: { settings: { approve_agent_tasks: on } } }));
 
-const world = () => worldUnder(admin, `Slack ${unique()}`);
+let first: World | undefined;
+
+/** A project of its own with its own agents; its member is the file's one person (sign-ins are limited to ten a minute). */
+async function world(): Promise<World> {
+  if (!first) return (first = await worldUnder(admin, `Slack ${unique()}`));
+  const project = await createProject(admin, `Slack ${unique()}`);
+  await addMember(admin, project.id, first.member.id);
+  const worker = await registerAgent(admin, `worker-${unique()}`);
+  const orchestrator = await registerAgent(admin, `orchestrator-${unique()}`);
+  const workerSession = await openSession(worker.apiKey, project.id, "worker");
+  const orchestratorSession = await openSession(orchestrator.apiKey, project.id, "orchestrator");
+  return { admin, member: first.member, project, worker, orchestrator, workerSession, orchestratorSession };
+}
 
 beforeAll(async () => {
   admin = await bootstrapAdmin();
@@ -179,6 +191,78 @@ describe("posting a project's events to a channel", () => {
   });
 });
 
+describe("a task that ends", () => {
+  it("settles its question still asking when a person cancels the task: no buttons, saying who cancelled it", async () => {
+    const w = await world();
+    const team = await install();
+    const channel = await postTo(w, team);
+    const taskId = await runningTask(w, "Called off");
+    const ivId = await ask(w, taskId, "Which way?");
+    const post = await recorded(team, channel, `iv:${ivId}`);
+    await expectOk(call(`/api/v1/tasks/${taskId}`, { method: "DELETE", token: w.member.token }));
+    const updates = await until(
+      () => callsIn(channel, "chat.update"),
+      (c) => c.length > 0,
+      "the question settled",
+    );
+    expect(updates).toHaveLength(1);
+    expect(updates[0]!.params.ts).toBe(post.ts);
+    expect(buttonsOf(updates[0]!)).toEqual([]);
+    expect(blockText(updates[0]!)).toContain("Which way?");
+    expect(blockText(updates[0]!)).toContain(`Task cancelled by ${w.member.email}`);
+  });
+
+  it("keeps an answered approval's words when its task completes afterwards", async () => {
+    const w = await world();
+    const team = await install();
+    const channel = await postTo(w, team);
+    const taskId = await runningTask(w, "Answered then done");
+    const ivId = await ask(w, taskId, "Merge it?", "approval");
+    await recorded(team, channel, `iv:${ivId}`);
+    await expectOk(call(`/api/v1/interventions/${ivId}/respond`, { token: w.member.token, body: { response: "approved" } }));
+    await until(
+      () => callsIn(channel, "chat.update"),
+      (c) => c.length > 0,
+      "the approval answered",
+    );
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${taskId}/complete`, { result: "Merged" }));
+    await until(
+      () => outboxOf(team, channel),
+      (r) => r.some((row) => row.event_type === "task_completed" && row.status === "delivered"),
+      "the completion delivered",
+    );
+    const updates = await callsIn(channel, "chat.update");
+    expect(updates).toHaveLength(1);
+    expect(blockText(updates[0]!)).toContain(`Answered by ${w.member.email}: approved`);
+    expect(blockText(updates[0]!)).not.toContain("Task done");
+    // The completion itself is still posted, in the task's thread.
+    expect((await posted(channel)).map((m) => m.params.text)).toEqual([expect.stringContaining("Approval needed"), expect.stringContaining("done")]);
+  });
+
+  it("settles the question of a channel that picked only questions when the task fails, posting no failure there", async () => {
+    const w = await world();
+    const team = await install();
+    const channel = await postTo(w, team, { events: ["intervention_requested", "task_awaiting_approval"] });
+    const taskId = await runningTask(w, "Failing quietly");
+    const ivId = await ask(w, taskId, "Try the mirror?");
+    const post = await recorded(team, channel, `iv:${ivId}`);
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${taskId}/fail`, { error: "no route" }));
+    const updates = await until(
+      () => callsIn(channel, "chat.update"),
+      (c) => c.length > 0,
+      "the question settled",
+    );
+    expect(updates[0]!.params.ts).toBe(post.ts);
+    expect(buttonsOf(updates[0]!)).toEqual([]);
+    expect(blockText(updates[0]!)).toContain("Task failed");
+    expect(await posted(channel)).toHaveLength(1);
+    expect((await outboxOf(team, channel)).map((r) => [r.event_type, r.status])).toEqual([
+      ["intervention_requested", "delivered"],
+      ["task_failed", "delivered"],
+    ]);
+  });
+});
+
 describe("what a channel asked for", () => {
   it("posts only the events a channel picked, and nothing to a muted one", async () => {
     const w = await world();
@@ -265,6 +349,28 @@ describe("delivery", () => {
     // Paced: a second apart at least.
     expect(calls[3]!.at - calls[2]!.at).toBeGreaterThanOrEqual(950);
   });
+
+  it("tries again, in order, a post Slack failed with a transient error answered with 200", async () => {
+    const w = await world();
+    const team = await install();
+    const channel = await postTo(w, team);
+    await gate(w, true);
+    await refuseChannel(channel, { times: 1, status: 200, error: "internal_error" });
+    const ids: string[] = [];
+    for (const title of ["one", "two"]) ids.push((await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title, project_id: w.project.id }), 201)).json.id);
+    const calls = await until(
+      () => posted(channel),
+      (c) => c.filter((m) => !m.refused).length >= 2,
+      "both posted",
+      20_000,
+    );
+    expect(calls.map((m) => [actionIds(m)[0], m.refused ?? null])).toEqual([
+      [`ap:${ids[0]}`, "internal_error"],
+      [`ap:${ids[0]}`, null],
+      [`ap:${ids[1]}`, null],
+    ]);
+    expect((await outboxOf(team, channel)).map((r) => r.status)).toEqual(["delivered", "delivered"]);
+  }, 30_000);
 
   it("loses nothing and posts nothing twice when the lane restarts between deliveries", async () => {
     const w = await world();

@@ -29,3 +29,10 @@ export const SETTLING_EVENTS = [
   "task_retried",
   "task_cancelled",
 ] as const;
+
+/**
+ * Events that end a task: its questions, approval and plan still asking are settled by it (the task no longer waits
+ * for an answer), though no event settles each of them. A channel that did not pick one is still owed it where it
+ * posted about the task, to settle those messages.
+ */
+export const TASK_ENDING_EVENTS = ["task_completed", "task_failed", "task_cancelled"] as const;

@@ -12,11 +12,12 @@
  * (done, failed or cancelled): its span, built when it is sent. A Slack
  * channel a project posts to is owed the events it picked (CHAT_EVENTS by
  * default), and the events that settle a message it was posted (so the
- * message is updated in place), in one lane per channel (`team:channel`).
+ * message is updated in place; a task's end settles what its messages still
+ * ask), in one lane per channel (`team:channel`).
  */
 import { sql } from "drizzle-orm";
 import type { OutboxTargetKind } from "../db/schema";
-import { CHAT_EVENTS, SETTLING_EVENTS } from "../domain/chat-events";
+import { CHAT_EVENTS, SETTLING_EVENTS, TASK_ENDING_EVENTS } from "../domain/chat-events";
 import { SPAN_ENDING_EVENTS } from "../integrations/telemetry/task-span";
 import { statement, type CommittedEvent } from "./statements";
 
@@ -32,7 +33,8 @@ export interface OutboxTarget {
  */
 const sqlList = (types: readonly string[]) => sql.raw(types.map((type) => `'${type}'`).join(", "));
 const CHAT_TYPES = sqlList(CHAT_EVENTS);
-const SETTLING_TYPES = sqlList(SETTLING_EVENTS);
+/** A task that ends settles what its messages still ask, so a channel that posted about it is owed its end too. */
+const SETTLING_TYPES = sqlList([...new Set([...SETTLING_EVENTS, ...TASK_ENDING_EVENTS])]);
 const SPAN_ENDING_TYPES = sqlList(SPAN_ENDING_EVENTS);
 
 export class OutboxRecorder {

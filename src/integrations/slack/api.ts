@@ -31,3 +31,8 @@ export function slackFailure(e: unknown): { status: number | null; error: string
 export const TOKEN_GONE = new Set(["invalid_auth", "account_inactive", "token_revoked", "token_expired", "not_authed", "team_not_found"]);
 /** Slack's errors that mean the channel will take nothing from the bot as it is. */
 export const CHANNEL_GONE = new Set(["channel_not_found", "not_in_channel", "is_archived", "restricted_action", "team_access_not_granted"]);
+/**
+ * Slack's errors (answered with HTTP 200) that say Slack failed this time, not that the call was wrong: tried again on
+ * the retry schedule, as a 5xx is. (`ratelimited` has its own wait.)
+ */
+export const TRANSIENT = new Set(["internal_error", "fatal_error", "service_unavailable", "request_timeout"]);

@@ -1,11 +1,12 @@
 /**
  * What a Slack channel's lane reads to post a page of outbox rows: the channel's own rows (which projects post there,
  * muted or not, the events each picked), the names and tasks the messages mention, the messages it posted before (a
- * task's thread, what an event settles), and the event a settled message was posted for.
+ * task's thread, what an event settles, what a task's end settles), and the event a message to settle was posted for.
  */
 import type { DueRow } from "../outbox-lane";
 import type { Env } from "../../runtime/env";
-import { POSTED_FOR, SETTLED_BY } from "./notifications";
+import { TASK_ENDING_EVENTS } from "../../domain/chat-events";
+import { ASKING_KINDS, POSTED_FOR, SETTLED_BY } from "./notifications";
 
 export interface ChannelRow {
   project_id: string;
@@ -84,19 +85,50 @@ export async function settledSince(env: Pick<Env, "DB">, row: DueRow, subject: s
   return found ? { type: found.type, task_id: found.task_id, actor: found.actor, data: JSON.parse(found.data) as Record<string, unknown> } : null;
 }
 
-/** The event a settled message was posted for: the last of its kind before the settling one, about the same task or question. */
+/**
+ * The event a message to settle was posted for: the last of its kind before the settling one, about the same task or
+ * question, unless something settled it since (its first settlement is the one it keeps). A task's end settles what
+ * its messages still ask, so for those it counts as settling them too.
+ */
 export async function postedFor(env: Pick<Env, "DB">, row: DueRow, subject: string) {
   const [kind, id] = kindOf(subject);
   const type = POSTED_FOR[kind];
   if (!type) return null;
+  const ending = (ASKING_KINDS as readonly string[]).includes(kind) ? TASK_ENDING_EVENTS : [];
   const found = await env.DB.prepare(
-    `SELECT task_id, data FROM events WHERE project_id = ?1 AND type = ?2 AND seq < ?3
-       AND (?4 IS NULL OR task_id = ?4) AND (?5 IS NULL OR data ->> '$.intervention_id' = ?5)
-     ORDER BY seq DESC LIMIT 1`,
+    `WITH posted AS (
+       SELECT seq, task_id, data FROM events WHERE project_id = ?1 AND type = ?2 AND seq < ?3
+         AND (?4 IS NULL OR task_id = ?4) AND (?5 IS NULL OR data ->> '$.intervention_id' = ?5)
+       ORDER BY seq DESC LIMIT 1)
+     SELECT task_id, data FROM posted p WHERE NOT EXISTS (
+       SELECT 1 FROM events s WHERE s.project_id = ?1 AND s.seq > p.seq AND s.seq < ?3 AND (
+         (s.type IN (SELECT value FROM json_each(?6)) AND (CASE WHEN ?5 IS NULL THEN s.task_id = p.task_id ELSE s.data ->> '$.intervention_id' = ?5 END))
+         OR (s.type IN (SELECT value FROM json_each(?7)) AND s.task_id = p.task_id)))`,
   )
-    .bind(row.project_id, type, row.seq ?? Number.MAX_SAFE_INTEGER, kind === "iv" ? row.event_task_id : id, kind === "iv" ? id : null)
+    .bind(
+      row.project_id,
+      type,
+      row.seq ?? Number.MAX_SAFE_INTEGER,
+      kind === "iv" ? row.event_task_id : id,
+      kind === "iv" ? id : null,
+      JSON.stringify(SETTLED_BY[kind]),
+      JSON.stringify(ending),
+    )
     .first<{ task_id: string | null; data: string }>();
   return found ? { type, task_id: found.task_id, data: JSON.parse(found.data) as Record<string, unknown> } : null;
+}
+
+/** A task's messages in the channel that may still ask something: its approval, its plan, and its questions. */
+export async function taskAsks(env: Pick<Env, "DB">, teamId: string, channelId: string, taskId: string) {
+  const { results } = await env.DB.prepare(
+    `SELECT p.subject, p.ts FROM slack_posts p WHERE p.team_id = ?1 AND p.channel_id = ?2
+       AND (p.subject IN ('ap:' || ?3, 'plan:' || ?3)
+         OR (p.subject LIKE 'iv:%' AND EXISTS (SELECT 1 FROM interventions i WHERE i.id = substr(p.subject, 4) AND i.task_id = ?3)))
+     ORDER BY p.created_at`,
+  )
+    .bind(teamId, channelId, taskId)
+    .all<{ subject: string; ts: string }>();
+  return results;
 }
 
 export interface PostedAt {

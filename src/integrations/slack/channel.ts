@@ -7,11 +7,11 @@
  * restart between a post and its record posts it again, which is better than losing it.
  */
 import { unseal } from "../../auth/sealed";
-import { CHAT_EVENTS, SETTLING_EVENTS } from "../../domain/chat-events";
+import { CHAT_EVENTS, SETTLING_EVENTS, TASK_ENDING_EVENTS } from "../../domain/chat-events";
 import { MAX_PER_DRAIN, OutboxLane, PAGE, type AttemptRecord, type DueRow } from "../outbox-lane";
 import { MAX_PENDING_DELIVERIES, nextAttemptAt } from "../retry-schedule";
-import { CHANNEL_GONE, slackClient, slackFailure, TOKEN_GONE } from "./api";
-import { channelRows, dataOf, postedFor, postRecord, readFor, settledSince, type ChannelRow, type PostedAt, type Reads } from "./channel-reads";
+import { CHANNEL_GONE, slackClient, slackFailure, TOKEN_GONE, TRANSIENT } from "./api";
+import { channelRows, dataOf, postedFor, postRecord, readFor, settledSince, taskAsks, type ChannelRow, type PostedAt, type Reads } from "./channel-reads";
 import { forgetInstallation, sealedTokenOf } from "./installations";
 import { notification, settled, settledSubject, settlement, type SlackContext, type SlackMessage } from "./notifications";
 
@@ -22,6 +22,7 @@ const SAME_SERVER_WINDOW_MS = 60_000;
 
 const SETTLING: ReadonlySet<string> = new Set(SETTLING_EVENTS);
 const TOLD: ReadonlySet<string> = new Set(CHAT_EVENTS);
+const ENDING: ReadonlySet<string> = new Set(TASK_ENDING_EVENTS);
 
 /** What one attempt came to: its record, how long Slack asked to wait, Slack's error, and what to keep of it. */
 interface Outcome {
@@ -40,15 +41,26 @@ const done = (responseBody: string | null, called = false, keep: D1PreparedState
   called,
 });
 
+/** Whether the channel asks to be posted this kind of event. */
+const picks = (channel: ChannelRow, type: string) => TOLD.has(type) && (channel.events === null || (JSON.parse(channel.events) as string[]).includes(type));
+
 /** Why a recorded notification is no longer to be posted, if it is not. */
 function staleness(row: DueRow, channel: ChannelRow | undefined): string | null {
   if (!channel) return "not sent: the project no longer posts to this channel";
   if (channel.muted) return "not sent: the channel is muted";
   if (row.seq !== null && row.event_data === null) return "not sent: the event is gone";
-  if (TOLD.has(row.event_type) && channel.events !== null && !(JSON.parse(channel.events) as string[]).includes(row.event_type))
+  // A task's end not asked for still settles what the task's messages ask.
+  if (TOLD.has(row.event_type) && !ENDING.has(row.event_type) && !picks(channel, row.event_type))
     return `not sent: the channel no longer asks for ${row.event_type}`;
   return null;
 }
+
+/** Slack refused this one call for good (the message cannot be updated, say): not worth trying again, and no reason to stop the lane. */
+const refusedForGood = (o: Outcome) =>
+  !o.record.ok &&
+  o.record.statusCode === 200 &&
+  o.retryAfterMs === null &&
+  !(o.error && (TRANSIENT.has(o.error) || TOKEN_GONE.has(o.error) || CHANNEL_GONE.has(o.error)));
 
 export class SlackChannel extends OutboxLane {
   protected readonly kind = "slack";
@@ -85,13 +97,14 @@ export class SlackChannel extends OutboxLane {
         if (at > Date.now()) return this.ctx.storage.setAlarm(at);
         if (sent >= MAX_PER_DRAIN) return this.ctx.storage.setAlarm(Date.now());
         // Removing or muting the channel, or changing what it asks for, after the row was recorded still counts.
-        const stale = staleness(row, byProject.get(row.project_id));
+        const channel = byProject.get(row.project_id);
+        const stale = staleness(row, channel);
         if (stale) {
           await this.record(row, { ok: false, statusCode: null, error: stale, durationMs: 0, responseBody: null });
           await this.giveUp(row);
           continue;
         }
-        const outcome = await this.deliver(token, row, reads);
+        const outcome = await this.deliver(token, row, reads, picks(channel!, row.event_type));
         if (outcome.called) sent++;
         await this.record(row, outcome.record, outcome.keep);
         if (outcome.record.ok) continue;
@@ -105,8 +118,9 @@ export class SlackChannel extends OutboxLane {
           await this.giveUp(row);
           return this.dropAll(`not sent: ${outcome.error}`);
         }
-        // Slack answered and will not take this message as it is: trying again changes nothing.
-        if (outcome.record.statusCode === 200) {
+        // Slack answered and will not take this message as it is: trying again changes nothing. (Slack's own failures,
+        // also answered with 200, go on to the retry schedule.)
+        if (refusedForGood(outcome)) {
           await this.giveUp(row);
           continue;
         }
@@ -142,10 +156,14 @@ export class SlackChannel extends OutboxLane {
     };
   }
 
-  private async deliver(token: string, row: DueRow, reads: Reads): Promise<Outcome> {
+  private async deliver(token: string, row: DueRow, reads: Reads, picked: boolean): Promise<Outcome> {
     const data = dataOf(row);
     const event = { type: row.event_type, task_id: row.event_task_id, data };
-    if (SETTLING.has(row.event_type)) return this.settle(token, row, event, reads);
+    if (SETTLING.has(row.event_type) || ENDING.has(row.event_type)) {
+      // Updates first: done again after a failed post, they leave the same words.
+      const settledOutcome = await this.settle(token, row, event, reads);
+      if (!picked || (!settledOutcome.record.ok && !refusedForGood(settledOutcome))) return settledOutcome;
+    }
     const fresh = notification(event, this.contextOf(row.project_id, row.event_task_id, data.intervention_id, reads));
     if (!fresh) return done("not sent: nothing to say");
     const since = fresh.subject ? await settledSince(this.env, row, fresh.subject) : null;
@@ -176,18 +194,28 @@ export class SlackChannel extends OutboxLane {
     );
   }
 
-  /** Updates the message an event settles: its words again, without buttons, saying who settled it and how. */
+  /**
+   * Updates the messages an event settles (a task's end: all the task's messages still asking): their words again,
+   * without buttons, saying who settled them and how. One settled before keeps its first settlement.
+   */
   private async settle(token: string, row: DueRow, event: { type: string; task_id: string | null; data: Record<string, unknown> }, reads: Reads) {
-    const subject = settledSubject(event);
-    const ts = subject ? reads.posts.get(subject) : undefined;
-    if (!subject || !ts) return done("not sent: nothing to update");
-    const original = await postedFor(this.env, row, subject);
-    const message: SlackMessage | null = original
-      ? notification(original, this.contextOf(row.project_id, original.task_id, original.data.intervention_id, reads))
-      : null;
-    if (!message) return done("not sent: nothing to update");
-    const after = settled(message, settlement(event, row.event_actor));
-    return this.call(token, (api) => api.chat.update({ channel: this.channelId, ts, text: after.text, blocks: after.blocks }));
+    const own = settledSubject(event);
+    const targets = own && reads.posts.has(own) ? [{ subject: own, ts: reads.posts.get(own)! }] : [];
+    if (ENDING.has(event.type) && event.task_id) targets.push(...(await taskAsks(this.env, this.teamId, this.channelId, event.task_id)));
+    let last = done("not sent: nothing to update");
+    for (const { subject, ts } of targets) {
+      const original = await postedFor(this.env, row, subject);
+      const message: SlackMessage | null = original
+        ? notification(original, this.contextOf(row.project_id, original.task_id, original.data.intervention_id, reads))
+        : null;
+      if (!message) continue;
+      const after = settled(message, settlement(event, row.event_actor));
+      const outcome = await this.call(token, (api) => api.chat.update({ channel: this.channelId, ts, text: after.text, blocks: after.blocks }));
+      // One message Slack will not update does not hold the others.
+      if (!outcome.record.ok && !refusedForGood(outcome)) return outcome;
+      last = outcome;
+    }
+    return last;
   }
 
   /** One call to Slack, paced; for a post, what to keep of it: its ts under its subjects, in the record's batch. */

@@ -122,6 +122,9 @@ export const SETTLED_BY = {
   fail: ["task_retried", "task_cancelled"],
 } as const;
 
+/** The kinds of a task's messages that still ask something until the task ends (TASK_ENDING_EVENTS settle them). */
+export const ASKING_KINDS = ["iv", "ap", "plan"] as const;
+
 /** The subject of the message an event settles, or null for an event that settles none. */
 export function settledSubject(e: NotifiedEvent): string | null {
   switch (e.type) {
@@ -158,7 +161,11 @@ export function settlement(e: NotifiedEvent, actor: string | null): string {
     case "task_retried":
       return `Retried by ${by}`;
     case "task_cancelled":
-      return `Cancelled by ${by}`;
+      return `Task cancelled by ${by}`;
+    case "task_failed":
+      return "Task failed";
+    case "task_completed":
+      return "Task done";
     default:
       return `Settled by ${by}`;
   }
