@@ -138,6 +138,9 @@ describe("a message settled", () => {
     expect(settlement(event("intervention_timed_out", { intervention_id: IV }), null)).toBe("Timed out");
     expect(settlement(event("task_approved"), "bo@x")).toBe("Approved by bo@x");
     expect(settlement(event("plan_revision_requested", { feedback: "smaller" }), "bo@x")).toBe("Changes asked by bo@x: smaller");
+    expect(settlement(event("task_cancelled"), "bo@x")).toBe("Task cancelled by bo@x");
+    expect(settlement(event("task_failed"), null)).toBe("Task failed");
+    expect(settlement(event("task_completed"), null)).toBe("Task done");
     expect(settlement(event("task_retried"), "bo@x")).toBe("Retried by bo@x");
   });
 });
