@@ -120,10 +120,11 @@ export async function postedFor(env: Pick<Env, "DB">, row: DueRow, subject: stri
 
 /** A task's messages in the channel that may still ask something: its approval, its plan, and its questions. */
 export async function taskAsks(env: Pick<Env, "DB">, teamId: string, channelId: string, taskId: string) {
+  // From the task's questions (by their index), not from the channel's every question ever posted.
   const { results } = await env.DB.prepare(
-    `SELECT p.subject, p.ts FROM slack_posts p WHERE p.team_id = ?1 AND p.channel_id = ?2
-       AND (p.subject IN ('ap:' || ?3, 'plan:' || ?3)
-         OR (p.subject LIKE 'iv:%' AND EXISTS (SELECT 1 FROM interventions i WHERE i.id = substr(p.subject, 4) AND i.task_id = ?3)))
+    `SELECT p.subject, p.ts FROM slack_posts p
+       WHERE p.team_id = ?1 AND p.channel_id = ?2
+         AND p.subject IN (SELECT 'iv:' || i.id FROM interventions i WHERE i.task_id = ?3 UNION ALL SELECT 'ap:' || ?3 UNION ALL SELECT 'plan:' || ?3)
      ORDER BY p.created_at`,
   )
     .bind(teamId, channelId, taskId)

@@ -2,7 +2,8 @@
  * One Durable Object per Slack channel a project posts to (named `team:channel`): posts the channel's notifications
  * from the outbox in order (outbox-lane.ts), at most one call a second (Slack's limit for posting in a channel),
  * waiting as long as Slack says when it answers 429. A task's messages go in one thread, under the first posted about
- * it; a message that asks for something is updated in place by the event that settles it, whoever acted and where.
+ * it; a message that asks for something is updated in place by the event that settles it, whoever acted and where,
+ * or by its task's end. Slack's own failures (a 5xx, or `internal_error` and the like answered with 200) are tried again.
  * What a post leaves (its `ts` under its subject, slack_posts) is written in the same batch as the row's record: a
  * restart between a post and its record posts it again, which is better than losing it.
  */
