@@ -17,6 +17,7 @@ CREATE TABLE `slack_installations` (
 	`team_name` text,
 	`bot_token_sealed` text NOT NULL,
 	`bot_user_id` text,
+	`hub_url` text,
 	`source` text NOT NULL,
 	`installed_by` text NOT NULL,
 	`created_at` text NOT NULL,

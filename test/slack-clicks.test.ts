@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { addMember, call, createUser, until } from "./helpers";
 import { click, installTeam, linkSlack, responded, submit, type SlackUser } from "./slack-people";
 import { interaction, postSigned, SLACK_ROOT, slackCalls } from "./slack";
-import { cli, createWorld, expectOk, T, taskIn, type World } from "./task-world";
+import { cli, createWorld, expectOk, T, taskIn, worldUnder, type World } from "./task-world";
 
 const TEAM = "TCLICKS";
 let w: World;
@@ -113,6 +113,24 @@ describe("an approval's buttons", () => {
     expect((await responded(name)).text).toContain("Not found");
     const other = await click(ann, "zz:nothing");
     expect((await responded(other.name)).text).toBe("This button no longer does anything");
+  });
+});
+
+describe("another project's questions and plans", () => {
+  it("open no modal and take no answer from someone who cannot see the project", async () => {
+    const other = await worldUnder(w.admin, `Not ann's ${crypto.randomUUID().slice(0, 4)}`);
+    const { json } = await expectOk(cli(other.orchestrator.apiKey, "POST", T, { title: "Secret work", project_id: other.project.id }), 201);
+    await expectOk(cli(other.orchestrator.apiKey, "POST", `${T}/${json.id}/assign`, { session_name: "worker" }));
+    await expectOk(cli(other.worker.apiKey, "POST", `${T}/${json.id}/start`, {}));
+    const ivId = (await expectOk(cli(other.worker.apiKey, "POST", `${T}/${json.id}/help`, { question: "Secret question?" }))).json.intervention_id as string;
+    for (const value of [`it:${ivId}`, `pr:${json.id}`]) {
+      const { name } = await click(ann, value);
+      expect((await responded(name)).text).toContain("Not found");
+      expect((await slackCalls("views.open")).filter((c) => c.params.trigger_id === `trig.${name}`)).toEqual([]);
+    }
+    const submitted = await submit(ann, `answer:${ivId}`, "my answer");
+    expect((await submitted.json()) as any).toMatchObject({ response_action: "errors" });
+    expect((await call(`/api/v1/interventions?task_id=${json.id}`, { token: w.admin })).json[0].status).toBe("pending");
   });
 });
 

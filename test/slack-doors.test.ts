@@ -230,6 +230,18 @@ describe("/orc", () => {
     expect((await orc(here, `watch ${w.project.name}`)).said).toContain("no longer posts");
     expect(await rows()).toEqual([]);
     expect((await orc(here, "watch no-such-project")).said).toContain("Which project?");
+    // A channel the app cannot see is refused, not recorded to be dropped later.
+    expect((await orc({ ...ann, channel: "CNONEWATCH" }, `watch ${w.project.name}`)).said).toContain("the app sees no such channel");
+    expect(await env.DB.prepare("SELECT 1 FROM slack_channels WHERE channel_id = 'CNONEWATCH'").first()).toBeNull();
+  });
+
+  it("a workspace the app is not installed in is told so, and its link code is not spent", async () => {
+    const { json } = await call("/api/v1/auth/me/slack-link", { method: "POST", token: w.member.token });
+    const stranger = { team: "TNOTINSTALLED", user: "USTRANGER", channel: "CX" };
+    expect((await orc(stranger, `link ${json.code}`)).said).toContain("not installed in this workspace");
+    expect((await orc(stranger, "tasks")).said).toContain("not installed in this workspace");
+    expect(await env.DB.prepare("SELECT 1 FROM slack_links WHERE team_id = 'TNOTINSTALLED'").first()).toBeNull();
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM slack_link_codes WHERE user_id = ?1").bind(w.member.id).first("n")).toBeGreaterThan(0);
   });
 
   it("mute stops this channel's projects posting, and again lets them post, saying which", async () => {

@@ -5,7 +5,8 @@ import { describe, expect, it } from "vitest";
 import type { HubEnv } from "../src/http/context";
 import type { Problem } from "../src/http/problem";
 import { signedSlackBody } from "../src/integrations/slack/doors-body";
-import { escapeMrkdwn, openTaskReply, taskReply } from "../src/integrations/slack/command-replies";
+import { openTaskReply, taskReply } from "../src/integrations/slack/command-replies";
+import { escapeMrkdwn } from "../src/integrations/slack/notifications";
 import { parseOrc } from "../src/integrations/slack/commands";
 import { answerModal, changesModal, submittedFor } from "../src/integrations/slack/modals";
 import { responseUrlAllowed } from "../src/integrations/slack/response-url";
@@ -17,6 +18,9 @@ describe("/orc's sub-commands", () => {
     expect(parseOrc("  TASK  1a2b3c4d ")).toEqual({ sub: "task", rest: "1a2b3c4d" });
     expect(parseOrc('run "Nightly triage" area=x')).toEqual({ sub: "run", rest: '"Nightly triage" area=x' });
     expect(parseOrc("mute")).toEqual({ sub: "mute", rest: "" });
+    // Slack sends what was typed with &, < and > as entities.
+    expect(parseOrc('run t note="a &amp; b" x=&lt;y&gt; z=&amp;lt;')).toEqual({ sub: "run", rest: 't note="a & b" x=<y> z=&lt;' });
+    expect(parseOrc("watch R&amp;D")).toEqual({ sub: "watch", rest: "R&D" });
     expect(parseOrc("")).toEqual({ sub: "help", rest: "" });
     expect(parseOrc("deploy everything")).toEqual({ sub: "help", rest: "" });
   });
@@ -42,6 +46,26 @@ describe("mrkdwn from elsewhere", () => {
       "https://hub/x",
     );
     expect((one.blocks![0] as any).text.text).toBe(`*<https://hub/x|T&gt;>*\nP · failed · high · on box&lt;1&gt;\n\`${ID}\`\n\n>line 1\n>line &lt;2&gt;`);
+  });
+});
+
+describe("Slack's limits", () => {
+  const amps = (n: number) => "&<".repeat(n);
+  const sectionTexts = (blocks: any[]) => blocks.filter((b) => b.type === "section").map((b) => b.text.text as string);
+  it("hold for text that grows when escaped: every section of a reply and a modal stays within 3,000 characters", () => {
+    const many = Array.from({ length: 20 }, () => ({ id: ID, title: amps(200), status: "needs_human", project: amps(200), awaiting_approval: 0 }));
+    const list = sectionTexts(openTaskReply(many, 20, "your projects").blocks!);
+    expect(list.length).toBeGreaterThan(2);
+    for (const text of list) expect(text.length).toBeLessThanOrEqual(3000);
+    const one = taskReply(
+      { id: ID, title: amps(500), status: "failed", priority: "high", project: amps(500), server: amps(500), outcome: `${amps(2000)}\n`.repeat(3) },
+      "https://hub/x",
+    );
+    for (const text of sectionTexts(one.blocks!)) expect(text.length).toBeLessThanOrEqual(3000);
+    const modal = answerModal({ id: ID, question: `${amps(10)}\n`.repeat(400), taskTitle: amps(300) }, null);
+    for (const text of sectionTexts(modal.blocks)) expect(text.length).toBeLessThanOrEqual(3000);
+    // Cut after escaping: never half an entity.
+    for (const text of [...list, ...sectionTexts(one.blocks!), ...sectionTexts(modal.blocks)]) expect(text).not.toMatch(/&(a|am|l|lt|g|gt)?…/);
   });
 });
 

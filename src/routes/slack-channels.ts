@@ -4,7 +4,6 @@
  */
 import { and, eq } from "drizzle-orm";
 import { Hono } from "hono";
-import { SlackAPIError } from "slack-edge";
 import { z } from "zod";
 import { projectFor } from "../auth/access";
 import { nowIso } from "../db/client";
@@ -12,9 +11,8 @@ import { outbox, slackChannels, slackInstallations } from "../db/schema";
 import { CHAT_EVENTS, type ChatEvent } from "../domain/chat-events";
 import { readJson } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
-import { conflict, fieldError, notFound, Problem } from "../http/problem";
-import { botTokenOf } from "../integrations/slack/installations";
-import { slackClient } from "../integrations/slack/api";
+import { conflict, fieldError, notFound } from "../http/problem";
+import { channelRefusal } from "../integrations/slack/channel-check";
 import { currentUser, person } from "../middleware/guards";
 import { documented, type Operation } from "../openapi/operation";
 import { slackChannelSchema, slackChannelView } from "../views/slack";
@@ -57,25 +55,14 @@ async function workspaceOf(c: HubContext, teamId: string | null | undefined): Pr
 
 /** Checks the bot can post in the channel, joining a public one it is not in yet. */
 async function checkChannel(c: HubContext, teamId: string, channelId: string) {
-  const token = await botTokenOf(c.env, teamId);
-  if (!token) throw fieldError("team_id", "the Slack app is not installed in that workspace");
-  const slack = slackClient(c.env, token);
+  let refusal;
   try {
-    const { channel } = await slack.conversations.info({ channel: channelId });
-    if (channel?.is_archived) throw fieldError("channel_id", "the channel is archived");
-    if (!channel?.is_member && !channel?.is_private) await slack.conversations.join({ channel: channelId });
+    refusal = await channelRefusal(c.env, teamId, channelId);
   } catch (e) {
-    if (e instanceof Problem) throw e;
-    if (e instanceof SlackAPIError && CHANNEL_UNSEEN.has(e.error)) {
-      throw fieldError("channel_id", "the app sees no such channel in that workspace (invite it to a private channel first: /invite @app)");
-    }
-    if (e instanceof SlackAPIError && e.error === "is_archived") throw fieldError("channel_id", "the channel is archived");
     throw slackProblem(e, "team_id");
   }
+  if (refusal) throw fieldError(refusal.field, refusal.reason);
 }
-
-/** Slack's answers for a channel the bot cannot see: none of that id, or a private one it was not invited to. */
-const CHANNEL_UNSEEN = new Set(["channel_not_found", "method_not_supported_for_channel_type", "not_in_channel"]);
 
 async function channelIn(c: HubContext, projectId: string) {
   const row = await c.var.db.query.slackChannels.findFirst({ where: and(eq(slackChannels.id, c.req.param("cid")!), eq(slackChannels.projectId, projectId)) });

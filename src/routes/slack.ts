@@ -71,6 +71,7 @@ async function install(
     teamName: row.teamName,
     botUserId: row.botUserId,
     botTokenSealed: await seal(c.env.DATA_KEY, row.token),
+    hubUrl: hubBaseUrl(c),
     source: row.source,
     installedBy: row.by,
     createdAt: now,

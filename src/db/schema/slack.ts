@@ -8,6 +8,8 @@ export const slackInstallations = sqliteTable("slack_installations", {
   teamName: text("team_name"),
   botTokenSealed: text("bot_token_sealed").notNull(),
   botUserId: text("bot_user_id"),
+  /** The hub's address as the installer reached it: messages link to tasks there when PUBLIC_URL is not set. */
+  hubUrl: text("hub_url"),
   /** `oauth` (Slack's install flow) or `token` (an admin pasted the bot token). */
   source: text("source", { enum: ["oauth", "token"] }).notNull(),
   installedBy: text("installed_by").notNull(),

@@ -1,23 +1,38 @@
 /**
  * What `/orc` and the buttons answer privately (pure): Slack mrkdwn in Block Kit sections, with their text as the
  * fallback. Every piece of text from elsewhere (titles, names, errors) is escaped (&, <, >, which Slack reads as markup:
- * links, mentions) and cut, so one answer stays under a section's 3,000 characters.
+ * links, mentions) and then cut, so one section stays under Slack's 3,000 characters as Slack counts them.
  */
 import { cutText } from "../../domain/text";
 import { WAITING_ON_PEOPLE, type ListedTask } from "../chat/listed-task";
+import { escapedCut, MAX_SECTION } from "./notifications";
 import type { EphemeralReply } from "./response-url";
-
-export const escapeMrkdwn = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 
 /** Longest names in a list line. */
 const MAX_LISTED_NAME = 80;
 /** Longest name in a heading (a task's title). */
 const MAX_NAME = 200;
-/** Longest piece quoted (a result's summary, an error). */
-const MAX_QUOTE = 1500;
+/** Longest piece quoted (a result's summary, an error): quoting adds a `>` a line, and the reply's other lines fit beside it. */
+const MAX_QUOTE = 1000;
 
-/** Text from elsewhere, cut then escaped. */
-export const named = (text: string, max = MAX_NAME) => escapeMrkdwn(cutText(text, max, "…"));
+/** Text from elsewhere, escaped and cut to `max` as Slack counts it. */
+export const named = (text: string, max = MAX_NAME) => escapedCut(text, max);
+
+/** Text from elsewhere as a quote, each line marked. */
+export const quoted = (text: string, max = MAX_QUOTE) => `>${escapedCut(text, max).replace(/\n/g, "\n>")}`;
+
+/** Lines under a heading, packed into as many sections as Slack's 3,000 characters a section need. */
+function sectionsOf(heading: string, lines: readonly string[]): string[] {
+  const out: string[] = [];
+  let current = heading;
+  for (const line of lines) {
+    if (current.length + 1 + line.length > MAX_SECTION) {
+      out.push(current);
+      current = line;
+    } else current = `${current}\n${line}`;
+  }
+  return [...out, current];
+}
 
 const short = (id: string) => id.slice(0, 8);
 
@@ -51,8 +66,8 @@ export function openTaskReply(tasks: readonly ListedTask[], total: number, where
   const others = tasks.filter((t) => !needsPerson(t));
   const more = total - tasks.length;
   const parts = [
-    ...(waiting.length ? [`*Needs a person*\n${waiting.map(line).join("\n")}`] : []),
-    ...(others.length ? [`*Running and waiting*\n${others.map(line).join("\n")}`] : []),
+    ...(waiting.length ? sectionsOf("*Needs a person*", waiting.map(line)) : []),
+    ...(others.length ? sectionsOf("*Running and waiting*", others.map(line)) : []),
     ...(more > 0 ? [`…and ${more} more open ${more === 1 ? "task" : "tasks"} (see the dashboard)`] : []),
   ];
   return { text: `Open tasks in ${where}`, blocks: [section(`Open tasks in ${where}`), ...parts.map(section)] };
@@ -75,7 +90,7 @@ export function taskReply(t: TaskFacts, url: string): EphemeralReply {
     `*<${url}|${named(t.title)}>*`,
     `${named(t.project)} · ${t.status} · ${t.priority}${t.server ? ` · on ${named(t.server)}` : ""}`,
     `\`${t.id}\``,
-    ...(t.outcome ? ["", `>${named(t.outcome, MAX_QUOTE).replace(/\n/g, "\n>")}`] : []),
+    ...(t.outcome ? ["", quoted(t.outcome)] : []),
   ].join("\n");
   return { text: `${cutText(t.title, MAX_NAME, "…")} (${t.status})`, blocks: [section(text)] };
 }

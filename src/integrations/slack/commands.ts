@@ -9,7 +9,10 @@ import { accessTo, actAs, findVisible, visibleProjects } from "../people";
 import { openTasksOf } from "../chat/open-tasks";
 import { parseRunCommand } from "../chat/run-command";
 import { templateNamed } from "../chat/templates";
-import { escapeMrkdwn, HELP, named, NOT_LINKED, openTaskReply, projectNames, said, taskReply } from "./command-replies";
+import { HELP, named, NOT_LINKED, openTaskReply, projectNames, said, taskReply } from "./command-replies";
+import { escapeMrkdwn } from "./notifications";
+import { channelRefusal } from "./channel-check";
+import { botTokenOf } from "./installations";
 import { linkedPerson, redeemLinkCode } from "./linked";
 import type { EphemeralReply } from "./response-url";
 
@@ -17,8 +20,13 @@ export const SUBCOMMANDS = ["help", "link", "tasks", "task", "watch", "mute", "r
 export type Subcommand = (typeof SUBCOMMANDS)[number];
 
 /** The sub-command and what follows it; anything unknown is `help`. */
+/** Slack sends a command's `&`, `<` and `>` as HTML entities: the text as typed. */
+export const typedText = (text: string) => text.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+
 export function parseOrc(text: string): { sub: Subcommand; rest: string } {
-  const m = text.trim().match(/^(\S+)\s*([\s\S]*)$/);
+  const m = typedText(text)
+    .trim()
+    .match(/^(\S+)\s*([\s\S]*)$/);
   const word = m?.[1]!.toLowerCase();
   return m && (SUBCOMMANDS as readonly string[]).includes(word!) ? { sub: word as Subcommand, rest: m[2]!.trim() } : { sub: "help", rest: "" };
 }
@@ -38,6 +46,7 @@ const RUN_USAGE = "/orc run <template> [name=value …]";
 export async function runOrc(env: WorkerEnv, at: OrcContext, text: string): Promise<EphemeralReply> {
   const { sub, rest } = parseOrc(text);
   if (sub === "help") return said(HELP);
+  if (!(await botTokenOf(env, at.teamId))) return said("The Orchestratia app is not installed in this workspace: ask an admin of the hub to install it.");
   if (sub === "link") {
     if (!rest) return said("Which code? `/orc link &lt;code&gt;`: the hub's *Account* page gives one under *Link Slack*.");
     const email = await redeemLinkCode(env, rest, at.teamId, at.slackUserId);
@@ -108,10 +117,20 @@ async function watch(env: WorkerEnv, at: OrcContext, user: UserRow, wanted: stri
   if (!project) return said("Which project? `/orc watch &lt;project name or slug&gt;`, one of yours.");
   if ((await accessTo(env, user, project.id)) !== "write")
     return said(`Viewers can only read *${named(project.name)}*: ask one of its members to watch it here.`);
-  const stopped = await env.DB.prepare("DELETE FROM slack_channels WHERE project_id = ?1 AND team_id = ?2 AND channel_id = ?3 RETURNING id")
+  const watching = await env.DB.prepare("SELECT id FROM slack_channels WHERE project_id = ?1 AND team_id = ?2 AND channel_id = ?3")
     .bind(project.id, at.teamId, at.channelId)
     .first();
-  if (stopped) {
+  if (!watching) {
+    // The app must be able to post here before the channel is said to post the project.
+    const refusal = await channelRefusal(env, at.teamId, at.channelId).catch(() => ({ reason: "Slack did not answer: try again" }));
+    if (refusal) return said(`Not watching *${named(project.name)}* here: ${escapeMrkdwn(refusal.reason)}.`);
+  }
+  const removed =
+    watching &&
+    (await env.DB.prepare("DELETE FROM slack_channels WHERE project_id = ?1 AND team_id = ?2 AND channel_id = ?3 RETURNING id")
+      .bind(project.id, at.teamId, at.channelId)
+      .first());
+  if (removed) {
     // What was still to be posted here of this project goes with it.
     await env.DB.prepare("DELETE FROM outbox WHERE target_kind = 'slack' AND status = 'pending' AND target_id = ?1 AND project_id = ?2")
       .bind(`${at.teamId}:${at.channelId}`, project.id)

@@ -2,9 +2,9 @@
 import { unseal } from "../../auth/sealed";
 import type { Env } from "../../runtime/env";
 
-/** A workspace's sealed bot token (a row `bot_token_sealed`, or none), to read in a batch with others. */
+/** A workspace's sealed bot token and the hub's address its installer used (a row `bot_token_sealed, hub_url`, or none), to read in a batch with others. */
 export const sealedTokenOf = (env: Pick<Env, "DB">, teamId: string) =>
-  env.DB.prepare("SELECT bot_token_sealed FROM slack_installations WHERE team_id = ?1").bind(teamId);
+  env.DB.prepare("SELECT bot_token_sealed, hub_url FROM slack_installations WHERE team_id = ?1").bind(teamId);
 
 /** The bot token of a workspace the app is installed in; null if it is not (or no longer) installed. */
 export async function botTokenOf(env: Pick<Env, "DB" | "DATA_KEY">, teamId: string): Promise<string | null> {
@@ -12,10 +12,13 @@ export async function botTokenOf(env: Pick<Env, "DB" | "DATA_KEY">, teamId: stri
   return row ? unseal(env.DATA_KEY, row.bot_token_sealed) : null;
 }
 
-/** Forgets a workspace (uninstalled, or its token revoked): its channels' pending messages go with it. */
+/** Forgets a workspace (uninstalled, or its token revoked): its channels' pending messages are given up, saying why. */
 export async function forgetInstallation(env: Pick<Env, "DB">, teamId: string) {
   await env.DB.batch([
-    env.DB.prepare("DELETE FROM outbox WHERE target_kind = 'slack' AND status = 'pending' AND target_id LIKE ?1 || ':%'").bind(teamId),
+    env.DB.prepare(
+      `UPDATE outbox SET status = 'failed', last_error = 'not sent: the workspace was uninstalled or its token revoked'
+       WHERE target_kind = 'slack' AND status = 'pending' AND substr(target_id, 1, length(?1) + 1) = ?1 || ':'`,
+    ).bind(teamId),
     env.DB.prepare("DELETE FROM slack_installations WHERE team_id = ?1").bind(teamId),
   ]);
 }

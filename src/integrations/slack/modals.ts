@@ -4,11 +4,10 @@
  * clicked (`{channel, ts}`) for whoever reads the submission.
  */
 import type { ModalView } from "slack-edge";
-import { cutText } from "../../domain/text";
-import { escapeMrkdwn } from "./command-replies";
+import { named, quoted } from "./command-replies";
 
-/** Slack's limits: a modal's title 24 characters, a section's text 3,000, an input 3,000. */
-const MAX_QUOTE = 2500;
+/** Slack's limits: a modal's title 24 characters, a section's text 3,000, an input 3,000. A quote's `>` marks a line. */
+const MAX_QUOTE = 1300;
 export const MAX_ANSWER_CHARS = 3000;
 
 export interface ClickedMessage {
@@ -36,21 +35,13 @@ function modal(callbackId: string, title: string, prompt: string, label: string,
   };
 }
 
-const quoted = (text: string) => `>${escapeMrkdwn(cutText(text, MAX_QUOTE, "…")).replace(/\n/g, "\n>")}`;
-
 /** The answer to a free-text question. */
 export const answerModal = (iv: { id: string; question: string; taskTitle: string | null }, clicked: ClickedMessage | null) =>
-  modal(
-    `answer:${iv.id}`,
-    "Answer",
-    `${iv.taskTitle ? `*${escapeMrkdwn(cutText(iv.taskTitle, 200, "…"))}*\n` : ""}${quoted(iv.question)}`,
-    "Your answer",
-    clicked,
-  );
+  modal(`answer:${iv.id}`, "Answer", `${iv.taskTitle ? `*${named(iv.taskTitle)}*\n` : ""}${quoted(iv.question, MAX_QUOTE)}`, "Your answer", clicked);
 
 /** The changes asked of a plan. */
 export const changesModal = (task: { id: string; title: string }, clicked: ClickedMessage | null) =>
-  modal(`changes:${task.id}`, "Ask for changes", `What should change in the plan of *${escapeMrkdwn(cutText(task.title, 200, "…"))}*?`, "Changes", clicked);
+  modal(`changes:${task.id}`, "Ask for changes", `What should change in the plan of *${named(task.title)}*?`, "Changes", clicked);
 
 /** What a modal's submission is about, from its callback id. */
 export function submittedFor(callbackId: string): { kind: "answer"; interventionId: string } | { kind: "changes"; taskId: string } | null {
