@@ -76,6 +76,8 @@ export class SlackChannel extends OutboxLane {
     return this.targetId.slice(this.targetId.indexOf(":") + 1);
   }
 
+  private hubUrl: string | null = null;
+
   protected async drain() {
     for (let sent = 0; ;) {
       const [installation, channels, pending, page] = await this.env.DB.batch([
@@ -84,7 +86,10 @@ export class SlackChannel extends OutboxLane {
         this.pendingCount(),
         this.due(),
       ]);
-      const sealed = (installation!.results as { bot_token_sealed: string }[])[0]?.bot_token_sealed;
+      const installed = (installation!.results as { bot_token_sealed: string; hub_url: string | null }[])[0];
+      const sealed = installed?.bot_token_sealed;
+      // Links to tasks: the configured address, else the one the workspace's installer reached the hub at; none without either.
+      this.hubUrl = (this.env.PUBLIC_URL || installed?.hub_url || "").replace(/\/$/, "") || null;
       const due = page!.results as DueRow[];
       if (due.length === 0) return this.ctx.storage.deleteAlarm();
       if (!sealed) return this.dropAll("not sent: the workspace is not installed");
@@ -151,7 +156,7 @@ export class SlackChannel extends OutboxLane {
     return {
       projectName: reads.projects.get(projectId) ?? "a project",
       taskTitle: task?.title ?? null,
-      taskUrl: taskId && task ? `${this.env.PUBLIC_URL.replace(/\/$/, "")}/projects/${projectId}/tasks/${taskId}` : null,
+      taskUrl: taskId && task && this.hubUrl ? `${this.hubUrl}/projects/${projectId}/tasks/${taskId}` : null,
       plan: task?.plan,
       options: typeof interventionId === "string" ? reads.options.get(interventionId) : undefined,
     };
