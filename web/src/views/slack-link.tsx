@@ -2,69 +2,19 @@
  * Slack on the account page: linking the person's Slack user by a one-use code typed as `/orc link <code>` in Slack,
  * and unlinking. Whatever a linked Slack user does there, they do as this person, with this person's role.
  */
-import { useEffect, useState } from "preact/hooks";
-import { hub, messageOf, ok } from "../api";
-import type { SlackLink, SlackLinkCode } from "../types";
+import { hub, ok } from "../api";
 import { Failed, Loading } from "../ui/states";
-import { toast } from "../ui/toasts";
 import { absoluteTime } from "../time-format";
-import { useAction } from "./controls";
+import { useChatLink } from "./chat-link";
 import { CopyLine } from "./copy";
 
-/** How often the link is read again while a code waits to be typed in Slack. */
-const POLL_MS = 3_000;
-
-const readLink = () => ok(hub.GET("/api/v1/auth/me/slack"));
-
 export function SlackLinkSection() {
-  const [link, setLink] = useState<SlackLink | null>(null);
-  const [code, setCode] = useState<SlackLinkCode | null>(null);
-  const [expired, setExpired] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const { run, busy, problem } = useAction();
-
-  const load = () =>
-    void readLink().then(
-      (l) => (setLink(l), setError(null)),
-      (e) => setError(messageOf(e)),
-    );
-  useEffect(load, []);
-
-  // The link is made in Slack, out of this page's sight: read it until the code is used or expires.
-  useEffect(() => {
-    if (!code) return;
-    const before = link?.linked_at ?? null;
-    const timer = setInterval(() => {
-      if (Date.parse(code.expires_at) <= Date.now()) {
-        setCode(null);
-        setExpired(true);
-        return;
-      }
-      void readLink().then(
-        (now) => {
-          if (!now.linked || now.linked_at === before) return;
-          setLink(now);
-          setCode(null);
-          toast("Slack linked.");
-        },
-        () => undefined,
-      );
-    }, POLL_MS);
-    return () => clearInterval(timer);
-  }, [code]);
-
-  const requestCode = () =>
-    run("link", async () => {
-      setExpired(false);
-      setCode(await ok(hub.POST("/api/v1/auth/me/slack-link")));
-    });
-  const unlink = () =>
-    run("unlink", async () => {
-      await ok(hub.DELETE("/api/v1/auth/me/slack"));
-      setCode(null);
-      setLink(await readLink());
-      toast("Slack unlinked.");
-    });
+  const { link, code, expired, error, load, requestCode, unlink, busy, problem } = useChatLink({
+    chat: "Slack",
+    read: () => ok(hub.GET("/api/v1/auth/me/slack")),
+    createCode: () => ok(hub.POST("/api/v1/auth/me/slack-link")),
+    unlink: () => ok(hub.DELETE("/api/v1/auth/me/slack")),
+  });
 
   return (
     <section class="panel slack-link" aria-labelledby="slack-link-title">

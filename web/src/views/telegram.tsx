@@ -3,68 +3,22 @@
  * (the bot's deep link carries it), unlinking, and, for admins, pointing the
  * bot at this hub.
  */
-import { useEffect, useState } from "preact/hooks";
-import { hub, messageOf, ok } from "../api";
-import type { BotSetup as BotSetupAnswer, TelegramLink, TelegramLinkCode } from "../types";
+import { useState } from "preact/hooks";
+import { hub, ok } from "../api";
+import type { BotSetup as BotSetupAnswer } from "../types";
 import { Failed, Loading } from "../ui/states";
 import { toast } from "../ui/toasts";
+import { useChatLink } from "./chat-link";
 import { useAction } from "./controls";
 import { absoluteTime } from "../time-format";
 
-/** How often the link is read again while a code waits for the chat's /start. */
-const POLL_MS = 3_000;
-
-const readLink = () => ok(hub.GET("/api/v1/auth/me/telegram"));
-
 export function TelegramSection() {
-  const [link, setLink] = useState<TelegramLink | null>(null);
-  const [code, setCode] = useState<TelegramLinkCode | null>(null);
-  const [expired, setExpired] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const { run, busy, problem } = useAction();
-
-  const load = () =>
-    void readLink().then(
-      (l) => (setLink(l), setError(null)),
-      (e) => setError(messageOf(e)),
-    );
-  useEffect(load, []);
-
-  // The link is made in Telegram, out of this page's sight: read it until the chat has used the code or it expires.
-  useEffect(() => {
-    if (!code) return;
-    const before = link?.linked_at ?? null;
-    const timer = setInterval(() => {
-      if (Date.parse(code.expires_at) <= Date.now()) {
-        setCode(null);
-        setExpired(true);
-        return;
-      }
-      void readLink().then(
-        (now) => {
-          if (!now.linked || now.linked_at === before) return;
-          setLink(now);
-          setCode(null);
-          toast("Telegram linked.");
-        },
-        () => undefined,
-      );
-    }, POLL_MS);
-    return () => clearInterval(timer);
-  }, [code]);
-
-  const requestCode = () =>
-    run("link", async () => {
-      setExpired(false);
-      setCode(await ok(hub.POST("/api/v1/auth/me/telegram-link")));
-    });
-  const unlink = () =>
-    run("unlink", async () => {
-      await ok(hub.DELETE("/api/v1/auth/me/telegram"));
-      setCode(null);
-      setLink(await readLink());
-      toast("Telegram unlinked.");
-    });
+  const { link, code, expired, error, load, requestCode, unlink, busy, problem } = useChatLink({
+    chat: "Telegram",
+    read: () => ok(hub.GET("/api/v1/auth/me/telegram")),
+    createCode: () => ok(hub.POST("/api/v1/auth/me/telegram-link")),
+    unlink: () => ok(hub.DELETE("/api/v1/auth/me/telegram")),
+  });
 
   return (
     <section class="panel telegram" aria-labelledby="telegram-title">
