@@ -21,3 +21,4 @@ export * from "./schema/overview";
 export * from "./schema/automation";
 export * from "./schema/reviews";
 export * from "./schema/slack";
+export * from "./schema/archives";
