@@ -19,6 +19,8 @@ export interface ProjectSettings {
   stall_action: StallAction;
   /** A waiting task no server can take this many minutes raises task_unassignable; null: never. */
   unassignable_minutes: number | null;
+  /** Finished tasks (with their events and the rest), the permission log and deliveries older than this many days leave D1 for R2; null: never. */
+  archive_after_days: number | null;
 }
 
 export const DEFAULT_PROJECT_SETTINGS: ProjectSettings = {
@@ -28,7 +30,19 @@ export const DEFAULT_PROJECT_SETTINGS: ProjectSettings = {
   stall_minutes: null,
   stall_action: "alert",
   unassignable_minutes: null,
+  archive_after_days: 30,
 };
+
+/** The longest archive_after_days (ten years). */
+export const MAX_ARCHIVE_DAYS = 3650;
+
+/** Absent (a project from before the setting): the default; null: off. */
+const archiveDaysOf = (s: Record<string, unknown>) =>
+  !("archive_after_days" in s)
+    ? DEFAULT_PROJECT_SETTINGS.archive_after_days
+    : typeof s.archive_after_days === "number" && Number.isInteger(s.archive_after_days) && s.archive_after_days >= 1 && s.archive_after_days <= MAX_ARCHIVE_DAYS
+      ? s.archive_after_days
+      : null;
 
 const minutesOf = (v: unknown) => (typeof v === "number" && Number.isInteger(v) && v >= 1 && v <= MAX_LIVENESS_MINUTES ? v : null);
 
@@ -42,5 +56,6 @@ export const projectSettingsOf = (stored: unknown): ProjectSettings => {
     stall_minutes: minutesOf(s.stall_minutes),
     stall_action: s.stall_action === "needs_human" ? "needs_human" : "alert",
     unassignable_minutes: minutesOf(s.unassignable_minutes),
+    archive_after_days: archiveDaysOf(s),
   };
 };

@@ -63,6 +63,7 @@ const settingsChange = z.object({
       stall_minutes: projectSettingsSchema.shape.stall_minutes.optional(),
       stall_action: projectSettingsSchema.shape.stall_action.optional(),
       unassignable_minutes: projectSettingsSchema.shape.unassignable_minutes.optional(),
+      archive_after_days: projectSettingsSchema.shape.archive_after_days.optional(),
     })
     // Only once the names are known: an unknown one is its own error.
     .refine((s) => Object.keys(s).length > 0, { message: "name at least one setting to change", when: (p) => p.issues.length === 0 }),
@@ -209,6 +210,9 @@ projectRoutes.patch(
       "as its question. `unassignable_minutes` (null, or 1–1440): a `pending`, unblocked task not awaiting approval, with requirements " +
       "that no server serving the project can take for that long, raises `task_unassignable` once per wait, with each server's reason. " +
       "These events reach webhooks and Telegram like the others.\n\n" +
+      "`archive_after_days` (30 by default, null for never, or 1–3650): finished tasks (done, failed, cancelled) finished longer ago than " +
+      "that, with their events, dependencies, notes, questions and usage, move from the database to compressed archives, as do the " +
+      "permission log and finished webhook deliveries; archived tasks stay readable by id (`archived: true`) and their events by `since`.\n\n" +
       "A change is the event `project_settings_changed`.",
     caller: "person",
     body: settingsChange,

@@ -1,0 +1,31 @@
+/**
+ * The lines of archive objects and exports: one record a line, each saying what it is. Rows are as D1 holds them
+ * (column names, JSON columns as text), events as the API answers them, and an archived task carries its view as
+ * the API answered it when it left D1.
+ */
+import type { z } from "zod";
+import type { eventSchema } from "../views/events";
+import type { TaskView } from "../views/tasks";
+
+export type EventView = z.infer<typeof eventSchema>;
+export type Row = Record<string, unknown>;
+
+export type ArchiveRecord =
+  | { type: "task"; task_id: string; row: Row; view: TaskView }
+  | { type: "dependency"; task_id: string; row: Row }
+  | { type: "note"; task_id: string; row: Row }
+  | { type: "intervention"; task_id: string; row: Row }
+  | { type: "usage"; task_id: string; row: Row }
+  | { type: "code_review"; task_id: string; row: Row }
+  | { type: "event"; task_id: string | null; event: EventView }
+  | { type: "permission_log"; row: Row }
+  | { type: "delivery"; row: Row; attempts: Row[] };
+
+/** The tables that hang off a task by its task_id, archived and deleted with it, and the record type of each. */
+export const TASK_CHILDREN = [
+  { table: "task_dependencies", type: "dependency" },
+  { table: "task_notes", type: "note" },
+  { table: "interventions", type: "intervention" },
+  { table: "task_usage", type: "usage" },
+  { table: "code_reviews", type: "code_review" },
+] as const;

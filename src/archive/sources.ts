@@ -1,0 +1,25 @@
+/** What one kind of archive takes from D1: which rows are due, what they are as records, and how they leave. */
+import type { ArchiveKind } from "../db/schema";
+import type { ArchiveRecord } from "./records";
+
+export interface Gathered {
+  records: ArchiveRecord[];
+  /** What the rows are now: read again before they are deleted, which they are only if it is the same. */
+  fingerprint: string;
+  seqs: number[];
+}
+
+export interface ArchiveSource {
+  kind: ArchiveKind;
+  /** The next batch's rows (of one day) older than `cutoff`, not already in a batch; null when none is due. */
+  due(cutoff: string): Promise<{ day: string; ids: string[] } | null>;
+  /** The rows as records, and their fingerprint, read in one transaction. */
+  gather(ids: readonly string[]): Promise<Gathered>;
+  fingerprint(ids: readonly string[]): Promise<string>;
+  /** The statements that delete the rows (in the batch that records the batch done). */
+  deletions(ids: readonly string[]): D1PreparedStatement[];
+}
+
+/** SQL text: the ids already in one of the project's batches of this kind not yet done (?1 is the project). */
+export const inOpenBatch = (kind: ArchiveKind) =>
+  `(SELECT j.value FROM archive_batches b, json_each(b.ids) j WHERE b.project_id = ?1 AND b.kind = '${kind}' AND b.step != 'done')`;
