@@ -394,7 +394,8 @@ describe("deliveries", () => {
     expect(got.some((m) => m.body.data.data?.content === "while disabled")).toBe(false);
   });
 
-  it("keeps finished deliveries and their attempts a week, and pending ones until they are sent", async () => {
+  it("keeps finished deliveries and their attempts a week, and pending ones until they are sent (a project that does not archive)", async () => {
+    expect((await call(`/api/v1/projects/${w.project.id}`, { method: "PATCH", token: w.admin, body: { settings: { archive_after_days: null } } })).status).toBe(200);
     const hook = await subscribe();
     await newTask("Swept");
     await until(

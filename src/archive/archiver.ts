@@ -142,10 +142,13 @@ export class Archiver {
   async commit(batch: BatchRow): Promise<Outcome> {
     const source = this.sources[batch.kind];
     const ids = JSON.parse(batch.ids) as string[];
-    const outcome = await this.deps.serialise(async (): Promise<Outcome> => {
+    const outcome = await this.deps.serialise(async (): Promise<Outcome | "settled"> => {
+      // Another run may have settled it meanwhile (it is then done, or gone with its object).
+      const step = await this.deps.d1.prepare("SELECT step FROM archive_batches WHERE id = ?1").bind(batch.id).first<string>("step");
+      if (step !== "verified") return "settled";
       if ((await source.fingerprint(ids)) !== batch.fingerprint) {
         // Changed since it was read (a retry, a late note): the rows stay, and are taken again once they are due.
-        await this.deps.d1.prepare("DELETE FROM archive_batches WHERE id = ?1").bind(batch.id).run();
+        await this.deps.d1.prepare("DELETE FROM archive_batches WHERE id = ?1 AND step = 'verified'").bind(batch.id).run();
         return "dropped";
       }
       const d1 = this.deps.d1;
@@ -169,7 +172,7 @@ export class Archiver {
       return "done";
     });
     if (outcome === "dropped") await this.deps.bucket.delete(batch.key);
-    return outcome;
+    return outcome === "settled" ? "retry" : outcome;
   }
 
   /** Takes the batch one step further. */

@@ -8,6 +8,8 @@ import { leaseSeconds, LEASED_STATUSES } from "../protocol/compute-protocol";
 import { roomStub } from "../room/client";
 import { strandedReviews } from "../room/review-sweep";
 import { ON_TIME_MS } from "../domain/cron-slots";
+import { permissionLogDays } from "../domain/permission-log-days";
+import { archivingOn, projectsDueForArchive } from "../archive/due-projects";
 import type { WorkerEnv } from "../runtime/worker-env";
 
 const KEEP_EXPIRED_MS = 7 * 24 * 60 * 60 * 1000;
@@ -26,7 +28,10 @@ export async function sweepExpired(env: RoomEnv, now = Date.now()) {
     env.DB.prepare("DELETE FROM registration_tokens WHERE expires_at < ?1").bind(expiredCutoff),
     env.DB.prepare("DELETE FROM telegram_link_codes WHERE expires_at < ?1").bind(new Date(now).toISOString()),
     // Deliveries that are over (delivered or given up) are kept a week for their log; their attempts go with them.
-    env.DB.prepare("DELETE FROM outbox WHERE status != 'pending' AND created_at < ?1").bind(expiredCutoff),
+    // Those of a project that archives are archived instead (src/archive/).
+    env.DB.prepare(
+      `DELETE FROM outbox WHERE status != 'pending' AND created_at < ?1 AND project_id IN (SELECT p.id FROM projects p WHERE NOT ${archivingOn("p")})`,
+    ).bind(expiredCutoff),
     env.DB.prepare("DELETE FROM usage_batches WHERE recorded_at < ?1").bind(new Date(now - KEEP_USAGE_BATCH_IDS_MS).toISOString()),
   ]);
 }
@@ -74,20 +79,23 @@ export async function wakeRoomsWithOverdueSchedules(env: WorkerEnv, now = Date.n
   return results.length;
 }
 
-/** Days the permission log keeps an entry (PERMISSION_LOG_DAYS, default 30). */
-export const permissionLogDays = (value: string | undefined) => {
-  const days = Number(value);
-  return Number.isFinite(days) && days > 0 ? days : 30;
-};
 
 /** Deletes permission log entries older than PERMISSION_LOG_DAYS, a bounded number of rows an hour; returns how many. */
 export function expirePermissionLog(env: RoomEnv, now = Date.now()) {
-  return deleteLogBefore(env.DB, new Date(now - permissionLogDays(env.PERMISSION_LOG_DAYS) * 24 * 60 * 60 * 1000).toISOString());
+  // A project that archives has its log archived instead (src/archive/), no later than this.
+  return deleteLogBefore(env.DB, new Date(now - permissionLogDays(env.PERMISSION_LOG_DAYS) * 24 * 60 * 60 * 1000).toISOString(), `NOT ${archivingOn("p")}`);
 }
 
 /** Wakes the rooms with review steps a lost follow-up left undone for STRANDED_MS: each makes them again. */
 export async function wakeRoomsWithStrandedReviews(env: WorkerEnv, now = Date.now()) {
   const projects = [...new Set((await strandedReviews(env.DB, null, now)).map((r) => r.project_id))];
   await Promise.all(projects.map((id) => roomStub(env, id).resumeReviews(now)));
+  return projects.length;
+}
+
+/** Wakes the rooms with rows due for the archive: each archives a few batches, and the rest on its alarm. */
+export async function wakeRoomsToArchive(env: WorkerEnv, now = Date.now()) {
+  const projects = await projectsDueForArchive(env.DB, now, permissionLogDays(env.PERMISSION_LOG_DAYS));
+  await Promise.all(projects.map((id) => roomStub(env, id).archive()));
   return projects.length;
 }

@@ -221,13 +221,13 @@ const DELETE_CHUNK = 5_000;
 const MAX_DELETES_PER_SWEEP = 100;
 
 /**
- * Deletes entries older than `cutoff`, project by project along the primary key, in bounded chunks; returns how
- * many rows went.
+ * Deletes entries older than `cutoff`, project by project along the primary key, in bounded chunks, of the projects
+ * `projects` (SQL text on `p`, of projects) holds for; returns how many rows went.
  */
-export async function deleteLogBefore(d1: D1Database, cutoff: string): Promise<number> {
+export async function deleteLogBefore(d1: D1Database, cutoff: string, projects = "1"): Promise<number> {
   // One seek along the primary key per project finds the projects that have any.
-  const { results: projects } = await d1
-    .prepare("SELECT p.id FROM projects p WHERE EXISTS (SELECT 1 FROM permission_log l WHERE l.project_id = p.id AND l.created_at < ?1)")
+  const { results: due } = await d1
+    .prepare(`SELECT p.id FROM projects p WHERE (${projects}) AND EXISTS (SELECT 1 FROM permission_log l WHERE l.project_id = p.id AND l.created_at < ?1)`)
     .bind(cutoff)
     .all<{ id: string }>();
   const chunk = d1.prepare(
@@ -236,7 +236,7 @@ export async function deleteLogBefore(d1: D1Database, cutoff: string): Promise<n
   );
   let deleted = 0;
   let statements = 0;
-  for (const { id } of projects) {
+  for (const { id } of due) {
     for (;;) {
       if (statements++ >= MAX_DELETES_PER_SWEEP) return deleted;
       const { meta } = await chunk.bind(id, cutoff, DELETE_CHUNK).run();

@@ -26,6 +26,7 @@ import { RoomKeys } from "./room-keys";
 import { RoomPresence } from "./room-presence";
 import { AgentGraces } from "./agent-graces";
 import { queuedDueWork } from "./due-work";
+import { RoomArchiving } from "./archiving";
 import { followUp, reviewFollowUps } from "./review-followups";
 import { stepOf, strandedReviews } from "./review-sweep";
 import { wakeModelReviewer, type ReviewJob } from "../integrations/code-review/wake";
@@ -50,6 +51,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   private presence!: RoomPresence;
   private usage!: UsageIntake;
   private liveness!: RoomLiveness;
+  private archiving!: RoomArchiving;
   /** The pushes to daemons under way, in commit order. */
   private pushing: Promise<void> = Promise.resolve();
   private readonly graces = new AgentGraces(this.ctx);
@@ -84,6 +86,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     this.keys = new RoomKeys(ctx.storage, db);
     this.liveness = new RoomLiveness(this.writer, env.DB, projectId, (at) => this.scheduleAlarm(at));
     this.usage = new UsageIntake(ctx.storage, this.writer, (at) => this.scheduleAlarm(at));
+    this.archiving = new RoomArchiving(ctx.storage, env, projectId, this.writer, (at) => this.scheduleAlarm(at));
     this.presence = new RoomPresence(ctx, env, this.writer, (serverId) => this.graces.agentSockets(serverId));
     this.dashboards = new DashboardProtocol({
       projectId,
@@ -145,18 +148,16 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   }
 
   /**
-   * From now on this API key writes nothing here: asked before D1 revokes or
-   * replaces it, in the queue, so that every write by the key this room took
-   * has committed when this answers.
+   * From now on this API key writes nothing here: asked before D1 revokes or replaces it, in the queue, so that every
+   * write by the key this room took has committed when this answers.
    */
   refuseKey(keyHash: string): Promise<void> {
     return this.writer.serialise(() => this.keys.revoke(keyHash));
   }
 
   /**
-   * Tells the agents using a server's old key to stop (the key was revoked or
-   * replaced) and closes their sockets; sockets on a new key stay. The key is
-   * remembered so that a socket still authenticating with it is refused.
+   * Tells the agents using a server's old key to stop (the key was revoked or replaced) and closes their sockets;
+   * sockets on a new key stay. The key is remembered so that a socket still authenticating with it is refused.
    */
   async shutdownServer(serverId: string, keyHash: string, reason: string, why: "revoked" | "replaced" = "revoked") {
     await this.keys.revoke(keyHash);
@@ -165,9 +166,8 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   }
 
   /**
-   * notify:shutdown, and what it announces: from now on the sockets' requests
-   * are refused; they close at once, or when the grace period ends (answers
-   * already under way still reach them meanwhile).
+   * notify:shutdown, and what it announces: from now on the sockets' requests are refused; they close at once, or when
+   * the grace period ends (answers already under way still reach them meanwhile).
    */
   private async shutDown(sockets: WebSocket[], reason: string, graceMs: number) {
     const at = Date.now() + graceMs;
@@ -258,6 +258,11 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     for (const row of await strandedReviews(this.env.DB, this.projectId, now)) await followUp(this.writer, this.projectId, stepOf(row), this.wakeModel);
   }
 
+  /** The hourly sweep found rows here due for the archive: a few batches now, the rest on the alarm (true when more remain). */
+  archive(): Promise<boolean> {
+    return this.archiving.run();
+  }
+
   /** The hourly sweep found a task here past its lease: look now. */
   async wakeForLeases() {
     await this.scheduleAlarm(Date.now());
@@ -279,10 +284,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
 
   // ── sockets ──────────────────────────────────────────────────────────────
 
-  /**
-   * Accepts a socket the Worker has already authenticated (it forwards only
-   * upgrades it checked, with the caller's identity in headers).
-   */
+  /** Accepts a socket the Worker has already authenticated (it forwards only upgrades it checked, with the caller's identity). */
   override async fetch(request: Request): Promise<Response> {
     if (request.headers.get("Upgrade") !== "websocket") return new Response("expected a WebSocket upgrade", { status: 426 });
     const { 0: client, 1: server } = new WebSocketPair();
@@ -386,6 +388,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
       }),
     );
     void this.usage.flush().then((at) => (at === null ? undefined : this.scheduleAlarm(at)));
+    this.ctx.waitUntil(this.archiving.onAlarm());
     // scheduleAlarm keeps an earlier alarm set meanwhile (a new socket, a heartbeat).
     if (wakeAt !== null) await this.scheduleAlarm(Math.max(wakeAt, Date.now() + 1000));
     // Presence writes its events through the queue itself, so it runs after the queued work above.

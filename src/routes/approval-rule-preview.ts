@@ -16,7 +16,7 @@ import type { HubEnv } from "../http/context";
 import { uuid } from "../http/fields";
 import { fieldError } from "../http/problem";
 import { documented } from "../openapi/operation";
-import { permissionLogDays } from "../cron/maintenance";
+import { permissionLogDays } from "../domain/permission-log-days";
 import { rulePreviewSchema } from "../views/approval-rules";
 import { checkScope, reachOf, reads } from "./approval-rule-access";
 import { createBody, ruleColumns } from "./approval-rule-bodies";
