@@ -15,6 +15,7 @@ import { isUuid } from "../http/fields";
 import type { InterventionRow, TaskView } from "../views/tasks";
 import { a2aTaskOf } from "./messages";
 import { snapshotOf } from "./room-events";
+import { archiveDbOf, archivedInterventions, archivedTaskEntry, archivedTaskView } from "../archive/reads";
 
 export class ProjectTasks {
   constructor(
@@ -24,14 +25,25 @@ export class ProjectTasks {
 
   /** A task of this project (any other id is not found here). */
   async read(id: string | undefined): Promise<TaskView> {
-    return this.ofProject(id, isUuid(id ?? "") ? (await taskViews(this.c.var.db, [id!]))[0] : undefined);
+    return this.ofProject(id, isUuid(id ?? "") ? ((await taskViews(this.c.var.db, [id!]))[0] ?? (await this.archived(id!))) : undefined);
   }
 
   /** A task of this project and the seq after which the room's events change it (room-events.ts snapshotOf). */
   async snapshot(id: string | undefined): Promise<{ task: TaskView; since: number }> {
     if (!isUuid(id ?? "")) return { task: this.ofProject(id, undefined), since: 0 };
     const { task, since } = await snapshotOf(this.c.var.db, this.c.env.DB, this.projectId, id!);
-    return { task: this.ofProject(id, task), since };
+    return { task: this.ofProject(id, task ?? (await this.archived(id!))), since };
+  }
+
+  /** The task as it was when it moved to the project's archive (`archived: true`), if it did. */
+  private async archived(id: string): Promise<TaskView | undefined> {
+    const entry = await this.entryOf(id);
+    return entry ? archivedTaskView(this.c.env.BLOBS, entry) : undefined;
+  }
+
+  private async entryOf(id: string) {
+    const entry = await archivedTaskEntry(archiveDbOf(this.c.env, this.projectId), id, null);
+    return entry?.project_id === this.projectId ? entry : null;
   }
 
   private ofProject(id: string | undefined, task: TaskView | undefined): TaskView {
@@ -53,7 +65,10 @@ export class ProjectTasks {
   }
 
   async a2aTask(task: TaskView, historyLength?: number): Promise<Task> {
-    return a2aTaskOf(await this.linked(task), (await this.interventionsOf([task.id])).get(task.id) ?? [], historyLength);
+    const questions = task.archived
+      ? await archivedInterventions(this.c.env.BLOBS, { key: (await this.entryOf(task.id))!.key, task_id: task.id })
+      : ((await this.interventionsOf([task.id])).get(task.id) ?? []);
+    return a2aTaskOf(await this.linked(task), questions, historyLength);
   }
 
   /** The task with a download URL in each DataRef pointer of its result the caller may see, as the REST API answers it. */

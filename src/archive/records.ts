@@ -3,6 +3,8 @@
  * (column names, JSON columns as text), events as the API answers them, and an archived task carries its view as
  * the API answered it when it left D1.
  */
+import { getTableColumns, type InferSelectModel } from "drizzle-orm";
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { z } from "zod";
 import type { eventSchema } from "../views/events";
 import type { TaskView } from "../views/tasks";
@@ -29,3 +31,13 @@ export const TASK_CHILDREN = [
   { table: "task_usage", type: "usage" },
   { table: "code_reviews", type: "code_review" },
 ] as const;
+
+/** A row as D1 held it, as drizzle would have read it from `table` (its keys, JSON parsed, booleans as booleans). */
+export function rowOf<T extends SQLiteTable>(table: T, raw: Row): InferSelectModel<T> {
+  const out: Record<string, unknown> = {};
+  for (const [key, column] of Object.entries(getTableColumns(table))) {
+    const value = raw[column.name];
+    out[key] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
+  }
+  return out as InferSelectModel<T>;
+}

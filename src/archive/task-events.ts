@@ -28,6 +28,13 @@ export function taskEventsStatement(d1: D1Database, projectId: string, taskIds: 
 /** SQL text of a scalar that changes when these tasks' events do (for a fingerprint): ?1 is the project, ?2 the ids. */
 export const TASK_EVENTS_FINGERPRINT = "(SELECT count(*) || ':' || ifnull(max(seq), 0) FROM events WHERE project_id = ?1 AND task_id IN (SELECT value FROM json_each(?2)))";
 
+/**
+ * SQL text: task `t` holds the project's last event (?1 is the project). A new event's seq follows the last one in D1,
+ * so that event stays there: a task holding it is not archived until the log moves on.
+ */
+export const holdsLogHead = (t: string) =>
+  `EXISTS (SELECT 1 FROM events e WHERE e.project_id = ?1 AND e.task_id = ${t}.id AND e.seq = (SELECT max(seq) FROM events WHERE project_id = ?1))`;
+
 export const deleteTaskEvents = (d1: D1Database, projectId: string, taskIds: readonly string[]) =>
   d1.prepare("DELETE FROM events WHERE project_id = ?1 AND task_id IN (SELECT value FROM json_each(?2))").bind(projectId, JSON.stringify(taskIds));
 

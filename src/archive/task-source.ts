@@ -1,14 +1,14 @@
 /**
  * Finished tasks as an archive source: a task with its events, dependencies, notes, questions, usage and reviews.
  * A task leaves D1 only with or after every task still there that depends on it (plan.ts chooseTaskBatch), and a task
- * a budget is anchored on stays (the budget would go with it).
+ * a budget is anchored on stays (the budget would go with it), as does one holding the log's last event (task-events.ts).
  */
 import { dbOf } from "../db/client";
 import { taskViewsInBatch } from "../views/task-queries";
 import { BATCH_LIMIT, chooseTaskBatch, type TaskCandidate } from "./plan";
 import { TASK_CHILDREN, type ArchiveRecord, type Row } from "./records";
 import { inOpenBatch, type ArchiveSource, type Gathered } from "./sources";
-import { deleteTaskEvents, TASK_EVENTS_FINGERPRINT, taskEventsStatement } from "./task-events";
+import { deleteTaskEvents, holdsLogHead, TASK_EVENTS_FINGERPRINT, taskEventsStatement } from "./task-events";
 
 const FINISHED_SQL = "status IN ('done', 'failed', 'cancelled') AND completed_at IS NOT NULL";
 
@@ -18,7 +18,7 @@ const CANDIDATES = `SELECT t.id, t.completed_at,
   FROM tasks t
   WHERE t.project_id = ?1 AND t.${FINISHED_SQL.replaceAll(" AND ", " AND t.")} AND t.completed_at < ?2
     AND t.id NOT IN ${inOpenBatch("tasks")}
-    AND NOT EXISTS (SELECT 1 FROM budgets b WHERE b.task_id = t.id)
+    AND NOT EXISTS (SELECT 1 FROM budgets b WHERE b.task_id = t.id) AND NOT ${holdsLogHead("t")}
     AND NOT EXISTS (SELECT 1 FROM task_dependencies d JOIN tasks down ON down.id = d.task_id
       WHERE d.depends_on_task_id = t.id AND NOT (down.${FINISHED_SQL.replaceAll(" AND ", " AND down.")} AND down.completed_at < ?2))`;
 

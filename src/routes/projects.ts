@@ -1,5 +1,5 @@
 /** Projects and their members. */
-import { and, asc, desc, eq, gt, max } from "drizzle-orm";
+import { desc, eq, max } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { projectFor, projectWithRoleFor, visibleProjectIds } from "../auth/access";
@@ -9,7 +9,7 @@ import { nowIso } from "../db/client";
 import { events, projects, ROLES } from "../db/schema";
 import { slugify } from "../domain/slug";
 import { readJson, readQuery } from "../http/body";
-import { eventSchema, eventView } from "../views/events";
+import { eventSchema } from "../views/events";
 import { documented } from "../openapi/operation";
 import { id } from "../views/fields";
 import { roomStub, runInRoom, serversWithSessionsIn } from "../room/client";
@@ -21,6 +21,8 @@ import { inJsonList } from "../db/sql";
 import { projectSchema, projectSettingsSchema, projectView } from "../views/people";
 import { projectMemberRoutes } from "./project-members";
 import { overviewRoutes } from "./overview";
+import { archiveDb } from "./archived-tasks";
+import { eventsSince } from "../archive/reads";
 
 export const projectRoutes = new Hono<HubEnv>();
 projectRoutes.route("/", projectMemberRoutes);
@@ -263,7 +265,8 @@ projectRoutes.get(
     id: "listProjectEvents",
     tag: "Projects",
     summary: "List events",
-    description: "The project's event log after `since`, in seq order, at most `limit` at a time.",
+    description:
+      "The project's event log after `since`, in seq order, at most `limit` at a time. Archived tasks' events (`archive_after_days`) are read from the archive, in the same order.",
     caller: "person",
     query: eventsQuery,
     responses: {
@@ -274,12 +277,8 @@ projectRoutes.get(
   async (c) => {
     const project = await projectFor(c, c.req.param("id"));
     const q = readQuery(c, eventsQuery);
-    const rows = await c.var.db
-      .select()
-      .from(events)
-      .where(and(eq(events.projectId, project.id), gt(events.seq, q.since)))
-      .orderBy(asc(events.seq))
-      .limit(q.limit);
-    return c.json({ events: rows.map(eventView), next_since: rows.at(-1)?.seq ?? q.since });
+    // Archived tasks' events come from the archive, merged in seq order with those still in D1.
+    const rows = await eventsSince(archiveDb(c, project.id), c.env.BLOBS, project.id, q.since, q.limit);
+    return c.json({ events: rows, next_since: rows.at(-1)?.seq ?? q.since });
   },
 );

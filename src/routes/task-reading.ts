@@ -3,25 +3,27 @@
  * hub's id or a task-format client's), its input envelope and its timeline.
  * Reads go straight to D1.
  */
-import { and, asc, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { uuid } from "../http/fields";
 import { z } from "zod";
 import { projectFor, scopesOverlap, visibleProjectIds } from "../auth/access";
 import { currentServer } from "../middleware/guards";
 import { listTasks, taskView1 } from "../views/task-queries";
 import { envelopeOf } from "../views/task-envelope";
-import { events, sessions } from "../db/schema";
+import { sessions } from "../db/schema";
 import { FINISHED, TASK_STATUSES, type TaskStatus } from "../domain/lifecycle";
 import { STATUS_ALIASES } from "../protocol/task-format";
 import { readQuery } from "../http/body";
 import type { HubContext } from "../http/context";
 import { notFound, Problem } from "../http/problem";
-import { eventSchema, eventView } from "../views/events";
+import { eventSchema } from "../views/events";
 import { taskFormatPageSchema, taskFormatResponseSchema, taskFormatView } from "../views/task-format";
 import { inputEnvelopeSchema, taskPageSchema, taskSchema } from "../views/tasks";
 import { taskByClientId } from "./client-task-ids";
 import type { TaskSurface } from "./task-surface";
 import { taskFor } from "./task-access";
+import { archiveDb, archivedView, liveOrArchived } from "./archived-tasks";
+import { taskTimeline } from "../archive/reads";
 
 const STATUS_NAMES = Object.keys(STATUS_ALIASES) as [string, ...string[]];
 
@@ -167,7 +169,9 @@ export function getRoute({ r, describe, read, taskId }: TaskSurface) {
     read,
     async (c) => {
       const { format, project_id } = readQuery(c, getQuery);
-      const view = await taskView1(c.var.db, (await taskByEitherId(c, taskId(c), project_id)).id);
+      const found = await liveOrArchived(c, taskId(c), async () => taskView1(c.var.db, (await taskByEitherId(c, taskId(c), project_id)).id));
+      const view = "live" in found ? found.live : await archivedView(c, found.archived);
+      if (project_id && view.project_id !== project_id) throw notFound("Task");
       return c.json(format === "task-format" ? taskFormatView(view) : view);
     },
   );
@@ -197,19 +201,14 @@ export function timelineRoute({ r, describe, read, taskId }: TaskSurface) {
     describe({
       id: "listTaskEvents",
       summary: "List a task's events",
-      description: "The task's own events in seq order: its timeline.",
+      description: "The task's own events in seq order: its timeline (an archived task's from its archive).",
       responses: { 200: timeline },
     }),
     read,
     async (c) => {
-      const task = await taskFor(c, taskId(c));
-      const rows = await c.var.db
-        .select()
-        .from(events)
-        .where(and(eq(events.projectId, task.projectId), eq(events.taskId, task.id)))
-        .orderBy(asc(events.seq))
-        .limit(TIMELINE_LIMIT);
-      return c.json({ events: rows.map(eventView) });
+      const found = await liveOrArchived(c, taskId(c), () => taskFor(c, taskId(c)));
+      const task = "live" in found ? found.live : { id: found.archived.task_id, projectId: found.archived.project_id };
+      return c.json({ events: await taskTimeline(archiveDb(c, task.projectId), c.env.BLOBS, task.projectId, task.id, TIMELINE_LIMIT) });
     },
   );
 }

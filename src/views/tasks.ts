@@ -198,6 +198,10 @@ export const taskSchema = z
         "The tightest budget the task is under (its project's per day or month, and those of task graphs it is in): null under none. " +
         "An agent reads `budget.remaining_usd` before spending more.",
     }),
+    archived: z
+      .literal(true)
+      .optional()
+      .meta({ description: "Present on a task moved to the project's archive (`archive_after_days`): it is answered as it was when it moved" }),
   })
   .meta({ id: "Task" });
 export type TaskView = z.infer<typeof taskSchema>;

@@ -1,0 +1,101 @@
+/**
+ * Reading the archive: where an archived task lives, its records, and the project's events after a seq across the
+ * boundary (those in R2 merged with those still in D1, in seq order).
+ */
+import type { TaskView } from "../views/tasks";
+import { decodeNdjson } from "./codec";
+import { mergeBySeq } from "./plan";
+import { rowOf, type ArchiveRecord, type EventView } from "./records";
+import { interventions } from "../db/schema";
+import type { InterventionRow } from "../views/tasks";
+import { liveEventsSince, liveTaskEvents } from "./task-events";
+
+/** The D1 database that holds a project's archive index and batches: every read of the archive outside the room asks here. */
+export const archiveDbOf = (env: { DB: D1Database }, _projectId?: string): D1Database => env.DB;
+
+export interface ArchivedTaskEntry {
+  task_id: string;
+  project_id: string;
+  key: string;
+  batch_id: string;
+}
+
+/** Where the task lives in the archive, with the caller's membership of its project (`userId`'s role, or null). */
+export function archivedTaskEntry(d1: D1Database, taskId: string, userId: string | null) {
+  return d1
+    .prepare(
+      `SELECT a.task_id, a.project_id, a.key, a.batch_id,
+         (SELECT pm.role FROM project_members pm WHERE pm.project_id = a.project_id AND pm.user_id = ?2) AS member
+       FROM archived_tasks a WHERE a.task_id = ?1`,
+    )
+    .bind(taskId, userId)
+    .first<ArchivedTaskEntry & { member: string | null }>();
+}
+
+/** An archive object's records (objects never change once their batch is done: a few are kept per isolate). */
+const recent = new Map<string, ArchiveRecord[]>();
+export async function archiveRecords(bucket: R2Bucket, key: string): Promise<ArchiveRecord[]> {
+  const held = recent.get(key);
+  if (held) return held;
+  const object = await bucket.get(key);
+  if (!object) throw new Error(`archive object ${key} is missing`);
+  const records = await decodeNdjson<ArchiveRecord>(await object.arrayBuffer());
+  if (recent.size >= 8) recent.delete(recent.keys().next().value!);
+  recent.set(key, records);
+  return records;
+}
+
+/** The task's records in its object. */
+export async function archivedTaskRecords(bucket: R2Bucket, entry: Pick<ArchivedTaskEntry, "key" | "task_id">) {
+  return (await archiveRecords(bucket, entry.key)).filter((r) => "task_id" in r && r.task_id === entry.task_id);
+}
+
+/** The task's view as it was when it moved, marked archived. */
+export async function archivedTaskView(bucket: R2Bucket, entry: Pick<ArchivedTaskEntry, "key" | "task_id">): Promise<TaskView> {
+  const task = (await archivedTaskRecords(bucket, entry)).find((r) => r.type === "task");
+  if (!task || task.type !== "task") throw new Error(`task ${entry.task_id} is not in ${entry.key}`);
+  return { ...task.view, archived: true };
+}
+
+/** The archived task's questions, oldest first, as read from D1 before it moved. */
+export async function archivedInterventions(bucket: R2Bucket, entry: Pick<ArchivedTaskEntry, "key" | "task_id">): Promise<InterventionRow[]> {
+  return (await archivedTaskRecords(bucket, entry))
+    .flatMap((r) => (r.type === "intervention" ? [rowOf(interventions, r.row)] : []))
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+}
+
+/** The archived task's events in seq order. */
+export async function archivedTaskEvents(bucket: R2Bucket, entry: Pick<ArchivedTaskEntry, "key" | "task_id">): Promise<EventView[]> {
+  return (await archivedTaskRecords(bucket, entry)).flatMap((r) => (r.type === "event" ? [r.event] : [])).sort((a, b) => a.seq - b.seq);
+}
+
+/** A task's timeline wherever it is: from its object when archived, else from D1. */
+export async function taskTimeline(d1: D1Database, bucket: R2Bucket, projectId: string, taskId: string, limit: number): Promise<EventView[]> {
+  const entry = await d1.prepare("SELECT key, task_id FROM archived_tasks WHERE task_id = ?1 AND project_id = ?2").bind(taskId, projectId).first<ArchivedTaskEntry>();
+  return entry ? (await archivedTaskEvents(bucket, entry)).slice(0, limit) : liveTaskEvents(d1, projectId, taskId, limit);
+}
+
+/**
+ * The project's events after `since`, at most `limit`, in seq order, from D1 and the archive. Archived batches are
+ * opened in the order of their first seq, only while they may still hold one of the `limit` first events.
+ */
+export async function eventsSince(d1: D1Database, bucket: R2Bucket, projectId: string, since: number, limit: number): Promise<EventView[]> {
+  const live = await liveEventsSince(d1, projectId, since, limit);
+  // With a full page from D1, nothing after its last seq can be among the first `limit`.
+  const upTo = live.length === limit ? live.at(-1)!.seq : Number.MAX_SAFE_INTEGER;
+  const { results: batches } = await d1
+    .prepare(
+      `SELECT key, seq_min FROM archive_batches WHERE project_id = ?1 AND kind = 'tasks' AND step = 'done' AND seq_max > ?2 AND seq_min <= ?3
+       ORDER BY seq_min`,
+    )
+    .bind(projectId, since, upTo)
+    .all<{ key: string; seq_min: number }>();
+  let archived: EventView[] = [];
+  for (const batch of batches) {
+    // The first `limit` found so far all come before this batch's first seq: it can add none of them.
+    if (archived.length >= limit && archived[limit - 1]!.seq < batch.seq_min) break;
+    const events = (await archiveRecords(bucket, batch.key)).flatMap((r) => (r.type === "event" && r.event.seq > since && r.event.seq <= upTo ? [r.event] : []));
+    archived = [...archived, ...events].sort((a, b) => a.seq - b.seq);
+  }
+  return mergeBySeq(live, archived, since, limit);
+}

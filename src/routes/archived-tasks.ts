@@ -1,0 +1,40 @@
+/**
+ * Reads of tasks that moved to the archive (src/archive/): the fallback of a read by id that D1 no longer answers.
+ * Every archive read of a request goes through `archiveDb`, the D1 database that holds the project's archive index.
+ */
+import { checkAccess, principalOf } from "../auth/access";
+import type { ProjectRole } from "../auth/roles";
+import type { HubContext } from "../http/context";
+import { Problem } from "../http/problem";
+import { NotFound } from "../domain/errors";
+import { archiveDbOf, archivedTaskEntry, archivedTaskView, type ArchivedTaskEntry } from "../archive/reads";
+import type { TaskView } from "../views/tasks";
+
+/** The D1 database holding a project's archive index and batches. */
+export const archiveDb = (c: HubContext, projectId?: string): D1Database => archiveDbOf(c.env, projectId);
+
+/** The archived task, if the caller may see its project; null when it is not archived (404 when hidden from the caller). */
+export async function archivedTaskFor(c: HubContext, taskId: string): Promise<ArchivedTaskEntry | null> {
+  const p = principalOf(c);
+  const entry = await archivedTaskEntry(archiveDb(c), taskId, p.kind === "user" ? p.user.id : null);
+  if (!entry) return null;
+  checkAccess(c, entry.project_id, entry.member as ProjectRole | null, "read", "Task");
+  c.set("logTask", taskId);
+  c.set("logProject", entry.project_id);
+  return entry;
+}
+
+/** `read` (a read of a task in D1), or, when that is 404, the archived task's entry; the 404 stands when it is not archived either. */
+export async function liveOrArchived<T>(c: HubContext, taskId: string, read: () => Promise<T>): Promise<{ live: T } | { archived: ArchivedTaskEntry }> {
+  try {
+    return { live: await read() };
+  } catch (e) {
+    if (!((e instanceof Problem && e.status === 404) || e instanceof NotFound)) throw e;
+    const archived = await archivedTaskFor(c, taskId);
+    if (!archived) throw e;
+    return { archived };
+  }
+}
+
+/** The archived task's view (as it was when it moved, `archived: true`). */
+export const archivedView = (c: HubContext, entry: ArchivedTaskEntry): Promise<TaskView> => archivedTaskView(c.env.BLOBS, entry);
