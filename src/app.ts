@@ -35,6 +35,7 @@ import { slackChannelRoutes } from "./routes/slack-channels";
 import { webhookRoutes } from "./routes/webhooks";
 import { telemetryExportRoutes } from "./routes/telemetry-export";
 import { budgetRoutes } from "./routes/budgets";
+import { exportRoutes } from "./routes/exports";
 import { codeReviewRoutes } from "./routes/code-reviews";
 import { templateRoutes } from "./routes/templates";
 import { triggerRoutes } from "./routes/triggers";
@@ -132,6 +133,7 @@ export function buildApp() {
   api.route("/projects", webhookRoutes);
   api.route("/projects", telemetryExportRoutes);
   api.route("/projects", budgetRoutes);
+  api.route("/projects", exportRoutes);
   api.route("/projects", codeReviewRoutes.projects);
   api.route("/projects", templateRoutes);
   api.route("/projects", triggerRoutes);

@@ -53,7 +53,7 @@ export async function archivedTaskRecords(bucket: R2Bucket, entry: Pick<Archived
 /** The task's view as it was when it moved, marked archived. */
 export async function archivedTaskView(bucket: R2Bucket, entry: Pick<ArchivedTaskEntry, "key" | "task_id">): Promise<TaskView> {
   const task = (await archivedTaskRecords(bucket, entry)).find((r) => r.type === "task");
-  if (!task || task.type !== "task") throw new Error(`task ${entry.task_id} is not in ${entry.key}`);
+  if (!task || task.type !== "task" || !task.view) throw new Error(`task ${entry.task_id} is not in ${entry.key}`);
   return { ...task.view, archived: true };
 }
 

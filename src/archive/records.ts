@@ -13,7 +13,8 @@ export type EventView = z.infer<typeof eventSchema>;
 export type Row = Record<string, unknown>;
 
 export type ArchiveRecord =
-  | { type: "task"; task_id: string; row: Row; view: TaskView }
+  /** `view` is how the API answered the task when it moved to the archive (not given for a live task in an export). */
+  | { type: "task"; task_id: string; row: Row; view?: TaskView }
   | { type: "dependency"; task_id: string; row: Row }
   | { type: "note"; task_id: string; row: Row }
   | { type: "intervention"; task_id: string; row: Row }
@@ -25,11 +26,11 @@ export type ArchiveRecord =
 
 /** The tables that hang off a task by its task_id, archived and deleted with it, and the record type of each. */
 export const TASK_CHILDREN = [
-  { table: "task_dependencies", type: "dependency" },
-  { table: "task_notes", type: "note" },
-  { table: "interventions", type: "intervention" },
-  { table: "task_usage", type: "usage" },
-  { table: "code_reviews", type: "code_review" },
+  { table: "task_dependencies", type: "dependency", order: "task_id, depends_on_task_id" },
+  { table: "task_notes", type: "note", order: "created_at, id" },
+  { table: "interventions", type: "intervention", order: "created_at, id" },
+  { table: "task_usage", type: "usage", order: "task_id" },
+  { table: "code_reviews", type: "code_review", order: "task_id, id" },
 ] as const;
 
 /** A row as D1 held it, as drizzle would have read it from `table` (its keys, JSON parsed, booleans as booleans). */

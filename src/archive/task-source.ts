@@ -50,8 +50,8 @@ export function taskSource(d1: D1Database, projectId: string): ArchiveSource {
     },
     async gather(taskIds): Promise<Gathered> {
       const rows = d1.prepare("SELECT * FROM tasks WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2)) ORDER BY id").bind(projectId, ids(taskIds));
-      const children = TASK_CHILDREN.map(({ table }) =>
-        d1.prepare(`SELECT * FROM ${table} WHERE task_id IN (SELECT value FROM json_each(?1)) ORDER BY rowid`).bind(ids(taskIds)),
+      const children = TASK_CHILDREN.map(({ table, order }) =>
+        d1.prepare(`SELECT * FROM ${table} WHERE task_id IN (SELECT value FROM json_each(?1)) ORDER BY ${order}`).bind(ids(taskIds)),
       );
       const views = taskViewsInBatch(dbOf(d1), d1, [...taskIds]);
       const events = taskEventsStatement(d1, projectId, taskIds);

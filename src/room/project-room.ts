@@ -1,8 +1,7 @@
 /**
- * One Durable Object per project, named by the project's id: the single
- * writer of that project's tasks (its RoomWriter) and the fan-out of its
- * events to dashboards and agents (DashboardProtocol, AgentProtocol). This
- * shell holds the entry points, presence and the alarm.
+ * One Durable Object per project, named by the project's id: the single writer of that project's tasks (its RoomWriter)
+ * and the fan-out of its events to dashboards and agents (DashboardProtocol, AgentProtocol). This shell holds the
+ * entry points, presence and the alarm.
  */
 import { DurableObject } from "cloudflare:workers";
 import { ONLINE_WINDOW_MS } from "../domain/presence";
@@ -241,10 +240,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
 
   private leaseMs = () => leaseSeconds(this.env.ASSIGNMENT_LEASE_SECONDS) * 1000;
 
-  /**
-   * Handles the schedules due at `now` (the alarm passes its clock), each slot once, and sleeps until the next slot;
-   * answers when that is (epoch ms).
-   */
+  /** Handles the schedules due at `now` (the alarm passes its clock), each slot once; sleeps until the next slot, and answers when (ms). */
   async fireSchedules(now: number): Promise<number | null> {
     const next = await this.writer.serialise(() => fireDueSchedules(this.writer, this.projectId, now));
     if (next !== null) await this.scheduleAlarm(Math.max(next, Date.now() + 1000));
@@ -261,6 +257,11 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   /** The hourly sweep found rows here due for the archive: a few batches now, the rest on the alarm (true when more remain). */
   archive(): Promise<boolean> {
     return this.archiving.run();
+  }
+
+  /** Builds a history export (routes/exports.ts) in the background: its row says when it is ready. */
+  async startExport(exportId: string) {
+    this.ctx.waitUntil(this.archiving.export(exportId).catch((e) => logError("export failed", { project_id: this.projectId, operation: "export" }, e)));
   }
 
   /** The hourly sweep found a task here past its lease: look now. */
