@@ -9,12 +9,14 @@ export function completeDatarefRow(stored: Pick<DatarefRow, "id" | "projectId" |
   return { ...stored, status: "complete", createdAt: now, uploadExpiresAt: now, completedAt: now };
 }
 
-/** Removes every object a project stored in R2 (its rows go with the project through the foreign key). */
+/** Removes every object a project stored in R2, its DataRefs' and its archives' (its rows go with the project through the foreign key). */
 export async function deleteProjectBlobs(bucket: R2Bucket, projectId: string) {
-  let cursor: string | undefined;
-  do {
-    const page = await bucket.list({ prefix: `projects/${projectId}/`, cursor });
-    if (page.objects.length) await bucket.delete(page.objects.map((o) => o.key));
-    cursor = page.truncated ? page.cursor : undefined;
-  } while (cursor);
+  for (const prefix of [`projects/${projectId}/`, `archives/${projectId}/`]) {
+    let cursor: string | undefined;
+    do {
+      const page = await bucket.list({ prefix, cursor });
+      if (page.objects.length) await bucket.delete(page.objects.map((o) => o.key));
+      cursor = page.truncated ? page.cursor : undefined;
+    } while (cursor);
+  }
 }

@@ -10,6 +10,7 @@ import { ProjectTabs } from "./project-tabs";
 import { A2ACard } from "./a2a-card";
 import { Problem } from "./controls";
 import { LivenessSettings, type LivenessChange } from "./liveness-settings";
+import { ArchiveSettings } from "./archive-settings";
 import { ReviewPolicyPanel } from "./review-policy";
 import { SlackChannelsPanel } from "./slack-channels";
 
@@ -124,6 +125,7 @@ export function ProjectSettingsPage({ projectId }: { projectId: string }) {
             When this is on, a task its agent completes without a summary or a contract waits on a person instead of ending: its result is kept, and answering
             its question sends it back to the agent to complete again. Its dependents wait meanwhile.
           </SettingSwitch>
+          <ArchiveSettings project={project} isAdmin={isAdmin} save={(c) => change(c)} />
           <ReviewPolicyPanel projectId={projectId} isAdmin={isAdmin} remoteExec={project.settings.remote_exec} />
           <SlackChannelsPanel projectId={projectId} />
           <A2ACard projectId={projectId} />

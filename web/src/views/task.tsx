@@ -108,6 +108,14 @@ export function TaskPage({ projectId, taskId }: { projectId: string; taskId: str
         <article>
           <h2>
             {shown.title} <span class={`status status-${shown.status}`}>{shown.status.replace("_", " ")}</span>
+            {shown.archived && (
+              <>
+                {" "}
+                <span class="badge archived" title="Moved to the project's archive: shown as it was then, and no longer changed">
+                  archived
+                </span>
+              </>
+            )}
           </h2>
           <p class="meta">
             <span class={`badge priority-${shown.priority}`}>{shown.priority}</span> <span class="badge type">{shown.type}</span>{" "}
@@ -123,8 +131,12 @@ export function TaskPage({ projectId, taskId }: { projectId: string; taskId: str
               until a member or admin approves it.
             </p>
           )}
-          <Actions task={shown} interventions={interventions} matches={matches} assignees={assignees} onChanged={show} />
-          <EditTask task={shown} tasks={[...state.tasks.values()]} servers={assignees?.servers.map((s) => s.name) ?? []} onChanged={show} />
+          {!shown.archived && (
+            <>
+              <Actions task={shown} interventions={interventions} matches={matches} assignees={assignees} onChanged={show} />
+              <EditTask task={shown} tasks={[...state.tasks.values()]} servers={assignees?.servers.map((s) => s.name) ?? []} onChanged={show} />
+            </>
+          )}
           <Section title="Spec">{shown.spec.trim() ? <Markdown source={shown.spec} /> : <p class="muted">No spec.</p>}</Section>
           {shown.acceptance_criteria.length > 0 && (
             <Section title="Acceptance criteria">
