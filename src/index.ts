@@ -1,7 +1,15 @@
 /** Worker entry: the HTTP app, the housekeeping cron, and the Durable Object classes. */
 import { buildApp } from "./app";
 import { answerKnownEmptyPoll, polledList } from "./files/file-polls";
-import { expirePermissionLog, sweepExpired, wakeRoomsWithLapsedLeases, wakeRoomsWithOverdueSchedules, wakeRoomsWithStrandedReviews, wakeStrandedDeliveries, wakeRoomsToArchive } from "./cron/maintenance";
+import {
+  expirePermissionLog,
+  sweepExpired,
+  wakeRoomsWithLapsedLeases,
+  wakeRoomsWithOverdueSchedules,
+  wakeRoomsWithStrandedReviews,
+  wakeStrandedDeliveries,
+  wakeRoomsToArchive,
+} from "./cron/maintenance";
 import type { WorkerEnv } from "./runtime/worker-env";
 
 export { ProjectRoom } from "./room/project-room";

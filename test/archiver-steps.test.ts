@@ -38,11 +38,16 @@ async function doneTasks(n: number): Promise<string[]> {
   return ids;
 }
 
-const count = async (sql: string, ...binds: unknown[]) => (await env.DB.prepare(sql).bind(...binds).first<{ n: number }>())!.n;
+const count = async (sql: string, ...binds: unknown[]) =>
+  (await env.DB.prepare(sql)
+    .bind(...binds)
+    .first<{ n: number }>())!.n;
 
 /** Every record of the project's archive objects (those of done batches), and the keys of objects no done batch names. */
 async function archiveContents(projectId = w.project.id) {
-  const { results: batches } = await env.DB.prepare("SELECT key FROM archive_batches WHERE project_id = ?1 AND step = 'done'").bind(projectId).all<{ key: string }>();
+  const { results: batches } = await env.DB.prepare("SELECT key FROM archive_batches WHERE project_id = ?1 AND step = 'done'")
+    .bind(projectId)
+    .all<{ key: string }>();
   const records: any[] = [];
   for (const { key } of batches) records.push(...(await decodeNdjson<any>(await (await env.BLOBS.get(key))!.arrayBuffer())));
   const listed = (await env.BLOBS.list({ prefix: `archives/${projectId}/` })).objects.map((o) => o.key);
@@ -66,7 +71,10 @@ async function eventSeqs(ids: string[]) {
   const out = new Map<string, number[]>();
   for (const id of ids) {
     const { results } = await env.DB.prepare("SELECT seq FROM events WHERE task_id = ?1 ORDER BY seq").bind(id).all<{ seq: number }>();
-    out.set(id, results.map((r) => r.seq));
+    out.set(
+      id,
+      results.map((r) => r.seq),
+    );
   }
   return out;
 }
@@ -84,14 +92,21 @@ describe("the archiver killed after each step", () => {
       expect(JSON.parse((batch as BatchRow).ids).sort()).toEqual([...ids].sort());
       for (let i = 1; i <= k; i++) batch = (await first.advance(batch as BatchRow)) as BatchRow | string;
       // Where the crash left it: the step recorded, and the rows still in D1 until the commit.
-      const left = await env.DB.prepare("SELECT step FROM archive_batches WHERE project_id = ?1 AND kind = 'tasks' ORDER BY created_at DESC").bind(w.project.id).first<string>("step");
+      const left = await env.DB.prepare("SELECT step FROM archive_batches WHERE project_id = ?1 AND kind = 'tasks' ORDER BY created_at DESC")
+        .bind(w.project.id)
+        .first<string>("step");
       expect(left).toBe(["recorded", "put", "verified", "done"][k]);
       expect(await count("SELECT count(*) AS n FROM tasks WHERE id IN (SELECT value FROM json_each(?1))", JSON.stringify(ids))).toBe(k === 3 ? 0 : 3);
       const fresh = archiverAt(40);
       while (await fresh.runBatch());
       await expectArchivedOnce(ids, before);
       // Read back whole after all.
-      expect((await expectOk(call(`/api/v1/tasks/${ids[0]}`, { token: w.member.token }))).json).toMatchObject({ id: ids[0], archived: true, status: "done", title: "Done 0" });
+      expect((await expectOk(call(`/api/v1/tasks/${ids[0]}`, { token: w.member.token }))).json).toMatchObject({
+        id: ids[0],
+        archived: true,
+        status: "done",
+        title: "Done 0",
+      });
     });
   }
 
@@ -133,12 +148,16 @@ describe("the permission log", () => {
     const line = hookLines();
     const now = Date.now();
     const ages = [45, 45, 40, 2];
-    const entries = ages.map((age, i) => line({ session_id: session, project_id: w.project.id, tool_input: { age, i }, created_at: hookTime(now - age * DAY + i * 1000) }));
+    const entries = ages.map((age, i) =>
+      line({ session_id: session, project_id: w.project.id, tool_input: { age, i }, created_at: hookTime(now - age * DAY + i * 1000) }),
+    );
     expect((await postPermissionLog(w.worker.apiKey, entries)).status).toBe(201);
     for (let i = 0; i < 10 && (await roomStub(env, w.project.id).archive()); i++);
     const left = (await expectOk(call(`/api/v1/projects/${w.project.id}/permission-log?limit=100`, { token: w.admin }))).json.entries;
     expect(left.map((e: any) => e.tool_input.age)).toEqual([2]);
-    const { results } = await env.DB.prepare("SELECT key, day, count FROM archive_batches WHERE project_id = ?1 AND kind = 'permission_log' AND step = 'done' ORDER BY day")
+    const { results } = await env.DB.prepare(
+      "SELECT key, day, count FROM archive_batches WHERE project_id = ?1 AND kind = 'permission_log' AND step = 'done' ORDER BY day",
+    )
       .bind(w.project.id)
       .all<{ key: string; day: string; count: number }>();
     expect(results.map((b) => [b.day, b.count])).toEqual([
@@ -163,7 +182,9 @@ describe("webhook deliveries", () => {
     await newTask(w, { title: "Announced" });
     const delivered = () => count("SELECT count(*) AS n FROM outbox WHERE target_id = ?1 AND status = 'delivered'", hook.json.id);
     await until(delivered, (n) => n >= 1, "a delivery");
-    const ids = (await env.DB.prepare("SELECT id FROM outbox WHERE target_id = ?1 AND status = 'delivered'").bind(hook.json.id).all<{ id: string }>()).results.map((r) => r.id);
+    const ids = (
+      await env.DB.prepare("SELECT id FROM outbox WHERE target_id = ?1 AND status = 'delivered'").bind(hook.json.id).all<{ id: string }>()
+    ).results.map((r) => r.id);
     // A week on (deliveries that are over are kept a week), tasks are not yet due, deliveries are.
     while (await archiverAt(8).runBatch());
     expect(await delivered()).toBe(0);

@@ -126,7 +126,7 @@ describe("an archived task", () => {
     // Paged three at a time from every point, the pages join up to the whole.
     for (const start of [0, timeline[0].seq - 1, timeline[0].seq, timeline.at(-1).seq]) {
       const paged: any[] = [];
-      for (let since = start; ; ) {
+      for (let since = start; ;) {
         const page = await allEvents(3, since);
         paged.push(...page.events);
         if (page.events.length < 3) break;
@@ -164,7 +164,8 @@ describe("a project that archives nothing", () => {
   it("keeps its old finished tasks in D1", async () => {
     const project = await createProject(w.admin, "Keeps all");
     await expectOk(call(`/api/v1/projects/${project.id}`, { method: "PATCH", token: w.admin, body: { settings: { archive_after_days: null } } }));
-    const id = (await expectOk(call("/api/v1/tasks", { method: "POST", token: w.admin, body: { project_id: project.id, title: "Stay", spec: "s" } }), 201)).json.id;
+    const id = (await expectOk(call("/api/v1/tasks", { method: "POST", token: w.admin, body: { project_id: project.id, title: "Stay", spec: "s" } }), 201)).json
+      .id;
     await expectOk(call(`/api/v1/tasks/${id}`, { method: "DELETE", token: w.admin }));
     await call("/api/v1/tasks", { method: "POST", token: w.admin, body: { project_id: project.id, title: "Later", spec: "s" } });
     await age([id]);
@@ -177,7 +178,8 @@ describe("archive_after_days", () => {
   it("is 30 by default, may be null or 1–3650, and nothing else", async () => {
     const project = await createProject(w.admin, "Setting");
     expect((await expectOk(call(`/api/v1/projects/${project.id}`, { token: w.admin }))).json.settings.archive_after_days).toBe(30);
-    const patch = (value: unknown) => call(`/api/v1/projects/${project.id}`, { method: "PATCH", token: w.admin, body: { settings: { archive_after_days: value } } });
+    const patch = (value: unknown) =>
+      call(`/api/v1/projects/${project.id}`, { method: "PATCH", token: w.admin, body: { settings: { archive_after_days: value } } });
     for (const bad of ["30", 0, -1, 1.5, 3651, true, {}]) {
       const reply = await patch(bad);
       expectProblem(reply, 422, "VALIDATION_FAILED");

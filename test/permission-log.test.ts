@@ -339,7 +339,9 @@ describe("GET /api/v1/projects/{id}/permission-log", () => {
 describe("retention", () => {
   it("the hourly housekeeping deletes entries older than PERMISSION_LOG_DAYS, and only those, of a project that does not archive", async () => {
     const project = await createProject(w.admin, "Retention");
-    expect((await call(`/api/v1/projects/${project.id}`, { method: "PATCH", token: w.admin, body: { settings: { archive_after_days: null } } })).status).toBe(200);
+    expect((await call(`/api/v1/projects/${project.id}`, { method: "PATCH", token: w.admin, body: { settings: { archive_after_days: null } } })).status).toBe(
+      200,
+    );
     const session = await openSession(w.worker.apiKey, project.id, "keeper");
     const day = 24 * 3600 * 1000;
     const now = Date.now();

@@ -395,7 +395,9 @@ describe("deliveries", () => {
   });
 
   it("keeps finished deliveries and their attempts a week, and pending ones until they are sent (a project that does not archive)", async () => {
-    expect((await call(`/api/v1/projects/${w.project.id}`, { method: "PATCH", token: w.admin, body: { settings: { archive_after_days: null } } })).status).toBe(200);
+    expect((await call(`/api/v1/projects/${w.project.id}`, { method: "PATCH", token: w.admin, body: { settings: { archive_after_days: null } } })).status).toBe(
+      200,
+    );
     const hook = await subscribe();
     await newTask("Swept");
     await until(

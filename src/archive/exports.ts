@@ -44,7 +44,7 @@ export async function writeHistory(d1: D1Database, bucket: R2Bucket, projectId: 
       await out.write(rows.map((row) => ({ type, task_id: row.task_id as string | null, row })));
     }
   }
-  for (let since = 0; ; ) {
+  for (let since = 0; ;) {
     const events = await liveEventsSince(d1, projectId, since, PAGE);
     await out.write(events.map((event): ArchiveRecord => ({ type: "event", task_id: event.task_id, event })));
     if (events.length < PAGE) break;

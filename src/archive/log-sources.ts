@@ -34,7 +34,9 @@ export function permissionLogSource(d1: D1Database, projectId: string): ArchiveS
       ),
     async gather(list) {
       const [rows, print] = await d1.batch([
-        d1.prepare("SELECT * FROM permission_log WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2)) ORDER BY created_at, id").bind(projectId, ids(list)),
+        d1
+          .prepare("SELECT * FROM permission_log WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2)) ORDER BY created_at, id")
+          .bind(projectId, ids(list)),
         fingerprint(list),
       ]);
       const records: ArchiveRecord[] = (rows!.results as Row[]).map((row) => ({ type: "permission_log", row }));

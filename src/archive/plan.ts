@@ -49,7 +49,7 @@ export function chooseTaskBatch(candidates: readonly TaskCandidate[], limit = BA
       .map((c) => [c.id, c]),
   );
   // Dropping one task may leave an upstream of it with a dependent outside: until nothing changes.
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const [id, c] of kept) {
       if (c.dependents.some((d) => !kept.has(d))) {

@@ -71,7 +71,10 @@ export async function archivedTaskEvents(bucket: R2Bucket, entry: Pick<ArchivedT
 
 /** A task's timeline wherever it is: from its object when archived, else from D1. */
 export async function taskTimeline(d1: D1Database, bucket: R2Bucket, projectId: string, taskId: string, limit: number): Promise<EventView[]> {
-  const entry = await d1.prepare("SELECT key, task_id FROM archived_tasks WHERE task_id = ?1 AND project_id = ?2").bind(taskId, projectId).first<ArchivedTaskEntry>();
+  const entry = await d1
+    .prepare("SELECT key, task_id FROM archived_tasks WHERE task_id = ?1 AND project_id = ?2")
+    .bind(taskId, projectId)
+    .first<ArchivedTaskEntry>();
   return entry ? (await archivedTaskEvents(bucket, entry)).slice(0, limit) : liveTaskEvents(d1, projectId, taskId, limit);
 }
 
@@ -94,7 +97,9 @@ export async function eventsSince(d1: D1Database, bucket: R2Bucket, projectId: s
   for (const batch of batches) {
     // The first `limit` found so far all come before this batch's first seq: it can add none of them.
     if (archived.length >= limit && archived[limit - 1]!.seq < batch.seq_min) break;
-    const events = (await archiveRecords(bucket, batch.key)).flatMap((r) => (r.type === "event" && r.event.seq > since && r.event.seq <= upTo ? [r.event] : []));
+    const events = (await archiveRecords(bucket, batch.key)).flatMap((r) =>
+      r.type === "event" && r.event.seq > since && r.event.seq <= upTo ? [r.event] : [],
+    );
     archived = [...archived, ...events].sort((a, b) => a.seq - b.seq);
   }
   return mergeBySeq(live, archived, since, limit);

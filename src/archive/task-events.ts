@@ -26,7 +26,8 @@ export function taskEventsStatement(d1: D1Database, projectId: string, taskIds: 
 }
 
 /** SQL text of a scalar that changes when these tasks' events do (for a fingerprint): ?1 is the project, ?2 the ids. */
-export const TASK_EVENTS_FINGERPRINT = "(SELECT count(*) || ':' || ifnull(max(seq), 0) FROM events WHERE project_id = ?1 AND task_id IN (SELECT value FROM json_each(?2)))";
+export const TASK_EVENTS_FINGERPRINT =
+  "(SELECT count(*) || ':' || ifnull(max(seq), 0) FROM events WHERE project_id = ?1 AND task_id IN (SELECT value FROM json_each(?2)))";
 
 /**
  * SQL text: task `t` holds the project's last event (?1 is the project). A new event's seq follows the last one in D1,
@@ -40,7 +41,10 @@ export const deleteTaskEvents = (d1: D1Database, projectId: string, taskIds: rea
 
 /** The project's events after `since` still in D1, in seq order, at most `limit`. */
 export async function liveEventsSince(d1: D1Database, projectId: string, since: number, limit: number): Promise<EventView[]> {
-  const { results } = await d1.prepare("SELECT * FROM events WHERE project_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3").bind(projectId, since, limit).all<EventRow>();
+  const { results } = await d1
+    .prepare("SELECT * FROM events WHERE project_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3")
+    .bind(projectId, since, limit)
+    .all<EventRow>();
   return results.map(ofRow);
 }
 

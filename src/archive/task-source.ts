@@ -30,7 +30,10 @@ const ids = (taskIds: readonly string[]) => JSON.stringify(taskIds);
 
 export function taskSource(d1: D1Database, projectId: string): ArchiveSource {
   const candidates = async (sql: string, cutoff: string): Promise<TaskCandidate[]> => {
-    const { results } = await d1.prepare(sql).bind(projectId, cutoff, BATCH_LIMIT * 2).all<{ id: string; completed_at: string; dependents: string }>();
+    const { results } = await d1
+      .prepare(sql)
+      .bind(projectId, cutoff, BATCH_LIMIT * 2)
+      .all<{ id: string; completed_at: string; dependents: string }>();
     return results.map((r) => ({ id: r.id, completed_at: r.completed_at, dependents: JSON.parse(r.dependents) as string[] }));
   };
   const fingerprintSql = `SELECT (SELECT group_concat(id || ':' || version || ':' || status) FROM (SELECT id, version, status FROM tasks WHERE id IN (SELECT value FROM json_each(?2)) ORDER BY id))
@@ -49,7 +52,9 @@ export function taskSource(d1: D1Database, projectId: string): ArchiveSource {
       return chooseTaskBatch(await candidates(WINDOW, cutoff)) ?? chooseTaskBatch(await candidates(LEAVES, cutoff));
     },
     async gather(taskIds): Promise<Gathered> {
-      const rows = d1.prepare("SELECT * FROM tasks WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2)) ORDER BY id").bind(projectId, ids(taskIds));
+      const rows = d1
+        .prepare("SELECT * FROM tasks WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2)) ORDER BY id")
+        .bind(projectId, ids(taskIds));
       const children = TASK_CHILDREN.map(({ table, order }) =>
         d1.prepare(`SELECT * FROM ${table} WHERE task_id IN (SELECT value FROM json_each(?1)) ORDER BY ${order}`).bind(ids(taskIds)),
       );

@@ -79,7 +79,6 @@ export async function wakeRoomsWithOverdueSchedules(env: WorkerEnv, now = Date.n
   return results.length;
 }
 
-
 /** Deletes permission log entries older than PERMISSION_LOG_DAYS, a bounded number of rows an hour; returns how many. */
 export function expirePermissionLog(env: RoomEnv, now = Date.now()) {
   // A project that archives has its log archived instead (src/archive/), no later than this.

@@ -40,7 +40,10 @@ export const MAX_ARCHIVE_DAYS = 3650;
 const archiveDaysOf = (s: Record<string, unknown>) =>
   !("archive_after_days" in s)
     ? DEFAULT_PROJECT_SETTINGS.archive_after_days
-    : typeof s.archive_after_days === "number" && Number.isInteger(s.archive_after_days) && s.archive_after_days >= 1 && s.archive_after_days <= MAX_ARCHIVE_DAYS
+    : typeof s.archive_after_days === "number" &&
+        Number.isInteger(s.archive_after_days) &&
+        s.archive_after_days >= 1 &&
+        s.archive_after_days <= MAX_ARCHIVE_DAYS
       ? s.archive_after_days
       : null;
 

@@ -48,7 +48,7 @@ interface ExportRow {
 }
 
 const CONTENT =
-  "One gzip file of NDJSON: a first line `{type: \"export\"}`, then a line per record, each with its `type`: `task` (its row; an archived " +
+  'One gzip file of NDJSON: a first line `{type: "export"}`, then a line per record, each with its `type`: `task` (its row; an archived ' +
   "task also its `view` as the API answered it when it moved), `dependency`, `note`, `intervention`, `usage`, `code_review` (rows as stored) " +
   "and `event` (as `GET /api/v1/projects/{id}/events` answers it): first the archived tasks' records, then those still in the database.";
 

@@ -50,15 +50,10 @@ export const projectSettingsSchema = z
       description:
         "A waiting task no server can take (by its requirements) for this many minutes raises `task_unassignable` with each server's reason; null: off",
     }),
-    archive_after_days: z
-      .int()
-      .min(1)
-      .max(MAX_ARCHIVE_DAYS)
-      .nullable()
-      .meta({
-        description:
-          "Finished tasks (with their events, dependencies, notes, questions and usage), the permission log and finished webhook deliveries older than this many days move from the database to compressed archives; archived tasks stay readable by id with `archived: true`. Default 30; null: off",
-      }),
+    archive_after_days: z.int().min(1).max(MAX_ARCHIVE_DAYS).nullable().meta({
+      description:
+        "Finished tasks (with their events, dependencies, notes, questions and usage), the permission log and finished webhook deliveries older than this many days move from the database to compressed archives; archived tasks stay readable by id with `archived: true`. Default 30; null: off",
+    }),
   })
   .meta({ id: "ProjectSettings", description: "Off by default (archiving after 30 days is on); admins change them (`PATCH /api/v1/projects/{id}`)" });
 

@@ -41,9 +41,9 @@ export function ArchiveSettings(props: { project: Project; isAdmin: boolean; sav
       <h2 id="archive-heading">Archive</h2>
       <form class="archive-setting" onSubmit={(e) => void submit(e)}>
         <p class="muted">
-          Finished tasks older than this, with their events, notes and questions, move from the database to the project's archive, as do the permission log
-          and finished webhook deliveries. Archived tasks still open by their link, marked archived; lists leave them out. Leave it blank to keep everything in
-          the database.
+          Finished tasks older than this, with their events, notes and questions, move from the database to the project's archive, as do the permission log and
+          finished webhook deliveries. Archived tasks still open by their link, marked archived; lists leave them out. Leave it blank to keep everything in the
+          database.
         </p>
         <label>
           Archive after (days)
