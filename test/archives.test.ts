@@ -157,6 +157,17 @@ describe("a live task depending on an archived one", () => {
     expect([await inD1(up), await inD1(down)]).toEqual([0, 0]);
     expect((await expectOk(getTask(down))).json).toEqual({ ...downView, completed_at: LONG_AGO, archived: true });
     expect((await expectOk(getTask(up))).json).toMatchObject({ id: up, archived: true, result: { contracts: { schema: { data: { tables: 3 } } } } });
+    // A new dependency on an archived task is refused, as one on a task the project does not have.
+    const refused = await cli(w.orchestrator.apiKey, "POST", T, {
+      title: "Too late",
+      spec: "s",
+      priority: "normal",
+      type: "feature",
+      project_id: w.project.id,
+      dependencies: [{ depends_on_task_id: up, dependency_type: "blocks" }],
+    });
+    expectProblem(refused, 422, "VALIDATION_FAILED");
+    expect(refused.json.errors.map((e: any) => e.path)).toEqual(["dependencies"]);
   });
 });
 
