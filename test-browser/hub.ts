@@ -95,6 +95,8 @@ export default async function setup(project: TestProject) {
       String(await freePort()),
       "--log-level",
       "error",
+      // GET /cdn-cgi/handler/scheduled runs the hourly housekeeping on demand (the archive's test).
+      "--test-scheduled",
       ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
     ],
     { cwd: root, stdio: ["ignore", "ignore", "inherit"] },

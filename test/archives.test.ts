@@ -8,6 +8,8 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { roomStub } from "../src/room/client";
 import { decodeNdjson } from "../src/archive/codec";
+import { projectsDueForArchive } from "../src/archive/due-projects";
+import { wakeRoomsToArchive } from "../src/cron/maintenance";
 import { addMember, call, createProject, createUser, expectProblem, until } from "./helpers";
 import { asAgent, asPerson, structured, workerFetch } from "./mcp-client";
 import { rpc } from "./a2a-client";
@@ -86,6 +88,12 @@ describe("an archived task", () => {
     const viewed = (await expectOk(cli(w.orchestrator.apiKey, "GET", `${T}/${id}`))).json;
     expect(viewed).toMatchObject({ id, title: "Archived one", status: "done", priority: "normal", spec: before.spec, archived: true });
     expect(Array.isArray(viewed.acceptance_criteria)).toBe(true);
+  });
+
+  it("keeps its notes for the CLI's `task notes`, and its agent logs", async () => {
+    const notes = (await expectOk(cli(w.worker.apiKey, "GET", `${T}/${id}/notes`))).json;
+    expect(notes.map((n: any) => [n.content, n.task_id])).toEqual([["A note kept with it", id]]);
+    expect((await expectOk(call(`/api/v1/tasks/${id}/logs`, { token: w.member.token }))).json).toMatchObject({ logs: [] });
   });
 
   it("reads back through MCP's get_task", async () => {
@@ -168,6 +176,20 @@ describe("a live task depending on an archived one", () => {
     });
     expectProblem(refused, 422, "VALIDATION_FAILED");
     expect(refused.json.errors.map((e: any) => e.path)).toEqual(["dependencies"]);
+  });
+});
+
+describe("the hourly housekeeping", () => {
+  it("wakes the rooms with tasks due, which archive them", async () => {
+    const id = await newTask(w, { title: "Due by the clock" });
+    await expectOk(call(`/api/v1/tasks/${id}`, { method: "DELETE", token: w.admin }));
+    await newTask(w, { title: "After it" });
+    await age([id]);
+    expect(await projectsDueForArchive(env.DB, Date.now(), 30)).toContain(w.project.id);
+    expect(await wakeRoomsToArchive(env)).toBeGreaterThanOrEqual(1);
+    expect(await inD1(id)).toBe(0);
+    expect((await expectOk(getTask(id))).json).toMatchObject({ id, status: "cancelled", archived: true });
+    expect(await projectsDueForArchive(env.DB, Date.now(), 30)).not.toContain(w.project.id);
   });
 });
 

@@ -6,8 +6,8 @@ import type { TaskView } from "../views/tasks";
 import { decodeNdjson } from "./codec";
 import { mergeBySeq } from "./plan";
 import { rowOf, type ArchiveRecord, type EventView } from "./records";
-import { interventions } from "../db/schema";
-import type { InterventionRow } from "../views/tasks";
+import { interventions, taskNotes } from "../db/schema";
+import type { InterventionRow, NoteRow } from "../views/tasks";
 import { liveEventsSince, liveTaskEvents } from "./task-events";
 
 /** The D1 database that holds a project's archive index and batches: every read of the archive outside the room asks here. */
@@ -61,6 +61,13 @@ export async function archivedTaskView(bucket: R2Bucket, entry: Pick<ArchivedTas
 export async function archivedInterventions(bucket: R2Bucket, entry: Pick<ArchivedTaskEntry, "key" | "task_id">): Promise<InterventionRow[]> {
   return (await archivedTaskRecords(bucket, entry))
     .flatMap((r) => (r.type === "intervention" ? [rowOf(interventions, r.row)] : []))
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+}
+
+/** The archived task's notes, oldest first. */
+export async function archivedNotes(bucket: R2Bucket, entry: Pick<ArchivedTaskEntry, "key" | "task_id">): Promise<NoteRow[]> {
+  return (await archivedTaskRecords(bucket, entry))
+    .flatMap((r) => (r.type === "note" ? [rowOf(taskNotes, r.row)] : []))
     .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
 }
 

@@ -38,3 +38,9 @@ export async function liveOrArchived<T>(c: HubContext, taskId: string, read: () 
 
 /** The archived task's view (as it was when it moved, `archived: true`). */
 export const archivedView = (c: HubContext, entry: ArchivedTaskEntry): Promise<TaskView> => archivedTaskView(c.env.BLOBS, entry);
+
+/** The task's id and project for a read, from D1 or, when it moved there, from the archive. */
+export async function readableTask(c: HubContext, taskId: string, read: () => Promise<{ id: string; projectId: string }>) {
+  const found = await liveOrArchived(c, taskId, read);
+  return "live" in found ? { ...found.live, archived: null } : { id: found.archived.task_id, projectId: found.archived.project_id, archived: found.archived };
+}

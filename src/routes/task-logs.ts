@@ -11,6 +11,7 @@ import { fieldError } from "../http/problem";
 import { agentLogPage, agentLogView } from "../views/agent-logs";
 import type { TaskSurface } from "./task-surface";
 import { taskFor } from "./task-access";
+import { readableTask } from "./archived-tasks";
 
 const logQuery = z.object({
   limit: z.coerce.number().int().min(1, "must be at least 1").max(500, "must be at most 500").default(100),
@@ -33,7 +34,8 @@ export function logRoutes({ r, describe, read, taskId }: TaskSurface) {
     }),
     read,
     async (c) => {
-      const task = await taskFor(c, taskId(c));
+      // What agents logged stays in D1 when the task moves to the archive.
+      const task = await readableTask(c, taskId(c), () => taskFor(c, taskId(c)));
       const q = readQuery(c, logQuery);
       const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
       if (after === null) throw fieldError("cursor", "is not a cursor this list handed out");

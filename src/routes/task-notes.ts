@@ -7,6 +7,8 @@ import { runInRoom } from "../room/client";
 import { noteSchema, noteView, type NoteRow } from "../views/tasks";
 import type { TaskSurface } from "./task-surface";
 import { taskFor } from "./task-access";
+import { readableTask } from "./archived-tasks";
+import { archivedNotes } from "../archive/reads";
 
 /** POST and GET /:id/notes. */
 export function noteRoutes({ r, describe, read, write, taskId }: TaskSurface) {
@@ -43,8 +45,9 @@ export function noteRoutes({ r, describe, read, write, taskId }: TaskSurface) {
     describe({ id: "listTaskNotes", summary: "List notes", description: "The task's notes, oldest first.", responses: { 200: z.array(noteSchema) } }),
     read,
     async (c) => {
-      const task = await taskFor(c, taskId(c));
-      return c.json((await notesOf(c.var.db, task.id)).map(noteView));
+      const task = await readableTask(c, taskId(c), () => taskFor(c, taskId(c)));
+      const notes = task.archived ? await archivedNotes(c.env.BLOBS, task.archived) : await notesOf(c.var.db, task.id);
+      return c.json(notes.map(noteView));
     },
   );
 }

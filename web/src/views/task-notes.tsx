@@ -20,7 +20,7 @@ export function Notes({ task }: { task: Task }) {
           </li>
         ))}
       </ul>
-      {canWrite && (
+      {canWrite && !task.archived && (
         <form
           class="inline"
           onSubmit={(e) => {
