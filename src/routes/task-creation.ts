@@ -175,8 +175,8 @@ export function createRoute({ r, describe, write }: TaskSurface) {
         "- Task-format: `id` names the task in the project (`client_id`): the same request again answers **200** with the task it made; another " +
         "body under that id is 409 `TASK_ID_TAKEN`. `routing.target` (an open session's name, else a server's) assigns the task at once; " +
         "Without `routing.target`, its `type` is the capability it needs (`requirements: {capabilities: [type]}`), and it is auto-assigned to a server offering it. " +
-        "`observability.traceId` continues its trace unless a `traceparent` header came. `context.parentTaskId` naming no task of the project is kept as an " +
-        "external reference, with a warning. A top-level field the seed does not name is kept in `extensions`, with a warning; a core create field (`spec`, ...) is refused by name.",
+          "`observability.traceId` continues its trace unless a `traceparent` header came. `context.parentTaskId` naming no task of the project is kept as an " +
+          "external reference, with a warning. A top-level field the seed does not name is kept in `extensions`, with a warning; a core create field (`spec`, ...) is refused by name.",
       headers: TRACEPARENT,
       body: z.union([createTaskBody, taskFormatRequest]),
       responses: { 201: taskSchema, 200: { description: "A task-format request sent again: the task it made", schema: taskSchema } },
