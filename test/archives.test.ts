@@ -158,12 +158,15 @@ describe("a live task depending on an archived one", () => {
     const started = await finish(down, "used the schema");
     expect(started.json.status).toBe("done");
     const downView = (await expectOk(getTask(down))).json;
+    const envelope = (await expectOk(call(`/api/v1/tasks/${down}/envelope`, { token: w.member.token }))).json;
     expect(downView).toMatchObject({ resolved_inputs: { schema: { tables: 3 } }, dependencies: [{ depends_on_task_id: up, resolved: true }] });
     await newTask(w, { title: "And later" });
     await age([up, down]);
     await archiveAll();
     expect([await inD1(up), await inD1(down)]).toEqual([0, 0]);
     expect((await expectOk(getTask(down))).json).toEqual({ ...downView, completed_at: LONG_AGO, archived: true });
+    // Its input envelope, the upstream's contract in it, read from the archive.
+    expect((await expectOk(call(`/api/v1/tasks/${down}/envelope`, { token: w.member.token }))).json).toEqual(envelope);
     expect((await expectOk(getTask(up))).json).toMatchObject({ id: up, archived: true, result: { contracts: { schema: { data: { tables: 3 } } } } });
     // A new dependency on an archived task is refused, as one on a task the project does not have.
     const refused = await cli(w.orchestrator.apiKey, "POST", T, {

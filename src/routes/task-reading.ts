@@ -9,7 +9,7 @@ import { z } from "zod";
 import { projectFor, scopesOverlap, visibleProjectIds } from "../auth/access";
 import { currentServer } from "../middleware/guards";
 import { listTasks, taskView1 } from "../views/task-queries";
-import { envelopeOf } from "../views/task-envelope";
+import { envelopeOf, envelopeOfView } from "../views/task-envelope";
 import { sessions } from "../db/schema";
 import { FINISHED, TASK_STATUSES, type TaskStatus } from "../domain/lifecycle";
 import { STATUS_ALIASES } from "../protocol/task-format";
@@ -23,7 +23,7 @@ import { taskByClientId } from "./client-task-ids";
 import type { TaskSurface } from "./task-surface";
 import { taskFor } from "./task-access";
 import { archiveDb, archivedView, liveOrArchived } from "./archived-tasks";
-import { taskTimeline } from "../archive/reads";
+import { archivedTaskEntry, archivedTaskView, taskTimeline } from "../archive/reads";
 
 const STATUS_NAMES = Object.keys(STATUS_ALIASES) as [string, ...string[]];
 
@@ -190,7 +190,16 @@ export function envelopeRoute({ r, describe, read, taskId }: TaskSurface) {
       responses: { 200: inputEnvelopeSchema },
     }),
     read,
-    async (c) => c.json(await envelopeOf(c.var.db, (await taskFor(c, taskId(c))).id)),
+    async (c) => {
+      const found = await liveOrArchived(c, taskId(c), () => taskFor(c, taskId(c)));
+      if ("live" in found) return c.json(await envelopeOf(c.var.db, found.live.id));
+      // An archived task's upstreams left D1 with it or after it: any gone are read from the archive too.
+      const upstreamResult = async (id: string) => {
+        const entry = await archivedTaskEntry(archiveDb(c, found.archived.project_id), id, null);
+        return entry && entry.project_id === found.archived.project_id ? (await archivedTaskView(c.env.BLOBS, entry)).result : undefined;
+      };
+      return c.json(await envelopeOfView(c.var.db, await archivedView(c, found.archived), upstreamResult));
+    },
   );
 }
 
