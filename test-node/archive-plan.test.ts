@@ -16,7 +16,10 @@ describe("chooseTaskBatch", () => {
     expect(chooseTaskBatch(candidates)).toEqual({ day: "2026-01-05", ids: ["c", "b", "a"] });
     // With the limit cutting the chain's end off, the tasks upstream of it wait: only what is free to go goes.
     expect(chooseTaskBatch([task("b", "2026-01-05", ["c"]), task("a", "2026-01-05", ["b"]), task("c", "2026-01-05")], 2)).toBeNull();
-    expect(chooseTaskBatch([task("c", "2026-01-05"), task("b", "2026-01-05", ["c"]), task("a", "2026-01-05", ["b"])], 2)).toEqual({ day: "2026-01-05", ids: ["c", "b"] });
+    expect(chooseTaskBatch([task("c", "2026-01-05"), task("b", "2026-01-05", ["c"]), task("a", "2026-01-05", ["b"])], 2)).toEqual({
+      day: "2026-01-05",
+      ids: ["c", "b"],
+    });
   });
 
   it("is null with no candidates", () => {

@@ -182,17 +182,57 @@ describe("a live task depending on an archived one", () => {
   });
 });
 
+describe("what stays in D1 although it is old", () => {
+  it("the task holding the project's last event, until the log moves on", async () => {
+    const project = await createProject(w.admin, "Quiet");
+    const id = (await expectOk(call("/api/v1/tasks", { method: "POST", token: w.admin, body: { project_id: project.id, title: "Last", spec: "s" } }), 201)).json
+      .id;
+    await expectOk(call(`/api/v1/tasks/${id}`, { method: "DELETE", token: w.admin }));
+    await age([id]);
+    await archiveAll(project.id);
+    expect(await inD1(id)).toBe(1);
+    await expectOk(call("/api/v1/tasks", { method: "POST", token: w.admin, body: { project_id: project.id, title: "Next", spec: "s" } }), 201);
+    await archiveAll(project.id);
+    expect(await inD1(id)).toBe(0);
+    // The next event's seq still follows the last one ever written.
+    const events = (await expectOk(call(`/api/v1/projects/${project.id}/events?limit=100`, { token: w.admin }))).json.events.map((e: any) => e.seq);
+    expect(new Set(events).size).toBe(events.length);
+    const head = (await expectOk(call(`/api/v1/projects/${project.id}`, { token: w.admin }))).json.last_seq;
+    expect(head).toBe(Math.max(...events));
+  });
+
+  it("a task a graph budget is set on", async () => {
+    const id = await newTask(w, { title: "Budgeted" });
+    await expectOk(call(`/api/v1/tasks/${id}`, { method: "DELETE", token: w.admin }));
+    await expectOk(
+      call(`/api/v1/projects/${w.project.id}/budgets`, {
+        method: "POST",
+        token: w.admin,
+        body: { scope: "graph", task_id: id, limit_usd: 5, actions: [{ at_percent: 100, action: "warn" }] },
+      }),
+      201,
+    );
+    await newTask(w, { title: "After the budget" });
+    await age([id]);
+    await archiveAll();
+    expect(await inD1(id)).toBe(1);
+  });
+});
+
 describe("the hourly housekeeping", () => {
   it("wakes the rooms with tasks due, which archive them", async () => {
-    const id = await newTask(w, { title: "Due by the clock" });
+    const project = await createProject(w.admin, "Woken");
+    const task = (title: string) => call("/api/v1/tasks", { method: "POST", token: w.admin, body: { project_id: project.id, title, spec: "s" } });
+    const id = (await expectOk(task("Due by the clock"), 201)).json.id;
     await expectOk(call(`/api/v1/tasks/${id}`, { method: "DELETE", token: w.admin }));
-    await newTask(w, { title: "After it" });
+    await expectOk(task("After it"), 201);
+    expect(await projectsDueForArchive(env.DB, Date.now(), 30)).not.toContain(project.id);
     await age([id]);
-    expect(await projectsDueForArchive(env.DB, Date.now(), 30)).toContain(w.project.id);
+    expect(await projectsDueForArchive(env.DB, Date.now(), 30)).toContain(project.id);
     expect(await wakeRoomsToArchive(env)).toBeGreaterThanOrEqual(1);
     expect(await inD1(id)).toBe(0);
-    expect((await expectOk(getTask(id))).json).toMatchObject({ id, status: "cancelled", archived: true });
-    expect(await projectsDueForArchive(env.DB, Date.now(), 30)).not.toContain(w.project.id);
+    expect((await expectOk(getTask(id, w.admin))).json).toMatchObject({ id, status: "cancelled", archived: true });
+    expect(await projectsDueForArchive(env.DB, Date.now(), 30)).not.toContain(project.id);
   });
 });
 

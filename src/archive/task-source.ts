@@ -1,7 +1,8 @@
 /**
  * Finished tasks as an archive source: a task with its events, dependencies, notes, questions, usage and reviews.
  * A task leaves D1 only with or after every task still there that depends on it (plan.ts chooseTaskBatch), and a task
- * a budget is anchored on stays (the budget would go with it), as does one holding the log's last event (task-events.ts).
+ * a budget is anchored on stays (the budget would go with it), as do one a review still under way reviews and one
+ * holding the log's last event (task-events.ts).
  */
 import { dbOf } from "../db/client";
 import { taskViewsInBatch } from "../views/task-queries";
@@ -19,6 +20,7 @@ const CANDIDATES = `SELECT t.id, t.completed_at,
   WHERE t.project_id = ?1 AND t.${FINISHED_SQL.replaceAll(" AND ", " AND t.")} AND t.completed_at < ?2
     AND t.id NOT IN ${inOpenBatch("tasks")}
     AND NOT EXISTS (SELECT 1 FROM budgets b WHERE b.task_id = t.id) AND NOT ${holdsLogHead("t")}
+    AND t.id NOT IN (SELECT r.review_of FROM tasks r WHERE r.project_id = ?1 AND r.review_of IS NOT NULL AND r.completed_at IS NULL)
     AND NOT EXISTS (SELECT 1 FROM task_dependencies d JOIN tasks down ON down.id = d.task_id
       WHERE d.depends_on_task_id = t.id AND NOT (down.${FINISHED_SQL.replaceAll(" AND ", " AND down.")} AND down.completed_at < ?2))`;
 
