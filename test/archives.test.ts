@@ -13,6 +13,7 @@ import { wakeRoomsToArchive } from "../src/cron/maintenance";
 import { addMember, call, createProject, createUser, expectProblem, until } from "./helpers";
 import { asAgent, asPerson, structured, workerFetch } from "./mcp-client";
 import { rpc } from "./a2a-client";
+import { dashboard } from "./sockets";
 import { cli, createWorld, expectOk, newTask, T, type World } from "./task-world";
 
 let w: World;
@@ -142,6 +143,18 @@ describe("an archived task", () => {
       }
       expect(paged).toEqual(whole.filter((e) => e.seq > start));
     }
+  });
+});
+
+describe("a dashboard resuming across the archive", () => {
+  it("is told to page the log, then resumes from the last seq it read", async () => {
+    const s = await dashboard(w.project.id, w.member.token);
+    s.send({ type: "resume", since: 0 });
+    expect(await s.next((f) => f.type === "resync_required")).toMatchObject({ since: 0, detail: expect.stringContaining("archived") });
+    const read = (await allEvents()).events as any[];
+    s.send({ type: "resume", since: read.at(-1).seq });
+    expect(await s.next((f) => f.type === "resumed")).toMatchObject({ last_seq: read.at(-1).seq });
+    s.ws.close();
   });
 });
 

@@ -205,14 +205,15 @@ export class DashboardProtocol {
     try {
       // A replay runs between writes: a backlog too long for that is read from GET /events instead.
       const backlog = await eventBacklog(this.room.env.DB, this.room.projectId, since);
-      if (backlog && backlog.n > MAX_REPLAY) {
+      // Events of archived tasks are read from the archive by GET /events, not replayed here.
+      if (backlog && (backlog.n > MAX_REPLAY || backlog.archived)) {
         // Nothing live until it resumes: what commits while it pages the log comes with that resume's replay, in order.
         this.hold(d, true);
         send(ws, {
           type: "resync_required",
           since,
           head: backlog.head,
-          detail: `more than ${MAX_REPLAY} events behind: page GET /events from since, then resume from the last seq read`,
+          detail: `${backlog.archived ? "events after since are archived" : `more than ${MAX_REPLAY} events behind`}: page GET /events from since, then resume from the last seq read`,
         });
         return;
       }

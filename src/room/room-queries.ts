@@ -73,11 +73,16 @@ export async function nextUploadExpiry(d1: D1Database, projectId: string): Promi
 }
 
 /** How many events follow `since`, and the last seq. */
+/** How many events after `since` D1 holds, the last, and whether some after it moved to the archive (src/archive/). */
 export const eventBacklog = (d1: D1Database, projectId: string, since: number) =>
   d1
-    .prepare("SELECT COUNT(*) AS n, MAX(seq) AS head FROM events WHERE project_id = ?1 AND seq > ?2")
+    .prepare(
+      `SELECT COUNT(*) AS n, MAX(seq) AS head,
+         EXISTS (SELECT 1 FROM archive_batches WHERE project_id = ?1 AND seq_max > ?2 AND kind = 'tasks' AND step = 'done') AS archived
+       FROM events WHERE project_id = ?1 AND seq > ?2`,
+    )
     .bind(projectId, since)
-    .first<{ n: number; head: number | null }>();
+    .first<{ n: number; head: number | null; archived: number }>();
 
 export const eventsAfter = (db: Db, projectId: string, after: number, limit: number) =>
   db
