@@ -131,7 +131,7 @@ export class Archiver {
   async verify(batch: BatchRow): Promise<BatchRow> {
     const object = await this.deps.bucket.get(batch.key);
     const bytes = object ? new Uint8Array(await object.arrayBuffer()) : null;
-    const whole = bytes !== null && (await sha256Hex(bytes)) === batch.sha256 && (await decodeNdjson(bytes)).length === batch.count;
+    const whole = bytes !== null && (await sha256Hex(bytes)) === batch.sha256 && (await decodeNdjson(bytes).catch(() => [])).length === batch.count;
     return (await this.deps.d1
       .prepare("UPDATE archive_batches SET step = ?2, updated_at = ?3 WHERE id = ?1 RETURNING *")
       .bind(batch.id, whole ? "verified" : "recorded", new Date(this.now()).toISOString())
@@ -183,13 +183,13 @@ export class Archiver {
     return "done";
   }
 
-  /** Finishes the open batch, else records and finishes the next; false when there was nothing to do. */
+  /** Finishes the open batch, else records and finishes the next; false when there was nothing to do, or it did not finish. */
   async runBatch(): Promise<boolean> {
     let current: BatchRow | Outcome | null = (await this.openBatch()) ?? (await this.record());
     if (current === null) return false;
-    // A batch whose object keeps failing its check is left for the next run rather than looped on.
+    // A batch whose object keeps failing its check is left for the next run (the hourly one) rather than looped on.
     for (let steps = 0; typeof current === "object" && steps < 8; steps++) current = await this.advance(current);
-    return true;
+    return current === "done" || current === "dropped";
   }
 
   /** Up to `max` batches; true when more may be due. */
