@@ -142,6 +142,24 @@ describe("the archiver killed after each step", () => {
   });
 });
 
+describe("the room's archiver beside the room's own work", () => {
+  it("archives while tasks are created and finished, each in its own turn of the room's queue", async () => {
+    const ids = await doneTasks(6);
+    const before = await eventSeqs(ids);
+    await env.DB.prepare("UPDATE tasks SET completed_at = '2026-01-10T08:00:00.000Z' WHERE id IN (SELECT value FROM json_each(?1))")
+      .bind(JSON.stringify(ids))
+      .run();
+    const [more, ...created] = await Promise.all([
+      roomStub(env, w.project.id).archive(),
+      ...Array.from({ length: 8 }, (_, i) => newTask(w, { title: `Meanwhile ${i}` })),
+    ]);
+    expect(more).toBe(false);
+    await expectArchivedOnce(ids, before);
+    for (const id of created) expect((await expectOk(call(`/api/v1/tasks/${id}`, { token: w.member.token }))).json).toMatchObject({ id, status: "pending" });
+    expect(await count("SELECT count(*) AS n FROM tasks WHERE id IN (SELECT value FROM json_each(?1))", JSON.stringify(created))).toBe(8);
+  });
+});
+
 describe("the permission log", () => {
   it("leaves D1 for the archive once older than the cutoff, a day an object", async () => {
     const session = await openSession(w.worker.apiKey, w.project.id, "logger");
