@@ -4,6 +4,7 @@
  * for every task of the kind or for one (an operation deciding again).
  */
 
+import { eventOfTask } from "../db/task-events";
 import type { StallFacts } from "../domain/liveness";
 
 /** Events that show a running task's work going on: its (re)start, and its notes and progress. */
@@ -40,7 +41,7 @@ export async function runningTasks(d1: D1Database, projectId: string, taskId: st
     .prepare(
       `SELECT t.id, t.started_at, t.stalled_at, t.assigned_server_id AS server_id, s.name AS server_name, s.last_heartbeat,
               t.target_session_id AS session_id, ss.last_output_at AS last_output,
-              (SELECT MAX(e.created_at) FROM events e WHERE e.task_id = t.id AND e.project_id = t.project_id
+              (SELECT MAX(e.created_at) FROM events e WHERE ${eventOfTask("e", "t")}
                  AND e.type IN (SELECT value FROM json_each(?3))) AS last_report
        FROM tasks t LEFT JOIN servers s ON s.id = t.assigned_server_id LEFT JOIN sessions ss ON ss.id = t.target_session_id
        WHERE t.project_id = ?1 AND t.status = 'running' AND (?2 IS NULL OR t.id = ?2)`,
@@ -65,7 +66,7 @@ export async function waitingTasks(d1: D1Database, projectId: string, taskId: st
   const { results } = await d1
     .prepare(
       `SELECT t.id, t.created_at, t.requirements, t.rejected_by, t.unassignable_at,
-              (SELECT MAX(e.created_at) FROM events e WHERE e.task_id = t.id AND e.project_id = t.project_id
+              (SELECT MAX(e.created_at) FROM events e WHERE ${eventOfTask("e", "t")}
                  AND e.type IN (SELECT value FROM json_each(?3))) AS last_wait_event
        FROM tasks t
        WHERE t.project_id = ?1 AND t.status = 'pending' AND t.blocked = 0 AND t.awaiting_approval = 0

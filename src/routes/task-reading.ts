@@ -3,20 +3,21 @@
  * hub's id or a task-format client's), its input envelope and its timeline.
  * Reads go straight to D1.
  */
-import { and, asc, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { uuid } from "../http/fields";
 import { z } from "zod";
 import { projectFor, scopesOverlap, visibleProjectIds } from "../auth/access";
 import { currentServer } from "../middleware/guards";
 import { listTasks, taskView1 } from "../views/task-queries";
 import { envelopeOf } from "../views/task-envelope";
-import { events, sessions } from "../db/schema";
+import { sessions } from "../db/schema";
 import { FINISHED, TASK_STATUSES, type TaskStatus } from "../domain/lifecycle";
 import { STATUS_ALIASES } from "../protocol/task-format";
 import { readQuery } from "../http/body";
 import type { HubContext } from "../http/context";
 import { notFound, Problem } from "../http/problem";
-import { eventSchema, eventView } from "../views/events";
+import { eventSchema, storedEventView } from "../views/events";
+import { eventsOfTasks } from "../db/task-events";
 import { taskFormatPageSchema, taskFormatResponseSchema, taskFormatView } from "../views/task-format";
 import { inputEnvelopeSchema, taskPageSchema, taskSchema } from "../views/tasks";
 import { taskByClientId } from "./client-task-ids";
@@ -203,13 +204,8 @@ export function timelineRoute({ r, describe, read, taskId }: TaskSurface) {
     read,
     async (c) => {
       const task = await taskFor(c, taskId(c));
-      const rows = await c.var.db
-        .select()
-        .from(events)
-        .where(and(eq(events.projectId, task.projectId), eq(events.taskId, task.id)))
-        .orderBy(asc(events.seq))
-        .limit(TIMELINE_LIMIT);
-      return c.json({ events: rows.map(eventView) });
+      const rows = await eventsOfTasks(c.env.DB, task.projectId, [task.id], TIMELINE_LIMIT);
+      return c.json({ events: rows.map(storedEventView) });
     },
   );
 }
