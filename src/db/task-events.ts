@@ -15,6 +15,13 @@ export const logHead = (projectId: string): SQL => sql`(SELECT COALESCE(MAX(seq)
  */
 export const eventOfTask = (e: string, t: string) => `${e}.project_id = ${t}.project_id AND ${e}.seq > ${t}.log_from AND ${e}.task_id = ${t}.id`;
 
+/**
+ * SQL text: event alias `e` is an event of one of the tasks in table `tasks` (of tasks' columns, e.g. a WITH clause's),
+ * all of the project `tasks` holds: one walk of the log from the earliest of their creations, however many they are.
+ */
+export const eventsOfTaskSet = (e: string, tasks: string) =>
+  `${e}.project_id = (SELECT project_id FROM ${tasks} LIMIT 1) AND ${e}.seq > (SELECT COALESCE(MIN(log_from), 0) FROM ${tasks}) AND ${e}.task_id IN (SELECT id FROM ${tasks})`;
+
 /** An event as stored, its data parsed. */
 export interface StoredEvent {
   project_id: string;
@@ -36,7 +43,7 @@ export async function eventsOfTasks(d1: D1Database, projectId: string, taskIds: 
   const { results } = await d1
     .prepare(
       `SELECT project_id, seq, type, task_id, actor, data, traceparent, created_at FROM events
-       WHERE project_id = ?1 AND seq > (SELECT COALESCE(MIN(log_from), 0) FROM tasks WHERE id IN (SELECT value FROM json_each(?2)) AND project_id = ?1)
+       WHERE project_id = ?1 AND seq > (SELECT COALESCE(MIN(log_from), 0) FROM tasks WHERE id IN (SELECT value FROM json_each(?2)))
          AND task_id IN (SELECT value FROM json_each(?2))
        ORDER BY seq LIMIT ?3`,
     )
