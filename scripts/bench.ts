@@ -550,8 +550,9 @@ if (wanted("costs")) {
 
 // ── (3d) the cost model ─────────────────────────────────────────────────
 // What a task costs on Cloudflare's bill, line by line at the published rates (bench/costs.ts), beside the figures
-// recorded at the commit before #19's work (bench/costs-before.json). BENCH_COSTS_RECORD=<path> writes this run's.
-if (wanted("costs-model")) {
+// recorded at the commit before #19's work (bench/costs-before.json), and the rows written per task beside the least
+// this shape of the log writes. Part of `costs` too. BENCH_COSTS_RECORD=<path> writes this run's.
+if (wanted("costs-model") || wanted("costs")) {
   console.log("\n(3d) cost model: 1,000 tasks (900 → 90 → 9 → 1) created, assigned, started and completed by an agent over HTTP");
   const { measureCosts, recordCosts, reportCosts } = await import("../bench/costs.ts");
   const figures = await measureCosts({ hub, admin, cpuMs: () => cpuMs(hubProcess), pool });

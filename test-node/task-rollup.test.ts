@@ -1,5 +1,5 @@
 /** The task roll-ups' histogram: a median read back within its bucket, and the days a period covers. */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { daysUpTo, DURATION_BUCKETS, medianSeconds, rateOf, upperBoundOf } from "../src/domain/task-rollup";
@@ -32,8 +32,11 @@ describe("medianSeconds", () => {
     expect(medianSeconds(new Map([[DURATION_BUCKETS - 1, 1]]))).toBeLessThanOrEqual(upperBoundOf(DURATION_BUCKETS - 2) * 2);
   });
 
-  it("uses the buckets migration 0032's trigger sorts durations into", () => {
-    const sql = readFileSync(resolve(import.meta.dirname, "../migrations/0032_task_daily_rollup.sql"), "utf8");
+  it("uses the buckets the roll-up trigger sorts durations into", () => {
+    // The migration that made task_rollup's trigger (0038).
+    const dir = resolve(import.meta.dirname, "../migrations");
+    const file = readdirSync(dir).find((f) => f.endsWith(".sql") && readFileSync(resolve(dir, f), "utf8").includes("CREATE TRIGGER `task_rollup_on_change`"));
+    const sql = readFileSync(resolve(dir, file!), "utf8");
     const bounds = [...sql.matchAll(/WHEN s < (\d+) THEN (\d+)/g)].slice(0, DURATION_BUCKETS - 1).map((m) => [Number(m[1]), Number(m[2])]);
     expect(bounds).toEqual(Array.from({ length: DURATION_BUCKETS - 1 }, (_, b) => [upperBoundOf(b), b]));
     expect(sql).toContain(`ELSE ${DURATION_BUCKETS - 1} END`);

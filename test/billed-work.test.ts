@@ -153,24 +153,24 @@ describe("Server-Timing", () => {
     expect(room["rows written"]).toBeGreaterThan(0);
   });
 
-  it("bills a task's change of status one row, two where it is assigned or finished, two for its event, and its roll-ups' rows", async () => {
+  it("bills a task's change of status one row, two where it is assigned or finished, one for its event, and one roll-up row", async () => {
     const created = await expectOk(cli(w.orchestrator.apiKey, "POST", T, { title: "Rows", spec: "Count them", project_id: w.project.id }), 201);
     const id = created.json.id as string;
     const assigned = await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { server_name: w.worker.name }));
     const started = await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/start`));
     const completed = await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result: { summary: "counted" } }));
     const written = (reply: Reply) => timing(reply, "room-d1")["rows written"];
-    // The task (its row, its key, its project's index; no server or session yet), and its event with the event's task index.
-    // Every change of status also writes the project's open counts (migration 0032's triggers); a finish, its day's
-    // roll-up, and a completion its duration's bucket.
-    const open = 1;
-    expect(written(created)).toBe(3 + 2 + open);
-    // Assigning and finishing: the task's row and its server's index entry (keyed by completed_at, not status); the event
-    // and its task index. Starting changes no index key: the row alone. A task without a session writes nothing to the
-    // sessions' index, and the event log keeps no rowid beside its key.
-    expect(written(assigned)).toBe(2 + 2 + open);
-    expect(written(completed)).toBe(2 + 2 + open + 2);
-    expect(written(started)).toBe(1 + 2 + open);
+    // The task (its row, its key, its project's index; no server or session yet), and its event: the log keeps no index
+    // of a task's events (migration 0038). Every change of status also writes its roll-up row (open counts, the day's
+    // finishes and the duration's bucket share one row per project, day and type: one row whatever figures move).
+    const rollup = 1;
+    expect(written(created)).toBe(3 + 1 + rollup);
+    // Assigning and finishing: the task's row and its server's index entry (keyed by completed_at, not status); the event.
+    // Starting changes no index key: the row alone. A task without a session writes nothing to the sessions' index, and
+    // the event log keeps no rowid beside its key.
+    expect(written(assigned)).toBe(2 + 1 + rollup);
+    expect(written(completed)).toBe(2 + 1 + rollup);
+    expect(written(started)).toBe(1 + 1 + rollup);
   });
 
   it("writes no dependency row for a completion: the dependent's shows resolved at the upstream's completed_at, and only its flag is written", async () => {
@@ -185,10 +185,10 @@ describe("Server-Timing", () => {
     };
     const view = async (id: string) => (await expectOk(cli(w.orchestrator.apiKey, "GET", `${T}/${id}`))).json;
     const written = (reply: Reply) => timing(reply, "room-d1")["rows written"];
-    // Another upstream still holds the dependent back: the task, its server's entry and its event, and the roll-ups
-    // (open counts, the day's, the duration's bucket), nothing else.
-    const rollups = 3;
-    expect(written(await finish(up))).toBe(2 + 2 + rollups);
+    // Another upstream still holds the dependent back: the task, its server's entry, its event and its roll-up row,
+    // nothing else.
+    const rollup = 1;
+    expect(written(await finish(up))).toBe(2 + 1 + rollup);
     const upDone = await view(up);
     expect((await view(down)).dependencies.find((d: { depends_on_task_id: string }) => d.depends_on_task_id === up)).toMatchObject({
       resolved: true,
@@ -196,7 +196,7 @@ describe("Server-Timing", () => {
     });
     expect((await view(down)).blocked).toBe(true);
     // The last one: besides, the dependent's blocked flag and its task_unblocked event.
-    expect(written(await finish(other))).toBe(2 + 2 + rollups + 1 + 2);
+    expect(written(await finish(other))).toBe(2 + 1 + rollup + 1 + 1);
     const freed = await view(down);
     expect(freed.blocked).toBe(false);
     expect(freed.dependencies.map((d: { resolved: boolean }) => d.resolved)).toEqual([true, true]);

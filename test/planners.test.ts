@@ -72,6 +72,7 @@ function task(id: string, fields: Partial<TaskRow> = {}): TaskRow {
     reviewStatus: null,
     reviewAttempt: 0,
     reviewOf: null,
+    logFrom: 0,
     version: 1,
     createdAt: NOW,
     updatedAt: NOW,

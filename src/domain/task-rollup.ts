@@ -1,5 +1,5 @@
 /**
- * The task roll-ups' arithmetic (pure): the log-scale buckets migration 0032's trigger sorts each done task's time into,
+ * The task roll-ups' arithmetic (pure): the log-scale buckets the roll-up trigger (migrations 0032, 0038) sorts each done task's time into,
  * and a median read back from them. The buckets are fixed so that days, types and projects add up bucket by bucket.
  */
 

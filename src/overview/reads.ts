@@ -1,11 +1,10 @@
 /**
- * The overviews' reads: sums over the roll-ups counted at write (task_open_counts, task_daily_rollup and
- * task_done_durations, migration 0032; usage_daily, migration 0029) and lookups by index, never a scan of a project's
- * tasks or events.
+ * The overviews' reads: sums over the roll-ups counted at write (task_rollup, migrations 0032 and 0038; usage_daily,
+ * migration 0029) and lookups by index, never a scan of a project's tasks or events.
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { awaitingPerson } from "../db/schema";
+import { awaitingPerson, DURATION_COLUMNS } from "../db/schema";
 import { ONLINE_WINDOW_MS } from "../domain/presence";
 import { daysUpTo, medianSeconds, rateOf } from "../domain/task-rollup";
 
@@ -19,7 +18,7 @@ const byProject = <R extends { project_id: string }>(rows: R[]) => new Map(rows.
 /** Each project's unfinished tasks by status. */
 async function openCounts(db: Db, ids: readonly string[]): Promise<Map<string, OpenCounts>> {
   const rows = await db.all<OpenCounts & { project_id: string }>(
-    sql`SELECT project_id, ${sql.raw(OPEN_STATUSES.join(", "))} FROM task_open_counts WHERE ${inList("project_id", ids)}`,
+    sql`SELECT project_id, ${sql.raw(OPEN_STATUSES.map((s) => `sum(${s}) AS ${s}`).join(", "))} FROM task_rollup WHERE ${inList("project_id", ids)} GROUP BY project_id`,
   );
   return new Map(rows.map((r) => [r.project_id, Object.fromEntries(OPEN_STATUSES.map((s) => [s, Number(r[s])])) as OpenCounts]));
 }
@@ -52,7 +51,7 @@ async function agentsOnline(db: Db, ids: readonly string[], now: number) {
 async function today(db: Db, ids: readonly string[], day: string) {
   const [failed, spent] = await Promise.all([
     db.all<{ project_id: string; n: number }>(
-      sql`SELECT project_id, sum(failed) AS n FROM task_daily_rollup WHERE ${inList("project_id", ids)} AND day = ${day} GROUP BY project_id`,
+      sql`SELECT project_id, sum(failed) AS n FROM task_rollup WHERE ${inList("project_id", ids)} AND day = ${day} GROUP BY project_id`,
     ),
     db.all<{ project_id: string; usd: number }>(
       sql`SELECT project_id, sum(cost_usd) AS usd FROM usage_daily WHERE ${inList("project_id", ids)} AND day = ${day} GROUP BY project_id`,
@@ -87,12 +86,9 @@ export async function projectOverview(db: Db, projectId: string, days: number, n
   const dayList = daysUpTo(new Date(now).toISOString().slice(0, 10), days);
   const from = dayList[0]!;
   const [glance] = await projectsAtAGlance(db, [projectId], now);
-  const [perDay, durations, spend, agents] = await Promise.all([
-    db.all<{ day: string; task_type: string; done: number; failed: number; retried: number; cancelled: number }>(
-      sql`SELECT day, task_type, done, failed, retried, cancelled FROM task_daily_rollup WHERE project_id = ${projectId} AND day >= ${from}`,
-    ),
-    db.all<{ task_type: string; bucket: number; n: number }>(
-      sql`SELECT task_type, bucket, sum(count) AS n FROM task_done_durations WHERE project_id = ${projectId} AND day >= ${from} GROUP BY task_type, bucket`,
+  const [perDay, spend, agents] = await Promise.all([
+    db.all<{ day: string; task_type: string; done: number; failed: number; retried: number; cancelled: number } & Record<string, number>>(
+      sql`SELECT day, task_type, done, failed, retried, cancelled, ${sql.raw(DURATION_COLUMNS.join(", "))} FROM task_rollup WHERE project_id = ${projectId} AND day >= ${from}`,
     ),
     db.all<{ day: string; usd: number }>(
       sql`SELECT day, sum(cost_usd) AS usd FROM usage_daily WHERE project_id = ${projectId} AND day >= ${from} GROUP BY day`,
@@ -104,12 +100,14 @@ export async function projectOverview(db: Db, projectId: string, days: number, n
   for (const r of perDay) {
     const d = daily.get(r.day);
     if (d) for (const k of ["done", "failed", "retried", "cancelled"] as const) d[k] += Number(r[k]);
+    // A row that only moved open counts (tasks created or started that day) says nothing of a type's outcomes.
+    if (Number(r.done) + Number(r.failed) + Number(r.retried) + Number(r.cancelled) === 0) continue;
     const t = types.get(r.task_type) ?? { done: 0, failed: 0, histogram: new Map() };
     t.done += Number(r.done);
     t.failed += Number(r.failed);
+    DURATION_COLUMNS.forEach((c, b) => t.histogram.set(b, (t.histogram.get(b) ?? 0) + Number(r[c])));
     types.set(r.task_type, t);
   }
-  for (const r of durations) types.get(r.task_type)?.histogram.set(Number(r.bucket), Number(r.n));
   for (const r of spend) {
     const d = daily.get(r.day);
     if (d) d.spend_usd = cents(Number(r.usd));

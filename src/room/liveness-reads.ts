@@ -4,7 +4,12 @@
  * for every task of the kind or for one (an operation deciding again).
  */
 
+import { eventsOfTaskSet } from "../db/task-events";
 import type { StallFacts } from "../domain/liveness";
+
+/** A `latest` table for a WITH clause: when each task of `tasks` (a table of the clause) last had an event of the types in JSON list `types`. */
+const latestEvents = (tasks: string, types: string) =>
+  `latest AS (SELECT e.task_id, MAX(e.created_at) AS at FROM events e WHERE ${eventsOfTaskSet("e", tasks)} AND e.type IN (SELECT value FROM json_each(${types})) GROUP BY e.task_id)`;
 
 /** Events that show a running task's work going on: its (re)start, and its notes and progress. */
 const SIGNS_OF_LIFE = ["task_started", "plan_approved", "intervention_responded", "task_progress", "note_added"];
@@ -38,12 +43,10 @@ export interface WaitingTask {
 export async function runningTasks(d1: D1Database, projectId: string, taskId: string | null = null): Promise<RunningTask[]> {
   const { results } = await d1
     .prepare(
-      `SELECT t.id, t.started_at, t.stalled_at, t.assigned_server_id AS server_id, s.name AS server_name, s.last_heartbeat,
-              t.target_session_id AS session_id, ss.last_output_at AS last_output,
-              (SELECT MAX(e.created_at) FROM events e WHERE e.task_id = t.id AND e.project_id = t.project_id
-                 AND e.type IN (SELECT value FROM json_each(?3))) AS last_report
-       FROM tasks t LEFT JOIN servers s ON s.id = t.assigned_server_id LEFT JOIN sessions ss ON ss.id = t.target_session_id
-       WHERE t.project_id = ?1 AND t.status = 'running' AND (?2 IS NULL OR t.id = ?2)`,
+      `WITH t AS (SELECT * FROM tasks WHERE project_id = ?1 AND status = 'running' AND (?2 IS NULL OR id = ?2)), ${latestEvents("t", "?3")}
+       SELECT t.id, t.started_at, t.stalled_at, t.assigned_server_id AS server_id, s.name AS server_name, s.last_heartbeat,
+              t.target_session_id AS session_id, ss.last_output_at AS last_output, latest.at AS last_report
+       FROM t LEFT JOIN latest ON latest.task_id = t.id LEFT JOIN servers s ON s.id = t.assigned_server_id LEFT JOIN sessions ss ON ss.id = t.target_session_id`,
     )
     .bind(projectId, taskId, JSON.stringify(SIGNS_OF_LIFE))
     .all<RunningTask>();
@@ -64,12 +67,10 @@ export const stallFacts = (t: RunningTask, startedAt: string | null, stalledAt: 
 export async function waitingTasks(d1: D1Database, projectId: string, taskId: string | null = null): Promise<WaitingTask[]> {
   const { results } = await d1
     .prepare(
-      `SELECT t.id, t.created_at, t.requirements, t.rejected_by, t.unassignable_at,
-              (SELECT MAX(e.created_at) FROM events e WHERE e.task_id = t.id AND e.project_id = t.project_id
-                 AND e.type IN (SELECT value FROM json_each(?3))) AS last_wait_event
-       FROM tasks t
-       WHERE t.project_id = ?1 AND t.status = 'pending' AND t.blocked = 0 AND t.awaiting_approval = 0
-         AND t.requirements IS NOT NULL AND t.requirements != '{}' AND (?2 IS NULL OR t.id = ?2)`,
+      `WITH t AS (SELECT * FROM tasks WHERE project_id = ?1 AND status = 'pending' AND blocked = 0 AND awaiting_approval = 0
+                    AND requirements IS NOT NULL AND requirements != '{}' AND (?2 IS NULL OR id = ?2)), ${latestEvents("t", "?3")}
+       SELECT t.id, t.created_at, t.requirements, t.rejected_by, t.unassignable_at, latest.at AS last_wait_event
+       FROM t LEFT JOIN latest ON latest.task_id = t.id`,
     )
     .bind(projectId, taskId, JSON.stringify(NEW_WAIT))
     .all<WaitingTask>();

@@ -1,6 +1,7 @@
 import type { InferSelectModel } from "drizzle-orm";
 import { z } from "zod";
 import type { events } from "../db/schema";
+import type { StoredEvent } from "../db/task-events";
 import { id, json, timestamp } from "./fields";
 
 export const eventSchema = z
@@ -25,4 +26,16 @@ export const eventView = (e: InferSelectModel<typeof events>): z.infer<typeof ev
   data: e.data,
   traceparent: e.traceparent,
   created_at: e.createdAt,
+});
+
+/** An event as db/task-events.ts reads it. */
+export const storedEventView = (e: StoredEvent): z.infer<typeof eventSchema> => ({
+  seq: e.seq,
+  project_id: e.project_id,
+  type: e.type,
+  task_id: e.task_id,
+  actor: e.actor,
+  data: e.data,
+  traceparent: e.traceparent,
+  created_at: e.created_at,
 });

@@ -1,6 +1,5 @@
 /** Each project's event log. */
-import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { projects } from "./people";
 
 export const events = sqliteTable(
@@ -20,11 +19,7 @@ export const events = sqliteTable(
     createdAt: text("created_at").notNull(),
   },
   // Migration 0008 makes the table WITHOUT ROWID (drizzle cannot say so): its primary key is then the table itself, so
-  // an event is one row written rather than two, before its task index.
-  (t) => [
-    primaryKey({ columns: [t.projectId, t.seq] }),
-    index("events_task")
-      .on(t.taskId)
-      .where(sql`task_id IS NOT NULL`),
-  ],
+  // an event is one row written. No other index: a task's events are read from the log by this key, from where it stood
+  // when the task was created (db/task-events.ts).
+  (t) => [primaryKey({ columns: [t.projectId, t.seq] })],
 );

@@ -130,6 +130,8 @@ export const tasks = sqliteTable(
     reviewAttempt: integer("review_attempt").notNull().default(0),
     /** For a review task the hub created: the task whose change it reviews. */
     reviewOf: text("review_of"),
+    /** Where the project's event log ended when the task was created: its events all follow (db/task-events.ts). */
+    logFrom: integer("log_from").notNull().default(0),
     /** Bumped by every write; each write is guarded by the version it read. */
     version: integer("version").notNull().default(1),
     createdAt: text("created_at").notNull(),
@@ -160,7 +162,9 @@ export const tasks = sqliteTable(
     // What waits on a person, read by each inbox: a handful of rows, however many tasks a project holds.
     index("tasks_awaiting_person").on(t.projectId).where(sql.raw(awaitingPerson())),
     // A run's tasks, read to tell its outcome; most tasks belong to no run and write no entry.
-    index("tasks_run").on(t.runId).where(sql`run_id IS NOT NULL`),
+    index("tasks_run")
+      .on(t.runId)
+      .where(sql`run_id IS NOT NULL`),
   ],
 );
 

@@ -6,6 +6,7 @@ import { sql } from "drizzle-orm";
 import { canonicalJson, contentOfPointers } from "../../domain/canonical-json";
 import { checkContracts, resolveDownstream } from "../../domain/cascade";
 import { ACTIVE, allowedActions, FINISHED, type TaskStatus } from "../../domain/lifecycle";
+import { eventOfTask } from "../../db/task-events";
 import { guardHolds, statement, type EventDraft, type TaskRow, type VersionGuard } from "../statements";
 import { assignmentEvents, assignmentStatements, filledServers, planAutoAssign } from "./assignment";
 import { partyOf, statusEvent, taskWrite, transition, type Cmd, type OpContext, type OpOutcome, type WritePlan } from "./kernel";
@@ -237,8 +238,10 @@ export async function cancel(ctx: OpContext, cmd: Cmd<"cancel">): Promise<OpOutc
 async function heldBy(ctx: OpContext, task: TaskRow, serverId: string): Promise<boolean> {
   if (task.assignedServerId === serverId || task.rejectedBy.includes(serverId)) return true;
   const row = await ctx.d1
-    .prepare("SELECT 1 AS held FROM events WHERE project_id = ?1 AND task_id = ?2 AND type = 'task_assigned' AND data ->> '$.server_id' = ?3 LIMIT 1")
-    .bind(ctx.projectId, task.id, serverId)
+    .prepare(
+      `SELECT 1 AS held FROM tasks t JOIN events e ON ${eventOfTask("e", "t")} WHERE t.id = ?1 AND e.type = 'task_assigned' AND e.data ->> '$.server_id' = ?2 LIMIT 1`,
+    )
+    .bind(task.id, serverId)
     .first<{ held: number }>();
   return row !== null;
 }

@@ -4,6 +4,7 @@ import { interventions, taskDependencies, tasks } from "../../db/schema";
 import { isBlocked, resolveDependency } from "../../domain/dependencies";
 import type { TaskStatus } from "../../domain/lifecycle";
 import { qualified } from "../../db/sql";
+import { logHead } from "../../db/task-events";
 import { chunkRows, guardHolds, statement, type EventDraft, type TaskRow, type VersionGuard } from "../statements";
 import {
   loadTask,
@@ -126,7 +127,7 @@ export async function create(ctx: OpContext, cmd: Cmd<"create">): Promise<OpOutc
   return {
     taskId: id,
     statements: [
-      statement(ctx.d1, db.insert(tasks).values(row)),
+      statement(ctx.d1, db.insert(tasks).values({ ...row, logFrom: logHead(ctx.projectId) })),
       ...chunkRows(deps, 8).map((chunk) => statement(ctx.d1, db.insert(taskDependencies).values(chunk))),
     ],
     events: recordEvents(ctx, events),

@@ -5,6 +5,7 @@
  */
 import { and, eq, isNull } from "drizzle-orm";
 import { runs, taskDependencies, tasks, templates, type RunRow, type TemplateRow } from "../../db/schema";
+import { logHead } from "../../db/task-events";
 import { isBlocked } from "../../domain/dependencies";
 import { resolveParameters, type ParameterValue } from "../../domain/template-params";
 import { graphOf, type GraphTask } from "./template-graph";
@@ -127,7 +128,7 @@ export function planGraph(ctx: OpContext, template: TemplateRow, values: Record<
     taskId: run.taskIds[0] ?? "",
     statements: [
       // One statement a task: a task row binds about fifty parameters, and D1 takes a hundred a query.
-      ...rows.map((row) => statement(ctx.d1, ctx.db.insert(tasks).values(row))),
+      ...rows.map((row) => statement(ctx.d1, ctx.db.insert(tasks).values({ ...row, logFrom: logHead(ctx.projectId) }))),
       ...chunkRows(deps, 8).map((chunk) => statement(ctx.d1, ctx.db.insert(taskDependencies).values(chunk))),
       statement(ctx.d1, ctx.db.insert(runs).values(run)),
     ],
