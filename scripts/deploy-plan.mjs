@@ -7,6 +7,9 @@
 /** The id wrangler.toml ships with: a real one is written in by the first deploy. */
 export const PLACEHOLDER_DATABASE_ID = "00000000-0000-0000-0000-000000000000";
 
+/** Every shard's placeholder: all zeros but the last digits, distinct so that each local database is a file of its own. */
+const PLACEHOLDER_PATTERN = /^00000000-0000-0000-0000-0{10}[0-9]{2}$/;
+
 const stripAnsi = (text) => text.replace(/\x1b\[[0-9;]*m/g, "");
 
 /** The `[[table]]` blocks of a TOML text, each with where it starts and ends, so one can be edited in place. */
@@ -25,6 +28,16 @@ function arrayTables(toml, table) {
 
 const stringField = (block, key) => block.match(new RegExp(`^\\s*${key}\\s*=\\s*"([^"]*)"`, "m"))?.[1];
 
+/** Shard bindings: the directory's `DB` (also the first task shard), then `DB_1`, `DB_2`… (src/db/shards.ts). */
+export const SHARD_BINDING = /^DB(?:_[1-9][0-9]*)?$/;
+
+/** The bindings of wrangler.toml's D1 databases that are the hub's shards, in the order they are declared. */
+export function shardBindings(toml) {
+  return arrayTables(toml, "d1_databases")
+    .map((b) => stringField(b.text, "binding"))
+    .filter((binding) => binding && SHARD_BINDING.test(binding));
+}
+
 /** The D1 database bound as `binding`: its name, its id, and whether the id is still the placeholder. */
 export function databaseSettings(toml, binding = "DB") {
   const block = arrayTables(toml, "d1_databases").find((b) => stringField(b.text, "binding") === binding);
@@ -32,7 +45,7 @@ export function databaseSettings(toml, binding = "DB") {
   const name = stringField(block.text, "database_name");
   if (!name) throw new Error(`the [[d1_databases]] block for ${binding} has no database_name`);
   const id = stringField(block.text, "database_id") ?? null;
-  return { name, id, placeholder: id === null || id === PLACEHOLDER_DATABASE_ID };
+  return { name, id, placeholder: id === null || PLACEHOLDER_PATTERN.test(id) };
 }
 
 /**

@@ -6,6 +6,7 @@ import {
   bucketNamesFromList,
   databaseIdFromList,
   databaseSettings,
+  shardBindings,
   hubUrlFromOutputFile,
   randomSecret,
   secretNamesFromList,
@@ -55,6 +56,15 @@ describe("npm run deploy's decisions", () => {
     // Running again changes nothing.
     expect(withDatabaseId(patched, realId)).toBe(patched);
     expect(() => withDatabaseId(toml, "not-an-id")).toThrow(/not a D1 database id/);
+  });
+
+  it("lists the shards' bindings (DB, then DB_1…) among wrangler.toml's databases, each with its own placeholder", () => {
+    const sharded = `${toml}\n[[d1_databases]]\nbinding = "DB_1"\ndatabase_name = "orchestratia-shard-1"\ndatabase_id = "00000000-0000-0000-0000-000000000001"\n`;
+    expect(shardBindings(sharded)).toEqual(["DB", "DB_1"]);
+    expect(databaseSettings(sharded, "DB_1")).toEqual({ name: "orchestratia-shard-1", id: "00000000-0000-0000-0000-000000000001", placeholder: true });
+    const patched = withDatabaseId(sharded, realId, "DB_1");
+    expect(databaseSettings(patched, "DB_1").id).toBe(realId);
+    expect(databaseSettings(patched).id).toBe(PLACEHOLDER_DATABASE_ID);
   });
 
   it("adds database_id to a block that has none", () => {

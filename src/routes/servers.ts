@@ -1,4 +1,5 @@
 /** Agents' servers: the daemon's heartbeat, and the people's view of servers (admins' changes: server-admin.ts). */
+import { mirrorServer } from "../db/shard-mirrors";
 import { and, desc, eq, inArray } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
@@ -75,6 +76,8 @@ serverRoutes.post(
         ...(body.protocol_versions ? { protocolVersions: body.protocol_versions } : {}),
       })
       .where(eq(servers.id, server.id));
+    // The rooms on other shards read the server (its heartbeat, capabilities) from their shard's copy.
+    await mirrorServer(c.env, server.id);
     if (offer) c.executionCtx.waitUntil(offerWaitingTasks(c.env, server.projectIds ?? null));
     if (cameOnline) c.executionCtx.waitUntil(announceOnline(c.env, { id: server.id, name: server.name, projectIds: server.projectIds ?? null }));
     return c.json({ status: "ok", server_time: now, ...withWarnings(capabilitiesWarnings(body.capabilities)) } satisfies z.infer<typeof heartbeatAnswer>);
