@@ -16,7 +16,7 @@ const stripAnsi = (text) => text.replace(/\x1b\[[0-9;]*m/g, "");
 function arrayTables(toml, table) {
   const header = new RegExp(`^\\[\\[${table.replace(/\./g, "\\.")}\\]\\]\\s*$`, "gm");
   const blocks = [];
-  for (let match; (match = header.exec(toml)); ) {
+  for (let match; (match = header.exec(toml));) {
     const start = match.index;
     const rest = toml.slice(header.lastIndex);
     const next = rest.search(/^\[/m);
@@ -57,9 +57,7 @@ export function withDatabaseId(toml, id, binding = "DB") {
   const block = arrayTables(toml, "d1_databases").find((b) => stringField(b.text, "binding") === binding);
   if (!block) throw new Error(`wrangler.toml has no [[d1_databases]] block with binding = "${binding}"`);
   const line = /^(\s*database_id\s*=\s*)"[^"]*"/m;
-  const text = line.test(block.text)
-    ? block.text.replace(line, `$1"${id}"`)
-    : block.text.replace(/^(\s*database_name\s*=.*)$/m, `$1\ndatabase_id = "${id}"`);
+  const text = line.test(block.text) ? block.text.replace(line, `$1"${id}"`) : block.text.replace(/^(\s*database_name\s*=.*)$/m, `$1\ndatabase_id = "${id}"`);
   return toml.slice(0, block.start) + text + toml.slice(block.end);
 }
 
@@ -115,7 +113,10 @@ export function secretNamesFromList({ status, stdout, stderr }) {
 /** A random secret of `bytes` bytes, base64url. */
 export function randomSecret(bytes = 32) {
   const raw = crypto.getRandomValues(new Uint8Array(bytes));
-  return btoa(String.fromCharCode(...raw)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return btoa(String.fromCharCode(...raw))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
 }
 
 /**
@@ -146,8 +147,7 @@ export function hubUrlFromOutputFile(ndjson) {
     })
     .filter((entry) => entry?.type === "deploy");
   const targets = (deploys.at(-1)?.targets ?? []).filter((t) => typeof t === "string");
-  const url =
-    targets.find((t) => /^https:\/\/[^/]+\.workers\.dev\/?$/.test(t)) ?? targets.find((t) => t.startsWith("https://"));
+  const url = targets.find((t) => /^https:\/\/[^/]+\.workers\.dev\/?$/.test(t)) ?? targets.find((t) => t.startsWith("https://"));
   return url ? url.replace(/\/$/, "") : null;
 }
 

@@ -93,10 +93,7 @@ function deployWithSecrets() {
     const outputFile = path.join(dir, "output.ndjson");
     writeFileSync(secretsFile, JSON.stringify(secrets), { mode: 0o600 });
     step(`deploying (setting ${Object.keys(secrets).join(", ")})`);
-    mustSucceed(
-      wrangler(["deploy", "--secrets-file", secretsFile], { show: true, env: { WRANGLER_OUTPUT_FILE_PATH: outputFile } }),
-      "wrangler deploy",
-    );
+    mustSucceed(wrangler(["deploy", "--secrets-file", secretsFile], { show: true, env: { WRANGLER_OUTPUT_FILE_PATH: outputFile } }), "wrangler deploy");
     const hub = hubUrlFromOutputFile(readFileSync(outputFile, "utf8"));
     if (!hub) throw new Error("deployed, but wrangler reported no https address for the Worker (is workers.dev enabled?)");
     return { hub, bootstrapToken: secrets.BOOTSTRAP_TOKEN };

@@ -82,7 +82,8 @@ describe("npm run deploy's decisions", () => {
 
   it("reads bucket names from `wrangler r2 bucket list`", () => {
     expect(bucketName(toml)).toBe("orchestratia-blobs");
-    const listed = "Listing buckets...\n\u001b[37mname:\u001b[39m           \u001b[90morchestratia-blobs\u001b[39m\ncreation_date:  2026-11-23T10:00:00.000Z\n\nname:           orchestratia-blobs-old\ncreation_date:  2026-01-01T00:00:00.000Z\n";
+    const listed =
+      "Listing buckets...\n\u001b[37mname:\u001b[39m           \u001b[90morchestratia-blobs\u001b[39m\ncreation_date:  2026-11-23T10:00:00.000Z\n\nname:           orchestratia-blobs-old\ncreation_date:  2026-01-01T00:00:00.000Z\n";
     expect(bucketNamesFromList(listed)).toEqual(["orchestratia-blobs", "orchestratia-blobs-old"]);
     expect(bucketNamesFromList("Listing buckets...\n")).toEqual([]);
   });

@@ -7,7 +7,8 @@
  * answers 404, exactly like a missing one.
  */
 import { eq, sql, type AnyColumn } from "drizzle-orm";
-import type { ProjectRow } from "../db/client";
+import type { Db, ProjectRow } from "../db/client";
+import { DIRECTORY, shardDb } from "../db/shards";
 import { qualified } from "../db/sql";
 import { projectMembers, projects, type Role } from "../db/schema";
 import type { HubContext } from "../http/context";
@@ -130,6 +131,9 @@ export async function projectWithRoleFor(c: HubContext, projectId: string, acces
   const role = p.kind === "server" ? null : row.member === null ? p.user.role : roleInProject(p.user.role, row.member);
   return { project: row.project, role };
 }
+
+/** Where the project's rows are read: its shard (the directory's in the request's session). */
+export const projectDb = (c: HubContext, project: { shard: string }): Db => (project.shard === DIRECTORY ? c.var.db : shardDb(c.env, project.shard));
 
 export async function projectFor(c: HubContext, projectId: string, access: Access = "read"): Promise<ProjectRow> {
   return (await projectWithRoleFor(c, projectId, access)).project;

@@ -37,3 +37,10 @@ export async function mirrorServer(env: Env, serverId: string) {
     }),
   );
 }
+
+/** The settings the project's room wrote on its shard's copy, written to the directory's row. */
+export async function settingsToDirectory(env: Env, project: { id: string; shard: string }) {
+  if (project.shard === DIRECTORY) return;
+  const copy = await shardD1(env, project.shard).prepare("SELECT settings, updated_at FROM projects WHERE id = ?1").bind(project.id).first<Row>();
+  if (copy) await env.DB.prepare("UPDATE projects SET settings = ?2, updated_at = ?3 WHERE id = ?1").bind(project.id, copy.settings, copy.updated_at).run();
+}

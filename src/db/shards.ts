@@ -72,6 +72,10 @@ export async function chooseShard(env: Env, directory: Db): Promise<string> {
  * Runs `read` on each shard, in parallel, with the projects of it; their answers in shard order. A read across
  * projects asks only the shards the caller's projects live on.
  */
-export async function onEachShard<T>(env: Env, shards: Map<string, string[]>, read: (db: Db, projectIds: string[], shard: string) => Promise<T>): Promise<T[]> {
+export async function onEachShard<T, P extends string[] | null>(
+  env: Env,
+  shards: Map<string, P>,
+  read: (db: Db, projectIds: P, shard: string) => Promise<T>,
+): Promise<T[]> {
   return Promise.all([...shards].map(([shard, ids]) => read(shardDb(env, shard), ids, shard)));
 }

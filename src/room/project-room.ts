@@ -12,6 +12,7 @@ import { logError } from "../runtime/log";
 import { laneStub } from "../integrations/client";
 import { linkStub } from "../server-link/client";
 import { countedD1 } from "../db/round-trips";
+import { DIRECTORY, isShard, shardD1 } from "../db/shards";
 import { daemonPushes, mentionsIn, needsTaskSessions, pushedAsRecorded, reachesDependents } from "../server-link/pushes";
 import { tellAgents } from "./agent-notices";
 import { AgentProtocol, AUTH_GRACE_MS } from "./agent-socket";
@@ -53,6 +54,9 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   /** The pushes to daemons under way, in commit order. */
   private pushing: Promise<void> = Promise.resolve();
   private readonly graces = new AgentGraces(this.ctx);
+  /** The directory (people, memberships, the project's own row); `this.env.DB` is the project's shard once open. */
+  private directory!: D1Database;
+  private onDirectory = true;
 
   constructor(ctx: DurableObjectState, env: RoomEnv) {
     // D1's rows read and written by the room's calls are counted against the turn that makes them (RoomWriter).
@@ -68,11 +72,21 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
       if (named && named !== stored) await ctx.storage.put("projectId", named);
       const projectId = named ?? stored;
       if (!projectId) throw new Error("a ProjectRoom is reached only by idFromName(projectId)");
-      this.open(projectId);
+      this.open(projectId, await this.shardOf(projectId));
     });
   }
 
-  private open(projectId: string) {
+  /** The shard the project lives on, read once from the directory (a move reopens the room on its new shard). */
+  private async shardOf(projectId: string): Promise<string> {
+    const row = await this.env.DB.prepare("SELECT shard FROM projects WHERE id = ?1").bind(projectId).first<{ shard: string }>();
+    return row && isShard(this.env, row.shard) ? row.shard : DIRECTORY;
+  }
+
+  /** The room opened on its project's shard: every read and batch of the project's goes there. */
+  private open(projectId: string, shard: string) {
+    this.directory ??= this.env.DB;
+    this.onDirectory = shard === DIRECTORY;
+    if (!this.onDirectory) this.env = { ...this.env, DB: shardD1(this.env, shard) };
     const { ctx, env } = this;
     this.projectId = projectId;
     this.writer = new RoomWriter(env.DB, projectId, {
@@ -89,6 +103,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
       projectId,
       env,
       db,
+      directory: this.directory,
       sockets: () => ctx.getWebSockets(DASHBOARD_TAG),
       serialise: (work) => this.writer.serialise(work),
       scheduleAlarm: (at) => this.scheduleAlarm(at),
@@ -118,8 +133,10 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
    * Runs one operation; with `view`, also answers the task as its batch left it (read in that batch). `requestId`
    * names the HTTP request that asked, in the operation's log line.
    */
-  execute(actor: RoomActor, command: RoomCommand, options: { view?: boolean; requestId?: string } = {}): Promise<RoomResult> {
-    return this.writer.execute({ actor, command, withView: options.view ?? false, requestId: options.requestId });
+  async execute(actor: RoomActor, command: RoomCommand, options: { view?: boolean; requestId?: string } = {}): Promise<RoomResult> {
+    const result = await this.writer.execute({ actor, command, withView: options.view ?? false, requestId: options.requestId });
+    // A bookmark is of one database: the Worker's requests carry the directory's; another shard is read at its primary.
+    return this.onDirectory || !result.bookmark ? result : { ...result, bookmark: undefined };
   }
 
   /** The liveness rules' flags due at `now` (the alarm's look, on demand), in the room's queue; the alarm is set for the next. */

@@ -21,8 +21,9 @@ import { inJsonList } from "../db/sql";
 import { projectSchema, projectSettingsSchema, projectView } from "../views/people";
 import { isHubAdmin } from "../auth/token-limits";
 import { Problem } from "../http/problem";
-import { chooseShard, isShard, shardDb, shardNames } from "../db/shards";
-import { dropProjectCopy, mirrorProject } from "../db/shard-mirrors";
+import { chooseShard, isShard, shardNames } from "../db/shards";
+import { projectDb } from "../auth/access";
+import { dropProjectCopy, mirrorProject, settingsToDirectory } from "../db/shard-mirrors";
 import { projectMemberRoutes } from "./project-members";
 import { overviewRoutes } from "./overview";
 
@@ -175,7 +176,7 @@ projectRoutes.get(
   person(),
   async (c) => {
     const { project, role } = await projectWithRoleFor(c, c.req.param("id"));
-    const [head] = await shardDb(c.env, project.shard)
+    const [head] = await projectDb(c, project)
       .select({ seq: max(events.seq) })
       .from(events)
       .where(eq(events.projectId, project.id));
@@ -247,6 +248,8 @@ projectRoutes.patch(
     const project = await projectFor(c, c.req.param("id"), "write");
     const body = await readJson(c, settingsChange);
     await runInRoom(c, project.id, { op: "change_settings", settings: body.settings });
+    // The room changed its shard's copy (the settings it reads); the directory's row follows.
+    await settingsToDirectory(c.env, project);
     const updated = await c.var.db.query.projects.findFirst({ where: eq(projects.id, project.id) });
     return c.json(projectView(updated!));
   },
@@ -301,7 +304,7 @@ projectRoutes.get(
   async (c) => {
     const project = await projectFor(c, c.req.param("id"));
     const q = readQuery(c, eventsQuery);
-    const rows = await c.var.db
+    const rows = await projectDb(c, project)
       .select()
       .from(events)
       .where(and(eq(events.projectId, project.id), gt(events.seq, q.since)))

@@ -60,7 +60,8 @@ serverRoutes.post(
     const body = await readJson(c, heartbeatBody);
     // Left out, the versions it registered with stand.
     const refusal = protocolRefusal(body.protocol_versions ?? undefined);
-    if (refusal) throw new Problem(422, "INCOMPATIBLE_PROTOCOL", `The hub speaks ${HUB_PROTOCOL_VERSIONS.join(", ")}`, [{ path: "protocol_versions", message: refusal }]);
+    if (refusal)
+      throw new Problem(422, "INCOMPATIBLE_PROTOCOL", `The hub speaks ${HUB_PROTOCOL_VERSIONS.join(", ")}`, [{ path: "protocol_versions", message: refusal }]);
     const now = nowIso();
     // Coming online, or declaring more capacity, makes the server a candidate for waiting tasks.
     const maxBefore = maxConcurrentTasks(serverCapabilities(server));

@@ -8,7 +8,8 @@ import { uuid } from "../http/fields";
 import { z } from "zod";
 import { projectFor, scopesOverlap, visibleProjectIds } from "../auth/access";
 import { currentServer } from "../middleware/guards";
-import { listTasks, taskView1 } from "../views/task-queries";
+import { taskView1 } from "../views/task-queries";
+import { listTasksOnShards } from "../views/shard-task-lists";
 import { envelopeOf } from "../views/task-envelope";
 import { events, sessions } from "../db/schema";
 import { FINISHED, TASK_STATUSES, type TaskStatus } from "../domain/lifecycle";
@@ -66,7 +67,7 @@ const listQuery = z.object({
 
 async function listVisibleTasks(c: HubContext, q: z.output<typeof listQuery>) {
   const projectIds = q.project_id ? [(await projectFor(c, q.project_id)).id] : await visibleProjectIds(c);
-  const page = await listTasks(c.var.db, { projectIds, ids: q.ids, statuses: q.status, limit: q.limit, cursor: q.cursor });
+  const page = await listTasksOnShards(c.env, c.var.db, { projectIds, ids: q.ids, statuses: q.status, limit: q.limit, cursor: q.cursor });
   return { tasks: page.tasks, count: page.tasks.length, next_cursor: page.next_cursor };
 }
 
@@ -93,7 +94,7 @@ async function checkAssigned(c: HubContext) {
     const session = await c.var.db.query.sessions.findFirst({ where: eq(sessions.id, session_id) });
     if (!session || !scopesOverlap(server.projectIds ?? null, [session.projectId])) throw notFound("Session");
   }
-  const page = await listTasks(c.var.db, {
+  const page = await listTasksOnShards(c.env, c.var.db, {
     projectIds: server.projectIds ?? null,
     statuses: UNFINISHED,
     ...(session_id ? { forSession: session_id } : { assignedServerId: server.id }),
@@ -167,7 +168,9 @@ export function getRoute({ r, describe, read, taskId }: TaskSurface) {
     read,
     async (c) => {
       const { format, project_id } = readQuery(c, getQuery);
-      const view = await taskView1(c.var.db, (await taskByEitherId(c, taskId(c), project_id)).id);
+      // First the task: it names the shard the rest is read on.
+      const { id } = await taskByEitherId(c, taskId(c), project_id);
+      const view = await taskView1(c.var.db, id);
       return c.json(format === "task-format" ? taskFormatView(view) : view);
     },
   );
@@ -186,7 +189,10 @@ export function envelopeRoute({ r, describe, read, taskId }: TaskSurface) {
       responses: { 200: inputEnvelopeSchema },
     }),
     read,
-    async (c) => c.json(await envelopeOf(c.var.db, (await taskFor(c, taskId(c))).id)),
+    async (c) => {
+      const { id } = await taskFor(c, taskId(c));
+      return c.json(await envelopeOf(c.var.db, id));
+    },
   );
 }
 

@@ -103,6 +103,10 @@ export function taskUsageRoute({ r, describe, read, taskId }: TaskSurface) {
       responses: { 200: taskUsageSchema },
     }),
     read,
-    async (c) => c.json(await taskUsage(c.var.db, (await taskFor(c, taskId(c))).id)),
+    async (c) => {
+      // First the task: it names the shard the rest is read on.
+      const { id } = await taskFor(c, taskId(c));
+      return c.json(await taskUsage(c.var.db, id));
+    },
   );
 }
