@@ -12,7 +12,7 @@ import { DIRECTORY, shardDb } from "../db/shards";
 import { qualified } from "../db/sql";
 import { projectMembers, projects, type Role } from "../db/schema";
 import type { HubContext } from "../http/context";
-import { notFound, unauthorized } from "../http/problem";
+import { notFound, Problem, unauthorized } from "../http/problem";
 import type { Access, AccessCheck, Principal } from "./principal";
 import { narrowedAccess, narrowedProjects, readOnlyRefusal } from "./token-limits";
 import { roleInProject, type ProjectRole } from "./roles";
@@ -127,6 +127,9 @@ export async function projectWithRoleFor(c: HubContext, projectId: string, acces
     .where(eq(projects.id, projectId));
   if (!row) throw notFound("Project");
   checkAccess(c, projectId, row.member, access, "Project");
+  // A project on the move takes no write until it has moved (its room refuses those it is asked for alike).
+  if (access === "write" && row.project.movingTo)
+    throw new Problem(503, "PROJECT_MOVING", `The project is moving to shard ${row.project.movingTo}; retry shortly`, undefined, { "Retry-After": "5" });
   c.set("logProject", projectId);
   const role = p.kind === "server" ? null : row.member === null ? p.user.role : roleInProject(p.user.role, row.member);
   return { project: row.project, role };

@@ -79,3 +79,33 @@ export async function onEachShard<T, P extends string[] | null>(
 ): Promise<T[]> {
   return Promise.all([...shards].map(([shard, ids]) => read(shardDb(env, shard), ids, shard)));
 }
+
+/** Each shard's answer to `read`, at once: for a row known by id alone (a session, a task), found on one of them. */
+export function onEveryShard<T>(env: Env, read: (d1: D1Database, shard: string) => Promise<T>): Promise<T[]> {
+  return Promise.all(shardNames(env).map((shard) => read(shard === DIRECTORY ? env.DB : shardD1(env, shard), shard)));
+}
+
+/** The shard a project lives on, for its room: the directory's when the project is gone or names no bound shard. */
+export async function homeOf(env: Env, projectId: string): Promise<string> {
+  const row = await env.DB.prepare("SELECT shard FROM projects WHERE id = ?1").bind(projectId).first<{ shard: string }>();
+  return row && isShard(env, row.shard) ? row.shard : DIRECTORY;
+}
+
+/**
+ * Each project's shard as this isolate last learnt it (from the directory, or from its room's answer), for a write
+ * whose project is known without a query: its reads before the room go to that shard. Kept a minute at most, so that
+ * an isolate that missed a move learns of it (its room's next answer corrects it sooner).
+ */
+const SHARD_MEMORY_MS = 60_000;
+const MAX_REMEMBERED_SHARDS = 10_000;
+const shardOfProject = new Map<string, { shard: string; at: number }>();
+
+export function rememberShard(projectId: string, shard: string) {
+  if (shardOfProject.size >= MAX_REMEMBERED_SHARDS) shardOfProject.delete(shardOfProject.keys().next().value!);
+  shardOfProject.set(projectId, { shard, at: Date.now() });
+}
+
+export function rememberedShard(projectId: string): string | undefined {
+  const known = shardOfProject.get(projectId);
+  return known && Date.now() - known.at < SHARD_MEMORY_MS ? known.shard : undefined;
+}

@@ -25,10 +25,12 @@ import { chooseShard, isShard, shardNames } from "../db/shards";
 import { projectDb } from "../auth/access";
 import { dropProjectCopy, mirrorProject, settingsToDirectory } from "../db/shard-mirrors";
 import { projectMemberRoutes } from "./project-members";
+import { projectMoveRoutes } from "./project-moves";
 import { overviewRoutes } from "./overview";
 
 export const projectRoutes = new Hono<HubEnv>();
 projectRoutes.route("/", projectMemberRoutes);
+projectRoutes.route("/", projectMoveRoutes);
 // Before "/:id": "/overview" is the overviews' address, not a project's.
 projectRoutes.route("/", overviewRoutes);
 
