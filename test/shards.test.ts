@@ -85,6 +85,12 @@ describe("two projects on different shards, one server serving both", () => {
     const events = (await expectOk(call(`/api/v1/projects/${onShard.id}/events`, { token: admin }))).json.events as { type: string; task_id: string }[];
     expect(events.filter((e) => e.task_id === ids[1]).map((e) => e.type)).toEqual(expect.arrayContaining(["task_created", "task_assigned"]));
 
+    // Its sessions are listed from both shards, and one on DB_1 is where a new task comes from.
+    const listed = (await expectOk(cli(server.apiKey, "GET", "/api/v1/server/sessions"))).json.sessions as { id: string }[];
+    expect(listed.map((s) => s.id).sort()).toEqual([...sessions].sort());
+    const fromSession = await expectOk(cli(server.apiKey, "POST", T, { title: "From a session on DB_1", spec: "Go", session_id: sessions[1] }), 201);
+    expect(fromSession.json.project_id).toBe(onShard.id);
+
     // The agent works it through its room on the shard.
     await expectOk(cli(server.apiKey, "POST", `/api/v1/servers/tasks/${ids[1]}/start`));
     await expectOk(cli(server.apiKey, "POST", `/api/v1/servers/tasks/${ids[1]}/complete`, { result: { summary: "done on DB_1" } }));

@@ -67,6 +67,8 @@ export async function runInRoom(c: HubContext, projectId: string, command: RoomC
   // What the bill is made of, in entries of their own so the one above keeps its exact form.
   c.header("Server-Timing", `room-d1;desc="rows read=${rowsRead}, rows written=${rowsWritten}, calls uncounted=${uncounted}"`, { append: true });
   c.header("Server-Timing", `room-do;desc="requests=${doRequests}"`, { append: true });
+  // How long its batches waited on their database (the shard's queue and its work): what `npm run bench -- shards` reads.
+  c.header("Server-Timing", `room-batch;dur=${result.metrics.batchMs.toFixed(2)}`, { append: true });
   if (!result.ok) {
     const { status, code, detail, errors, extensions } = result.problem;
     // A project on the move takes writes again once it has moved.

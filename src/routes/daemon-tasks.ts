@@ -7,7 +7,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { taskSchema } from "../views/tasks";
 import { agent, currentServer, roomAgent } from "../middleware/guards";
-import { listTasksOnShards } from "../views/shard-task-lists";
+import { listTasksOnShards } from "../views/shard-lists";
 import type { HubContext, HubEnv } from "../http/context";
 import { documented } from "../openapi/operation";
 import { helpBody } from "../protocol/hub-api";

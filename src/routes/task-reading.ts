@@ -9,7 +9,7 @@ import { z } from "zod";
 import { projectFor, scopesOverlap, visibleProjectIds } from "../auth/access";
 import { currentServer } from "../middleware/guards";
 import { taskView1 } from "../views/task-queries";
-import { listTasksOnShards } from "../views/shard-task-lists";
+import { listTasksOnShards } from "../views/shard-lists";
 import { envelopeOf } from "../views/task-envelope";
 import { events, sessions } from "../db/schema";
 import { FINISHED, TASK_STATUSES, type TaskStatus } from "../domain/lifecycle";
