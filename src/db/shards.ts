@@ -5,7 +5,8 @@
  * of the directory rows its project rows point at (the project's row, the servers), so that its foreign keys and
  * cascades hold inside it: no key spans two databases.
  */
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
+import { inJsonList } from "./sql";
 import { dbOf, type Db } from "./client";
 import { countedD1 } from "./round-trips";
 import { projects } from "./schema";
@@ -49,7 +50,8 @@ export async function shardsOfProjects(directory: Db, projectIds: readonly strin
   const rows = await directory
     .select({ id: projects.id, shard: projects.shard })
     .from(projects)
-    .where(projectIds ? inArray(projects.id, [...projectIds]) : undefined)
+    // One JSON parameter, however many projects (D1 binds at most 100).
+    .where(projectIds ? inJsonList(projects.id, [...projectIds]) : undefined)
     .all();
   const out = new Map<string, string[]>();
   for (const r of rows) out.set(r.shard, [...(out.get(r.shard) ?? []), r.id]);
@@ -62,7 +64,7 @@ export async function chooseShard(env: Env, directory: Db): Promise<string> {
   const rows = await directory
     .select({ shard: projects.shard, n: sql<number>`count(*)` })
     .from(projects)
-    .where(and(inArray(projects.shard, open)))
+    .where(inArray(projects.shard, open))
     .groupBy(projects.shard)
     .all();
   return placeProject(open, Object.fromEntries(rows.map((r) => [r.shard, r.n])));
