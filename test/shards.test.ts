@@ -91,6 +91,25 @@ describe("two projects on different shards, one server serving both", () => {
     const fromSession = await expectOk(cli(server.apiKey, "POST", T, { title: "From a session on DB_1", spec: "Go", session_id: sessions[1] }), 201);
     expect(fromSession.json.project_id).toBe(onShard.id);
 
+    // A template kept on the project's shard, and instantiated by its room there.
+    const template = await expectOk(
+      call(`/api/v1/projects/${onShard.id}/templates`, {
+        token: admin,
+        body: {
+          name: "pair",
+          tasks: [
+            { key: "a", title: "First" },
+            { key: "b", title: "Then", dependencies: [{ on: "a", dependency_type: "blocks" }] },
+          ],
+        },
+      }),
+      201,
+    );
+    expect(await shardsHolding("templates", template.json.id)).toEqual(["DB_1"]);
+    const run = await expectOk(call(`/api/v1/projects/${onShard.id}/templates/${template.json.id}/instantiate`, { token: admin, body: {} }), 201);
+    expect(run.json.tasks.map((t: { title: string }) => t.title)).toEqual(["First", "Then"]);
+    expect((await expectOk(call(`/api/v1/projects/${onShard.id}/templates`, { token: admin }))).json.templates).toHaveLength(1);
+
     // The agent works it through its room on the shard.
     await expectOk(cli(server.apiKey, "POST", `/api/v1/servers/tasks/${ids[1]}/start`));
     await expectOk(cli(server.apiKey, "POST", `/api/v1/servers/tasks/${ids[1]}/complete`, { result: { summary: "done on DB_1" } }));
