@@ -4,8 +4,8 @@
  * its id alone) ask each shard the caller's projects live on.
  */
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, it } from "vitest";
-import { addMember, bootstrapAdmin, call, createUser, expectProblem, registerAgent } from "./helpers";
+import { beforeAll, describe, expect, inject, it } from "vitest";
+import { addMember, bootstrapAdmin, call, createUser, expectProblem, registerAgent, until } from "./helpers";
 import { connectDaemon } from "./fake-daemon";
 import { cli, expectOk, openSession, T } from "./task-world";
 
@@ -143,5 +143,34 @@ describe("a person in three projects over the shards", () => {
     }[];
     expect(glances.map((g) => g.project_id).sort()).toEqual(projects.map((p) => p.id).sort());
     for (const g of glances) expect(g).toMatchObject({ open_tasks: 1, questions_waiting: 1 });
+  });
+});
+
+describe("a webhook of a project on DB_1", () => {
+  it("is delivered from its shard's outbox", async () => {
+    const receiver = inject("receiver");
+    const project = await newProject("Hooked on DB_1", "DB_1");
+    const name = crypto.randomUUID().slice(0, 8);
+    const hook = await expectOk(
+      call(`/api/v1/projects/${project.id}/webhooks`, { token: admin, body: { url: `${receiver}/hooks/${name}`, events: ["task_created"] } }),
+      201,
+    );
+    await fetch(`${receiver}/control/${name}`, { method: "POST", body: JSON.stringify({ secrets: [hook.json.secret], status: 200, delayMs: 0 }) });
+    expect(await shardsHolding("webhooks", hook.json.id)).toEqual(["DB_1"]);
+    const created = await expectOk(call("/api/v1/tasks", { token: admin, body: { title: "Tell the hook", spec: "Go", project_id: project.id } }), 201);
+    const got = await until(
+      async () =>
+        (
+          (await (await fetch(`${receiver}/control/${name}`, { method: "POST", body: "{}" })).json()) as {
+            received: { body: { type: string; data: { task_id?: string; task?: { id: string } } } }[];
+          }
+        ).received,
+      (r) => r.length > 0,
+      "the delivery",
+    );
+    expect(got.map((m) => m.body.type)).toEqual(["task_created"]);
+    expect(JSON.stringify(got[0]!.body.data)).toContain(created.json.id);
+    const outbox = await env.DB_1!.prepare("SELECT status FROM outbox WHERE target_id = ?1").bind(hook.json.id).first<{ status: string }>();
+    expect(outbox?.status).toBe("delivered");
   });
 });
