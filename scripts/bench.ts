@@ -10,6 +10,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { percentile } from "../bench/percentile.ts";
+import { shardsBench } from "../bench/shards.ts";
 import type { FanoutRun } from "../bench/fanout-run.ts";
 import { hubClient, type HubClient, type HubCredentials, type paths, type Schemas } from "../client/index.ts";
 
@@ -22,7 +23,7 @@ const hub = `http://127.0.0.1:${HUB_PORT}`;
 const baselineUrl = `http://127.0.0.1:${BASELINE_PORT}`;
 const BOOTSTRAP = "bench-bootstrap-token";
 
-/** `npm run bench -- tree dataref` runs only the named scenarios: fan-out, fan-in, tree, costs, costs-model, permlog, usage, files, mcp, sockets, dataref, dashboard, workerd (with its BullMQ peer), transfer, tunnel. */
+/** `npm run bench -- tree dataref` runs only the named scenarios: fan-out, fan-in, tree, costs, costs-model, permlog, usage, files, mcp, sockets, dataref, dashboard, workerd (with its BullMQ peer), transfer, tunnel, shards. */
 const only = new Set(process.argv.slice(2));
 const wanted = (scenario: string) => only.size === 0 || only.has(scenario);
 
@@ -350,6 +351,12 @@ if (wanted("fan-in")) {
         `   | 100 concurrent one-insert requests: ${fmt(inserts.seconds * 1000)} ms`,
     );
   }
+}
+
+// ── shards: 16 projects over 1, 2 and 4 shards (bench/shards.ts) ─────────
+if (wanted("shards")) {
+  console.log("\n(shards) 16 projects over 1, 2 and 4 shards, the same offered load (a hub of its own with four shard bindings)");
+  await shardsBench({ root, wrangler, state, port: HUB_PORT + 2, startWorker, waitFor, report });
 }
 
 // ── (3) tree over HTTP ──────────────────────────────────────────────────

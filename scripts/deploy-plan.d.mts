@@ -1,5 +1,7 @@
 /** Types of deploy-plan.mjs, for the test that imports it (the project checks TypeScript only). */
 export declare const PLACEHOLDER_DATABASE_ID: string;
+export declare const SHARD_BINDING: RegExp;
+export declare function shardBindings(toml: string): string[];
 export declare function databaseSettings(toml: string, binding?: string): { name: string; id: string | null; placeholder: boolean };
 export declare function withDatabaseId(toml: string, id: string, binding?: string): string;
 export declare function bucketName(toml: string, binding?: string): string;

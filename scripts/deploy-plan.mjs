@@ -7,13 +7,16 @@
 /** The id wrangler.toml ships with: a real one is written in by the first deploy. */
 export const PLACEHOLDER_DATABASE_ID = "00000000-0000-0000-0000-000000000000";
 
+/** Every shard's placeholder: all zeros but the last digits, distinct so that each local database is a file of its own. */
+const PLACEHOLDER_PATTERN = /^00000000-0000-0000-0000-0{10}[0-9]{2}$/;
+
 const stripAnsi = (text) => text.replace(/\x1b\[[0-9;]*m/g, "");
 
 /** The `[[table]]` blocks of a TOML text, each with where it starts and ends, so one can be edited in place. */
 function arrayTables(toml, table) {
   const header = new RegExp(`^\\[\\[${table.replace(/\./g, "\\.")}\\]\\]\\s*$`, "gm");
   const blocks = [];
-  for (let match; (match = header.exec(toml)); ) {
+  for (let match; (match = header.exec(toml));) {
     const start = match.index;
     const rest = toml.slice(header.lastIndex);
     const next = rest.search(/^\[/m);
@@ -25,6 +28,16 @@ function arrayTables(toml, table) {
 
 const stringField = (block, key) => block.match(new RegExp(`^\\s*${key}\\s*=\\s*"([^"]*)"`, "m"))?.[1];
 
+/** Shard bindings: the directory's `DB` (also the first task shard), then `DB_1`, `DB_2`… (src/db/shards.ts). */
+export const SHARD_BINDING = /^DB(?:_[1-9][0-9]*)?$/;
+
+/** The bindings of wrangler.toml's D1 databases that are the hub's shards, in the order they are declared. */
+export function shardBindings(toml) {
+  return arrayTables(toml, "d1_databases")
+    .map((b) => stringField(b.text, "binding"))
+    .filter((binding) => binding && SHARD_BINDING.test(binding));
+}
+
 /** The D1 database bound as `binding`: its name, its id, and whether the id is still the placeholder. */
 export function databaseSettings(toml, binding = "DB") {
   const block = arrayTables(toml, "d1_databases").find((b) => stringField(b.text, "binding") === binding);
@@ -32,7 +45,7 @@ export function databaseSettings(toml, binding = "DB") {
   const name = stringField(block.text, "database_name");
   if (!name) throw new Error(`the [[d1_databases]] block for ${binding} has no database_name`);
   const id = stringField(block.text, "database_id") ?? null;
-  return { name, id, placeholder: id === null || id === PLACEHOLDER_DATABASE_ID };
+  return { name, id, placeholder: id === null || PLACEHOLDER_PATTERN.test(id) };
 }
 
 /**
@@ -44,9 +57,7 @@ export function withDatabaseId(toml, id, binding = "DB") {
   const block = arrayTables(toml, "d1_databases").find((b) => stringField(b.text, "binding") === binding);
   if (!block) throw new Error(`wrangler.toml has no [[d1_databases]] block with binding = "${binding}"`);
   const line = /^(\s*database_id\s*=\s*)"[^"]*"/m;
-  const text = line.test(block.text)
-    ? block.text.replace(line, `$1"${id}"`)
-    : block.text.replace(/^(\s*database_name\s*=.*)$/m, `$1\ndatabase_id = "${id}"`);
+  const text = line.test(block.text) ? block.text.replace(line, `$1"${id}"`) : block.text.replace(/^(\s*database_name\s*=.*)$/m, `$1\ndatabase_id = "${id}"`);
   return toml.slice(0, block.start) + text + toml.slice(block.end);
 }
 
@@ -102,7 +113,10 @@ export function secretNamesFromList({ status, stdout, stderr }) {
 /** A random secret of `bytes` bytes, base64url. */
 export function randomSecret(bytes = 32) {
   const raw = crypto.getRandomValues(new Uint8Array(bytes));
-  return btoa(String.fromCharCode(...raw)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return btoa(String.fromCharCode(...raw))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
 }
 
 /**
@@ -133,8 +147,7 @@ export function hubUrlFromOutputFile(ndjson) {
     })
     .filter((entry) => entry?.type === "deploy");
   const targets = (deploys.at(-1)?.targets ?? []).filter((t) => typeof t === "string");
-  const url =
-    targets.find((t) => /^https:\/\/[^/]+\.workers\.dev\/?$/.test(t)) ?? targets.find((t) => t.startsWith("https://"));
+  const url = targets.find((t) => /^https:\/\/[^/]+\.workers\.dev\/?$/.test(t)) ?? targets.find((t) => t.startsWith("https://"));
   return url ? url.replace(/\/$/, "") : null;
 }
 

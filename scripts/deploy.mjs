@@ -23,6 +23,7 @@ import {
   randomSecret,
   secretNamesFromList,
   secretsToUpload,
+  shardBindings,
   withDatabaseId,
 } from "./deploy-plan.mjs";
 
@@ -51,9 +52,10 @@ function mustSucceed(result, what) {
   return result;
 }
 
-function ensureDatabase() {
+/** Every shard's database (the directory `DB`, then `DB_1`…), created when missing; its id written into wrangler.toml. */
+function ensureDatabase(binding) {
   const toml = readFileSync(configPath, "utf8");
-  const db = databaseSettings(toml);
+  const db = databaseSettings(toml, binding);
   const listed = () => databaseIdFromList(mustSucceed(wrangler(["d1", "list", "--json"]), "wrangler d1 list").stdout, db.name);
   let id = listed();
   if (id) {
@@ -65,7 +67,7 @@ function ensureDatabase() {
     step(`created D1 database ${db.name}`);
   }
   if (db.id !== id) {
-    writeFileSync(configPath, withDatabaseId(toml, id));
+    writeFileSync(configPath, withDatabaseId(toml, id, binding));
     step(`wrote its id into wrangler.toml (${id}): commit it with your deployment`);
   }
 }
@@ -91,10 +93,7 @@ function deployWithSecrets() {
     const outputFile = path.join(dir, "output.ndjson");
     writeFileSync(secretsFile, JSON.stringify(secrets), { mode: 0o600 });
     step(`deploying (setting ${Object.keys(secrets).join(", ")})`);
-    mustSucceed(
-      wrangler(["deploy", "--secrets-file", secretsFile], { show: true, env: { WRANGLER_OUTPUT_FILE_PATH: outputFile } }),
-      "wrangler deploy",
-    );
+    mustSucceed(wrangler(["deploy", "--secrets-file", secretsFile], { show: true, env: { WRANGLER_OUTPUT_FILE_PATH: outputFile } }), "wrangler deploy");
     const hub = hubUrlFromOutputFile(readFileSync(outputFile, "utf8"));
     if (!hub) throw new Error("deployed, but wrangler reported no https address for the Worker (is workers.dev enabled?)");
     return { hub, bootstrapToken: secrets.BOOTSTRAP_TOKEN };
@@ -131,10 +130,14 @@ async function bootstrapAdmin(hub, bootstrapToken) {
 }
 
 try {
-  ensureDatabase();
+  // Every shard holds every table: the same migrations go to each (the directory's tables stay empty on the others).
+  const shards = shardBindings(readFileSync(configPath, "utf8"));
+  for (const binding of shards) ensureDatabase(binding);
   ensureBucket();
-  step("applying D1 migrations");
-  mustSucceed(wrangler(["d1", "migrations", "apply", "DB", "--remote"], { show: true, env: { CI: "true" } }), "migrations");
+  for (const binding of shards) {
+    step(`applying D1 migrations to ${binding}`);
+    mustSucceed(wrangler(["d1", "migrations", "apply", binding, "--remote"], { show: true, env: { CI: "true" } }), `migrations of ${binding}`);
+  }
   step("building the dashboard");
   const build = spawnSync(process.execPath, [path.join(root, "scripts", "build-web.mjs")], { cwd: root, stdio: "inherit" });
   if (build.status !== 0) throw new Error("building the dashboard failed");

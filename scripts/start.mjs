@@ -13,6 +13,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { devOutputFilter } from "./dev-output-filter.mjs";
+import { shardBindings } from "./deploy-plan.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const port = process.env.PORT || "8787";
@@ -139,9 +140,12 @@ function relay(stream, out, filter) {
 const vars = ensureDevVars();
 const built = quietly("building the dashboard", process.execPath, [`${root}scripts/build-web.mjs`]);
 console.log(`• ${built.trim().split("\n").at(-1)}`);
-const migrated = quietly("applying the D1 migrations", wrangler, ["d1", "migrations", "apply", "DB", "--local"], { CI: "true" });
-const applied = migrated.match(/About to apply (\d+) migration/)?.[1];
-console.log(`• D1 migrations: ${applied ? `${applied} applied` : "up to date"}`);
+// Every shard (the directory DB, then DB_1…) gets every migration.
+for (const binding of shardBindings(readFileSync(`${root}wrangler.toml`, "utf8"))) {
+  const migrated = quietly(`applying the D1 migrations to ${binding}`, wrangler, ["d1", "migrations", "apply", binding, "--local"], { CI: "true" });
+  const applied = migrated.match(/About to apply (\d+) migration/)?.[1];
+  console.log(`• D1 migrations of ${binding}: ${applied ? `${applied} applied` : "up to date"}`);
+}
 
 console.log(`• starting wrangler dev on port ${port}${verbose ? "" : " (VERBOSE=1 npm start shows all of its output)"}`);
 // A line per request is production's trail; locally only warnings and errors, unless asked (LOG_LEVEL=info npm start).

@@ -1,4 +1,5 @@
 /** Worker entry: the HTTP app, the housekeeping cron, and the Durable Object classes. */
+import { DIRECTORY, shardD1, shardNames } from "./db/shards";
 import { buildApp } from "./app";
 import { answerKnownEmptyPoll, polledList } from "./files/file-polls";
 import {
@@ -30,12 +31,17 @@ export default {
     return (list && (await answerKnownEmptyPoll(request, list))) || app.fetch(request, env, ctx);
   },
   async scheduled(_controller, env, ctx) {
-    ctx.waitUntil(sweepExpired(env));
-    ctx.waitUntil(wakeStrandedDeliveries(env));
-    ctx.waitUntil(wakeRoomsWithLapsedLeases(env));
-    ctx.waitUntil(wakeRoomsWithOverdueSchedules(env));
-    ctx.waitUntil(wakeRoomsWithStrandedReviews(env));
-    ctx.waitUntil(expirePermissionLog(env));
-    ctx.waitUntil(wakeRoomsToArchive(env));
+    // Each shard holds its projects' deliveries, leases, schedules, reviews and logs (the directory's tables are
+    // empty on the others): the same sweep on each.
+    for (const shard of shardNames(env)) {
+      const on = shard === DIRECTORY ? env : { ...env, DB: shardD1(env, shard) };
+      ctx.waitUntil(sweepExpired(on));
+      ctx.waitUntil(wakeStrandedDeliveries(on));
+      ctx.waitUntil(wakeRoomsWithLapsedLeases(on));
+      ctx.waitUntil(wakeRoomsWithOverdueSchedules(on));
+      ctx.waitUntil(wakeRoomsWithStrandedReviews(on));
+      ctx.waitUntil(expirePermissionLog(on));
+      ctx.waitUntil(wakeRoomsToArchive(on));
+    }
   },
 } satisfies ExportedHandler<WorkerEnv>;

@@ -6,6 +6,7 @@ import {
   bucketNamesFromList,
   databaseIdFromList,
   databaseSettings,
+  shardBindings,
   hubUrlFromOutputFile,
   randomSecret,
   secretNamesFromList,
@@ -57,6 +58,15 @@ describe("npm run deploy's decisions", () => {
     expect(() => withDatabaseId(toml, "not-an-id")).toThrow(/not a D1 database id/);
   });
 
+  it("lists the shards' bindings (DB, then DB_1…) among wrangler.toml's databases, each with its own placeholder", () => {
+    const sharded = `${toml}\n[[d1_databases]]\nbinding = "DB_1"\ndatabase_name = "orchestratia-shard-1"\ndatabase_id = "00000000-0000-0000-0000-000000000001"\n`;
+    expect(shardBindings(sharded)).toEqual(["DB", "DB_1"]);
+    expect(databaseSettings(sharded, "DB_1")).toEqual({ name: "orchestratia-shard-1", id: "00000000-0000-0000-0000-000000000001", placeholder: true });
+    const patched = withDatabaseId(sharded, realId, "DB_1");
+    expect(databaseSettings(patched, "DB_1").id).toBe(realId);
+    expect(databaseSettings(patched).id).toBe(PLACEHOLDER_DATABASE_ID);
+  });
+
   it("adds database_id to a block that has none", () => {
     const without = toml.replace(`database_id = "${PLACEHOLDER_DATABASE_ID}"\n`, "");
     expect(databaseSettings(without).placeholder).toBe(true);
@@ -72,7 +82,8 @@ describe("npm run deploy's decisions", () => {
 
   it("reads bucket names from `wrangler r2 bucket list`", () => {
     expect(bucketName(toml)).toBe("orchestratia-blobs");
-    const listed = "Listing buckets...\n\u001b[37mname:\u001b[39m           \u001b[90morchestratia-blobs\u001b[39m\ncreation_date:  2026-11-23T10:00:00.000Z\n\nname:           orchestratia-blobs-old\ncreation_date:  2026-01-01T00:00:00.000Z\n";
+    const listed =
+      "Listing buckets...\n\u001b[37mname:\u001b[39m           \u001b[90morchestratia-blobs\u001b[39m\ncreation_date:  2026-11-23T10:00:00.000Z\n\nname:           orchestratia-blobs-old\ncreation_date:  2026-01-01T00:00:00.000Z\n";
     expect(bucketNamesFromList(listed)).toEqual(["orchestratia-blobs", "orchestratia-blobs-old"]);
     expect(bucketNamesFromList("Listing buckets...\n")).toEqual([]);
   });

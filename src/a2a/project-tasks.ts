@@ -15,7 +15,7 @@ import { isUuid } from "../http/fields";
 import type { InterventionRow, TaskView } from "../views/tasks";
 import { a2aTaskOf } from "./messages";
 import { snapshotOf } from "./room-events";
-import { archiveDbOf, archivedInterventions, archivedTaskEntry, archivedTaskView } from "../archive/reads";
+import { archivedInterventions, archivedTaskEntry, archivedTaskView } from "../archive/reads";
 
 export class ProjectTasks {
   constructor(
@@ -42,7 +42,7 @@ export class ProjectTasks {
   }
 
   private async entryOf(id: string) {
-    const entry = await archivedTaskEntry(archiveDbOf(this.c.env, this.projectId), id, null);
+    const entry = await archivedTaskEntry(this.c.env, id);
     return entry?.project_id === this.projectId ? entry : null;
   }
 

@@ -9,27 +9,31 @@ import { rowOf, type ArchiveRecord, type EventView } from "./records";
 import { interventions, taskNotes } from "../db/schema";
 import type { InterventionRow, NoteRow } from "../views/tasks";
 import { liveEventsSince, liveTaskEvents } from "./task-events";
+import { DIRECTORY, homeOf, onEveryShard, shardD1 } from "../db/shards";
+import type { Env } from "../runtime/env";
 
-/** The D1 database that holds a project's archive index and batches: every read of the archive outside the room asks here. */
-export const archiveDbOf = (env: { DB: D1Database }, _projectId?: string): D1Database => env.DB;
+/** The D1 database that holds a project's archive index and batches (its shard): every read of the archive outside the room asks here. */
+export async function archiveDbOf(env: Env, projectId: string): Promise<D1Database> {
+  const shard = await homeOf(env, projectId);
+  return shard === DIRECTORY ? env.DB : shardD1(env, shard);
+}
 
 export interface ArchivedTaskEntry {
   task_id: string;
   project_id: string;
   key: string;
   batch_id: string;
+  /** The shard whose archive index names it. */
+  shard?: string;
 }
 
-/** Where the task lives in the archive, with the caller's membership of its project (`userId`'s role, or null). */
-export function archivedTaskEntry(d1: D1Database, taskId: string, userId: string | null) {
-  return d1
-    .prepare(
-      `SELECT a.task_id, a.project_id, a.key, a.batch_id,
-         (SELECT pm.role FROM project_members pm WHERE pm.project_id = a.project_id AND pm.user_id = ?2) AS member
-       FROM archived_tasks a WHERE a.task_id = ?1`,
-    )
-    .bind(taskId, userId)
-    .first<ArchivedTaskEntry & { member: string | null }>();
+/** Where the task lives in the archive: asked of every shard at once, since only the id is known. */
+export async function archivedTaskEntry(env: Env, taskId: string): Promise<ArchivedTaskEntry | null> {
+  const found = await onEveryShard(env, async (d1, shard) => {
+    const entry = await d1.prepare("SELECT task_id, project_id, key, batch_id FROM archived_tasks WHERE task_id = ?1").bind(taskId).first<ArchivedTaskEntry>();
+    return entry && { ...entry, shard };
+  });
+  return found.find((entry) => entry !== null) ?? null;
 }
 
 /** An archive object's records (objects never change once their batch is done: a few are kept per isolate). */

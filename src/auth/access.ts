@@ -7,11 +7,12 @@
  * answers 404, exactly like a missing one.
  */
 import { eq, sql, type AnyColumn } from "drizzle-orm";
-import type { ProjectRow } from "../db/client";
+import { dbOf, type Db, type ProjectRow } from "../db/client";
+import { DIRECTORY, rememberShard, shardDb } from "../db/shards";
 import { qualified } from "../db/sql";
 import { projectMembers, projects, type Role } from "../db/schema";
 import type { HubContext } from "../http/context";
-import { notFound, unauthorized } from "../http/problem";
+import { notFound, Problem, unauthorized } from "../http/problem";
 import type { Access, AccessCheck, Principal } from "./principal";
 import { narrowedAccess, narrowedProjects, readOnlyRefusal } from "./token-limits";
 import { roleInProject, type ProjectRole } from "./roles";
@@ -120,19 +121,37 @@ export const membershipOf = (p: Principal, projectIdColumn: AnyColumn) =>
 /** The project, if the caller may see it (and, for `write`, change it), with the caller's role there (null for a server). */
 export async function projectWithRoleFor(c: HubContext, projectId: string, access: Access = "read"): Promise<{ project: ProjectRow; role: Role | null }> {
   const p = principalOf(c);
-  const [row] = await c.var.db
+  // The directory's row and membership, even once the request reads a project's rows on its shard.
+  const [row] = await dbOf(c.env.DB)
     .select({ project: projects, member: membershipOf(p, projects.id) })
     .from(projects)
     .where(eq(projects.id, projectId));
   if (!row) throw notFound("Project");
   checkAccess(c, projectId, row.member, access, "Project");
+  // A project on the move takes no write until it has moved (its room refuses those it is asked for alike).
+  if (access === "write" && row.project.movingTo)
+    throw new Problem(503, "PROJECT_MOVING", `The project is moving to shard ${row.project.movingTo}; retry shortly`, undefined, { "Retry-After": "5" });
   c.set("logProject", projectId);
   const role = p.kind === "server" ? null : row.member === null ? p.user.role : roleInProject(p.user.role, row.member);
   return { project: row.project, role };
 }
 
+/** Where the project's rows are read: its shard (the directory's in the request's session). */
+export const projectDb = (c: HubContext, project: { shard: string }): Db => (project.shard === DIRECTORY ? c.var.db : shardDb(c.env, project.shard));
+
 export async function projectFor(c: HubContext, projectId: string, access: Access = "read"): Promise<ProjectRow> {
   return (await projectWithRoleFor(c, projectId, access)).project;
+}
+
+/**
+ * The project, as projectFor, and from here on the request reads and writes its rows on its shard (`c.var.db`; the
+ * directory stays at `c.env.DB`). For routes that touch only the project's own rows after it.
+ */
+export async function projectDataFor(c: HubContext, projectId: string, access: Access = "read"): Promise<ProjectRow> {
+  const project = await projectFor(c, projectId, access);
+  if (project.shard !== DIRECTORY) c.set("db", shardDb(c.env, project.shard));
+  rememberShard(project.id, project.shard);
+  return project;
 }
 
 /** Whether two project scopes share a project (null = every project; an empty scope shares none). */

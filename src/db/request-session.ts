@@ -11,7 +11,7 @@ export class RequestSession {
   private known: string | null;
 
   constructor(
-    private readonly binding: D1Database,
+    readonly binding: D1Database,
     start: string,
   ) {
     this.session = binding.withSession(start);

@@ -27,6 +27,8 @@ export const noRoundTrips = (): RoundTrips => ({ d1: 0, rowsRead: 0, rowsWritten
 
 /** Where a request's statements run: its D1 session (src/db/request-session.ts). */
 export interface SessionSource {
+  /** The database the session is of: a shard's statements (src/db/shards.ts) run in it only when they are its. */
+  readonly binding: D1Database;
   readonly current: D1DatabaseSession;
 }
 
@@ -112,7 +114,8 @@ class CountedD1 {
   ) {}
   /** Where statements run now. */
   target(): D1Database | D1DatabaseSession {
-    return (!this.pinned && current.getStore()?.session?.current) || this.inner;
+    const session = this.pinned ? undefined : current.getStore()?.session;
+    return (session?.binding === this.inner && session.current) || this.inner;
   }
   prepare(query: string) {
     return new CountedStatement(this, query);

@@ -7,6 +7,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { OutboxTargetKind } from "../db/schema";
+import { DIRECTORY, onEveryShard, shardD1, shardNames } from "../db/shards";
 import { log, logError } from "../runtime/log";
 import type { RoomReachingEnv } from "../runtime/room-rpc";
 import { checkTargetFor } from "./dns";
@@ -63,6 +64,22 @@ export abstract class OutboxLane extends DurableObject<RoomReachingEnv> {
     await this.draining;
   }
 
+  /**
+   * A lane of one project's (a webhook, a telemetry export) reads and writes its outbox where the project lives: the
+   * shard whose outbox holds its rows, found once per instance (src/db/shards.ts). People's and channels' lanes stay
+   * on the directory.
+   */
+  private located = false;
+  private async onItsShard() {
+    if (this.located || (this.kind !== "webhook" && this.kind !== "telemetry")) return;
+    const held = await onEveryShard(this.env, (d1) =>
+      d1.prepare("SELECT 1 AS held FROM outbox WHERE target_kind = ?1 AND target_id = ?2 LIMIT 1").bind(this.kind, this.targetId).first<{ held: number }>(),
+    );
+    const shard = shardNames(this.env)[held.findIndex((h) => h !== null)];
+    if (shard && shard !== DIRECTORY) this.env = { ...this.env, DB: shardD1(this.env, shard) };
+    this.located = shard !== undefined;
+  }
+
   /** One drain: deliver what is due, in order, and leave an alarm for what will be. */
   protected abstract drain(): Promise<void>;
 
@@ -82,6 +99,7 @@ export abstract class OutboxLane extends DurableObject<RoomReachingEnv> {
         this.again = false;
         try {
           await this.ctx.storage.setAlarm(Date.now() + RESUME_AFTER_MS);
+          await this.onItsShard();
           await this.drain();
         } catch (e) {
           logError(`${this.kind} delivery failed`, { operation: `${this.kind}_delivery`, target_id: this.ctx.id.name }, e);

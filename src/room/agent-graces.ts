@@ -3,6 +3,7 @@
  * closed at the end of (to send the API key; after notify:shutdown).
  */
 import { AUTH_GRACE_MS } from "./agent-socket";
+import { notify } from "./agent-answers";
 import { earliest } from "./earliest";
 import { AGENT_TAG, attachmentOf, CLOSE, type AgentAttachment } from "./sockets";
 
@@ -57,5 +58,22 @@ export class AgentGraces {
       else next = earliest([next, a.connectedAt + AUTH_GRACE_MS]);
     }
     return next;
+  }
+
+  /**
+   * notify:shutdown, and what it announces: from now on the sockets' requests are refused; they close at once, or when
+   * the grace period ends (answers already under way still reach them meanwhile). When that is, for the room's alarm.
+   */
+  shutDown(sockets: WebSocket[], reason: string, graceMs: number): number | null {
+    const at = Date.now() + graceMs;
+    for (const ws of sockets) {
+      notify(ws, "notify:shutdown", { gracePeriod: graceMs, reason });
+      if (graceMs === 0) ws.close(CLOSE.revoked, reason);
+      else ws.serializeAttachment({ ...(attachmentOf(ws) as AgentAttachment), closing: { at, reason } } satisfies AgentAttachment);
+    }
+    if (graceMs === 0 || sockets.length === 0) return null;
+    // As for the API key's grace: the timer covers an idle room, every turn and the alarm a busy or restarted one.
+    setTimeout(() => this.closeLateAgents(Date.now()), graceMs);
+    return at;
   }
 }

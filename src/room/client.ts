@@ -11,6 +11,8 @@ import { taskView1 } from "../views/task-queries";
 import type { HubContext } from "../http/context";
 import { linkStub } from "../server-link/client";
 import { rememberProjectOf } from "../db/task-projects";
+import { MOVE_RETRY_AFTER_SECONDS } from "./room-move";
+import { DIRECTORY, rememberShard, shardDb } from "../db/shards";
 import { countedStub } from "../db/round-trips";
 import { type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 import { HUB_ACTOR } from "../runtime/room-rpc";
@@ -51,6 +53,9 @@ export async function runInRoom(c: HubContext, projectId: string, command: RoomC
   c.set("roomOutcome", result.ok ? "committed" : "refused");
   // The room wrote on the primary: the request's later reads, and the caller's next request, see that write.
   c.var.d1Session?.caughtUpTo(result.bookmark);
+  // The project lives on another shard: the rest of the request reads its rows there.
+  if (result.shard) c.set("db", shardDb(c.env, result.shard));
+  rememberShard(projectId, result.shard ?? DIRECTORY);
   if (result.ok && result.taskId) {
     c.set("logTask", result.taskId);
     // The room found the task in its project: the next write to it goes straight there.
@@ -62,9 +67,12 @@ export async function runInRoom(c: HubContext, projectId: string, command: RoomC
   // What the bill is made of, in entries of their own so the one above keeps its exact form.
   c.header("Server-Timing", `room-d1;desc="rows read=${rowsRead}, rows written=${rowsWritten}, calls uncounted=${uncounted}"`, { append: true });
   c.header("Server-Timing", `room-do;desc="requests=${doRequests}"`, { append: true });
+  // How long its batches waited on their database (the shard's queue and its work): what `npm run bench -- shards` reads.
+  c.header("Server-Timing", `room-batch;dur=${result.metrics.batchMs.toFixed(2)}`, { append: true });
   if (!result.ok) {
     const { status, code, detail, errors, extensions } = result.problem;
-    throw new Problem(status, code, detail, errors, {}, extensions);
+    // A project on the move takes writes again once it has moved.
+    throw new Problem(status, code, detail, errors, status === 503 ? { "Retry-After": String(MOVE_RETRY_AFTER_SECONDS) } : {}, extensions);
   }
   return result;
 }

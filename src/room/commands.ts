@@ -12,8 +12,7 @@ import type { Review, ReviewPolicy } from "../domain/code-review";
 
 /** Where an attempt's review comes from: the review task an agent completed (or failed), or a model's answer. */
 export type ReviewSource =
-  | { kind: "agent"; reviewTaskId: string }
-  | { kind: "model"; model: string | null; outcome: { ok: true; review: Review } | { ok: false; error: string } };
+  { kind: "agent"; reviewTaskId: string } | { kind: "model"; model: string | null; outcome: { ok: true; review: Review } | { ok: false; error: string } };
 
 export type RoomActor =
   | { kind: "person"; userId: string; label: string }
@@ -275,7 +274,7 @@ export interface RuleOnRecord {
 }
 
 export interface ProblemData {
-  status: 400 | 401 | 403 | 404 | 409 | 422;
+  status: 400 | 401 | 403 | 404 | 409 | 422 | 503;
   code: ProblemCode;
   detail: string;
   errors?: { path: string; message: string }[];
@@ -310,5 +309,6 @@ export type RoomAnswer =
     }
   | { ok: false; problem: ProblemData };
 
-/** `bookmark`: where D1 stood after the operation's writes committed (none when it wrote nothing). */
-export type RoomResult = RoomAnswer & { metrics: RoomMetrics; bookmark?: string };
+/** `bookmark`: where D1 stood after the operation's writes committed (none when it wrote nothing); `shard`: the
+ * project's, when it is not the directory's (the request reads the project's rows there, src/db/shards.ts). */
+export type RoomResult = RoomAnswer & { metrics: RoomMetrics; bookmark?: string; shard?: string };

@@ -30,6 +30,8 @@ export interface DashboardRoomPort {
   projectId: string;
   env: Env;
   db: Db;
+  /** The directory (people, memberships): the room's shard holds its project's rows only. */
+  directory: D1Database;
   /** The room's open dashboard sockets. */
   sockets(): WebSocket[];
   /** Runs work in the room's queue, between operations. */
@@ -249,7 +251,7 @@ export class DashboardProtocol {
     try {
       const identity = await verifyAccessToken(this.room.env, token);
       if (!("userId" in identity) || identity.userId !== attachment.userId) throw new InvalidToken("the token is for someone else");
-      if (!(await maySeeProject(this.room.env.DB, this.room.projectId, identity.userId))) {
+      if (!(await maySeeProject(this.room.directory, this.room.projectId, identity.userId))) {
         ws.close(CLOSE.unauthorized, "access to this project was revoked");
         return;
       }

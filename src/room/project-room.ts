@@ -9,16 +9,17 @@ import type { RoomEnv } from "../runtime/room-env";
 import { linkPointers } from "../datarefs/pointers";
 import { logError } from "../runtime/log";
 import { laneStub } from "../integrations/client";
-import { linkStub } from "../server-link/client";
 import { countedD1 } from "../db/round-trips";
-import { daemonPushes, mentionsIn, needsTaskSessions, pushedAsRecorded, reachesDependents } from "../server-link/pushes";
+import { DIRECTORY, homeOf, shardD1 } from "../db/shards";
+import { RoomMove } from "./room-move";
+import { mentionsIn, needsTaskSessions, pushedAsRecorded, reachesDependents } from "../server-link/pushes";
 import { tellAgents } from "./agent-notices";
 import { AgentProtocol, AUTH_GRACE_MS } from "./agent-socket";
 import { notify } from "./agent-answers";
 import { requestTimeoutMs, SHUTDOWN_GRACE_MS } from "../protocol/agent-orchestrator-messages";
 import { type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 import { DashboardProtocol } from "./dashboard-socket";
-import { dependentSessions, openSessionsNamed, taskSessions } from "./room-queries";
+import { pushToDaemons } from "./daemon-push";
 import { RoomLiveness } from "./liveness";
 import { fireDueSchedules } from "./schedule-firing";
 import { RoomKeys } from "./room-keys";
@@ -54,31 +55,40 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   /** The pushes to daemons under way, in commit order. */
   private pushing: Promise<void> = Promise.resolve();
   private readonly graces = new AgentGraces(this.ctx);
+  /** The env with the directory as DB (people, memberships, the project's own row); `this.env.DB` is its shard once open. */
+  private readonly base: RoomEnv = this.env;
+  private move!: RoomMove;
+  private shard = DIRECTORY;
 
   constructor(ctx: DurableObjectState, env: RoomEnv) {
     // D1's rows read and written by the room's calls are counted against the turn that makes them (RoomWriter).
     super(ctx, { ...env, DB: countedD1(env.DB) });
     // Answered by the runtime without waking the object.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair('{"type":"ping"}', '{"type":"pong"}'));
-    // The room is its project: it is only reached by idFromName(projectId), and the runtime gives that name back as
-    // ctx.id.name. A copy is kept in storage for an instance woken without its name (reported for alarms that wake a
-    // cold instance) and for rooms from before the name was given.
+    // The room is its project, reached only by idFromName(projectId) (ctx.id.name); a copy in storage serves an instance
+    // woken without its name (alarms waking a cold instance) and rooms from before the name was given.
     void ctx.blockConcurrencyWhile(async () => {
       const named = ctx.id.name;
       const stored = await ctx.storage.get<string>("projectId");
       if (named && named !== stored) await ctx.storage.put("projectId", named);
       const projectId = named ?? stored;
       if (!projectId) throw new Error("a ProjectRoom is reached only by idFromName(projectId)");
-      this.open(projectId);
+      this.move = new RoomMove(ctx.storage, this.base, projectId, (shard) => this.open(projectId, shard));
+      // A move cut short goes on from where it was kept.
+      if (await this.move.load()) await ctx.storage.setAlarm(Date.now());
+      this.open(projectId, await homeOf(this.base, projectId));
     });
   }
 
-  private open(projectId: string) {
+  /** The room opened on its project's shard (read once from the directory; a move reopens it on the new one). */
+  private open(projectId: string, shard: string) {
+    this.shard = shard;
+    this.env = shard === DIRECTORY ? this.base : { ...this.base, DB: shardD1(this.base, shard) };
     const { ctx, env } = this;
     this.projectId = projectId;
     this.writer = new RoomWriter(env.DB, projectId, {
       beforeTurn: () => this.graces.closeLateAgents(Date.now()),
-      refusal: (actor) => this.keys.refusal(actor),
+      refusal: async (actor) => this.move.refusal() ?? this.keys.refusal(actor),
       afterCommit: (committed) => this.afterCommit(committed),
     });
     const { db } = this.writer;
@@ -91,6 +101,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
       projectId,
       env,
       db,
+      directory: this.base.DB,
       sockets: () => ctx.getWebSockets(DASHBOARD_TAG),
       serialise: (work) => this.writer.serialise(work),
       scheduleAlarm: (at) => this.scheduleAlarm(at),
@@ -118,10 +129,23 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
 
   /**
    * Runs one operation; with `view`, also answers the task as its batch left it (read in that batch). `requestId`
-   * names the HTTP request that asked, in the operation's log line.
+   * names the HTTP request that asked, in the operation's log line. A bookmark is of one database: the Worker's
+   * requests carry the directory's; another shard is named instead, and read at its primary.
    */
-  execute(actor: RoomActor, command: RoomCommand, options: { view?: boolean; requestId?: string } = {}): Promise<RoomResult> {
-    return this.writer.execute({ actor, command, withView: options.view ?? false, requestId: options.requestId });
+  async execute(actor: RoomActor, command: RoomCommand, options: { view?: boolean; requestId?: string } = {}): Promise<RoomResult> {
+    const result = await this.writer.execute({ actor, command, withView: options.view ?? false, requestId: options.requestId });
+    return this.env.DB === this.base.DB ? result : { ...result, bookmark: undefined, shard: this.shard };
+  }
+
+  /** An admin moves the project from `source` to `target` (room-move.ts); the alarm takes it on from here. */
+  async moveTo(source: string, target: string) {
+    await this.writer.serialise(() => this.move.begin(source, target));
+    await this.scheduleAlarm(Date.now());
+  }
+
+  /** The move's next steps, for up to `ms`, in the room's queue; whether more are left. */
+  moveOn(ms = 2000, rows?: number): Promise<boolean> {
+    return this.move.run((work) => this.writer.serialise(work), ms, rows);
   }
 
   /** The liveness rules' flags due at `now` (the alarm's look, on demand), in the room's queue; the alarm is set for the next. */
@@ -146,39 +170,19 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     await this.scheduleAlarm(Date.now() + ONLINE_WINDOW_MS + 1000);
   }
 
-  /**
-   * From now on this API key writes nothing here: asked before D1 revokes or replaces it, in the queue, so that every
-   * write by the key this room took has committed when this answers.
-   */
+  /** From now on this API key writes nothing here: asked before D1 revokes or replaces it, in the queue, so that every
+   * write by the key this room took has committed when this answers. */
   refuseKey(keyHash: string): Promise<void> {
     return this.writer.serialise(() => this.keys.revoke(keyHash));
   }
 
-  /**
-   * Tells the agents using a server's old key to stop (the key was revoked or replaced) and closes their sockets;
-   * sockets on a new key stay. The key is remembered so that a socket still authenticating with it is refused.
-   */
+  /** Tells the agents using a server's old key to stop (the key was revoked or replaced) and closes their sockets;
+   * sockets on a new key stay. The key is remembered so that a socket still authenticating with it is refused. */
   async shutdownServer(serverId: string, keyHash: string, reason: string, why: "revoked" | "replaced" = "revoked") {
     await this.keys.revoke(keyHash);
     const sockets = this.graces.agentSockets(serverId).filter((ws) => (attachmentOf(ws) as AgentAttachment).keyHash === keyHash);
-    await this.shutDown(sockets, reason, SHUTDOWN_GRACE_MS[why]);
-  }
-
-  /**
-   * notify:shutdown, and what it announces: from now on the sockets' requests are refused; they close at once, or when
-   * the grace period ends (answers already under way still reach them meanwhile).
-   */
-  private async shutDown(sockets: WebSocket[], reason: string, graceMs: number) {
-    const at = Date.now() + graceMs;
-    for (const ws of sockets) {
-      notify(ws, "notify:shutdown", { gracePeriod: graceMs, reason });
-      if (graceMs === 0) ws.close(CLOSE.revoked, reason);
-      else ws.serializeAttachment({ ...(attachmentOf(ws) as AgentAttachment), closing: { at, reason } } satisfies AgentAttachment);
-    }
-    if (graceMs === 0 || sockets.length === 0) return;
-    // As for the API key's grace: the timer covers an idle room, every turn and the alarm a busy or restarted one.
-    setTimeout(() => this.graces.closeLateAgents(Date.now()), graceMs);
-    await this.scheduleAlarm(at);
+    const closingAt = this.graces.shutDown(sockets, reason, SHUTDOWN_GRACE_MS[why]);
+    if (closingAt !== null) await this.scheduleAlarm(closingAt);
   }
 
   /** A DataRef upload was offered: clean it up if it never completes. */
@@ -227,7 +231,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     if (events.some((e) => sessionsOf(e) || pushedAsRecorded(e) || toDependents(e) || mentionsIn(e.type === "note_added" ? e.data.content : null).length > 0)) {
       // One after another, so a daemon hears of its sessions' events in the order they committed.
       this.pushing = this.pushing
-        .then(() => this.pushToDaemons(events, sessionsOf, toDependents))
+        .then(() => pushToDaemons(this.env, this.projectId, events, sessionsOf, toDependents))
         .catch((e) => logError("pushing to daemons failed", { project_id: this.projectId, operation: "push_to_daemons" }, e));
       this.ctx.waitUntil(this.pushing);
     }
@@ -267,20 +271,6 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   /** The hourly sweep found a task here past its lease: look now. */
   async wakeForLeases() {
     await this.scheduleAlarm(Date.now());
-  }
-
-  /** Hands each daemon what the committed events tell its sessions. */
-  private async pushToDaemons(events: CommittedEvent[], sessionsOf: (e: CommittedEvent) => boolean, toDependents: (e: CommittedEvent) => boolean) {
-    const taskIds = [...new Set(events.flatMap((e) => (sessionsOf(e) ? [e.task_id!] : [])))];
-    const names = [...new Set(events.flatMap((e) => (e.type === "note_added" ? mentionsIn(e.data.content) : [])))];
-    const upstreams = [...new Set(events.flatMap((e) => (toDependents(e) ? [e.task_id!] : [])))];
-    const [tasks, mentioned, dependents] = await Promise.all([
-      taskSessions(this.env.DB, taskIds),
-      openSessionsNamed(this.env.DB, this.projectId, names),
-      dependentSessions(this.env.DB, upstreams),
-    ]);
-    const pushes = daemonPushes(events, tasks, mentioned, dependents);
-    await Promise.all([...pushes].map(([serverId, frames]) => linkStub(this.env, serverId).push(frames)));
   }
 
   // ── sockets ──────────────────────────────────────────────────────────────
@@ -356,11 +346,8 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     if (current === null || at < current) await this.ctx.storage.setAlarm(at);
   }
 
-  /**
-   * Closes sockets whose token expired, that never authenticated or whose agent went silent (pinging the others),
-   * does the queued work that is due (due-work.ts), flushes usage and takes lapsed servers offline; then sleeps until
-   * the next of these is due.
-   */
+  /** Closes expired, unauthenticated and silent sockets (pinging the others), does the queued work that is due
+   * (due-work.ts), flushes usage, archives and takes lapsed servers offline; then sleeps until the next is due. */
   override async alarm() {
     try {
       await this.dueWork();
@@ -372,6 +359,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   }
 
   private async dueWork() {
+    if (await this.moveOn()) await this.scheduleAlarm(Date.now() + 100);
     // Sockets first: closing them needs no turn of the queue.
     const nextExpiry = this.dashboards.closeExpired(Date.now());
     const nextAuth = this.graces.closeUnauthenticatedAgents(Date.now());

@@ -1,4 +1,5 @@
 /** The agent surface's view of servers and sessions (`/api/v1/server/...`, API key). */
+import { listSessionsOnShards } from "../views/shard-lists";
 import { and, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
@@ -7,7 +8,6 @@ import { projectFor, scopesOverlap } from "../auth/access";
 import { agent, currentServer } from "../middleware/guards";
 import type { SessionRow } from "../db/client";
 import { MCP_STATUSES, projects, servers, sessions } from "../db/schema";
-import { listSessions } from "../views/session-queries";
 import { listTasks } from "../views/task-queries";
 import { UNFINISHED } from "./task-reading";
 import { readJson, readQuery } from "../http/body";
@@ -123,7 +123,8 @@ agentSessionRoutes.get(
     // `active` (the default) is every open session, starting or running.
     const query = readQuery(c, sessionsQuery);
     const projectIds = query.project_id ? [(await projectFor(c, query.project_id)).id] : (me.projectIds ?? null);
-    return c.json({ sessions: await listSessions(c.var.db, projectIds, query.status === "active" ? "open" : query.status === "closed" ? "ended" : "all") });
+    const filter = query.status === "active" ? "open" : query.status === "closed" ? "ended" : "all";
+    return c.json({ sessions: await listSessionsOnShards(c.env, c.var.db, projectIds, filter) });
   },
 );
 

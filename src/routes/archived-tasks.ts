@@ -9,16 +9,23 @@ import { Problem } from "../http/problem";
 import { NotFound } from "../domain/errors";
 import { archiveDbOf, archivedTaskEntry, archivedTaskView, type ArchivedTaskEntry } from "../archive/reads";
 import type { TaskView } from "../views/tasks";
+import { DIRECTORY, shardDb } from "../db/shards";
 
-/** The D1 database holding a project's archive index and batches. */
-export const archiveDb = (c: HubContext, projectId?: string): D1Database => archiveDbOf(c.env, projectId);
+/** The D1 database holding a project's archive index and batches: its shard. */
+export const archiveDb = (c: HubContext, projectId: string): Promise<D1Database> => archiveDbOf(c.env, projectId);
 
 /** The archived task, if the caller may see its project; null when it is not archived (404 when hidden from the caller). */
 export async function archivedTaskFor(c: HubContext, taskId: string): Promise<ArchivedTaskEntry | null> {
   const p = principalOf(c);
-  const entry = await archivedTaskEntry(archiveDb(c), taskId, p.kind === "user" ? p.user.id : null);
+  const entry = await archivedTaskEntry(c.env, taskId);
   if (!entry) return null;
-  checkAccess(c, entry.project_id, entry.member as ProjectRole | null, "read", "Task");
+  const member =
+    p.kind === "user"
+      ? await c.env.DB.prepare("SELECT role FROM project_members WHERE project_id = ?1 AND user_id = ?2").bind(entry.project_id, p.user.id).first<{ role: string }>()
+      : null;
+  checkAccess(c, entry.project_id, (member?.role ?? null) as ProjectRole | null, "read", "Task");
+  // The rest of the request reads the task's project on its shard, as a live task's read does.
+  if (entry.shard && entry.shard !== DIRECTORY) c.set("db", shardDb(c.env, entry.shard));
   c.set("logTask", taskId);
   c.set("logProject", entry.project_id);
   return entry;

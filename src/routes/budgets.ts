@@ -5,7 +5,7 @@
  */
 import { Hono } from "hono";
 import { z } from "zod";
-import { projectFor } from "../auth/access";
+import { projectDataFor } from "../auth/access";
 import { person } from "../middleware/guards";
 import { BUDGET_ACTIONS, BUDGET_PERIODS, BUDGET_SCOPES } from "../db/schema";
 import { MAX_BUDGETS } from "../domain/budgets";
@@ -117,7 +117,7 @@ budgetRoutes.post(
   }),
   person("member"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"), "write");
+    const project = await projectDataFor(c, c.req.param("id"), "write");
     const body = await readJson(c, createBody);
     const graph = body.scope === "graph";
     const result = await runInRoom(c, project.id, {
@@ -145,7 +145,7 @@ budgetRoutes.get(
   }),
   person("viewer"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"));
+    const project = await projectDataFor(c, c.req.param("id"));
     return c.json({ budgets: await budgetViews(c.var.db, project.id) });
   },
 );
@@ -155,7 +155,7 @@ budgetRoutes.get(
   budgetOperation({ id: "getBudget", summary: "A budget of the project", responses: { 200: budgetSchema } }),
   person("viewer"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"));
+    const project = await projectDataFor(c, c.req.param("id"));
     return c.json(await viewOf(c, project.id, budgetId(c)));
   },
 );
@@ -175,7 +175,7 @@ budgetRoutes.patch(
   }),
   person("member"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"), "write");
+    const project = await projectDataFor(c, c.req.param("id"), "write");
     const id = budgetId(c);
     const body = await readJson(c, changeBody);
     const result = await runInRoom(c, project.id, {
@@ -203,7 +203,7 @@ budgetRoutes.delete(
   }),
   person("member"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"), "write");
+    const project = await projectDataFor(c, c.req.param("id"), "write");
     const result = await runInRoom(c, project.id, { op: "delete_budget", budgetId: budgetId(c) });
     await offerReleased(c, project.id, result.data);
     return c.body(null, 204);

@@ -6,7 +6,7 @@
 import { desc, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
-import { projectFor } from "../auth/access";
+import { projectDataFor } from "../auth/access";
 import { agent, currentServer, person } from "../middleware/guards";
 import { codeHealthSnapshots } from "../db/schema";
 import type { Db } from "../db/client";
@@ -59,7 +59,7 @@ codeHealthRoutes.agents.post(
   agent,
   async (c) => {
     const body = await readJson(c, snapshotPost);
-    const project = await projectFor(c, body.project_id, "write");
+    const project = await projectDataFor(c, body.project_id, "write");
     const server = currentServer(c);
     const result = await storeSnapshot(
       c.env,
@@ -85,7 +85,7 @@ codeHealthRoutes.agents.get(
   }),
   agent,
   async (c) => {
-    const project = await projectFor(c, c.req.param("project_id"));
+    const project = await projectDataFor(c, c.req.param("project_id"));
     const latest = await latestOf(c.var.db, project.id);
     return c.json(latest ? codeHealthView(latest) : { status: "no_data" as const });
   },
@@ -125,7 +125,7 @@ codeHealthRoutes.people.get(
   }),
   person(),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"));
+    const project = await projectDataFor(c, c.req.param("id"));
     const s = codeHealthSnapshots;
     const [latest, points] = await Promise.all([
       latestOf(c.var.db, project.id),
@@ -162,7 +162,7 @@ codeHealthRoutes.people.post(
   }),
   person("member"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"), "write");
+    const project = await projectDataFor(c, c.req.param("id"), "write");
     const { session, serverName } = await sessionIn(c, project.id, c.req.param("sid"));
     if (isFinalSession(session.status)) throw conflict(`Session "${session.name}" has ended`, "SESSION_ENDED");
     if (!session.workingDirectory) throw conflict(`Session "${session.name}" has no working directory to scan`);

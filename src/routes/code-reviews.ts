@@ -6,7 +6,7 @@
 import { and, asc, desc, eq, inArray } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
-import { projectFor } from "../auth/access";
+import { projectDataFor } from "../auth/access";
 import { seal } from "../auth/sealed";
 import type { Db } from "../db/client";
 import { codeReviews, reviewPolicies } from "../db/schema";
@@ -109,7 +109,7 @@ codeReviewRoutes.projects.put(
   }),
   person("admin"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id")!, "write");
+    const project = await projectDataFor(c, c.req.param("id")!, "write");
     const body = await readJson(c, reviewPolicyBody);
     const kept = await storedPolicy(c.var.db, project.id);
     const { policy, apiKeySealed } = await policyOf(c, body, kept?.apiKeySealed != null);
@@ -128,7 +128,7 @@ codeReviewRoutes.projects.get(
   }),
   person(),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id")!);
+    const project = await projectDataFor(c, c.req.param("id")!);
     return c.json((await storedPolicy(c.var.db, project.id))?.policy ?? DEFAULT_REVIEW_POLICY);
   },
 );

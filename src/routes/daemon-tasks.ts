@@ -7,7 +7,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { taskSchema } from "../views/tasks";
 import { agent, currentServer, roomAgent } from "../middleware/guards";
-import { listTasks } from "../views/task-queries";
+import { listTasksOnShards } from "../views/shard-lists";
 import type { HubContext, HubEnv } from "../http/context";
 import { documented } from "../openapi/operation";
 import { helpBody } from "../protocol/hub-api";
@@ -45,7 +45,7 @@ daemonTaskRoutes.get(
   agent,
   async (c) => {
     const server = currentServer(c);
-    const page = await listTasks(c.var.db, {
+    const page = await listTasksOnShards(c.env, c.var.db, {
       projectIds: server.projectIds ?? null,
       statuses: ["assigned"],
       assignedServerId: server.id,

@@ -7,7 +7,7 @@ import { and, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { isUuid } from "../http/fields";
 import { z } from "zod";
-import { projectFor } from "../auth/access";
+import { projectDataFor } from "../auth/access";
 import { blobKey } from "../datarefs/blobs";
 import { putComputingSha256 } from "../datarefs/hashing-put";
 import { agent, person } from "../middleware/guards";
@@ -51,7 +51,7 @@ async function createDataref(c: HubContext, projectIdFromPath?: string) {
   const body = await readJson(c, createBody);
   const projectId = projectIdFromPath ?? body.project_id;
   if (!projectId) throw fieldError("project_id", "is required");
-  const project = await projectFor(c, projectId, "write");
+  const project = await projectDataFor(c, projectId, "write");
   const now = Date.now();
   const row: DatarefRow = {
     id: crypto.randomUUID(),
@@ -77,7 +77,7 @@ async function describeDataref(c: HubContext, id: string, projectIdFromPath?: st
   const row = isUuid(id) ? await c.var.db.query.datarefs.findFirst({ where: eq(datarefs.id, id) }) : undefined;
   if (!row || (projectIdFromPath && row.projectId !== projectIdFromPath)) throw notFound("DataRef");
   try {
-    await projectFor(c, row.projectId);
+    await projectDataFor(c, row.projectId);
   } catch (e) {
     throw e instanceof Problem && e.status === 404 ? notFound("DataRef") : e;
   }

@@ -67,7 +67,7 @@ exportRoutes.post(
     const project = await projectFor(c, c.req.param("id"), "write");
     const p = principalOf(c);
     const exportId = crypto.randomUUID();
-    await archiveDb(c, project.id)
+    await (await archiveDb(c, project.id))
       .prepare("INSERT INTO project_exports (id, project_id, status, requested_by, created_at) VALUES (?1, ?2, 'pending', ?3, ?4)")
       .bind(exportId, project.id, p.kind === "user" ? `user:${p.user.id}` : "system", new Date().toISOString())
       .run();
@@ -78,7 +78,7 @@ exportRoutes.post(
 
 async function exportOf(c: HubContext, projectId: string, exportId: string) {
   if (!isUuid(exportId)) throw notFound("Export");
-  const row = await archiveDb(c, projectId)
+  const row = await (await archiveDb(c, projectId))
     .prepare("SELECT * FROM project_exports WHERE id = ?1 AND project_id = ?2")
     .bind(exportId, projectId)
     .first<ExportRow>();

@@ -9,7 +9,7 @@
 import { and, desc, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
-import { projectFor } from "../auth/access";
+import { projectDataFor } from "../auth/access";
 import { currentUser, person, personStreaming } from "../middleware/guards";
 import { signBlobUrl } from "../auth/signed-url";
 import { fileTransfers, type FileTransferKind } from "../db/schema";
@@ -45,7 +45,7 @@ export const fileTransferRoutes = { people, agents: daemonFileRoutes };
  * writes as its user).
  */
 export async function sessionForFiles(c: HubContext, what = "move them") {
-  const project = await projectFor(c, c.req.param("id")!, "write");
+  const project = await projectDataFor(c, c.req.param("id")!, "write");
   const { session, serverName } = await sessionIn(c, project.id, c.req.param("sid")!);
   if (!(await terminalAccess(c.env.DB, currentUser(c).id, session.serverId, project.id)).write) {
     throw forbidden(
@@ -77,7 +77,7 @@ const transfersOf = (c: HubContext, sessionId: string, kind: FileTransferKind) =
   });
 
 async function transferOf(c: HubContext, kind: FileTransferKind, idParam: string) {
-  const project = await projectFor(c, c.req.param("id")!);
+  const project = await projectDataFor(c, c.req.param("id")!);
   const id = c.req.param(idParam)!;
   const row = isUuid(id)
     ? await c.var.db.query.fileTransfers.findFirst({
@@ -168,7 +168,7 @@ people.get(
   }),
   person(),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"));
+    const project = await projectDataFor(c, c.req.param("id"));
     await sessionIn(c, project.id, c.req.param("sid"));
     return c.json({ uploads: (await transfersOf(c, c.req.param("sid"), "upload")).map(uploadView) });
   },
@@ -249,7 +249,7 @@ people.get(
   }),
   person(),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"));
+    const project = await projectDataFor(c, c.req.param("id"));
     const { session } = await sessionIn(c, project.id, c.req.param("sid"));
     const rows = await transfersOf(c, session.id, "download");
     const mayFetch = rows.some((r) => r.status === "ready") && (await terminalAccess(c.env.DB, currentUser(c).id, session.serverId, project.id)).write;

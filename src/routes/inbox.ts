@@ -8,7 +8,9 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { accessOf, membershipOf, principalOf, visibleProjectIds } from "../auth/access";
 import { nowIso } from "../db/client";
-import { inboxCount, openQuestions, tasksAwaitingPeople } from "../db/inbox";
+import { INBOX_LIMIT, inboxCount, openQuestions, tasksAwaitingPeople } from "../db/inbox";
+import { DIRECTORY, onEachShard } from "../db/shards";
+import type { Db } from "../db/client";
 import { projects, users } from "../db/schema";
 import { inJsonList } from "../db/sql";
 import { readJson } from "../http/body";
@@ -19,23 +21,42 @@ import { inboxCountSchema, inboxItems, inboxSchema, type InboxScope } from "../v
 
 export const inboxRoutes = new Hono<HubEnv>();
 
+/** The inbox's scope, and the shard each of its projects lives on. */
+type ShardedScope = InboxScope & { shards: Map<string, string> };
+
 /** The projects the caller sees, named, with whether the caller may answer in each; and up to when the inbox was seen. */
-async function scopeOf(c: HubContext, seenAt: string | null): Promise<InboxScope> {
+async function scopeOf(c: HubContext, seenAt: string | null): Promise<ShardedScope> {
   const p = principalOf(c);
   const visible = await visibleProjectIds(c);
-  if (visible?.length === 0) return { projects: new Map(), seenAt };
+  if (visible?.length === 0) return { projects: new Map(), seenAt, shards: new Map() };
   const rows = await c.var.db
-    .select({ id: projects.id, name: projects.name, member: membershipOf(p, projects.id) })
+    .select({ id: projects.id, name: projects.name, shard: projects.shard, member: membershipOf(p, projects.id) })
     .from(projects)
     .where(visible ? inJsonList(projects.id, visible) : undefined);
-  return { projects: new Map(rows.map((r) => [r.id, { name: r.name, canAnswer: accessOf(p, r.id, r.member) === "write" }])), seenAt };
+  return {
+    projects: new Map(rows.map((r) => [r.id, { name: r.name, canAnswer: accessOf(p, r.id, r.member) === "write" }])),
+    seenAt,
+    shards: new Map(rows.map((r) => [r.id, r.shard])),
+  };
+}
+
+/**
+ * `read` on each shard the projects live on, at once, with the projects there; the directory's shard in the request's
+ * session (its bookmark), the others at their binding.
+ */
+function perShard<T>(c: HubContext, scope: ShardedScope, ids: string[], read: (db: Db, ids: string[]) => Promise<T>): Promise<T[]> {
+  const byShard = new Map<string, string[]>();
+  for (const id of ids) byShard.set(scope.shards.get(id)!, [...(byShard.get(scope.shards.get(id)!) ?? []), id]);
+  return onEachShard(c.env, byShard, (db, shardIds, shard) => read(shard === DIRECTORY ? c.var.db : db, shardIds));
 }
 
 const answerable = (scope: InboxScope) => [...scope.projects].filter(([, project]) => project.canAnswer).map(([id]) => id);
 
 async function countFor(c: HubContext, seenAt: string | null) {
   const scope = await scopeOf(c, seenAt);
-  return { ...(await inboxCount(c.var.db, answerable(scope), seenAt)), seen_at: seenAt };
+  const counts = await perShard(c, scope, answerable(scope), (db, ids) => inboxCount(db, ids, seenAt));
+  const newest = counts.reduce<string | null>((at, n) => (n.newest_at !== null && (at === null || n.newest_at > at) ? n.newest_at : at), null);
+  return { unread: counts.reduce((sum, n) => sum + n.unread, 0), newest_at: newest, seen_at: seenAt };
 }
 
 inboxRoutes.get(
@@ -58,8 +79,11 @@ inboxRoutes.get(
     const seenAt = currentUser(c).inboxSeenAt;
     const scope = await scopeOf(c, seenAt);
     const ids = [...scope.projects.keys()];
-    const [questions, tasks] = ids.length ? await Promise.all([openQuestions(c.var.db, ids), tasksAwaitingPeople(c.var.db, ids)]) : [[], []];
-    const items = inboxItems(questions, tasks, scope);
+    const pages = await perShard(c, scope, ids, (db, shardIds) => Promise.all([openQuestions(db, shardIds), tasksAwaitingPeople(db, shardIds)]));
+    // Each shard answered its newest of each kind; together, the newest of each kind over all of them.
+    const newest = <T extends { created_at?: string; asked_at?: string }>(rows: T[]) =>
+      rows.sort((a, b) => ((b.created_at ?? b.asked_at)! > (a.created_at ?? a.asked_at)! ? 1 : -1)).slice(0, INBOX_LIMIT);
+    const items = inboxItems(newest(pages.flatMap(([q]) => q)), newest(pages.flatMap(([, t]) => t)), scope);
     return c.json({ items, unread: items.filter((i) => i.unread).length, seen_at: seenAt });
   },
 );

@@ -2,6 +2,7 @@
  * The overviews (API.md "Overview"): every visible project's state at a glance, and one project's last days. Both read
  * roll-ups counted at write (src/overview/reads.ts) and a few rows by index, so they stay cheap as a project grows.
  */
+import { DIRECTORY, onEachShard, shardDb } from "../db/shards";
 import { desc, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
@@ -109,15 +110,16 @@ overviewRoutes.get(
       visible !== null && visible.length === 0
         ? []
         : await c.var.db
-            .select({ id: projects.id, name: projects.name, slug: projects.slug })
+            .select({ id: projects.id, name: projects.name, slug: projects.slug, shard: projects.shard })
             .from(projects)
             .where(visible === null ? undefined : inJsonList(projects.id, visible))
             .orderBy(desc(projects.createdAt));
-    const glances = await projectsAtAGlance(
-      c.var.db,
-      rows.map((r) => r.id),
-    );
-    return c.json({ projects: rows.map((r, i) => ({ ...glances[i]!, name: r.name, slug: r.slug })) });
+    // Each shard the projects live on is read at once (the directory's in the request's session).
+    const byShard = new Map<string, string[]>();
+    for (const r of rows) byShard.set(r.shard, [...(byShard.get(r.shard) ?? []), r.id]);
+    const pages = await onEachShard(c.env, byShard, (db, ids, shard) => projectsAtAGlance(shard === DIRECTORY ? c.var.db : db, ids));
+    const glances = new Map(pages.flat().map((g) => [g.project_id, g]));
+    return c.json({ projects: rows.map((r) => ({ ...glances.get(r.id)!, name: r.name, slug: r.slug })) });
   },
 );
 
@@ -139,7 +141,7 @@ overviewRoutes.get(
   async (c) => {
     const project = await projectFor(c, c.req.param("id")!);
     const { days } = readQuery(c, overviewQuery);
-    const db = c.var.db;
+    const db = project.shard === DIRECTORY ? c.var.db : shardDb(c.env, project.shard);
     const [overview, health, budgets, recent] = await Promise.all([
       projectOverview(db, project.id, days),
       db.query.codeHealthSnapshots.findFirst({

@@ -7,7 +7,7 @@
 import { and, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
-import { projectFor, scopesOverlap } from "../auth/access";
+import { projectDataFor, scopesOverlap } from "../auth/access";
 import { currentUser, person } from "../middleware/guards";
 import type { SessionRow } from "../db/client";
 import { servers, SESSION_ROLES, sessions } from "../db/schema";
@@ -80,7 +80,7 @@ projectSessionRoutes.post(
   }),
   person("member"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"), "write");
+    const project = await projectDataFor(c, c.req.param("id"), "write");
     const body = await readJson(c, startBody);
     const server = await c.var.db.query.servers.findFirst({ where: eq(servers.id, body.server_id) });
     if (!server || server.revokedAt || !scopesOverlap(server.projectIds ?? null, [project.id])) throw notFound("Server serving this project");
@@ -149,7 +149,7 @@ projectSessionRoutes.get(
   }),
   person(),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"));
+    const project = await projectDataFor(c, c.req.param("id"));
     const { status } = readQuery(c, listQuery);
     return c.json({ sessions: await listSessions(c.var.db, [project.id], status === "closed" ? "ended" : status, 100) });
   },
@@ -171,7 +171,7 @@ projectSessionRoutes.get(
   documented({ id: "getSession", tag: "Sessions", summary: "A session of the project", caller: "person", responses: { 200: sessionSchema } }),
   person(),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"));
+    const project = await projectDataFor(c, c.req.param("id"));
     const { session, serverName } = await sessionIn(c, project.id, c.req.param("sid"));
     return c.json(sessionView(session, serverName));
   },
@@ -194,7 +194,7 @@ projectSessionRoutes.delete(
   }),
   person("member"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"), "write");
+    const project = await projectDataFor(c, c.req.param("id"), "write");
     const { mode } = readQuery(c, closeQuery);
     const { session, serverName } = await sessionIn(c, project.id, c.req.param("sid"));
     if (isFinalSession(session.status)) return c.json(sessionView(session, serverName));
@@ -241,7 +241,7 @@ projectSessionRoutes.get(
   }),
   async (c) => {
     const { user, expiresAt, subprotocolHeaders } = await personOfUpgrade(c);
-    const project = await projectFor(c, c.req.param("id"));
+    const project = await projectDataFor(c, c.req.param("id"));
     const { session } = await sessionIn(c, project.id, c.req.param("sid"));
     // Asked again by the server's link before the person types, for as long as the terminal stays open.
     const { write: writer } = await terminalAccess(c.env.DB, user.id, session.serverId, project.id);

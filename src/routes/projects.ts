@@ -19,13 +19,20 @@ import type { HubEnv } from "../http/context";
 import { label, seqQuery, text } from "../http/fields";
 import { inJsonList } from "../db/sql";
 import { projectSchema, projectSettingsSchema, projectView } from "../views/people";
+import { isHubAdmin } from "../auth/token-limits";
+import { Problem } from "../http/problem";
+import { chooseShard, isShard, shardNames } from "../db/shards";
+import { projectDb } from "../auth/access";
+import { dropProjectCopy, mirrorProject, settingsToDirectory } from "../db/shard-mirrors";
 import { projectMemberRoutes } from "./project-members";
+import { projectMoveRoutes } from "./project-moves";
 import { overviewRoutes } from "./overview";
 import { archiveDb } from "./archived-tasks";
 import { eventsSince } from "../archive/reads";
 
 export const projectRoutes = new Hono<HubEnv>();
 projectRoutes.route("/", projectMemberRoutes);
+projectRoutes.route("/", projectMoveRoutes);
 // Before "/:id": "/overview" is the overviews' address, not a project's.
 projectRoutes.route("/", overviewRoutes);
 
@@ -43,18 +50,25 @@ const MAX_SLUG_NUMBER_DIGITS = 9;
 const insertProject = (d1: D1Database, project: ProjectRow, base: string) =>
   d1
     .prepare(
-      `INSERT INTO projects (id, name, slug, description, created_by, created_at, updated_at)
+      `INSERT INTO projects (id, name, slug, description, created_by, created_at, updated_at, shard)
        SELECT ?1, ?2, CASE WHEN NOT EXISTS (SELECT 1 FROM projects WHERE slug = ?3) THEN ?3 ELSE ?3 || '-' || (
          SELECT MIN(c) FROM (
            SELECT 2 AS c UNION ALL
            SELECT CAST(n AS INTEGER) + 1 FROM (SELECT substr(slug, length(?3) + 2) AS n FROM projects WHERE slug > ?3 || '-' AND slug < ?3 || '.')
            WHERE n != '' AND length(n) <= ${MAX_SLUG_NUMBER_DIGITS} AND n NOT GLOB '*[^0-9]*'
-         ) WHERE NOT EXISTS (SELECT 1 FROM projects WHERE slug = ?3 || '-' || c)) END, ?4, ?5, ?6, ?6
+         ) WHERE NOT EXISTS (SELECT 1 FROM projects WHERE slug = ?3 || '-' || c)) END, ?4, ?5, ?6, ?6, ?7
        RETURNING slug`,
     )
-    .bind(project.id, project.name, base, project.description, project.createdBy, project.createdAt);
+    .bind(project.id, project.name, base, project.description, project.createdBy, project.createdAt, project.shard);
 
-const newProject = z.object({ name: label(), description: text().nullable().optional() });
+const newProject = z.object({
+  name: label(),
+  description: text().nullable().optional(),
+  shard: z
+    .string()
+    .optional()
+    .meta({ description: "Admins only: the shard (a D1 binding, `DB`, `DB_1`…) its tasks live on; by default the open shard with the fewest projects" }),
+});
 const projectChanges = z.object({ name: label().optional(), description: text().nullable().optional() });
 const settingsChange = z.object({
   settings: z
@@ -73,6 +87,8 @@ const settingsChange = z.object({
 const projectWithHead = projectSchema
   .extend({
     last_seq: z.int().meta({ description: "The seq of the project's last event (0 for none)" }),
+    shard: z.string().optional().meta({ description: "Admins only: the shard (D1 binding) its tasks live on" }),
+    moving_to: z.string().nullable().optional().meta({ description: "Admins only: while it moves, the shard it goes to (writes answer 503 meanwhile)" }),
     my_role: z
       .enum(ROLES)
       .nullable()
@@ -86,7 +102,10 @@ projectRoutes.post(
     id: "createProject",
     tag: "Projects",
     summary: "Create a project",
-    description: "The slug is made from the name (`-2`, `-3`… while taken). The creator becomes a member.",
+    description:
+      "The slug is made from the name (`-2`, `-3`… while taken). The creator becomes a member.\n\n" +
+      "Its tasks live on one shard, chosen now and never changed but by a move: an admin may name it (`shard`), else the open shard " +
+      "(`OPEN_SHARDS`) with the fewest projects.",
     caller: "person",
     body: newProject,
     responses: { 201: projectSchema },
@@ -95,6 +114,11 @@ projectRoutes.post(
   async (c) => {
     const body = await readJson(c, newProject);
     const user = currentUser(c);
+    if (body.shard !== undefined && !isHubAdmin(c.var.principal))
+      throw new Problem(403, "FORBIDDEN", "Only an admin chooses a project's shard", [{ path: "shard", message: "admins only" }]);
+    if (body.shard !== undefined && !isShard(c.env, body.shard))
+      throw new Problem(422, "VALIDATION_FAILED", "No such shard", [{ path: "shard", message: `must be one of ${shardNames(c.env).join(", ")}` }]);
+    const shard = body.shard ?? (await chooseShard(c.env, c.var.db));
     const now = nowIso();
     const project: ProjectRow = {
       id: crypto.randomUUID(),
@@ -105,13 +129,18 @@ projectRoutes.post(
       createdBy: user.id,
       createdAt: now,
       updatedAt: now,
+      shard,
+      movingTo: null,
     };
     // The creator becomes a member, so a member who creates a project can see it.
     const [inserted] = await c.env.DB.batch([
       insertProject(c.env.DB, project, slugify(body.name)),
       c.env.DB.prepare("INSERT INTO project_members (project_id, user_id, created_at) VALUES (?1, ?2, ?3)").bind(project.id, user.id, now),
     ]);
-    return c.json(projectView({ ...project, slug: (inserted!.results[0] as { slug: string }).slug }), 201);
+    const created = { ...project, slug: (inserted!.results[0] as { slug: string }).slug };
+    // Its shard keeps a copy of its row, which the shard's own rows of it hang from.
+    await mirrorProject(c.env, created);
+    return c.json(projectView(created), 201);
   },
 );
 
@@ -152,11 +181,12 @@ projectRoutes.get(
   person(),
   async (c) => {
     const { project, role } = await projectWithRoleFor(c, c.req.param("id"));
-    const [head] = await c.var.db
+    const [head] = await projectDb(c, project)
       .select({ seq: max(events.seq) })
       .from(events)
       .where(eq(events.projectId, project.id));
-    return c.json({ ...projectView(project), last_seq: head?.seq ?? 0, my_role: role });
+    const placement = isHubAdmin(c.var.principal) ? { shard: project.shard, moving_to: project.movingTo } : {};
+    return c.json({ ...projectView(project), last_seq: head?.seq ?? 0, my_role: role, ...placement });
   },
 );
 
@@ -185,6 +215,7 @@ projectRoutes.put(
       })
       .where(eq(projects.id, project.id))
       .returning();
+    await mirrorProject(c.env, updated!);
     return c.json(projectView(updated!));
   },
 );
@@ -225,6 +256,8 @@ projectRoutes.patch(
     const project = await projectFor(c, c.req.param("id"), "write");
     const body = await readJson(c, settingsChange);
     await runInRoom(c, project.id, { op: "change_settings", settings: body.settings });
+    // The room changed its shard's copy (the settings it reads); the directory's row follows.
+    await settingsToDirectory(c.env, project);
     const updated = await c.var.db.query.projects.findFirst({ where: eq(projects.id, project.id) });
     return c.json(projectView(updated!));
   },
@@ -246,6 +279,9 @@ projectRoutes.delete(
     // Read before the sessions go with the project: their servers' links hold its terminals.
     const links = await serversWithSessionsIn(c.env, [project.id]);
     await c.var.db.delete(projects).where(eq(projects.id, project.id));
+    // Its rows on its shard hang from the shard's copy of it: they go with it.
+    await dropProjectCopy(c.env, project.shard, project.id);
+    if (project.movingTo) await dropProjectCopy(c.env, project.movingTo, project.id);
     c.executionCtx.waitUntil(roomStub(c.env, project.id).closeAll("the project was deleted"));
     for (const serverId of links) c.executionCtx.waitUntil(linkStub(c.env, serverId).closeProject(project.id));
     c.executionCtx.waitUntil(deleteProjectBlobs(c.env.BLOBS, project.id));
@@ -278,7 +314,7 @@ projectRoutes.get(
     const project = await projectFor(c, c.req.param("id"));
     const q = readQuery(c, eventsQuery);
     // Archived tasks' events come from the archive, merged in seq order with those still in D1.
-    const rows = await eventsSince(archiveDb(c, project.id), c.env.BLOBS, project.id, q.since, q.limit);
+    const rows = await eventsSince(await archiveDb(c, project.id), c.env.BLOBS, project.id, q.since, q.limit);
     return c.json({ events: rows, next_since: rows.at(-1)?.seq ?? q.since });
   },
 );

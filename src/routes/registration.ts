@@ -1,4 +1,5 @@
 /** Registration tokens (issued by admins) and agent registration with them. */
+import { mirrorServer } from "../db/shard-mirrors";
 import { and, desc, eq, inArray, isNull, sql } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
@@ -325,6 +326,7 @@ async function register(c: HubContext): Promise<Response> {
     })
     .returning();
   if (!server) throw conflict(`A server named "${body.name}" registered or was revoked meanwhile; register again`, "SERVER_NAME_TAKEN");
+  await mirrorServer(c.env, server.id);
   c.executionCtx.waitUntil(announceOnline(c.env, { id: server.id, name: server.name, projectIds: server.projectIds ?? null }));
   // Agents still connected with the replaced key are told to stop.
   if (existing) {

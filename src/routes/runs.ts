@@ -1,7 +1,7 @@
 /** A project's runs (API.md "Templates, schedules and triggers"): each firing of a template, newest first, with its outcome. */
 import { Hono } from "hono";
 import { z } from "zod";
-import { projectFor } from "../auth/access";
+import { projectDataFor } from "../auth/access";
 import { runs } from "../db/schema";
 import { and, eq } from "drizzle-orm";
 import { readQuery } from "../http/body";
@@ -36,7 +36,7 @@ runRoutes.get(
   }),
   person("viewer"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"));
+    const project = await projectDataFor(c, c.req.param("id"));
     const q = readQuery(c, runsQuery);
     let before: { startedAt: string; id: string } | undefined;
     if (q.before) {

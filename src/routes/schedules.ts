@@ -6,7 +6,7 @@
 import { and, asc, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
-import { projectFor } from "../auth/access";
+import { projectDataFor } from "../auth/access";
 import { schedules } from "../db/schema";
 import { readJson } from "../http/body";
 import type { HubContext, HubEnv } from "../http/context";
@@ -51,7 +51,7 @@ scheduleRoutes.post(
   }),
   person("member"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"), "write");
+    const project = await projectDataFor(c, c.req.param("id"), "write");
     const body = await readJson(c, createScheduleBody);
     const schedule: ScheduleFields = {
       templateId: body.template_id,
@@ -79,7 +79,7 @@ scheduleRoutes.get(
   }),
   person("viewer"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"));
+    const project = await projectDataFor(c, c.req.param("id"));
     const rows = await c.var.db.select().from(schedules).where(eq(schedules.projectId, project.id)).orderBy(asc(schedules.createdAt), asc(schedules.id));
     const now = new Date();
     return c.json({ schedules: rows.map((r) => scheduleView(r, now)) });
@@ -91,7 +91,7 @@ scheduleRoutes.get(
   automationOperation({ id: "getSchedule", summary: "A schedule of the project", responses: { 200: scheduleSchema } }),
   person("viewer"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"));
+    const project = await projectDataFor(c, c.req.param("id"));
     return c.json(scheduleView(await scheduleOf(c, project.id)));
   },
 );
@@ -111,7 +111,7 @@ scheduleRoutes.patch(
   }),
   person("member"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"), "write");
+    const project = await projectDataFor(c, c.req.param("id"), "write");
     const before = await scheduleOf(c, project.id);
     const body = await readJson(c, changeScheduleBody);
     const changes: Partial<ScheduleFields> = {
@@ -139,7 +139,7 @@ scheduleRoutes.delete(
   }),
   person("member"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"), "write");
+    const project = await projectDataFor(c, c.req.param("id"), "write");
     const before = await scheduleOf(c, project.id);
     await runInRoom(c, project.id, { op: "delete_schedule", scheduleId: before.id });
     return c.body(null, 204);

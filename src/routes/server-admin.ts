@@ -2,6 +2,7 @@
  * What admins change about a server: its name and the capabilities declared for it in the hub, revoking its key, and
  * removing it (its tasks handed back as a lost agent's are).
  */
+import { mirrorServer } from "../db/shard-mirrors";
 import { and, eq, inArray, isNull } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
@@ -78,6 +79,7 @@ serverAdminRoutes.patch(
         throw e;
       });
     if (!updated[0]) throw notFound("Server");
+    await mirrorServer(c.env, id);
     if (body.declared && !before.revokedAt) c.executionCtx.waitUntil(offerWaitingTasks(c.env, before.projectIds ?? null));
     return c.json(serverDetailsView(updated[0]));
   },
@@ -98,7 +100,10 @@ async function revokeKey(c: HubContext, id: string) {
       .set({ apiKeyHash: null, revokedAt: before.revokedAt ?? now, updatedAt: now })
       .where(and(eq(servers.id, id), before.apiKeyHash === null ? isNull(servers.apiKeyHash) : eq(servers.apiKeyHash, before.apiKeyHash)))
       .returning();
-    if (updated) return { before, updated };
+    if (updated) {
+      await mirrorServer(c.env, id);
+      return { before, updated };
+    }
     if (attempt === 3) throw conflict("The server registered again while it was being revoked; revoke it again", "CONCURRENT_CHANGE");
   }
 }
@@ -192,6 +197,8 @@ serverAdminRoutes.delete(
       await roomStub(c.env, projectId).forgetServer(id);
     }
     await c.var.db.delete(servers).where(eq(servers.id, id));
+    // Its copies go too, and with them its sessions on every shard (their cascades).
+    await mirrorServer(c.env, id);
     return c.json({ id, name: updated.name, removed: true, tasks_handed_back: held.length } satisfies z.infer<typeof removed>);
   },
 );

@@ -1,4 +1,5 @@
 /** Agents' servers: the daemon's heartbeat, and the people's view of servers (admins' changes: server-admin.ts). */
+import { mirrorServer } from "../db/shard-mirrors";
 import { and, desc, eq, inArray } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
@@ -59,7 +60,8 @@ serverRoutes.post(
     const body = await readJson(c, heartbeatBody);
     // Left out, the versions it registered with stand.
     const refusal = protocolRefusal(body.protocol_versions ?? undefined);
-    if (refusal) throw new Problem(422, "INCOMPATIBLE_PROTOCOL", `The hub speaks ${HUB_PROTOCOL_VERSIONS.join(", ")}`, [{ path: "protocol_versions", message: refusal }]);
+    if (refusal)
+      throw new Problem(422, "INCOMPATIBLE_PROTOCOL", `The hub speaks ${HUB_PROTOCOL_VERSIONS.join(", ")}`, [{ path: "protocol_versions", message: refusal }]);
     const now = nowIso();
     // Coming online, or declaring more capacity, makes the server a candidate for waiting tasks.
     const maxBefore = maxConcurrentTasks(serverCapabilities(server));
@@ -75,6 +77,8 @@ serverRoutes.post(
         ...(body.protocol_versions ? { protocolVersions: body.protocol_versions } : {}),
       })
       .where(eq(servers.id, server.id));
+    // The rooms on other shards read the server (its heartbeat, capabilities) from their shard's copy.
+    await mirrorServer(c.env, server.id);
     if (offer) c.executionCtx.waitUntil(offerWaitingTasks(c.env, server.projectIds ?? null));
     if (cameOnline) c.executionCtx.waitUntil(announceOnline(c.env, { id: server.id, name: server.name, projectIds: server.projectIds ?? null }));
     return c.json({ status: "ok", server_time: now, ...withWarnings(capabilitiesWarnings(body.capabilities)) } satisfies z.infer<typeof heartbeatAnswer>);

@@ -8,7 +8,7 @@
  */
 import { Hono } from "hono";
 import { z } from "zod";
-import { projectFor } from "../auth/access";
+import { projectDataFor } from "../auth/access";
 import { currentUser, person } from "../middleware/guards";
 import { isFinalSession } from "../domain/session-lifecycle";
 import { readJson, readQuery } from "../http/body";
@@ -197,7 +197,7 @@ function reading(
     person(),
     async (c) => {
       const asked = readQuery(c, query);
-      const project = await projectFor(c, c.req.param("id")!);
+      const project = await projectDataFor(c, c.req.param("id")!);
       const { session, serverName } = await sessionIn(c, project.id, c.req.param("sid")!);
       const { path, answer } = await askDaemon(c, session, serverName, op, asked);
       return c.json(view(path, answer));

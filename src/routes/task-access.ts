@@ -5,7 +5,10 @@
 import { eq } from "drizzle-orm";
 import { isUuid } from "../http/fields";
 import { checkAccess, membershipOf, principalOf, type Access } from "../auth/access";
-import { tasks } from "../db/schema";
+import { projects, tasks } from "../db/schema";
+import { dbOf } from "../db/client";
+import { DIRECTORY, rememberedShard, rememberShard, shardDb, shardNames } from "../db/shards";
+import type { Principal } from "../auth/principal";
 import type { HubContext } from "../http/context";
 import { notFound } from "../http/problem";
 import { roomActor } from "../room/client";
@@ -27,18 +30,54 @@ export async function taskFor(c: HubContext, taskId: string, access: Access = "r
   const known = access === "write" && p.kind === "server" ? (rememberedProjectOf(taskId) ?? onlyProjectOf(p.server.projectIds ?? null)) : undefined;
   if (known) {
     checkAccess(c, known, null, access, "Task");
+    // Its reads before the room go to the project's shard, when this isolate knows it (the room's answer says so after).
+    const shard = rememberedShard(known);
+    if (shard && shard !== DIRECTORY) c.set("db", shardDb(c.env, shard));
     noteTask(c, taskId, known);
     return { id: taskId, projectId: known };
   }
-  const [task] = await c.var.db
-    .select({ id: tasks.id, projectId: tasks.projectId, member: membershipOf(p, tasks.projectId) })
-    .from(tasks)
-    .where(eq(tasks.id, taskId));
+  const task = (await onDirectory(c, p, taskId)) ?? (await onOtherShards(c, p, taskId));
   if (!task) throw notFound("Task");
   rememberProjectOf(task.id, task.projectId);
   checkAccess(c, task.projectId, task.member, access, "Task");
   noteTask(c, task.id, task.projectId);
   return task;
+}
+
+/** A task on the directory's shard (the first), and the caller's membership of its project, in one query. */
+async function onDirectory(c: HubContext, p: Principal, taskId: string) {
+  const [task] = await dbOf(c.env.DB)
+    .select({ id: tasks.id, projectId: tasks.projectId, member: membershipOf(p, tasks.projectId), shard: projects.shard })
+    .from(tasks)
+    .innerJoin(projects, eq(projects.id, tasks.projectId))
+    .where(eq(tasks.id, taskId));
+  // A row left behind by a move still under way (its old rows are being deleted): the project's rows are on its shard.
+  if (task) rememberShard(task.projectId, task.shard);
+  if (task && task.shard !== DIRECTORY) c.set("db", shardDb(c.env, task.shard));
+  return task;
+}
+
+/**
+ * Else every other shard is asked for the id at once (a key lookup each), then the directory for the caller's
+ * membership of the project it is in.
+ */
+async function onOtherShards(c: HubContext, p: Principal, taskId: string) {
+  const others = shardNames(c.env).filter((s) => s !== DIRECTORY);
+  if (others.length === 0) return undefined;
+  const found = await Promise.all(
+    others.map((shard) => shardDb(c.env, shard).select({ id: tasks.id, projectId: tasks.projectId }).from(tasks).where(eq(tasks.id, taskId)).get()),
+  );
+  const at = found.findIndex((t) => t !== undefined);
+  const task = found[at];
+  if (!task) return undefined;
+  // The rest of the request reads the task's rows where they live (the directory stays at c.env.DB).
+  c.set("db", shardDb(c.env, others[at]!));
+  rememberShard(task.projectId, others[at]!);
+  const [row] = await dbOf(c.env.DB)
+    .select({ member: membershipOf(p, projects.id) })
+    .from(projects)
+    .where(eq(projects.id, task.projectId));
+  return row ? { ...task, member: row.member } : undefined;
 }
 
 /** The one project a scope names, if it names exactly one. */

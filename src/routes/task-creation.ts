@@ -6,6 +6,7 @@
 import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import { projectFor } from "../auth/access";
+import { findOnShards } from "../views/shard-lists";
 import { taskView1 } from "../views/task-queries";
 import { sessions, tasks } from "../db/schema";
 import { isTaskFormatRequest, newTaskOf, requestForHash, taskFormatRequest, traceIdOf } from "../protocol/task-format";
@@ -38,7 +39,8 @@ export function protocolWarnings(body: { structured_spec?: Record<string, unknow
 async function projectOfNewTask(c: HubContext, body: { project_id?: string; session_id?: string | null }) {
   let sessionProject: string | undefined;
   if (body.session_id) {
-    const session = await c.var.db.query.sessions.findFirst({ where: eq(sessions.id, body.session_id) });
+    // The session is on its project's shard.
+    const session = (await findOnShards(c.env, c.var.db, (db) => db.query.sessions.findFirst({ where: eq(sessions.id, body.session_id!) })))?.found;
     // A session in another project than project_id cannot be where the task comes from.
     const usable = session && (!body.project_id || session.projectId === body.project_id);
     if (!usable) throw fieldError("session_id", "no such session in the project");

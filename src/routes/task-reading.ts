@@ -8,7 +8,8 @@ import { uuid } from "../http/fields";
 import { z } from "zod";
 import { projectFor, scopesOverlap, visibleProjectIds } from "../auth/access";
 import { currentServer } from "../middleware/guards";
-import { listTasks, taskView1 } from "../views/task-queries";
+import { taskView1 } from "../views/task-queries";
+import { listTasksOnShards } from "../views/shard-lists";
 import { envelopeOf, envelopeOfView } from "../views/task-envelope";
 import { sessions } from "../db/schema";
 import { FINISHED, TASK_STATUSES, type TaskStatus } from "../domain/lifecycle";
@@ -68,7 +69,7 @@ const listQuery = z.object({
 
 async function listVisibleTasks(c: HubContext, q: z.output<typeof listQuery>) {
   const projectIds = q.project_id ? [(await projectFor(c, q.project_id)).id] : await visibleProjectIds(c);
-  const page = await listTasks(c.var.db, { projectIds, ids: q.ids, statuses: q.status, limit: q.limit, cursor: q.cursor });
+  const page = await listTasksOnShards(c.env, c.var.db, { projectIds, ids: q.ids, statuses: q.status, limit: q.limit, cursor: q.cursor });
   return { tasks: page.tasks, count: page.tasks.length, next_cursor: page.next_cursor };
 }
 
@@ -95,7 +96,7 @@ async function checkAssigned(c: HubContext) {
     const session = await c.var.db.query.sessions.findFirst({ where: eq(sessions.id, session_id) });
     if (!session || !scopesOverlap(server.projectIds ?? null, [session.projectId])) throw notFound("Session");
   }
-  const page = await listTasks(c.var.db, {
+  const page = await listTasksOnShards(c.env, c.var.db, {
     projectIds: server.projectIds ?? null,
     statuses: UNFINISHED,
     ...(session_id ? { forSession: session_id } : { assignedServerId: server.id }),
@@ -195,7 +196,7 @@ export function envelopeRoute({ r, describe, read, taskId }: TaskSurface) {
       if ("live" in found) return c.json(await envelopeOf(c.var.db, found.live.id));
       // An archived task's upstreams left D1 with it or after it: any gone are read from the archive too.
       const upstreamResult = async (id: string) => {
-        const entry = await archivedTaskEntry(archiveDb(c, found.archived.project_id), id, null);
+        const entry = await archivedTaskEntry(c.env, id);
         return entry && entry.project_id === found.archived.project_id ? (await archivedTaskView(c.env.BLOBS, entry)).result : undefined;
       };
       return c.json(await envelopeOfView(c.var.db, await archivedView(c, found.archived), upstreamResult));
@@ -217,7 +218,7 @@ export function timelineRoute({ r, describe, read, taskId }: TaskSurface) {
     async (c) => {
       const found = await liveOrArchived(c, taskId(c), () => taskFor(c, taskId(c)));
       const task = "live" in found ? found.live : { id: found.archived.task_id, projectId: found.archived.project_id };
-      return c.json({ events: await taskTimeline(archiveDb(c, task.projectId), c.env.BLOBS, task.projectId, task.id, TIMELINE_LIMIT) });
+      return c.json({ events: await taskTimeline(await archiveDb(c, task.projectId), c.env.BLOBS, task.projectId, task.id, TIMELINE_LIMIT) });
     },
   );
 }

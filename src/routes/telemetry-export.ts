@@ -9,7 +9,7 @@
 import { and, desc, eq, ne, sql } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
-import { projectFor } from "../auth/access";
+import { projectDataFor } from "../auth/access";
 import { seal, unseal } from "../auth/sealed";
 import { nowIso } from "../db/client";
 import { outbox, telemetryExports, type TelemetryExportRow } from "../db/schema";
@@ -54,7 +54,7 @@ const putBody = z.object({
 const operation = (op: Omit<Operation, "tag" | "caller">) => documented({ ...op, tag: "Telemetry", caller: "person" });
 
 /** The project, for admins (404 for one that does not exist). */
-const projectOf = (c: HubContext) => projectFor(c, c.req.param("id")!, "write");
+const projectOf = (c: HubContext) => projectDataFor(c, c.req.param("id")!, "write");
 
 async function exportOf(c: HubContext, projectId: string): Promise<TelemetryExportRow> {
   const row = await c.var.db.query.telemetryExports.findFirst({ where: eq(telemetryExports.projectId, projectId) });

@@ -5,7 +5,7 @@
 import { and, asc, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
-import { projectFor } from "../auth/access";
+import { projectDataFor } from "../auth/access";
 import { schedules, taskDependencies, tasks, templates, triggers } from "../db/schema";
 import { connectedTasks } from "../db/task-graph";
 import { isUniqueViolation } from "../db/errors";
@@ -55,7 +55,7 @@ templateRoutes.post(
   }),
   person("member"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"), "write");
+    const project = await projectDataFor(c, c.req.param("id"), "write");
     const body = await readJson(c, templateBody);
     const now = new Date().toISOString();
     const row = {
@@ -88,7 +88,7 @@ templateRoutes.get(
   }),
   person("viewer"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"));
+    const project = await projectDataFor(c, c.req.param("id"));
     const rows = await c.var.db.select().from(templates).where(eq(templates.projectId, project.id)).orderBy(asc(templates.name));
     return c.json({ templates: rows.map(templateView) });
   },
@@ -110,7 +110,7 @@ templateRoutes.get(
   }),
   person("viewer"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"));
+    const project = await projectDataFor(c, c.req.param("id"));
     const { task_id } = readQuery(c, draftQuery);
     const { db } = c.var;
     const graph = await db
@@ -138,7 +138,7 @@ templateRoutes.get(
   automationOperation({ id: "getTemplate", summary: "A template of the project", responses: { 200: templateSchema } }),
   person("viewer"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"));
+    const project = await projectDataFor(c, c.req.param("id"));
     return c.json(templateView(await templateOf(c, project.id)));
   },
 );
@@ -154,7 +154,7 @@ templateRoutes.put(
   }),
   person("member"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"), "write");
+    const project = await projectDataFor(c, c.req.param("id"), "write");
     const before = await templateOf(c, project.id);
     const body = await readJson(c, templateBody);
     const changes = {
@@ -186,7 +186,7 @@ templateRoutes.delete(
   }),
   person("member"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"), "write");
+    const project = await projectDataFor(c, c.req.param("id"), "write");
     const template = await templateOf(c, project.id);
     const { db } = c.var;
     const [usedBySchedule, usedByTrigger] = await Promise.all([
@@ -216,7 +216,7 @@ templateRoutes.post(
   }),
   person("member"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"), "write");
+    const project = await projectDataFor(c, c.req.param("id"), "write");
     const template = await templateOf(c, project.id);
     const body = await readJson(c, instantiateBody);
     const result = await runInRoom(c, project.id, { op: "instantiate", templateId: template.id, parameters: body.parameters, run: { source: "manual" } });

@@ -6,7 +6,7 @@
 import { and, asc, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
-import { projectFor } from "../auth/access";
+import { projectDataFor } from "../auth/access";
 import { sha256Hex } from "../auth/secrets";
 import { seal } from "../auth/sealed";
 import { templates, triggers, type TriggerRow } from "../db/schema";
@@ -75,7 +75,7 @@ triggerRoutes.post(
   }),
   person("member"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"), "write");
+    const project = await projectDataFor(c, c.req.param("id"), "write");
     const body = await readJson(c, createTriggerBody);
     const parameters = await templateParametersOf(c, project.id, body.template_id);
     if (!parameters) throw validationFailed([{ path: "template_id", message: "must be a template of the project" }]);
@@ -113,7 +113,7 @@ triggerRoutes.get(
   }),
   person("viewer"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"));
+    const project = await projectDataFor(c, c.req.param("id"));
     const rows = await c.var.db.select().from(triggers).where(eq(triggers.projectId, project.id)).orderBy(asc(triggers.createdAt), asc(triggers.id));
     return c.json({ triggers: rows.map((r) => view(c, r)) });
   },
@@ -124,7 +124,7 @@ triggerRoutes.get(
   automationOperation({ id: "getTrigger", summary: "A trigger of the project (never its secret)", responses: { 200: triggerSchema } }),
   person("viewer"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"));
+    const project = await projectDataFor(c, c.req.param("id"));
     return c.json(view(c, await triggerOf(c, project.id)));
   },
 );
@@ -143,7 +143,7 @@ triggerRoutes.patch(
   }),
   person("member"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"), "write");
+    const project = await projectDataFor(c, c.req.param("id"), "write");
     const before = await triggerOf(c, project.id);
     const body = await readJson(c, updateTriggerBody);
     const parameters = (await templateParametersOf(c, project.id, before.templateId)) ?? [];
@@ -172,7 +172,7 @@ triggerRoutes.delete(
   }),
   person("member"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"), "write");
+    const project = await projectDataFor(c, c.req.param("id"), "write");
     const trigger = await triggerOf(c, project.id);
     await c.var.db.delete(triggers).where(eq(triggers.id, trigger.id));
     return c.body(null, 204);
@@ -192,7 +192,7 @@ triggerRoutes.post(
   }),
   person("member"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id"), "write");
+    const project = await projectDataFor(c, c.req.param("id"), "write");
     const trigger = await triggerOf(c, project.id);
     const { secret, ...sealed } = await newSecret(c);
     const [row] = await c.var.db

@@ -4,7 +4,7 @@
  */
 import { Hono } from "hono";
 import { z } from "zod";
-import { projectFor } from "../auth/access";
+import { projectDataFor } from "../auth/access";
 import { readQuery } from "../http/body";
 import type { HubEnv } from "../http/context";
 import { fieldError } from "../http/problem";
@@ -82,7 +82,7 @@ usageRoutes.get(
   }),
   person("viewer"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id")!);
+    const project = await projectDataFor(c, c.req.param("id")!);
     const q = readQuery(c, usageQuery);
     const to = q.to ?? new Date().toISOString().slice(0, 10);
     const from = q.from ?? new Date(Date.parse(to) - 30 * DAY_MS).toISOString().slice(0, 10);
@@ -103,6 +103,10 @@ export function taskUsageRoute({ r, describe, read, taskId }: TaskSurface) {
       responses: { 200: taskUsageSchema },
     }),
     read,
-    async (c) => c.json(await taskUsage(c.var.db, (await taskFor(c, taskId(c))).id)),
+    async (c) => {
+      // First the task: it names the shard the rest is read on.
+      const { id } = await taskFor(c, taskId(c));
+      return c.json(await taskUsage(c.var.db, id));
+    },
   );
 }

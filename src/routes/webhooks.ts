@@ -6,7 +6,7 @@
 import { and, desc, eq, sql } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
-import { projectFor } from "../auth/access";
+import { projectDataFor } from "../auth/access";
 import { currentUser, person } from "../middleware/guards";
 import { seal } from "../auth/sealed";
 import { nowIso } from "../db/client";
@@ -77,7 +77,7 @@ const URL_RULES =
   "`url` must be `https` to a public address (422 naming `url` for loopback, private or other special-use addresses, by name or number, unless the hub runs with `WEBHOOK_ALLOW_PRIVATE=true`). ";
 
 /** The project, for people who may change it. */
-const writable = (c: HubContext) => projectFor(c, c.req.param("id")!, "write");
+const writable = (c: HubContext) => projectDataFor(c, c.req.param("id")!, "write");
 
 webhookRoutes.post(
   "/:id/webhooks",

@@ -5,7 +5,11 @@
  * worker-env.ts).
  */
 export interface Env {
+  /** The directory (people, servers, keys, projects) and the first task shard; more shards are DB_1, DB_2… (src/db/shards.ts). */
   DB: D1Database;
+  DB_1?: D1Database;
+  /** The shards new projects are placed on, comma-separated bindings; default DB. */
+  OPEN_SHARDS?: string;
   BLOBS: R2Bucket;
   LOGIN_LIMITER: RateLimit;
   /** OAuth for MCP clients: registered clients, grants and tokens (src/mcp/oauth.ts). */

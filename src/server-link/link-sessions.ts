@@ -4,6 +4,7 @@
  * room, told to the session's viewers), their terminal output (kept in the
  * scrollback, relayed in order), and the starts and ends people ask for.
  */
+import { onEveryShard } from "../db/shards";
 import { logDebug, logError } from "../runtime/log";
 import { isFinalSession } from "../domain/session-lifecycle";
 import type { RoomActor, SessionChange } from "../room/commands";
@@ -79,9 +80,15 @@ export class LinkSessions {
     let pending = this.lookups.get(sessionId);
     if (!pending) {
       pending = (async () => {
-        const row = await this.port.env.DB.prepare("SELECT id, project_id, status FROM sessions WHERE id = ?1 AND server_id = ?2")
-          .bind(sessionId, await this.port.serverId())
-          .first<{ id: string; project_id: string; status: string }>();
+        const serverId = await this.port.serverId();
+        // Sessions live on their project's shard: each is asked, one holds it.
+        const found = await onEveryShard(this.port.env, (d1) =>
+          d1
+            .prepare("SELECT id, project_id, status FROM sessions WHERE id = ?1 AND server_id = ?2")
+            .bind(sessionId, serverId)
+            .first<{ id: string; project_id: string; status: string }>(),
+        );
+        const row = found.find((r) => r !== null);
         const session = row ? { id: row.id, projectId: row.project_id, status: row.status } : null;
         if (session) await this.port.scrollback.load(session.id);
         if (this.known.size >= MAX_KNOWN) this.known.clear();
@@ -136,10 +143,9 @@ export class LinkSessions {
     const now = Date.now();
     if (now - (this.outputNoted.get(sessionId) ?? 0) < OUTPUT_NOTE_MS) return;
     this.outputNoted.set(sessionId, now);
-    void this.port.env.DB.prepare("UPDATE sessions SET last_output_at = ?2 WHERE id = ?1")
-      .bind(sessionId, new Date(now).toISOString())
-      .run()
-      .catch((e) => logError("noting a session's output failed", { session_id: sessionId, operation: "session_output" }, e));
+    void onEveryShard(this.port.env, (d1) =>
+      d1.prepare("UPDATE sessions SET last_output_at = ?2 WHERE id = ?1").bind(sessionId, new Date(now).toISOString()).run(),
+    ).catch((e) => logError("noting a session's output failed", { session_id: sessionId, operation: "session_output" }, e));
   }
 
   /**
@@ -149,12 +155,18 @@ export class LinkSessions {
    */
   async recovered(ws: WebSocket, frame: Record<string, unknown>) {
     const tmuxName = typeof frame.tmux_name === "string" ? frame.tmux_name : "";
-    const row = await this.port.env.DB.prepare(
-      `SELECT id FROM sessions WHERE server_id = ?1 AND (tmux_name = ?2 OR substr(id, 1, 12) = ?3)
-       ORDER BY created_at DESC LIMIT 1`,
-    )
-      .bind(await this.port.serverId(), tmuxName, tmuxPrefixOf(tmuxName) ?? "")
-      .first<{ id: string }>();
+    const serverId = await this.port.serverId();
+    const found = await onEveryShard(this.port.env, (d1) =>
+      d1
+        .prepare(
+          `SELECT id, created_at FROM sessions WHERE server_id = ?1 AND (tmux_name = ?2 OR substr(id, 1, 12) = ?3)
+           ORDER BY created_at DESC LIMIT 1`,
+        )
+        .bind(serverId, tmuxName, tmuxPrefixOf(tmuxName) ?? "")
+        .first<{ id: string; created_at: string }>(),
+    );
+    // The newest over the shards.
+    const row = found.reduce<{ id: string; created_at: string } | null>((a, b) => (b && (!a || b.created_at > a.created_at) ? b : a), null);
     const session = row && (await this.lookup(row.id));
     if (!session)
       return logDebug("recovered session not known", { server_id: await this.port.serverId(), operation: "session_recovered", tmux_name: tmuxName });

@@ -78,6 +78,10 @@ export const projects = sqliteTable("projects", {
   createdBy: text("created_by"),
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),
+  /** The D1 binding of the shard its tasks live on (src/db/shards.ts): chosen at creation, changed only by a move. */
+  shard: text("shard").notNull().default("DB"),
+  /** While an admin's move runs: the shard it goes to (its writes answer 503 until the move ends). */
+  movingTo: text("moving_to"),
 });
 
 export const projectMembers = sqliteTable(
