@@ -36,8 +36,9 @@ export const TASK_EVENTS_FINGERPRINT =
 export const holdsLogHead = (t: string) =>
   `EXISTS (SELECT 1 FROM events e WHERE e.project_id = ?1 AND e.task_id = ${t}.id AND e.seq = (SELECT max(seq) FROM events WHERE project_id = ?1))`;
 
-export const deleteTaskEvents = (d1: D1Database, projectId: string, taskIds: readonly string[]) =>
-  d1.prepare("DELETE FROM events WHERE project_id = ?1 AND task_id IN (SELECT value FROM json_each(?2))").bind(projectId, JSON.stringify(taskIds));
+/** Deletes these tasks' events while `guard` (SQL text) holds. */
+export const deleteTaskEvents = (d1: D1Database, projectId: string, taskIds: readonly string[], guard: string) =>
+  d1.prepare(`DELETE FROM events WHERE project_id = ?1 AND task_id IN (SELECT value FROM json_each(?2)) AND ${guard}`).bind(projectId, JSON.stringify(taskIds));
 
 /** The project's events after `since` still in D1, in seq order, at most `limit`. */
 export async function liveEventsSince(d1: D1Database, projectId: string, since: number, limit: number): Promise<EventView[]> {
