@@ -105,8 +105,15 @@ export class Archiver {
     };
   }
 
-  /** The project's oldest batch to take further (one being dropped first); none set aside as failed. */
-  openBatch(): Promise<BatchRow | null> {
+  /**
+   * The project's oldest batch to take further (one being dropped first); none set aside as failed, but those set aside
+   * a week ago are dropped now, so that their rows are taken again.
+   */
+  async openBatch(): Promise<BatchRow | null> {
+    await this.deps.d1
+      .prepare("UPDATE archive_batches SET step = 'dropped', updated_at = ?3 WHERE project_id = ?1 AND step = 'failed' AND updated_at < ?2")
+      .bind(this.deps.projectId, new Date(this.now() - FAILED_RETRY_DAYS * DAY_MS).toISOString(), new Date(this.now()).toISOString())
+      .run();
     return this.deps.d1
       .prepare("SELECT * FROM archive_batches WHERE project_id = ?1 AND step NOT IN ('done', 'failed') ORDER BY step = 'dropped' DESC, created_at, id LIMIT 1")
       .bind(this.deps.projectId)
@@ -115,16 +122,11 @@ export class Archiver {
 
   /**
    * Step 1: records the next batch of rows due (the first kind that has any); null when none is. Outside the room's
-   * queue: the commit checks the rows again. Batches set aside as failed a week ago are dropped first, so that their
-   * rows are taken again.
+   * queue: the commit checks the rows again.
    */
   async record(): Promise<BatchRow | null> {
     const cutoffs = await this.cutoffs();
     const now = new Date(this.now()).toISOString();
-    await this.deps.d1
-      .prepare("UPDATE archive_batches SET step = 'dropped', updated_at = ?3 WHERE project_id = ?1 AND step = 'failed' AND updated_at < ?2")
-      .bind(this.deps.projectId, new Date(this.now() - FAILED_RETRY_DAYS * DAY_MS).toISOString(), now)
-      .run();
     for (const kind of ["tasks", "permission_log", "deliveries"] as const) {
       const cutoff = cutoffs[kind];
       if (!cutoff) continue;
