@@ -8,6 +8,7 @@ import { env, evictDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, inject, it } from "vitest";
 import { Archiver, memoryAttempts, type BatchRow } from "../src/archive/archiver";
 import { decodeNdjson } from "../src/archive/codec";
+import { projectsDueForArchive } from "../src/archive/due-projects";
 import { call, until } from "./helpers";
 import { cli, createWorld, expectOk, newTask, T, type World } from "./task-world";
 
@@ -17,6 +18,8 @@ beforeAll(async () => {
 });
 
 const DAY = 24 * 3600 * 1000;
+/** A finished task a live one depends on (it stays in D1 while that one is there). */
+let held = { upstream: "", dependent: "" };
 const attempts = memoryAttempts();
 const archiverAt = (days: number) =>
   new Archiver({
@@ -81,6 +84,7 @@ describe("a task that changes after its batch was chosen", () => {
     const [x] = await finished(1);
     await chosen([x!]);
     const d = await newTask(w, { title: "Depends on it", dependencies: [{ depends_on_task_id: x, dependency_type: "blocks" }] });
+    held = { upstream: x!, dependent: d };
     await runAll();
     expect(await inD1(x!)).toBe(1);
     expect(await archived(x!)).toBe(0);
@@ -159,5 +163,17 @@ describe("a batch that keeps failing", () => {
     await runAll(48);
     expect(await archived(stuck!)).toBe(1);
     expect(await count("SELECT count(*) AS n FROM archive_batches WHERE id = ?1", batch.id)).toBe(0);
+  });
+});
+
+describe("the hourly housekeeping", () => {
+  it("does not wake a room for old tasks that cannot go (here one a live task depends on), and does once it can", async () => {
+    await runAll(48);
+    const later = Date.now() + 48 * DAY;
+    expect(await inD1(held.upstream)).toBe(1);
+    expect(await projectsDueForArchive(env.DB, later, 30)).not.toContain(w.project.id);
+    await expectOk(call(`/api/v1/tasks/${held.dependent}`, { token: w.member.token, method: "DELETE" }));
+    await newTask(w, { title: "The log moves on" });
+    expect(await projectsDueForArchive(env.DB, later, 30)).toContain(w.project.id);
   });
 });
