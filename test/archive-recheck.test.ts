@@ -118,6 +118,22 @@ describe("a task that changes after its batch was chosen", () => {
   });
 });
 
+describe("a batch being dropped", () => {
+  it("loses its object before its row, and a run stopped between the two finishes the drop, the rows staying in D1", async () => {
+    const [x] = await finished(1);
+    const a = archiverAt(40);
+    const verified = await a.verify(await a.put((await a.record())!));
+    // Stopped after the batch was marked dropped: its object and row are still there.
+    await env.DB.prepare("UPDATE archive_batches SET step = 'dropped' WHERE id = ?1").bind(verified.id).run();
+    expect(await env.BLOBS.head(verified.key)).not.toBeNull();
+    expect(await archiverAt(40).runBatch()).toBe(true);
+    expect(await env.BLOBS.head(verified.key)).toBeNull();
+    expect(await count("SELECT count(*) AS n FROM archive_batches WHERE id = ?1", verified.id)).toBe(0);
+    expect(await inD1(x!)).toBe(1);
+    expect(await archived(x!)).toBe(0);
+  });
+});
+
 describe("a delivery sent again after its batch was chosen", () => {
   it("stays in D1, pending, with its attempts", async () => {
     const receiver = inject("receiver");
