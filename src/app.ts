@@ -35,7 +35,7 @@ import { slackChannelRoutes } from "./routes/slack-channels";
 import { webhookRoutes } from "./routes/webhooks";
 import { telemetryExportRoutes } from "./routes/telemetry-export";
 import { budgetRoutes } from "./routes/budgets";
-import { exportRoutes } from "./routes/exports";
+import { exportFileRoutes, exportRoutes } from "./routes/exports";
 import { codeReviewRoutes } from "./routes/code-reviews";
 import { templateRoutes } from "./routes/templates";
 import { triggerRoutes } from "./routes/triggers";
@@ -157,6 +157,7 @@ export function buildApp() {
   api.route("/projects", datarefRoutes.people);
   api.route("/server", datarefRoutes.agents);
   api.route("/blobs", blobRoutes);
+  api.route("/exports", exportFileRoutes);
   api.route("/servers", registrationRoutes);
   api.route("/servers", serverRoutes);
   api.route("/servers/tasks", daemonTaskRoutes);

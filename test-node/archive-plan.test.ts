@@ -22,6 +22,14 @@ describe("chooseTaskBatch", () => {
     });
   });
 
+  it("bounds a batch by rows and bytes as well as tasks, a task too big for a batch going alone", () => {
+    const sized = (id: string, rows: number, bytes: number): TaskCandidate => ({ ...task(id, "2026-01-07"), rows, bytes });
+    const bounds = { rows: 100, bytes: 1000 };
+    expect(chooseTaskBatch([sized("a", 40, 10), sized("b", 40, 10), sized("c", 40, 10)], 10, bounds)?.ids).toEqual(["a", "b"]);
+    expect(chooseTaskBatch([sized("a", 1, 600), sized("b", 1, 600)], 10, bounds)?.ids).toEqual(["a"]);
+    expect(chooseTaskBatch([sized("huge", 10_000, 10_000_000), sized("b", 1, 1)], 10, bounds)?.ids).toEqual(["huge"]);
+  });
+
   it("is null with no candidates", () => {
     expect(chooseTaskBatch([])).toBeNull();
   });

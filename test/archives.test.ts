@@ -292,7 +292,7 @@ describe("an export of the project's history", () => {
       (r) => r.status !== "pending",
       "the export",
     );
-    expect(ready).toMatchObject({ id: xid, status: "ready", download: { url: expect.stringContaining("/api/v1/blobs/") } });
+    expect(ready).toMatchObject({ id: xid, status: "ready", download: { url: expect.stringContaining(`/api/v1/exports/${xid}?token=`) } });
     const lines = await decodeNdjson<any>(await fetchBytes(ready.download.url));
     expect(lines[0]).toMatchObject({ type: "export", project_id: w.project.id });
     const tasks = lines.filter((l) => l.type === "task").map((l) => l.task_id);

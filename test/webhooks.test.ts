@@ -425,6 +425,23 @@ describe("deliveries", () => {
     ).toBe(1);
   });
 
+  it("leaves an archiving project's finished deliveries to its archiver, and sweeps those of a deleted project", async () => {
+    const archiving = await createProject(w.admin);
+    const gone = crypto.randomUUID();
+    const old = new Date(Date.now() - 30 * 24 * 3600 * 1000).toISOString();
+    const insert = (id: string, projectId: string) =>
+      env.DB.prepare(
+        "INSERT INTO outbox (id, target_kind, target_id, project_id, seq, event_type, status, attempts, next_attempt_at, created_at) VALUES (?1, 'webhook', ?2, ?3, NULL, 'ping', 'delivered', 1, ?4, ?4)",
+      )
+        .bind(id, crypto.randomUUID(), projectId, old)
+        .run();
+    await insert("msg_sweep_archiving", archiving.id);
+    await insert("msg_sweep_deleted", gone);
+    await sweepExpired(env);
+    const left = (await env.DB.prepare("SELECT id FROM outbox WHERE id IN ('msg_sweep_archiving', 'msg_sweep_deleted')").all<{ id: string }>()).results;
+    expect(left.map((r) => r.id)).toEqual(["msg_sweep_archiving"]);
+  });
+
   it("delivers what nobody woke its endpoint for, at the next housekeeping", async () => {
     const hook = await subscribe();
     await newTask("Woken late");

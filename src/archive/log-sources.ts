@@ -1,6 +1,7 @@
 /**
  * The permission log and webhook deliveries as archive sources: entries (deliveries that are over, with their
- * attempts) older than the cutoff, a day at a time. Neither changes once it is due, so a count is its fingerprint.
+ * attempts) older than the cutoff, a day at a time. A count (and the deliveries' statuses) is their fingerprint; a delivery made
+ * pending again (a redelivery) after its batch was recorded is no longer due, and stays.
  */
 import { BATCH_LIMIT, dayOf } from "./plan";
 import type { ArchiveRecord, Row } from "./records";
@@ -17,13 +18,14 @@ async function dueOfDay(d1: D1Database, projectId: string, sql: string, cutoff: 
   return { day, ids: results.filter((r) => dayOf(r.created_at) === day).map((r) => r.id) };
 }
 
+const PERMISSION_LOG_FINGERPRINT = "(SELECT count(*) || '' FROM permission_log WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2)))";
+
 export function permissionLogSource(d1: D1Database, projectId: string): ArchiveSource {
-  const fingerprint = (list: readonly string[]) =>
-    d1
-      .prepare("SELECT count(*) || '' AS fingerprint FROM permission_log WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2))")
-      .bind(projectId, ids(list));
+  const fingerprint = (list: readonly string[]) => d1.prepare(`SELECT ${PERMISSION_LOG_FINGERPRINT} AS fingerprint`).bind(projectId, ids(list));
   return {
     kind: "permission_log",
+    fingerprintSql: PERMISSION_LOG_FINGERPRINT,
+    notDueSql: `SELECT j.value FROM json_each(?2) j WHERE NOT EXISTS (SELECT 1 FROM permission_log l WHERE l.id = j.value AND l.project_id = ?1 AND l.created_at < ?3)`,
     due: (cutoff) =>
       dueOfDay(
         d1,
@@ -42,23 +44,22 @@ export function permissionLogSource(d1: D1Database, projectId: string): ArchiveS
       const records: ArchiveRecord[] = (rows!.results as Row[]).map((row) => ({ type: "permission_log", row }));
       return { records, fingerprint: (print!.results[0] as { fingerprint: string }).fingerprint, seqs: [] };
     },
-    fingerprint: async (list) => (await fingerprint(list).first<{ fingerprint: string }>())!.fingerprint,
-    deletions: (list) => [
-      d1.prepare("DELETE FROM permission_log WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2))").bind(projectId, ids(list)),
+    deletions: (list, guard) => [
+      d1.prepare(`DELETE FROM permission_log WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2)) AND ${guard}`).bind(projectId, ids(list)),
     ],
   };
 }
 
+const DELIVERY_FINGERPRINT = `(SELECT count(*) || ':' || ifnull(group_concat(status), '') || ':' || (SELECT count(*) FROM delivery_attempts WHERE outbox_id IN (SELECT value FROM json_each(?2)))
+  FROM outbox WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2)))`;
+
 export function deliverySource(d1: D1Database, projectId: string): ArchiveSource {
-  const fingerprint = (list: readonly string[]) =>
-    d1
-      .prepare(
-        `SELECT count(*) || ':' || ifnull(group_concat(status), '') || ':' || (SELECT count(*) FROM delivery_attempts WHERE outbox_id IN (SELECT value FROM json_each(?2))) AS fingerprint
-         FROM outbox WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2))`,
-      )
-      .bind(projectId, ids(list));
+  const fingerprint = (list: readonly string[]) => d1.prepare(`SELECT ${DELIVERY_FINGERPRINT} AS fingerprint`).bind(projectId, ids(list));
   return {
     kind: "deliveries",
+    fingerprintSql: DELIVERY_FINGERPRINT,
+    // A redelivery makes a delivery pending again: it stays until it is over once more.
+    notDueSql: `SELECT j.value FROM json_each(?2) j WHERE NOT EXISTS (SELECT 1 FROM outbox o WHERE o.id = j.value AND o.project_id = ?1 AND o.status != 'pending' AND o.created_at < ?3)`,
     due: (cutoff) =>
       dueOfDay(
         d1,
@@ -77,8 +78,9 @@ export function deliverySource(d1: D1Database, projectId: string): ArchiveSource
       const records: ArchiveRecord[] = (rows!.results as Row[]).map((row) => ({ type: "delivery", row, attempts: byDelivery.get(row.id as string) ?? [] }));
       return { records, fingerprint: (print!.results[0] as { fingerprint: string }).fingerprint, seqs: [] };
     },
-    fingerprint: async (list) => (await fingerprint(list).first<{ fingerprint: string }>())!.fingerprint,
     // The attempts go with their delivery (foreign key).
-    deletions: (list) => [d1.prepare("DELETE FROM outbox WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2))").bind(projectId, ids(list))],
+    deletions: (list, guard) => [
+      d1.prepare(`DELETE FROM outbox WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2)) AND ${guard}`).bind(projectId, ids(list)),
+    ],
   };
 }

@@ -5,6 +5,12 @@
 
 /** The most tasks (or log entries) one batch takes: small, so the room's own operations run between batches. */
 export const BATCH_LIMIT = 200;
+/** The most rows (events, notes, questions) and bytes (of what weighs: events, notes, results) one batch of tasks takes. */
+export const BATCH_ROWS = 5000;
+export const BATCH_BYTES = 8 * 1024 * 1024;
+/** Runs a batch may start without finishing before it gives way (it is set aside, and tried again a week later). */
+export const BATCH_ATTEMPTS = 3;
+export const FAILED_RETRY_DAYS = 7;
 /** Batches the room runs per turn of its alarm before it lets the rest wait for the next. */
 export const BATCHES_PER_RUN = 5;
 
@@ -30,6 +36,9 @@ export interface TaskCandidate {
   completed_at: string;
   /** Tasks still in D1 that depend on this one. */
   dependents: string[];
+  /** Its rows and bytes (plus the task's own); counted against BATCH_ROWS and BATCH_BYTES when given. */
+  rows?: number;
+  bytes?: number;
 }
 
 /**
@@ -38,16 +47,26 @@ export interface TaskCandidate {
  * takes the rows that name it with it, so an upstream leaves D1 only with or after every task that depends on it:
  * a live task's dependency and its upstream's result stay in D1 for as long as it is there.
  */
-export function chooseTaskBatch(candidates: readonly TaskCandidate[], limit = BATCH_LIMIT): { day: string; ids: string[] } | null {
+export function chooseTaskBatch(
+  candidates: readonly TaskCandidate[],
+  limit = BATCH_LIMIT,
+  bounds = { rows: BATCH_ROWS, bytes: BATCH_BYTES },
+): { day: string; ids: string[] } | null {
   const first = candidates[0];
   if (!first) return null;
   const day = dayOf(first.completed_at);
-  const kept = new Map(
-    candidates
-      .filter((c) => dayOf(c.completed_at) === day)
-      .slice(0, limit)
-      .map((c) => [c.id, c]),
-  );
+  const kept = new Map<string, TaskCandidate>();
+  let rows = 0;
+  let bytes = 0;
+  for (const c of candidates) {
+    if (dayOf(c.completed_at) !== day) continue;
+    if (kept.size >= limit) break;
+    // A task too big for a batch alone still goes alone.
+    if (kept.size > 0 && (rows + (c.rows ?? 0) > bounds.rows || bytes + (c.bytes ?? 0) > bounds.bytes)) break;
+    kept.set(c.id, c);
+    rows += (c.rows ?? 0) + 1;
+    bytes += c.bytes ?? 0;
+  }
   // Dropping one task may leave an upstream of it with a dependent outside: until nothing changes.
   for (let changed = true; changed;) {
     changed = false;

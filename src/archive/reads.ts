@@ -11,6 +11,17 @@ import type { InterventionRow, NoteRow } from "../views/tasks";
 import { liveEventsSince, liveTaskEvents } from "./task-events";
 import { DIRECTORY, homeOf, onEveryShard, shardD1 } from "../db/shards";
 import type { Env } from "../runtime/env";
+import { Problem } from "../http/problem";
+import { logError } from "../runtime/log";
+
+/** Archived objects a page of the log opens at most beyond what it must (see eventsSince). */
+export const OBJECTS_PER_PAGE = 8;
+
+/** An object the archive's index names is not (whole) in R2: logged, and answered 503 saying which, never a bare 500. */
+function archiveUnavailable(key: string, what: string): Problem {
+  logError("archive object unavailable", { operation: "archive-read" }, new Error(`${key}: ${what}`));
+  return new Problem(503, "ARCHIVE_UNAVAILABLE", `The archived object ${key} is ${what}; try again later`, undefined, { "Retry-After": "60" });
+}
 
 /** The D1 database that holds a project's archive index and batches (its shard): every read of the archive outside the room asks here. */
 export async function archiveDbOf(env: Env, projectId: string): Promise<D1Database> {
@@ -42,8 +53,10 @@ export async function archiveRecords(bucket: R2Bucket, key: string): Promise<Arc
   const held = recent.get(key);
   if (held) return held;
   const object = await bucket.get(key);
-  if (!object) throw new Error(`archive object ${key} is missing`);
-  const records = await decodeNdjson<ArchiveRecord>(await object.arrayBuffer());
+  if (!object) throw archiveUnavailable(key, "missing");
+  const records = await decodeNdjson<ArchiveRecord>(await object.arrayBuffer()).catch(() => {
+    throw archiveUnavailable(key, "unreadable");
+  });
   if (recent.size >= 8) recent.delete(recent.keys().next().value!);
   recent.set(key, records);
   return records;
@@ -57,7 +70,7 @@ export async function archivedTaskRecords(bucket: R2Bucket, entry: Pick<Archived
 /** The task's view as it was when it moved, marked archived. */
 export async function archivedTaskView(bucket: R2Bucket, entry: Pick<ArchivedTaskEntry, "key" | "task_id">): Promise<TaskView> {
   const task = (await archivedTaskRecords(bucket, entry)).find((r) => r.type === "task");
-  if (!task || task.type !== "task" || !task.view) throw new Error(`task ${entry.task_id} is not in ${entry.key}`);
+  if (!task || task.type !== "task" || !task.view) throw archiveUnavailable(entry.key, `without task ${entry.task_id}`);
   return { ...task.view, archived: true };
 }
 
@@ -91,7 +104,10 @@ export async function taskTimeline(d1: D1Database, bucket: R2Bucket, projectId: 
 
 /**
  * The project's events after `since`, at most `limit`, in seq order, from D1 and the archive. Archived batches are
- * opened in the order of their first seq, only while they may still hold one of the `limit` first events.
+ * opened in the order of their first seq, only while they may still hold one of the `limit` first events. A batch's
+ * range spans its tasks' (a long-lived task widens it), so many may reach past `since`: beyond the first
+ * OBJECTS_PER_PAGE opened, the page stops short, at the first seq of the next batch it did not open, once it holds an
+ * event before that seq. The next page then goes on from there, so the work per page is bounded.
  */
 export async function eventsSince(d1: D1Database, bucket: R2Bucket, projectId: string, since: number, limit: number): Promise<EventView[]> {
   const live = await liveEventsSince(d1, projectId, since, limit);
@@ -105,13 +121,24 @@ export async function eventsSince(d1: D1Database, bucket: R2Bucket, projectId: s
     .bind(projectId, since, upTo)
     .all<{ key: string; seq_min: number }>();
   let archived: EventView[] = [];
-  for (const batch of batches) {
+  let before = Number.MAX_SAFE_INTEGER;
+  for (const [opened, batch] of batches.entries()) {
     // The first `limit` found so far all come before this batch's first seq: it can add none of them.
     if (archived.length >= limit && archived[limit - 1]!.seq < batch.seq_min) break;
+    // Enough opened for one page: stop short of this batch, if that leaves something to answer.
+    if (opened >= OBJECTS_PER_PAGE && Math.min(archived[0]?.seq ?? Infinity, live[0]?.seq ?? Infinity) < batch.seq_min) {
+      before = batch.seq_min;
+      break;
+    }
     const events = (await archiveRecords(bucket, batch.key)).flatMap((r) =>
       r.type === "event" && r.event.seq > since && r.event.seq <= upTo ? [r.event] : [],
     );
     archived = [...archived, ...events].sort((a, b) => a.seq - b.seq);
   }
-  return mergeBySeq(live, archived, since, limit);
+  return mergeBySeq(
+    live.filter((e) => e.seq < before),
+    archived.filter((e) => e.seq < before),
+    since,
+    limit,
+  );
 }

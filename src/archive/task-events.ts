@@ -21,7 +21,9 @@ const ofRow = (r: EventRow): EventView => ({ ...r, data: JSON.parse(r.data) as R
 /** The statement that reads these tasks' events in seq order (for a D1 batch), and how to read its rows. */
 export function taskEventsStatement(d1: D1Database, projectId: string, taskIds: readonly string[]) {
   const statement = d1
-    .prepare("SELECT * FROM events WHERE project_id = ?1 AND seq > (SELECT COALESCE(MIN(log_from), 0) FROM tasks WHERE id IN (SELECT value FROM json_each(?2))) AND task_id IN (SELECT value FROM json_each(?2)) ORDER BY seq")
+    .prepare(
+      "SELECT * FROM events WHERE project_id = ?1 AND seq > (SELECT COALESCE(MIN(log_from), 0) FROM tasks WHERE id IN (SELECT value FROM json_each(?2))) AND task_id IN (SELECT value FROM json_each(?2)) ORDER BY seq",
+    )
     .bind(projectId, JSON.stringify(taskIds));
   return { statement, read: (result: D1Result) => (result.results as EventRow[]).map(ofRow) };
 }
@@ -37,8 +39,13 @@ export const TASK_EVENTS_FINGERPRINT =
 export const holdsLogHead = (t: string) =>
   `EXISTS (SELECT 1 FROM events e WHERE e.project_id = ?1 AND e.seq = (SELECT max(seq) FROM events WHERE project_id = ?1) AND e.task_id = ${t}.id)`;
 
-export const deleteTaskEvents = (d1: D1Database, projectId: string, taskIds: readonly string[]) =>
-  d1.prepare("DELETE FROM events WHERE project_id = ?1 AND seq > (SELECT COALESCE(MIN(log_from), 0) FROM tasks WHERE id IN (SELECT value FROM json_each(?2))) AND task_id IN (SELECT value FROM json_each(?2))").bind(projectId, JSON.stringify(taskIds));
+/** Deletes these tasks' events while `guard` (SQL text) holds, walking the log from the tasks' creation. */
+export const deleteTaskEvents = (d1: D1Database, projectId: string, taskIds: readonly string[], guard: string) =>
+  d1
+    .prepare(
+      `DELETE FROM events WHERE project_id = ?1 AND seq > (SELECT COALESCE(MIN(log_from), 0) FROM tasks WHERE id IN (SELECT value FROM json_each(?2))) AND task_id IN (SELECT value FROM json_each(?2)) AND ${guard}`,
+    )
+    .bind(projectId, JSON.stringify(taskIds));
 
 /** The project's events after `since` still in D1, in seq order, at most `limit`. */
 export async function liveEventsSince(d1: D1Database, projectId: string, since: number, limit: number): Promise<EventView[]> {
@@ -52,7 +59,9 @@ export async function liveEventsSince(d1: D1Database, projectId: string, since: 
 /** One task's events still in D1, in seq order, at most `limit`. */
 export async function liveTaskEvents(d1: D1Database, projectId: string, taskId: string, limit: number): Promise<EventView[]> {
   const { results } = await d1
-    .prepare("SELECT * FROM events WHERE project_id = ?1 AND seq > COALESCE((SELECT log_from FROM tasks WHERE id = ?2), 0) AND task_id = ?2 ORDER BY seq LIMIT ?3")
+    .prepare(
+      "SELECT * FROM events WHERE project_id = ?1 AND seq > COALESCE((SELECT log_from FROM tasks WHERE id = ?2), 0) AND task_id = ?2 ORDER BY seq LIMIT ?3",
+    )
     .bind(projectId, taskId, limit)
     .all<EventRow>();
   return results.map(ofRow);

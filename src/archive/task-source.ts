@@ -11,41 +11,69 @@ import { TASK_CHILDREN, type ArchiveRecord, type Row } from "./records";
 import { inOpenBatch, type ArchiveSource, type Gathered } from "./sources";
 import { deleteTaskEvents, holdsLogHead, TASK_EVENTS_FINGERPRINT, taskEventsStatement } from "./task-events";
 
-const FINISHED_SQL = "status IN ('done', 'failed', 'cancelled') AND completed_at IS NOT NULL";
-
-/** Finished before the cutoff, not in an open batch, no budget on it, and every task depending on it also archivable. */
-const CANDIDATES = `SELECT t.id, t.completed_at,
-    (SELECT json_group_array(d.task_id) FROM task_dependencies d WHERE d.depends_on_task_id = t.id) AS dependents
-  FROM tasks t
-  WHERE t.project_id = ?1 AND t.${FINISHED_SQL.replaceAll(" AND ", " AND t.")} AND t.completed_at < ?2
-    AND t.id NOT IN ${inOpenBatch("tasks")}
+/** SQL text: task `t` of project ?1 finished before cutoff ?3 and nothing else holds it in D1 (its dependents aside). */
+const FREE = `t.project_id = ?1 AND t.status IN ('done', 'failed', 'cancelled') AND t.completed_at IS NOT NULL AND t.completed_at < ?3
     AND NOT EXISTS (SELECT 1 FROM budgets b WHERE b.task_id = t.id) AND NOT ${holdsLogHead("t")}
-    AND t.id NOT IN (SELECT r.review_of FROM tasks r WHERE r.project_id = ?1 AND r.review_of IS NOT NULL AND r.completed_at IS NULL)
+    AND NOT EXISTS (SELECT 1 FROM tasks r WHERE r.project_id = ?1 AND r.review_of = t.id AND r.completed_at IS NULL)`;
+
+/**
+ * SQL text: the ids of batch ?2 that may no longer leave D1: gone or not finished (a retry), held by something that
+ * came after the batch was chosen (a budget, a review, the log's last event after a late note), or depended on by a
+ * task outside the batch (a new dependency). Checked in the D1 batch that deletes them.
+ */
+const NOT_DUE = `SELECT j.value FROM json_each(?2) j WHERE NOT EXISTS (SELECT 1 FROM tasks t WHERE t.id = j.value AND ${FREE}
+    AND NOT EXISTS (SELECT 1 FROM task_dependencies d WHERE d.depends_on_task_id = t.id AND d.task_id NOT IN (SELECT value FROM json_each(?2))))`;
+
+/** Finished before the cutoff and not in an open batch: the cheap part, newest first (a dependent usually finished after its upstream). */
+const WINDOW = `SELECT t.id FROM tasks t WHERE t.project_id = ?1 AND t.status IN ('done', 'failed', 'cancelled') AND t.completed_at < ?3
+    AND t.id NOT IN ${inOpenBatch("tasks")} ORDER BY t.completed_at DESC, t.id LIMIT ?2`;
+/** The same among tasks nothing depends on, when the window holds none free to go. */
+const LEAVES = WINDOW.replace(" ORDER BY", " AND NOT EXISTS (SELECT 1 FROM task_dependencies d WHERE d.depends_on_task_id = t.id) ORDER BY");
+
+/**
+ * Of the window ?2, those free to go whose every dependent is finished before the cutoff too (chooseTaskBatch keeps
+ * one only with its dependents), with their dependents and size: rows, and bytes of what weighs (events, notes, result).
+ */
+const CANDIDATES = `SELECT t.id, t.completed_at,
+    (SELECT json_group_array(d.task_id) FROM task_dependencies d WHERE d.depends_on_task_id = t.id) AS dependents,
+    (SELECT count(*) FROM events e WHERE e.project_id = ?1 AND e.task_id = t.id)
+      + (SELECT count(*) FROM task_notes n WHERE n.task_id = t.id) + (SELECT count(*) FROM interventions i WHERE i.task_id = t.id) AS rows,
+    ifnull(length(t.result), 0) + ifnull(length(t.spec), 0) + ifnull(length(t.payload), 0)
+      + (SELECT ifnull(sum(length(e.data)), 0) FROM events e WHERE e.project_id = ?1 AND e.task_id = t.id)
+      + (SELECT ifnull(sum(length(n.content)), 0) FROM task_notes n WHERE n.task_id = t.id) AS bytes
+  FROM tasks t WHERE t.id IN (SELECT value FROM json_each(?2)) AND ${FREE}
     AND NOT EXISTS (SELECT 1 FROM task_dependencies d JOIN tasks down ON down.id = d.task_id
-      WHERE d.depends_on_task_id = t.id AND NOT (down.${FINISHED_SQL.replaceAll(" AND ", " AND down.")} AND down.completed_at < ?2))`;
+      WHERE d.depends_on_task_id = t.id AND NOT (down.completed_at IS NOT NULL AND down.completed_at < ?3))
+  ORDER BY t.completed_at DESC, t.id`;
 
-/** Newest first (a dependent usually finished after its upstream, so it comes first); `LEAVES` when that window holds none free to go. */
-const WINDOW = `${CANDIDATES} ORDER BY t.completed_at DESC, t.id LIMIT ?3`;
-const LEAVES = `${CANDIDATES} AND NOT EXISTS (SELECT 1 FROM task_dependencies d WHERE d.depends_on_task_id = t.id) ORDER BY t.completed_at DESC, t.id LIMIT ?3`;
-
-const ids = (taskIds: readonly string[]) => JSON.stringify(taskIds);
-
-export function taskSource(d1: D1Database, projectId: string): ArchiveSource {
-  const candidates = async (sql: string, cutoff: string): Promise<TaskCandidate[]> => {
-    const { results } = await d1
-      .prepare(sql)
-      .bind(projectId, cutoff, BATCH_LIMIT * 2)
-      .all<{ id: string; completed_at: string; dependents: string }>();
-    return results.map((r) => ({ id: r.id, completed_at: r.completed_at, dependents: JSON.parse(r.dependents) as string[] }));
-  };
-  const fingerprintSql = `SELECT (SELECT group_concat(id || ':' || version || ':' || status) FROM (SELECT id, version, status FROM tasks WHERE id IN (SELECT value FROM json_each(?2)) ORDER BY id))
+/** SQL text of a scalar that changes when the tasks ?2 or anything of theirs does (?1 the project). */
+const TASK_FINGERPRINT = `((SELECT group_concat(id || ':' || version || ':' || status) FROM (SELECT id, version, status FROM tasks WHERE id IN (SELECT value FROM json_each(?2)) ORDER BY id))
       || '|' || ${TASK_EVENTS_FINGERPRINT}
       || '|' || (SELECT count(*) FROM task_dependencies WHERE task_id IN (SELECT value FROM json_each(?2)) OR depends_on_task_id IN (SELECT value FROM json_each(?2)))
       || '|' || (SELECT count(*) FROM task_notes WHERE task_id IN (SELECT value FROM json_each(?2)))
       || '|' || (SELECT count(*) || ':' || ifnull(group_concat(status), '') FROM interventions WHERE task_id IN (SELECT value FROM json_each(?2)))
       || '|' || (SELECT count(*) || ':' || ifnull(max(updated_at), '') FROM task_usage WHERE task_id IN (SELECT value FROM json_each(?2)))
       || '|' || (SELECT count(*) || ':' || ifnull(group_concat(status), '') FROM code_reviews WHERE task_id IN (SELECT value FROM json_each(?2)))
-      || '|' || (SELECT count(*) FROM budgets WHERE task_id IN (SELECT value FROM json_each(?2))) AS fingerprint`;
+      || '|' || (SELECT count(*) FROM budgets WHERE task_id IN (SELECT value FROM json_each(?2))))`;
+
+const ids = (taskIds: readonly string[]) => JSON.stringify(taskIds);
+
+export function taskSource(d1: D1Database, projectId: string): ArchiveSource {
+  const candidates = async (sql: string, cutoff: string): Promise<TaskCandidate[]> => {
+    const window = (
+      await d1
+        .prepare(sql)
+        .bind(projectId, BATCH_LIMIT * 2, cutoff)
+        .all<{ id: string }>()
+    ).results.map((r) => r.id);
+    if (window.length === 0) return [];
+    const { results } = await d1
+      .prepare(CANDIDATES)
+      .bind(projectId, ids(window), cutoff)
+      .all<{ id: string; completed_at: string; dependents: string; rows: number; bytes: number }>();
+    return results.map((r) => ({ ...r, dependents: JSON.parse(r.dependents) as string[] }));
+  };
+  const fingerprintSql = `SELECT ${TASK_FINGERPRINT} AS fingerprint`;
   const fingerprintStatement = (taskIds: readonly string[]) => d1.prepare(fingerprintSql).bind(projectId, ids(taskIds));
 
   return {
@@ -77,15 +105,14 @@ export function taskSource(d1: D1Database, projectId: string): ArchiveSource {
       const fingerprint = (results[3 + children.length]!.results[0] as { fingerprint: string }).fingerprint;
       return { records, fingerprint, seqs: eventList.map((e) => e.seq) };
     },
-    async fingerprint(taskIds) {
-      return (await fingerprintStatement(taskIds).first<{ fingerprint: string }>())!.fingerprint;
-    },
-    deletions(taskIds) {
+    fingerprintSql: TASK_FINGERPRINT,
+    notDueSql: NOT_DUE,
+    deletions(taskIds, guard) {
       const list = ids(taskIds);
       return [
-        ...TASK_CHILDREN.map(({ table }) => d1.prepare(`DELETE FROM ${table} WHERE task_id IN (SELECT value FROM json_each(?1))`).bind(list)),
-        deleteTaskEvents(d1, projectId, taskIds),
-        d1.prepare("DELETE FROM tasks WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2))").bind(projectId, list),
+        ...TASK_CHILDREN.map(({ table }) => d1.prepare(`DELETE FROM ${table} WHERE task_id IN (SELECT value FROM json_each(?1)) AND ${guard}`).bind(list)),
+        deleteTaskEvents(d1, projectId, taskIds, guard),
+        d1.prepare(`DELETE FROM tasks WHERE project_id = ?1 AND id IN (SELECT value FROM json_each(?2)) AND ${guard}`).bind(projectId, list),
       ];
     },
   };

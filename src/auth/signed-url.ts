@@ -19,19 +19,33 @@ export interface BlobGrant {
   size: number;
 }
 
+/** A project's history export (src/archive/exports.ts): its own audience, so a DataRef's URL never opens one, nor the reverse. */
+const EXPORT_AUDIENCE = "orchestratia-export";
+
 const key = (env: Env) => new TextEncoder().encode(env.JWT_SECRET);
 
-export async function signBlobUrl(env: Env, base: string, grant: BlobGrant): Promise<{ url: string; expires_at: string }> {
+async function sign(env: Env, audience: string, grant: BlobGrant) {
   const ttl = grant.method === "PUT" ? UPLOAD_URL_TTL_SECONDS : DOWNLOAD_URL_TTL_SECONDS;
   const exp = Math.floor(Date.now() / 1000) + ttl;
   const token = await new SignJWT({ m: grant.method, s: grant.size })
     .setProtectedHeader({ alg: "HS256" })
     .setSubject(grant.datarefId)
-    .setAudience(AUDIENCE)
+    .setAudience(audience)
     .setIssuer(env.JWT_ISSUER)
     .setExpirationTime(exp)
     .sign(key(env));
-  return { url: `${base}/api/v1/blobs/${grant.datarefId}?token=${token}`, expires_at: new Date(exp * 1000).toISOString() };
+  return { token, expires_at: new Date(exp * 1000).toISOString() };
+}
+
+export async function signBlobUrl(env: Env, base: string, grant: BlobGrant): Promise<{ url: string; expires_at: string }> {
+  const { token, expires_at } = await sign(env, AUDIENCE, grant);
+  return { url: `${base}/api/v1/blobs/${grant.datarefId}?token=${token}`, expires_at };
+}
+
+/** A download URL of one export's file. */
+export async function signExportUrl(env: Env, base: string, exportId: string, size: number): Promise<{ url: string; expires_at: string }> {
+  const { token, expires_at } = await sign(env, EXPORT_AUDIENCE, { datarefId: exportId, method: "GET", size });
+  return { url: `${base}/api/v1/exports/${exportId}?token=${token}`, expires_at };
 }
 
 export class BlobUrlRefused extends Error {
@@ -44,11 +58,16 @@ export class BlobUrlRefused extends Error {
 }
 
 /** Checks a blob URL's token for this object and method; throws BlobUrlRefused saying why not. */
-export async function verifyBlobUrl(env: Env, token: string | undefined, datarefId: string, method: BlobMethod): Promise<BlobGrant> {
+export const verifyBlobUrl = (env: Env, token: string | undefined, datarefId: string, method: BlobMethod) => verify(env, AUDIENCE, token, datarefId, method);
+
+/** Checks an export URL's token for this export; throws BlobUrlRefused saying why not. */
+export const verifyExportUrl = (env: Env, token: string | undefined, exportId: string) => verify(env, EXPORT_AUDIENCE, token, exportId, "GET");
+
+async function verify(env: Env, audience: string, token: string | undefined, datarefId: string, method: BlobMethod): Promise<BlobGrant> {
   if (!token) throw new BlobUrlRefused("The URL carries no token", 401);
   let payload;
   try {
-    ({ payload } = await jwtVerify(token, key(env), { algorithms: ["HS256"], audience: AUDIENCE, issuer: env.JWT_ISSUER }));
+    ({ payload } = await jwtVerify(token, key(env), { algorithms: ["HS256"], audience, issuer: env.JWT_ISSUER }));
   } catch (e) {
     throw new BlobUrlRefused(e instanceof errors.JWTExpired ? "The URL has expired; ask for a fresh one" : "The URL's signature is not valid", 401);
   }

@@ -28,9 +28,10 @@ export async function sweepExpired(env: RoomEnv, now = Date.now()) {
     env.DB.prepare("DELETE FROM registration_tokens WHERE expires_at < ?1").bind(expiredCutoff),
     env.DB.prepare("DELETE FROM telegram_link_codes WHERE expires_at < ?1").bind(new Date(now).toISOString()),
     // Deliveries that are over (delivered or given up) are kept a week for their log; their attempts go with them.
-    // Those of a project that archives are archived instead (src/archive/).
+    // Those of a project that archives are archived instead (src/archive/); those of a deleted project (the outbox has no
+    // foreign key) are swept as ever.
     env.DB.prepare(
-      `DELETE FROM outbox WHERE status != 'pending' AND created_at < ?1 AND project_id IN (SELECT p.id FROM projects p WHERE NOT ${archivingOn("p")})`,
+      `DELETE FROM outbox WHERE status != 'pending' AND created_at < ?1 AND project_id NOT IN (SELECT p.id FROM projects p WHERE ${archivingOn("p")})`,
     ).bind(expiredCutoff),
     env.DB.prepare("DELETE FROM usage_batches WHERE recorded_at < ?1").bind(new Date(now - KEEP_USAGE_BATCH_IDS_MS).toISOString()),
   ]);

@@ -9,9 +9,9 @@ export function completeDatarefRow(stored: Pick<DatarefRow, "id" | "projectId" |
   return { ...stored, status: "complete", createdAt: now, uploadExpiresAt: now, completedAt: now };
 }
 
-/** Removes every object a project stored in R2, its DataRefs' and its archives' (its rows go with the project through the foreign key). */
+/** Removes every object a project stored in R2, its DataRefs', archives' and exports' (its rows go with the project through the foreign key). */
 export async function deleteProjectBlobs(bucket: R2Bucket, projectId: string) {
-  for (const prefix of [`projects/${projectId}/`, `archives/${projectId}/`]) {
+  for (const prefix of [`projects/${projectId}/`, `archives/${projectId}/`, `exports/${projectId}/`]) {
     let cursor: string | undefined;
     do {
       const page = await bucket.list({ prefix, cursor });

@@ -103,6 +103,7 @@ export const PROBLEM_CODES = {
   SLACK_REFUSED: "Slack could not be reached or failed to answer (its Web API); `detail` says what happened.",
   DATABASE_UNAVAILABLE: "The database is not answering.",
   PROJECT_MOVING: "An admin is moving the project to another shard: its writes wait until the move ends. Retry after `Retry-After` seconds.",
+  ARCHIVE_UNAVAILABLE: "An archived object the answer needs is missing or unreadable in storage; `detail` names it. The hub logs it; try again later.",
   USAGE_NOT_RECORDED: "The project could not keep the export's usage just now, and nothing of it was kept: send it again (OTLP exporters retry by themselves).",
   INTERNAL_ERROR: "A failure inside the hub. `request_id` names it in the hub's logs; please report it.",
 } as const;

@@ -34,6 +34,15 @@ export class RoomArchiving {
       serialise: (work) => writer.serialise(work),
       forgetTasks: () => writer.forgetTasks(),
       permissionLogDays: permissionLogDays(env.PERMISSION_LOG_DAYS),
+      // In the room's storage: a run that dies with the room (out of memory) still counts.
+      attempts: {
+        bump: async (id) => {
+          const n = ((await storage.get<number>(`archiveAttempts:${id}`)) ?? 0) + 1;
+          await storage.put(`archiveAttempts:${id}`, n);
+          return n;
+        },
+        clear: (id) => storage.delete(`archiveAttempts:${id}`).then(() => undefined),
+      },
     });
   }
 

@@ -302,7 +302,9 @@ projectRoutes.get(
     tag: "Projects",
     summary: "List events",
     description:
-      "The project's event log after `since`, in seq order, at most `limit` at a time. Archived tasks' events (`archive_after_days`) are read from the archive, in the same order.",
+      "The project's event log after `since`, in seq order, at most `limit` at a time. Archived tasks' events (`archive_after_days`) are read from the archive, in the same order. " +
+      "A page reading the archive may hold fewer than `limit` while more follow (it bounds the archived objects it opens): page on with `next_since` until a page is empty. " +
+      "503 `ARCHIVE_UNAVAILABLE` when an archived object it needs is missing.",
     caller: "person",
     query: eventsQuery,
     responses: {

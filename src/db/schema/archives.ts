@@ -7,8 +7,12 @@ import { projects } from "./people";
 
 export const ARCHIVE_KINDS = ["tasks", "permission_log", "deliveries"] as const;
 export type ArchiveKind = (typeof ARCHIVE_KINDS)[number];
-/** How far a batch got: recorded (its rows named), put (the object written), verified (read back whole), done (D1 rows gone). */
-export const ARCHIVE_STEPS = ["recorded", "put", "verified", "done"] as const;
+/**
+ * How far a batch got: recorded (its rows named), put (the object written), verified (read back whole), done (D1 rows
+ * gone); or dropped (its rows stay in D1; its object and then it are deleted), or failed (it kept failing: set aside
+ * with its rows, which are tried again in a new batch a week later).
+ */
+export const ARCHIVE_STEPS = ["recorded", "put", "verified", "done", "dropped", "failed"] as const;
 export type ArchiveStep = (typeof ARCHIVE_STEPS)[number];
 
 export const archiveBatches = sqliteTable(
