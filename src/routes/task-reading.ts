@@ -170,7 +170,11 @@ export function getRoute({ r, describe, read, taskId }: TaskSurface) {
     read,
     async (c) => {
       const { format, project_id } = readQuery(c, getQuery);
-      const found = await liveOrArchived(c, taskId(c), async () => taskView1(c.var.db, (await taskByEitherId(c, taskId(c), project_id)).id));
+      // First the task: it names the shard the rest is read on (c.var.db is read after it).
+      const found = await liveOrArchived(c, taskId(c), async () => {
+        const { id } = await taskByEitherId(c, taskId(c), project_id);
+        return taskView1(c.var.db, id);
+      });
       const view = "live" in found ? found.live : await archivedView(c, found.archived);
       if (project_id && view.project_id !== project_id) throw notFound("Task");
       return c.json(format === "task-format" ? taskFormatView(view) : view);
