@@ -6,6 +6,7 @@ import type { Task } from "@a2a-js/sdk";
 import { RequestMalformedError, TaskNotFoundError } from "@a2a-js/sdk/errors";
 import { asc, inArray } from "drizzle-orm";
 import { linkPointers } from "../datarefs/pointers";
+import { dbOf } from "../db/client";
 import { interventions } from "../db/schema";
 import { taskViews } from "../views/task-queries";
 import { hubBaseUrl } from "../http/base-url";
@@ -74,7 +75,7 @@ export class ProjectTasks {
   /** The task with a download URL in each DataRef pointer of its result the caller may see, as the REST API answers it. */
   async linked(task: TaskView): Promise<TaskView> {
     if (!task.result) return task;
-    const scope = { project: this.projectId, visibility: visibilityOf(this.c) };
-    return { ...task, result: (await linkPointers(this.c.env, this.c.var.db, hubBaseUrl(this.c), task.result, scope)) as TaskView["result"] };
+    const scope = { project: this.projectId, visibility: visibilityOf(this.c), everyShard: true };
+    return { ...task, result: (await linkPointers(this.c.env, dbOf(this.c.env.DB), hubBaseUrl(this.c), task.result, scope)) as TaskView["result"] };
   }
 }

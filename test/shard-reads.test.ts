@@ -1,0 +1,142 @@
+/**
+ * A project an admin placed on DB_1: every path that finds its rows by an id alone (a DataRef, a session, an
+ * intervention, a client's own task id) or lists them across projects reads them on DB_1, not in the directory.
+ */
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { addMember, bootstrapAdmin, call, createUser, fetchUrl, registerAgent, until } from "./helpers";
+import { cli, expectOk, openSession, T } from "./task-world";
+
+let admin: string;
+let project: { id: string };
+let member: Awaited<ReturnType<typeof createUser>>;
+let worker: Awaited<ReturnType<typeof registerAgent>>;
+let session: string;
+
+beforeAll(async () => {
+  admin = await bootstrapAdmin();
+  project = (await expectOk(call("/api/v1/projects", { token: admin, body: { name: "On DB_1", shard: "DB_1" } }), 201)).json;
+  member = await createUser(admin, "member");
+  await addMember(admin, project.id, member.id);
+  worker = await registerAgent(admin, `w1-${crypto.randomUUID().slice(0, 6)}`);
+  session = await openSession(worker.apiKey, project.id, "worker");
+});
+
+/** Which local databases hold the row. */
+const holding = async (table: string, id: string) => {
+  const found: string[] = [];
+  for (const [name, d1] of [
+    ["DB", env.DB],
+    ["DB_1", env.DB_1!],
+  ] as const)
+    if (await d1.prepare(`SELECT 1 FROM ${table} WHERE id = ?1`).bind(id).first()) found.push(name);
+  return found;
+};
+
+/** A task of the project given to the worker's session and started. */
+async function running(body: Record<string, unknown> = {}) {
+  const created = await expectOk(call("/api/v1/tasks", { token: admin, body: { title: "On the shard", spec: "Do it", project_id: project.id, ...body } }), 201);
+  await expectOk(call(`/api/v1/tasks/${created.json.id}/assign`, { token: admin, body: { session_name: "worker" } }));
+  await expectOk(cli(worker.apiKey, "POST", `${T}/${created.json.id}/start`));
+  return created.json.id as string;
+}
+
+describe("a DataRef of a project on DB_1", () => {
+  it("is described, uploaded, downloaded and linked from its shard", async () => {
+    const bytes = new TextEncoder().encode("on the shard");
+    const made = await expectOk(call("/api/v1/server/datarefs", { apiKey: worker.apiKey, body: { project_id: project.id, size: bytes.byteLength } }), 201);
+    const id = made.json.dataref.id as string;
+    expect(await holding("datarefs", id)).toEqual(["DB_1"]);
+    const put = await fetchUrl(made.json.upload.url, { method: "PUT", body: bytes, headers: { "Content-Length": String(bytes.byteLength) } });
+    expect(put.status, await put.clone().text()).toBe(200);
+    expect(await put.json()).toMatchObject({ id, status: "complete" });
+    const meta = (await expectOk(call(`/api/v1/projects/${project.id}/datarefs/${id}`, { token: member.token }))).json;
+    expect(meta.status).toBe("complete");
+    const got = await fetchUrl(meta.download.url);
+    expect(got.status).toBe(200);
+    expect(await got.text()).toBe("on the shard");
+
+    // A result pointing to it is linked for a member, and written through the room only because it is the project's.
+    const task = await running();
+    const pointer = { $dataref: id, size: bytes.byteLength };
+    await expectOk(cli(worker.apiKey, "POST", `${T}/${task}/complete`, { result: { summary: "see the file", file: pointer } }));
+    const read = (await expectOk(call(`/api/v1/tasks/${task}`, { token: member.token }))).json;
+    expect(read.result.file.url).toEqual(expect.stringContaining(`/api/v1/blobs/${id}`));
+  });
+});
+
+describe("a session of a project on DB_1", () => {
+  it("is reported on, checked, shown in the status and closed by the server hosting it", async () => {
+    const task = await running();
+    const mcp = await expectOk(cli(worker.apiKey, "PATCH", `/api/v1/server/sessions/${session}/mcp-status`, { mcp_status: "written" }));
+    expect(mcp.json).toMatchObject({ id: session, mcp_status: "written" });
+    const checked = (await expectOk(cli(worker.apiKey, "GET", `${T}/check?session_id=${session}`))).json;
+    expect(checked.tasks.map((t: { id: string }) => t.id)).toContain(task);
+    const status = (await expectOk(cli(worker.apiKey, "GET", `/api/v1/server/status?session_id=${session}`))).json;
+    expect(status).toMatchObject({ session_id: session, project_id: project.id, project_name: "On DB_1" });
+    expect(status.tasks.map((t: { id: string }) => t.id)).toContain(task);
+    const other = await openSession(worker.apiKey, project.id, "closing");
+    const closed = await expectOk(cli(worker.apiKey, "DELETE", `/api/v1/server/sessions/${other}`));
+    expect(closed.json).toMatchObject({ id: other, status: "closed" });
+  });
+});
+
+describe("an intervention of a project on DB_1", () => {
+  it("is listed by project and among all a member sees, and answered by its id", async () => {
+    const task = await running();
+    const help = await expectOk(cli(worker.apiKey, "POST", `${T}/${task}/help`, { question: "which way?", intervention_type: "question" }));
+    const id = help.json.intervention_id as string;
+    expect(await holding("interventions", id)).toEqual(["DB_1"]);
+    const byProject = (await expectOk(call(`/api/v1/interventions?project_id=${project.id}`, { token: member.token }))).json;
+    expect(byProject.map((i: { id: string }) => i.id)).toContain(id);
+    const all = (await expectOk(call("/api/v1/interventions?status=pending", { token: member.token }))).json;
+    expect(all.map((i: { id: string }) => i.id)).toContain(id);
+    const answered = await expectOk(call(`/api/v1/interventions/${id}/respond`, { token: member.token, body: { response: "left" } }));
+    expect(answered.json).toMatchObject({ id, status: "responded", response: "left" });
+  });
+});
+
+describe("a task of a project on DB_1 known by its client's id", () => {
+  it("is read by that id", async () => {
+    const clientId = crypto.randomUUID();
+    const body = { id: clientId, type: "parse_recipe", payload: { url: "https://example.com" }, project_id: project.id };
+    const created = await expectOk(call(T, { apiKey: worker.apiKey, body }), 201);
+    const read = (await expectOk(call(`${T}/${clientId}`, { apiKey: worker.apiKey }))).json;
+    expect(read).toMatchObject({ id: created.json.id, client_id: clientId, project_id: project.id });
+  });
+});
+
+describe("a heartbeat", () => {
+  const copyOn = (d1: D1Database, id: string) =>
+    d1
+      .prepare("SELECT last_heartbeat, capabilities FROM servers WHERE id = ?1")
+      .bind(id)
+      .first<{ last_heartbeat: string | null; capabilities: string | null }>();
+
+  it("is copied to the other shards when a column changes, and its time once per half minute", async () => {
+    const server = await registerAgent(admin, `beat-${crypto.randomUUID().slice(0, 6)}`);
+    const beat = async (body: Record<string, unknown> = {}) =>
+      (await expectOk(call("/api/v1/servers/heartbeat", { apiKey: server.apiKey, body }))).json.server_time as string;
+    const bucket = (t: string) => Math.floor(Date.parse(t) / 30_000);
+    for (let i = 0; i < 2; i++) {
+      const [before, copied] = [(await copyOn(env.DB, server.id))!.last_heartbeat!, (await copyOn(env.DB_1!, server.id))!.last_heartbeat];
+      const now = await beat();
+      expect((await copyOn(env.DB, server.id))?.last_heartbeat).toBe(now);
+      // Within the half minute of the heartbeat before, the copy stays as it was; in a new one it takes this one.
+      const expected = bucket(now) === bucket(before) ? copied : now;
+      await until(
+        () => copyOn(env.DB_1!, server.id),
+        (c) => c?.last_heartbeat === expected,
+        `heartbeat ${i}'s copy`,
+      );
+    }
+    // New capabilities are copied at once.
+    await beat({ capabilities: { max_concurrent_tasks: 3 } });
+    const copied = await until(
+      () => copyOn(env.DB_1!, server.id),
+      (c) => (c?.capabilities ?? "").includes('"max_concurrent_tasks":3'),
+      "the capabilities' copy",
+    );
+    expect(JSON.parse(copied!.capabilities!)).toMatchObject({ max_concurrent_tasks: 3 });
+  });
+});
