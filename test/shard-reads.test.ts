@@ -6,6 +6,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { addMember, bootstrapAdmin, call, createUser, fetchUrl, registerAgent, until } from "./helpers";
 import { cli, expectOk, openSession, T } from "./task-world";
+import { rpc } from "./a2a-client";
 
 let admin: string;
 let project: { id: string };
@@ -138,5 +139,20 @@ describe("a heartbeat", () => {
       "the capabilities' copy",
     );
     expect(JSON.parse(copied!.capabilities!)).toMatchObject({ max_concurrent_tasks: 3 });
+  });
+});
+
+describe("the A2A agent of a project on DB_1", () => {
+  it("makes a task from a message and reads it back, with its list, from the shard", async () => {
+    const a2a = async (method: string, params: unknown) => {
+      const reply = await rpc(project.id, member.token, { jsonrpc: "2.0", id: 1, method, params });
+      expect(reply.body.error, JSON.stringify(reply.body)).toBeUndefined();
+      return reply.body.result;
+    };
+    const message = { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text: "Work on the shard" }] };
+    const { task } = await a2a("SendMessage", { message, configuration: { returnImmediately: true } });
+    expect(await holding("tasks", task.id)).toEqual(["DB_1"]);
+    expect((await a2a("GetTask", { id: task.id })).id).toBe(task.id);
+    expect((await a2a("ListTasks", {})).tasks.map((t: { id: string }) => t.id)).toContain(task.id);
   });
 });

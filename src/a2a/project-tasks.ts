@@ -6,6 +6,7 @@ import type { Task } from "@a2a-js/sdk";
 import { RequestMalformedError, TaskNotFoundError } from "@a2a-js/sdk/errors";
 import { asc, inArray } from "drizzle-orm";
 import { linkPointers } from "../datarefs/pointers";
+import { DIRECTORY, shardD1 } from "../db/shards";
 import { dbOf } from "../db/client";
 import { interventions } from "../db/schema";
 import { taskViews } from "../views/task-queries";
@@ -22,6 +23,8 @@ export class ProjectTasks {
   constructor(
     private readonly c: HubContext,
     private readonly projectId: string,
+    /** The shard the project's rows live on. */
+    private readonly shard: string = DIRECTORY,
   ) {}
 
   /** A task of this project (any other id is not found here). */
@@ -32,7 +35,9 @@ export class ProjectTasks {
   /** A task of this project and the seq after which the room's events change it (room-events.ts snapshotOf). */
   async snapshot(id: string | undefined): Promise<{ task: TaskView; since: number }> {
     if (!isUuid(id ?? "")) return { task: this.ofProject(id, undefined), since: 0 };
-    const { task, since } = await snapshotOf(this.c.var.db, this.c.env.DB, this.projectId, id!);
+    // One transaction on the project's shard.
+    const d1 = this.shard === DIRECTORY ? this.c.env.DB : shardD1(this.c.env, this.shard);
+    const { task, since } = await snapshotOf(this.c.var.db, d1, this.projectId, id!);
     return { task: this.ofProject(id, task ?? (await this.archived(id!))), since };
   }
 
