@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { addMember, bootstrapAdmin, call, createUser, fetchUrl, registerAgent, until } from "./helpers";
 import { cli, expectOk, openSession, T } from "./task-world";
 import { rpc } from "./a2a-client";
+import { upsertStatements } from "../src/db/row-copy";
 
 let admin: string;
 let project: { id: string };
@@ -154,5 +155,22 @@ describe("the A2A agent of a project on DB_1", () => {
     expect(await holding("tasks", task.id)).toEqual(["DB_1"]);
     expect((await a2a("GetTask", { id: task.id })).id).toBe(task.id);
     expect((await a2a("ListTasks", {})).tasks.map((t: { id: string }) => t.id)).toContain(task.id);
+  });
+});
+
+describe("rows a move left behind on another shard", () => {
+  it("are not listed twice to a caller of every project", async () => {
+    const onDb = (await expectOk(call("/api/v1/projects", { token: admin, body: { name: "Moved to DB", shard: "DB" } }), 201)).json;
+    const created = await expectOk(call("/api/v1/tasks", { token: admin, body: { title: "Once only", spec: "Do it", project_id: onDb.id } }), 201);
+    // The old copies on DB_1 of a project moved to DB, not yet deleted.
+    for (const table of ["projects", "tasks"]) {
+      const row = (await env.DB.prepare(`SELECT * FROM ${table} WHERE id = ?1`)
+        .bind(table === "projects" ? onDb.id : created.json.id)
+        .first())!;
+      await env.DB_1!.batch(upsertStatements(env.DB_1!, table, ["id"], [row]));
+    }
+    expect(await holding("tasks", created.json.id)).toEqual(["DB", "DB_1"]);
+    const listed = (await expectOk(call("/api/v1/tasks?limit=200", { token: admin }))).json.tasks as { id: string }[];
+    expect(listed.filter((t) => t.id === created.json.id)).toHaveLength(1);
   });
 });
