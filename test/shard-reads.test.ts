@@ -8,6 +8,7 @@ import { addMember, bootstrapAdmin, call, createUser, fetchUrl, registerAgent, u
 import { cli, expectOk, openSession, T } from "./task-world";
 import { rpc } from "./a2a-client";
 import { upsertStatements } from "../src/db/row-copy";
+import { mirrorServers } from "../src/db/shard-mirrors";
 
 let admin: string;
 let project: { id: string };
@@ -140,6 +141,24 @@ describe("a heartbeat", () => {
       "the capabilities' copy",
     );
     expect(JSON.parse(copied!.capabilities!)).toMatchObject({ max_concurrent_tasks: 3 });
+  });
+});
+
+describe("a heartbeat whose copy fails", () => {
+  it("is answered, and the copy is made again by the hourly sweep", async () => {
+    const server = await registerAgent(admin, `fail-${crypto.randomUUID().slice(0, 6)}`);
+    const trigger = `refuse_${server.id.replaceAll("-", "")}`;
+    await env.DB_1!.prepare(`CREATE TRIGGER ${trigger} BEFORE UPDATE ON servers WHEN NEW.id = '${server.id}' BEGIN SELECT RAISE(ABORT, 'refused'); END`).run();
+    try {
+      await expectOk(call("/api/v1/servers/heartbeat", { apiKey: server.apiKey, body: { capabilities: { max_concurrent_tasks: 7 } } }));
+      const copy = () => env.DB_1!.prepare("SELECT capabilities FROM servers WHERE id = ?1").bind(server.id).first<{ capabilities: string | null }>();
+      expect((await copy())?.capabilities ?? "").not.toContain('"max_concurrent_tasks":7');
+      await env.DB_1!.prepare(`DROP TRIGGER ${trigger}`).run();
+      await mirrorServers(env);
+      expect(JSON.parse((await copy())!.capabilities!)).toMatchObject({ max_concurrent_tasks: 7 });
+    } finally {
+      await env.DB_1!.prepare(`DROP TRIGGER IF EXISTS ${trigger}`).run();
+    }
   });
 });
 
