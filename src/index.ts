@@ -1,5 +1,7 @@
 /** Worker entry: the HTTP app, the housekeeping cron, and the Durable Object classes. */
 import { DIRECTORY, shardD1, shardNames } from "./db/shards";
+import { mirrorServers } from "./db/shard-mirrors";
+import { logError } from "./runtime/log";
 import { buildApp } from "./app";
 import { answerKnownEmptyPoll, polledList } from "./files/file-polls";
 import {
@@ -43,5 +45,7 @@ export default {
       ctx.waitUntil(expirePermissionLog(on));
       ctx.waitUntil(wakeRoomsToArchive(on));
     }
+    // The servers' copies on the other shards made again, for any a failed write left behind.
+    ctx.waitUntil(mirrorServers(env).catch((e: unknown) => logError("copying the servers to the shards failed", { operation: "sweep" }, e)));
   },
 } satisfies ExportedHandler<WorkerEnv>;

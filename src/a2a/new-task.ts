@@ -28,7 +28,7 @@ export async function createFromMessage(c: HubContext, projectId: string, messag
   const check = checkTaskProtocol({ structured_spec: fields.structuredSpec, requirements: fields.requirements });
   if (!check.ok) throw new RequestMalformedError(`the message's data parts: ${fieldsText(check.errors)}`);
   // A DataRef pointer in a message must name one of the project's, as in any body the REST API takes.
-  const foreign = await pointerErrors(c.var.db, projectId, fields.payload, ["message"]);
+  const foreign = await pointerErrors(c.var.db, projectId, fields.payload, ["message"], c.env);
   if (foreign.length) throw new RequestMalformedError(fieldsText(foreign));
   const traceparent = parseTraceparent(c.req.header("traceparent"))?.traceparent ?? beginTrace().traceparent;
   const clientRequestHash = await sha256Hex(canonicalJson(fields.payload));

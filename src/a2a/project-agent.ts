@@ -67,7 +67,7 @@ export class ProjectAgent implements A2ARequestHandler {
     const surface = caller.audience === "person" ? "/api/v1" : "/api/v1/server";
     this.tasksPath = `${surface}/tasks`;
     this.interventionsPath = `${surface}/interventions`;
-    this.tasks = new ProjectTasks(c, project.id);
+    this.tasks = new ProjectTasks(c, project.id, project.shard);
     this.watch = { env: c.env, projectId: project.id, tasks: this.tasks, listener: caller.listener, gone: this.gone.signal };
   }
 

@@ -6,6 +6,8 @@ import type { Task } from "@a2a-js/sdk";
 import { RequestMalformedError, TaskNotFoundError } from "@a2a-js/sdk/errors";
 import { asc, inArray } from "drizzle-orm";
 import { linkPointers } from "../datarefs/pointers";
+import { DIRECTORY, shardD1 } from "../db/shards";
+import { dbOf } from "../db/client";
 import { interventions } from "../db/schema";
 import { taskViews } from "../views/task-queries";
 import { hubBaseUrl } from "../http/base-url";
@@ -21,6 +23,8 @@ export class ProjectTasks {
   constructor(
     private readonly c: HubContext,
     private readonly projectId: string,
+    /** The shard the project's rows live on. */
+    private readonly shard: string = DIRECTORY,
   ) {}
 
   /** A task of this project (any other id is not found here). */
@@ -31,7 +35,9 @@ export class ProjectTasks {
   /** A task of this project and the seq after which the room's events change it (room-events.ts snapshotOf). */
   async snapshot(id: string | undefined): Promise<{ task: TaskView; since: number }> {
     if (!isUuid(id ?? "")) return { task: this.ofProject(id, undefined), since: 0 };
-    const { task, since } = await snapshotOf(this.c.var.db, this.c.env.DB, this.projectId, id!);
+    // One transaction on the project's shard.
+    const d1 = this.shard === DIRECTORY ? this.c.env.DB : shardD1(this.c.env, this.shard);
+    const { task, since } = await snapshotOf(this.c.var.db, d1, this.projectId, id!);
     return { task: this.ofProject(id, task ?? (await this.archived(id!))), since };
   }
 
@@ -74,7 +80,7 @@ export class ProjectTasks {
   /** The task with a download URL in each DataRef pointer of its result the caller may see, as the REST API answers it. */
   async linked(task: TaskView): Promise<TaskView> {
     if (!task.result) return task;
-    const scope = { project: this.projectId, visibility: visibilityOf(this.c) };
-    return { ...task, result: (await linkPointers(this.c.env, this.c.var.db, hubBaseUrl(this.c), task.result, scope)) as TaskView["result"] };
+    const scope = { project: this.projectId, visibility: visibilityOf(this.c), everyShard: true };
+    return { ...task, result: (await linkPointers(this.c.env, dbOf(this.c.env.DB), hubBaseUrl(this.c), task.result, scope)) as TaskView["result"] };
   }
 }

@@ -9,7 +9,7 @@ import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server";
 import { ContentTypeNotSupportedError, RequestMalformedError } from "@a2a-js/sdk/errors";
 import { JsonRpcTransportHandler, defaultServerCallContextBuilder, validateVersion, type User } from "@a2a-js/sdk/server";
 import { Hono } from "hono";
-import { projectFor } from "../auth/access";
+import { projectDataFor, projectFor } from "../auth/access";
 import { apiKeyOf, bearerToken, serverForApiKey, signInWithToken } from "../middleware/guards";
 import { sha256Hex } from "../auth/secrets";
 import { hubBaseUrl } from "../http/base-url";
@@ -163,7 +163,8 @@ export function a2aRoutes(app: Hono<HubEnv>) {
   /** The project's agent as this caller may use it (404 when they cannot see the project). */
   async function agentFor(c: HubContext) {
     const caller = await callerOf(c);
-    const project = await projectFor(c, c.req.param("projectId")!);
+    // The project's rows are read on its shard from here on.
+    const project = await projectDataFor(c, c.req.param("projectId")!);
     return { caller, project, agent: new ProjectAgent(app, c, project, endpointOf(c, project.id), caller) };
   }
 

@@ -7,11 +7,12 @@
  * DataRefs of the project of the object carrying them (`linkPointers`), so one stored before these rules, or
  * written around them, is never signed for anyone outside its project.
  */
-import { sql, type SQL } from "drizzle-orm";
+import { sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { signBlobUrl } from "../auth/signed-url";
 import type { ProjectRole } from "../auth/roles";
 import type { Db } from "../db/client";
-import { datarefs } from "../db/schema";
+import { datarefs, projects } from "../db/schema";
+import { onEveryShard, shardNames } from "../db/shards";
 import type { Env } from "../runtime/env";
 import type { FieldError } from "../protocol/field-errors";
 import { isPlainObject } from "../domain/plain-object";
@@ -74,14 +75,18 @@ export function pointersIn(value: unknown): PointerAt[] {
 
 /** Who may see which project: the caller's membership of a DataRef's project as SQL, and the rule that decides with it. */
 export interface Visibility {
-  member: (projectIdColumn: typeof datarefs.projectId) => SQL;
+  member: (projectIdColumn: AnyColumn) => SQL;
   sees: (projectId: string, membership: ProjectRole | null) => boolean;
 }
 
-/** The project of each of these DataRefs that exists, in one query (none for no ids); with `visibility`, only those the caller may see. */
-export async function datarefOwners(db: Db, ids: Iterable<string>, visibility?: Visibility): Promise<Map<string, string>> {
+/**
+ * The project of each of these DataRefs that exists, in one query (none for no ids); with `visibility`, only those the
+ * caller may see. With `everyShard`, `db` is the directory and each shard is asked (a DataRef lives on its project's).
+ */
+export async function datarefOwners(db: Db, ids: Iterable<string>, visibility?: Visibility, everyShard?: Env): Promise<Map<string, string>> {
   const list = [...ids];
   if (list.length === 0) return new Map();
+  if (everyShard && shardNames(everyShard).length > 1) return ownersOnShards(everyShard, db, list, visibility);
   const member = visibility ? visibility.member(datarefs.projectId) : sql`NULL`;
   const rows = await db.all<{ id: string; project_id: string; member: ProjectRole | null }>(
     sql`SELECT id, project_id, ${member} AS member FROM datarefs WHERE id IN (SELECT value FROM json_each(${JSON.stringify(list)}))`,
@@ -90,16 +95,38 @@ export async function datarefOwners(db: Db, ids: Iterable<string>, visibility?: 
   return new Map(seen.map((r) => [r.id, r.project_id]));
 }
 
+/** datarefOwners over every shard at once, then the caller's memberships of their projects from the directory. */
+async function ownersOnShards(env: Env, directory: Db, list: string[], visibility?: Visibility): Promise<Map<string, string>> {
+  const answers = await onEveryShard(env, (d1) =>
+    d1
+      .prepare("SELECT id, project_id FROM datarefs WHERE id IN (SELECT value FROM json_each(?1))")
+      .bind(JSON.stringify(list))
+      .all<{ id: string; project_id: string }>(),
+  );
+  const rows = answers.flatMap((a) => a.results);
+  if (!visibility || rows.length === 0) return new Map(rows.map((r) => [r.id, r.project_id]));
+  const projectIds = [...new Set(rows.map((r) => r.project_id))];
+  const members = await directory.all<{ id: string; member: ProjectRole | null }>(
+    sql`SELECT id, ${visibility.member(projects.id)} AS member FROM projects WHERE id IN (SELECT value FROM json_each(${JSON.stringify(projectIds)}))`,
+  );
+  const membership = new Map(members.map((m) => [m.id, m.member]));
+  return new Map(
+    rows.filter((r) => membership.has(r.project_id) && visibility.sees(r.project_id, membership.get(r.project_id)!)).map((r) => [r.id, r.project_id]),
+  );
+}
+
 /** The same words for a DataRef of another project and for one that does not exist: the refusal tells neither apart. */
 export const FOREIGN_POINTER = "must point to a DataRef of this project (no such DataRef here)";
 
 /** Where a value written into a project points outside it (or nowhere), each named by its path under `prefix`. */
-export async function pointerErrors(db: Db, projectId: string, value: unknown, prefix: JsonPath = []): Promise<FieldError[]> {
+export async function pointerErrors(db: Db, projectId: string, value: unknown, prefix: JsonPath = [], everyShard?: Env): Promise<FieldError[]> {
   const pointers = pointersIn(value);
   if (pointers.length === 0) return [];
   const owners = await datarefOwners(
     db,
     pointers.flatMap((p) => (p.id === null ? [] : [p.id])),
+    undefined,
+    everyShard,
   );
   return pointers
     .filter((p) => p.id === null || owners.get(p.id) !== projectId)
@@ -136,9 +163,9 @@ export async function linkPointers(
   db: Db,
   base: string,
   value: unknown,
-  scope: { project: string | null; visibility?: Visibility },
+  scope: { project: string | null; visibility?: Visibility; everyShard?: boolean },
 ): Promise<unknown> {
   const ids = pointedTo(value);
   if (ids.size === 0) return value;
-  return withDownloadUrls(env, base, value, await datarefOwners(db, ids, scope.visibility), scope.project);
+  return withDownloadUrls(env, base, value, await datarefOwners(db, ids, scope.visibility, scope.everyShard ? env : undefined), scope.project);
 }

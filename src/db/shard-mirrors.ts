@@ -44,3 +44,21 @@ export async function settingsToDirectory(env: Env, project: { id: string; shard
   const copy = await shardD1(env, project.shard).prepare("SELECT settings, updated_at FROM projects WHERE id = ?1").bind(project.id).first<Row>();
   if (copy) await env.DB.prepare("UPDATE projects SET settings = ?2, updated_at = ?3 WHERE id = ?1").bind(project.id, copy.settings, copy.updated_at).run();
 }
+
+/**
+ * How far the shards' copy of a server's heartbeat may lag the directory's: rooms on other shards read it to see the
+ * server online (90 s) and its leases live (minutes), so a copy per half minute serves them without a write to every
+ * shard on every heartbeat.
+ */
+export const HEARTBEAT_MIRROR_MS = 30_000;
+
+/** Whether a heartbeat at `now` after one at `before` is copied to the shards: once per HEARTBEAT_MIRROR_MS. */
+export const heartbeatToMirror = (before: string | null, now: string) =>
+  before === null || Math.floor(Date.parse(before) / HEARTBEAT_MIRROR_MS) !== Math.floor(Date.parse(now) / HEARTBEAT_MIRROR_MS);
+
+/** Every server's row copied to every other shard: the hourly sweep's repair of a copy a failed write left stale. */
+export async function mirrorServers(env: Env) {
+  const { results } = await env.DB.prepare("SELECT * FROM servers").all<Row>();
+  if (results.length === 0) return;
+  await Promise.all(others(env).map((shard) => shardD1(env, shard).batch(upsertStatements(shardD1(env, shard), "servers", ["id"], results))));
+}

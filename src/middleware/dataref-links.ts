@@ -12,6 +12,7 @@ import { sql } from "drizzle-orm";
 import { accessOf, membershipOf } from "../auth/access";
 import { linkPointers, pointedTo, type Visibility } from "../datarefs/pointers";
 import { hubBaseUrl } from "../http/base-url";
+import { dbOf } from "../db/client";
 import type { HubContext, HubEnv } from "../http/context";
 
 /** What the caller may see; without a caller, nothing. */
@@ -40,7 +41,9 @@ export const datarefLinks = createMiddleware<HubEnv>(async (c, next) => {
   if (!type.includes("json") || type.startsWith("application/problem+json")) return;
   const text = await c.res.clone().text();
   if (!text.includes('"$dataref"')) return;
-  const body = await linkPointers(c.env, c.var.db, hubBaseUrl(c), JSON.parse(text), { project: c.var.logProject ?? null, visibility: visibilityOf(c) });
+  // The DataRefs are looked for on every shard; the caller's memberships in the directory.
+  const scope = { project: c.var.logProject ?? null, visibility: visibilityOf(c), everyShard: true };
+  const body = await linkPointers(c.env, dbOf(c.env.DB), hubBaseUrl(c), JSON.parse(text), scope);
   const headers = new Headers(c.res.headers);
   headers.delete("Content-Length");
   c.res = new Response(JSON.stringify(body), { status: c.res.status, headers });

@@ -6,7 +6,8 @@
  * (their daemons see an error) and loses nothing that was acknowledged.
  */
 import { DurableObject } from "cloudflare:workers";
-import { insertLogRows, type LogRow } from "../db/permission-log";
+import { insertLogRows, type LogBatch, type LogRow } from "../db/permission-log";
+import { DIRECTORY, homeOf, shardD1 } from "../db/shards";
 import type { PermissionSource } from "../db/schema";
 import type { Env } from "../runtime/env";
 import { laneStub } from "../integrations/client";
@@ -90,7 +91,7 @@ export class PermissionLogWriter extends DurableObject<WriterEnv> {
     const now = rows.reduce((latest, row) => (row[13] > latest ? row[13] : latest), "");
     try {
       // Denied calls are told of as the hook logs them; the telemetry's are only listed.
-      const { also, rowsWritten, telemetryKept } = await insertLogRows(this.env.DB, { hook, telemetry }, deniedNotices(this.env.DB, hook, now));
+      const { also, rowsWritten, telemetryKept } = await this.insert({ hook, telemetry }, now);
       // Each post is billed its share of the batch.
       for (const { post, rows: part } of parts) post.rowsWritten += (rowsWritten * part.length) / rows.length;
       if (hook.length + telemetryKept > 0) this.announce(rows, hook.length + telemetryKept);
@@ -109,6 +110,20 @@ export class PermissionLogWriter extends DurableObject<WriterEnv> {
       this.waiting = this.waiting.filter((post) => !failed.has(post));
       for (const post of failed) post.failed(e);
     }
+  }
+
+  /**
+   * The batch written on the project's shard (asked of the directory each batch, so a move is followed at once). The
+   * notices of denied calls go to the people's chats, whose outbox is the directory's: in the same transaction when the
+   * project lives there, else once the entries are committed.
+   */
+  private async insert(batch: LogBatch, now: string) {
+    const projectId = (batch.hook[0] ?? batch.telemetry[0])![1];
+    const shard = await homeOf(this.env, projectId);
+    if (shard === DIRECTORY) return insertLogRows(this.env.DB, batch, deniedNotices(this.env.DB, batch.hook, now));
+    const written = await insertLogRows(shardD1(this.env, shard), batch);
+    const notices = deniedNotices(this.env.DB, batch.hook, now);
+    return { ...written, also: notices.length > 0 ? await this.env.DB.batch(notices) : [] };
   }
 
   /** The room's dashboards hear how many entries arrived and the newest one's time; best effort. */

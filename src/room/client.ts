@@ -41,7 +41,7 @@ export const roomStub = (env: Env, projectId: string) => countedStub(env.PROJECT
  */
 export async function runInRoom(c: HubContext, projectId: string, command: RoomCommand, withView = false, actor: RoomActor = roomActor(c)) {
   if (c.var.pointingBody !== undefined) {
-    const foreign = await pointerErrors(c.var.db, projectId, c.var.pointingBody);
+    const foreign = await pointerErrors(c.var.db, projectId, c.var.pointingBody, [], c.env);
     if (foreign.length > 0) throw validationFailed(foreign);
   }
   c.set("roomOutcome", "asked");
@@ -53,8 +53,9 @@ export async function runInRoom(c: HubContext, projectId: string, command: RoomC
   c.set("roomOutcome", result.ok ? "committed" : "refused");
   // The room wrote on the primary: the request's later reads, and the caller's next request, see that write.
   c.var.d1Session?.caughtUpTo(result.bookmark);
-  // The project lives on another shard: the rest of the request reads its rows there.
-  if (result.shard) c.set("db", shardDb(c.env, result.shard));
+  // The rest of the request reads the project's rows on the shard its room names: another shard, or the directory's
+  // (when this request had read an old shard from a memory the project's move left stale).
+  c.set("db", result.shard ? shardDb(c.env, result.shard) : dbOf(c.env.DB));
   rememberShard(projectId, result.shard ?? DIRECTORY);
   if (result.ok && result.taskId) {
     c.set("logTask", result.taskId);

@@ -1,14 +1,14 @@
 /** The agent surface's view of servers and sessions (`/api/v1/server/...`, API key). */
-import { listSessionsOnShards } from "../views/shard-lists";
-import { and, eq } from "drizzle-orm";
+import { listSessionsOnShards, listTasksOnShards, sessionOnShards } from "../views/shard-lists";
+import { dbOf } from "../db/client";
+import { eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
 import { taskSchema } from "../views/tasks";
 import { projectFor, scopesOverlap } from "../auth/access";
 import { agent, currentServer } from "../middleware/guards";
 import type { SessionRow } from "../db/client";
-import { MCP_STATUSES, projects, servers, sessions } from "../db/schema";
-import { listTasks } from "../views/task-queries";
+import { MCP_STATUSES, projects, servers } from "../db/schema";
 import { UNFINISHED } from "./task-reading";
 import { readJson, readQuery } from "../http/body";
 import type { HubEnv } from "../http/context";
@@ -141,7 +141,7 @@ agentSessionRoutes.delete(
   agent,
   async (c) => {
     const me = currentServer(c);
-    const session = await c.var.db.query.sessions.findFirst({ where: eq(sessions.id, c.req.param("id")) });
+    const session = await sessionOnShards(c.env, c.var.db, c.req.param("id"));
     if (!session || !scopesOverlap(me.projectIds ?? null, [session.projectId])) throw notFound("Session");
     if (session.serverId !== me.id) throw forbidden("Only the server that hosts a session can close it");
     const { data } = await runInRoom(c, session.projectId, { op: "session_status", sessionId: session.id, serverName: me.name, change: { status: "closed" } });
@@ -169,7 +169,8 @@ agentSessionRoutes.patch(
   async (c) => {
     const me = currentServer(c);
     const body = await readJson(c, mcpReport);
-    const session = await c.var.db.query.sessions.findFirst({ where: and(eq(sessions.id, c.req.param("id")), eq(sessions.serverId, me.id)) });
+    const found = await sessionOnShards(c.env, c.var.db, c.req.param("id"));
+    const session = found?.serverId === me.id ? found : undefined;
     if (!session || !scopesOverlap(me.projectIds ?? null, [session.projectId])) throw notFound("Session");
     const { data } = await runInRoom(c, session.projectId, {
       op: "session_mcp_status",
@@ -199,10 +200,11 @@ agentSessionRoutes.get(
   async (c) => {
     const me = currentServer(c);
     const { session_id } = readQuery(c, statusQuery);
-    const session = session_id ? await c.var.db.query.sessions.findFirst({ where: eq(sessions.id, session_id) }) : undefined;
+    const session = session_id ? await sessionOnShards(c.env, c.var.db, session_id) : undefined;
     if (session_id && (!session || !scopesOverlap(me.projectIds ?? null, [session.projectId]))) throw notFound("Session");
-    const project = session ? await c.var.db.query.projects.findFirst({ where: eq(projects.id, session.projectId) }) : undefined;
-    const { tasks } = await listTasks(c.var.db, {
+    // The project's name from the directory; the work from the shards the server's projects live on.
+    const project = session ? await dbOf(c.env.DB).query.projects.findFirst({ where: eq(projects.id, session.projectId) }) : undefined;
+    const { tasks } = await listTasksOnShards(c.env, c.var.db, {
       projectIds: me.projectIds ?? null,
       statuses: UNFINISHED,
       ...(session ? { forSession: session.id } : { assignedServerId: me.id }),

@@ -9,6 +9,7 @@ import { projectFor } from "../auth/access";
 import { person } from "../middleware/guards";
 import { nowIso } from "../db/client";
 import { recentLogEntries } from "../db/permission-log";
+import { readOnShards } from "../views/shard-lists";
 import { approvalRules } from "../db/schema";
 import { previewAmong } from "../domain/hook-match";
 import { readJson } from "../http/body";
@@ -70,7 +71,10 @@ export function previewRoute(people: Hono<HubEnv>) {
       const [rows, active] = await Promise.all([
         projectIds?.length === 0
           ? []
-          : recentLogEntries(c.var.db, { projectIds, serverId: rule.scope_type === "server" ? scopeId! : undefined, since, limit: PREVIEW_SCAN + 1 }),
+          : // Each shard the projects live on, at once; the newest of all.
+            readOnShards(c.env, c.var.db, projectIds, (db, ids) =>
+              recentLogEntries(db, { projectIds: ids, serverId: rule.scope_type === "server" ? scopeId! : undefined, since, limit: PREVIEW_SCAN + 1 }),
+            ).then((lists) => lists.flat().sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1))),
         c.var.db.select().from(approvalRules).where(eq(approvalRules.isActive, true)),
       ]);
       const scanned = rows.slice(0, PREVIEW_SCAN);

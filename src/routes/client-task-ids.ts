@@ -9,6 +9,8 @@ import { tasks } from "../db/schema";
 import { inJsonList } from "../db/sql";
 import type { HubContext } from "../http/context";
 import { conflict, notFound } from "../http/problem";
+import { readOnShards } from "../views/shard-lists";
+import { DIRECTORY, shardDb } from "../db/shards";
 
 /** How many projects an ambiguous id's refusal names. */
 const LISTED = 20;
@@ -22,12 +24,16 @@ export async function taskByClientId(c: HubContext, clientId: string, projectId?
   if (projectId && visible && !visible.includes(projectId)) throw notFound("Task");
   const scope = projectId ? [projectId] : visible;
   if (scope?.length === 0) throw notFound("Task");
-  const rows = await c.var.db
-    .select({ id: tasks.id, projectId: tasks.projectId })
-    .from(tasks)
-    // Each project is looked up by its (project_id, client_id) index, all of them too when the caller sees every project.
-    .where(and(scope ? inJsonList(tasks.projectId, scope) : sql`${tasks.projectId} IN (SELECT id FROM projects)`, eq(tasks.clientId, clientId)))
-    .limit(LISTED);
+  // Each shard the projects live on, at once.
+  const lists = await readOnShards(c.env, c.var.db, scope, (db, ids, shard) =>
+    db
+      .select({ id: tasks.id, projectId: tasks.projectId, shard: sql<string>`${shard}` })
+      .from(tasks)
+      // Each project is looked up by its (project_id, client_id) index, all of them too when the caller sees every project.
+      .where(and(ids ? inJsonList(tasks.projectId, ids) : sql`${tasks.projectId} IN (SELECT id FROM projects)`, eq(tasks.clientId, clientId)))
+      .limit(LISTED),
+  );
+  const rows = lists.flat().slice(0, LISTED);
   const [only] = rows;
   if (!only) throw notFound("Task");
   if (rows.length > 1) {
@@ -35,5 +41,7 @@ export async function taskByClientId(c: HubContext, clientId: string, projectId?
       project_ids: rows.map((r) => r.projectId),
     });
   }
-  return only;
+  // The rest of the request reads the task's rows on its project's shard.
+  if (only.shard !== DIRECTORY) c.set("db", shardDb(c.env, only.shard));
+  return { id: only.id, projectId: only.projectId };
 }

@@ -13,6 +13,8 @@ import { putComputingSha256 } from "../datarefs/hashing-put";
 import { agent, person } from "../middleware/guards";
 import { BlobUrlRefused, signBlobUrl, UPLOAD_URL_TTL_SECONDS, verifyBlobUrl } from "../auth/signed-url";
 import { nowIso } from "../db/client";
+import { DIRECTORY, shardDb } from "../db/shards";
+import { findOnShards } from "../views/shard-lists";
 import { datarefs } from "../db/schema";
 import { parseByteRange } from "../domain/byte-range";
 import { readJson } from "../http/body";
@@ -72,9 +74,25 @@ async function createDataref(c: HubContext, projectIdFromPath?: string) {
   return c.json({ dataref: datarefView(row), upload: { method: "PUT" as const, ...upload } }, 201);
 }
 
+/**
+ * A DataRef by its id alone, on the shard its project lives on; from here on the request reads and writes its row
+ * there (`c.var.db`).
+ */
+async function datarefOnShards(c: HubContext, id: string): Promise<DatarefRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  const at = await findOnShards(
+    c.env,
+    c.var.db,
+    (db) => db.query.datarefs.findFirst({ where: eq(datarefs.id, id) }),
+    (d) => d.projectId,
+  );
+  if (at && at.shard !== DIRECTORY) c.set("db", shardDb(c.env, at.shard));
+  return at?.found;
+}
+
 /** A DataRef's metadata, with a fresh download URL once its bytes are in. */
 async function describeDataref(c: HubContext, id: string, projectIdFromPath?: string) {
-  const row = isUuid(id) ? await c.var.db.query.datarefs.findFirst({ where: eq(datarefs.id, id) }) : undefined;
+  const row = await datarefOnShards(c, id);
   if (!row || (projectIdFromPath && row.projectId !== projectIdFromPath)) throw notFound("DataRef");
   try {
     await projectDataFor(c, row.projectId);
@@ -189,7 +207,7 @@ blobRoutes.put(
   async (c) => {
     const id = c.req.param("id");
     const grant = await verifyBlobUrl(c.env, c.req.query("token"), id, "PUT").catch(refused);
-    const row = await c.var.db.query.datarefs.findFirst({ where: eq(datarefs.id, id) });
+    const row = await datarefOnShards(c, id);
     if (!row) throw notFound("DataRef");
     if (row.status === "complete") throw conflict("This DataRef is complete and immutable; create a new one", "DATAREF_IMMUTABLE");
     const declared = Number(c.req.header("Content-Length"));
@@ -268,7 +286,7 @@ blobRoutes.get(
   async (c) => {
     const id = c.req.param("id");
     await verifyBlobUrl(c.env, c.req.query("token"), id, "GET").catch(refused);
-    const row = await c.var.db.query.datarefs.findFirst({ where: eq(datarefs.id, id) });
+    const row = await datarefOnShards(c, id);
     if (!row) throw notFound("DataRef");
     if (row.status !== "complete") throw conflict("This DataRef has no bytes yet", "DATAREF_PENDING");
     const range = parseByteRange(c.req.header("Range") ?? null, row.size);

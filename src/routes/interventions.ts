@@ -15,6 +15,8 @@ import { runInRoom } from "../room/client";
 import { documented } from "../openapi/operation";
 import { interventionSchema, interventionView } from "../views/tasks";
 import { taskFor } from "./task-access";
+import { findOnShards, readOnShards } from "../views/shard-lists";
+import type { Db } from "../db/client";
 
 const listQuery = z.object({
   task_id: z.uuid("must be a UUID").optional().meta({ description: "Only this task's" }),
@@ -31,24 +33,30 @@ async function listInterventions(c: HubContext) {
       ? [(await projectFor(c, q.project_id)).id]
       : await visibleProjectIds(c);
   if (projectIds?.length === 0) return [];
-  const rows = await c.var.db
-    .select()
-    .from(interventions)
-    .where(
-      and(
-        projectIds ? inJsonList(interventions.projectId, projectIds) : undefined,
-        q.task_id ? eq(interventions.taskId, q.task_id) : undefined,
-        q.status ? eq(interventions.status, q.status) : undefined,
-      ),
-    )
-    .orderBy(desc(interventions.createdAt))
-    .limit(q.limit);
-  return rows.map(interventionView);
+  // Each shard the projects live on, at once; the newest of all.
+  const lists = await readOnShards(c.env, c.var.db, projectIds, (db, ids) =>
+    db
+      .select()
+      .from(interventions)
+      .where(
+        and(
+          ids ? inJsonList(interventions.projectId, ids) : undefined,
+          q.task_id ? eq(interventions.taskId, q.task_id) : undefined,
+          q.status ? eq(interventions.status, q.status) : undefined,
+        ),
+      )
+      .orderBy(desc(interventions.createdAt))
+      .limit(q.limit),
+  );
+  const rows = lists.flat().sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0));
+  return rows.slice(0, q.limit).map(interventionView);
 }
 
 async function respond(c: HubContext) {
   const id = c.req.param("id")!;
-  const row = isUuid(id) ? await c.var.db.query.interventions.findFirst({ where: eq(interventions.id, id), columns: { projectId: true } }) : undefined;
+  // Found on the shard its project lives on; the caller's access to that project checked in the directory.
+  const read = (db: Db) => db.query.interventions.findFirst({ where: eq(interventions.id, id), columns: { projectId: true } });
+  const row = isUuid(id) ? (await findOnShards(c.env, c.var.db, read, (r) => r.projectId))?.found : undefined;
   if (!row) throw notFound("Intervention");
   try {
     await projectFor(c, row.projectId, "write");
@@ -56,6 +64,7 @@ async function respond(c: HubContext) {
     throw e instanceof Problem && e.status === 404 ? notFound("Intervention") : e;
   }
   const body = await readJson(c, respondBody);
+  // The room's answer points c.var.db at the project's shard.
   await runInRoom(c, row.projectId, { op: "respond", interventionId: id, response: body.response });
   const updated = await c.var.db.query.interventions.findFirst({ where: eq(interventions.id, id) });
   return interventionView(updated!);

@@ -5,12 +5,13 @@
  */
 import { Hono } from "hono";
 import { z } from "zod";
-import { projectFor } from "../auth/access";
+import { projectDataFor } from "../auth/access";
 import { agent, currentServer, person } from "../middleware/guards";
 import { nowIso } from "../db/client";
 import { existingProjects, logPage, sessionsOfServer, type LogRow } from "../db/permission-log";
 import { countedStub } from "../db/round-trips";
 import { logWriterStub } from "../permission-log/writer";
+import { onEveryShard } from "../db/shards";
 import { PERMISSION_DECISIONS } from "../db/schema";
 import { tooDeepUnder, TOO_DEEP } from "../domain/json-depth";
 import { decodeCursor, encodeCursor } from "../domain/page-cursor";
@@ -99,7 +100,12 @@ permissionLogAgentRoutes.post(
     const sessionIds = [...new Set(good.flatMap((e) => (e.session_id ? [e.session_id] : [])))];
     const unsessioned = [...new Set(good.flatMap((e) => (!e.session_id && e.project_id ? [e.project_id] : [])))];
     const served = (projectId: string) => server.projectIds == null || server.projectIds.includes(projectId);
-    const [sessions, projects] = await Promise.all([sessionsOfServer(c.env.DB, server.id, sessionIds), existingProjects(c.env.DB, unsessioned.filter(served))]);
+    // Sessions on the shards their projects live on; projects in the directory.
+    const [found, projects] = await Promise.all([
+      onEveryShard(c.env, async (d1) => [...(await sessionsOfServer(d1, server.id, sessionIds))]),
+      existingProjects(c.env.DB, unsessioned.filter(served)),
+    ]);
+    const sessions = new Map(found.flat());
     const sessionProjects = new Set([...sessions.values()].map((s) => s.project_id));
     const serves = (projectId: string) => served(projectId) && (sessionProjects.has(projectId) || projects.has(projectId));
     const rows: LogRow[] = [];
@@ -165,7 +171,8 @@ permissionLogRoutes.get(
   }),
   person("viewer"),
   async (c) => {
-    const project = await projectFor(c, c.req.param("id")!);
+    // The project's entries are on its shard.
+    const project = await projectDataFor(c, c.req.param("id")!);
     const q = readQuery(c, logQuery);
     const rows = await logPage(c.var.db, {
       projectId: project.id,

@@ -1,5 +1,6 @@
 /** Agents' servers: the daemon's heartbeat, and the people's view of servers (admins' changes: server-admin.ts). */
-import { mirrorServer } from "../db/shard-mirrors";
+import { heartbeatToMirror, mirrorServer } from "../db/shard-mirrors";
+import { logError } from "../runtime/log";
 import { and, desc, eq, inArray } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
@@ -77,8 +78,20 @@ serverRoutes.post(
         ...(body.protocol_versions ? { protocolVersions: body.protocol_versions } : {}),
       })
       .where(eq(servers.id, server.id));
-    // The rooms on other shards read the server (its heartbeat, capabilities) from their shard's copy.
-    await mirrorServer(c.env, server.id);
+    // The rooms on other shards read the server (its heartbeat, capabilities) from their shard's copy: copied when a
+    // column changed, and the heartbeat once per HEARTBEAT_MIRROR_MS. The directory holds the truth: a copy that fails
+    // is logged and made again by the next change or the hourly sweep, never failing the heartbeat.
+    const differs = (sent: unknown, stored: unknown) => !!sent && JSON.stringify(sent) !== JSON.stringify(stored);
+    const changed =
+      differs(body.system_info, server.systemInfo) ||
+      differs(body.capabilities, server.capabilities) ||
+      differs(body.protocol_versions, server.protocolVersions);
+    if (changed || heartbeatToMirror(server.lastHeartbeat, now))
+      c.executionCtx.waitUntil(
+        mirrorServer(c.env, server.id).catch((e: unknown) =>
+          logError("copying a server's row to the shards failed", { server_id: server.id, operation: "heartbeat" }, e),
+        ),
+      );
     if (offer) c.executionCtx.waitUntil(offerWaitingTasks(c.env, server.projectIds ?? null));
     if (cameOnline) c.executionCtx.waitUntil(announceOnline(c.env, { id: server.id, name: server.name, projectIds: server.projectIds ?? null }));
     return c.json({ status: "ok", server_time: now, ...withWarnings(capabilitiesWarnings(body.capabilities)) } satisfies z.infer<typeof heartbeatAnswer>);

@@ -70,14 +70,18 @@ async function onOtherShards(c: HubContext, p: Principal, taskId: string) {
   const at = found.findIndex((t) => t !== undefined);
   const task = found[at];
   if (!task) return undefined;
-  // The rest of the request reads the task's rows where they live (the directory stays at c.env.DB).
-  c.set("db", shardDb(c.env, others[at]!));
-  rememberShard(task.projectId, others[at]!);
-  const [row] = await dbOf(c.env.DB)
-    .select({ member: membershipOf(p, projects.id) })
+  // The directory names the project's shard: a copy found elsewhere is one a move has yet to delete.
+  const home = await dbOf(c.env.DB)
+    .select({ shard: projects.shard, member: membershipOf(p, projects.id) })
     .from(projects)
-    .where(eq(projects.id, task.projectId));
-  return row ? { ...task, member: row.member } : undefined;
+    .where(eq(projects.id, task.projectId))
+    .get();
+  if (!home) return undefined;
+  const shard = others.includes(home.shard) && found[others.indexOf(home.shard)] ? home.shard : others[at]!;
+  // The rest of the request reads the task's rows where they live (the directory stays at c.env.DB).
+  c.set("db", shardDb(c.env, shard));
+  rememberShard(task.projectId, shard);
+  return { ...task, member: home.member };
 }
 
 /** The one project a scope names, if it names exactly one. */

@@ -40,7 +40,14 @@ async function projectOfNewTask(c: HubContext, body: { project_id?: string; sess
   let sessionProject: string | undefined;
   if (body.session_id) {
     // The session is on its project's shard.
-    const session = (await findOnShards(c.env, c.var.db, (db) => db.query.sessions.findFirst({ where: eq(sessions.id, body.session_id!) })))?.found;
+    const session = (
+      await findOnShards(
+        c.env,
+        c.var.db,
+        (db) => db.query.sessions.findFirst({ where: eq(sessions.id, body.session_id!) }),
+        (s) => s.projectId,
+      )
+    )?.found;
     // A session in another project than project_id cannot be where the task comes from.
     const usable = session && (!body.project_id || session.projectId === body.project_id);
     if (!usable) throw fieldError("session_id", "no such session in the project");
@@ -177,8 +184,8 @@ export function createRoute({ r, describe, write }: TaskSurface) {
         "- Task-format: `id` names the task in the project (`client_id`): the same request again answers **200** with the task it made; another " +
         "body under that id is 409 `TASK_ID_TAKEN`. `routing.target` (an open session's name, else a server's) assigns the task at once; " +
         "Without `routing.target`, its `type` is the capability it needs (`requirements: {capabilities: [type]}`), and it is auto-assigned to a server offering it. " +
-          "`observability.traceId` continues its trace unless a `traceparent` header came. `context.parentTaskId` naming no task of the project is kept as an " +
-          "external reference, with a warning. A top-level field the seed does not name is kept in `extensions`, with a warning; a core create field (`spec`, ...) is refused by name.",
+        "`observability.traceId` continues its trace unless a `traceparent` header came. `context.parentTaskId` naming no task of the project is kept as an " +
+        "external reference, with a warning. A top-level field the seed does not name is kept in `extensions`, with a warning; a core create field (`spec`, ...) is refused by name.",
       headers: TRACEPARENT,
       body: z.union([createTaskBody, taskFormatRequest]),
       responses: { 201: taskSchema, 200: { description: "A task-format request sent again: the task it made", schema: taskSchema } },

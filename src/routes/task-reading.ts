@@ -3,15 +3,13 @@
  * hub's id or a task-format client's), its input envelope and its timeline.
  * Reads go straight to D1.
  */
-import { eq } from "drizzle-orm";
 import { uuid } from "../http/fields";
 import { z } from "zod";
 import { projectFor, scopesOverlap, visibleProjectIds } from "../auth/access";
 import { currentServer } from "../middleware/guards";
 import { taskView1 } from "../views/task-queries";
-import { listTasksOnShards } from "../views/shard-lists";
+import { listTasksOnShards, sessionOnShards } from "../views/shard-lists";
 import { envelopeOf, envelopeOfView } from "../views/task-envelope";
-import { sessions } from "../db/schema";
 import { FINISHED, TASK_STATUSES, type TaskStatus } from "../domain/lifecycle";
 import { STATUS_ALIASES } from "../protocol/task-format";
 import { readQuery } from "../http/body";
@@ -93,7 +91,7 @@ async function checkAssigned(c: HubContext) {
   const server = currentServer(c);
   const { session_id } = readQuery(c, checkQuery);
   if (session_id) {
-    const session = await c.var.db.query.sessions.findFirst({ where: eq(sessions.id, session_id) });
+    const session = await sessionOnShards(c.env, c.var.db, session_id);
     if (!session || !scopesOverlap(server.projectIds ?? null, [session.projectId])) throw notFound("Session");
   }
   const page = await listTasksOnShards(c.env, c.var.db, {

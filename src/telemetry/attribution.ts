@@ -12,6 +12,8 @@ import { sha256Hex } from "../auth/secrets";
 import { linkAgentSessions, linkedSessions, membershipsIn, sessionsByIds, type AttributedSession } from "../db/usage-attribution";
 import { USAGE_MEASURES, type UsagePoint } from "../domain/usage";
 import type { UsageItem } from "./usage-items";
+import { DIRECTORY, onEveryShard, shardD1 } from "../db/shards";
+import type { Env } from "../runtime/env";
 
 /** How long a found session or link is remembered (neither changes while it exists). */
 const FOUND_TTL_MS = 60_000;
@@ -57,7 +59,10 @@ class Recent<T> {
   }
 }
 
-const sessionsSeen = new Recent<AttributedSession>();
+/** A session, with the shard its rows (and its links) live on. */
+type ShardSession = AttributedSession & { shard: string };
+
+const sessionsSeen = new Recent<ShardSession>();
 const linksSeen = new Recent<string>();
 
 export interface Attributed {
@@ -91,29 +96,36 @@ export type SessionOf = (item: SessionIds) => { session: AttributedSession } | {
  * The hub session of each of the items, as one lookup for them all: the one they name, or the one their agent's own
  * session id is linked to, and only a session the caller may report for.
  */
-export async function sessionsOf(d1: D1Database, principal: Principal, items: readonly SessionIds[], now: string): Promise<SessionOf> {
+export async function sessionsOf(env: Env, principal: Principal, items: readonly SessionIds[], now: string): Promise<SessionOf> {
   const agentIds = items.flatMap((i) => (i.agentSessionId ? [i.agentSessionId] : []));
-  const links = await linksSeen.many(agentIds, async (ids) => new Map((await linkedSessions(d1, ids)).map((l) => [l.agent_session_id, l.session_id])));
+  // A session and its links live on its project's shard: every shard is asked at once.
+  const links = await linksSeen.many(
+    agentIds,
+    async (ids) => new Map((await onEveryShard(env, (d1) => linkedSessions(d1, ids))).flat().map((l) => [l.agent_session_id, l.session_id])),
+  );
   const sessionIdOf = (i: SessionIds) => i.hubSessionId ?? (i.agentSessionId ? links.get(i.agentSessionId) : undefined) ?? null;
   const sessions = await sessionsSeen.many(
     items.flatMap((i) => sessionIdOf(i) ?? []),
-    async (ids) => new Map((await sessionsByIds(d1, ids)).map((s) => [s.id, s])),
+    async (ids) => {
+      const found = await onEveryShard(env, async (d1, shard) => (await sessionsByIds(d1, ids)).map((s) => ({ ...s, shard })));
+      return new Map(found.flat().map((s) => [s.id, s]));
+    },
   );
-  const allowed = await allowedSessions(d1, principal, [...sessions.values()]);
+  // Memberships are the directory's.
+  const allowed = await allowedSessions(env.DB, principal, [...sessions.values()]);
 
   // The first time an agent's session id arrives beside a hub session the caller may speak for, it is remembered.
   const newLinks = new Map<string, string>();
   for (const i of items)
     if (i.hubSessionId && i.agentSessionId && allowed.has(i.hubSessionId) && !links.has(i.agentSessionId)) newLinks.set(i.agentSessionId, i.hubSessionId);
-  if (newLinks.size > 0) {
-    // Another export may have linked one of them first: D1's answer is what is remembered.
-    const stored = await linkAgentSessions(
-      d1,
-      [...newLinks].map(([agentSessionId, sessionId]) => ({ agentSessionId, sessionId })),
-      now,
-    );
-    for (const l of stored) linksSeen.set(l.agent_session_id, l.session_id);
+  // Each link is written on its session's shard; another export may have linked one of them first: D1's answer is what is remembered.
+  const byShard = new Map<string, { agentSessionId: string; sessionId: string }[]>();
+  for (const [agentSessionId, sessionId] of newLinks) {
+    const shard = sessions.get(sessionId)!.shard;
+    byShard.set(shard, [...(byShard.get(shard) ?? []), { agentSessionId, sessionId }]);
   }
+  const stored = await Promise.all([...byShard].map(([shard, pairs]) => linkAgentSessions(shard === DIRECTORY ? env.DB : shardD1(env, shard), pairs, now)));
+  for (const l of stored.flat()) linksSeen.set(l.agent_session_id, l.session_id);
 
   return (item) => {
     const id = sessionIdOf(item);
@@ -122,10 +134,10 @@ export async function sessionsOf(d1: D1Database, principal: Principal, items: re
   };
 }
 
-export async function attribute(d1: D1Database, principal: Principal, items: readonly UsageItem[], now: string): Promise<Attributed> {
+export async function attribute(env: Env, principal: Principal, items: readonly UsageItem[], now: string): Promise<Attributed> {
   const out: Attributed = { byProject: new Map(), rejected: 0, reason: null };
   if (items.length === 0) return out;
-  const sessionOf = await sessionsOf(d1, principal, items, now);
+  const sessionOf = await sessionsOf(env, principal, items, now);
   for (const item of items) {
     const found = sessionOf(item);
     if ("reason" in found) {

@@ -102,7 +102,7 @@ export async function receiveExport(c: HubContext, signal: OtlpSignal): Promise<
     const receivedAt = new Date().toISOString();
     const decoded = decodeExport(signal, encoding, bytes);
     const { items, invalid, invalidReason } = usageItemsOf(decoded, receivedAt);
-    const attributed = await attribute(c.env.DB, principal, items, receivedAt);
+    const attributed = await attribute(c.env, principal, items, receivedAt);
     // Claude Code's tool decisions are the permission log's second source, for sessions the hook does not log.
     const [unkept, logged] = await Promise.all([
       record(c, attributed.byProject),

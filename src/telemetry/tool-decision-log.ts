@@ -14,6 +14,7 @@ import type { HubContext } from "../http/context";
 import { logWriterStub } from "../permission-log/writer";
 import { logError } from "../runtime/log";
 import { sessionsOf } from "./attribution";
+import { onEveryShard } from "../db/shards";
 import type { ToolDecisionItem } from "./tool-decisions";
 
 /** The agent name the hook writes for Claude Code. */
@@ -34,10 +35,11 @@ export interface Logged {
 export async function logToolDecisions(c: HubContext, principal: Principal, items: ToolDecisionItem[], receivedAt: string): Promise<Logged> {
   const out: Logged = { rejected: 0, reason: null };
   if (items.length === 0) return out;
-  const sessionOf = await sessionsOf(c.env.DB, principal, items, receivedAt);
+  const sessionOf = await sessionsOf(c.env, principal, items, receivedAt);
   const placed = items.map((item) => ({ item, found: sessionOf(item) }));
   const sessionIds = [...new Set(placed.flatMap(({ found }) => ("session" in found ? [found.session.id] : [])))];
-  const tasks = await currentTasks(c.env.DB, sessionIds);
+  // Each session's current task, on the shard its project lives on.
+  const tasks = new Map((await onEveryShard(c.env, async (d1) => [...(await currentTasks(d1, sessionIds))])).flat());
   const byProject = new Map<string, LogRow[]>();
   for (const { item, found } of placed) {
     if ("reason" in found) {

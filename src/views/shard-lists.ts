@@ -3,17 +3,35 @@
  * (newest first by the key the cursor holds, so the next page is asked of every shard with one cursor), sessions, a
  * row known by id alone.
  */
-import { dbOf, type Db } from "../db/client";
-import { DIRECTORY, onEachShard, shardDb, shardNames, shardsOfProjects } from "../db/shards";
+import { eq } from "drizzle-orm";
+import { dbOf, type Db, type SessionRow } from "../db/client";
+import { sessions } from "../db/schema";
+import { DIRECTORY, isShard, onEachShard, projectShard, shardDb, shardNames, shardsOfProjects } from "../db/shards";
 import { encodeCursor } from "../domain/page-cursor";
 import type { Env } from "../runtime/env";
 import { listTasks, type TaskFilter } from "./task-queries";
 import type { TaskView } from "./tasks";
 import { listSessions, type SessionFilter } from "./session-queries";
 
-/** The shards of these projects (every shard for null), each with its projects; the directory's read by `db`. */
-async function shardsFor(env: Env, projectIds: readonly string[] | null): Promise<Map<string, string[] | null>> {
-  return projectIds === null ? new Map(shardNames(env).map((s) => [s, null])) : shardsOfProjects(dbOf(env.DB), projectIds);
+/**
+ * The shards of these projects, each with its projects; for null (a caller of every project) every project the
+ * directory places on a bound shard, so that a project's old rows left on another shard by a move under way are not
+ * read twice.
+ */
+async function shardsFor(env: Env, projectIds: readonly string[] | null): Promise<Map<string, string[]>> {
+  const shards = await shardsOfProjects(dbOf(env.DB), projectIds);
+  return new Map([...shards].filter(([shard]) => isShard(env, shard)));
+}
+
+/** `read` on each shard these projects (null: every project) live on, with its projects, at once. */
+export async function readOnShards<T>(
+  env: Env,
+  db: Db,
+  projectIds: readonly string[] | null,
+  read: (db: Db, projectIds: string[] | null, shard: string) => Promise<T>,
+): Promise<T[]> {
+  if (shardNames(env).length === 1) return [await read(db, projectIds ? [...projectIds] : null, DIRECTORY)];
+  return onEachShard(env, await shardsFor(env, projectIds), (shardDb, ids, shard) => read(shard === DIRECTORY ? db : shardDb, ids, shard));
 }
 
 /** Sessions in these projects (null: every project), newest first, over their shards. */
@@ -25,14 +43,23 @@ export async function listSessionsOnShards(env: Env, db: Db, projectIds: readonl
   return lists.flat().sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0));
 }
 
-/** The first answer `read` finds on a shard (the directory's first, in the request's session), with that shard. */
-export async function findOnShards<T>(env: Env, db: Db, read: (db: Db) => Promise<T | undefined>): Promise<{ found: T; shard: string } | undefined> {
-  const first = await read(db);
-  if (first !== undefined) return { found: first, shard: DIRECTORY };
-  const others = shardNames(env).filter((s) => s !== DIRECTORY);
-  const found = await Promise.all(others.map((s) => read(shardDb(env, s))));
-  const at = found.findIndex((f) => f !== undefined);
-  return at < 0 ? undefined : { found: found[at]!, shard: others[at]! };
+/**
+ * The answer `read` finds on a shard (every shard asked at once; the directory's in the request's session), with that
+ * shard. A row found on several (its project moving, its old copy not yet deleted) is taken from the shard the directory
+ * names for its project, when `projectOf` says which project that is.
+ */
+export async function findOnShards<T>(
+  env: Env,
+  db: Db,
+  read: (db: Db) => Promise<T | undefined>,
+  projectOf?: (found: T) => string,
+): Promise<{ found: T; shard: string } | undefined> {
+  const names = shardNames(env);
+  const answers = await Promise.all(names.map((s) => read(s === DIRECTORY ? db : shardDb(env, s))));
+  const found = names.flatMap((shard, i) => (answers[i] === undefined ? [] : [{ found: answers[i] as T, shard }]));
+  if (found.length <= 1 || !projectOf) return found[0];
+  const home = await projectShard(dbOf(env.DB), projectOf(found[0]!.found));
+  return found.find((f) => f.shard === home) ?? found[0];
 }
 
 /** `db` reads the directory's shard (the request's session); the other shards are read at their binding. */
@@ -47,4 +74,10 @@ export async function listTasksOnShards(env: Env, db: Db, f: TaskFilter): Promis
   const more = merged.length > f.limit || pages.some((p) => p.next_cursor !== null);
   const last = page.at(-1);
   return { tasks: page, next_cursor: more && last ? encodeCursor(keyOf(last), last.id) : null };
+}
+
+/** A session by its id alone, from the shard its project lives on (undefined when no shard has it). */
+export async function sessionOnShards(env: Env, db: Db, sessionId: string): Promise<SessionRow | undefined> {
+  const read = (d: Db) => d.query.sessions.findFirst({ where: eq(sessions.id, sessionId) });
+  return (await findOnShards(env, db, read, (s) => s.projectId))?.found;
 }
