@@ -72,26 +72,27 @@ export abstract class OutboxLane extends DurableObject<RoomReachingEnv> {
    * moves it delivers nothing: a delivery recorded on the source after its row was copied would be made again from the
    * target. People's and channels' lanes stay on the directory.
    */
-  private readonly directory = this.env;
+  private readonly directory = this.env.DB;
   private projectId: string | null | undefined;
   /** Whether to deliver now (the project is not moving); `this.env.DB` is then its shard. */
   private async onItsShard(): Promise<boolean> {
     if (this.kind !== "webhook" && this.kind !== "telemetry") return true;
     this.projectId ??= this.kind === "telemetry" ? this.targetId : await this.webhookProject();
     const home = this.projectId
-      ? await this.directory.DB.prepare("SELECT shard, moving_to FROM projects WHERE id = ?1")
+      ? await this.directory
+          .prepare("SELECT shard, moving_to FROM projects WHERE id = ?1")
           .bind(this.projectId)
           .first<{ shard: string; moving_to: string | null }>()
       : null;
     if (home?.moving_to) return false;
-    const shard = home && isShard(this.directory, home.shard) ? home.shard : DIRECTORY;
-    this.env = shard === DIRECTORY ? this.directory : { ...this.directory, DB: shardD1(this.directory, shard) };
+    const shard = home && isShard(this.env, home.shard) ? home.shard : DIRECTORY;
+    this.env = { ...this.env, DB: shard === DIRECTORY ? this.directory : shardD1(this.env, shard) };
     return true;
   }
 
   /** The webhook's project, from its row on whichever shard holds it (null once it is gone). */
   private async webhookProject(): Promise<string | null> {
-    const rows = await onEveryShard(this.directory, (d1) =>
+    const rows = await onEveryShard({ ...this.env, DB: this.directory }, (d1) =>
       d1.prepare("SELECT project_id FROM webhooks WHERE id = ?1").bind(this.targetId).first<{ project_id: string }>(),
     );
     return rows.find((r) => r !== null)?.project_id ?? null;
