@@ -269,6 +269,38 @@ describe("the archiver during a move", () => {
   });
 });
 
+describe("the archiver's run under way as a move begins", () => {
+  it("ends before the move is recorded, and the move then loses nothing", async () => {
+    const { w, from, to } = await world("Archiving as it moves");
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const id = await runningTask(w);
+      await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result: `result ${i}` }));
+      ids.push(id);
+    }
+    await newTask(w, { title: "Later" });
+    await d1(from)
+      .prepare("UPDATE tasks SET completed_at = '2026-01-10T08:00:00.000Z' WHERE id IN (SELECT value FROM json_each(?1))")
+      .bind(JSON.stringify(ids))
+      .run();
+    await env.DB.prepare("UPDATE projects SET moving_to = ?2 WHERE id = ?1").bind(w.project.id, to).run();
+    const order = await runInDurableObject(room(w.project.id), async (r: ProjectRoom, state) => {
+      const seen: string[] = [];
+      const archived = r.archive().then(() => seen.push("archive run ended"));
+      const begun = r.moveTo(from, to).then(async () => seen.push((await state.storage.get("move")) ? "move recorded" : "no move"));
+      await Promise.all([archived, begun]);
+      return seen;
+    });
+    expect(order).toEqual(["archive run ended", "move recorded"]);
+    await driveToEnd(w.project.id);
+    // Whatever the run left goes on after the move, on the new shard.
+    for (let i = 0; i < 20 && (await roomStub(env, w.project.id).archive()); i++);
+    const list = JSON.stringify(ids);
+    expect(await count(to, "SELECT count(*) AS n FROM archived_tasks WHERE task_id IN (SELECT value FROM json_each(?1))", list)).toBe(4);
+    expect(await count(to, "SELECT count(*) AS n FROM tasks WHERE id IN (SELECT value FROM json_each(?1))", list)).toBe(0);
+  });
+});
+
 describe("what follows the project to its new shard", () => {
   it("its webhook's lane delivers from the new shard after the move", async () => {
     const { w, to } = await world("Hooked move");
