@@ -331,6 +331,51 @@ describe("what follows the project to its new shard", () => {
     expect(await count(to, "SELECT count(*) AS n FROM outbox WHERE target_id = ?1 AND status = 'pending' AND seq IS NOT NULL", hook.json.id)).toBe(0);
   });
 
+  it("its webhook's lane delivers nothing while the project moves", async () => {
+    const { w, from, to } = await world("Hook waits");
+    const receiver = inject("receiver");
+    const name = crypto.randomUUID().slice(0, 8);
+    const hook = await expectOk(call(`/api/v1/projects/${w.project.id}/webhooks`, { token: w.member.token, body: { url: `${receiver}/hooks/${name}` } }), 201);
+    const answer = (status: number) => fetch(`${receiver}/control/${name}`, { method: "POST", body: JSON.stringify({ secrets: [hook.json.secret], status }) });
+    const lane = env.WEBHOOK_ENDPOINT.get(env.WEBHOOK_ENDPOINT.idFromName(hook.json.id));
+    const attempts = (shard: string) =>
+      count(shard, "SELECT count(*) AS n FROM delivery_attempts WHERE outbox_id IN (SELECT id FROM outbox WHERE target_id = ?1)", hook.json.id);
+    const dueNow = (shard: string) =>
+      d1(shard)
+        .prepare("UPDATE outbox SET next_attempt_at = ?2 WHERE target_id = ?1 AND status = 'pending'")
+        .bind(hook.json.id, new Date(Date.now() - 1000).toISOString())
+        .run();
+    await answer(500);
+    const taskId = await newTask(w, { title: "Refused at first" });
+    await until(
+      () => attempts(from),
+      (n) => n > 0,
+      "a refused attempt",
+    );
+
+    await expectOk(askMove(w.project.id, to), 202);
+    await copyUpTo(w.project.id, tableIndex("outbox") + 1);
+    await answer(200);
+    const before = await attempts(from);
+    await dueNow(from);
+    await runDurableObjectAlarm(lane);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await attempts(from)).toBe(before);
+
+    await driveToEnd(w.project.id);
+    await dueNow(to);
+    await runDurableObjectAlarm(lane);
+    const delivered = `SELECT count(*) AS n FROM outbox WHERE target_id = ?1 AND status = 'delivered' AND seq IS NOT NULL`;
+    await until(
+      () => count(to, delivered, hook.json.id),
+      (n) => n > 0,
+      "delivered from the new shard",
+    );
+    const received = ((await (await answer(200)).json()) as { received: { body: unknown }[] }).received;
+    // The refused attempts before the move, and one delivery after it.
+    expect(received.filter((r) => JSON.stringify(r.body).includes(taskId)).length).toBe(before + 1);
+  });
+
   it("keeps the settings the room wrote on the source's copy when the directory's write of them failed", async () => {
     const project = (
       await expectOk(call("/api/v1/projects", { token: admin, body: { name: `Settled ${crypto.randomUUID().slice(0, 6)}`, shard: "DB_1" } }), 201)
