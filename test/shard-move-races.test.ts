@@ -3,79 +3,32 @@
  * the new shard once; the archiver asked to run meanwhile loses nothing; a second move waits for the first to end; the
  * roll-ups read the same after it.
  */
-import { env, evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { beforeAll, describe, expect, inject, it } from "vitest";
-import { bootstrapAdmin, call, expectProblem, until } from "./helpers";
-import { cli, expectOk, newTask, T, worldUnder, type World } from "./task-world";
-import type { UsagePoint } from "../src/domain/usage";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { beforeAll, describe, expect, it } from "vitest";
+import { call, expectProblem } from "./helpers";
+import { cli, expectOk, newTask, T } from "./task-world";
 import { roomStub } from "../src/room/client";
+import {
+  askMove,
+  copyUpTo,
+  count,
+  d1,
+  driveToEnd,
+  moveRecord,
+  moves,
+  moveSetup,
+  placement,
+  room,
+  runningTask,
+  tableIndex,
+  untilTaken,
+  world,
+} from "./move-world";
+import type { UsagePoint } from "../src/domain/usage";
 import type { ProjectRoom } from "../src/room/project-room";
 import { MOVED_TABLES } from "../src/db/shard-tables";
 
-let admin: string;
-beforeAll(async () => {
-  admin = await bootstrapAdmin();
-});
-
-const room = (projectId: string) => env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(projectId));
-const d1 = (shard: string) => (shard === "DB" ? env.DB : env.DB_1!);
-const count = async (shard: string, sql: string, ...binds: unknown[]) =>
-  Number(
-    await d1(shard)
-      .prepare(sql)
-      .bind(...binds)
-      .first("n"),
-  );
-const placement = (projectId: string) =>
-  env.DB.prepare("SELECT shard, moving_to FROM projects WHERE id = ?1").bind(projectId).first<{ shard: string; moving_to: string | null }>();
-const moveRecord = (projectId: string) =>
-  runInDurableObject(room(projectId), (_r, state) => state.storage.get<{ switched: boolean; at: { table: number } }>("move"));
-const tableIndex = (name: string) => MOVED_TABLES.findIndex((t) => t.name === name);
-
-/** The copy stepped by hand (its alarm kept away) until it is about to copy table `table`. */
-async function copyUpTo(projectId: string, table: number) {
-  await runInDurableObject(room(projectId), (_r, state) => state.storage.deleteAlarm());
-  for (let i = 0; i < 400 && (await moveRecord(projectId))!.at.table < table; i++)
-    await runInDurableObject(room(projectId), (r: ProjectRoom) => r.moveOn(0, 1000));
-  expect((await moveRecord(projectId))!.at.table).toBe(table);
-}
-
-/** A world whose project lives on one shard; `to` is the other. */
-async function world(name: string) {
-  const w = await worldUnder(admin, name);
-  const from = (await placement(w.project.id))!.shard;
-  return { w, from, to: from === "DB" ? "DB_1" : "DB" };
-}
-
-const askMove = (projectId: string, shard: string) => call(`/api/v1/projects/${projectId}/move`, { token: admin, body: { shard } });
-
-/** The room's alarm run until the move has ended (its record gone), as the runtime would run it (its steps when none is set). */
-async function driveToEnd(projectId: string) {
-  for (let i = 0; i < 400 && (await moveRecord(projectId)); i++)
-    if (!(await runDurableObjectAlarm(room(projectId)))) await runInDurableObject(room(projectId), (r: ProjectRoom) => r.moveOn());
-  expect(await moveRecord(projectId)).toBeUndefined();
-}
-
-/** A write through the Worker, sent again after each 503 (as a client honouring Retry-After does, sooner). */
-async function untilTaken(send: () => ReturnType<typeof call>, status = 201) {
-  for (let i = 0; i < 400; i++) {
-    const reply = await send();
-    if (reply.status !== 503) {
-      expect(reply.status).toBe(status);
-      return reply;
-    }
-    expect(reply.headers.get("Retry-After")).toBe("5");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error("still refused");
-}
-
-async function runningTask(w: World) {
-  const id = await newTask(w);
-  await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { session_name: "worker" }));
-  await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/start`));
-  return id;
-}
+beforeAll(moveSetup);
 
 describe("writes and usage during a move", () => {
   it("all land on the new shard exactly once, sent while it copies and as it switches", async () => {
@@ -214,7 +167,7 @@ describe("the roll-ups", () => {
         .prepare("UPDATE tasks SET updated_at = ?2 WHERE id = ?1")
         .bind(id, new Date(Date.now() - (i + 2) * 86_400_000).toISOString())
         .run();
-    const overview = async () => (await expectOk(call(`/api/v1/projects/${w.project.id}/overview`, { token: admin }))).json;
+    const overview = async () => (await expectOk(call(`/api/v1/projects/${w.project.id}/overview`, { token: moves.admin }))).json;
     const sums = (shard: string) =>
       d1(shard)
         .prepare("SELECT sum(pending) AS pending, sum(running) AS running, sum(done) AS done FROM task_rollup WHERE project_id = ?1")
@@ -298,114 +251,5 @@ describe("the archiver's run under way as a move begins", () => {
     const list = JSON.stringify(ids);
     expect(await count(to, "SELECT count(*) AS n FROM archived_tasks WHERE task_id IN (SELECT value FROM json_each(?1))", list)).toBe(4);
     expect(await count(to, "SELECT count(*) AS n FROM tasks WHERE id IN (SELECT value FROM json_each(?1))", list)).toBe(0);
-  });
-});
-
-describe("what follows the project to its new shard", () => {
-  it("its webhook's lane delivers from the new shard after the move", async () => {
-    const { w, to } = await world("Hooked move");
-    const receiver = inject("receiver");
-    const name = crypto.randomUUID().slice(0, 8);
-    const hook = await expectOk(call(`/api/v1/projects/${w.project.id}/webhooks`, { token: w.member.token, body: { url: `${receiver}/hooks/${name}` } }), 201);
-    const control = async () =>
-      (await (await fetch(`${receiver}/control/${name}`, { method: "POST", body: JSON.stringify({ secrets: [hook.json.secret], status: 200 }) })).json()) as {
-        received: { body: unknown }[];
-      };
-    const deliveredFor = async (taskId: string) => (await control()).received.filter((r) => JSON.stringify(r.body).includes(taskId)).length;
-    const first = await newTask(w, { title: "Before the move" });
-    await until(
-      () => deliveredFor(first),
-      (n) => n > 0,
-      "the first delivery",
-    );
-
-    await expectOk(askMove(w.project.id, to), 202);
-    await driveToEnd(w.project.id);
-    const after = await newTask(w, { title: "After the move" });
-    await until(
-      () => deliveredFor(after),
-      (n) => n > 0,
-      "a delivery after the move",
-    );
-    expect(await deliveredFor(after)).toBe(1);
-    expect(await count(to, "SELECT count(*) AS n FROM outbox WHERE target_id = ?1 AND status = 'pending' AND seq IS NOT NULL", hook.json.id)).toBe(0);
-  });
-
-  it("its webhook's lane delivers nothing while the project moves", async () => {
-    const { w, from, to } = await world("Hook waits");
-    const receiver = inject("receiver");
-    const name = crypto.randomUUID().slice(0, 8);
-    const hook = await expectOk(call(`/api/v1/projects/${w.project.id}/webhooks`, { token: w.member.token, body: { url: `${receiver}/hooks/${name}` } }), 201);
-    const answer = (status: number) => fetch(`${receiver}/control/${name}`, { method: "POST", body: JSON.stringify({ secrets: [hook.json.secret], status }) });
-    const lane = env.WEBHOOK_ENDPOINT.get(env.WEBHOOK_ENDPOINT.idFromName(hook.json.id));
-    const attempts = (shard: string) =>
-      count(shard, "SELECT count(*) AS n FROM delivery_attempts WHERE outbox_id IN (SELECT id FROM outbox WHERE target_id = ?1)", hook.json.id);
-    const dueNow = (shard: string) =>
-      d1(shard)
-        .prepare("UPDATE outbox SET next_attempt_at = ?2 WHERE target_id = ?1 AND status = 'pending'")
-        .bind(hook.json.id, new Date(Date.now() - 1000).toISOString())
-        .run();
-    await answer(500);
-    const taskId = await newTask(w, { title: "Refused at first" });
-    await until(
-      () => attempts(from),
-      (n) => n > 0,
-      "a refused attempt",
-    );
-
-    await expectOk(askMove(w.project.id, to), 202);
-    await copyUpTo(w.project.id, tableIndex("outbox") + 1);
-    await answer(200);
-    const before = await attempts(from);
-    await dueNow(from);
-    await runDurableObjectAlarm(lane);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(await attempts(from)).toBe(before);
-
-    await driveToEnd(w.project.id);
-    await dueNow(to);
-    await runDurableObjectAlarm(lane);
-    const delivered = `SELECT count(*) AS n FROM outbox WHERE target_id = ?1 AND status = 'delivered' AND seq IS NOT NULL`;
-    await until(
-      () => count(to, delivered, hook.json.id),
-      (n) => n > 0,
-      "delivered from the new shard",
-    );
-    const received = ((await (await answer(200)).json()) as { received: { body: unknown }[] }).received;
-    // The refused attempts before the move, and one delivery after it.
-    expect(received.filter((r) => JSON.stringify(r.body).includes(taskId)).length).toBe(before + 1);
-  });
-
-  it("keeps the settings the room wrote on the source's copy when the directory's write of them failed", async () => {
-    const project = (
-      await expectOk(call("/api/v1/projects", { token: admin, body: { name: `Settled ${crypto.randomUUID().slice(0, 6)}`, shard: "DB_1" } }), 201)
-    ).json;
-    await expectOk(call(`/api/v1/projects/${project.id}`, { method: "PATCH", token: admin, body: { settings: { archive_after_days: 12 } } }));
-    // The room's next change reached its shard's copy; the directory's copy of it failed.
-    const copy = JSON.parse(String(await env.DB_1!.prepare("SELECT settings FROM projects WHERE id = ?1").bind(project.id).first("settings")));
-    await env
-      .DB_1!.prepare("UPDATE projects SET settings = ?2 WHERE id = ?1")
-      .bind(project.id, JSON.stringify({ ...copy, archive_after_days: 7 }))
-      .run();
-    await expectOk(askMove(project.id, "DB"), 202);
-    await driveToEnd(project.id);
-    const settings = JSON.parse(String(await env.DB.prepare("SELECT settings FROM projects WHERE id = ?1").bind(project.id).first("settings")));
-    expect(settings.archive_after_days).toBe(7);
-  });
-
-  it("ends a move whose target is no longer bound, logged, the project writable where it was", async () => {
-    const { w, from } = await world("Nowhere to go");
-    await env.DB.prepare("UPDATE projects SET moving_to = 'DB_9' WHERE id = ?1").bind(w.project.id).run();
-    await runInDurableObject(room(w.project.id), (_r, state) =>
-      state.storage.put("move", { source: from, target: "DB_9", switched: false, at: { phase: "copy", table: 0, after: null } }),
-    );
-    // A room restarted with the move recorded resumes it on its alarm.
-    await evictDurableObject(room(w.project.id));
-    await runInDurableObject(room(w.project.id), () => undefined);
-    await runDurableObjectAlarm(room(w.project.id));
-    expect(await moveRecord(w.project.id)).toBeUndefined();
-    expect(await placement(w.project.id)).toEqual({ shard: from, moving_to: null });
-    const id = await newTask(w, { title: "Still here" });
-    expect(await count(from, "SELECT count(*) AS n FROM tasks WHERE id = ?1", id)).toBe(1);
   });
 });
