@@ -59,6 +59,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   private readonly base: RoomEnv = this.env;
   private move!: RoomMove;
   private shard = DIRECTORY;
+  private opened = 0; // openings: a writer of an earlier one (a shard left) refuses what was still queued on it, to be sent again
 
   constructor(ctx: DurableObjectState, env: RoomEnv) {
     // D1's rows read and written by the room's calls are counted against the turn that makes them (RoomWriter).
@@ -83,16 +84,15 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   /** The room opened on its project's shard (read once from the directory; a move reopens it on the new one). */
   private open(projectId: string, shard: string) {
     this.shard = shard;
-    // The last shard's intake and archiver go no further there (their work waits for the new ones).
-    this.usage?.stop();
+    const opening = ++this.opened;
+    this.usage?.stop(); // the last shard's intake and archiver go no further there (their work waits for the new ones)
     this.archiving?.retire();
     this.env = shard === DIRECTORY ? this.base : { ...this.base, DB: shardD1(this.base, shard) };
     const { ctx, env } = this;
     this.projectId = projectId;
     this.writer = new RoomWriter(env.DB, projectId, {
       beforeTurn: () => this.graces.closeLateAgents(Date.now()),
-      // A writer of a shard the project has left refuses what was still queued on it: retried, it lands on the new one.
-      refusal: async (actor) => (this.shard !== shard ? movingProblem(this.shard) : (this.move.refusal() ?? this.keys.refusal(actor))),
+      refusal: async (actor) => (this.opened !== opening ? movingProblem(this.shard) : (this.move.refusal() ?? this.keys.refusal(actor))),
       afterCommit: (committed) => this.afterCommit(committed),
     });
     const { db } = this.writer;
