@@ -92,9 +92,23 @@ describe("moving a project", () => {
 
   it("refuses another shard while it moves, and names only shards that exist", async () => {
     const { project } = await busyProject("DB_1");
+    // Begun as the route begins it, its alarm kept away so that it is still copying when asked again.
+    await env.DB.prepare("UPDATE projects SET moving_to = 'DB' WHERE id = ?1").bind(project.id).run();
+    await runInDurableObject(room(project.id), async (r: ProjectRoom, state) => {
+      expect(await r.moveTo("DB_1", "DB")).toBeUndefined();
+      await state.storage.deleteAlarm();
+      await r.moveOn(0, 3);
+    });
+    const back = await call(`/api/v1/projects/${project.id}/move`, { token: admin, body: { shard: "DB_1" } });
+    expectProblem(back, 409, "CONFLICT");
+    expect(back.json.detail).toBe("The project is moving to shard DB; ask again once it has moved");
+    expect((await expectOk(call(`/api/v1/projects/${project.id}`, { token: admin }))).json).toMatchObject({ shard: "DB_1", moving_to: "DB" });
+    // Its alarm set again (as a restarted room sets it), it goes on.
+    await runInDurableObject(room(project.id), (_r, state) => state.storage.setAlarm(Date.now()));
+    await movedTo(project.id, "DB");
     const nowhere = await call(`/api/v1/projects/${project.id}/move`, { token: admin, body: { shard: "DB_7" } });
     expectProblem(nowhere, 422, "VALIDATION_FAILED");
-    expectProblem(await call(`/api/v1/projects/${project.id}/move`, { token: admin, body: { shard: "DB_1" } }), 422, "VALIDATION_FAILED");
+    expectProblem(await call(`/api/v1/projects/${project.id}/move`, { token: admin, body: { shard: "DB" } }), 422, "VALIDATION_FAILED");
   });
 });
 

@@ -6,7 +6,7 @@
  * (killed after its batch, before its position was recorded) writes the same rows again and nothing more.
  */
 import { upsertStatements, type Row } from "./row-copy";
-import { MOVED_TABLES } from "./shard-tables";
+import { derivedLast, MOVED_TABLES } from "./shard-tables";
 
 /** Where a move stands: copying table `table` after the row whose primary key is `after`, then deleting backwards. */
 export interface MovePosition {
@@ -30,8 +30,14 @@ export async function copyStep(from: D1Database, to: D1Database, projectId: stri
     .prepare(`SELECT * FROM "${table.name}" WHERE (${table.where}) ${past} ORDER BY ${keys} LIMIT ?2`)
     .bind(projectId, limit, ...(at.after ?? []))
     .all<Row>();
-  if (results.length === 0) return { phase: "copy", table: at.table + 1, after: null };
-  await to.batch([to.prepare(DEFER), ...upsertStatements(to, table.name, table.keys, results)]);
+  // A roll-up's rows on the target are the source's exactly: those its triggers added as the rows above were copied go
+  // (keyed by when each row last changed, they need not match the source's keys), in the batch of its first rows.
+  const clear = at.after === null && derivedLast(table.name) ? [to.prepare(`DELETE FROM "${table.name}" WHERE ${table.where}`).bind(projectId)] : [];
+  if (results.length === 0) {
+    if (clear.length > 0) await to.batch(clear);
+    return { phase: "copy", table: at.table + 1, after: null };
+  }
+  await to.batch([to.prepare(DEFER), ...clear, ...upsertStatements(to, table.name, table.keys, results)]);
   const last = results.at(-1)!;
   return { phase: "copy", table: at.table, after: table.keys.map((k) => last[k]) };
 }

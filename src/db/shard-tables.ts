@@ -74,7 +74,7 @@ function whereOf(shape: Shape, shapes: Map<string, Shape>, depth = 0): string | 
 }
 
 /** Tables derived from others by triggers (roll-ups): copied last, so that their copy sets what the triggers added. */
-const derivedLast = (name: string) => /_rollup$|_counts$|_durations$/.test(name);
+export const derivedLast = (name: string) => /_rollup$|_counts$|_durations$/.test(name);
 
 function catalogue(): { moved: MovedTable[]; unplaced: string[] } {
   const shapes = new Map<string, Shape>();

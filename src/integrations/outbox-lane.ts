@@ -7,7 +7,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { OutboxTargetKind } from "../db/schema";
-import { DIRECTORY, onEveryShard, shardD1, shardNames } from "../db/shards";
+import { DIRECTORY, isShard, onEveryShard, shardD1 } from "../db/shards";
 import { log, logError } from "../runtime/log";
 import type { RoomReachingEnv } from "../runtime/room-rpc";
 import { checkTargetFor } from "./dns";
@@ -20,6 +20,8 @@ export const PAGE = 25;
 export const MAX_PER_DRAIN = 200;
 /** If the object is evicted mid-drain, its alarm picks the work up again after this. */
 const RESUME_AFTER_MS = 30_000;
+/** How soon a lane whose project is moving looks again. */
+const MOVING_RETRY_MS = 5000;
 /** How long one check of a target's URL serves its deliveries. */
 const TARGET_CHECK_TTL_MS = 30_000;
 
@@ -66,18 +68,34 @@ export abstract class OutboxLane extends DurableObject<RoomReachingEnv> {
 
   /**
    * A lane of one project's (a webhook, a telemetry export) reads and writes its outbox where the project lives: the
-   * shard whose outbox holds its rows, found once per instance (src/db/shards.ts). People's and channels' lanes stay
-   * on the directory.
+   * shard the directory names, read again before each drain (a move changes it; src/room/room-move.ts). While the project
+   * moves it delivers nothing: a delivery recorded on the source after its row was copied would be made again from the
+   * target. People's and channels' lanes stay on the directory.
    */
-  private located = false;
-  private async onItsShard() {
-    if (this.located || (this.kind !== "webhook" && this.kind !== "telemetry")) return;
-    const held = await onEveryShard(this.env, (d1) =>
-      d1.prepare("SELECT 1 AS held FROM outbox WHERE target_kind = ?1 AND target_id = ?2 LIMIT 1").bind(this.kind, this.targetId).first<{ held: number }>(),
+  private readonly directory = this.env.DB;
+  private projectId: string | null | undefined;
+  /** Whether to deliver now (the project is not moving); `this.env.DB` is then its shard. */
+  private async onItsShard(): Promise<boolean> {
+    if (this.kind !== "webhook" && this.kind !== "telemetry") return true;
+    this.projectId ??= this.kind === "telemetry" ? this.targetId : await this.webhookProject();
+    const home = this.projectId
+      ? await this.directory
+          .prepare("SELECT shard, moving_to FROM projects WHERE id = ?1")
+          .bind(this.projectId)
+          .first<{ shard: string; moving_to: string | null }>()
+      : null;
+    if (home?.moving_to) return false;
+    const shard = home && isShard(this.env, home.shard) ? home.shard : DIRECTORY;
+    this.env = { ...this.env, DB: shard === DIRECTORY ? this.directory : shardD1(this.env, shard) };
+    return true;
+  }
+
+  /** The webhook's project, from its row on whichever shard holds it (null once it is gone). */
+  private async webhookProject(): Promise<string | null> {
+    const rows = await onEveryShard({ ...this.env, DB: this.directory }, (d1) =>
+      d1.prepare("SELECT project_id FROM webhooks WHERE id = ?1").bind(this.targetId).first<{ project_id: string }>(),
     );
-    const shard = shardNames(this.env)[held.findIndex((h) => h !== null)];
-    if (shard && shard !== DIRECTORY) this.env = { ...this.env, DB: shardD1(this.env, shard) };
-    this.located = shard !== undefined;
+    return rows.find((r) => r !== null)?.project_id ?? null;
   }
 
   /** One drain: deliver what is due, in order, and leave an alarm for what will be. */
@@ -99,8 +117,9 @@ export abstract class OutboxLane extends DurableObject<RoomReachingEnv> {
         this.again = false;
         try {
           await this.ctx.storage.setAlarm(Date.now() + RESUME_AFTER_MS);
-          await this.onItsShard();
-          await this.drain();
+          if (await this.onItsShard()) await this.drain();
+          // Delivered from the new shard once the move has switched.
+          else await this.ctx.storage.setAlarm(Date.now() + MOVING_RETRY_MS);
         } catch (e) {
           logError(`${this.kind} delivery failed`, { operation: `${this.kind}_delivery`, target_id: this.ctx.id.name }, e);
           await this.ctx.storage.setAlarm(Date.now() + RETRY_DELAYS_MS[1]);

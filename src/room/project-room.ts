@@ -11,13 +11,13 @@ import { logError } from "../runtime/log";
 import { laneStub } from "../integrations/client";
 import { countedD1 } from "../db/round-trips";
 import { DIRECTORY, homeOf, shardD1 } from "../db/shards";
-import { RoomMove } from "./room-move";
+import { movingProblem, RoomMove } from "./room-move";
 import { mentionsIn, needsTaskSessions, pushedAsRecorded, reachesDependents } from "../server-link/pushes";
 import { tellAgents } from "./agent-notices";
 import { AgentProtocol, AUTH_GRACE_MS } from "./agent-socket";
 import { notify } from "./agent-answers";
 import { requestTimeoutMs, SHUTDOWN_GRACE_MS } from "../protocol/agent-orchestrator-messages";
-import { type RoomActor, type RoomCommand, type RoomResult } from "./commands";
+import { type ProblemData, type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 import { DashboardProtocol } from "./dashboard-socket";
 import { pushToDaemons } from "./daemon-push";
 import { RoomLiveness } from "./liveness";
@@ -59,6 +59,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   private readonly base: RoomEnv = this.env;
   private move!: RoomMove;
   private shard = DIRECTORY;
+  private opened = 0; // openings: a writer of an earlier one (a shard left) refuses what was still queued on it, to be sent again
 
   constructor(ctx: DurableObjectState, env: RoomEnv) {
     // D1's rows read and written by the room's calls are counted against the turn that makes them (RoomWriter).
@@ -83,19 +84,29 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   /** The room opened on its project's shard (read once from the directory; a move reopens it on the new one). */
   private open(projectId: string, shard: string) {
     this.shard = shard;
+    const opening = ++this.opened;
+    this.usage?.stop(); // the last shard's intake and archiver go no further there (their work waits for the new ones)
+    this.archiving?.retire();
     this.env = shard === DIRECTORY ? this.base : { ...this.base, DB: shardD1(this.base, shard) };
     const { ctx, env } = this;
     this.projectId = projectId;
     this.writer = new RoomWriter(env.DB, projectId, {
       beforeTurn: () => this.graces.closeLateAgents(Date.now()),
-      refusal: async (actor) => this.move.refusal() ?? this.keys.refusal(actor),
+      refusal: async (actor) => (this.opened !== opening ? movingProblem(this.shard) : (this.move.refusal() ?? this.keys.refusal(actor))),
       afterCommit: (committed) => this.afterCommit(committed),
     });
     const { db } = this.writer;
     this.keys = new RoomKeys(ctx.storage, db);
     this.liveness = new RoomLiveness(this.writer, env.DB, projectId, (at) => this.scheduleAlarm(at));
     this.usage = new UsageIntake(ctx.storage, this.writer, (at) => this.scheduleAlarm(at));
-    this.archiving = new RoomArchiving(ctx.storage, env, projectId, this.writer, (at) => this.scheduleAlarm(at));
+    this.archiving = new RoomArchiving(
+      ctx.storage,
+      env,
+      projectId,
+      this.writer,
+      (at) => this.scheduleAlarm(at),
+      () => this.move.underway,
+    );
     this.presence = new RoomPresence(ctx, env, this.writer, (serverId) => this.graces.agentSockets(serverId));
     this.dashboards = new DashboardProtocol({
       projectId,
@@ -137,10 +148,11 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     return this.env.DB === this.base.DB ? result : { ...result, bookmark: undefined, shard: this.shard };
   }
 
-  /** An admin moves the project from `source` to `target` (room-move.ts); the alarm takes it on from here. */
-  async moveTo(source: string, target: string) {
-    await this.writer.serialise(() => this.move.begin(source, target));
-    await this.scheduleAlarm(Date.now());
+  /** An admin moves the project (room-move.ts), once no archiver run is under way; the alarm goes on. Another move refuses it. */
+  async moveTo(source: string, target: string): Promise<ProblemData | undefined> {
+    const refused = await this.archiving.withoutRuns(() => this.writer.serialise(() => this.move.begin(source, target)));
+    if (!refused) await this.scheduleAlarm(Date.now());
+    return refused;
   }
 
   /** The move's next steps, for up to `ms`, in the room's queue; whether more are left. */

@@ -4,10 +4,11 @@
  * the directory names the new shard and the room reopens there, then the old rows are deleted. Where it stands is kept
  * in the room's storage after each step, and the alarm goes on from there: a room killed mid-move resumes it.
  */
-import { DIRECTORY, shardD1 } from "../db/shards";
+import { DIRECTORY, isShard, shardD1 } from "../db/shards";
 import { copyStep, deleteStep, MOVE_START, type MovePosition } from "../db/project-move";
-import { dropProjectCopy, mirrorProject } from "../db/shard-mirrors";
+import { dropProjectCopy, mirrorProject, settingsToDirectory } from "../db/shard-mirrors";
 import type { Env } from "../runtime/env";
+import { logError } from "../runtime/log";
 import type { ProblemData } from "./commands";
 
 export const MOVE_RETRY_AFTER_SECONDS = 5;
@@ -23,6 +24,12 @@ interface MoveRecord {
 }
 
 const KEY = "move";
+
+export const movingProblem = (target: string): ProblemData => ({
+  status: 503,
+  code: "PROJECT_MOVING",
+  detail: `The project is moving to shard ${target}; retry in ${MOVE_RETRY_AFTER_SECONDS} s`,
+});
 
 export class RoomMove {
   private record: MoveRecord | undefined;
@@ -44,19 +51,30 @@ export class RoomMove {
   /** Whether writes wait: from the move's start until the directory names the new shard. */
   refusal(): ProblemData | undefined {
     if (!this.record || this.record.switched) return undefined;
-    return { status: 503, code: "PROJECT_MOVING", detail: `The project is moving to shard ${this.record.target}; retry in ${MOVE_RETRY_AFTER_SECONDS} s` };
+    return movingProblem(this.record.target);
   }
 
   get underway() {
     return this.record !== undefined;
   }
 
-  /** Starts moving to `target` from `source` (the move under way goes on when it is the same). */
-  async begin(source: string, target: string) {
-    if (this.record) return;
-    // The target's copy of the project's row is what its rows there hang from.
+  /**
+   * Starts moving to `target` from `source`; the same move still copying goes on. Another, or any while the last one
+   * still deletes its old rows, is refused: the room does one move at a time.
+   */
+  async begin(source: string, target: string): Promise<ProblemData | undefined> {
+    const r = this.record;
+    if (r && r.source === source && r.target === target && !r.switched) return undefined;
+    if (r) {
+      const doing = r.switched ? `deleting its old rows on shard ${r.source} after its move to ${r.target}` : `moving from shard ${r.source} to ${r.target}`;
+      return { status: 409, code: "CONFLICT", detail: `The project is still ${doing}; ask again once that move has ended` };
+    }
+    // The settings the room wrote on the source's copy are the truth (settingsToDirectory may have failed after the
+    // write): the directory's row catches up first, then the target's copy, which its rows there hang from, is made of it.
+    await settingsToDirectory(this.env, { id: this.projectId, shard: source });
     await mirrorProject(this.env, { id: this.projectId, shard: target });
     await this.save({ source, target, switched: false, at: MOVE_START });
+    return undefined;
   }
 
   /** Steps, each in the room's queue, for up to `ms` (one at least); whether more are left. */
@@ -74,22 +92,41 @@ export class RoomMove {
   async step(limit = MOVE_STEP_ROWS): Promise<boolean> {
     const r = this.record;
     if (!r) return false;
+    if (!r.switched && !this.bound(r.target)) return this.abandon(r, `shard ${r.target} is no longer bound`);
     const from = this.d1(r.source);
     if (!r.switched) {
       const next = await copyStep(from, this.d1(r.target), this.projectId, r.at, limit);
       if (next) return this.save({ ...r, at: next });
       await this.env.DB.prepare("UPDATE projects SET shard = ?2, moving_to = NULL WHERE id = ?1").bind(this.projectId, r.target).run();
+      // The target's copy of the project's row names its new home too (it was copied while the move was recorded).
+      await mirrorProject(this.env, { id: this.projectId, shard: r.target });
+      // Recorded before the room reopens, so that no operation can commit on the source once the writer changes.
+      await this.save({ ...r, switched: true, at: { phase: "delete", table: 0, after: null } });
       this.reopen(r.target);
-      return this.save({ ...r, switched: true, at: { phase: "delete", table: 0, after: null } });
+      return true;
     }
+    // Its old rows stay where no binding reaches them any more; the project lives on the target.
+    if (!this.bound(r.source)) return this.end();
     const next = await deleteStep(from, this.projectId, r.at, limit);
     if (next) return this.save({ ...r, at: next });
     await dropProjectCopy(this.env, r.source, this.projectId);
+    return this.end();
+  }
+
+  private async end() {
     this.record = undefined;
     await this.storage.delete(KEY);
     return false;
   }
 
+  /** A move that cannot go on ends, logged, with the project writable where it was: its rows there were never touched. */
+  private async abandon(r: MoveRecord, why: string) {
+    logError("project move abandoned", { project_id: this.projectId, operation: "project_move" }, new Error(`moving to ${r.target}: ${why}`));
+    await this.env.DB.prepare("UPDATE projects SET moving_to = NULL WHERE id = ?1 AND shard = ?2").bind(this.projectId, r.source).run();
+    return this.end();
+  }
+
+  private bound = (shard: string) => shard === DIRECTORY || isShard(this.env, shard);
   private d1 = (shard: string) => (shard === DIRECTORY ? this.env.DB : shardD1(this.env, shard));
 
   private async save(record: MoveRecord) {

@@ -86,6 +86,12 @@ export class UsageIntake {
     await this.scheduleAlarm(Date.now() + USAGE_FLUSH_MS + RETRY_MS);
   }
 
+  /** This intake's shard is the project's no more (it moved): its timer goes; the points wait in storage for the next intake. */
+  stop() {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
   /** Sends what is waiting to D1 in the room's queue; answers when to look again (null: nothing left). */
   flush(): Promise<number | null> {
     return this.writer.serialise(async () => {
@@ -95,6 +101,8 @@ export class UsageIntake {
           const billed = noRoundTrips();
           const command = { op: "record_usage" as const, batchId: batch, points, retry };
           const answer = await countingRoundTrips(billed, () => this.writer.apply({ actor: HUB_ACTOR, command, withView: false }));
+          // The project is moving (or this writer's shard is left): the batch keeps its name and goes after the move.
+          if (!answer.ok && answer.problem.status === 503) return Date.now() + RETRY_MS;
           this.tally.batches++;
           this.tally.rowsWritten += billed.rowsWritten;
           if (!answer.ok) logError("usage batch refused", { operation: "record_usage" }, answer.problem.detail);

@@ -11,6 +11,7 @@ import { Problem } from "../http/problem";
 import { person } from "../middleware/guards";
 import { documented } from "../openapi/operation";
 import { roomStub } from "../room/client";
+import type { ProblemData } from "../room/commands";
 import { id } from "../views/fields";
 
 export const projectMoveRoutes = new Hono<HubEnv>();
@@ -27,8 +28,8 @@ projectMoveRoutes.post(
     description:
       "Admins only. Its rows are copied to the shard in steps, in its room; meanwhile reads answer from where it was and writes answer 503 " +
       "`PROJECT_MOVING` with `Retry-After`. Once all are copied it lives on the new shard (`shard` in `GET /api/v1/projects/{id}`) and its old " +
-      "rows are deleted. A move cut short (the room restarted) goes on by itself; asking again for the same shard changes nothing, another " +
-      "shard while it moves is 409.",
+      "rows are deleted. A move cut short (the room restarted) goes on by itself; asking again for the same shard changes nothing; another " +
+      "move while one is under way (copying, or still deleting the old rows) is 409 `CONFLICT` naming it.",
     caller: "person",
     body: moveBody,
     responses: { 202: moving },
@@ -46,8 +47,25 @@ projectMoveRoutes.post(
       .set({ movingTo: shard })
       .where(and(eq(projects.id, project.id), eq(projects.shard, project.shard), or(isNull(projects.movingTo), eq(projects.movingTo, shard))))
       .returning({ id: projects.id });
-    if (!marked) throw new Problem(409, "CONFLICT", "The project is moving to another shard; ask again once it has moved");
-    await roomStub(c.env, project.id).moveTo(project.shard, shard);
+    if (!marked) throw new Problem(409, "CONFLICT", `The project is moving to shard ${project.movingTo}; ask again once it has moved`);
+    // The room begins the move, or refuses it while another is under way (still deleting its old rows): then, or if it
+    // could not be asked, the mark goes back to what it was, and the project takes writes again.
+    const unmark = () =>
+      c.var.db
+        .update(projects)
+        .set({ movingTo: project.movingTo })
+        .where(and(eq(projects.id, project.id), eq(projects.movingTo, shard)));
+    // (Its `extensions` of unknown values make the RPC's type of the answer `never`.)
+    const refused = (await roomStub(c.env, project.id)
+      .moveTo(project.shard, shard)
+      .catch(async (e: unknown) => {
+        await unmark();
+        throw e;
+      })) as ProblemData | undefined;
+    if (refused) {
+      await unmark();
+      throw new Problem(refused.status, refused.code, refused.detail);
+    }
     return c.json({ id: project.id, shard: project.shard, moving_to: shard } satisfies z.infer<typeof moving>, 202);
   },
 );
