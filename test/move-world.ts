@@ -14,6 +14,13 @@ export async function moveSetup() {
 
 export const room = (projectId: string) => env.PROJECT_ROOM.get(env.PROJECT_ROOM.idFromName(projectId));
 export const d1 = (shard: string) => (shard === "DB" ? env.DB : env.DB_1!);
+
+/** Which local databases hold the row of `table` with this id. */
+export async function shardsHolding(table: string, id: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const name of ["DB", "DB_1"]) if (await d1(name).prepare(`SELECT 1 FROM ${table} WHERE id = ?1`).bind(id).first()) found.push(name);
+  return found;
+}
 export const count = async (shard: string, sql: string, ...binds: unknown[]) =>
   Number(
     await d1(shard)

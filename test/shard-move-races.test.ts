@@ -182,20 +182,26 @@ describe("the roll-ups", () => {
   });
 });
 
+/** A project with `n` tasks finished long ago (due for the archive) and one still open. */
+async function withOldFinishedTasks(name: string, n: number) {
+  const { w, from, to } = await world(name);
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const id = await runningTask(w);
+    await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result: `result ${i}` }));
+    ids.push(id);
+  }
+  await newTask(w, { title: "Later" });
+  await d1(from)
+    .prepare("UPDATE tasks SET completed_at = '2026-01-10T08:00:00.000Z' WHERE id IN (SELECT value FROM json_each(?1))")
+    .bind(JSON.stringify(ids))
+    .run();
+  return { w, from, to, ids };
+}
+
 describe("the archiver during a move", () => {
   it("runs neither mid-copy nor on the old shard: every finished task is in D1 or the archive once, on the new shard", async () => {
-    const { w, from, to } = await world("Archived while moving");
-    const ids: string[] = [];
-    for (let i = 0; i < 5; i++) {
-      const id = await runningTask(w);
-      await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result: `result ${i}` }));
-      ids.push(id);
-    }
-    await newTask(w, { title: "Later" });
-    await d1(from)
-      .prepare("UPDATE tasks SET completed_at = '2026-01-10T08:00:00.000Z' WHERE id IN (SELECT value FROM json_each(?1))")
-      .bind(JSON.stringify(ids))
-      .run();
+    const { w, from, to, ids } = await withOldFinishedTasks("Archived while moving", 5);
     // The hourly sweep wakes it once the archive's tables are copied, before the tasks are.
     await expectOk(askMove(w.project.id, to), 202);
     const tasksAt = tableIndex("tasks");
@@ -224,18 +230,7 @@ describe("the archiver during a move", () => {
 
 describe("the archiver's run under way as a move begins", () => {
   it("ends before the move is recorded, and the move then loses nothing", async () => {
-    const { w, from, to } = await world("Archiving as it moves");
-    const ids: string[] = [];
-    for (let i = 0; i < 4; i++) {
-      const id = await runningTask(w);
-      await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result: `result ${i}` }));
-      ids.push(id);
-    }
-    await newTask(w, { title: "Later" });
-    await d1(from)
-      .prepare("UPDATE tasks SET completed_at = '2026-01-10T08:00:00.000Z' WHERE id IN (SELECT value FROM json_each(?1))")
-      .bind(JSON.stringify(ids))
-      .run();
+    const { w, from, to, ids } = await withOldFinishedTasks("Archiving as it moves", 4);
     await env.DB.prepare("UPDATE projects SET moving_to = ?2 WHERE id = ?1").bind(w.project.id, to).run();
     const order = await runInDurableObject(room(w.project.id), async (r: ProjectRoom, state) => {
       const seen: string[] = [];

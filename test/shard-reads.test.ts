@@ -9,6 +9,7 @@ import { cli, expectOk, openSession, T } from "./task-world";
 import { rpc } from "./a2a-client";
 import { upsertStatements } from "../src/db/row-copy";
 import { mirrorServers } from "../src/db/shard-mirrors";
+import { shardsHolding } from "./move-world";
 
 let admin: string;
 let project: { id: string };
@@ -25,17 +26,6 @@ beforeAll(async () => {
   session = await openSession(worker.apiKey, project.id, "worker");
 });
 
-/** Which local databases hold the row. */
-const holding = async (table: string, id: string) => {
-  const found: string[] = [];
-  for (const [name, d1] of [
-    ["DB", env.DB],
-    ["DB_1", env.DB_1!],
-  ] as const)
-    if (await d1.prepare(`SELECT 1 FROM ${table} WHERE id = ?1`).bind(id).first()) found.push(name);
-  return found;
-};
-
 /** A task of the project given to the worker's session and started. */
 async function running(body: Record<string, unknown> = {}) {
   const created = await expectOk(call("/api/v1/tasks", { token: admin, body: { title: "On the shard", spec: "Do it", project_id: project.id, ...body } }), 201);
@@ -49,7 +39,7 @@ describe("a DataRef of a project on DB_1", () => {
     const bytes = new TextEncoder().encode("on the shard");
     const made = await expectOk(call("/api/v1/server/datarefs", { apiKey: worker.apiKey, body: { project_id: project.id, size: bytes.byteLength } }), 201);
     const id = made.json.dataref.id as string;
-    expect(await holding("datarefs", id)).toEqual(["DB_1"]);
+    expect(await shardsHolding("datarefs", id)).toEqual(["DB_1"]);
     const put = await fetchUrl(made.json.upload.url, { method: "PUT", body: bytes, headers: { "Content-Length": String(bytes.byteLength) } });
     expect(put.status, await put.clone().text()).toBe(200);
     expect(await put.json()).toMatchObject({ id, status: "complete" });
@@ -89,7 +79,7 @@ describe("an intervention of a project on DB_1", () => {
     const task = await running();
     const help = await expectOk(cli(worker.apiKey, "POST", `${T}/${task}/help`, { question: "which way?", intervention_type: "question" }));
     const id = help.json.intervention_id as string;
-    expect(await holding("interventions", id)).toEqual(["DB_1"]);
+    expect(await shardsHolding("interventions", id)).toEqual(["DB_1"]);
     const byProject = (await expectOk(call(`/api/v1/interventions?project_id=${project.id}`, { token: member.token }))).json;
     expect(byProject.map((i: { id: string }) => i.id)).toContain(id);
     const all = (await expectOk(call("/api/v1/interventions?status=pending", { token: member.token }))).json;
@@ -171,7 +161,7 @@ describe("the A2A agent of a project on DB_1", () => {
     };
     const message = { messageId: crypto.randomUUID(), role: "ROLE_USER", parts: [{ text: "Work on the shard" }] };
     const { task } = await a2a("SendMessage", { message, configuration: { returnImmediately: true } });
-    expect(await holding("tasks", task.id)).toEqual(["DB_1"]);
+    expect(await shardsHolding("tasks", task.id)).toEqual(["DB_1"]);
     expect((await a2a("GetTask", { id: task.id })).id).toBe(task.id);
     expect((await a2a("ListTasks", {})).tasks.map((t: { id: string }) => t.id)).toContain(task.id);
   });
@@ -188,7 +178,7 @@ describe("rows a move left behind on another shard", () => {
         .first())!;
       await env.DB_1!.batch(upsertStatements(env.DB_1!, table, ["id"], [row]));
     }
-    expect(await holding("tasks", created.json.id)).toEqual(["DB", "DB_1"]);
+    expect(await shardsHolding("tasks", created.json.id)).toEqual(["DB", "DB_1"]);
     const listed = (await expectOk(call("/api/v1/tasks?limit=200", { token: admin }))).json.tasks as { id: string }[];
     expect(listed.filter((t) => t.id === created.json.id)).toHaveLength(1);
   });

@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, inject, it } from "vitest";
 import { addMember, bootstrapAdmin, call, createUser, expectProblem, registerAgent, until } from "./helpers";
 import { connectDaemon } from "./fake-daemon";
 import { cli, expectOk, openSession, T } from "./task-world";
+import { shardsHolding } from "./move-world";
 
 let admin: string;
 
@@ -17,17 +18,6 @@ beforeAll(async () => {
 
 const newProject = async (name: string, shard?: string) =>
   (await expectOk(call("/api/v1/projects", { token: admin, body: { name, ...(shard ? { shard } : {}) } }), 201)).json as { id: string };
-
-/** Where a task's row is: which local databases hold it. */
-const shardsHolding = async (table: string, id: string) => {
-  const found: string[] = [];
-  for (const [name, d1] of [
-    ["DB", env.DB],
-    ["DB_1", env.DB_1!],
-  ] as const)
-    if (await d1.prepare(`SELECT 1 FROM ${table} WHERE id = ?1`).bind(id).first()) found.push(name);
-  return found;
-};
 
 describe("placing a project", () => {
   it("records its shard at creation, shows it to admins only, and lets only an admin choose it", async () => {

@@ -13,6 +13,11 @@ async function collect(stream: ReadableStream<Uint8Array>): Promise<Uint8Array> 
     chunks.push(chunk);
     size += chunk.byteLength;
   }
+  return concatBytes(chunks, size);
+}
+
+/** The chunks, `size` bytes in all, as one array. */
+export function concatBytes(chunks: Uint8Array[], size: number): Uint8Array {
   const out = new Uint8Array(size);
   let at = 0;
   for (const chunk of chunks) {

@@ -2,21 +2,12 @@
  * A gzip NDJSON object written to R2 as it is made: the compressed bytes go up in multipart parts of PART_BYTES (R2's
  * least but the last), hashed as they pass, so an export of any size holds about one part in memory.
  */
+import { concatBytes } from "./codec";
 
 /** R2's smallest part but the last. */
 export const PART_BYTES = 5 * 1024 * 1024;
 
 const hex = (bytes: ArrayBuffer) => [...new Uint8Array(bytes)].map((b) => b.toString(16).padStart(2, "0")).join("");
-
-function concat(chunks: Uint8Array[], size: number): Uint8Array {
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return out;
-}
 
 export interface Written {
   size: number;
@@ -45,7 +36,7 @@ export class MultipartGzip {
     let heldSize = 0;
     let size = 0;
     const flush = async () => {
-      parts.push(await this.upload.uploadPart(parts.length + 1, concat(held, heldSize)));
+      parts.push(await this.upload.uploadPart(parts.length + 1, concatBytes(held, heldSize)));
       held = [];
       heldSize = 0;
     };
