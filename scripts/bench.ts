@@ -11,6 +11,7 @@ import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { percentile } from "../bench/percentile.ts";
 import { shardsBench } from "../bench/shards.ts";
+import { shardBindings } from "./deploy-plan.mjs";
 import type { FanoutRun } from "../bench/fanout-run.ts";
 import { hubClient, type HubClient, type HubCredentials, type paths, type Schemas } from "../client/index.ts";
 
@@ -235,11 +236,14 @@ const TREE_TARGET = 0.85;
 // ── setup ────────────────────────────────────────────────────────────────
 rmSync(state, { recursive: true, force: true });
 console.log("• starting the hub and the baseline Worker");
-execFileSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", `${state}/hub`], {
-  cwd: root,
-  stdio: "ignore",
-  env: { ...process.env, CI: "true" },
-});
+// Every shard wrangler.toml declares gets every migration, as npm start does.
+for (const shard of shardBindings(readFileSync(`${root}wrangler.toml`, "utf8"))) {
+  execFileSync(wrangler, ["d1", "migrations", "apply", shard, "--local", "--persist-to", `${state}/hub`], {
+    cwd: root,
+    stdio: "ignore",
+    env: { ...process.env, CI: "true" },
+  });
+}
 const hubProcess = startWorker(
   [
     "--persist-to",

@@ -4,13 +4,14 @@
  * Telegram's Bot API is a minimal fake beside it, and Slack's Web API the workerd tests' fake (test/slack-api-setup.ts).
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer as createHttpServer, type Server } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
 import slackWebApi from "../test/slack-api-setup";
+import { shardBindings } from "../scripts/deploy-plan.mjs";
 
 const root = path.resolve(import.meta.dirname, "..");
 const wrangler = path.join(root, "node_modules/.bin/wrangler");
@@ -57,11 +58,14 @@ async function fakeBotApi(): Promise<string> {
 
 export default async function setup(project: TestProject) {
   state = mkdtempSync(path.join(tmpdir(), "hub-browser-"));
-  execFileSync(wrangler, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", state], {
-    cwd: root,
-    stdio: "ignore",
-    env: { ...process.env, CI: "true" },
-  });
+  // Every shard wrangler.toml declares gets every migration, as npm start does.
+  for (const shard of shardBindings(readFileSync(path.join(root, "wrangler.toml"), "utf8"))) {
+    execFileSync(wrangler, ["d1", "migrations", "apply", shard, "--local", "--persist-to", state], {
+      cwd: root,
+      stdio: "ignore",
+      env: { ...process.env, CI: "true" },
+    });
+  }
   const port = await freePort();
   process.env.SLACK_API_PORT = String(await freePort());
   closeSlackApi = await slackWebApi();
