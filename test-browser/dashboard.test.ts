@@ -402,7 +402,7 @@ describe("the task page", () => {
 });
 
 /** The liveness rules, off as every project starts. */
-const LIVENESS_OFF = { require_result: false, stall_minutes: null, stall_action: "alert", unassignable_minutes: null } as const;
+const OTHER_SETTINGS_AT_DEFAULT = { require_result: false, stall_minutes: null, stall_action: "alert", unassignable_minutes: null, archive_after_days: 30 } as const;
 
 describe("approving agents' tasks", () => {
   it("turns the project's switch on, then approves an agent's task from its card and another from its page", async () => {
@@ -424,7 +424,7 @@ describe("approving agents' tasks", () => {
     await expect.poll(() => gate.isChecked()).toBe(true);
     // The switch shows its new position at once; the hub has it once the switch is no longer busy.
     await expect.poll(() => gate.getAttribute("aria-busy")).toBe("false");
-    expect(await settings()).toEqual({ ...LIVENESS_OFF, approve_agent_tasks: true, remote_exec: false });
+    expect(await settings()).toEqual({ ...OTHER_SETTINGS_AT_DEFAULT, approve_agent_tasks: true, remote_exec: false });
     await screenshot(page, "project-settings");
 
     const asAgent = hubAs({ apiKey: agent.apiKey });
@@ -477,7 +477,7 @@ describe("remote commands and files", () => {
     await remote.click();
     await expect.poll(() => remote.isChecked()).toBe(true);
     const settings = await ok(hubAs({ token: admin }).GET("/api/v1/projects/{id}", { params: { path: { id: project.id } } }));
-    expect(settings.settings).toEqual({ ...LIVENESS_OFF, approve_agent_tasks: false, remote_exec: true });
+    expect(settings.settings).toEqual({ ...OTHER_SETTINGS_AT_DEFAULT, approve_agent_tasks: false, remote_exec: true });
     // Allowed now: the session it names is what is missing.
     expect((await reach()).response.status).toBe(404);
   });
