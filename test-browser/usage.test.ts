@@ -158,8 +158,9 @@ describe("usage on the dashboard", () => {
     // A completion's usage block says nothing of API time: no row claims it took none.
     expect(text).not.toContain("API time");
     // Its graph: the schema, the migrations that wait for it, and the review that waits for them.
+    // The graph's total is read after the task, so its row is looked for once it is there.
     expect(await upstream.locator(".usage-graph-total").getAttribute("data-cost")).toBe("0.67");
-    expect(text).toContain("Its graph (3 tasks)");
+    expect(await facts.textContent()).toContain("Its graph (3 tasks)");
 
     const page = await context.newPage();
     await page.goto(`${hub().url}/projects/${projectId}/tasks/${ids.review}`);
