@@ -321,7 +321,7 @@ export function reportCosts(live: CostFigures, recorded: RecordedCosts | undefin
   report(
     `    what bounds rows written: above the floor, each change of a task's status writes its roll-up row (triggers of migration 0037: one row per project,` +
       ` day and type, whatever figures move; 4 a task), and a completion that unblocks its parent writes the parent and its task_unblocked event.` +
-      ` A task's timeline is read from the log by its key (from where the log stood at the task's creation), so an event is one row.` +
+      ` A task's timeline is read from the log by its key, in the blocks of 4,096 seqs that hold its events (a row per task and later block), so an event is one row.` +
       ` Fewer than ${floorRows} needs a task's changes and its events stored in fewer rows than one each (several requests' events in one log row).`,
   );
   if (live.perTask.rowsRead > TARGETS.rowsRead)

@@ -1,11 +1,13 @@
 /**
- * The event log's shape (migration 0038): a task's events are read from the log by its key, from where the log stood
- * when the task was created, with no index of a task's events; the overviews' roll-ups are one row per project, day
- * and type, kept by triggers. Each stays exact under many batches, concurrent writers, and deletes.
+ * The event log's shape (migrations 0038 and 0040): a task's events are read from the log by its key, in the blocks of
+ * the log that hold them (where the log stood when the task was created, and each later block task_log_blocks lists),
+ * with no index of a task's events; the overviews' roll-ups are one row per project, day and type, kept by triggers.
+ * Each stays exact under many batches, concurrent writers, and deletes.
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { eventsOfTasks } from "../src/db/task-events";
+import { deleteTaskEvents, taskEventsStatement } from "../src/archive/task-events";
+import { LOG_BLOCK } from "../src/db/task-events";
 import { answered, call, hubAs } from "./helpers";
 import { cli, createWorld, expectOk, newTask, T, worldUnder, type World } from "./task-world";
 
@@ -52,16 +54,15 @@ describe("a task's timeline", () => {
     expect((await timeline(dependent)).map((e) => e.type)).toEqual(
       expect.arrayContaining(["task_created", "note_added", "task_unblocked", "task_assigned", "task_started", "task_completed"]),
     );
-    // The events of a set of tasks, as an archive reads them: one walk of the log, in seq order.
+    // The events of a set of tasks, as an archive reads them: in seq order.
     const set = [dependent, others[0]!, upstream];
-    const read = await eventsOfTasks(env.DB, w.project.id, set);
-    expect(read.map((e) => e.seq)).toEqual(log.filter((e) => set.includes(e.task_id!)).map((e) => e.seq));
-    expect(read.every((e) => typeof e.data === "object" && e.project_id === w.project.id)).toBe(true);
-    expect(await eventsOfTasks(env.DB, w.project.id, set, 2)).toHaveLength(2);
-    expect(await eventsOfTasks(env.DB, w.project.id, [])).toEqual([]);
+    const read = await eventsOf(w.project.id, set);
+    expect(read.events.map((e) => e.seq)).toEqual(log.filter((e) => set.includes(e.task_id!)).map((e) => e.seq));
+    expect(read.events.every((e) => typeof e.data === "object" && e.project_id === w.project.id)).toBe(true);
+    expect((await eventsOf(w.project.id, [])).events).toEqual([]);
   });
 
-  it("starts where the log ended as the task was created; a task written with no such mark is read from the start", async () => {
+  it("starts where the log ended as the task was created", async () => {
     const id = await newTask(w);
     const [{ log_from }] = (await env.DB.prepare("SELECT log_from FROM tasks WHERE id = ?1").bind(id).all<{ log_from: number }>()).results as [
       { log_from: number },
@@ -69,10 +70,57 @@ describe("a task's timeline", () => {
     const log = await wholeLog(w.project.id);
     const created = log.find((e) => e.task_id === id && e.type === "task_created")!;
     expect(log_from).toBe(created.seq - 1);
-
-    // Written by hand, as before migration 0038 or by a copy from elsewhere: log_from 0 reads the whole log.
-    await env.DB.prepare("UPDATE tasks SET log_from = 0 WHERE id = ?1").bind(id).run();
     expect((await timeline(id)).map((e) => e.seq)).toEqual([created.seq]);
+  });
+});
+
+/** The events of tasks as the archive reads them, with the rows D1 read to find them. */
+async function eventsOf(projectId: string, ids: string[]) {
+  const { statement, read } = taskEventsStatement(env.DB, projectId, ids);
+  const result = await statement.all();
+  return { events: read(result), rowsRead: result.meta.rows_read };
+}
+
+/** Appends `n` events of no task to the project's log behind its room's back, as a busy project's other work would. */
+const fillLog = (projectId: string, n: number) =>
+  env.DB.prepare(
+    `INSERT INTO events (project_id, seq, type, task_id, actor, data, created_at)
+     WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < ?2)
+     SELECT ?1, (SELECT MAX(seq) FROM events WHERE project_id = ?1) + i, 'server_removed', NULL, 'hub', '{}', ?3 FROM k`,
+  )
+    .bind(projectId, n, new Date().toISOString())
+    .run();
+
+const blocksOf = async (id: string) =>
+  (await env.DB.prepare("SELECT block FROM task_log_blocks WHERE task_id = ?1 ORDER BY block").bind(id).all<{ block: number }>()).results.map((r) => r.block);
+
+describe("a task whose events lie far apart in a long log", () => {
+  it("is read whole from the blocks that hold its events, each listed once, and the read walks those blocks alone", async () => {
+    const mine = { ...w, ...(await worldUnder(w.admin, "Long log")) };
+    const id = await newTask(mine);
+    const near = await newTask(mine);
+    expect(await blocksOf(id)).toEqual([]);
+    await fillLog(mine.project.id, 3 * LOG_BLOCK);
+    // Two notes in a later block: the first lists the block for the task, the second finds it listed.
+    for (const content of ["far on", "further on"]) await expectOk(call(`/api/v1/tasks/${id}/notes`, { token: mine.member.token, body: { content } }), 201);
+    const log = await wholeLog(mine.project.id);
+    const own = log.filter((e) => e.task_id === id);
+    expect(own.map((e) => e.type)).toEqual(["task_created", "note_added", "note_added"]);
+    expect(await blocksOf(id)).toEqual([Math.floor(own[1]!.seq / LOG_BLOCK)]);
+    expect(await blocksOf(near)).toEqual([]);
+    expect((await timeline(id)).map((e) => [e.seq, e.type])).toEqual(own.map((e) => [e.seq, e.type]));
+
+    // The read walks the rest of the task's first block and the one block listed, not the log between.
+    const read = await eventsOf(mine.project.id, [id, near]);
+    expect(read.events.map((e) => e.seq)).toEqual(log.filter((e) => e.task_id === id || e.task_id === near).map((e) => e.seq));
+    expect(log.length).toBeGreaterThan(3 * LOG_BLOCK);
+    expect(read.rowsRead).toBeLessThan(2 * LOG_BLOCK + 100);
+
+    // As the archive deletes a task's events: those alone, found the same way.
+    const deleted = await deleteTaskEvents(env.DB, mine.project.id, [id], "1").run();
+    expect(deleted.meta.changes).toBe(3);
+    expect(deleted.meta.rows_read).toBeLessThan(2 * LOG_BLOCK + 100);
+    expect((await wholeLog(mine.project.id)).filter((e) => e.task_id === id || e.task_id === near).map((e) => e.task_id)).toEqual([near]);
   });
 });
 

@@ -1,26 +1,44 @@
 /**
  * A task's events, read from its project's log. The log is keyed by (project_id, seq) alone: an index of each task's
- * events would cost D1 a row written per event, about a fifth of what a task writes. A task instead records where the
- * log stood when it was created (tasks.log_from), and its events are read from there on, by the log's own key: rows
- * read, which D1 prices at a thousandth of rows written.
+ * events would cost D1 a row written per event, about a fifth of what a task writes. Instead the log is read in blocks
+ * of LOG_BLOCK seqs: a task records where the log stood when it was created (tasks.log_from), and each further block
+ * that receives one of its events gets a row in task_log_blocks, written in the batch that appends the event (only
+ * when it is the task's first event there). A task's events are read from those stretches of the log by its key, so a
+ * read walks at most a block per stretch however long the log has grown.
  */
-import { sql, type SQL } from "drizzle-orm";
+import { type SQL, sql } from "drizzle-orm";
+
+/** Seqs a block of the log holds: a stretch read walks at most this many events; a longer block means fewer rows in task_log_blocks. */
+export const LOG_BLOCK = 4096;
 
 /** Where the project's log ends now, as a task's insert records it (tasks.log_from): every event of the task follows it. */
 export const logHead = (projectId: string): SQL => sql`(SELECT COALESCE(MAX(seq), 0) FROM events WHERE project_id = ${projectId})`;
 
 /**
- * SQL text: event alias `e` is one of the events of task alias `t` (of tasks), for a subquery or join that reads a task's
- * events; it walks the log from the task's creation by its key.
+ * SQL text for FROM: the events (alias `e`) of the tasks `tasks` selects (a table, or a parenthesised SELECT with id,
+ * project_id and log_from), beside the stretch of the log each lies in (alias `r`: task_id, project_id, lo, hi: seqs
+ * above lo and below hi). A task's stretches are the rest of the block where it was created and each block
+ * task_log_blocks lists for it; CROSS JOIN keeps them the outer loop, so each is one walk of the log's key.
  */
-export const eventOfTask = (e: string, t: string) => `${e}.project_id = ${t}.project_id AND ${e}.seq > ${t}.log_from AND ${e}.task_id = ${t}.id`;
+export const eventsInStretches = (tasks: string) =>
+  `(SELECT id AS task_id, project_id, log_from AS lo, ((log_from + 1) / ${LOG_BLOCK} + 1) * ${LOG_BLOCK} AS hi FROM ${tasks}
+    UNION ALL
+    SELECT b.task_id, s.project_id, b.block * ${LOG_BLOCK} - 1, (b.block + 1) * ${LOG_BLOCK} FROM ${tasks} s JOIN task_log_blocks b ON b.task_id = s.id) r
+   CROSS JOIN events e ON e.project_id = r.project_id AND e.seq > r.lo AND e.seq < r.hi AND e.task_id = r.task_id`;
+
+/** SQL text: the tasks whose ids are the JSON list bound at `param` (e.g. "?2"), as logStretches takes them. */
+export const tasksIn = (param: string) => `(SELECT id, project_id, log_from FROM tasks WHERE id IN (SELECT value FROM json_each(${param})))`;
 
 /**
- * SQL text: event alias `e` is an event of one of the tasks in table `tasks` (of tasks' columns, e.g. a WITH clause's),
- * all of the project `tasks` holds: one walk of the log from the earliest of their creations, however many they are.
+ * The statement that lists, for the last `appended` events of the project's log (a batch's appends, placed after
+ * them), each block that holds a task's event outside the block it was created in. A row already there is left as it
+ * is, and writes nothing.
  */
-export const eventsOfTaskSet = (e: string, tasks: string) =>
-  `${e}.project_id = (SELECT project_id FROM ${tasks} LIMIT 1) AND ${e}.seq > (SELECT COALESCE(MIN(log_from), 0) FROM ${tasks}) AND ${e}.task_id IN (SELECT id FROM ${tasks})`;
+export const markLogBlocks = (projectId: string, appended: number): SQL =>
+  sql`INSERT OR IGNORE INTO task_log_blocks (task_id, block)
+      SELECT DISTINCT e.task_id, e.seq / ${sql.raw(String(LOG_BLOCK))} FROM events e JOIN tasks t ON t.id = e.task_id
+      WHERE e.project_id = ${projectId} AND e.seq > (SELECT MAX(seq) FROM events WHERE project_id = ${projectId}) - ${appended}
+        AND e.seq / ${sql.raw(String(LOG_BLOCK))} <> (t.log_from + 1) / ${sql.raw(String(LOG_BLOCK))}`;
 
 /** An event as stored, its data parsed. */
 export interface StoredEvent {
@@ -32,22 +50,4 @@ export interface StoredEvent {
   data: Record<string, unknown>;
   traceparent: string | null;
   created_at: string;
-}
-
-/**
- * The events of a project's tasks `taskIds`, in seq order (at most `limit`): one walk of the log from the earliest of
- * their creations. What a task's timeline, its span and an archive of finished tasks read.
- */
-export async function eventsOfTasks(d1: D1Database, projectId: string, taskIds: readonly string[], limit = -1): Promise<StoredEvent[]> {
-  if (taskIds.length === 0) return [];
-  const { results } = await d1
-    .prepare(
-      `SELECT project_id, seq, type, task_id, actor, data, traceparent, created_at FROM events
-       WHERE project_id = ?1 AND seq > (SELECT COALESCE(MIN(log_from), 0) FROM tasks WHERE id IN (SELECT value FROM json_each(?2)))
-         AND task_id IN (SELECT value FROM json_each(?2))
-       ORDER BY seq LIMIT ?3`,
-    )
-    .bind(projectId, JSON.stringify(taskIds), limit)
-    .all<Omit<StoredEvent, "data"> & { data: string }>();
-  return results.map((r) => ({ ...r, data: JSON.parse(r.data) as Record<string, unknown> }));
 }

@@ -4,12 +4,13 @@
  * for every task of the kind or for one (an operation deciding again).
  */
 
-import { eventsOfTaskSet } from "../db/task-events";
+import { eventsInStretches } from "../db/task-events";
 import type { StallFacts } from "../domain/liveness";
 
 /** A `latest` table for a WITH clause: when each task of `tasks` (a table of the clause) last had an event of the types in JSON list `types`. */
 const latestEvents = (tasks: string, types: string) =>
-  `latest AS (SELECT e.task_id, MAX(e.created_at) AS at FROM events e WHERE ${eventsOfTaskSet("e", tasks)} AND e.type IN (SELECT value FROM json_each(${types})) GROUP BY e.task_id)`;
+  `latest AS (SELECT e.task_id, MAX(e.created_at) AS at FROM ${eventsInStretches(tasks)}
+     WHERE e.type IN (SELECT value FROM json_each(${types})) GROUP BY e.task_id)`;
 
 /** Events that show a running task's work going on: its (re)start, and its notes and progress. */
 const SIGNS_OF_LIFE = ["task_started", "plan_approved", "intervention_responded", "task_progress", "note_added"];

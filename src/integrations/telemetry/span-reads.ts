@@ -4,7 +4,7 @@
  * names, the events that changed its status, the tasks it depends on, and its
  * usage. One round trip.
  */
-import { eventOfTask } from "../../db/task-events";
+import { eventsInStretches } from "../../db/task-events";
 import { SPAN_ENDING_EVENTS, type StatusChange, type TaskRecord, type Upstream, type UsageTotals } from "./task-span";
 
 const ENDING = SPAN_ENDING_EVENTS.map((type) => `'${type}'`).join(", ");
@@ -19,6 +19,9 @@ export interface TaskReads {
   usage: UsageTotals | null;
 }
 
+/** The events of task ?1 of project ?2. */
+const EVENTS = eventsInStretches("(SELECT id, project_id, log_from FROM tasks WHERE id = ?1 AND project_id = ?2)");
+
 export async function readTaskForSpan(db: D1Database, projectId: string, taskId: string): Promise<TaskReads | null> {
   const [task, changes, upstream, usage] = await db.batch([
     db
@@ -26,8 +29,8 @@ export async function readTaskForSpan(db: D1Database, projectId: string, taskId:
         `SELECT t.id, t.project_id, t.title, t.spec, t.type, t.priority, t.status, t.result, t.error, t.error_code, t.trace_id, t.traceparent,
                 t.retry_count, t.context, t.created_at, t.completed_at, t.updated_at,
                 t.assigned_server_id AS server_id, s.name AS server_name, t.target_session_id AS session_id, ss.name AS session_name, ss.agent_type,
-                (SELECT MAX(e.seq) FROM events e WHERE ${eventOfTask("e", "t")} AND e.type IN (${ENDING})) AS last_ending_seq,
-                (SELECT e.data ->> '$.reason' FROM events e WHERE ${eventOfTask("e", "t")} AND e.type = 'task_cancelled'
+                (SELECT MAX(e.seq) FROM ${EVENTS} WHERE e.type IN (${ENDING})) AS last_ending_seq,
+                (SELECT e.data ->> '$.reason' FROM ${EVENTS} WHERE e.type = 'task_cancelled'
                  ORDER BY e.seq DESC LIMIT 1) AS cancel_reason
          FROM tasks t LEFT JOIN servers s ON s.id = t.assigned_server_id LEFT JOIN sessions ss ON ss.id = t.target_session_id
          WHERE t.id = ?1 AND t.project_id = ?2`,
@@ -37,7 +40,7 @@ export async function readTaskForSpan(db: D1Database, projectId: string, taskId:
     db
       .prepare(
         `SELECT e.seq, e.type, e.data ->> '$.status' AS status, e.data ->> '$.previous_status' AS previous_status, e.created_at
-         FROM tasks t JOIN events e ON ${eventOfTask("e", "t")} WHERE t.id = ?1 AND t.project_id = ?2 AND e.data ->> '$.status' IS NOT NULL ORDER BY e.seq`,
+         FROM ${EVENTS} WHERE e.data ->> '$.status' IS NOT NULL ORDER BY e.seq`,
       )
       .bind(taskId, projectId),
     db

@@ -6,7 +6,7 @@ import { sql } from "drizzle-orm";
 import { canonicalJson, contentOfPointers } from "../../domain/canonical-json";
 import { checkContracts, resolveDownstream } from "../../domain/cascade";
 import { ACTIVE, allowedActions, FINISHED, type TaskStatus } from "../../domain/lifecycle";
-import { eventOfTask } from "../../db/task-events";
+import { eventsInStretches } from "../../db/task-events";
 import { guardHolds, statement, type EventDraft, type TaskRow, type VersionGuard } from "../statements";
 import { assignmentEvents, assignmentStatements, filledServers, planAutoAssign } from "./assignment";
 import { partyOf, statusEvent, taskWrite, transition, type Cmd, type OpContext, type OpOutcome, type WritePlan } from "./kernel";
@@ -239,7 +239,8 @@ async function heldBy(ctx: OpContext, task: TaskRow, serverId: string): Promise<
   if (task.assignedServerId === serverId || task.rejectedBy.includes(serverId)) return true;
   const row = await ctx.d1
     .prepare(
-      `SELECT 1 AS held FROM tasks t JOIN events e ON ${eventOfTask("e", "t")} WHERE t.id = ?1 AND e.type = 'task_assigned' AND e.data ->> '$.server_id' = ?2 LIMIT 1`,
+      `SELECT 1 AS held FROM ${eventsInStretches("(SELECT id, project_id, log_from FROM tasks WHERE id = ?1)")}
+       WHERE e.type = 'task_assigned' AND e.data ->> '$.server_id' = ?2 LIMIT 1`,
     )
     .bind(task.id, serverId)
     .first<{ held: number }>();
