@@ -118,6 +118,15 @@ function ownAccessOf(p: Principal, projectId: string, membership: ProjectRole | 
 export const membershipOf = (p: Principal, projectIdColumn: AnyColumn) =>
   sql<ProjectRole | null>`(SELECT pm.role FROM project_members pm WHERE pm.project_id = ${qualified(projectIdColumn)} AND pm.user_id = ${p.kind === "user" ? p.user.id : null})`;
 
+/** The caller's membership of a project as the directory holds it (its role, or null), for a check made on a row read elsewhere. */
+export async function membershipIn(c: HubContext, projectId: string): Promise<ProjectRole | null> {
+  const [row] = await dbOf(c.env.DB)
+    .select({ member: membershipOf(principalOf(c), projects.id) })
+    .from(projects)
+    .where(eq(projects.id, projectId));
+  return row?.member ?? null;
+}
+
 /** The project, if the caller may see it (and, for `write`, change it), with the caller's role there (null for a server). */
 export async function projectWithRoleFor(c: HubContext, projectId: string, access: Access = "read"): Promise<{ project: ProjectRow; role: Role | null }> {
   const p = principalOf(c);

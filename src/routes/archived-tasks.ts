@@ -2,8 +2,7 @@
  * Reads of tasks that moved to the archive (src/archive/): the fallback of a read by id that D1 no longer answers.
  * Every archive read of a request goes through `archiveDb`, the D1 database that holds the project's archive index.
  */
-import { checkAccess, principalOf } from "../auth/access";
-import type { ProjectRole } from "../auth/roles";
+import { checkAccess, membershipIn } from "../auth/access";
 import type { HubContext } from "../http/context";
 import { Problem } from "../http/problem";
 import { NotFound } from "../domain/errors";
@@ -16,14 +15,9 @@ export const archiveDb = (c: HubContext, projectId: string): Promise<D1Database>
 
 /** The archived task, if the caller may see its project; null when it is not archived (404 when hidden from the caller). */
 export async function archivedTaskFor(c: HubContext, taskId: string): Promise<ArchivedTaskEntry | null> {
-  const p = principalOf(c);
   const entry = await archivedTaskEntry(c.env, taskId);
   if (!entry) return null;
-  const member =
-    p.kind === "user"
-      ? await c.env.DB.prepare("SELECT role FROM project_members WHERE project_id = ?1 AND user_id = ?2").bind(entry.project_id, p.user.id).first<{ role: string }>()
-      : null;
-  checkAccess(c, entry.project_id, (member?.role ?? null) as ProjectRole | null, "read", "Task");
+  checkAccess(c, entry.project_id, await membershipIn(c, entry.project_id), "read", "Task");
   // The rest of the request reads the task's project on its shard, as a live task's read does.
   if (entry.shard && entry.shard !== DIRECTORY) c.set("db", shardDb(c.env, entry.shard));
   c.set("logTask", taskId);
