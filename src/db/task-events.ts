@@ -30,15 +30,19 @@ export const eventsInStretches = (tasks: string) =>
 export const tasksIn = (param: string) => `(SELECT id, project_id, log_from FROM tasks WHERE id IN (SELECT value FROM json_each(${param})))`;
 
 /**
- * The statement that lists, for the last `appended` events of the project's log (a batch's appends, placed after
- * them), each block that holds a task's event outside the block it was created in. A row already there is left as it
- * is, and writes nothing.
+ * The statement that lists, for a batch's appends (placed after them: the last `appended` events of the project's
+ * log), each block they reach for each of the tasks `taskIds` outside the block it was created in. It reads where the
+ * log ends and the tasks' rows, not the events: a batch that straddles two blocks lists both for its tasks, which a
+ * read then walks for nothing at worst. A row already there is left as it is, and writes nothing.
  */
-export const markLogBlocks = (projectId: string, appended: number): SQL =>
-  sql`INSERT OR IGNORE INTO task_log_blocks (task_id, block)
-      SELECT DISTINCT e.task_id, e.seq / ${sql.raw(String(LOG_BLOCK))} FROM events e JOIN tasks t ON t.id = e.task_id
-      WHERE e.project_id = ${projectId} AND e.seq > (SELECT MAX(seq) FROM events WHERE project_id = ${projectId}) - ${appended}
-        AND e.seq / ${sql.raw(String(LOG_BLOCK))} <> (t.log_from + 1) / ${sql.raw(String(LOG_BLOCK))}`;
+export const markLogBlocks = (projectId: string, appended: number, taskIds: readonly string[]): SQL => {
+  const block = sql.raw(String(LOG_BLOCK));
+  return sql`WITH h AS (SELECT MAX(seq) AS head FROM events WHERE project_id = ${projectId}),
+      k(block) AS (SELECT (head - ${sql.raw(String(Math.trunc(appended)))} + 1) / ${block} FROM h UNION SELECT head / ${block} FROM h)
+    INSERT OR IGNORE INTO task_log_blocks (task_id, block)
+    SELECT t.id, k.block FROM tasks t CROSS JOIN k
+    WHERE t.id IN (SELECT value FROM json_each(${JSON.stringify(taskIds)})) AND k.block <> (t.log_from + 1) / ${block}`;
+};
 
 /** An event as stored, its data parsed. */
 export interface StoredEvent {

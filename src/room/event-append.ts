@@ -124,9 +124,9 @@ export class EventLog {
     const inserts = filled.map((rows, i) => this.insert(rows, oneGuard, head !== null && i === 0 ? head + 1 : null, returning));
     const ask = head === null && !returning && filled.length > 0 ? [this.end()] : [];
     // The blocks of the log the batch's events reach for their tasks, so that a task's events are read from them alone.
-    const ofTasks = appends.some((a) => a.events.some((e) => e.taskId !== null));
+    const taskIds = [...new Set(appends.flatMap((a) => a.events.flatMap((e) => (e.taskId !== null ? [e.taskId] : []))))];
     const appended = filled.reduce((n, rows) => n + rows.length, 0);
-    const marks = ofTasks && appended > 0 ? [statement(this.d1, markLogBlocks(this.projectId, appended))] : [];
+    const marks = taskIds.length > 0 && appended > 0 ? [statement(this.d1, markLogBlocks(this.projectId, appended, taskIds))] : [];
     return {
       statements: [...ask, ...inserts, ...marks],
       /** What the batch wrote, from the statements' results. */
