@@ -31,6 +31,9 @@ export function taskEventsStatement(d1: D1Database, projectId: string, taskIds: 
 /** SQL text of a scalar that changes when these tasks' events do (for a fingerprint): ?1 is the project, ?2 the ids. */
 export const TASK_EVENTS_FINGERPRINT = `(SELECT count(*) || ':' || ifnull(max(e.seq), 0) FROM ${EVENTS_OF_TASKS})`;
 
+/** SQL text: a WITH clause's table `event_weights` (task_id, n, bytes): how many events each task of ?2 has, and their data's length. */
+export const EVENT_WEIGHTS = `event_weights AS (SELECT e.task_id, count(*) AS n, sum(length(e.data)) AS bytes FROM ${EVENTS_OF_TASKS} GROUP BY e.task_id)`;
+
 /**
  * SQL text: task `t` holds the project's last event (?1 is the project). A new event's seq follows the last one in D1,
  * so that event stays there: a task holding it is not archived until the log moves on.

@@ -9,7 +9,7 @@ import { taskViewsInBatch } from "../views/task-queries";
 import { BATCH_LIMIT, chooseTaskBatch, type TaskCandidate } from "./plan";
 import { TASK_CHILDREN, type ArchiveRecord, type Row } from "./records";
 import { inOpenBatch, type ArchiveSource, type Gathered } from "./sources";
-import { deleteTaskEvents, holdsLogHead, TASK_EVENTS_FINGERPRINT, taskEventsStatement } from "./task-events";
+import { deleteTaskEvents, EVENT_WEIGHTS, holdsLogHead, TASK_EVENTS_FINGERPRINT, taskEventsStatement } from "./task-events";
 
 /** SQL text: task `t` of project ?1 finished before cutoff ?3 and nothing else holds it in D1 (its dependents aside). */
 const FREE = `t.project_id = ?1 AND t.status IN ('done', 'failed', 'cancelled') AND t.completed_at IS NOT NULL AND t.completed_at < ?3
@@ -34,14 +34,12 @@ const LEAVES = WINDOW.replace(" ORDER BY", " AND NOT EXISTS (SELECT 1 FROM task_
  * Of the window ?2, those free to go whose every dependent is finished before the cutoff too (chooseTaskBatch keeps
  * one only with its dependents), with their dependents and size: rows, and bytes of what weighs (events, notes, result).
  */
-const CANDIDATES = `SELECT t.id, t.completed_at,
+const CANDIDATES = `WITH ${EVENT_WEIGHTS} SELECT t.id, t.completed_at,
     (SELECT json_group_array(d.task_id) FROM task_dependencies d WHERE d.depends_on_task_id = t.id) AS dependents,
-    (SELECT count(*) FROM events e WHERE e.project_id = ?1 AND e.task_id = t.id)
-      + (SELECT count(*) FROM task_notes n WHERE n.task_id = t.id) + (SELECT count(*) FROM interventions i WHERE i.task_id = t.id) AS rows,
-    ifnull(length(t.result), 0) + ifnull(length(t.spec), 0) + ifnull(length(t.payload), 0)
-      + (SELECT ifnull(sum(length(e.data)), 0) FROM events e WHERE e.project_id = ?1 AND e.task_id = t.id)
+    ifnull(w.n, 0) + (SELECT count(*) FROM task_notes n WHERE n.task_id = t.id) + (SELECT count(*) FROM interventions i WHERE i.task_id = t.id) AS rows,
+    ifnull(length(t.result), 0) + ifnull(length(t.spec), 0) + ifnull(length(t.payload), 0) + ifnull(w.bytes, 0)
       + (SELECT ifnull(sum(length(n.content)), 0) FROM task_notes n WHERE n.task_id = t.id) AS bytes
-  FROM tasks t WHERE t.id IN (SELECT value FROM json_each(?2)) AND ${FREE}
+  FROM tasks t LEFT JOIN event_weights w ON w.task_id = t.id WHERE t.id IN (SELECT value FROM json_each(?2)) AND ${FREE}
     AND NOT EXISTS (SELECT 1 FROM task_dependencies d JOIN tasks down ON down.id = d.task_id
       WHERE d.depends_on_task_id = t.id AND NOT (down.completed_at IS NOT NULL AND down.completed_at < ?3))
   ORDER BY t.completed_at DESC, t.id`;
