@@ -38,7 +38,7 @@ export default {
     for (const shard of shardNames(env)) {
       const on = shard === DIRECTORY ? env : { ...env, DB: shardD1(env, shard) };
       ctx.waitUntil(sweepExpired(on));
-      ctx.waitUntil(wakeStrandedDeliveries(on));
+      ctx.waitUntil(wakeStrandedDeliveries(on, Date.now(), shard));
       ctx.waitUntil(wakeRoomsWithLapsedLeases(on));
       ctx.waitUntil(wakeRoomsWithOverdueSchedules(on));
       ctx.waitUntil(wakeRoomsWithStrandedReviews(on));

@@ -3,6 +3,7 @@ import { deleteLogBefore } from "../db/permission-log";
 import type { OutboxTargetKind } from "../db/schema";
 import { IDEMPOTENCY_TTL_MS } from "../middleware/idempotency";
 import { laneStub } from "../integrations/client";
+import { DIRECTORY } from "../db/shards";
 import type { RoomEnv } from "../runtime/room-env";
 import { leaseSeconds, LEASED_STATUSES } from "../protocol/compute-protocol";
 import { roomStub } from "../room/client";
@@ -41,13 +42,13 @@ export async function sweepExpired(env: RoomEnv, now = Date.now()) {
  * Wakes every integration that is owed a delivery already due. The rooms wake
  * them after each commit, but a wake can be lost (the room restarted, or the
  * batch's answer never came back though it committed): this bounds the wait
- * to the next sweep.
+ * to the next sweep. `env.DB` is the shard `shard` whose outbox is read.
  */
-export async function wakeStrandedDeliveries(env: RoomEnv, now = Date.now()) {
+export async function wakeStrandedDeliveries(env: RoomEnv, now = Date.now(), shard = DIRECTORY) {
   const { results } = await env.DB.prepare("SELECT DISTINCT target_kind, target_id FROM outbox WHERE status = 'pending' AND next_attempt_at <= ?1")
     .bind(new Date(now).toISOString())
     .all<{ target_kind: OutboxTargetKind; target_id: string }>();
-  await Promise.all(results.map((r) => laneStub(env, { kind: r.target_kind, id: r.target_id }).wake()));
+  await Promise.all(results.map((r) => laneStub(env, { kind: r.target_kind, id: r.target_id }, shard).wake()));
   return results.length;
 }
 

@@ -4,10 +4,11 @@
  * place). The directory's tables never move; a table of the project's is found by its project_id, or through the
  * table its foreign key points at; parents are copied before the rows that point at them, and deleted after.
  */
+import { Column } from "drizzle-orm";
 import { getTableConfig, SQLiteTable } from "drizzle-orm/sqlite-core";
 import * as schema from "./schema";
 
-/** Rows of the directory (people, servers, keys, memberships, chat links): written per person or server, never moved. */
+/** Rows of the directory (people, servers, keys, memberships, chat links and channels): written per person or server, never moved. */
 export const DIRECTORY_TABLES: ReadonlySet<string> = new Set([
   "users",
   "refresh_tokens",
@@ -25,12 +26,12 @@ export const DIRECTORY_TABLES: ReadonlySet<string> = new Set([
   "telegram_bot",
   "slack_installations",
   "slack_links",
+  // The channels projects post to: kept with the chat links, where a channel's lane and its commands read them.
+  "slack_channels",
   "slack_link_codes",
   "slack_oauth_states",
   // Rules scoped to the whole hub, a server or a project, read by daemons across projects.
   "approval_rules",
-  // What each Slack channel's lane posted (a channel may hear several projects); the lane reads it in the directory.
-  "slack_posts",
 ]);
 
 export interface MovedTable {
@@ -51,7 +52,10 @@ interface Shape {
 
 function shapeOf(table: SQLiteTable): Shape {
   const config = getTableConfig(table);
-  const keys = config.primaryKeys[0]?.columns.map((c) => c.name) ?? config.columns.filter((c) => c.primary).map((c) => c.name);
+  const primary = config.primaryKeys[0]?.columns.map((c) => c.name) ?? config.columns.filter((c) => c.primary).map((c) => c.name);
+  // A table without a primary key (slack_posts) is copied by a unique index of columns that are never null.
+  const unique = config.indexes.find((i) => i.config.unique && i.config.columns.every((c) => c instanceof Column && c.notNull));
+  const keys = primary.length > 0 ? primary : (unique?.config.columns.map((c) => (c as Column).name) ?? []);
   const parents = new Map<string, { table: string; column: string }>();
   for (const fk of config.foreignKeys) {
     const ref = fk.reference();

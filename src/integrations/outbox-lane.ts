@@ -7,10 +7,11 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { OutboxTargetKind } from "../db/schema";
-import { DIRECTORY, isShard, onEveryShard, shardD1 } from "../db/shards";
+import { DIRECTORY, isShard, onEveryShard, shardD1, shardNames } from "../db/shards";
 import { log, logError } from "../runtime/log";
 import type { RoomReachingEnv } from "../runtime/room-rpc";
 import { checkTargetFor } from "./dns";
+import { chatLaneName, chatLaneOf } from "./lane-names";
 import { RETRY_DELAYS_MS } from "./retry-schedule";
 import type { TargetCheck } from "./target-url";
 
@@ -22,6 +23,8 @@ export const MAX_PER_DRAIN = 200;
 const RESUME_AFTER_MS = 30_000;
 /** How soon a lane whose project is moving looks again. */
 const MOVING_RETRY_MS = 5000;
+/** The bindings of the chats' lanes, by kind. */
+const CHAT_LANES: Partial<Record<OutboxTargetKind, string>> = { telegram: "TELEGRAM_CHAT", slack: "SLACK_CHANNEL" };
 /** How long one check of a target's URL serves its deliveries. */
 const TARGET_CHECK_TTL_MS = 30_000;
 
@@ -70,13 +73,18 @@ export abstract class OutboxLane extends DurableObject<RoomReachingEnv> {
    * A lane of one project's (a webhook, a telemetry export) reads and writes its outbox where the project lives: the
    * shard the directory names, read again before each drain (a move changes it; src/room/room-move.ts). While the project
    * moves it delivers nothing: a delivery recorded on the source after its row was copied would be made again from the
-   * target. People's and channels' lanes stay on the directory.
+   * target. A chat's lane (Telegram, Slack) drains the shard its name says (lane-names.ts), reading the chat's own rows
+   * (links, people, installations, channels) in the directory; it holds rows of a project on the move (heldRows).
    */
-  private readonly directory = this.env.DB;
+  protected readonly directory = this.env.DB;
   private projectId: string | null | undefined;
   /** Whether to deliver now (the project is not moving); `this.env.DB` is then its shard. */
   private async onItsShard(): Promise<boolean> {
-    if (this.kind !== "webhook" && this.kind !== "telemetry") return true;
+    if (this.kind !== "webhook" && this.kind !== "telemetry") {
+      const { shard } = chatLaneOf(this.laneName);
+      if (shard !== DIRECTORY) this.env = { ...this.env, DB: shardD1(this.env, shard) };
+      return true;
+    }
     this.projectId ??= this.kind === "telemetry" ? this.targetId : await this.webhookProject();
     const home = this.projectId
       ? await this.directory
@@ -90,6 +98,46 @@ export abstract class OutboxLane extends DurableObject<RoomReachingEnv> {
     return true;
   }
 
+  /** Whether the last page read held rows back (heldRows): the lane then looks again soon rather than sleeping. */
+  private holding = false;
+
+  /**
+   * Of a chat lane's page, the ids of the rows to leave for now: an event's, of a project that is moving, or that lives
+   * on another shard by now (the copy its move made there is the one delivered; this one goes as the move deletes it).
+   * The chat's lane on that shard is woken for them.
+   */
+  protected async heldRows(rows: DueRow[]): Promise<Set<string>> {
+    // With one shard bound no project moves.
+    const ids = shardNames(this.env).length > 1 ? [...new Set(rows.flatMap((r) => (r.seq !== null ? [r.project_id] : [])))] : [];
+    const { results } = ids.length
+      ? await this.directory
+          .prepare("SELECT id, shard, moving_to FROM projects WHERE id IN (SELECT value FROM json_each(?1))")
+          .bind(JSON.stringify(ids))
+          .all<{ id: string; shard: string; moving_to: string | null }>()
+      : { results: [] };
+    const here = chatLaneOf(this.laneName).shard;
+    const away = new Map(results.flatMap((p) => (p.moving_to !== null || this.homeOf(p.shard) !== here ? [[p.id, p] as const] : [])));
+    const held = new Set(rows.flatMap((r) => (r.seq !== null && away.has(r.project_id) ? [r.id] : [])));
+    this.holding = held.size > 0;
+    // Its lane where they go (or went) holds their copies until the project is there, then delivers them.
+    for (const shard of new Set([...away.values()].map((p) => this.homeOf(p.moving_to ?? p.shard)))) {
+      if (shard === here) continue;
+      const lanes = (this.env as unknown as Record<string, DurableObjectNamespace<OutboxLane>>)[CHAT_LANES[this.kind]!]!;
+      const lane = lanes.get(lanes.idFromName(chatLaneName(this.targetId, shard)));
+      this.ctx.waitUntil(
+        lane.wake().catch((e) => logError(`waking a ${this.kind} lane failed`, { operation: `${this.kind}_delivery`, target_id: this.laneName }, e)),
+      );
+    }
+    return held;
+  }
+
+  private homeOf = (shard: string) => (isShard(this.env, shard) ? shard : DIRECTORY);
+
+  /** Nothing more to deliver now: back soon for rows held, else asleep until woken. */
+  protected idle() {
+    return this.holding ? this.ctx.storage.setAlarm(Date.now() + MOVING_RETRY_MS) : this.ctx.storage.deleteAlarm();
+  }
+
   /** The webhook's project, from its row on whichever shard holds it (null once it is gone). */
   private async webhookProject(): Promise<string | null> {
     const rows = await onEveryShard({ ...this.env, DB: this.directory }, (d1) =>
@@ -101,10 +149,15 @@ export abstract class OutboxLane extends DurableObject<RoomReachingEnv> {
   /** One drain: deliver what is due, in order, and leave an alarm for what will be. */
   protected abstract drain(): Promise<void>;
 
+  private get laneName(): string {
+    const name = this.ctx.id.name;
+    if (!name) throw new Error(`a ${this.kind} lane is reached only by idFromName(its id)`);
+    return name;
+  }
+
+  /** The target's id (a chat's lane named for another shard too: lane-names.ts). */
   protected get targetId(): string {
-    const id = this.ctx.id.name;
-    if (!id) throw new Error(`a ${this.kind} lane is reached only by idFromName(its id)`);
-    return id;
+    return this.kind in CHAT_LANES ? chatLaneOf(this.laneName).id : this.laneName;
   }
 
   private drainSoon() {

@@ -70,10 +70,12 @@ export abstract class BatchCommitter {
   constructor(
     protected readonly d1: D1Database,
     readonly projectId: string,
+    /** The directory, for a room on another shard: who hears of its events in chat is read there (null on the directory). */
+    directory: D1Database | null,
     protected readonly hooks: WriterHooks,
   ) {
     this.db = createDb(d1, () => this.d1Queries++);
-    this.outbox = new OutboxRecorder(d1, projectId);
+    this.outbox = new OutboxRecorder(d1, projectId, directory);
     this.events = new EventLog(d1, projectId);
   }
 
@@ -103,7 +105,7 @@ export abstract class BatchCommitter {
     const writing = writes.length + appends.statements.length > 0;
     const leavesBudgets = plans.findLast((p) => p.budgets)?.budgets;
     if (leavesBudgets && writing) this.budgetRows = null;
-    const owed = writing ? await this.owedStatements() : [];
+    const owed = writing ? await this.owedStatements(plans.flatMap((p) => p.events?.events.map((e) => e.type) ?? [])) : [];
     if (writing) this.memory.ready().unsettle();
     // The tasks the batch gives to servers are read as it leaves them, for the room to hold when their agents start them.
     const keepsDependencies = group !== undefined || operations.every((o) => this.memory.keepsDependencies(o.command));
@@ -174,10 +176,14 @@ export abstract class BatchCommitter {
     return events;
   }
 
-  /** What the batch's events owe integrations (the first batch of the room reads where the project's events stand). */
-  private owedStatements() {
-    if (!this.outbox.knowsLastSeq) this.d1Queries++;
-    return this.outbox.statements(new Date().toISOString());
+  /**
+   * What the batch's events owe integrations (the first batch of the room reads where the project's events stand; a
+   * room on another shard reads who hears of them in chat from the directory).
+   */
+  private async owedStatements(types: string[]) {
+    const { statements, roundTrips } = await this.outbox.statements(new Date().toISOString(), types);
+    this.d1Queries += roundTrips;
+    return statements;
   }
 
   /**

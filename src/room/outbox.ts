@@ -13,13 +13,17 @@
  * channel a project posts to is owed the events it picked (CHAT_EVENTS by
  * default), and the events that settle a message it was posted (so the
  * message is updated in place; a task's end settles what its messages still
- * ask), in one lane per channel (`team:channel`).
+ * ask), in one lane per channel (`team:channel`). Who hears of a project in
+ * chat is the directory's to say (chat-recipients.ts): a room on another shard
+ * reads it there before a batch that may owe a notice, and records the rows
+ * on its own shard, where that shard's lanes deliver them.
  */
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import type { OutboxTargetKind } from "../db/schema";
 import { CHAT_EVENTS, SETTLING_EVENTS, TASK_ENDING_EVENTS } from "../domain/chat-events";
 import { SPAN_ENDING_EVENTS } from "../integrations/telemetry/task-span";
 import { statement, type CommittedEvent } from "./statements";
+import { boundSlack, boundTelegram, NOBODY, readChatRecipients, slackRecipients, telegramRecipients } from "./chat-recipients";
 
 /** An integration owed a delivery by a batch that committed. */
 export interface OutboxTarget {
@@ -36,26 +40,53 @@ const CHAT_TYPES = sqlList(CHAT_EVENTS);
 /** A task that ends settles what its messages still ask, so a channel that posted about it is owed its end too. */
 const SETTLING_TYPES = sqlList([...new Set([...SETTLING_EVENTS, ...TASK_ENDING_EVENTS])]);
 const SPAN_ENDING_TYPES = sqlList(SPAN_ENDING_EVENTS);
+/** The events a Telegram chat or a Slack channel may be owed. */
+const NOTICE_TYPES: ReadonlySet<string> = new Set([...CHAT_EVENTS, ...SETTLING_EVENTS, ...TASK_ENDING_EVENTS]);
 
 export class OutboxRecorder {
   private lastSeq: number | null = null;
+  /** A batch that may owe chat notices was built and has not been seen to commit: the next one asks for its recipients too. */
+  private owesChat = false;
 
   constructor(
     private readonly d1: D1Database,
     private readonly projectId: string,
+    /** The directory, for a room on another shard (null on the directory itself): the chats' recipients are read there. */
+    private readonly directory: D1Database | null = null,
   ) {}
 
   get knowsLastSeq() {
     return this.lastSeq !== null;
   }
 
-  /** The batch's outbox statement: it returns the targets it recorded a delivery for. */
-  async statements(now: string): Promise<D1PreparedStatement[]> {
+  /**
+   * The batch's outbox statement: it returns the targets it recorded a delivery for. `types` are those of the events
+   * the batch appends; `roundTrips` counts the reads made to build it.
+   */
+  async statements(now: string, types: readonly string[]): Promise<{ statements: D1PreparedStatement[]; roundTrips: number }> {
+    let roundTrips = 0;
+    if (this.lastSeq === null) roundTrips++;
     this.lastSeq ??= (await this.d1
       .prepare("SELECT COALESCE(MAX(seq), 0) AS seq FROM events WHERE project_id = ?1")
       .bind(this.projectId)
       .first<{ seq: number }>())!.seq;
-    return [
+    let people: SQL, anyPeople: SQL, channels: SQL, anyChannel: SQL;
+    if (!this.directory) {
+      people = telegramRecipients(this.projectId);
+      anyPeople = sql`EXISTS (SELECT 1 FROM telegram_links o WHERE o.muted = 0)`;
+      channels = slackRecipients(this.projectId);
+      anyChannel = sql`EXISTS (SELECT 1 FROM slack_channels o WHERE o.project_id = ${this.projectId} AND o.muted = 0)`;
+    } else {
+      // Asked only when the batch, or one whose outcome is not known, has an event a chat may hear of.
+      this.owesChat ||= types.some((type) => NOTICE_TYPES.has(type));
+      const recipients = this.owesChat ? await readChatRecipients(this.directory, this.projectId) : NOBODY;
+      if (this.owesChat) roundTrips++;
+      people = boundTelegram(recipients.telegram);
+      anyPeople = sql.raw(recipients.telegram === "[]" ? "0" : "1");
+      channels = boundSlack(recipients.slack);
+      anyChannel = sql.raw(recipients.slack === "[]" ? "0" : "1");
+    }
+    const stmts = [
       statement(
         this.d1,
         sql`INSERT OR IGNORE INTO outbox (id, target_kind, target_id, project_id, seq, event_type, status, attempts, next_attempt_at, created_at)
@@ -66,15 +97,12 @@ export class OutboxRecorder {
               AND e.project_id = ${this.projectId} AND e.seq > ${this.lastSeq}
               AND (w.events IS NULL OR e.type IN (SELECT value FROM json_each(w.events)))
             UNION ALL
-            SELECT 'msg_' || lower(hex(randomblob(16))), 'telegram', l.id, e.project_id, e.seq, e.type, 'pending', 0, ${now}, ${now}
-            FROM events e JOIN telegram_links l ON l.muted = 0 JOIN users u ON u.id = l.user_id
-            WHERE EXISTS (SELECT 1 FROM telegram_links o WHERE o.muted = 0)
+            SELECT 'msg_' || lower(hex(randomblob(16))), 'telegram', r.id, e.project_id, e.seq, e.type, 'pending', 0, ${now}, ${now}
+            FROM (${people}) r JOIN events e
+            WHERE ${anyPeople}
               AND e.project_id = ${this.projectId} AND e.seq > ${this.lastSeq}
               AND e.type IN (${CHAT_TYPES})
-              AND u.deactivated_at IS NULL
-              AND (u.role = 'admin' OR EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = e.project_id AND m.user_id = u.id))
-              AND NOT EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid(l.unwatched) THEN l.unwatched ELSE '[]' END) w WHERE w.value = e.project_id)
-              AND (e.type != 'task_completed' OR EXISTS (SELECT 1 FROM tasks t WHERE t.id = e.task_id AND t.created_by = u.email))
+              AND (e.type != 'task_completed' OR EXISTS (SELECT 1 FROM tasks t WHERE t.id = e.task_id AND t.created_by = r.email))
               -- a question one agent asks another is for that agent, not for people
               AND (e.type != 'intervention_requested' OR e.data ->> '$.target_session_id' IS NULL)
             UNION ALL
@@ -85,8 +113,8 @@ export class OutboxRecorder {
               AND e.type IN (${SPAN_ENDING_TYPES}) AND e.task_id IS NOT NULL
             UNION ALL
             SELECT 'msg_' || lower(hex(randomblob(16))), 'slack', c.team_id || ':' || c.channel_id, e.project_id, e.seq, e.type, 'pending', 0, ${now}, ${now}
-            FROM events e JOIN slack_channels c ON c.project_id = e.project_id AND c.muted = 0
-            WHERE EXISTS (SELECT 1 FROM slack_channels o WHERE o.project_id = ${this.projectId} AND o.muted = 0)
+            FROM (${channels}) c JOIN events e
+            WHERE ${anyChannel}
               AND e.project_id = ${this.projectId} AND e.seq > ${this.lastSeq}
               AND (
                 (e.type IN (${CHAT_TYPES}) AND (c.events IS NULL OR e.type IN (SELECT value FROM json_each(c.events)))
@@ -103,10 +131,13 @@ export class OutboxRecorder {
             RETURNING target_kind AS outbox_kind, target_id AS outbox_target`,
       ),
     ];
+    return { statements: stmts, roundTrips };
   }
 
   /** The batch committed these events. */
   committed(events: readonly CommittedEvent[]) {
+    // Events it wrote but could not hand on (reading them back failed) go with the next batch: it asks again.
+    if (events.length > 0) this.owesChat = false;
     for (const e of events) if (this.lastSeq === null || e.seq > this.lastSeq) this.lastSeq = e.seq;
   }
 }

@@ -90,7 +90,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     this.env = shard === DIRECTORY ? this.base : { ...this.base, DB: shardD1(this.base, shard) };
     const { ctx, env } = this;
     this.projectId = projectId;
-    this.writer = new RoomWriter(env.DB, projectId, {
+    this.writer = new RoomWriter(env.DB, projectId, shard === DIRECTORY ? null : this.base.DB, {
       beforeTurn: () => this.graces.closeLateAgents(Date.now()),
       refusal: async (actor) => (this.opened !== opening ? movingProblem(this.shard) : (this.move.refusal() ?? this.keys.refusal(actor))),
       afterCommit: (committed) => this.afterCommit(committed),
@@ -230,7 +230,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
     // Integrations deliver on their own objects, never in the room's turn.
     for (const target of outbox) {
       this.ctx.waitUntil(
-        laneStub(this.env, target)
+        laneStub(this.env, target, this.shard)
           .wake()
           .catch((e) => logError("waking an integration failed", { project_id: this.projectId, operation: "wake_integration", target }, e)),
       );

@@ -80,11 +80,11 @@ export class SlackChannel extends OutboxLane {
 
   protected async drain() {
     for (let sent = 0; ;) {
-      const [installation, channels, pending, page] = await this.env.DB.batch([
-        sealedTokenOf(this.env, this.teamId),
-        channelRows(this.env, this.teamId, this.channelId),
-        this.pendingCount(),
-        this.due(),
+      // The workspace and the channel's projects in the directory; the outbox on the shard this lane drains.
+      const directory = { DB: this.directory };
+      const [[installation, channels], [pending, page]] = await Promise.all([
+        this.directory.batch([sealedTokenOf(directory, this.teamId), channelRows(directory, this.teamId, this.channelId)]),
+        this.env.DB.batch([this.pendingCount(), this.due()]),
       ]);
       const installed = (installation!.results as { bot_token_sealed: string; hub_url: string | null }[])[0];
       const sealed = installed?.bot_token_sealed;
@@ -97,8 +97,9 @@ export class SlackChannel extends OutboxLane {
         return this.dropAll(`not sent: more than ${MAX_PENDING_DELIVERIES} messages were waiting: the channel was muted`, true);
       const token = await unseal(this.env.DATA_KEY, sealed);
       const byProject = new Map((channels!.results as ChannelRow[]).map((c) => [c.project_id, c]));
-      const reads = await readFor(this.env, this.teamId, this.channelId, due);
+      const [reads, held] = await Promise.all([readFor(this.env, this.teamId, this.channelId, due), this.heldRows(due)]);
       for (const row of due) {
+        if (held.has(row.id)) continue;
         const at = Date.parse(row.next_attempt_at);
         if (at > Date.now()) return this.ctx.storage.setAlarm(at);
         if (sent >= MAX_PER_DRAIN) return this.ctx.storage.setAlarm(Date.now());
@@ -117,8 +118,8 @@ export class SlackChannel extends OutboxLane {
         if (outcome.retryAfterMs !== null) return this.retryAt(row, Date.now() + outcome.retryAfterMs);
         if (outcome.error && TOKEN_GONE.has(outcome.error)) {
           // The workspace's token no longer works: the installation is over, and what its channels were owed with it.
-          await forgetInstallation(this.env, this.teamId);
-          return this.ctx.storage.deleteAlarm();
+          await forgetInstallation({ DB: this.directory }, this.teamId);
+          return this.dropAll("not sent: the workspace was uninstalled or its token revoked");
         }
         if (outcome.error && CHANNEL_GONE.has(outcome.error)) {
           await this.giveUp(row);
@@ -135,19 +136,18 @@ export class SlackChannel extends OutboxLane {
         // A channel that cannot be reached for a day loses that message, not the ones after it.
         await this.giveUp(row);
       }
-      if (due.length < PAGE) return this.ctx.storage.deleteAlarm();
+      // A page with rows held back is looked at again in a while, not read again at once.
+      if (held.size > 0 || due.length < PAGE) return this.idle();
     }
   }
 
   /** Gives up every message the channel waits for, saying why (and mutes the channel, if asked). */
   private async dropAll(reason: string, mute = false) {
-    await this.env.DB.batch([
-      this.env.DB.prepare("UPDATE outbox SET status = 'failed', last_error = ?2 WHERE target_kind = 'slack' AND target_id = ?1 AND status = 'pending'").bind(
-        this.targetId,
-        reason,
-      ),
-      ...(mute ? [this.env.DB.prepare("UPDATE slack_channels SET muted = 1 WHERE team_id = ?1 AND channel_id = ?2").bind(this.teamId, this.channelId)] : []),
-    ]);
+    if (mute)
+      await this.directory.prepare("UPDATE slack_channels SET muted = 1 WHERE team_id = ?1 AND channel_id = ?2").bind(this.teamId, this.channelId).run();
+    await this.env.DB.prepare("UPDATE outbox SET status = 'failed', last_error = ?2 WHERE target_kind = 'slack' AND target_id = ?1 AND status = 'pending'")
+      .bind(this.targetId, reason)
+      .run();
     await this.ctx.storage.deleteAlarm();
   }
 

@@ -57,16 +57,18 @@ export class TelegramChat extends OutboxLane {
 
   protected async drain() {
     for (let sent = 0; ;) {
-      const [links, pending, page] = await this.env.DB.batch([
-        this.env.DB.prepare(
-          `SELECT l.chat_id, l.muted, l.unwatched, l.denied_projects, u.role, u.deactivated_at,
-                  (SELECT json_group_array(m.project_id) FROM project_members m WHERE m.user_id = u.id) AS member_of
-           FROM telegram_links l JOIN users u ON u.id = l.user_id WHERE l.id = ?1`,
-        ).bind(this.targetId),
-        this.pendingCount(),
-        this.due(),
+      // The link and its person in the directory; the outbox on the shard this lane drains (the same database on `DB`).
+      const [link, [pending, page]] = await Promise.all([
+        this.directory
+          .prepare(
+            `SELECT l.chat_id, l.muted, l.unwatched, l.denied_projects, u.role, u.deactivated_at,
+                    (SELECT json_group_array(m.project_id) FROM project_members m WHERE m.user_id = u.id) AS member_of
+             FROM telegram_links l JOIN users u ON u.id = l.user_id WHERE l.id = ?1`,
+          )
+          .bind(this.targetId)
+          .first<LinkRow>(),
+        this.env.DB.batch([this.pendingCount(), this.due()]),
       ]);
-      const link = (links!.results as LinkRow[])[0];
       const due = page!.results as DueRow[];
       if (!link) {
         // Unlinked: what it was owed goes with it.
@@ -77,8 +79,9 @@ export class TelegramChat extends OutboxLane {
       if ((pending!.results as { n: number }[])[0]!.n > MAX_PENDING_DELIVERIES)
         return this.dropAll(`more than ${MAX_PENDING_DELIVERIES} messages were waiting: the chat was muted`);
       if (due.length === 0) return this.ctx.storage.deleteAlarm();
-      const reads = await this.read(due);
+      const [reads, held] = await Promise.all([this.read(due), this.heldRows(due)]);
       for (const row of due) {
+        if (held.has(row.id)) continue;
         const at = Date.parse(row.next_attempt_at);
         if (at > Date.now()) return this.ctx.storage.setAlarm(at);
         if (sent >= MAX_PER_DRAIN) return this.ctx.storage.setAlarm(Date.now());
@@ -107,26 +110,23 @@ export class TelegramChat extends OutboxLane {
         // A chat that cannot be reached for a day loses that message, not the ones after it.
         await this.giveUp(row);
       }
-      if (due.length < PAGE) return this.ctx.storage.deleteAlarm();
+      // A page with rows held back is looked at again in a while, not read again at once.
+      if (held.size > 0 || due.length < PAGE) return this.idle();
     }
   }
 
+  /** The link is over: it goes from the directory, and what it was owed here with it (other shards' lanes find it gone). */
   private async unlink() {
-    await this.env.DB.batch([
-      this.env.DB.prepare("DELETE FROM outbox WHERE target_kind = 'telegram' AND target_id = ?1 AND status = 'pending'").bind(this.targetId),
-      this.env.DB.prepare("DELETE FROM telegram_links WHERE id = ?1").bind(this.targetId),
-    ]);
+    await this.directory.prepare("DELETE FROM telegram_links WHERE id = ?1").bind(this.targetId).run();
+    await this.env.DB.prepare("DELETE FROM outbox WHERE target_kind = 'telegram' AND target_id = ?1 AND status = 'pending'").bind(this.targetId).run();
     await this.ctx.storage.deleteAlarm();
   }
 
   private async dropAll(reason: string) {
-    await this.env.DB.batch([
-      this.env.DB.prepare("UPDATE outbox SET status = 'failed', last_error = ?2 WHERE target_kind = 'telegram' AND target_id = ?1 AND status = 'pending'").bind(
-        this.targetId,
-        reason,
-      ),
-      this.env.DB.prepare("UPDATE telegram_links SET muted = 1 WHERE id = ?1").bind(this.targetId),
-    ]);
+    await this.directory.prepare("UPDATE telegram_links SET muted = 1 WHERE id = ?1").bind(this.targetId).run();
+    await this.env.DB.prepare("UPDATE outbox SET status = 'failed', last_error = ?2 WHERE target_kind = 'telegram' AND target_id = ?1 AND status = 'pending'")
+      .bind(this.targetId, reason)
+      .run();
     await this.ctx.storage.deleteAlarm();
   }
 
