@@ -84,11 +84,17 @@ describe("a server serving projects on two shards", () => {
 
     // Then the server works: each wave starts and completes what it has at once; each completion offers its project's
     // waiting tasks, and a room its link refused is offered the server's room once it has some.
+    // Every look while waiting for the server's next tasks checks its load too.
+    const withinCapacity = async () => {
+      const active = await activeOn(server.id);
+      expect(active.length).toBeLessThanOrEqual(capacity);
+      return active;
+    };
     const finished = new Set<string>();
     for (let wave = 0; finished.size < ids.length; wave++) {
       expect(wave).toBeLessThan(4 * ids.length);
       const active = await until(
-        () => activeOn(server.id),
+        withinCapacity,
         (a) => a.length === Math.min(capacity, ids.length - finished.size),
         `the server to be given more tasks (${finished.size} finished)`,
         20_000,
