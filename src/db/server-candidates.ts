@@ -1,7 +1,7 @@
 /** Servers that could take a project's tasks, as matching sees them. */
 import { sql, type Placeholder, type SQLWrapper } from "drizzle-orm";
 import { effectiveCapabilities } from "../domain/capability-union";
-import type { Candidate } from "../domain/matching";
+import { DEFAULT_MAX_CONCURRENT_TASKS, type Candidate } from "../domain/matching";
 import { isOnline } from "../domain/presence";
 import type { Capabilities } from "../protocol/orchestratia-v1";
 import type { Db } from "./client";
@@ -14,6 +14,10 @@ import { UNFINISHED_TASK } from "./schema";
 export const activeTasksOf = (serverId: SQLWrapper) =>
   sql<number>`(SELECT COUNT(*) FROM tasks t WHERE t.assigned_server_id = ${serverId} AND ${UNFINISHED_TASK} AND t.status IN ('assigned', 'planning', 'running'))`;
 export const activeTasksOfServer = activeTasksOf(sql`s.id`);
+
+/** The most tasks a server takes at once, of its row `server` (servers): as declared by an admin, else as it reports. */
+export const maxTasksOf = (server: SQLWrapper) =>
+  sql<number>`CAST(COALESCE(${server}.declared_capabilities ->> '$.max_concurrent_tasks', ${server}.capabilities ->> '$.max_concurrent_tasks', ${DEFAULT_MAX_CONCURRENT_TASKS}) AS INTEGER)`;
 
 /**
  * The live servers serving the project as one JSON array, with their active

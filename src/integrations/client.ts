@@ -8,6 +8,7 @@ import { countedStub } from "../db/round-trips";
 import type { OutboxTarget } from "../room/outbox";
 import { DIRECTORY } from "../db/shards";
 import { chatLaneName } from "./lane-names";
+import { logError } from "../runtime/log";
 
 // Each call on these is one billed Durable Object request, counted against the work running.
 export const webhookStub = (env: RoomEnv, webhookId: string) => countedStub(env.WEBHOOK_ENDPOINT.get(env.WEBHOOK_ENDPOINT.idFromName(webhookId)));
@@ -27,3 +28,9 @@ export const laneStub = (env: RoomEnv, target: OutboxTarget, shard = DIRECTORY) 
       return countedStub(env.SLACK_CHANNEL.get(env.SLACK_CHANNEL.idFromName(chatLaneName(target.id, shard))));
   }
 };
+
+/** Wakes the lane of a target owed deliveries on `shard`; a failure is logged (the hourly sweep wakes it again). */
+export const wakeLane = (env: RoomEnv, target: OutboxTarget, shard: string, projectId: string) =>
+  laneStub(env, target, shard)
+    .wake()
+    .catch((e: unknown) => logError("waking an integration failed", { project_id: projectId, operation: "wake_integration", target }, e));

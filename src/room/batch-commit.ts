@@ -18,7 +18,7 @@ import { EventLog, type Appended } from "./event-append";
 import type { GroupReads } from "./group-reads";
 import { logOperations } from "./operation-log";
 import { concurrentChange } from "./operations/refusals";
-import { capacityCheck, isProblem, writesAnything, type OpContext, type OpOutcome, type WritePlan } from "./operations";
+import { capacityCheck, isProblem, overCapacity, writesAnything, type OpContext, type OpOutcome, type WritePlan } from "./operations";
 import { OutboxRecorder, outboxTargets } from "./outbox";
 import { d1Reads, type TaskReads } from "./task-reads";
 import { TaskMemory } from "./task-memory";
@@ -40,6 +40,11 @@ export interface WriterHooks {
   refusal(actor: RoomActor): Promise<ProblemData | undefined>;
   /** Runs after every batch that committed, inside the queue. */
   afterCommit(committed: Committed): Promise<void>;
+  /**
+   * Before a batch giving tasks to servers (`fills`) is sent: room held for them on those whose projects span shards
+   * (room-holds.ts), released once it has committed or rolled back. Throws ServersFull when a server has none.
+   */
+  holdRoom?(fills: readonly string[]): Promise<{ release(): Promise<void> } | undefined>;
 }
 
 /** The writer's commit and what it keeps between operations; RoomWriter adds the queue. */
@@ -66,6 +71,8 @@ export abstract class BatchCommitter {
    * leaves them: only this room writes them. A batch whose outcome is not known leaves them to be read again.
    */
   private budgetRows: readonly BudgetRow[] | null = null;
+  /** Servers' loads across shards as their links told them on refusing the operation running now (RoomWriter fills it). */
+  protected readonly loads = new Map<string, number>();
 
   constructor(
     protected readonly d1: D1Database,
@@ -95,10 +102,8 @@ export abstract class BatchCommitter {
     // Every operation's statements, then what they leave to the end of the batch, one statement each for all of them:
     // the capacity of the servers they assigned to, and their events (whose seqs follow the operations' order).
     const writes = plans.flatMap((p) => p.statements);
-    const checks = capacityCheck(
-      this.d1,
-      plans.flatMap((p) => p.fills ?? []),
-    );
+    const fills = plans.flatMap((p) => p.fills ?? []);
+    const checks = capacityCheck(this.d1, fills);
     const appends = this.events.append(plans.flatMap((p) => (p.events ? [p.events] : [])));
     const viewIds = [...new Set(outcomes.flatMap((o, i) => (operations[i]!.withView && !isProblem(o) && writesAnything(o) ? [o.taskId] : [])))];
     const views = viewIds.length > 0 ? taskViewsInBatch(this.db, this.d1, viewIds) : undefined;
@@ -111,7 +116,14 @@ export abstract class BatchCommitter {
     const keepsDependencies = group !== undefined || operations.every((o) => this.memory.keepsDependencies(o.command));
     const given = writing ? heldTasksInBatch(this.db, this.d1, this.projectId, givenTasks(plans), this.memory.knownDependents(keepsDependencies)) : undefined;
     const batched = writing
-      ? await this.batch([...writes, ...checks, ...appends.statements, ...owed, ...(given ? [given.statement] : []), ...(views ? [views.statement] : [])])
+      ? await this.heldBatch(fills, [
+          ...writes,
+          ...checks,
+          ...appends.statements,
+          ...owed,
+          ...(given ? [given.statement] : []),
+          ...(views ? [views.statement] : []),
+        ])
       : [];
     const [results, , appended, recorded, read] = splitAt(batched, writes.length, checks.length, appends.statements.length, owed.length, given ? 1 : 0);
     const events = await this.eventsOf(appends.read(appended!));
@@ -187,6 +199,25 @@ export abstract class BatchCommitter {
   }
 
   /**
+   * The batch, with room held first on the servers it fills whose projects span shards (their links count every
+   * shard). The hold goes once the batch has committed or surely rolled back (its own capacity check); after any other
+   * failure the batch may yet commit, so the hold is left to lapse.
+   */
+  private async heldBatch(fills: readonly string[], statements: D1PreparedStatement[]) {
+    const held = fills.length > 0 ? await this.hooks.holdRoom?.(fills) : undefined;
+    if (!held) return this.batch(statements);
+    const release = () => held.release().catch((e: unknown) => logError("releasing held room failed", { project_id: this.projectId, operation: "hold" }, e));
+    try {
+      const results = await this.batch(statements);
+      await release();
+      return results;
+    } catch (e) {
+      if (overCapacity(e)) await release();
+      throw e;
+    }
+  }
+
+  /**
    * The writes of one operation (or group): one D1 transaction, one round trip. It runs in a session of its own
    * starting at the primary (where writes go anyway) only to learn the bookmark it committed at.
    */
@@ -208,6 +239,7 @@ export abstract class BatchCommitter {
       now: new Date().toISOString(),
       reads,
       offerWaiting,
+      loads: this.loads,
       settings: () => this.projectSettings(),
       budgets: () => this.projectBudgets(),
       reviewPolicy: () => this.projectReviewPolicy(),

@@ -8,7 +8,7 @@ import { ONLINE_WINDOW_MS } from "../domain/presence";
 import type { RoomEnv } from "../runtime/room-env";
 import { linkPointers } from "../datarefs/pointers";
 import { logError } from "../runtime/log";
-import { laneStub } from "../integrations/client";
+import { wakeLane } from "../integrations/client";
 import { countedD1 } from "../db/round-trips";
 import { DIRECTORY, homeOf, shardD1 } from "../db/shards";
 import { movingProblem, RoomMove } from "./room-move";
@@ -32,6 +32,7 @@ import { stepOf, strandedReviews } from "./review-sweep";
 import { wakeModelReviewer, type ReviewJob } from "../integrations/code-review/wake";
 import type { Committed } from "./committed";
 import { RoomWriter } from "./room-writer";
+import { holdRoom } from "./room-holds";
 import { UsageIntake, type UsageTally } from "./usage-intake";
 import type { UsagePoint } from "../domain/usage";
 import type { CommittedEvent } from "./statements";
@@ -94,6 +95,7 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
       beforeTurn: () => this.graces.closeLateAgents(Date.now()),
       refusal: async (actor) => (this.opened !== opening ? movingProblem(this.shard) : (this.move.refusal() ?? this.keys.refusal(actor))),
       afterCommit: (committed) => this.afterCommit(committed),
+      holdRoom: (fills) => holdRoom(this.base, projectId, fills),
     });
     const { db } = this.writer;
     this.keys = new RoomKeys(ctx.storage, db);
@@ -228,16 +230,9 @@ export class ProjectRoom extends DurableObject<RoomEnv> {
   private async afterCommit({ events, notices, deadlines, outbox, sessionless, withDependents }: Committed) {
     this.dashboards.publish(events);
     // Integrations deliver on their own objects, never in the room's turn.
-    for (const target of outbox) {
-      this.ctx.waitUntil(
-        laneStub(this.env, target, this.shard)
-          .wake()
-          .catch((e) => logError("waking an integration failed", { project_id: this.projectId, operation: "wake_integration", target }, e)),
-      );
-    }
+    for (const target of outbox) this.ctx.waitUntil(wakeLane(this.env, target, this.shard, this.projectId));
     tellAgents(this.graces.agentSockets(), events, notices);
-    // Daemons are told outside the room's turn: their links are other objects, reached over RPC.
-    // A task the batch wrote is known to have no sessions: only the others' are looked up.
+    // Daemons are told outside the room's turn (their links are other objects); only tasks the batch did not write have sessions to look up.
     const sessionsOf = (e: CommittedEvent) => needsTaskSessions(e) && !sessionless.has(e.task_id!);
     const toDependents = (e: CommittedEvent) => reachesDependents(e, withDependents);
     if (events.some((e) => sessionsOf(e) || pushedAsRecorded(e) || toDependents(e) || mentionsIn(e.type === "note_added" ? e.data.content : null).length > 0)) {

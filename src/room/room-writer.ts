@@ -15,7 +15,7 @@ import type { RoomAnswer, RoomCommand, RoomResult } from "./commands";
 import { HUB_ACTOR } from "../runtime/room-rpc";
 import { logMovedOn } from "./event-append";
 import { GroupReads } from "./group-reads";
-import { isProblem, overCapacity, planOperation, type OpOutcome } from "./operations";
+import { isProblem, overCapacity, planOperation, ServersFull, type OpOutcome } from "./operations";
 
 /** Operations the room plans together and commits in one batch: the hot path of agents at work. */
 const GROUPED: ReadonlySet<RoomCommand["op"]> = new Set(["start", "complete"]);
@@ -164,21 +164,28 @@ export class RoomWriter extends BatchCommitter {
 
   /**
    * Plans and commits an operation, and plans it again from fresh reads when
-   * another project's room filled a server it assigned to; the last time
+   * another project's room filled a server it assigned to (or the link of a
+   * server serving several shards refused to hold room for it); the last time
    * without offering waiting tasks, which the room then offers in its next turn.
    * Once more, too, when its events were numbered from an end of the log that
    * something else had moved.
    */
   private async replanned<T>(command: RoomCommand, attempt: (offerWaiting: boolean) => Promise<T>): Promise<T> {
-    for (let plan = 1; ; plan++) {
-      const offerWaiting = plan < MAX_PLANS;
-      try {
-        const result = await attempt(offerWaiting).catch((e: unknown) => (logMovedOn(e) ? attempt(offerWaiting) : Promise.reject(e)));
-        if (!offerWaiting && command.op !== "sweep") this.offerWaitingSoon();
-        return result;
-      } catch (e) {
-        if (!overCapacity(e) || !offerWaiting) throw e;
+    try {
+      for (let plan = 1; ; plan++) {
+        const offerWaiting = plan < MAX_PLANS;
+        try {
+          const result = await attempt(offerWaiting).catch((e: unknown) => (logMovedOn(e) ? attempt(offerWaiting) : Promise.reject(e)));
+          if (!offerWaiting && command.op !== "sweep") this.offerWaitingSoon();
+          return result;
+        } catch (e) {
+          if (!overCapacity(e) || !offerWaiting) throw e;
+          // Refused by servers' links: the next plan counts what those servers carry on the other shards.
+          if (e instanceof ServersFull) for (const [id, load] of e.loads) this.loads.set(id, load);
+        }
       }
+    } finally {
+      this.loads.clear();
     }
   }
 

@@ -1,21 +1,21 @@
 /**
- * One Durable Object per server: the official daemon's own channel
- * (`/ws/server`, API.md "The official daemon's channel") and people's
- * terminals on the server's sessions. The Worker checks the daemon's first
- * message (its API key) and then connects the socket here, so a link only
- * ever holds authenticated daemons, each on the key it proved; terminals are
- * accepted here once the Worker has checked the person's token and access.
- * One live daemon socket per server: a new one replaces the old. Sockets
- * hibernate.
+ * One Durable Object per server: the official daemon's own channel (`/ws/server`, API.md "The official daemon's
+ * channel"), people's terminals on the server's sessions, and room held for the rooms' batches giving it tasks when its
+ * projects span shards (capacity-ledger.ts). The Worker checks the daemon's first message (its API key) and then
+ * connects the socket here, so a link only ever holds authenticated daemons, each on the key it proved; terminals are
+ * accepted here once the Worker has checked the person's token and access. One live daemon socket per server: a new
+ * one replaces the old. Sockets hibernate.
  */
 import { DurableObject } from "cloudflare:workers";
-import { logDebug, logError } from "../runtime/log";
-import type { RemoteUseEvent, RoomActor, RoomCommand } from "../room/commands";
-import { executeInRoom, type RoomReachingEnv } from "../runtime/room-rpc";
+import { logError } from "../runtime/log";
+import type { RoomActor, RoomCommand } from "../room/commands";
+import type { RoomReachingEnv } from "../runtime/room-rpc";
+import { recordAsServer } from "./server-events";
 import { sendJson } from "../http/websockets";
 import { handleDaemonFrame, type DaemonFrameHandlers } from "./daemon-dispatch";
 import { DAEMON_CLOSE, parseDaemonFrame } from "./daemon-frames";
 import type { DaemonPush } from "./pushes";
+import { CapacityLedger, type HoldAnswer } from "./capacity-ledger";
 import { FileTransfers, type TransferOffer, type TransferPeer, type TransferRequest, type TransferView } from "./file-transfers";
 import {
   acceptDaemon,
@@ -79,13 +79,14 @@ export class ServerLink extends DurableObject<LinkEnv> {
     db: this.env.DB,
     serverId: this.ctx.id.name,
   });
+  private readonly capacity = new CapacityLedger(this.env, this.ctx.storage, () => this.serverId());
   private readonly execs = new PendingExecs();
   private readonly fsRequests = new PendingRequests<FsAnswer>();
   private readonly transfers = new FileTransfers({
     toDaemon: (frame) => this.toDaemon(frame),
     // Both sessions on this server: the transfer never leaves this link.
     peer: (serverId): TransferPeer => (serverId === this.ctx.id.name ? this : this.env.SERVER_LINK.get(this.env.SERVER_LINK.idFromName(serverId))),
-    record: (projectId, event, data) => this.recordRemoteUse(projectId, event, data),
+    record: (projectId, event, data) => this.recordAs(projectId, { op: "remote_use", event, data }),
     storage: this.ctx.storage,
     scheduleAlarm: (at) => this.scheduleAlarm(at),
   });
@@ -195,33 +196,30 @@ export class ServerLink extends DurableObject<LinkEnv> {
   }
 
   /**
-   * Sessions the daemon never answered fail; viewers whose token expired are
-   * closed; pushes held for sessions the daemon did not report go out; ended
-   * sessions' scrollback is forgotten after its retention; people's tunnels
-   * check their access again.
+   * Sessions the daemon never answered fail; viewers whose token expired are closed; pushes held for sessions the
+   * daemon did not report go out; ended sessions' scrollback is forgotten after its retention; people's tunnels check
+   * their access again; rooms refused room here are offered it once the server has some.
    */
   override async alarm() {
     const now = Date.now();
     let next: number | null = null;
-    const later = (at: number) => (next = next === null ? at : Math.min(next, at));
-    const sessions = await this.sessions.sweep(now);
-    if (sessions !== null) later(sessions);
+    // Each part answers when it is next due, or null.
+    const later = (at: number | null) => (next = at === null ? next : next === null ? at : Math.min(next, at));
+    later(await this.sessions.sweep(now));
     const daemon = this.ctx.getWebSockets(DAEMON_TAG)[0];
     if (daemon) {
       const since = (daemon.deserializeAttachment() as DaemonAttachment).connectedAt;
       if (now - since >= HELD_FALLBACK_MS) await this.pushes.sendHeld(() => true);
       else later(since + HELD_FALLBACK_MS);
     }
-    const viewers = this.terminals.closeExpired(this.ctx.getWebSockets(VIEWER_TAG), now);
-    if (viewers !== null) later(viewers);
-    const transfers = await this.transfers.sweep(now);
-    if (transfers !== null) later(transfers);
-    const grants = await this.grants.expire(now);
-    if (grants !== null) later(grants);
+    later(this.terminals.closeExpired(this.ctx.getWebSockets(VIEWER_TAG), now));
+    later(await this.transfers.sweep(now));
+    later(await this.grants.expire(now));
     // A person's tunnel lasts past its token: whether they may still type there is checked again every so often.
     if (this.tunnels.hasPersonTunnels()) await this.tunnels.checkAccess(null, null);
     if (this.tunnels.hasPersonTunnels()) later(now + TUNNEL_ACCESS_RECHECK_MS);
     await forgetSpentTokens(this.ctx.storage, now);
+    later(await this.capacity.look(now));
     // Work done above may have set an earlier alarm meanwhile: keep whichever comes first.
     if (next !== null) await this.scheduleAlarm(next);
   }
@@ -283,6 +281,15 @@ export class ServerLink extends DurableObject<LinkEnv> {
   async closeProject(projectId: string) {
     this.terminals.disconnect(this.ctx.getWebSockets(VIEWER_TAG), null, [projectId], "the project was deleted");
     await this.tunnels.projectGone(projectId);
+  }
+
+  /** Room held for a room's batch giving the server `tasks` while its projects span shards, released once the batch is done. */
+  holdRoom(projectId: string, tasks: number): Promise<HoldAnswer> {
+    return this.capacity.hold(projectId, tasks);
+  }
+
+  releaseRoom(holdId: string): Promise<void> {
+    return this.capacity.release(holdId);
   }
 
   /** Whether the server's daemon is connected here now. */
@@ -358,16 +365,9 @@ export class ServerLink extends DurableObject<LinkEnv> {
     await this.transfers.fromReceiver(transferId, frame);
   }
 
-  private recordRemoteUse(projectId: string, event: RemoteUseEvent, data: Record<string, unknown>) {
-    return this.recordAs(projectId, { op: "remote_use", event, data });
-  }
-
   /** Records an event of this server's in a project's log, as its agent (or as the hub). */
   private async recordAs(projectId: string, command: RoomCommand & { event: string }, actor?: RoomActor) {
-    const serverId = await this.serverId();
-    const serverName = (await this.ctx.storage.get<string>("server-name")) ?? "";
-    const result = await executeInRoom(this.env, projectId, actor ?? { kind: "agent", serverId, serverName, label: `agent:${serverName}` }, command);
-    if (!result.ok) logDebug("event not recorded", { server_id: serverId, project_id: projectId, operation: command.event, detail: result.problem.detail });
+    await recordAsServer(this.env, this.ctx.storage, await this.serverId(), projectId, command, actor);
   }
 
   // ── SSH access grants and tunnels (API.md "SSH access grants and tunnels") ──

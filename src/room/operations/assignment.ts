@@ -7,8 +7,8 @@ import { eq, sql, type SQL } from "drizzle-orm";
 import { sessions } from "../../db/schema";
 import { planAssignments, type Assignable, type Assignment } from "../../domain/cascade";
 import { errorMentions } from "../../db/errors";
-import { activeTasksOfServer } from "../../db/server-candidates";
-import { DEFAULT_MAX_CONCURRENT_TASKS, rankServers } from "../../domain/matching";
+import { activeTasksOfServer, maxTasksOf } from "../../db/server-candidates";
+import { rankServers, type Candidate } from "../../domain/matching";
 import type { Requirements } from "../../protocol/orchestratia-v1";
 import type { EventDraft, TaskRow, VersionGuard } from "../statements";
 import { routedTo } from "../../protocol/task-format";
@@ -59,7 +59,7 @@ export function capacityCheck(d1: D1Database, serverIds: readonly string[]): D1P
       d1,
       sql`SELECT json_extract('{}', ${OVER_CAPACITY} || s.name) FROM servers s
           WHERE s.id IN (SELECT value FROM json_each(${JSON.stringify([...new Set(serverIds)])}))
-            AND ${activeTasksOfServer} > CAST(COALESCE(s.declared_capabilities ->> '$.max_concurrent_tasks', s.capabilities ->> '$.max_concurrent_tasks', ${DEFAULT_MAX_CONCURRENT_TASKS}) AS INTEGER)`,
+            AND ${activeTasksOfServer} > ${maxTasksOf(sql`s`)}`,
     ),
   ];
 }
@@ -67,8 +67,22 @@ export function capacityCheck(d1: D1Database, serverIds: readonly string[]): D1P
 /** The servers an auto-assignment gives tasks to, whose capacity the room checks after the batch's writes. */
 export const filledServers = (plan: readonly Assignment[]) => plan.map((p) => p.match.server_id);
 
-/** Whether a batch failed its capacity check (and is worth planning again). */
+/** Whether a batch failed its capacity check, or a server's link refused to hold room for it (and it is worth planning again). */
 export const overCapacity = (e: unknown) => errorMentions(e, OVER_CAPACITY);
+
+/**
+ * The links of servers whose projects span shards refused to hold room for the batch's tasks: the batch is not sent,
+ * and the room plans again with each such server's load across shards (`loads`, by server id) as its link told it.
+ */
+export class ServersFull extends Error {
+  constructor(readonly loads: ReadonlyMap<string, number>) {
+    super(`${OVER_CAPACITY}${[...loads.keys()].join(", ")} (across shards)`);
+  }
+}
+
+/** The candidates as the operation plans with them: a server's load across shards, when its link told one, if higher. */
+const withToldLoads = (ctx: OpContext, candidates: readonly Candidate[]) =>
+  ctx.loads?.size ? candidates.map((c) => ({ ...c, activeTasks: Math.max(c.activeTasks, ctx.loads!.get(c.id) ?? 0) })) : candidates;
 
 export const assignmentEvents = (plan: Assignment[]): EventDraft[] =>
   plan.map((p) => ({
@@ -96,8 +110,8 @@ export async function planAutoAssign(ctx: OpContext, unblocked: string[], freedS
   const context = await ctx.reads.assignmentContext(ASSIGN_BATCH, unblocked);
   // A task the operation itself hands back to pending is offered too, after those already waiting.
   const offered = returning ? [...context.waiting.filter((w) => w.id !== returning.id), returning] : context.waiting;
-  const { candidates } = context;
   if (offered.length === 0) return [];
+  const candidates = withToldLoads(ctx, context.candidates);
   // Tasks in a scope a budget holds wait until it releases them.
   const held = await holdsOn(
     ctx,
@@ -199,7 +213,7 @@ export const autoAssign: Planner<"auto_assign"> = async (ctx, cmd) => {
   const held = await budgetRefusal(ctx, [task.id], "auto-assigned");
   if (held) return held;
   if (!ctx.offerWaiting) return concurrentChange("Other projects kept filling the matching servers while this was planned; retry");
-  const { candidates } = await ctx.reads.assignmentContext(0);
+  const candidates = withToldLoads(ctx, (await ctx.reads.assignmentContext(0)).candidates);
   const [best] = rankServers((task.requirements ?? {}) as Requirements, candidates, task.rejectedBy);
   if (!best || best.score < 0) return answerOnly(task.id, { status: "no_match" });
   const assignment = { taskId: task.id, match: best, requirePlan: task.requirePlan };

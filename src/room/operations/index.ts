@@ -85,4 +85,4 @@ export function planOperation(ctx: OpContext, command: RoomCommand): Promise<OpO
 }
 
 export { isProblem, writesAnything, type AgentNotice, type OpContext, type OpOutcome, type WritePlan } from "./kernel";
-export { capacityCheck, overCapacity } from "./assignment";
+export { capacityCheck, overCapacity, ServersFull } from "./assignment";

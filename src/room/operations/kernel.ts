@@ -28,6 +28,8 @@ export interface OpContext {
    * operation itself then commits, and the room offers the tasks again after.
    */
   offerWaiting: boolean;
+  /** Servers' loads across shards as their links told them when they refused to hold room for this operation's last plan. */
+  loads?: ReadonlyMap<string, number>;
   /** The project's settings: read once by the room, which is the only writer of them. */
   settings(): Promise<ProjectSettings>;
   /** The project's budgets as last written: read once by the room, which is the only writer of them. */
