@@ -183,3 +183,26 @@ describe("rows a move left behind on another shard", () => {
     expect(listed.filter((t) => t.id === created.json.id)).toHaveLength(1);
   });
 });
+
+describe("waiting tasks of a project on DB_1", () => {
+  it("are offered when a server's heartbeat declares what they need, found on the shard", async () => {
+    const language = `zig-${crypto.randomUUID().slice(0, 6)}`;
+    const server = await registerAgent(admin, `offers-${crypto.randomUUID().slice(0, 6)}`, { project_ids: [project.id] });
+    const id = (
+      await expectOk(
+        call("/api/v1/tasks", { token: admin, body: { title: "Needs zig", spec: "Do it", project_id: project.id, requirements: { languages: [language] } } }),
+        201,
+      )
+    ).json.id as string;
+    expect((await expectOk(call(`/api/v1/tasks/${id}`, { token: admin }))).json.status).toBe("pending");
+    // Its capabilities change: the hub offers the waiting tasks of its projects, on whichever shard they live.
+    await expectOk(call("/api/v1/servers/heartbeat", { apiKey: server.apiKey, body: { capabilities: { languages: [language] } } }));
+    const task = await until(
+      async () => (await expectOk(call(`/api/v1/tasks/${id}`, { token: admin }))).json,
+      (t) => t.status !== "pending",
+      "the task's assignment",
+    );
+    expect(task.status).toBe("assigned");
+    expect(task.assigned_server_id ?? task.assigned_server?.id).toBe(server.id);
+  });
+});

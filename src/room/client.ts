@@ -12,7 +12,7 @@ import type { HubContext } from "../http/context";
 import { linkStub } from "../server-link/client";
 import { rememberProjectOf } from "../db/task-projects";
 import { MOVE_RETRY_AFTER_SECONDS } from "./room-move";
-import { DIRECTORY, rememberShard, shardDb } from "../db/shards";
+import { DIRECTORY, onEveryShard, rememberShard, shardDb } from "../db/shards";
 import { countedStub } from "../db/round-trips";
 import { type RoomActor, type RoomCommand, type RoomResult } from "./commands";
 import { HUB_ACTOR } from "../runtime/room-rpc";
@@ -96,8 +96,9 @@ export const PROJECTS_WITH_WAITING_TASKS = sql`SELECT DISTINCT project_id FROM t
  * gains capacity.
  */
 export async function offerWaitingTasks(env: Env, projectIds: string[] | null) {
-  const results = await dbOf(env.DB).all<{ project_id: string }>(PROJECTS_WITH_WAITING_TASKS);
-  const projects = results.map((r) => r.project_id).filter((id) => projectIds === null || projectIds.includes(id));
+  // Each shard's tasks, asked at once: a server may serve projects on any of them.
+  const results = (await onEveryShard(env, (d1) => dbOf(d1).all<{ project_id: string }>(PROJECTS_WITH_WAITING_TASKS))).flat();
+  const projects = [...new Set(results.map((r) => r.project_id))].filter((id) => projectIds === null || projectIds.includes(id));
   await Promise.all(projects.map((projectId) => roomStub(env, projectId).execute(HUB_ACTOR, { op: "sweep" })));
 }
 
@@ -131,14 +132,18 @@ export async function disconnectUser(env: Env, userId: string, projectIds: strin
  * `serving`, also servers with sessions anywhere that serve one of these projects (or every project).
  */
 export async function serversWithSessionsIn(env: Env, projectIds: string[] | null, serving = false): Promise<string[]> {
-  const { results } = await env.DB.prepare(
-    `SELECT DISTINCT s.server_id FROM sessions s LEFT JOIN servers v ON v.id = s.server_id
-     WHERE ?1 IS NULL OR s.project_id IN (SELECT value FROM json_each(?1))
-        OR (?2 AND (v.project_ids IS NULL OR EXISTS (SELECT 1 FROM json_each(v.project_ids) p WHERE p.value IN (SELECT value FROM json_each(?1)))))`,
-  )
-    .bind(projectIds === null ? null : JSON.stringify(projectIds), serving ? 1 : 0)
-    .all<{ server_id: string }>();
-  return results.map((r) => r.server_id);
+  // Sessions live on their projects' shards (each with its copy of the servers): every shard is asked at once.
+  const found = await onEveryShard(env, (d1) =>
+    d1
+      .prepare(
+        `SELECT DISTINCT s.server_id FROM sessions s LEFT JOIN servers v ON v.id = s.server_id
+         WHERE ?1 IS NULL OR s.project_id IN (SELECT value FROM json_each(?1))
+            OR (?2 AND (v.project_ids IS NULL OR EXISTS (SELECT 1 FROM json_each(v.project_ids) p WHERE p.value IN (SELECT value FROM json_each(?1)))))`,
+      )
+      .bind(projectIds === null ? null : JSON.stringify(projectIds), serving ? 1 : 0)
+      .all<{ server_id: string }>(),
+  );
+  return [...new Set(found.flatMap(({ results }) => results.map((r) => r.server_id)))];
 }
 
 /**
