@@ -2,13 +2,16 @@
  * A task's events, read from its project's log. The log is keyed by (project_id, seq) alone: an index of each task's
  * events would cost D1 a row written per event, about a fifth of what a task writes. Instead the log is read in blocks
  * of LOG_BLOCK seqs: a task records where the log stood when it was created (tasks.log_from), and each further block
- * that receives one of its events gets a row in task_log_blocks, written in the batch that appends the event (only
- * when it is the task's first event there). A task's events are read from those stretches of the log by its key, so a
+ * that receives one of its events gets a row in task_log_blocks, written by a trigger on the log's insert (migration
+ * 0040, in the same transaction; only for the task's first event there). A task's events are read from those stretches of the log by its key, so a
  * read walks at most a block per stretch however long the log has grown.
  */
 import { type SQL, sql } from "drizzle-orm";
 
-/** Seqs a block of the log holds: a stretch read walks at most this many events; a longer block means fewer rows in task_log_blocks. */
+/**
+ * Seqs a block of the log holds: a stretch read walks at most this many events; a longer block means fewer rows in
+ * task_log_blocks. Migration 0040's trigger and backfill are written with this number.
+ */
 export const LOG_BLOCK = 4096;
 
 /** Where the project's log ends now, as a task's insert records it (tasks.log_from): every event of the task follows it. */
@@ -28,21 +31,6 @@ export const eventsInStretches = (tasks: string) =>
 
 /** SQL text: the tasks whose ids are the JSON list bound at `param` (e.g. "?2"), as logStretches takes them. */
 export const tasksIn = (param: string) => `(SELECT id, project_id, log_from FROM tasks WHERE id IN (SELECT value FROM json_each(${param})))`;
-
-/**
- * The statement that lists, for a batch's appends (placed after them: the last `appended` events of the project's
- * log), each block they reach for each of the tasks `taskIds` outside the block it was created in. It reads where the
- * log ends and the tasks' rows, not the events: a batch that straddles two blocks lists both for its tasks, which a
- * read then walks for nothing at worst. A row already there is left as it is, and writes nothing.
- */
-export const markLogBlocks = (projectId: string, appended: number, taskIds: readonly string[]): SQL => {
-  const block = sql.raw(String(LOG_BLOCK));
-  return sql`WITH h AS (SELECT MAX(seq) AS head FROM events WHERE project_id = ${projectId}),
-      k(block) AS (SELECT (head - ${sql.raw(String(Math.trunc(appended)))} + 1) / ${block} FROM h UNION SELECT head / ${block} FROM h)
-    INSERT OR IGNORE INTO task_log_blocks (task_id, block)
-    SELECT t.id, k.block FROM tasks t CROSS JOIN k
-    WHERE t.id IN (SELECT value FROM json_each(${JSON.stringify(taskIds)})) AND k.block <> (t.log_from + 1) / ${block}`;
-};
 
 /** An event as stored, its data parsed. */
 export interface StoredEvent {

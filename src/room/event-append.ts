@@ -12,7 +12,6 @@
  */
 import { sql, type SQL } from "drizzle-orm";
 import { errorMentions } from "../db/errors";
-import { markLogBlocks } from "../db/task-events";
 import { sessionWritten, statement, webhookWritten, type CommittedEvent, type EventAppend } from "./statements";
 
 /**
@@ -123,12 +122,8 @@ export class EventLog {
     // primary key (logMovedOn); each later one follows where the statements before it ended.
     const inserts = filled.map((rows, i) => this.insert(rows, oneGuard, head !== null && i === 0 ? head + 1 : null, returning));
     const ask = head === null && !returning && filled.length > 0 ? [this.end()] : [];
-    // The blocks of the log the batch's events reach for their tasks, so that a task's events are read from them alone.
-    const taskIds = [...new Set(appends.flatMap((a) => a.events.flatMap((e) => (e.taskId !== null ? [e.taskId] : []))))];
-    const appended = filled.reduce((n, rows) => n + rows.length, 0);
-    const marks = taskIds.length > 0 && appended > 0 ? [statement(this.d1, markLogBlocks(this.projectId, appended, taskIds))] : [];
     return {
-      statements: [...ask, ...inserts, ...marks],
+      statements: [...ask, ...inserts],
       /** What the batch wrote, from the statements' results. */
       read: (results: D1Result[]): Appended => {
         if (returning || filled.length === 0) {
