@@ -53,6 +53,8 @@ export async function workerdConfig(miniflare: Record<string, unknown> = {}, mai
             // A model reviewer that does not answer is given up on in seconds, not the deployed 60 (test/model-review.test.ts).
             CODE_REVIEW_TIMEOUT_SECONDS: "2",
           },
+          // A third shard beside wrangler.toml's two, so that reads across shards are tested over more than two.
+          d1Databases: { DB: "directory", DB_1: "shard-1", DB_2: "shard-2" },
           ...miniflare,
         },
       }),

@@ -108,11 +108,16 @@ describe("two projects on different shards, one server serving both", () => {
   });
 });
 
-describe("a person in three projects over the shards", () => {
+describe("a person in three projects on three shards", () => {
   it("sees each one's waiting tasks in the inbox and each one in the projects overview", async () => {
     const member = await createUser(admin, "member");
     const agent = await registerAgent(admin, `asker-${crypto.randomUUID().slice(0, 6)}`);
-    const projects = [await newProject("Inbox A", "DB"), await newProject("Inbox B", "DB_1"), await newProject("Inbox C", "DB_1")];
+    const projects = [await newProject("Inbox A", "DB"), await newProject("Inbox B", "DB_1"), await newProject("Inbox C", "DB_2")];
+    expect(await Promise.all(projects.map(async (p) => (await expectOk(call(`/api/v1/projects/${p.id}`, { token: admin }))).json.shard))).toEqual([
+      "DB",
+      "DB_1",
+      "DB_2",
+    ]);
     const waiting: string[] = [];
     for (const project of projects) {
       await addMember(admin, project.id, member.id);
