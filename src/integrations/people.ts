@@ -9,6 +9,7 @@ import type { UserRow } from "../db/client";
 import type { WorkerEnv } from "../runtime/worker-env";
 import type { RoomCommand } from "../room/commands";
 import { executeInRoom } from "../runtime/room-rpc";
+import { rowsOnEveryShard } from "./chat/shard-rows";
 
 /** What a person may do in a project, by the API's rules (their role there, nothing once their account is deactivated). */
 export async function accessTo(env: WorkerEnv, user: UserRow, projectId: string) {
@@ -31,6 +32,9 @@ export async function visibleProjects(env: WorkerEnv, user: UserRow): Promise<{ 
   return results;
 }
 
+/** How many rows an id prefix is matched against, at most. */
+const PREFIX_MATCHES = 20;
+
 /** A task or intervention the person can see, by the first characters of its id. */
 export async function findVisible(
   env: WorkerEnv,
@@ -39,9 +43,13 @@ export async function findVisible(
   prefix: string,
 ): Promise<{ id: string; projectId: string } | null> {
   if (!/^[0-9a-f-]{4,36}$/.test(prefix)) return null;
-  const { results } = await env.DB.prepare(`SELECT id, project_id FROM ${table} WHERE id LIKE ?1 || '%' ORDER BY id LIMIT 20`)
-    .bind(prefix)
-    .all<{ id: string; project_id: string }>();
+  // Each shard holds its projects' rows: the first matches of them all, in id order (a project on the move counted once).
+  const found = await rowsOnEveryShard<{ id: string; project_id: string }>(
+    env,
+    `SELECT id, project_id FROM ${table} WHERE id LIKE ?1 || '%' ORDER BY id LIMIT ${PREFIX_MATCHES}`,
+    prefix,
+  );
+  const results = [...new Map(found.map((r) => [r.id, r])).values()].sort((a, b) => (a.id < b.id ? -1 : 1)).slice(0, PREFIX_MATCHES);
   for (const r of results) if ((await accessTo(env, user, r.project_id)) !== "none") return { id: r.id, projectId: r.project_id };
   return null;
 }

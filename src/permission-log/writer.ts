@@ -11,7 +11,7 @@ import { DIRECTORY, homeOf, shardD1 } from "../db/shards";
 import type { PermissionSource } from "../db/schema";
 import type { Env } from "../runtime/env";
 import { laneStub } from "../integrations/client";
-import { deniedNotices } from "../integrations/telegram/denied-calls";
+import { deniedNotices, deniedRecipients } from "../integrations/telegram/denied-calls";
 import { logError } from "../runtime/log";
 import type { RoomEnv } from "../runtime/room-env";
 import { outboxTargets } from "../room/outbox";
@@ -91,13 +91,13 @@ export class PermissionLogWriter extends DurableObject<WriterEnv> {
     const now = rows.reduce((latest, row) => (row[13] > latest ? row[13] : latest), "");
     try {
       // Denied calls are told of as the hook logs them; the telemetry's are only listed.
-      const { also, rowsWritten, telemetryKept } = await this.insert({ hook, telemetry }, now);
+      const { also, rowsWritten, telemetryKept, shard } = await this.insert({ hook, telemetry }, now);
       // Each post is billed its share of the batch.
       for (const { post, rows: part } of parts) post.rowsWritten += (rowsWritten * part.length) / rows.length;
       if (hook.length + telemetryKept > 0) this.announce(rows, hook.length + telemetryKept);
       for (const target of outboxTargets(also))
         this.ctx.waitUntil(
-          laneStub(this.env, target)
+          laneStub(this.env, target, shard)
             .wake()
             .catch((e: unknown) => logError("waking a chat for denied calls failed", { target_id: target.id, operation: "permissions_denied" }, e)),
         );
@@ -113,17 +113,18 @@ export class PermissionLogWriter extends DurableObject<WriterEnv> {
   }
 
   /**
-   * The batch written on the project's shard (asked of the directory each batch, so a move is followed at once). The
-   * notices of denied calls go to the people's chats, whose outbox is the directory's: in the same transaction when the
-   * project lives there, else once the entries are committed.
+   * The batch written on the project's shard (asked of the directory each batch, so a move is followed at once), with
+   * the notices of its denied calls in the same transaction: recorded where the project lives, so that the lane
+   * draining that shard's outbox (src/integrations/lane-names.ts) names the sessions and tasks they mention. The people
+   * who hear of them live in the directory: a project on another shard reads them there first.
    */
   private async insert(batch: LogBatch, now: string) {
     const projectId = (batch.hook[0] ?? batch.telemetry[0])![1];
     const shard = await homeOf(this.env, projectId);
-    if (shard === DIRECTORY) return insertLogRows(this.env.DB, batch, deniedNotices(this.env.DB, batch.hook, now));
-    const written = await insertLogRows(shardD1(this.env, shard), batch);
-    const notices = deniedNotices(this.env.DB, batch.hook, now);
-    return { ...written, also: notices.length > 0 ? await this.env.DB.batch(notices) : [] };
+    if (shard === DIRECTORY) return { ...(await insertLogRows(this.env.DB, batch, deniedNotices(this.env.DB, batch.hook, now))), shard };
+    const d1 = shardD1(this.env, shard);
+    const recipients = await deniedRecipients(this.env.DB, batch.hook);
+    return { ...(await insertLogRows(d1, batch, deniedNotices(d1, batch.hook, now, recipients))), shard };
   }
 
   /** The room's dashboards hear how many entries arrived and the newest one's time; best effort. */

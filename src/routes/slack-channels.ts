@@ -5,7 +5,7 @@
 import { and, eq } from "drizzle-orm";
 import { Hono } from "hono";
 import { z } from "zod";
-import { projectFor } from "../auth/access";
+import { projectDb, projectFor } from "../auth/access";
 import { nowIso } from "../db/client";
 import { outbox, slackChannels, slackInstallations } from "../db/schema";
 import { CHAT_EVENTS, type ChatEvent } from "../domain/chat-events";
@@ -174,19 +174,18 @@ slackChannelRoutes.delete(
   async (c) => {
     const project = await projectFor(c, c.req.param("id")!, "write");
     const row = await channelIn(c, project.id);
-    await c.var.db.batch([
-      c.var.db
-        .delete(outbox)
-        .where(
-          and(
-            eq(outbox.targetKind, "slack"),
-            eq(outbox.targetId, `${row.teamId}:${row.channelId}`),
-            eq(outbox.projectId, project.id),
-            eq(outbox.status, "pending"),
-          ),
+    // The channel is the directory's; what was still to be posted there of this project is on the project's shard.
+    await c.var.db.delete(slackChannels).where(eq(slackChannels.id, row.id));
+    await projectDb(c, project)
+      .delete(outbox)
+      .where(
+        and(
+          eq(outbox.targetKind, "slack"),
+          eq(outbox.targetId, `${row.teamId}:${row.channelId}`),
+          eq(outbox.projectId, project.id),
+          eq(outbox.status, "pending"),
         ),
-      c.var.db.delete(slackChannels).where(eq(slackChannels.id, row.id)),
-    ]);
+      );
     return c.body(null, 204);
   },
 );

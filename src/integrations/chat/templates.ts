@@ -2,6 +2,7 @@
 import { and, sql } from "drizzle-orm";
 import { templates, type TemplateRow } from "../../db/schema";
 import { dbOf } from "../../db/client";
+import { onEachShard, shardsOfProjects } from "../../db/shards";
 import type { WorkerEnv } from "../../runtime/worker-env";
 import type { RunRequest } from "./run-command";
 
@@ -18,16 +19,24 @@ export async function templateNamed(
   const wanted = asked.project?.toLowerCase();
   const within = wanted ? projects.filter((p) => p.slug.toLowerCase() === wanted || p.name.toLowerCase() === wanted) : projects;
   if (within.length === 0) return { error: "No project of yours has that name." };
-  const results = await dbOf(env.DB)
-    .select()
-    .from(templates)
-    .where(
-      and(
-        sql`lower(${templates.name}) = lower(${asked.template})`,
-        // One bound value however many projects the person sees (an admin sees them all).
-        sql`${templates.projectId} IN (SELECT value FROM json_each(${JSON.stringify(within.map((p) => p.id))}))`,
+  // Each project's templates live on its shard: the shards of these projects are asked at once.
+  const shards = await shardsOfProjects(
+    dbOf(env.DB),
+    within.map((p) => p.id),
+  );
+  const answers = await onEachShard(env, shards, (db, ids) =>
+    db
+      .select()
+      .from(templates)
+      .where(
+        and(
+          sql`lower(${templates.name}) = lower(${asked.template})`,
+          // One bound value however many projects the person sees (an admin sees them all).
+          sql`${templates.projectId} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`,
+        ),
       ),
-    );
+  );
+  const results = answers.flat();
   if (results.length === 0) return { error: `No template named “${asked.template}” in your projects.` };
   if (results.length > 1) {
     const where = results.map((r) => projects.find((p) => p.id === r.projectId)!.slug);

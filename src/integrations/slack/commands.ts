@@ -9,6 +9,7 @@ import { accessTo, actAs, findVisible, visibleProjects } from "../people";
 import { openTasksOf } from "../chat/open-tasks";
 import { parseRunCommand } from "../chat/run-command";
 import { templateNamed } from "../chat/templates";
+import { projectD1 } from "../chat/shard-rows";
 import { HELP, named, NOT_LINKED, openTaskReply, projectNames, said, taskReply } from "./command-replies";
 import { escapeMrkdwn } from "./notifications";
 import { channelRefusal } from "./channel-check";
@@ -92,10 +93,14 @@ async function tasks(env: WorkerEnv, at: OrcContext, user: UserRow) {
 async function task(env: WorkerEnv, at: OrcContext, user: UserRow, prefix: string) {
   const found = await findVisible(env, user, "tasks", prefix.toLowerCase());
   if (!found) return said("No task of yours starts with that: `/orc task &lt;id prefix&gt;` (four characters or more)");
-  const t = await env.DB.prepare(
-    `SELECT t.id, t.title, t.status, t.priority, t.result, p.name AS project, s.name AS server
-     FROM tasks t JOIN projects p ON p.id = t.project_id LEFT JOIN servers s ON s.id = t.assigned_server_id WHERE t.id = ?1`,
+  // Read where the project lives: its shard keeps copies of the project's row and the servers.
+  const t = await (
+    await projectD1(env, found.projectId)
   )
+    .prepare(
+      `SELECT t.id, t.title, t.status, t.priority, t.result, p.name AS project, s.name AS server
+     FROM tasks t JOIN projects p ON p.id = t.project_id LEFT JOIN servers s ON s.id = t.assigned_server_id WHERE t.id = ?1`,
+    )
     .bind(found.id)
     .first<{ id: string; title: string; status: string; priority: string; result: string | null; project: string; server: string | null }>();
   if (!t) return said("That task is gone.");
@@ -131,8 +136,11 @@ async function watch(env: WorkerEnv, at: OrcContext, user: UserRow, wanted: stri
       .bind(project.id, at.teamId, at.channelId)
       .first());
   if (removed) {
-    // What was still to be posted here of this project goes with it.
-    await env.DB.prepare("DELETE FROM outbox WHERE target_kind = 'slack' AND status = 'pending' AND target_id = ?1 AND project_id = ?2")
+    // What was still to be posted here of this project goes with it (recorded where the project lives).
+    await (
+      await projectD1(env, project.id)
+    )
+      .prepare("DELETE FROM outbox WHERE target_kind = 'slack' AND status = 'pending' AND target_id = ?1 AND project_id = ?2")
       .bind(`${at.teamId}:${at.channelId}`, project.id)
       .run();
     return said(`This channel no longer posts *${named(project.name)}*.`);

@@ -15,6 +15,7 @@ import { NOT_LINKED } from "./command-replies";
 import { escapeMrkdwn } from "./notifications";
 import { botTokenOf } from "./installations";
 import { linkedPerson } from "./linked";
+import { rowById } from "../chat/shard-rows";
 import { answerModal, changesModal, submittedFor, type ClickedMessage } from "./modals";
 
 export interface Click {
@@ -39,13 +40,14 @@ interface Question {
   task_title: string | null;
 }
 
+/** A question by its id alone, on whichever shard its project lives. */
 const questionOf = (env: WorkerEnv, id: string) =>
-  env.DB.prepare(
+  rowById<Question>(
+    env,
     `SELECT i.id, i.project_id, i.question, i.options, i.status, i.responded_by, t.title AS task_title
      FROM interventions i LEFT JOIN tasks t ON t.id = i.task_id WHERE i.id = ?1`,
-  )
-    .bind(id)
-    .first<Question>();
+    id,
+  );
 
 const settled = (iv: Question) => (iv.responded_by ? `Already answered by ${iv.responded_by}` : `This question is ${iv.status} already`);
 
@@ -95,9 +97,11 @@ async function clicked(env: WorkerEnv, user: UserRow, click: Click): Promise<str
     if (response === undefined) return "That option is gone";
     return respond(env, user, iv, response);
   }
-  const task = await env.DB.prepare("SELECT id, project_id, title, status FROM tasks WHERE id = ?1")
-    .bind(action.taskId)
-    .first<{ id: string; project_id: string; title: string; status: string }>();
+  const task = await rowById<{ id: string; project_id: string; title: string; status: string }>(
+    env,
+    "SELECT id, project_id, title, status FROM tasks WHERE id = ?1",
+    action.taskId,
+  );
   const access = task ? await accessTo(env, user, task.project_id) : "none";
   if (!task || access === "none") return NOT_FOUND;
   if (action.kind === "revise_plan") {
@@ -136,7 +140,7 @@ export async function submitModal(env: WorkerEnv, s: Submission): Promise<string
     const refused = await respond(env, user, iv, text);
     return refused && modalError(refused);
   }
-  const task = await env.DB.prepare("SELECT project_id FROM tasks WHERE id = ?1").bind(about.taskId).first<{ project_id: string }>();
+  const task = await rowById<{ project_id: string }>(env, "SELECT project_id FROM tasks WHERE id = ?1", about.taskId);
   if (!task || (await accessTo(env, user, task.project_id)) === "none") return NOT_FOUND;
   const done = await actAs(env, user, task.project_id, { op: "revise_plan", taskId: about.taskId, feedback: text }, "");
   return done.ok ? null : modalError(done.text);

@@ -19,6 +19,7 @@ import { forgetLinks } from "./people";
 import { executeInRoom, HUB_ACTOR } from "../../runtime/room-rpc";
 import { parseRunCommand } from "../chat/run-command";
 import { templateNamed } from "../chat/templates";
+import { projectD1, rowById } from "../chat/shard-rows";
 
 const HELP = [
   "<b>Orchestratia</b>: questions, tasks and plans to approve, failures and finished tasks from your projects, answered here.",
@@ -205,10 +206,14 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
     if (!me) return notLinked(ctx);
     const found = await findVisible(env, me.user, "tasks", ctx.match.trim().toLowerCase());
     if (!found) return ctx.reply("No task of yours starts with that: /task &lt;id prefix&gt;", html);
-    const t = await env.DB.prepare(
-      `SELECT t.id, t.title, t.status, t.priority, t.result, p.name AS project, s.name AS server
-       FROM tasks t JOIN projects p ON p.id = t.project_id LEFT JOIN servers s ON s.id = t.assigned_server_id WHERE t.id = ?1`,
+    // Read where the project lives: its shard keeps copies of the project's row and the servers.
+    const t = await (
+      await projectD1(env, found.projectId)
     )
+      .prepare(
+        `SELECT t.id, t.title, t.status, t.priority, t.result, p.name AS project, s.name AS server
+       FROM tasks t JOIN projects p ON p.id = t.project_id LEFT JOIN servers s ON s.id = t.assigned_server_id WHERE t.id = ?1`,
+      )
       .bind(found.id)
       .first<{ id: string; title: string; status: string; priority: string; result: string | null; project: string; server: string | null }>();
     if (!t) return ctx.reply("That task is gone.");
@@ -247,9 +252,11 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
     const action = parseButton(ctx.callbackQuery.data);
     if (!action || action.kind === "answer_text") return ctx.answerCallbackQuery({ text: "This button no longer does anything" });
     if (action.kind === "answer") {
-      const iv = await env.DB.prepare("SELECT id, project_id, options FROM interventions WHERE id = ?1")
-        .bind(action.interventionId)
-        .first<{ id: string; project_id: string; options: string | null }>();
+      const iv = await rowById<{ id: string; project_id: string; options: string | null }>(
+        env,
+        "SELECT id, project_id, options FROM interventions WHERE id = ?1",
+        action.interventionId,
+      );
       if (!iv || (await accessTo(env, me.user, iv.project_id)) === "none") return ctx.answerCallbackQuery({ text: "Not found", show_alert: true });
       const response =
         action.choice === "y" ? APPROVED : action.choice === "n" ? REJECTED : optionLabels(iv.options ? JSON.parse(iv.options) : null)[action.choice];
@@ -257,9 +264,7 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
       const done = await actAs(env, me.user, iv.project_id, { op: "respond", interventionId: iv.id, response }, `Answered: ${response}`);
       return answer(ctx, done.text, !done.ok);
     }
-    const task = await env.DB.prepare("SELECT id, project_id, title FROM tasks WHERE id = ?1")
-      .bind(action.taskId)
-      .first<{ id: string; project_id: string; title: string }>();
+    const task = await rowById<{ id: string; project_id: string; title: string }>(env, "SELECT id, project_id, title FROM tasks WHERE id = ?1", action.taskId);
     if (!task || (await accessTo(env, me.user, task.project_id)) === "none") return ctx.answerCallbackQuery({ text: "Not found", show_alert: true });
     if (action.kind === "revise_plan") {
       if ((await accessTo(env, me.user, task.project_id)) !== "write")

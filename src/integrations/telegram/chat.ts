@@ -138,15 +138,19 @@ export class TelegramChat extends OutboxLane {
     const interventionIds = data.flatMap((d) => (typeof d.intervention_id === "string" ? [d.intervention_id] : []));
     const sessionIds = denied.flatMap((d) => (d.session_id ? [d.session_id] : []));
     const ruleIds = denied.flatMap((d) => (d.matched_rule_id ? [d.matched_rule_id] : []));
-    const [projects, tasks, options, names] = await this.env.DB.batch([
-      this.env.DB.prepare("SELECT id, name FROM projects WHERE id IN (SELECT value FROM json_each(?1))").bind(inList(rows.map((r) => r.project_id))),
-      this.env.DB.prepare("SELECT id, title, plan FROM tasks WHERE id IN (SELECT value FROM json_each(?1))").bind(inList(taskIds)),
-      this.env.DB.prepare("SELECT id, options FROM interventions WHERE id IN (SELECT value FROM json_each(?1))").bind(inList(interventionIds)),
-      this.env.DB.prepare(
-        `SELECT id, name FROM sessions WHERE id IN (SELECT value FROM json_each(?1))
-         UNION ALL SELECT id, name FROM approval_rules WHERE id IN (SELECT value FROM json_each(?2))`,
-      ).bind(inList(sessionIds), inList(ruleIds)),
+    // The projects' rows on the shard this lane drains; the rules (the hub's, a server's or a project's) in the directory.
+    const [[projects, tasks, options, sessions], rules] = await Promise.all([
+      this.env.DB.batch([
+        this.env.DB.prepare("SELECT id, name FROM projects WHERE id IN (SELECT value FROM json_each(?1))").bind(inList(rows.map((r) => r.project_id))),
+        this.env.DB.prepare("SELECT id, title, plan FROM tasks WHERE id IN (SELECT value FROM json_each(?1))").bind(inList(taskIds)),
+        this.env.DB.prepare("SELECT id, options FROM interventions WHERE id IN (SELECT value FROM json_each(?1))").bind(inList(interventionIds)),
+        this.env.DB.prepare("SELECT id, name FROM sessions WHERE id IN (SELECT value FROM json_each(?1))").bind(inList(sessionIds)),
+      ]),
+      ruleIds.length > 0
+        ? this.directory.prepare("SELECT id, name FROM approval_rules WHERE id IN (SELECT value FROM json_each(?1))").bind(inList(ruleIds)).all()
+        : { results: [] },
     ]);
+    const names = [...(sessions!.results as { id: string; name: string | null }[]), ...(rules.results as { id: string; name: string | null }[])];
     return {
       projects: new Map((projects!.results as { id: string; name: string }[]).map((p) => [p.id, p.name])),
       tasks: new Map(
@@ -156,7 +160,7 @@ export class TelegramChat extends OutboxLane {
         ]),
       ),
       options: new Map((options!.results as { id: string; options: string | null }[]).map((o) => [o.id, o.options ? JSON.parse(o.options) : null])),
-      names: new Map((names!.results as { id: string; name: string | null }[]).map((n) => [n.id, n.name ?? n.id.slice(0, 8)])),
+      names: new Map(names.map((n) => [n.id, n.name ?? n.id.slice(0, 8)])),
     };
   }
 

@@ -50,20 +50,44 @@ export function deniedByProject(rows: readonly LogRow[]): Map<string, DeniedSumm
   return byProject;
 }
 
-/**
- * The statements recording a notice for each person who asked to hear of a project's denied calls, is not muted and
- * still sees the project; each returns the chats it recorded one for (`outbox_kind`, `outbox_target`).
- */
-export function deniedNotices(d1: D1Database, rows: readonly LogRow[], now: string): D1PreparedStatement[] {
-  const insert = d1.prepare(
-    `INSERT INTO outbox (id, target_kind, target_id, project_id, seq, event_type, payload, status, attempts, next_attempt_at, created_at)
-     SELECT 'msg_' || lower(hex(randomblob(16))), 'telegram', l.id, ?1, NULL, '${DENIED_EVENT}', ?2, 'pending', 0, ?3, ?3
-     FROM telegram_links l JOIN users u ON u.id = l.user_id
+/** The links of the people who hear of a project's denied calls: asked for, not muted, active, still seeing it (`?1` the project). */
+const HEARING = `SELECT l.id FROM telegram_links l JOIN users u ON u.id = l.user_id
      WHERE l.muted = 0
        AND EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid(l.denied_projects) THEN l.denied_projects ELSE '[]' END) d WHERE d.value = ?1)
        AND u.deactivated_at IS NULL
-       AND (u.role = 'admin' OR EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = ?1 AND m.user_id = u.id))
+       AND (u.role = 'admin' OR EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = ?1 AND m.user_id = u.id))`;
+
+/**
+ * Who hears of each project's denied calls in these rows, read in the directory (where links and people live) for a
+ * project on another shard: its links' ids as a JSON list. Projects without denied calls are not asked of.
+ */
+export async function deniedRecipients(directory: D1Database, rows: readonly LogRow[]): Promise<Map<string, string>> {
+  const projects = [...deniedByProject(rows).keys()];
+  const lists = await Promise.all(
+    projects.map(async (projectId) => {
+      const row = await directory.prepare(`SELECT json_group_array(id) AS ids FROM (${HEARING})`).bind(projectId).first<{ ids: string }>();
+      return [projectId, row?.ids ?? "[]"] as const;
+    }),
+  );
+  return new Map(lists.filter(([, ids]) => ids !== "[]"));
+}
+
+/**
+ * The statements recording a notice for each person who asked to hear of a project's denied calls, is not muted and
+ * still sees the project; each returns the chats it recorded one for (`outbox_kind`, `outbox_target`). On the directory
+ * the people are found in the statement; on another shard `recipients` names them (deniedRecipients), and a project
+ * nobody hears of costs nothing.
+ */
+export function deniedNotices(d1: D1Database, rows: readonly LogRow[], now: string, recipients?: Map<string, string>): D1PreparedStatement[] {
+  const insert = d1.prepare(
+    `INSERT INTO outbox (id, target_kind, target_id, project_id, seq, event_type, payload, status, attempts, next_attempt_at, created_at)
+     SELECT 'msg_' || lower(hex(randomblob(16))), 'telegram', r.id, ?1, NULL, '${DENIED_EVENT}', ?2, 'pending', 0, ?3, ?3
+     FROM (${recipients ? "SELECT value AS id FROM json_each(?4)" : HEARING}) r
      RETURNING target_kind AS outbox_kind, target_id AS outbox_target`,
   );
-  return [...deniedByProject(rows)].map(([projectId, summary]) => insert.bind(projectId, JSON.stringify(summary), now));
+  return [...deniedByProject(rows)].flatMap(([projectId, summary]) => {
+    if (!recipients) return [insert.bind(projectId, JSON.stringify(summary), now)];
+    const ids = recipients.get(projectId);
+    return ids ? [insert.bind(projectId, JSON.stringify(summary), now, ids)] : [];
+  });
 }
