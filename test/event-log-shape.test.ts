@@ -91,6 +91,19 @@ const fillLog = (projectId: string, n: number) =>
     .bind(projectId, n, new Date().toISOString())
     .run();
 
+/** `n` copies of task `id` in its project, as a long-lived project holds thousands of tasks. */
+async function copiesOf(id: string, n: number) {
+  const { results } = await env.DB.prepare("SELECT name FROM pragma_table_info('tasks')").all<{ name: string }>();
+  const columns = results.map((c) => c.name);
+  const values = columns.map((c) => (c === "id" ? "lower(hex(randomblob(16)))" : c === "client_id" ? "NULL" : c));
+  await env.DB.prepare(
+    `INSERT INTO tasks (${columns.join(", ")}) WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < ?2)
+     SELECT ${values.join(", ")} FROM tasks, k WHERE tasks.id = ?1`,
+  )
+    .bind(id, n)
+    .run();
+}
+
 const blocksOf = async (id: string) =>
   (await env.DB.prepare("SELECT block FROM task_log_blocks WHERE task_id = ?1 ORDER BY block").bind(id).all<{ block: number }>()).results.map((r) => r.block);
 
@@ -100,6 +113,8 @@ describe("a task whose events lie far apart in a long log", () => {
     const id = await newTask(mine);
     const near = await newTask(mine);
     expect(await blocksOf(id)).toEqual([]);
+    // Thousands of other tasks in the project: a read by the tasks' ids never goes through the project's tasks.
+    await copiesOf(near, 5000);
     await fillLog(mine.project.id, 3 * LOG_BLOCK);
     // Two notes in a later block: the first lists the block for the task, the second finds it listed.
     for (const content of ["far on", "further on"]) await expectOk(call(`/api/v1/tasks/${id}/notes`, { token: mine.member.token, body: { content } }), 201);
@@ -115,6 +130,13 @@ describe("a task whose events lie far apart in a long log", () => {
     expect(read.events.map((e) => e.seq)).toEqual(log.filter((e) => e.task_id === id || e.task_id === near).map((e) => e.seq));
     expect(log.length).toBeGreaterThan(3 * LOG_BLOCK);
     expect(read.rowsRead).toBeLessThan(2 * LOG_BLOCK + 100);
+    // Two hundred tasks created in one block walk it once, not once each.
+    const { results: copies } = await env.DB.prepare("SELECT id FROM tasks WHERE project_id = ?1 AND id NOT IN (?2, ?3) LIMIT 200")
+      .bind(mine.project.id, id, near)
+      .all<{ id: string }>();
+    const many = await eventsOf(mine.project.id, [id, near, ...copies.map((c) => c.id)]);
+    expect(many.events.map((e) => e.seq)).toEqual(read.events.map((e) => e.seq));
+    expect(many.rowsRead).toBeLessThan(2 * LOG_BLOCK + 1000);
 
     // As the archive deletes a task's events: those alone, found the same way.
     const deleted = await deleteTaskEvents(env.DB, mine.project.id, [id], "1").run();

@@ -3,11 +3,11 @@
  * read from the stretches of the log that hold them (db/task-events.ts), so a change of how the log stores a task's
  * events changes only this file and that one.
  */
-import { eventsInStretches, tasksIn } from "../db/task-events";
+import { eventsOfTasksIn, tasksIn, taskWithId } from "../db/task-events";
 import type { EventView } from "./records";
 
 /** SQL text: the events (alias e) of the tasks whose ids are the JSON list ?2, in project ?1. */
-const EVENTS_OF_TASKS = `${eventsInStretches(tasksIn("?2"))} AND e.project_id = ?1`;
+const EVENTS_OF_TASKS = eventsOfTasksIn(tasksIn("?2"), "?1");
 
 interface EventRow {
   seq: number;
@@ -60,7 +60,7 @@ export async function liveEventsSince(d1: D1Database, projectId: string, since: 
 export async function liveTaskEvents(d1: D1Database, projectId: string, taskId: string, limit: number): Promise<EventView[]> {
   const { results } = await d1
     .prepare(
-      `SELECT e.* FROM ${eventsInStretches("(SELECT id, project_id, log_from FROM tasks WHERE id = ?2)")} AND e.project_id = ?1
+      `SELECT e.* FROM ${eventsOfTasksIn(taskWithId("?2"), "?1")}
        ORDER BY e.seq LIMIT ?3`,
     )
     .bind(projectId, taskId, limit)

@@ -18,19 +18,21 @@ export const LOG_BLOCK = 4096;
 export const logHead = (projectId: string): SQL => sql`(SELECT COALESCE(MAX(seq), 0) FROM events WHERE project_id = ${projectId})`;
 
 /**
- * SQL text for FROM: the events (alias `e`) of the tasks `tasks` selects (a table, or a parenthesised SELECT with id,
- * project_id and log_from), beside the stretch of the log each lies in (alias `r`: task_id, project_id, lo, hi: seqs
- * above lo and below hi). A task's stretches are the rest of the block where it was created and each block
- * task_log_blocks lists for it; CROSS JOIN keeps them the outer loop, so each is one walk of the log's key.
+ * SQL text for FROM: the events (alias `e`) of the tasks `tasks` selects (a table of the query, or a parenthesised
+ * SELECT with id and log_from) in the log of project `project` (SQL text, e.g. a parameter). Each block that holds
+ * any of their events (the one each was created in, and those task_log_blocks lists) is walked once by the log's key,
+ * however many of the tasks it holds: CROSS JOIN keeps the blocks (alias `r`) the outer loop.
  */
-export const eventsInStretches = (tasks: string) =>
-  `(SELECT id AS task_id, project_id, log_from AS lo, ((log_from + 1) / ${LOG_BLOCK} + 1) * ${LOG_BLOCK} AS hi FROM ${tasks}
-    UNION ALL
-    SELECT b.task_id, s.project_id, b.block * ${LOG_BLOCK} - 1, (b.block + 1) * ${LOG_BLOCK} FROM ${tasks} s JOIN task_log_blocks b ON b.task_id = s.id) r
-   CROSS JOIN events e ON e.project_id = r.project_id AND e.seq > r.lo AND e.seq < r.hi AND e.task_id = r.task_id`;
+export const eventsOfTasksIn = (tasks: string, project: string) =>
+  `(SELECT (log_from + 1) / ${LOG_BLOCK} AS block FROM ${tasks} UNION SELECT b.block FROM ${tasks} s JOIN task_log_blocks b ON b.task_id = s.id) r
+   CROSS JOIN events e ON e.project_id = ${project} AND e.seq >= r.block * ${LOG_BLOCK} AND e.seq < (r.block + 1) * ${LOG_BLOCK}
+     AND e.task_id IN (SELECT id FROM ${tasks})`;
 
-/** SQL text: the tasks whose ids are the JSON list bound at `param` (e.g. "?2"), as logStretches takes them. */
-export const tasksIn = (param: string) => `(SELECT id, project_id, log_from FROM tasks WHERE id IN (SELECT value FROM json_each(${param})))`;
+/** SQL text: the tasks whose ids are the JSON list bound at `param` (e.g. "?2"), found by their key, as eventsOfTasksIn takes them. */
+export const tasksIn = (param: string) => `(SELECT t.id, t.log_from FROM json_each(${param}) j CROSS JOIN tasks t ON t.id = j.value)`;
+
+/** SQL text: the task whose id is bound at `param`, as eventsOfTasksIn takes it. */
+export const taskWithId = (param: string) => `(SELECT id, log_from FROM tasks WHERE id = ${param})`;
 
 /** An event as stored, its data parsed. */
 export interface StoredEvent {

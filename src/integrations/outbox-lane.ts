@@ -102,13 +102,13 @@ export abstract class OutboxLane extends DurableObject<RoomReachingEnv> {
   private holding = false;
 
   /**
-   * Of a chat lane's page, the ids of the rows to leave for now: an event's, of a project that is moving, or that lives
+   * Of a chat lane's page, the ids of the rows to leave for now: those of a project that is moving, or that lives
    * on another shard by now (the copy its move made there is the one delivered; this one goes as the move deletes it).
    * The chat's lane on that shard is woken for them.
    */
   protected async heldRows(rows: DueRow[]): Promise<Set<string>> {
     // With one shard bound no project moves.
-    const ids = shardNames(this.env).length > 1 ? [...new Set(rows.flatMap((r) => (r.seq !== null ? [r.project_id] : [])))] : [];
+    const ids = shardNames(this.env).length > 1 ? [...new Set(rows.map((r) => r.project_id))] : [];
     const { results } = ids.length
       ? await this.directory
           .prepare("SELECT id, shard, moving_to FROM projects WHERE id IN (SELECT value FROM json_each(?1))")
@@ -117,7 +117,8 @@ export abstract class OutboxLane extends DurableObject<RoomReachingEnv> {
       : { results: [] };
     const here = chatLaneOf(this.laneName).shard;
     const away = new Map(results.flatMap((p) => (p.moving_to !== null || this.homeOf(p.shard) !== here ? [[p.id, p] as const] : [])));
-    const held = new Set(rows.flatMap((r) => (r.seq !== null && away.has(r.project_id) ? [r.id] : [])));
+    // Every row of such a project, a notice with no event (a denied tool call) as much as an event's: the move copies both.
+    const held = new Set(rows.flatMap((r) => (away.has(r.project_id) ? [r.id] : [])));
     this.holding = held.size > 0;
     // Its lane where they go (or went) holds their copies until the project is there, then delivers them.
     for (const shard of new Set([...away.values()].map((p) => this.homeOf(p.moving_to ?? p.shard)))) {

@@ -46,7 +46,8 @@ export async function findVisible(
   // Each shard holds its projects' rows: the first matches of them all, in id order (a project on the move counted once).
   const found = await rowsOnEveryShard<{ id: string; project_id: string }>(
     env,
-    `SELECT id, project_id FROM ${table} WHERE id LIKE ?1 || '%' ORDER BY id LIMIT ${PREFIX_MATCHES}`,
+    // A range of the key finds the prefix by the primary key's index; LIKE alone reads every row.
+    `SELECT id, project_id FROM ${table} WHERE id >= ?1 AND id < ?1 || '~' AND id LIKE ?1 || '%' ORDER BY id LIMIT ${PREFIX_MATCHES}`,
     prefix,
   );
   const results = [...new Map(found.map((r) => [r.id, r])).values()].sort((a, b) => (a.id < b.id ? -1 : 1)).slice(0, PREFIX_MATCHES);

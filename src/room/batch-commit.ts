@@ -14,7 +14,7 @@ import { logError } from "../runtime/log";
 import type { ProblemData, RoomActor, RoomAnswer, RoomCommand } from "./commands";
 import { abandonedQuestions, givenTasks, sessionlessTasks, splitAt, type Committed } from "./committed";
 import { heldTasksInBatch } from "./dependency-reads";
-import { EventLog, type Appended } from "./event-append";
+import { EventLog, logMovedOn, type Appended } from "./event-append";
 import type { GroupReads } from "./group-reads";
 import { logOperations } from "./operation-log";
 import { concurrentChange } from "./operations/refusals";
@@ -200,7 +200,8 @@ export abstract class BatchCommitter {
 
   /**
    * The batch, with room held first on the servers it fills whose projects span shards (their links count every
-   * shard). The hold goes once the batch has committed or surely rolled back (its own capacity check); after any other
+   * shard). The hold goes once the batch has committed or surely rolled back (its own capacity check, or a log moved on
+   * under it, which the room runs again at once and would otherwise find its own hold in the way); after any other
    * failure the batch may yet commit, so the hold is left to lapse.
    */
   private async heldBatch(fills: readonly string[], statements: D1PreparedStatement[]) {
@@ -212,7 +213,7 @@ export abstract class BatchCommitter {
       await release();
       return results;
     } catch (e) {
-      if (overCapacity(e)) await release();
+      if (overCapacity(e) || logMovedOn(e)) await release();
       throw e;
     }
   }

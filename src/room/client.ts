@@ -96,6 +96,8 @@ export const PROJECTS_WITH_WAITING_TASKS = sql`SELECT DISTINCT project_id FROM t
  * gains capacity.
  */
 export async function offerWaitingTasks(env: Env, projectIds: string[] | null) {
+  // One project's room is asked directly: its sweep finds whether anything waits.
+  if (projectIds?.length === 1) return void (await roomStub(env, projectIds[0]!).execute(HUB_ACTOR, { op: "sweep" }));
   // Each shard's tasks, asked at once: a server may serve projects on any of them.
   const results = (await onEveryShard(env, (d1) => dbOf(d1).all<{ project_id: string }>(PROJECTS_WITH_WAITING_TASKS))).flat();
   const projects = [...new Set(results.map((r) => r.project_id))].filter((id) => projectIds === null || projectIds.includes(id));

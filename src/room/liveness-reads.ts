@@ -4,12 +4,12 @@
  * for every task of the kind or for one (an operation deciding again).
  */
 
-import { eventsInStretches } from "../db/task-events";
+import { eventsOfTasksIn } from "../db/task-events";
 import type { StallFacts } from "../domain/liveness";
 
 /** A `latest` table for a WITH clause: when each task of `tasks` (a table of the clause) last had an event of the types in JSON list `types`. */
 const latestEvents = (tasks: string, types: string) =>
-  `latest AS (SELECT e.task_id, MAX(e.created_at) AS at FROM ${eventsInStretches(tasks)}
+  `latest AS (SELECT e.task_id, MAX(e.created_at) AS at FROM ${eventsOfTasksIn(tasks, "?1")}
      WHERE e.type IN (SELECT value FROM json_each(${types})) GROUP BY e.task_id)`;
 
 /** Events that show a running task's work going on: its (re)start, and its notes and progress. */

@@ -4,7 +4,7 @@
  * names, the events that changed its status, the tasks it depends on, and its
  * usage. One round trip.
  */
-import { eventsInStretches } from "../../db/task-events";
+import { eventsOfTasksIn } from "../../db/task-events";
 import { SPAN_ENDING_EVENTS, type StatusChange, type TaskRecord, type Upstream, type UsageTotals } from "./task-span";
 
 const ENDING = SPAN_ENDING_EVENTS.map((type) => `'${type}'`).join(", ");
@@ -20,7 +20,7 @@ export interface TaskReads {
 }
 
 /** The events of task ?1 of project ?2. */
-const EVENTS = eventsInStretches("(SELECT id, project_id, log_from FROM tasks WHERE id = ?1 AND project_id = ?2)");
+const EVENTS = eventsOfTasksIn("(SELECT id, log_from FROM tasks WHERE id = ?1 AND project_id = ?2)", "?2");
 
 export async function readTaskForSpan(db: D1Database, projectId: string, taskId: string): Promise<TaskReads | null> {
   const [task, changes, upstream, usage] = await db.batch([

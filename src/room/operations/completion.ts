@@ -6,7 +6,7 @@ import { sql } from "drizzle-orm";
 import { canonicalJson, contentOfPointers } from "../../domain/canonical-json";
 import { checkContracts, resolveDownstream } from "../../domain/cascade";
 import { ACTIVE, allowedActions, FINISHED, type TaskStatus } from "../../domain/lifecycle";
-import { eventsInStretches } from "../../db/task-events";
+import { eventsOfTasksIn, taskWithId } from "../../db/task-events";
 import { guardHolds, statement, type EventDraft, type TaskRow, type VersionGuard } from "../statements";
 import { assignmentEvents, assignmentStatements, filledServers, planAutoAssign } from "./assignment";
 import { partyOf, statusEvent, taskWrite, transition, type Cmd, type OpContext, type OpOutcome, type WritePlan } from "./kernel";
@@ -239,10 +239,10 @@ async function heldBy(ctx: OpContext, task: TaskRow, serverId: string): Promise<
   if (task.assignedServerId === serverId || task.rejectedBy.includes(serverId)) return true;
   const row = await ctx.d1
     .prepare(
-      `SELECT 1 AS held FROM ${eventsInStretches("(SELECT id, project_id, log_from FROM tasks WHERE id = ?1)")}
+      `SELECT 1 AS held FROM ${eventsOfTasksIn(taskWithId("?1"), "?3")}
        WHERE e.type = 'task_assigned' AND e.data ->> '$.server_id' = ?2 LIMIT 1`,
     )
-    .bind(task.id, serverId)
+    .bind(task.id, serverId, task.projectId)
     .first<{ held: number }>();
   return row !== null;
 }
