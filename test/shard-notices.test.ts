@@ -4,9 +4,10 @@
  * refused, against the fake APIs at the network edge (test/bot-api-setup.ts, test/slack-api-setup.ts). A project moved
  * to DB_1 is followed there, its Slack threads with it.
  */
-import { env } from "cloudflare:test";
+import { env, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { wakeStrandedDeliveries } from "../src/cron/maintenance";
+import type { DueRow } from "../src/integrations/outbox-lane";
 import { addMember, bootstrapAdmin, call, createUser, registerAgent, until as waitUntil } from "./helpers";
 import { askMove, count, d1, driveToEnd, moves, placement } from "./move-world";
 import { refuseChannel } from "./slack";
@@ -244,5 +245,33 @@ describe("a project moved from DB to DB_1", () => {
     for (const iv of [first, second]) expect((await sentTo(ANN)).filter((c) => c.body.text.includes(`Question #${iv.slice(0, 8)}`))).toHaveLength(1);
     expect((await posted(channel)).filter((m) => blockText(m).includes("Before the move?"))).toHaveLength(1);
     expect((await posted(channel)).filter((m) => blockText(m).includes("After the move?"))).toHaveLength(1);
+  });
+});
+
+describe("a chat's lane while a project moves", () => {
+  it("holds back every row of the project, a denied-call notice (no event) as much as an event's, and none of other projects", async () => {
+    const moving = await projectOn("Held while moving", "DB");
+    const staying = await projectOn("Not moving", "DB");
+    await env.DB.prepare("UPDATE projects SET moving_to = 'DB_1' WHERE id = ?1").bind(moving.project.id).run();
+    const row = (id: string, projectId: string, seq: number | null): DueRow => ({
+      id,
+      project_id: projectId,
+      seq,
+      event_type: seq === null ? "permissions_denied" : "intervention_requested",
+      payload: null,
+      attempts: 0,
+      next_attempt_at: new Date().toISOString(),
+      created_at: new Date().toISOString(),
+      event_task_id: null,
+      event_actor: null,
+      event_data: null,
+      event_traceparent: null,
+      event_created_at: null,
+    });
+    const rows = [row("denied", moving.project.id, null), row("asked", moving.project.id, 7), row("other", staying.project.id, null)];
+    const lane = env.TELEGRAM_CHAT.get(env.TELEGRAM_CHAT.idFromName(`held-${unique()}`));
+    const held = await runInDurableObject(lane, (chat) => (chat as unknown as { heldRows(r: DueRow[]): Promise<Set<string>> }).heldRows(rows));
+    expect([...held].sort()).toEqual(["asked", "denied"]);
+    await env.DB.prepare("UPDATE projects SET moving_to = NULL WHERE id = ?1").bind(moving.project.id).run();
   });
 });
