@@ -4,60 +4,24 @@
  * on DB_1 does what was asked. Telegram and Slack are faked at the network edge (test/bot-api-setup.ts,
  * test/slack-api-setup.ts).
  */
-import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { hookTime, postPermissionLog, type HookLogEntry } from "./fake-daemon";
-import { addMember, bootstrapAdmin, call, createUser, registerAgent, until as waitUntil } from "./helpers";
+import { bootstrapAdmin, call, createUser, until as waitUntil } from "./helpers";
 import { count, d1 } from "./move-world";
 import { refuseChannel } from "./slack";
 import { click, installTeam, linkSlack, orc, submit, type SlackUser } from "./slack-people";
 import { unique } from "./slack-lane";
-import { cli, expectOk, openSession, T, type World } from "./task-world";
+import { botCalls, sentTo, telegramUpdates } from "./telegram-updates";
+import { ask, projectOn, running } from "./shard-chat-world";
+import { cli, expectOk, T, type World } from "./task-world";
 
-const BOT_API = `http://127.0.0.1:${env.TELEGRAM_API_ROOT.split(":").at(-1)}`;
-const SECRET = { "X-Telegram-Bot-Api-Secret-Token": "test-telegram-webhook-secret" };
 const ANN = 7401;
 const TEAM = "TSHARDANSWERS";
 const ann: SlackUser = { team: TEAM, user: "UANN", channel: "CANSWERS" };
 
 const until = <V>(read: () => Promise<V>, done: (value: V) => boolean, what: string) => waitUntil(read, done, what, 10_000);
-interface BotCall {
-  method: string;
-  body: Record<string, any>;
-}
-const calls = async (): Promise<BotCall[]> => (await fetch(`${BOT_API}/control/calls`)).json();
-const sentTo = async (chatId: number) => (await calls()).filter((c) => c.method === "sendMessage" && Number(c.body.chat_id) === chatId);
-const lastCallbackAnswer = async () => (await calls()).filter((c) => c.method === "answerCallbackQuery").at(-1)?.body;
-
-let updateId = 95_000;
-let messageId = 9_000;
-const chat = (chatId: number) => ({ id: chatId, type: "private" });
-const from = (chatId: number) => ({ id: chatId, is_bot: false, first_name: "Ann" });
-const update = (body: Record<string, unknown>) => call("/telegram/webhook", { body: { update_id: updateId++, ...body }, headers: SECRET });
-
-/** A chat's message as Telegram posts it: a command's entity, and the bot's message it replies to. */
-const message = (chatId: number, text: string, replyTo?: string) => {
-  const command = text.match(/^\/\w+/);
-  return update({
-    message: {
-      message_id: messageId++,
-      date: Math.floor(Date.now() / 1000),
-      chat: chat(chatId),
-      from: from(chatId),
-      text,
-      ...(command ? { entities: [{ type: "bot_command", offset: 0, length: command[0].length }] } : {}),
-      ...(replyTo
-        ? { reply_to_message: { message_id: 1, date: 0, chat: chat(chatId), from: { id: 4242, is_bot: true, first_name: "Orchestratia" }, text: replyTo } }
-        : {}),
-    },
-  });
-};
-
-/** A press of a button under one of the bot's messages. */
-const press = (chatId: number, data: string) =>
-  update({
-    callback_query: { id: `cb-${updateId}`, from: from(chatId), chat_instance: "x", data, message: { message_id: 1, date: 0, chat: chat(chatId), text: "…" } },
-  });
+const lastCallbackAnswer = async () => (await botCalls()).filter((c) => c.method === "answerCallbackQuery").at(-1)?.body;
+const { message, press } = telegramUpdates({ updateId: 95_000, messageId: 9_000 });
 
 /** Sends a chat's message and waits for the bot's next message to the chat. */
 async function answerTo(chatId: number, text: string, replyTo?: string) {
@@ -75,27 +39,8 @@ async function answerTo(chatId: number, text: string, replyTo?: string) {
 let admin: string;
 let member: Awaited<ReturnType<typeof createUser>>;
 
-/** A project on `shard` with its agents' sessions; the member in it. */
-async function projectOnShard(name: string, shard = "DB_1"): Promise<World> {
-  const project = (await expectOk(call("/api/v1/projects", { token: admin, body: { name, shard } }), 201)).json;
-  await addMember(admin, project.id, member.id);
-  const worker = await registerAgent(admin, `worker-${unique()}`);
-  const orchestrator = await registerAgent(admin, `orchestrator-${unique()}`);
-  const workerSession = await openSession(worker.apiKey, project.id, "worker");
-  const orchestratorSession = await openSession(orchestrator.apiKey, project.id, "orchestrator");
-  return { admin, member, project, worker, orchestrator, workerSession, orchestratorSession };
-}
-
-/** A task of the project given to the worker and started. */
-async function running(w: World, title: string) {
-  const created = await expectOk(call("/api/v1/tasks", { token: admin, body: { title, spec: "Do it", project_id: w.project.id } }), 201);
-  await expectOk(call(`/api/v1/tasks/${created.json.id}/assign`, { token: admin, body: { session_name: "worker" } }));
-  await expectOk(cli(w.worker.apiKey, "POST", `${T}/${created.json.id}/start`));
-  return created.json.id as string;
-}
-
-const ask = async (w: World, taskId: string, question: string, type = "question") =>
-  (await expectOk(cli(w.worker.apiKey, "POST", `${T}/${taskId}/help`, { question, intervention_type: type }))).json.intervention_id as string;
+/** A project on `shard` (DB_1 unless said) with its agents' sessions; the member in it. */
+const projectOnShard = (name: string, shard = "DB_1") => projectOn(admin, member, name, shard);
 
 /** The question's row where it lives (DB_1), and whether the directory has one. */
 const questionOn = (shard: string, ivId: string) =>

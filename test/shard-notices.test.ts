@@ -8,11 +8,12 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { wakeStrandedDeliveries } from "../src/cron/maintenance";
 import type { DueRow } from "../src/integrations/outbox-lane";
-import { addMember, bootstrapAdmin, call, createUser, registerAgent, until as waitUntil } from "./helpers";
+import { bootstrapAdmin, call, createUser, until as waitUntil } from "./helpers";
 import { askMove, count, d1, driveToEnd, moves, placement } from "./move-world";
 import { refuseChannel } from "./slack";
 import { actionIds, blockText, buttonsOf, callsIn, install, posted, postTo, unique } from "./slack-lane";
-import { cli, expectOk, openSession, T, type World } from "./task-world";
+import { ask, projectOn, running } from "./shard-chat-world";
+import { cli, expectOk, T } from "./task-world";
 
 const BOT_API = `http://127.0.0.1:${env.TELEGRAM_API_ROOT.split(":").at(-1)}`;
 const SECRET = { "X-Telegram-Bot-Api-Secret-Token": "test-telegram-webhook-secret" };
@@ -49,27 +50,8 @@ async function link(token: string, chatId: number) {
 let admin: string;
 let member: Awaited<ReturnType<typeof createUser>>;
 
-/** A project with its agents' sessions, placed on `shard` (DB_1 unless said). */
-async function projectOn(name: string, shard = "DB_1"): Promise<World> {
-  const project = (await expectOk(call("/api/v1/projects", { token: admin, body: { name, shard } }), 201)).json;
-  await addMember(admin, project.id, member.id);
-  const worker = await registerAgent(admin, `worker-${unique()}`);
-  const orchestrator = await registerAgent(admin, `orchestrator-${unique()}`);
-  const workerSession = await openSession(worker.apiKey, project.id, "worker");
-  const orchestratorSession = await openSession(orchestrator.apiKey, project.id, "orchestrator");
-  return { admin, member, project, worker, orchestrator, workerSession, orchestratorSession };
-}
-
-/** A task of the project, created by the admin, given to the worker and started. */
-async function running(w: World, title: string) {
-  const created = await expectOk(call("/api/v1/tasks", { token: admin, body: { title, spec: "Do it", project_id: w.project.id } }), 201);
-  await expectOk(call(`/api/v1/tasks/${created.json.id}/assign`, { token: admin, body: { session_name: "worker" } }));
-  await expectOk(cli(w.worker.apiKey, "POST", `${T}/${created.json.id}/start`));
-  return created.json.id as string;
-}
-
-const ask = async (w: World, taskId: string, question: string, type = "question") =>
-  (await expectOk(cli(w.worker.apiKey, "POST", `${T}/${taskId}/help`, { question, intervention_type: type }))).json.intervention_id as string;
+/** A project on `shard` (DB_1 unless said) with its agents' sessions; the member in it. */
+const placed = (name: string, shard = "DB_1") => projectOn(admin, member, name, shard);
 
 /** Outbox rows of a kind about a task's events of a type, on a shard. */
 const owedOn = (shard: string, kind: string, taskId: string, type: string) =>
@@ -100,7 +82,7 @@ beforeAll(async () => {
 
 describe("Telegram, for a project on DB_1", () => {
   it("tells the linked person of a question once, recorded and delivered on the shard", async () => {
-    const w = await projectOn("Telegram on DB_1");
+    const w = await placed("Telegram on DB_1");
     const taskId = await running(w, "Needs <input>");
     const ivId = await ask(w, taskId, "Which region?");
     const said = `Question #${ivId.slice(0, 8)}`;
@@ -122,7 +104,7 @@ describe("Telegram, for a project on DB_1", () => {
   });
 
   it("tells a finished task to its creator only, and tries a refused failure again", async () => {
-    const w = await projectOn("Telegram endings");
+    const w = await placed("Telegram endings");
     const done = await running(w, "Finished on the shard");
     await expectOk(cli(w.worker.apiKey, "POST", `${T}/${done}/complete`, { result: { summary: "ok" } }));
     await until(
@@ -165,7 +147,7 @@ const postOn = (shard: string, team: string, channel: string, subject: string) =
 
 describe("Slack, for a project on DB_1", () => {
   it("posts to the channel the project posts to once, and updates the message in place when it is answered", async () => {
-    const w = await projectOn("Slack on DB_1");
+    const w = await placed("Slack on DB_1");
     const team = await install();
     // Written in the directory, where the project's channel routes and `/orc watch` write it.
     const channel = await postTo(w, team);
@@ -205,7 +187,7 @@ describe("Slack, for a project on DB_1", () => {
 
 describe("a project moved from DB to DB_1", () => {
   it("is followed by its notices, and its Slack thread goes on", async () => {
-    const w = await projectOn("Moves with its notices", "DB");
+    const w = await placed("Moves with its notices", "DB");
     const team = await install();
     const channel = await postTo(w, team);
     const taskId = await running(w, "Before and after");
@@ -250,8 +232,8 @@ describe("a project moved from DB to DB_1", () => {
 
 describe("a chat's lane while a project moves", () => {
   it("holds back every row of the project, a denied-call notice (no event) as much as an event's, and none of other projects", async () => {
-    const moving = await projectOn("Held while moving", "DB");
-    const staying = await projectOn("Not moving", "DB");
+    const moving = await placed("Held while moving", "DB");
+    const staying = await placed("Not moving", "DB");
     await env.DB.prepare("UPDATE projects SET moving_to = 'DB_1' WHERE id = ?1").bind(moving.project.id).run();
     const row = (id: string, projectId: string, seq: number | null): DueRow => ({
       id,

@@ -7,55 +7,15 @@ import { env } from "cloudflare:test";
 import { beforeAll, describe, expect, it } from "vitest";
 import { hookTime, postPermissionLog, type HookLogEntry } from "./fake-daemon";
 import { addMember, call, createProject, createUser, expectProblem, registerAgent, until as waitUntil } from "./helpers";
+import { BOT_API, botCalls, chat, from, SECRET, sentTo, telegramUpdates } from "./telegram-updates";
 import { cli, createWorld, expectOk, openSession, T, taskIn, type World } from "./task-world";
-
-const BOT_API = `http://127.0.0.1:${env.TELEGRAM_API_ROOT.split(":").at(-1)}`;
-const SECRET = { "X-Telegram-Bot-Api-Secret-Token": "test-telegram-webhook-secret" };
 
 let w: World;
 let viewer: Awaited<ReturnType<typeof createUser>>;
-let updateId = 1;
-let messageId = 5000;
-
-interface BotCall {
-  method: string;
-  body: Record<string, any>;
-  at: number;
-  refused?: string;
-}
-const calls = async (): Promise<BotCall[]> => (await fetch(`${BOT_API}/control/calls`)).json();
-const sentTo = async (chatId: number) => (await calls()).filter((c) => c.method === "sendMessage" && Number(c.body.chat_id) === chatId);
+const calls = botCalls;
+const { update, message, press, nextMessageId } = telegramUpdates({ updateId: 1, messageId: 5000 });
 
 const until = <T>(read: () => Promise<T>, done: (value: T) => boolean, what: string, timeoutMs = 8000) => waitUntil(read, done, what, timeoutMs);
-
-const from = (chatId: number) => ({ id: chatId, is_bot: false, first_name: "Ann" });
-const chat = (chatId: number) => ({ id: chatId, type: "private" });
-
-/** Posts an update the way Telegram does. */
-const update = (body: Record<string, unknown>, headers: Record<string, string> = SECRET) =>
-  call("/telegram/webhook", { body: { update_id: updateId++, ...body }, headers });
-
-const message = (chatId: number, text: string, replyTo?: string) => {
-  const command = text.match(/^\/\w+/);
-  return update({
-    message: {
-      message_id: messageId++,
-      date: Math.floor(Date.now() / 1000),
-      chat: chat(chatId),
-      from: from(chatId),
-      text,
-      ...(command ? { entities: [{ type: "bot_command", offset: 0, length: command[0].length }] } : {}),
-      ...(replyTo
-        ? { reply_to_message: { message_id: 1, date: 0, chat: chat(chatId), from: { id: 4242, is_bot: true, first_name: "Orchestratia" }, text: replyTo } }
-        : {}),
-    },
-  });
-};
-
-const press = (chatId: number, data: string) =>
-  update({
-    callback_query: { id: `cb-${updateId}`, from: from(chatId), chat_instance: "x", data, message: { message_id: 1, date: 0, chat: chat(chatId), text: "…" } },
-  });
 
 /** Links a chat to a person the way a person does: a code from the hub, then /start <code> in the chat. */
 async function link(token: string, chatId: number) {
@@ -432,7 +392,7 @@ describe("notifications and answers", () => {
     const group = -100123;
     await update({
       message: {
-        message_id: messageId++,
+        message_id: nextMessageId(),
         date: 0,
         chat: { id: group, type: "group", title: "Team" },
         from: from(7400),
