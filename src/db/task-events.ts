@@ -3,8 +3,8 @@
  * events would cost D1 a row written per event, about a fifth of what a task writes. Instead the log is read in blocks
  * of LOG_BLOCK seqs: a task records where the log stood when it was created (tasks.log_from), and each further block
  * that receives one of its events gets a row in task_log_blocks, written by a trigger on the log's insert (migration
- * 0040, in the same transaction; only for the task's first event there). A task's events are read from those stretches of the log by its key, so a
- * read walks at most a block per stretch however long the log has grown.
+ * 0040, in the same transaction; only for the task's first event there). A task's events are read from those blocks
+ * by the log's key, so a read walks a few blocks however long the log has grown.
  */
 import { type SQL, sql } from "drizzle-orm";
 
