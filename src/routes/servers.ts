@@ -86,13 +86,15 @@ serverRoutes.post(
       differs(body.system_info, server.systemInfo) ||
       differs(body.capabilities, server.capabilities) ||
       differs(body.protocol_versions, server.protocolVersions);
-    if (changed || heartbeatToMirror(server.lastHeartbeat, now))
-      c.executionCtx.waitUntil(
-        mirrorServer(c.env, server.id).catch((e: unknown) =>
-          logError("copying a server's row to the shards failed", { server_id: server.id, operation: "heartbeat" }, e),
-        ),
-      );
-    if (offer) c.executionCtx.waitUntil(offerWaitingTasks(c.env, server.projectIds ?? null));
+    const mirrored =
+      changed || heartbeatToMirror(server.lastHeartbeat, now)
+        ? mirrorServer(c.env, server.id).catch((e: unknown) =>
+            logError("copying a server's row to the shards failed", { server_id: server.id, operation: "heartbeat" }, e),
+          )
+        : Promise.resolve();
+    c.executionCtx.waitUntil(mirrored);
+    // Offered once the shards' copies hold what it now declares: a room matches waiting tasks against its shard's copy.
+    if (offer) c.executionCtx.waitUntil(mirrored.then(() => offerWaitingTasks(c.env, server.projectIds ?? null)));
     if (cameOnline) c.executionCtx.waitUntil(announceOnline(c.env, { id: server.id, name: server.name, projectIds: server.projectIds ?? null }));
     return c.json({ status: "ok", server_time: now, ...withWarnings(capabilitiesWarnings(body.capabilities)) } satisfies z.infer<typeof heartbeatAnswer>);
   },
