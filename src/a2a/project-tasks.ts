@@ -6,7 +6,7 @@ import type { Task } from "@a2a-js/sdk";
 import { RequestMalformedError, TaskNotFoundError } from "@a2a-js/sdk/errors";
 import { asc, inArray } from "drizzle-orm";
 import { linkPointers } from "../datarefs/pointers";
-import { DIRECTORY, shardD1 } from "../db/shards";
+import { d1Of, DIRECTORY } from "../db/shards";
 import { dbOf } from "../db/client";
 import { interventions } from "../db/schema";
 import { taskViews } from "../views/task-queries";
@@ -36,7 +36,7 @@ export class ProjectTasks {
   async snapshot(id: string | undefined): Promise<{ task: TaskView; since: number }> {
     if (!isUuid(id ?? "")) return { task: this.ofProject(id, undefined), since: 0 };
     // One transaction on the project's shard.
-    const d1 = this.shard === DIRECTORY ? this.c.env.DB : shardD1(this.c.env, this.shard);
+    const d1 = d1Of(this.c.env, this.shard);
     const { task, since } = await snapshotOf(this.c.var.db, d1, this.projectId, id!);
     return { task: this.ofProject(id, task ?? (await this.archived(id!))), since };
   }

@@ -9,7 +9,7 @@ import { rowOf, type ArchiveRecord, type EventView } from "./records";
 import { interventions, taskNotes } from "../db/schema";
 import type { InterventionRow, NoteRow } from "../views/tasks";
 import { liveEventsSince, liveTaskEvents } from "./task-events";
-import { DIRECTORY, homeOf, onEveryShard, shardD1 } from "../db/shards";
+import { onEveryShard } from "../db/shards";
 import type { Env } from "../runtime/env";
 import { Problem } from "../http/problem";
 import { logError } from "../runtime/log";
@@ -21,12 +21,6 @@ export const OBJECTS_PER_PAGE = 8;
 function archiveUnavailable(key: string, what: string): Problem {
   logError("archive object unavailable", { operation: "archive-read" }, new Error(`${key}: ${what}`));
   return new Problem(503, "ARCHIVE_UNAVAILABLE", `The archived object ${key} is ${what}; try again later`, undefined, { "Retry-After": "60" });
-}
-
-/** The D1 database that holds a project's archive index and batches (its shard): every read of the archive outside the room asks here. */
-export async function archiveDbOf(env: Env, projectId: string): Promise<D1Database> {
-  const shard = await homeOf(env, projectId);
-  return shard === DIRECTORY ? env.DB : shardD1(env, shard);
 }
 
 export interface ArchivedTaskEntry {

@@ -35,6 +35,9 @@ export function shardD1(env: Env, name: string): D1Database {
   return countedD1(d1 as D1Database);
 }
 
+/** The D1 of a shard: the directory's binding as `env` holds it, or a further shard's (shardD1). */
+export const d1Of = (env: Env, shard: string): D1Database => (shard === DIRECTORY ? env.DB : shardD1(env, shard));
+
 /** A shard's drizzle instance. */
 export const shardDb = (env: Env, name: string): Db => dbOf(shardD1(env, name));
 
@@ -84,13 +87,18 @@ export async function onEachShard<T, P extends string[] | null>(
 
 /** Each shard's answer to `read`, at once: for a row known by id alone (a session, a task), found on one of them. */
 export function onEveryShard<T>(env: Env, read: (d1: D1Database, shard: string) => Promise<T>): Promise<T[]> {
-  return Promise.all(shardNames(env).map((shard) => read(shard === DIRECTORY ? env.DB : shardD1(env, shard), shard)));
+  return Promise.all(shardNames(env).map((shard) => read(d1Of(env, shard), shard)));
 }
 
 /** The shard a project lives on, for its room: the directory's when the project is gone or names no bound shard. */
 export async function homeOf(env: Env, projectId: string): Promise<string> {
   const row = await env.DB.prepare("SELECT shard FROM projects WHERE id = ?1").bind(projectId).first<{ shard: string }>();
   return row && isShard(env, row.shard) ? row.shard : DIRECTORY;
+}
+
+/** The D1 of the shard a project lives on (homeOf): where its rows are read outside its room. */
+export async function homeD1(env: Env, projectId: string): Promise<D1Database> {
+  return d1Of(env, await homeOf(env, projectId));
 }
 
 /**

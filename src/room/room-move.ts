@@ -4,7 +4,7 @@
  * the directory names the new shard and the room reopens there, then the old rows are deleted. Where it stands is kept
  * in the room's storage after each step, and the alarm goes on from there: a room killed mid-move resumes it.
  */
-import { DIRECTORY, isShard, shardD1 } from "../db/shards";
+import { d1Of, DIRECTORY, isShard } from "../db/shards";
 import { copyStep, deleteStep, MOVE_START, type MovePosition } from "../db/project-move";
 import { dropProjectCopy, mirrorProject, settingsToDirectory } from "../db/shard-mirrors";
 import type { Env } from "../runtime/env";
@@ -127,7 +127,7 @@ export class RoomMove {
   }
 
   private bound = (shard: string) => shard === DIRECTORY || isShard(this.env, shard);
-  private d1 = (shard: string) => (shard === DIRECTORY ? this.env.DB : shardD1(this.env, shard));
+  private d1 = (shard: string) => d1Of(this.env, shard);
 
   private async save(record: MoveRecord) {
     await this.storage.put(KEY, record);

@@ -6,12 +6,12 @@ import { checkAccess, membershipIn } from "../auth/access";
 import type { HubContext } from "../http/context";
 import { Problem } from "../http/problem";
 import { NotFound } from "../domain/errors";
-import { archiveDbOf, archivedTaskEntry, archivedTaskView, type ArchivedTaskEntry } from "../archive/reads";
+import { archivedTaskEntry, archivedTaskView, type ArchivedTaskEntry } from "../archive/reads";
 import type { TaskView } from "../views/tasks";
-import { DIRECTORY, shardDb } from "../db/shards";
+import { DIRECTORY, homeD1, shardDb } from "../db/shards";
 
 /** The D1 database holding a project's archive index and batches: its shard. */
-export const archiveDb = (c: HubContext, projectId: string): Promise<D1Database> => archiveDbOf(c.env, projectId);
+export const archiveDb = (c: HubContext, projectId: string): Promise<D1Database> => homeD1(c.env, projectId);
 
 /** The archived task, if the caller may see its project; null when it is not archived (404 when hidden from the caller). */
 export async function archivedTaskFor(c: HubContext, taskId: string): Promise<ArchivedTaskEntry | null> {

@@ -12,7 +12,7 @@ import { sha256Hex } from "../auth/secrets";
 import { linkAgentSessions, linkedSessions, membershipsIn, sessionsByIds, type AttributedSession } from "../db/usage-attribution";
 import { USAGE_MEASURES, type UsagePoint } from "../domain/usage";
 import type { UsageItem } from "./usage-items";
-import { DIRECTORY, onEveryShard, shardD1 } from "../db/shards";
+import { d1Of, onEveryShard } from "../db/shards";
 import type { Env } from "../runtime/env";
 
 /** How long a found session or link is remembered (neither changes while it exists). */
@@ -124,7 +124,7 @@ export async function sessionsOf(env: Env, principal: Principal, items: readonly
     const shard = sessions.get(sessionId)!.shard;
     byShard.set(shard, [...(byShard.get(shard) ?? []), { agentSessionId, sessionId }]);
   }
-  const stored = await Promise.all([...byShard].map(([shard, pairs]) => linkAgentSessions(shard === DIRECTORY ? env.DB : shardD1(env, shard), pairs, now)));
+  const stored = await Promise.all([...byShard].map(([shard, pairs]) => linkAgentSessions(d1Of(env, shard), pairs, now)));
   for (const l of stored.flat()) linksSeen.set(l.agent_session_id, l.session_id);
 
   return (item) => {

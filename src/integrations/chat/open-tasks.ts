@@ -5,7 +5,7 @@
 import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import { dbOf } from "../../db/client";
 import { PRIORITY_RANK } from "../../db/schema";
-import { DIRECTORY, onEachShard, shardD1, shardsOfProjects } from "../../db/shards";
+import { d1Of, onEachShard, shardsOfProjects } from "../../db/shards";
 import type { WorkerEnv } from "../../runtime/worker-env";
 import { WAITING_ON_PEOPLE, type ListedTask } from "./listed-task";
 
@@ -37,7 +37,7 @@ export async function openTasksOf(env: WorkerEnv, projectIds: readonly string[])
   if (projectIds.length === 0) return { tasks: [], total: 0 };
   const shards = await shardsOfProjects(dbOf(env.DB), projectIds);
   const answers = await onEachShard(env, shards, async (_, ids, shard) => {
-    const { results } = await (shard === DIRECTORY ? env.DB : shardD1(env, shard))
+    const { results } = await d1Of(env, shard)
       .prepare(
         `SELECT t.id, t.title, t.status, t.awaiting_approval, p.name AS project, ${RANK} AS rank, ${PRIORITY} AS prio, t.updated_at,
                 COUNT(*) OVER () AS total

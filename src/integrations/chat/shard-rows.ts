@@ -1,16 +1,10 @@
 /**
  * Reading a project's own rows (tasks, interventions…) for what a person does in chat. A project's rows live on its
- * shard (src/db/shards.ts): read there when the project is known; a row known by its id alone (a button's, a reply's)
+ * shard (src/db/shards.ts homeD1): read there when the project is known; a row known by its id alone (a button's, a reply's)
  * is looked for on every shard at once, as the API's by-id reads do.
  */
-import { DIRECTORY, homeOf, onEveryShard, shardD1 } from "../../db/shards";
+import { onEveryShard } from "../../db/shards";
 import type { Env } from "../../runtime/env";
-
-/** The D1 of the shard a project lives on (the directory's when it names none bound). */
-export async function projectD1(env: Env, projectId: string): Promise<D1Database> {
-  const shard = await homeOf(env, projectId);
-  return shard === DIRECTORY ? env.DB : shardD1(env, shard);
-}
 
 /** The row `sql` (binding ?1 to `id`) finds on whichever shard holds it, or null. */
 export async function rowById<T>(env: Env, sql: string, id: string): Promise<T | null> {

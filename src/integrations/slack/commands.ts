@@ -9,7 +9,7 @@ import { accessTo, actAs, findVisible, visibleProjects } from "../people";
 import { openTasksOf } from "../chat/open-tasks";
 import { parseRunCommand } from "../chat/run-command";
 import { templateNamed } from "../chat/templates";
-import { projectD1 } from "../chat/shard-rows";
+import { homeD1 } from "../../db/shards";
 import { HELP, named, NOT_LINKED, openTaskReply, projectNames, said, taskReply } from "./command-replies";
 import { escapeMrkdwn } from "./notifications";
 import { channelRefusal } from "./channel-check";
@@ -95,7 +95,7 @@ async function task(env: WorkerEnv, at: OrcContext, user: UserRow, prefix: strin
   if (!found) return said("No task of yours starts with that: `/orc task &lt;id prefix&gt;` (four characters or more)");
   // Read where the project lives: its shard keeps copies of the project's row and the servers.
   const t = await (
-    await projectD1(env, found.projectId)
+    await homeD1(env, found.projectId)
   )
     .prepare(
       `SELECT t.id, t.title, t.status, t.priority, t.result, p.name AS project, s.name AS server
@@ -138,7 +138,7 @@ async function watch(env: WorkerEnv, at: OrcContext, user: UserRow, wanted: stri
   if (removed) {
     // What was still to be posted here of this project goes with it (recorded where the project lives).
     await (
-      await projectD1(env, project.id)
+      await homeD1(env, project.id)
     )
       .prepare("DELETE FROM outbox WHERE target_kind = 'slack' AND status = 'pending' AND target_id = ?1 AND project_id = ?2")
       .bind(`${at.teamId}:${at.channelId}`, project.id)

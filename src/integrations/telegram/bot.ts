@@ -19,7 +19,8 @@ import { forgetLinks } from "./people";
 import { executeInRoom, HUB_ACTOR } from "../../runtime/room-rpc";
 import { parseRunCommand } from "../chat/run-command";
 import { templateNamed } from "../chat/templates";
-import { projectD1, rowById } from "../chat/shard-rows";
+import { rowById } from "../chat/shard-rows";
+import { homeD1 } from "../../db/shards";
 
 const HELP = [
   "<b>Orchestratia</b>: questions, tasks and plans to approve, failures and finished tasks from your projects, answered here.",
@@ -208,7 +209,7 @@ export function botFor(env: WorkerEnv, botInfo: UserFromGetMe) {
     if (!found) return ctx.reply("No task of yours starts with that: /task &lt;id prefix&gt;", html);
     // Read where the project lives: its shard keeps copies of the project's row and the servers.
     const t = await (
-      await projectD1(env, found.projectId)
+      await homeD1(env, found.projectId)
     )
       .prepare(
         `SELECT t.id, t.title, t.status, t.priority, t.result, p.name AS project, s.name AS server
