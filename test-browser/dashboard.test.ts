@@ -402,7 +402,13 @@ describe("the task page", () => {
 });
 
 /** The liveness rules, off as every project starts. */
-const OTHER_SETTINGS_AT_DEFAULT = { require_result: false, stall_minutes: null, stall_action: "alert", unassignable_minutes: null, archive_after_days: 30 } as const;
+const OTHER_SETTINGS_AT_DEFAULT = {
+  require_result: false,
+  stall_minutes: null,
+  stall_action: "alert",
+  unassignable_minutes: null,
+  archive_after_days: 30,
+} as const;
 
 describe("approving agents' tasks", () => {
   it("turns the project's switch on, then approves an agent's task from its card and another from its page", async () => {
@@ -476,8 +482,9 @@ describe("remote commands and files", () => {
     expect(await remote.isChecked()).toBe(false);
     await remote.click();
     await expect.poll(() => remote.isChecked()).toBe(true);
-    const settings = await ok(hubAs({ token: admin }).GET("/api/v1/projects/{id}", { params: { path: { id: project.id } } }));
-    expect(settings.settings).toEqual({ ...OTHER_SETTINGS_AT_DEFAULT, approve_agent_tasks: false, remote_exec: true });
+    // The box shows the click at once; the hub has it once the page's save has answered.
+    const settings = async () => (await ok(hubAs({ token: admin }).GET("/api/v1/projects/{id}", { params: { path: { id: project.id } } }))).settings;
+    await expect.poll(settings).toEqual({ ...OTHER_SETTINGS_AT_DEFAULT, approve_agent_tasks: false, remote_exec: true });
     // Allowed now: the session it names is what is missing.
     expect((await reach()).response.status).toBe(404);
   });
