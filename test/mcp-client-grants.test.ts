@@ -87,7 +87,10 @@ describe("The MCP clients a person authorised", () => {
     const one = await authorizedClient(person);
     const two = await authorizedClient(person);
     await expectWorking(one);
-    const changed = await call("/api/v1/auth/password", { token: person.token, body: { current_password: person.password, new_password: "another-long-password" } });
+    const changed = await call("/api/v1/auth/password", {
+      token: person.token,
+      body: { current_password: person.password, new_password: "another-long-password" },
+    });
     expect(changed.status, changed.text).toBe(200);
     await expectCutOff(one);
     await expectCutOff(two);
@@ -99,9 +102,17 @@ describe("The MCP clients a person authorised", () => {
   it("a code issued before a password change is exchanged for nothing", async () => {
     const person = await createUser(admin, "member");
     const { provider, code } = await allowedCode(person);
-    const changed = await call("/api/v1/auth/password", { token: person.token, body: { current_password: person.password, new_password: "another-long-password" } });
+    const changed = await call("/api/v1/auth/password", {
+      token: person.token,
+      body: { current_password: person.password, new_password: "another-long-password" },
+    });
     expect(changed.status).toBe(200);
-    const exchanged = await tokenEndpoint(provider, { grant_type: "authorization_code", code, code_verifier: provider.verifier, redirect_uri: provider.redirectUrl });
+    const exchanged = await tokenEndpoint(provider, {
+      grant_type: "authorization_code",
+      code,
+      code_verifier: provider.verifier,
+      redirect_uri: provider.redirectUrl,
+    });
     expect(exchanged.status).toBe(400);
     expect(exchanged.json.error).toBe("invalid_grant");
   });

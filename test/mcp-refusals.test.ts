@@ -116,7 +116,7 @@ describe("credentials", () => {
 
 describe("protocol", () => {
   it("answers the newest revision the SDK speaks and an older one a client asks for, each with a session", async () => {
-    for (const version of [LATEST_PROTOCOL_VERSION, "2025-03-26", "2024-11-05"]) {
+    for (const version of [LATEST_PROTOCOL_VERSION, "2025-06-18", "2025-03-26", "2024-11-05"]) {
       const res = await post({ "X-API-Key": w.worker.apiKey }, initialize(version));
       expect(res.status).toBe(200);
       expect(((await res.json()) as { result: { protocolVersion: string } }).result.protocolVersion).toBe(version);

@@ -3,14 +3,14 @@
  * (`orchestratia://projects/{id}/board`), its latest tasks grouped by status. Both are read with the caller's rights.
  */
 import type { Hono } from "hono";
-import { ErrorCode, McpError, type ResourceTemplate, type TextResourceContents } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, type ResourceTemplateType, type TextResourceContents } from "@modelcontextprotocol/server";
 import { TASK_STATUSES } from "../domain/lifecycle";
 import type { HubContext, HubEnv } from "../http/context";
 import { requestAs, type McpCaller, type RouteAnswer } from "./dispatch";
 
 const BOARD_TASKS = 200;
 
-export const RESOURCE_TEMPLATES: readonly ResourceTemplate[] = [
+export const RESOURCE_TEMPLATES: readonly ResourceTemplateType[] = [
   {
     uriTemplate: "orchestratia://tasks/{id}",
     name: "task",
@@ -38,10 +38,13 @@ export function resourceOf(uri: string): ResourceRef | undefined {
   return undefined;
 }
 
-/** A refused read as the MCP error for it: not found (-32002) for a 404, invalid params otherwise; the problem in `data`. */
-function refused(uri: string, answer: RouteAnswer): McpError {
+/**
+ * A refused read as the MCP error for it: invalid params (-32602, which every revision now gives a resource that is not
+ * there) naming the URI in `data`, with the problem beside it.
+ */
+function refused(uri: string, answer: RouteAnswer): ProtocolError {
   const problem = (answer.body ?? {}) as { code?: string; detail?: string };
-  return new McpError(answer.status === 404 ? -32002 : ErrorCode.InvalidParams, `${uri}: ${problem.detail ?? "refused"}`, { uri, ...problem });
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, `${uri}: ${problem.detail ?? "refused"}`, { uri, ...problem });
 }
 
 interface TaskSummary {
@@ -71,7 +74,7 @@ export function boardOf(projectId: string, tasks: TaskSummary[], more: boolean) 
 /** Reads a resource as the caller; a URI that is not the hub's, or a refused read, is an MCP error. */
 export async function readResource(app: Hono<HubEnv>, c: HubContext, caller: McpCaller, uri: string): Promise<TextResourceContents> {
   const ref = resourceOf(uri);
-  if (!ref) throw new McpError(-32002, `${uri}: not a resource of this hub (orchestratia://tasks/{id} or orchestratia://projects/{id}/board)`);
+  if (!ref) throw new ResourceNotFoundError(uri, `${uri}: not a resource of this hub (orchestratia://tasks/{id} or orchestratia://projects/{id}/board)`);
   const tasks = caller.audience === "agent" ? "/api/v1/server/tasks" : "/api/v1/tasks";
   let body: unknown;
   if (ref.kind === "task") {

@@ -1,27 +1,11 @@
 /**
  * The hub's MCP server for one HTTP request: tools, resources and prompts for the caller's audience, each answered by
- * the REST route it stands for. Built per request (stateless Streamable HTTP: any isolate answers any request); the
- * session a client is given at initialisation only carries its resource subscriptions (session.ts).
+ * the REST route it stands for. Built per request (stateless: any isolate answers any request), for either era of the
+ * protocol (endpoint.ts); the session a 2025-era client is given at initialisation only carries its resource
+ * subscriptions (session.ts).
  */
 import type { Hono } from "hono";
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  GetPromptRequestSchema,
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
-  type CallToolResult,
-  type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type Tool } from "@modelcontextprotocol/server";
 import type { HubContext, HubEnv } from "../http/context";
 import { apiDocument } from "../openapi/document";
 import { HUB_VERSION } from "../runtime/version";
@@ -94,39 +78,70 @@ function toolResult(answer: RouteAnswer, structured: boolean): CallToolResult {
   };
 }
 
-/** One validator for every request's server: it is only used for what clients send back to servers' own requests. */
-let validator: AjvJsonSchemaValidator | undefined;
+/** The revisions a 2025-era client may settle on at `initialize` (2026-07-28 is the modern leg's, through `server/discover`). */
+export const LEGACY_PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+export const MODERN_PROTOCOL_VERSION = "2026-07-28";
 
-/** The MCP server answering this request as `caller`; `session` is the client's session, when it has one. */
-export function mcpServer(app: Hono<HubEnv>, c: HubContext, caller: McpCaller, session: SessionPort | undefined) {
+/** What one request's server needs: the request, who is calling, and (2025 era) the client's session. */
+export interface McpRequest {
+  c: HubContext;
+  caller: McpCaller;
+  session?: SessionPort;
+}
+
+const noSuchThing = (what: string) => new ProtocolError(ProtocolErrorCode.InvalidParams, what);
+
+/** The MCP server answering one request as its caller. */
+export function mcpServer(app: Hono<HubEnv>, { c, caller, session }: McpRequest, era: "legacy" | "modern") {
   const server = new Server(
     { name: "orchestratia-hub", title: "Orchestratia hub", version: HUB_VERSION },
     {
-      capabilities: { tools: {}, resources: { subscribe: true }, prompts: {} },
+      // 2026-07-28 has no resources/subscribe: its clients listen (subscriptions/listen) instead.
+      capabilities: { tools: {}, resources: { subscribe: era === "legacy" }, prompts: {} },
       instructions: INSTRUCTIONS,
-      jsonSchemaValidator: (validator ??= new AjvJsonSchemaValidator()),
+      supportedProtocolVersions: era === "legacy" ? LEGACY_PROTOCOL_VERSIONS : [MODERN_PROTOCOL_VERSION],
     },
   );
   const { audience } = caller;
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolList(app, audience) }));
+  server.setRequestHandler("tools/list", () => ({ tools: toolList(app, audience) }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler("tools/call", async (request) => {
     const spec = toolNamed(audience, request.params.name);
-    if (!spec) throw new McpError(ErrorCode.InvalidParams, `No tool named ${request.params.name} for ${audience === "agent" ? "agents" : "people"}`);
+    if (!spec) throw noSuchThing(`No tool named ${request.params.name} for ${audience === "agent" ? "agents" : "people"}`);
     const shape = shapesOf(app).get(`${audience}:${spec.name}`)!;
     const answer = await callRoute(app, c, caller.headers, spec.method, spec.path, shape.route, request.params.arguments ?? {});
     return toolResult(answer, shape.outputSchema !== undefined);
   });
 
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: [...RESOURCE_TEMPLATES] }));
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [] }));
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => ({
+  server.setRequestHandler("resources/templates/list", () => ({ resourceTemplates: [...RESOURCE_TEMPLATES] }));
+  server.setRequestHandler("resources/list", () => ({ resources: [] }));
+  server.setRequestHandler("resources/read", async (request) => ({
     contents: [await readResource(app, c, caller, request.params.uri)],
   }));
 
-  server.setRequestHandler(SubscribeRequestSchema, async (request) => {
-    if (!session) throw new McpError(ErrorCode.InvalidRequest, "Subscriptions need a session: initialize first and send its Mcp-Session-Id");
+  if (era === "legacy") subscriptionsOf2025(app, server, c, caller, session);
+
+  server.setRequestHandler("prompts/list", () => ({
+    prompts: promptsFor(audience).map(({ name, title, description, arguments: args }) => ({ name, title, description, arguments: args })),
+  }));
+  server.setRequestHandler("prompts/get", (request) => {
+    const prompt = promptsFor(audience).find((p) => p.name === request.params.name);
+    if (!prompt) throw noSuchThing(`No prompt named ${request.params.name}`);
+    const args = request.params.arguments ?? {};
+    const missing = prompt.arguments.filter((a) => a.required && !args[a.name]).map((a) => a.name);
+    if (missing.length) throw noSuchThing(`The prompt ${prompt.name} needs ${missing.join(", ")}`);
+    return { description: prompt.description, messages: [{ role: "user", content: { type: "text", text: prompt.text(args) } }] };
+  });
+
+  return server;
+}
+
+/** resources/subscribe and unsubscribe, 2025-era only: they live in the client's session. */
+function subscriptionsOf2025(app: Hono<HubEnv>, server: Server, c: HubContext, caller: McpCaller, session: SessionPort | undefined) {
+  const needSession = () => new ProtocolError(ProtocolErrorCode.InvalidRequest, "Subscriptions need a session: initialize first and send its Mcp-Session-Id");
+  server.setRequestHandler("resources/subscribe", async (request) => {
+    if (!session) throw needSession();
     const { uri } = request.params;
     // Reading it first is the access check: a task or project the caller cannot see is refused as the REST API refuses it.
     const read = await readResource(app, c, caller, uri);
@@ -134,31 +149,9 @@ export function mcpServer(app: Hono<HubEnv>, c: HubContext, caller: McpCaller, s
     await session.subscribe(uri, projectId, resourceOf(uri)!.taskId);
     return {};
   });
-  server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
-    if (!session) throw new McpError(ErrorCode.InvalidRequest, "Subscriptions need a session: initialize first and send its Mcp-Session-Id");
+  server.setRequestHandler("resources/unsubscribe", async (request) => {
+    if (!session) throw needSession();
     await session.unsubscribe(request.params.uri);
     return {};
   });
-
-  server.setRequestHandler(ListPromptsRequestSchema, () => ({
-    prompts: promptsFor(audience).map(({ name, title, description, arguments: args }) => ({ name, title, description, arguments: args })),
-  }));
-  server.setRequestHandler(GetPromptRequestSchema, (request) => {
-    const prompt = promptsFor(audience).find((p) => p.name === request.params.name);
-    if (!prompt) throw new McpError(ErrorCode.InvalidParams, `No prompt named ${request.params.name}`);
-    const args = request.params.arguments ?? {};
-    const missing = prompt.arguments.filter((a) => a.required && !args[a.name]).map((a) => a.name);
-    if (missing.length) throw new McpError(ErrorCode.InvalidParams, `The prompt ${prompt.name} needs ${missing.join(", ")}`);
-    return { description: prompt.description, messages: [{ role: "user", content: { type: "text", text: prompt.text(args) } }] };
-  });
-
-  return server;
-}
-
-/** Answers one request to /mcp: a fresh server and stateless transport, answering JSON rather than a stream. */
-export async function answerMcp(app: Hono<HubEnv>, c: HubContext, caller: McpCaller, session: SessionPort | undefined, request: Request, parsedBody?: unknown) {
-  const server = mcpServer(app, c, caller, session);
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-  await server.connect(transport);
-  return transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
 }

@@ -1,5 +1,5 @@
 /** The Worker's side of an MCP session (session.ts): its object, and what a request may ask of it as its caller. */
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import type { WorkerEnv } from "../runtime/worker-env";
 
 export const sessionStub = (env: WorkerEnv, sessionId: string) => env.MCP_SESSION.get(env.MCP_SESSION.idFromName(sessionId));
@@ -10,7 +10,7 @@ export interface SessionPort {
   unsubscribe(uri: string): Promise<void>;
 }
 
-const unknownSession = () => new McpError(ErrorCode.InvalidRequest, "Unknown or ended session: initialize again");
+const unknownSession = () => new ProtocolError(ProtocolErrorCode.InvalidRequest, "Unknown or ended session: initialize again");
 
 export function sessionPort(env: WorkerEnv, sessionId: string, ownerKey: string): SessionPort {
   const stub = sessionStub(env, sessionId);

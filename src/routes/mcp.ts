@@ -31,7 +31,7 @@ import {
   type BearerHandler,
   type HubTokenCheck,
 } from "../mcp/oauth";
-import { answerMcp } from "../mcp/server";
+import { answerLegacy, answerModern, isLegacyRequest } from "../mcp/serving";
 import type { SessionOwner } from "../mcp/session";
 import { sessionPort, sessionStub } from "../mcp/session-client";
 import { documented } from "../openapi/operation";
@@ -99,16 +99,15 @@ export function mcpRoutes(app: Hono<HubEnv>) {
     }
     const text = await c.req.text();
     const parsed = parsedJson(text);
-    const messages = parsed === undefined ? [] : Array.isArray(parsed) ? parsed : [parsed];
+    // A body that is not JSON goes to the 2025 transport as it came, which answers it with JSON-RPC's parse error.
+    if (parsed === undefined) return answerLegacy(app, { c, caller }, new Request(c.req.url, { method: "POST", headers: c.req.raw.headers, body: text }));
+    if (!(await isLegacyRequest(c.req.raw, parsed))) return answerModern(app, { c, caller }, c.req.raw, parsed);
+    const messages = Array.isArray(parsed) ? parsed : [parsed];
     const opening = messages.some(isInitialize) ? crypto.randomUUID() : undefined;
     if (opening) await sessionStub(c.env, opening).claim(owner);
     const current = opening ?? sessionId;
     const session = current ? sessionPort(c.env, current, owner.key) : undefined;
-    // A body that is not JSON goes to the transport as it came, which answers it with JSON-RPC's parse error.
-    const res =
-      parsed === undefined
-        ? await answerMcp(app, c, caller, session, new Request(c.req.url, { method: "POST", headers: c.req.raw.headers, body: text }))
-        : await answerMcp(app, c, caller, session, c.req.raw, parsed);
+    const res = await answerLegacy(app, { c, caller, session }, c.req.raw, parsed);
     if (!opening || !res.ok) return res;
     const headers = new Headers(res.headers);
     headers.set(SESSION_HEADER, opening);
@@ -158,7 +157,12 @@ export function mcpRoutes(app: Hono<HubEnv>) {
       summary,
       description: `${description}\n\nCredentials: an agent's API key (\`X-API-Key\` or \`Authorization: Bearer orc_...\`), a person's access token or personal access token (\`orcpat_...\`: its scope and projects hold on every tool), or an OAuth token the hub issued (${method} needs the same). A foreign \`Origin\` is 403 \`FORBIDDEN_ORIGIN\`; without credentials, 401 with \`WWW-Authenticate: Bearer resource_metadata=...\`.`,
       caller: ["agent", "person"],
-      headers: { [SESSION_HEADER]: "The session `initialize` answered with" },
+      headers: {
+        [SESSION_HEADER]: "The session `initialize` answered with (2025 revisions)",
+        "MCP-Protocol-Version": "The revision the client speaks",
+        "Mcp-Method": "The JSON-RPC method (2026-07-28)",
+        "Mcp-Name": "The tool, prompt, resource URI or task id the request names (2026-07-28)",
+      },
       responses,
     });
 
@@ -168,7 +172,10 @@ export function mcpRoutes(app: Hono<HubEnv>) {
       "mcpMessage",
       "POST",
       "Send MCP messages",
-      "JSON-RPC messages of the Model Context Protocol (Streamable HTTP), answered as JSON. `initialize` answers a new `Mcp-Session-Id`.",
+      "JSON-RPC messages of the Model Context Protocol (Streamable HTTP), answered as JSON. Revision 2026-07-28 first: `server/discover`, then " +
+        "stateless requests, each carrying its revision, client and capabilities in `_meta` and the headers `MCP-Protocol-Version`, `Mcp-Method` " +
+        "and `Mcp-Name` (a missing or mismatched header is 400, an unserved revision -32022). The 2025 revisions (2025-11-25, 2025-06-18, " +
+        "2025-03-26) open with `initialize`, which answers a new `Mcp-Session-Id`.",
       { 200: { description: "The JSON-RPC answer", contentType: "application/json" }, 202: { description: "Notifications and answers accepted" } },
     ),
     endpoint,

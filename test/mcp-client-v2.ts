@@ -1,0 +1,45 @@
+/** The 2.x SDK's client pinned to the 2026-07-28 revision, reaching the Worker's /mcp through the test's fetch into the Worker. */
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { MCP_URL, workerFetch } from "./mcp-client";
+
+export const MODERN = "2026-07-28";
+
+/** A connected 2026-07-28 client sending these headers (an API key, or a bearer token) with every request. */
+export async function modernClient(headers: Record<string, string>, fetch: typeof workerFetch = workerFetch) {
+  const transport = new StreamableHTTPClientTransport(MCP_URL, { requestInit: { headers }, fetch });
+  const client = new Client({ name: "hub-tests", version: "2.0.0" }, { versionNegotiation: { mode: { pin: MODERN } } });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+export const asModernAgent = (apiKey: string) => modernClient({ "X-API-Key": apiKey });
+export const asModernPerson = (token: string) => modernClient({ Authorization: `Bearer ${token}` });
+
+/** The envelope a 2026-07-28 request carries in `_meta`: its revision, its client and what that client can do. */
+export const envelope = (clientCapabilities: Record<string, unknown> = {}) => ({
+  "io.modelcontextprotocol/protocolVersion": MODERN,
+  "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+  "io.modelcontextprotocol/clientCapabilities": clientCapabilities,
+});
+
+/** One 2026-07-28 request POSTed by hand, with the headers the revision requires (`Mcp-Name` when the method names something). */
+export function modernPost(
+  credentials: Record<string, string>,
+  method: string,
+  params: Record<string, unknown> = {},
+  { name, capabilities, headers = {} }: { name?: string; capabilities?: Record<string, unknown>; headers?: Record<string, string> } = {},
+) {
+  return workerFetch(MCP_URL, {
+    method: "POST",
+    headers: {
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      "MCP-Protocol-Version": MODERN,
+      "Mcp-Method": method,
+      ...(name ? { "Mcp-Name": name } : {}),
+      ...credentials,
+      ...headers,
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: { ...params, _meta: envelope(capabilities) } }),
+  });
+}
