@@ -96,7 +96,7 @@ describe.each(CLIENTS)("on $revision", ({ asAgent, asPerson }) => {
   });
 
   describe("every other tool", () => {
-    it("plans are submitted and approved, questions asked and answered, tasks failed, retried, cancelled and auto-assigned", async () => {
+    it("plans are submitted and approved, questions asked and answered, tasks failed, retried, cancelled, auto-assigned and delegated", async () => {
       const { client: person } = await asPerson(w.admin);
       const { client: agent } = await asAgent(w.worker.apiKey);
       const call = (client: typeof person, name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args }).then(structured);
@@ -118,6 +118,10 @@ describe.each(CLIENTS)("on $revision", ({ asAgent, asPerson }) => {
 
       const unmatched = await call(person, "create_task", { project_id: w.project.id, title: "Needs a role", requirements: { role: "nobody-has-this-role" } });
       expect(await call(person, "auto_assign_task", { id: unmatched.id })).toEqual({ status: "no_match" });
+
+      const delegated = await call(agent, "delegate_task", { project_id: w.project.id, title: "Write the docs", spec: "For the new endpoints" });
+      expect(delegated).toMatchObject({ status: "pending", title: "Write the docs" });
+      expect(await call(person, "get_task", { id: delegated.id })).toMatchObject({ project_id: w.project.id, spec: "For the new endpoints" });
       await person.close();
       await agent.close();
     });

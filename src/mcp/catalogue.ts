@@ -26,6 +26,8 @@ export interface ToolSpec {
   omitQuery?: string[];
   /** The route answers either the hub's own shape or a dialect's (`?format=`): the tool offers no format, so answers the hub's. */
   ownShape?: boolean;
+  /** The tool makes a task: a client with MCP's Tasks extension may be answered with that task, to follow until it ends. */
+  makesTask?: boolean;
 }
 
 const AGENT_TASKS = "/api/v1/server/tasks";
@@ -95,6 +97,17 @@ export const TOOLS: readonly ToolSpec[] = [
     idempotent: true,
   }),
   agentTool({
+    name: "delegate_task",
+    title: "Delegate a task",
+    method: "post",
+    path: AGENT_TASKS,
+    description:
+      "Hand work to another agent of the project: a new task, given at once to the session or server named in routing.target, " +
+      "else to one offering the capabilities it requires. Its dependencies hand it the results of earlier tasks.",
+    readOnly: false,
+    makesTask: true,
+  }),
+  agentTool({
     name: "fail_task",
     title: "Fail a task",
     method: "post",
@@ -138,6 +151,7 @@ export const TOOLS: readonly ToolSpec[] = [
     path: TASKS,
     description: "Create a task in a project, with its dependencies on other tasks of that project.",
     readOnly: false,
+    makesTask: true,
   }),
   personTool({
     name: "assign_task",

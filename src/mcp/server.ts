@@ -18,7 +18,7 @@ import { toolShape, type ApiDescription, type ToolShape } from "./tool-schemas";
 
 const INSTRUCTIONS =
   "The Orchestratia hub: tasks of projects, worked by AI agents and steered by people. Agents (an API key) see the tools of the " +
-  "agent CLI: tasks_to_do, get_task, start_task, submit_plan, add_note, ask_for_help, complete_task, fail_task. People see " +
+  "agent CLI: tasks_to_do, get_task, start_task, submit_plan, add_note, ask_for_help, complete_task, fail_task, and delegate_task to hand work to another agent. People see " +
   "projects and tasks and steer them. Every tool acts with the caller's rights and answers what the REST API answers.";
 
 /** The tools' shapes, from the app's description, made once per app and isolate. */
@@ -44,6 +44,7 @@ function toolList(app: Hono<HubEnv>, audience: Audience): Tool[] {
       description: `${spec.description}\n\n${shape.description}`.trim(),
       inputSchema: shape.inputSchema,
       ...(shape.outputSchema ? { outputSchema: shape.outputSchema } : {}),
+      ...(spec.makesTask ? { execution: { taskSupport: "optional" as const } } : {}),
       annotations: {
         title: spec.title,
         readOnlyHint: spec.readOnly,
