@@ -1,8 +1,10 @@
 /** The 2.x SDK's client pinned to the 2026-07-28 revision, reaching the Worker's /mcp through the test's fetch into the Worker. */
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { createTaskSessionFromClient } from "@modelcontextprotocol/ext-tasks/client";
 import { MCP_URL, workerFetch } from "./mcp-client";
 
 export const MODERN = "2026-07-28";
+export const TASKS = "io.modelcontextprotocol/tasks";
 
 /** A connected 2026-07-28 client sending these headers (an API key, or a bearer token) with every request. */
 export async function modernClient(headers: Record<string, string>, fetch: typeof workerFetch = workerFetch) {
@@ -42,4 +44,39 @@ export function modernPost(
     },
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: { ...params, _meta: envelope(capabilities) } }),
   });
+}
+
+/**
+ * A client following MCP tasks the extension's way (ext-tasks over the 2.x client): it declares the Tasks extension, and
+ * elicitation when `answersForms`, and sends the extension's requests framed by hand as the package asks of its host.
+ */
+export async function taskSession(credentials: Record<string, string>, { answersForms = false } = {}) {
+  const clientInfo = { name: "hub-tests", version: "2.0.0" };
+  const clientCapabilities = { ...(answersForms ? { elicitation: {} } : {}), extensions: { [TASKS]: {} } };
+  const client = new Client(clientInfo, { versionNegotiation: { mode: { pin: MODERN } }, capabilities: clientCapabilities });
+  await client.connect(new StreamableHTTPClientTransport(MCP_URL, { requestInit: { headers: credentials }, fetch: workerFetch }));
+  let id = 0;
+  const rawDispatch = async (request: unknown) => {
+    const { method, params } = request as { method: string; params?: { name?: string; taskId?: string } };
+    const name = params?.name ?? params?.taskId;
+    const res = await workerFetch(MCP_URL, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": method,
+        ...(name ? { "Mcp-Name": name } : {}),
+        ...credentials,
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: `task-${++id}`, ...(request as object) }),
+    });
+    return (await res.json()) as never;
+  };
+  const session = createTaskSessionFromClient(client, {
+    endpointId: "hub-tests",
+    rawDispatch,
+    v2RequestFraming: { protocolVersion: MODERN, clientInfo, clientCapabilities },
+  });
+  return { client, session };
 }

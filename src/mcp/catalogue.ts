@@ -102,8 +102,8 @@ export const TOOLS: readonly ToolSpec[] = [
     method: "post",
     path: AGENT_TASKS,
     description:
-      "Hand work to another agent of the project: a new task, given at once to the session or server named in routing.target, " +
-      "else to one offering the capabilities it requires. Its dependencies hand it the results of earlier tasks.",
+      "Hand work to another agent: a new task in the project (that of session_id, the session it comes from), with dependencies " +
+      "on earlier tasks whose results it will receive, and the requirements an agent must meet to be offered it.",
     readOnly: false,
     makesTask: true,
   }),

@@ -5,6 +5,7 @@
 import type { Hono } from "hono";
 import type { HubContext, HubEnv } from "../http/context";
 import type { Audience } from "./catalogue";
+import type { SessionPort } from "./session-client";
 import type { ToolRoute } from "./tool-schemas";
 
 /** What an internal request answers: its status and its JSON body (a problem document when it refused), parsed and as sent. */
@@ -22,6 +23,13 @@ export interface McpCaller {
   audience: Audience;
   /** The credentials its internal REST requests carry. */
   headers: CallerHeaders;
+}
+
+/** What one request's MCP server needs: the request, who is calling, and (2025 revisions) the client's session. */
+export interface McpRequest {
+  c: HubContext;
+  caller: McpCaller;
+  session?: SessionPort;
 }
 
 /** Sends `method path` (with its query and JSON body) to the app as the caller, from inside the request `c`. */

@@ -10,10 +10,12 @@ import type { HubContext, HubEnv } from "../http/context";
 import { apiDocument } from "../openapi/document";
 import { HUB_VERSION } from "../runtime/version";
 import { toolNamed, toolsFor, type Audience } from "./catalogue";
-import { callRoute, type McpCaller, type RouteAnswer } from "./dispatch";
+import { callRoute, type McpCaller, type McpRequest, type RouteAnswer } from "./dispatch";
 import { promptsFor } from "./prompts";
 import { readResource, RESOURCE_TEMPLATES, resourceOf } from "./resources";
 import type { SessionPort } from "./session-client";
+import { followsTasks, taskMethods } from "./tasks";
+import { createdTaskOf, TASKS_EXTENSION, type HubTask } from "./task-view";
 import { toolShape, type ApiDescription, type ToolShape } from "./tool-schemas";
 
 const INSTRUCTIONS =
@@ -83,13 +85,6 @@ function toolResult(answer: RouteAnswer, structured: boolean): CallToolResult {
 export const LEGACY_PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 export const MODERN_PROTOCOL_VERSION = "2026-07-28";
 
-/** What one request's server needs: the request, who is calling, and (2025 era) the client's session. */
-export interface McpRequest {
-  c: HubContext;
-  caller: McpCaller;
-  session?: SessionPort;
-}
-
 const noSuchThing = (what: string) => new ProtocolError(ProtocolErrorCode.InvalidParams, what);
 
 /** The MCP server answering one request as its caller. */
@@ -98,7 +93,12 @@ export function mcpServer(app: Hono<HubEnv>, { c, caller, session }: McpRequest,
     { name: "orchestratia-hub", title: "Orchestratia hub", version: HUB_VERSION },
     {
       // 2026-07-28 has no resources/subscribe: its clients listen (subscriptions/listen) instead.
-      capabilities: { tools: {}, resources: { subscribe: era === "legacy" }, prompts: {} },
+      capabilities: {
+        tools: {},
+        resources: { subscribe: era === "legacy" },
+        prompts: {},
+        ...(era === "modern" ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
+      },
       instructions: INSTRUCTIONS,
       supportedProtocolVersions: era === "legacy" ? LEGACY_PROTOCOL_VERSIONS : [MODERN_PROTOCOL_VERSION],
     },
@@ -107,11 +107,14 @@ export function mcpServer(app: Hono<HubEnv>, { c, caller, session }: McpRequest,
 
   server.setRequestHandler("tools/list", () => ({ tools: toolList(app, audience) }));
 
-  server.setRequestHandler("tools/call", async (request) => {
+  server.setRequestHandler("tools/call", async (request, ctx) => {
     const spec = toolNamed(audience, request.params.name);
     if (!spec) throw noSuchThing(`No tool named ${request.params.name} for ${audience === "agent" ? "agents" : "people"}`);
     const shape = shapesOf(app).get(`${audience}:${spec.name}`)!;
     const answer = await callRoute(app, c, caller.headers, spec.method, spec.path, shape.route, request.params.arguments ?? {});
+    // A client following tasks is answered with the task the tool made, to follow by tasks/get or a subscription.
+    // (The SDK's type for a tools/call answer does not know the extension's.)
+    if (spec.makesTask && answer.status < 300 && followsTasks(ctx)) return createdTaskOf(answer.body as HubTask) as unknown as CallToolResult;
     return toolResult(answer, shape.outputSchema !== undefined);
   });
 
@@ -122,6 +125,7 @@ export function mcpServer(app: Hono<HubEnv>, { c, caller, session }: McpRequest,
   }));
 
   if (era === "legacy") subscriptionsOf2025(app, server, c, caller, session);
+  else taskMethods(app, server, { c, caller });
 
   server.setRequestHandler("prompts/list", () => ({
     prompts: promptsFor(audience).map(({ name, title, description, arguments: args }) => ({ name, title, description, arguments: args })),

@@ -7,7 +7,8 @@ import type { Hono } from "hono";
 import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type McpHttpHandler } from "@modelcontextprotocol/server";
 import type { HubEnv } from "../http/context";
 import { log } from "../runtime/log";
-import { mcpServer, type McpRequest } from "./server";
+import type { McpRequest } from "./dispatch";
+import { mcpServer } from "./server";
 
 export { isLegacyRequest };
 

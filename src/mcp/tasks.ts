@@ -1,0 +1,111 @@
+/**
+ * MCP's Tasks extension on the 2026-07-28 leg: tasks/get, tasks/update and tasks/cancel over the hub's own tasks, each
+ * made of REST requests as the caller (dispatch.ts), so a task the caller cannot see is unknown here as it is there,
+ * and an answer or a cancel obeys every rule the REST API has. The shapes are task-view.ts's.
+ */
+import type { Hono } from "hono";
+import { z } from "zod";
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  MissingRequiredClientCapabilityError,
+  ProtocolError,
+  ProtocolErrorCode,
+  type Server,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
+import { FINISHED } from "../domain/lifecycle";
+import type { HubEnv } from "../http/context";
+import { requestAs, type McpRequest, type RouteAnswer } from "./dispatch";
+import { detailedTaskOf, planKey, TASKS_EXTENSION, type HubQuestion, type HubTask } from "./task-view";
+
+type Capabilities = { extensions?: Record<string, unknown>; elicitation?: unknown };
+
+const capabilitiesOf = (ctx: ServerContext) =>
+  ((ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] ?? {}) as Capabilities;
+
+/** Whether this request's client follows tasks (it declares the extension in the request's own envelope). */
+export const followsTasks = (ctx: ServerContext) => capabilitiesOf(ctx).extensions?.[TASKS_EXTENSION] !== undefined;
+
+/** Whether it answers forms: elicitation declared, in form mode (the default when no mode is named). */
+function answersForms(ctx: ServerContext) {
+  const elicitation = capabilitiesOf(ctx).elicitation as { form?: unknown; url?: unknown } | undefined;
+  return elicitation !== undefined && (elicitation.form !== undefined || elicitation.url === undefined);
+}
+
+const TASK_ID = { params: z.looseObject({ taskId: z.string().min(1) }) };
+
+/** A REST refusal as the protocol error for it: an unknown (or unseen) task is invalid params, as the extension says. */
+function refused(taskId: string, answer: RouteAnswer) {
+  const problem = (answer.body ?? {}) as { code?: string; detail?: string };
+  const message = answer.status === 404 ? `Unknown task ${taskId}` : `${problem.code ?? `HTTP_${answer.status}`}: ${problem.detail ?? "refused"}`;
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, message, { taskId, ...problem });
+}
+
+export function taskMethods(app: Hono<HubEnv>, server: Server, { c, caller }: McpRequest) {
+  const agent = caller.audience === "agent";
+  const tasks = agent ? "/api/v1/server/tasks" : "/api/v1/tasks";
+  const interventions = agent ? "/api/v1/server/interventions" : "/api/v1/interventions";
+  const ask = (method: string, path: string, query?: URLSearchParams, body?: unknown) => requestAs(app, c, caller.headers, method, path, query, body);
+
+  function gate(ctx: ServerContext) {
+    if (!followsTasks(ctx)) throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } });
+  }
+
+  /** The task and, when it waits on people, their open questions about it. */
+  async function read(taskId: string) {
+    const answer = await ask("GET", `${tasks}/${encodeURIComponent(taskId)}`);
+    if (answer.status !== 200) throw refused(taskId, answer);
+    const task = answer.body as HubTask;
+    if (task.status !== "needs_human") return { task, questions: [] as HubQuestion[] };
+    const open = await ask("GET", interventions, new URLSearchParams({ task_id: task.id, status: "pending" }));
+    if (open.status !== 200) throw refused(taskId, open);
+    return { task, questions: open.body as HubQuestion[] };
+  }
+
+  /** Sends one request a tasks/update stands for; a refusal stops the rest. */
+  async function send(taskId: string, method: string, path: string, body: unknown) {
+    const answer = await ask(method, path, undefined, body);
+    if (answer.status >= 400) throw refused(taskId, answer);
+  }
+
+  server.setRequestHandler("tasks/get", TASK_ID, async ({ taskId }, ctx) => {
+    gate(ctx);
+    const { task, questions } = await read(taskId);
+    return detailedTaskOf(task, questions, answersForms(ctx));
+  });
+
+  server.setRequestHandler("tasks/update", TASK_ID, async ({ taskId }, ctx) => {
+    gate(ctx);
+    const { task, questions } = await read(taskId);
+    const open = new Set(questions.filter((q) => q.status === "pending" && !q.target_session_id).map((q) => q.id));
+    for (const [key, raw] of Object.entries(ctx.mcpReq.inputResponses ?? {})) {
+      const response = ELICIT_RESULT.safeParse(raw);
+      if (!response.success) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `inputResponses.${key}: not an elicitation result`, { key });
+      // Declined or dismissed: the question stays open, for this client or a person elsewhere.
+      if (response.data.action !== "accept") continue;
+      const content = response.data.content ?? {};
+      if (key === planKey(task.id) && task.status === "plan_review") {
+        if (content.approve === true) await send(taskId, "POST", `${tasks}/${task.id}/approve-plan`, {});
+        else await send(taskId, "POST", `${tasks}/${task.id}/revise-plan`, { feedback: String(content.feedback ?? "") });
+      } else if (open.has(key)) {
+        if (typeof content.answer !== "string")
+          throw new ProtocolError(ProtocolErrorCode.InvalidParams, `inputResponses.${key}.content.answer: a string`, { key });
+        await send(taskId, "POST", `${interventions}/${encodeURIComponent(key)}/respond`, { response: content.answer });
+      }
+      // Any other key names a question already answered (here or by a person) or never asked: nothing is left to do.
+    }
+    return {};
+  });
+
+  server.setRequestHandler("tasks/cancel", TASK_ID, async ({ taskId }, ctx) => {
+    gate(ctx);
+    const { task } = await read(taskId);
+    if (!FINISHED.includes(task.status)) await send(taskId, "DELETE", `${tasks}/${task.id}`, undefined);
+    return {};
+  });
+}
+
+const ELICIT_RESULT = z.looseObject({
+  action: z.enum(["accept", "decline", "cancel"]),
+  content: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())])).optional(),
+});
