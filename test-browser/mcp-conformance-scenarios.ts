@@ -10,10 +10,10 @@ export const REVISIONS = ["2025-11-25", "2026-07-28"] as const;
 export type Revision = (typeof REVISIONS)[number];
 
 /**
- * The revisions the hub serves today, whose applicable scenarios run. A revision listed in REVISIONS but not here is
+ * The revisions the hub serves, whose applicable scenarios run. A revision listed in REVISIONS but not here is
  * classified and reported as not run; the test fails once the hub answers it, until it is added here.
  */
-export const SERVED_REVISIONS: readonly Revision[] = ["2025-11-25"];
+export const SERVED_REVISIONS: readonly Revision[] = ["2025-11-25", "2026-07-28"];
 
 export interface Applies {
   scenario: string;
@@ -92,6 +92,7 @@ const V2025: Classified[] = [
 ];
 
 const TASKS = "the Tasks extension scenarios create tasks through fixture tools, not the hub's";
+const NO_TASKS = "the hub does not offer the Tasks extension (`io.modelcontextprotocol/tasks`) yet";
 const inputRequired = (name: string) => `${tool(name)} (an ephemeral input_required round trip)`;
 
 const V2026: Classified[] = [
@@ -110,6 +111,20 @@ const V2026: Classified[] = [
   applies("caching", "2026-07-28"),
   applies("http-header-validation", "2026-07-28"),
   applies("input-required-result-unsupported-methods", "2026-07-28"),
+  applies("tasks-capability-negotiation", "2026-07-28", {
+    "tasks-extension-advertised": NO_TASKS,
+    "sep-2663-tasks-methods-non-declaring": NO_TASKS,
+    "sep-2663-server-rejects-undeclared-client": tool("slow_compute"),
+    "tasks-per-request-meta-opt-in": tool("slow_compute"),
+  }),
+  applies("tasks-dispatch-and-envelope", "2026-07-28", {
+    "sep-2663-tasks-get-invalid-task-id-32602": NO_TASKS,
+    "tasks-server-directed-creation-no-hint": tool("failing_job"),
+    "sep-2663-legacy-task-param-ignored": tool("greet"),
+    "tasks-immediate-result-shortcut": tool("slow_compute"),
+    "tasks-result-type-complete-on-non-task-responses": tool("greet"),
+    "sep-2663-durable-create-strong-consistency": tool("slow_compute"),
+  }),
   skipped("http-custom-header-server-validation", "2026-07-28", "no hub tool declares an `x-mcp-header` parameter (SEP-2243 custom headers)"),
   skipped("input-required-result-basic-elicitation", "2026-07-28", inputRequired("test_input_required_result_elicitation")),
   skipped("input-required-result-basic-sampling", "2026-07-28", inputRequired("test_input_required_result_sampling")),
@@ -125,12 +140,10 @@ const V2026: Classified[] = [
   skipped("input-required-result-ignore-extra-params", "2026-07-28", inputRequired("test_input_required_result_elicitation")),
   skipped("input-required-result-validate-input", "2026-07-28", inputRequired("test_input_required_result_elicitation")),
   skipped("tasks-lifecycle", "2026-07-28", `${TASKS}: ${tools("greet", "slow_compute", "failing_job", "protocol_error_job")}`),
-  skipped("tasks-capability-negotiation", "2026-07-28", `${TASKS}: ${tools("greet", "slow_compute")}`),
   skipped("tasks-wire-fields", "2026-07-28", `${TASKS}: ${tool("slow_compute")}`),
   skipped("tasks-request-state-removal", "2026-07-28", `${TASKS}: ${tool("slow_compute")}`),
   skipped("tasks-mrtr-input", "2026-07-28", `${TASKS}: ${tool("confirm_delete")}`),
   skipped("tasks-request-headers", "2026-07-28", `${TASKS}: ${tools("greet", "slow_compute")}`),
-  skipped("tasks-dispatch-and-envelope", "2026-07-28", `${TASKS}: ${tools("greet", "slow_compute", "confirm_delete", "failing_job")}`),
   skipped("tasks-required-task-error", "2026-07-28", `${TASKS}: ${tool("failing_job")} (declared \`taskSupport: "required"\`)`),
   skipped("tasks-mrtr-composition", "2026-07-28", `${TASKS}: ${tool("test_tool_with_task")}`),
   skipped("tasks-status-notifications", "2026-07-28", "the package skips it itself (its harness awaits a rewrite onto subscriptions/listen)"),

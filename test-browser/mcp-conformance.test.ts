@@ -25,8 +25,8 @@ interface Run {
   passed: number;
   warned: number;
   failed: number;
-  /** Checks that failed and were expected to (a known hub defect, or a check that needs a reference fixture). */
-  expectedFailures: string[];
+  /** Checks that failed and were expected to (a known hub defect, or a check that needs a reference fixture), each with why. */
+  expectedFailures: Record<string, string>;
   /** Checks that failed unexpectedly, or were expected to fail and did not: the run's verdict is `pass` only without any. */
   surprises: string[];
   result: "pass" | "fail";
@@ -120,7 +120,7 @@ describe("the MCP conformance package's server scenarios", () => {
             passed: count("SUCCESS"),
             warned: count("WARNING"),
             failed: count("FAILURE"),
-            expectedFailures: failing.filter((id) => expected.includes(id)),
+            expectedFailures: Object.fromEntries(failing.filter((id) => expected.includes(id)).map((id) => [id, c.expectedFailures![id]!])),
             surprises,
             result: surprises.length ? "fail" : "pass",
             ms: Date.now() - started,
