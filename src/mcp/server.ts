@@ -95,7 +95,7 @@ export function mcpServer(app: Hono<HubEnv>, { c, caller, session }: McpRequest,
       // 2026-07-28 has no resources/subscribe: its clients listen (subscriptions/listen) instead.
       capabilities: {
         tools: {},
-        resources: { subscribe: era === "legacy" },
+        resources: { subscribe: true },
         prompts: {},
         ...(era === "modern" ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
       },

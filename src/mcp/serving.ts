@@ -4,13 +4,24 @@
  * under a session id) to a stateless transport per request, answered as JSON, whose session the hub keeps (session.ts).
  */
 import type { Hono } from "hono";
-import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport, type McpHttpHandler } from "@modelcontextprotocol/server";
+import {
+  classifyInboundRequest,
+  createMcpHandler,
+  isLegacyRequest,
+  WebStandardStreamableHTTPServerTransport,
+  type JSONRPCRequest,
+  type McpHttpHandler,
+} from "@modelcontextprotocol/server";
+import type { HubContext } from "../http/context";
 import type { HubEnv } from "../http/context";
 import { log } from "../runtime/log";
 import type { McpRequest } from "./dispatch";
 import { mcpServer } from "./server";
 
 export { isLegacyRequest };
+
+/** The JSON-RPC error of a request whose headers and body disagree (2026-07-28). */
+const HEADER_MISMATCH = -32020;
 
 /** The modern handler of an app: built once per isolate, it builds a server per request from the request's `McpRequest`. */
 const modernByApp = new WeakMap<Hono<HubEnv>, McpHttpHandler>();
@@ -41,4 +52,34 @@ export async function answerLegacy(app: Hono<HubEnv>, request: McpRequest, raw: 
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   return transport.handleRequest(raw, parsedBody === undefined ? undefined : { parsedBody });
+}
+
+/**
+ * A modern request that opens a subscription, checked as the SDK checks every modern request (headers, envelope,
+ * revision): its message; the refusal as the SDK would answer it; or undefined for any other request.
+ */
+export function listenRequest(c: HubContext, parsedBody: unknown): JSONRPCRequest | Response | undefined {
+  if ((parsedBody as { method?: unknown } | null)?.method !== "subscriptions/listen") return undefined;
+  const outcome = classifyInboundRequest({
+    httpMethod: "POST",
+    protocolVersionHeader: c.req.header("MCP-Protocol-Version"),
+    mcpMethodHeader: c.req.header("Mcp-Method"),
+    mcpNameHeader: c.req.header("Mcp-Name"),
+    body: parsedBody,
+  });
+  const id = (parsedBody as { id?: unknown }).id ?? null;
+  if (outcome.kind === "reject")
+    return Response.json({ jsonrpc: "2.0", id, error: { code: outcome.code, message: outcome.message, data: outcome.data } }, { status: outcome.httpStatus });
+  // The SDK's transport checks the headers it requires after classifying; a listen never reaches it, so they are checked here.
+  for (const header of ["MCP-Protocol-Version", "Mcp-Method"])
+    if (!c.req.header(header))
+      return Response.json(
+        {
+          jsonrpc: "2.0",
+          id,
+          error: { code: HEADER_MISMATCH, message: `Bad Request: the required ${header} header is absent`, data: { mismatch: { header: "(missing)" } } },
+        },
+        { status: 400 },
+      );
+  return outcome.kind === "modern" && outcome.messageKind === "request" ? outcome.message : undefined;
 }

@@ -20,15 +20,18 @@ import { detailedTaskOf, planKey, TASKS_EXTENSION, type HubQuestion, type HubTas
 
 type Capabilities = { extensions?: Record<string, unknown>; elicitation?: unknown };
 
-const capabilitiesOf = (ctx: ServerContext) =>
-  ((ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] ?? {}) as Capabilities;
+/** What a request's client declares it can do, from the envelope in its `_meta`. */
+export const capabilitiesIn = (envelope: unknown) => ((envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] ?? {}) as Capabilities;
 
-/** Whether this request's client follows tasks (it declares the extension in the request's own envelope). */
-export const followsTasks = (ctx: ServerContext) => capabilitiesOf(ctx).extensions?.[TASKS_EXTENSION] !== undefined;
+const capabilitiesOf = (ctx: ServerContext) => capabilitiesIn(ctx.mcpReq.envelope);
 
-/** Whether it answers forms: elicitation declared, in form mode (the default when no mode is named). */
-function answersForms(ctx: ServerContext) {
-  const elicitation = capabilitiesOf(ctx).elicitation as { form?: unknown; url?: unknown } | undefined;
+/** Whether a client follows tasks (it declares the extension in the request's own envelope). */
+export const declaresTasks = (capabilities: Capabilities) => capabilities.extensions?.[TASKS_EXTENSION] !== undefined;
+export const followsTasks = (ctx: ServerContext) => declaresTasks(capabilitiesOf(ctx));
+
+/** Whether a client answers forms: elicitation declared, in form mode (the default when no mode is named). */
+export function answersForms(capabilities: Capabilities) {
+  const elicitation = capabilities.elicitation as { form?: unknown; url?: unknown } | undefined;
   return elicitation !== undefined && (elicitation.form !== undefined || elicitation.url === undefined);
 }
 
@@ -41,37 +44,44 @@ function refused(taskId: string, answer: RouteAnswer) {
   return new ProtocolError(ProtocolErrorCode.InvalidParams, message, { taskId, ...problem });
 }
 
-export function taskMethods(app: Hono<HubEnv>, server: Server, { c, caller }: McpRequest) {
+/** The caller's view of hub tasks, through the REST routes of its audience. */
+export function hubTasks(app: Hono<HubEnv>, { c, caller }: McpRequest) {
   const agent = caller.audience === "agent";
   const tasks = agent ? "/api/v1/server/tasks" : "/api/v1/tasks";
   const interventions = agent ? "/api/v1/server/interventions" : "/api/v1/interventions";
   const ask = (method: string, path: string, query?: URLSearchParams, body?: unknown) => requestAs(app, c, caller.headers, method, path, query, body);
+  return {
+    tasks,
+    interventions,
+    /** The task and, when it waits on people, their open questions about it. */
+    async read(taskId: string) {
+      const answer = await ask("GET", `${tasks}/${encodeURIComponent(taskId)}`);
+      if (answer.status !== 200) throw refused(taskId, answer);
+      const task = answer.body as HubTask & { project_id: string };
+      if (task.status !== "needs_human") return { task, questions: [] as HubQuestion[] };
+      const open = await ask("GET", interventions, new URLSearchParams({ task_id: task.id, status: "pending" }));
+      if (open.status !== 200) throw refused(taskId, open);
+      return { task, questions: open.body as HubQuestion[] };
+    },
+    /** Sends one request a tasks/update or tasks/cancel stands for; a refusal is the protocol error for it. */
+    async send(taskId: string, method: string, path: string, body: unknown) {
+      const answer = await ask(method, path, undefined, body);
+      if (answer.status >= 400) throw refused(taskId, answer);
+    },
+  };
+}
+
+export function taskMethods(app: Hono<HubEnv>, server: Server, request: McpRequest) {
+  const { tasks, interventions, read, send } = hubTasks(app, request);
 
   function gate(ctx: ServerContext) {
     if (!followsTasks(ctx)) throw new MissingRequiredClientCapabilityError({ requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } });
   }
 
-  /** The task and, when it waits on people, their open questions about it. */
-  async function read(taskId: string) {
-    const answer = await ask("GET", `${tasks}/${encodeURIComponent(taskId)}`);
-    if (answer.status !== 200) throw refused(taskId, answer);
-    const task = answer.body as HubTask;
-    if (task.status !== "needs_human") return { task, questions: [] as HubQuestion[] };
-    const open = await ask("GET", interventions, new URLSearchParams({ task_id: task.id, status: "pending" }));
-    if (open.status !== 200) throw refused(taskId, open);
-    return { task, questions: open.body as HubQuestion[] };
-  }
-
-  /** Sends one request a tasks/update stands for; a refusal stops the rest. */
-  async function send(taskId: string, method: string, path: string, body: unknown) {
-    const answer = await ask(method, path, undefined, body);
-    if (answer.status >= 400) throw refused(taskId, answer);
-  }
-
   server.setRequestHandler("tasks/get", TASK_ID, async ({ taskId }, ctx) => {
     gate(ctx);
     const { task, questions } = await read(taskId);
-    return detailedTaskOf(task, questions, answersForms(ctx));
+    return detailedTaskOf(task, questions, answersForms(capabilitiesOf(ctx)));
   });
 
   server.setRequestHandler("tasks/update", TASK_ID, async ({ taskId }, ctx) => {

@@ -31,13 +31,16 @@ import {
   type BearerHandler,
   type HubTokenCheck,
 } from "../mcp/oauth";
-import { answerLegacy, answerModern, isLegacyRequest } from "../mcp/serving";
+import { listen } from "../mcp/listen";
+import { answerLegacy, answerModern, isLegacyRequest, listenRequest } from "../mcp/serving";
 import type { SessionOwner } from "../mcp/session";
 import { sessionPort, sessionStub } from "../mcp/session-client";
 import { documented } from "../openapi/operation";
 import { signInWithPassword } from "./auth";
 
 const SESSION_HEADER = "Mcp-Session-Id";
+/** How long a subscriptions/listen stream lasts before it ends and its client listens again (credentials checked anew). */
+const LISTEN_MS = 15 * 60 * 1000;
 
 /** DNS rebinding: a browser page of another origin (or a name pointed at the hub) must not reach /mcp. */
 function checkOrigin(c: HubContext) {
@@ -101,7 +104,12 @@ export function mcpRoutes(app: Hono<HubEnv>) {
     const parsed = parsedJson(text);
     // A body that is not JSON goes to the 2025 transport as it came, which answers it with JSON-RPC's parse error.
     if (parsed === undefined) return answerLegacy(app, { c, caller }, new Request(c.req.url, { method: "POST", headers: c.req.raw.headers, body: text }));
-    if (!(await isLegacyRequest(c.req.raw, parsed))) return answerModern(app, { c, caller }, c.req.raw, parsed);
+    if (!(await isLegacyRequest(c.req.raw, parsed))) {
+      const listening = listenRequest(c, parsed);
+      if (listening instanceof Response) return listening;
+      if (listening) return listen(app, { c, caller }, { roomUserId: owner.roomUserId, expiresAt: Date.now() + LISTEN_MS }, listening);
+      return answerModern(app, { c, caller }, c.req.raw, parsed);
+    }
     const messages = Array.isArray(parsed) ? parsed : [parsed];
     const opening = messages.some(isInitialize) ? crypto.randomUUID() : undefined;
     if (opening) await sessionStub(c.env, opening).claim(owner);
