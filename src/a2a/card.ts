@@ -9,7 +9,8 @@ import { capabilityNames } from "../domain/matching";
 import { HUB_VERSION } from "../runtime/version";
 
 export const BEARER_SCHEME = "bearer";
-const INPUT_MODES = ["text/plain", "application/json"];
+/** The media types a message may carry (and a task's artifacts hold): a part of another is refused (spec 3.1.1). */
+export const INPUT_MODES = ["text/plain", "application/json"];
 
 /** Each capability an online server of the project offers, with how many offer it, in name order. */
 export function offeredCapabilities(candidates: readonly Candidate[]): { name: string; servers: number }[] {

@@ -3,8 +3,9 @@
  * questions and answers) is read back as an A2A task. Pure: no I/O.
  */
 import { Message, Role, type Artifact, type Part, type Task, type TaskStatus } from "@a2a-js/sdk";
-import { RequestMalformedError } from "@a2a-js/sdk/errors";
+import { ContentTypeNotSupportedError, RequestMalformedError } from "@a2a-js/sdk/errors";
 import type { TaskView, InterventionRow } from "../views/tasks";
+import { INPUT_MODES } from "./card";
 import { a2aStateOf } from "./states";
 
 /** A message is a task's input, held to the inline limit of a task-format payload: larger inputs go as DataRefs or file URLs. */
@@ -49,6 +50,13 @@ export function checkMessage(message: Message | undefined): Message {
   if (!message.messageId) throw new RequestMalformedError("message.messageId is required");
   if (message.role === Role.ROLE_AGENT) throw new RequestMalformedError("message.role must be ROLE_USER: a client's message is the user's");
   if (message.parts.length === 0) throw new RequestMalformedError("message.parts must hold at least one part");
+  // Text and data parts are read whatever they are labelled; a file's bytes are the agents' to read, in a type the card names.
+  for (const [i, part] of message.parts.entries()) {
+    const media = part.mediaType.split(";", 1)[0]!.trim().toLowerCase();
+    const file = part.content?.$case === "raw" || part.content?.$case === "url";
+    if (file && media && !INPUT_MODES.includes(media))
+      throw new ContentTypeNotSupportedError(`message.parts[${i}] is ${part.mediaType}: this agent takes ${INPUT_MODES.join(" and ")}`);
+  }
   const size = new TextEncoder().encode(JSON.stringify(Message.toJSON(message))).length;
   if (size > MAX_MESSAGE_BYTES)
     throw new RequestMalformedError(`message is ${size} bytes of JSON; at most ${MAX_MESSAGE_BYTES} are taken (send large inputs as file URLs)`);
@@ -178,6 +186,8 @@ export function historyOf(task: TaskView, interventions: readonly InterventionRo
   return history;
 }
 
+const camelKeys = (o: object) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()), v]));
+
 /** The hub's task as an A2A task; `historyLength` keeps the newest messages (0: none; absent: all). */
 export function a2aTaskOf(task: TaskView, interventions: readonly InterventionRow[], historyLength?: number): Task {
   const history = historyOf(task, interventions);
@@ -190,10 +200,11 @@ export function a2aTaskOf(task: TaskView, interventions: readonly InterventionRo
     metadata: {
       title: task.title,
       status: task.status,
-      assigned_server_name: task.assigned_server_name,
-      created_at: task.created_at,
+      // Field names in camelCase, as every name in A2A's JSON is (spec 5.5).
+      assignedServerName: task.assigned_server_name,
+      createdAt: task.created_at,
       // What the agents reported using on it: the same totals as the task's `usage`.
-      ...(task.usage ? { usage: task.usage } : {}),
+      ...(task.usage ? { usage: camelKeys(task.usage) } : {}),
     },
   };
 }
