@@ -42,19 +42,30 @@ function knownFailures(runs) {
   return [...seen.values()].map(([scenario, revision, check, why]) => [`\`${scenario}\``, revision, `\`${check}\``, why]);
 }
 
-/** `[kit/file.py::test_name] what the hub does` → its parts, or null for a test not named after a kit test. */
+/**
+ * `[<kit test>( | <kit test>)*] {<requirement>(, <requirement>)*} what the hub does` → its parts, or null for a test not
+ * named after the kit's. A kit test is pytest's node id (`tests/compatibility/x/test_y.py::TestZ::test_w[jsonrpc]`),
+ * which may hold `]`, so the tests are split on " | " rather than matched to the first bracket.
+ */
 export function kitTestOf(title) {
-  const m = /^\[([^\]:]+)::([^\]]+)\]\s*(.*)$/.exec(title);
-  return m ? { file: m[1], test: m[2], says: m[3] } : null;
+  const m = /^\[(\S+(?: \| \S+)*)\](?: \{([^}]*)\})? (.*)$/.exec(title);
+  if (!m) return null;
+  const tests = m[1].split(" | ").map((id) => {
+    const cut = id.indexOf("::");
+    return cut < 0 ? null : { file: id.slice(0, cut), test: id.slice(cut + 2) };
+  });
+  if (tests.some((t) => t === null)) return null;
+  return { tests, requirements: m[2] ? m[2].split(", ") : [], says: m[3] };
 }
 
-/** The A2A rows from a vitest JSON report: each test named `[kit/file.py::test_name] ...`, with its result. */
+/** The A2A rows from a vitest JSON report: one per kit test a hub test stands for, with its requirements and result. */
 export function a2aRows(report) {
   const rows = [];
   for (const file of report?.testResults ?? [])
     for (const t of file.assertionResults ?? []) {
-      const kit = kitTestOf(t.title) ?? kitTestOf(t.fullName ?? "");
-      if (kit) rows.push([`\`${kit.file}\``, `\`${kit.test}\``, t.status === "passed" ? "pass" : `**${t.status}**`, kit.says]);
+      const kit = kitTestOf(t.title);
+      const result = t.status === "passed" ? "pass" : `**${t.status}**`;
+      for (const test of kit?.tests ?? []) rows.push([`\`${test.file}\``, `\`${test.test}\``, kit.requirements.join(", "), result, kit.says]);
     }
   return rows.sort((a, b) => a[0].localeCompare(b[0]) || a[1].localeCompare(b[1]));
 }
@@ -62,12 +73,12 @@ export function a2aRows(report) {
 function a2aSection(report) {
   const intro =
     "The A2A Technology Compatibility Kit's tests as test/a2a-conformance*.test.ts ports them to the hub (run in workerd), each named " +
-    "`[kit file::test]` after the kit's test it stands for.";
+    "after the kit's tests it stands for (`[kit file::test] {requirements} ...`).";
   if (!report) return `${intro}\n\nNot run: this file was rendered without the A2A report (\`npm run conformance\` runs it).`;
   const rows = a2aRows(report);
   if (!rows.length) return `${intro}\n\nThe report names no test in the \`[kit file::test]\` form.`;
-  const passed = rows.filter((r) => r[2] === "pass").length;
-  return `${intro} ${passed} of ${rows.length} pass.\n\n${table(["Kit file", "Test", "Result", "The hub's test"], rows)}`;
+  const passed = rows.filter((r) => r[3] === "pass").length;
+  return `${intro} ${passed} of ${rows.length} pass.\n\n${table(["Kit file", "Test", "Requirements", "Result", "The hub's test"], rows)}`;
 }
 
 /** The whole document. `mcp`: the MCP results file's content; `a2a`: a vitest JSON report, or null when it was not run. */
@@ -126,7 +137,7 @@ export function conformanceDoc({ mcp, a2a }) {
     "",
     "## A2A",
     "",
-    "<!-- A2A table: from the vitest JSON report of test/a2a-conformance*.test.ts (tests named `[kit/file.py::test_name] ...`). -->",
+    "<!-- A2A table: from the vitest JSON report of test/a2a-conformance*.test.ts (tests named `[kit file::test] {requirements} ...`). -->",
     "",
     a2aSection(a2a),
     "",

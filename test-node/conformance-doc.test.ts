@@ -18,27 +18,32 @@ describe("docs/CONFORMANCE.md", () => {
     expect(header, "run `npm run conformance` after changing the pinned version").toContain(mcpPackageLine(pinned));
   });
 
-  it("reads an A2A test named `[kit/file.py::test_name] ...` as the kit's file and test", () => {
-    expect(kitTestOf("[protocol/test_agent_card.py::test_card_has_name] the card names the project")).toEqual({
-      file: "protocol/test_agent_card.py",
-      test: "test_card_has_name",
-      says: "the card names the project",
+  it("reads an A2A test named after the kit's tests and requirements, one row per kit test", () => {
+    const both = "[tests/mandatory/protocol/test_tasks_get_method.py::test_get_task | tests/compatibility/core/test_get.py::TestGet::test_get[jsonrpc]]";
+    expect(kitTestOf(`${both} {CORE-GET-001, CORE-GET-002} reads the task back`)).toEqual({
+      tests: [
+        { file: "tests/mandatory/protocol/test_tasks_get_method.py", test: "test_get_task" },
+        { file: "tests/compatibility/core/test_get.py", test: "TestGet::test_get[jsonrpc]" },
+      ],
+      requirements: ["CORE-GET-001", "CORE-GET-002"],
+      says: "reads the task back",
     });
     expect(kitTestOf("the card names the project")).toBeNull();
     const report = {
       testResults: [
         {
           assertionResults: [
-            { title: "[jsonrpc/test_json_rpc_compliance.py::test_parse_error] answers -32700", fullName: "x", status: "failed" },
-            { title: "a test of the hub's own", fullName: "y", status: "passed" },
-            { title: "[authentication/test_auth.py::test_no_credentials] answers 401", fullName: "z", status: "passed" },
+            { title: "[tests/mandatory/jsonrpc/test_json_rpc_compliance.py::test_parse_error] answers -32700", status: "failed" },
+            { title: "a test of the hub's own", status: "passed" },
+            { title: `${both} {CORE-GET-001} reads it`, status: "passed" },
           ],
         },
       ],
     };
     expect(a2aRows(report)).toEqual([
-      ["`authentication/test_auth.py`", "`test_no_credentials`", "pass", "answers 401"],
-      ["`jsonrpc/test_json_rpc_compliance.py`", "`test_parse_error`", "**failed**", "answers -32700"],
+      ["`tests/compatibility/core/test_get.py`", "`TestGet::test_get[jsonrpc]`", "CORE-GET-001", "pass", "reads it"],
+      ["`tests/mandatory/jsonrpc/test_json_rpc_compliance.py`", "`test_parse_error`", "", "**failed**", "answers -32700"],
+      ["`tests/mandatory/protocol/test_tasks_get_method.py`", "`test_get_task`", "CORE-GET-001", "pass", "reads it"],
     ]);
   });
 });

@@ -134,14 +134,19 @@ describe("protocol", () => {
     expect(await res.json()).toMatchObject({ jsonrpc: "2.0", error: { code: -32700 } });
   });
 
-  it("a session is its opener's: another caller cannot end it, its opener can, and then it is gone", async () => {
+  it("a session is its opener's: another caller can neither use nor end it, its opener can, and then it is gone", async () => {
     const opened = await post({ "X-API-Key": w.worker.apiKey }, initialize(LATEST_PROTOCOL_VERSION));
     const session = opened.headers.get("Mcp-Session-Id")!;
     const end = (key: string) => workerFetch(MCP_URL, { method: "DELETE", headers: { "X-API-Key": key, "Mcp-Session-Id": session } });
+    const ping = (key: string) => post({ "X-API-Key": key, "Mcp-Session-Id": session }, { method: "ping" });
+    expect((await ping(w.worker.apiKey)).status).toBe(200);
+    expect((await ping(w.orchestrator.apiKey)).status).toBe(404);
     expect((await end(w.orchestrator.apiKey)).status).toBe(404);
     expect((await end(w.worker.apiKey)).status).toBe(204);
     expect((await end(w.worker.apiKey)).status).toBe(404);
     const stream = await workerFetch(MCP_URL, { headers: { "X-API-Key": w.worker.apiKey, "Mcp-Session-Id": session, Accept: "text/event-stream" } });
     expect(stream.status).toBe(404);
+    // A request naming the ended session is told so, and initializes again.
+    expect((await ping(w.worker.apiKey)).status).toBe(404);
   });
 });

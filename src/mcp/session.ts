@@ -32,6 +32,8 @@ interface Subscription {
  * room close their sockets at once).
  */
 const IDLE_MS = 24 * 60 * 60 * 1000;
+/** A session in use pushes its idle alarm back at most this often, not at every request. */
+const TOUCH_EVERY_MS = 60 * 60 * 1000;
 const KEEP_ALIVE_MS = 25_000;
 const encoder = new TextEncoder();
 
@@ -42,6 +44,8 @@ export class McpSession extends DurableObject<SessionEnv> {
   private subscriptions = new Map<string, Subscription>();
   private streams = new Set<WritableStreamDefaultWriter<Uint8Array>>();
   private rooms = new Map<string, WebSocket>();
+  /** When the idle alarm was last pushed back (in memory: a woken session pushes it back at its first use). */
+  private lastTouched = 0;
 
   constructor(ctx: DurableObjectState, env: SessionEnv) {
     super(ctx, env);
@@ -56,6 +60,13 @@ export class McpSession extends DurableObject<SessionEnv> {
     this.owner = owner;
     await this.ctx.storage.put("owner", owner);
     await this.touched();
+  }
+
+  /** Whether `key` may still use the session (at every request naming it); each use keeps it from lapsing. */
+  async inUse(key: string): Promise<boolean> {
+    if (!this.owns(key)) return false;
+    if (Date.now() - this.lastTouched > TOUCH_EVERY_MS) await this.touched();
+    return true;
   }
 
   /** Whether `key` may use the session; a session never claimed, or ended, is nobody's. */
@@ -173,7 +184,8 @@ export class McpSession extends DurableObject<SessionEnv> {
   }
 
   private async touched() {
-    await this.ctx.storage.setAlarm(Date.now() + IDLE_MS);
+    this.lastTouched = Date.now();
+    await this.ctx.storage.setAlarm(this.lastTouched + IDLE_MS);
   }
 
   private async forget() {

@@ -42,14 +42,22 @@ const SESSION_HEADER = "Mcp-Session-Id";
 /** How long a subscriptions/listen stream lasts before it ends and its client listens again (credentials checked anew). */
 const LISTEN_MS = 15 * 60 * 1000;
 
-/** DNS rebinding: a browser page of another origin (or a name pointed at the hub) must not reach /mcp. */
+/** Names that always mean this machine: a page on them is the hub's own only when the hub answers there too. */
+const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/**
+ * DNS rebinding: a browser page of another origin (or a name pointed at the hub) must not reach /mcp. Without
+ * PUBLIC_URL the hub knows its own origin only from the request, whose Host a rebound name controls, so a page is
+ * taken for the hub's own only on a loopback name; elsewhere its origin must be in CORS_ORIGINS.
+ */
 function checkOrigin(c: HubContext) {
   const base = new URL(hubBaseUrl(c));
   const host = new URL(c.req.url).host;
   if (c.env.PUBLIC_URL && host !== base.host) throw new Problem(403, "FORBIDDEN_HOST", `The MCP endpoint answers only at ${base.host}, not ${host}`);
   const origin = c.req.header("Origin");
-  if (origin && origin !== base.origin && !allowedOrigins(c.env.CORS_ORIGINS).includes(origin))
-    throw new Problem(403, "FORBIDDEN_ORIGIN", `Pages from ${origin} may not use the MCP endpoint (only ${base.origin} and CORS_ORIGINS)`);
+  if (!origin || allowedOrigins(c.env.CORS_ORIGINS).includes(origin)) return;
+  const own = origin === base.origin && (Boolean(c.env.PUBLIC_URL) || LOOPBACK.has(base.hostname));
+  if (!own) throw new Problem(403, "FORBIDDEN_ORIGIN", `Pages from ${origin} may not use the MCP endpoint (only ${base.origin} and CORS_ORIGINS)`);
 }
 
 /** A 401 for bad credentials that, like the protected resource's own, names where to learn how to sign in. */
@@ -113,6 +121,8 @@ export function mcpRoutes(app: Hono<HubEnv>) {
     const messages = Array.isArray(parsed) ? parsed : [parsed];
     const opening = messages.some(isInitialize) ? crypto.randomUUID() : undefined;
     if (opening) await sessionStub(c.env, opening).claim(owner);
+    else if (sessionId && !(await sessionStub(c.env, sessionId).inUse(owner.key)))
+      throw new Problem(404, "NOT_FOUND", "Unknown or ended MCP session: initialize again");
     const current = opening ?? sessionId;
     const session = current ? sessionPort(c.env, current, owner.key) : undefined;
     const res = await answerLegacy(app, { c, caller, session }, c.req.raw, parsed);
