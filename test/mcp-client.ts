@@ -3,7 +3,7 @@ import { exports } from "cloudflare:workers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport, type StreamableHTTPClientTransportOptions } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
-import { ResourceUpdatedNotificationSchema, type CallToolResult, type ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
+import { ResourceUpdatedNotificationSchema, type CallToolResult, type ClientCapabilities, type ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
 import { expect } from "vitest";
 import { BASE } from "./helpers";
 
@@ -13,10 +13,14 @@ export const MCP_URL = new URL(`${BASE}/mcp`);
 export const workerFetch = (url: string | URL | Request, init?: RequestInit) => exports.default.fetch(new Request(url, init));
 
 /** A connected client sending these headers (an API key, or a bearer token) with every request. */
-export async function mcpClient(headers: Record<string, string>, options: Partial<StreamableHTTPClientTransportOptions> = {}) {
+export async function mcpClient(
+  headers: Record<string, string>,
+  options: Partial<StreamableHTTPClientTransportOptions> = {},
+  capabilities: ClientCapabilities = {},
+) {
   const transport = new StreamableHTTPClientTransport(MCP_URL, { requestInit: { headers }, fetch: workerFetch, ...options });
   // Ajv, the client's default, compiles schemas with `new Function`, which workerd forbids.
-  const client = new Client({ name: "hub-tests", version: "1.0.0" }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+  const client = new Client({ name: "hub-tests", version: "1.0.0" }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator(), capabilities });
   await client.connect(transport);
   return { client, transport };
 }

@@ -115,6 +115,11 @@ export function mcpServer(app: Hono<HubEnv>, { c, caller, session }: McpRequest,
     // A client following tasks is answered with the task the tool made, to follow by tasks/get or a subscription.
     // (The SDK's type for a tools/call answer does not know the extension's.)
     if (spec.makesTask && answer.status < 300 && followsTasks(ctx)) return createdTaskOf(answer.body as HubTask) as unknown as CallToolResult;
+    // A 2025 session hears the questions of the tasks its client made (as elicitations, when it answers forms).
+    if (spec.makesTask && answer.status < 300 && session) {
+      const made = answer.body as { id: string; project_id: string };
+      await session.follow(made.id, made.project_id);
+    }
     return toolResult(answer, shape.outputSchema !== undefined);
   });
 

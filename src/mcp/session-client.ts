@@ -8,6 +8,8 @@ export const sessionStub = (env: WorkerEnv, sessionId: string) => env.MCP_SESSIO
 export interface SessionPort {
   subscribe(uri: string, projectId: string, taskId: string | null): Promise<void>;
   unsubscribe(uri: string): Promise<void>;
+  /** A task the client made: its questions are put to the client, when it answers forms. */
+  follow(taskId: string, projectId: string): Promise<void>;
 }
 
 const unknownSession = () => new ProtocolError(ProtocolErrorCode.InvalidRequest, "Unknown or ended session: initialize again");
@@ -20,6 +22,9 @@ export function sessionPort(env: WorkerEnv, sessionId: string, ownerKey: string)
     },
     async unsubscribe(uri) {
       if (!(await stub.unsubscribe(ownerKey, uri))) throw unknownSession();
+    },
+    async follow(taskId, projectId) {
+      if (!(await stub.follow(ownerKey, taskId, projectId))) throw unknownSession();
     },
   };
 }

@@ -8,6 +8,7 @@ import { DurableObject } from "cloudflare:workers";
 import { logError } from "../runtime/log";
 import { CLOSE } from "../room/sockets";
 import type { ProjectRoom } from "../room/project-room";
+import { elicitationRequest, questionIn, type OpenQuestion } from "./session-questions";
 
 /** What a session reaches: the projects' rooms, whose events it hears. */
 interface SessionEnv {
@@ -35,6 +36,8 @@ const IDLE_MS = 24 * 60 * 60 * 1000;
 /** A session in use pushes its idle alarm back at most this often, not at every request. */
 const TOUCH_EVERY_MS = 60 * 60 * 1000;
 const KEEP_ALIVE_MS = 25_000;
+/** The most tasks one session puts the questions of to its client. */
+const MAX_FOLLOWED = 200;
 const encoder = new TextEncoder();
 
 const sseMessage = (message: unknown) => encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
@@ -44,6 +47,11 @@ export class McpSession extends DurableObject<SessionEnv> {
   private subscriptions = new Map<string, Subscription>();
   private streams = new Set<WritableStreamDefaultWriter<Uint8Array>>();
   private rooms = new Map<string, WebSocket>();
+  /** Whether the client answers forms (it declared elicitation at initialisation). */
+  private elicits = false;
+  /** The tasks its tool calls made, whose questions are put to it, by task id; and the questions it has not answered yet. */
+  private followed = new Map<string, string>();
+  private questions = new Map<string, OpenQuestion>();
   /** When the idle alarm was last pushed back (in memory: a woken session pushes it back at its first use). */
   private lastTouched = 0;
 
@@ -52,14 +60,35 @@ export class McpSession extends DurableObject<SessionEnv> {
     void ctx.blockConcurrencyWhile(async () => {
       this.owner = (await ctx.storage.get<SessionOwner>("owner")) ?? null;
       this.subscriptions = new Map(Object.entries((await ctx.storage.get<Record<string, Subscription>>("subscriptions")) ?? {}));
+      this.elicits = (await ctx.storage.get<boolean>("elicits")) ?? false;
+      this.followed = new Map(Object.entries((await ctx.storage.get<Record<string, string>>("followed")) ?? {}));
+      this.questions = new Map(Object.entries((await ctx.storage.get<Record<string, OpenQuestion>>("questions")) ?? {}));
     });
   }
 
-  /** Makes the session its opener's (at initialisation). */
-  async claim(owner: SessionOwner) {
+  /** Makes the session its opener's (at initialisation), noting whether its client answers forms. */
+  async claim(owner: SessionOwner, elicits = false) {
     this.owner = owner;
-    await this.ctx.storage.put("owner", owner);
+    this.elicits = elicits;
+    await this.ctx.storage.put({ owner, elicits });
     await this.touched();
+  }
+
+  /** A task the client made through a tool: when it answers forms, the agent's questions about it are put to it. */
+  async follow(key: string, taskId: string, projectId: string): Promise<boolean> {
+    if (!this.owns(key)) return false;
+    if (!this.elicits || this.followed.size >= MAX_FOLLOWED) return true;
+    this.followed.set(taskId, projectId);
+    await this.ctx.storage.put("followed", Object.fromEntries(this.followed));
+    await this.watch(projectId);
+    return true;
+  }
+
+  /** The question an answer names, taken once (undefined when the session never asked it, or it was answered since). */
+  async takeQuestion(key: string, interventionId: string): Promise<OpenQuestion | undefined> {
+    const q = this.owns(key) ? this.questions.get(interventionId) : undefined;
+    if (q) await this.closeQuestion(interventionId);
+    return q;
   }
 
   /** Whether `key` may still use the session (at every request naming it); each use keeps it from lapsing. */
@@ -107,6 +136,9 @@ export class McpSession extends DurableObject<SessionEnv> {
     const keepAlive = setInterval(() => void this.write(writer, encoder.encode(": keep-alive\n\n")), KEEP_ALIVE_MS);
     void writer.closed.finally(() => clearInterval(keepAlive)).catch(() => {});
     for (const s of this.subscriptions.values()) await this.watch(s.projectId);
+    for (const projectId of new Set(this.followed.values())) await this.watch(projectId);
+    // Questions asked while no stream was open are put to the first one that opens.
+    for (const q of this.questions.values()) void this.write(writer, sseMessage(elicitationRequest(q)));
     await this.touched();
     return new Response(readable, { headers: { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" } });
   }
@@ -150,13 +182,15 @@ export class McpSession extends DurableObject<SessionEnv> {
     ws.accept();
     this.rooms.set(projectId, ws);
     ws.addEventListener("message", (e) => {
-      let frame: { type?: string; task_id?: string } | null = null;
+      let frame: { type?: string; task_id?: string; event_type?: string; data?: Record<string, unknown> } | null = null;
       try {
         frame = JSON.parse(typeof e.data === "string" ? e.data : new TextDecoder().decode(e.data as ArrayBuffer));
       } catch {
         return;
       }
-      if (frame?.type === "event") this.announce(projectId, frame.task_id);
+      if (frame?.type !== "event") return;
+      this.announce(projectId, frame.task_id);
+      void this.hearQuestion(frame);
     });
     ws.addEventListener("close", (e) => {
       if (this.rooms.get(projectId) !== ws) return;
@@ -167,8 +201,26 @@ export class McpSession extends DurableObject<SessionEnv> {
     });
   }
 
+  /** An event about a followed task's questions: a new one is put to every open stream, an answered one forgotten. */
+  private async hearQuestion(frame: { task_id?: string; event_type?: string; data?: Record<string, unknown> }) {
+    const heard = questionIn(frame, new Set(this.followed.keys()));
+    if (heard?.closed) return this.closeQuestion(heard.closed);
+    if (!heard?.asked) return;
+    this.questions.set(heard.asked.interventionId, heard.asked);
+    await this.ctx.storage.put("questions", Object.fromEntries(this.questions));
+    const bytes = sseMessage(elicitationRequest(heard.asked));
+    for (const writer of this.streams) void this.write(writer, bytes);
+  }
+
+  private async closeQuestion(interventionId: string) {
+    if (!this.questions.delete(interventionId)) return;
+    await this.ctx.storage.put("questions", Object.fromEntries(this.questions));
+  }
+
   private async dropProject(projectId: string) {
     for (const [uri, sub] of this.subscriptions) if (sub.projectId === projectId) this.subscriptions.delete(uri);
+    for (const [taskId, of] of this.followed) if (of === projectId) this.followed.delete(taskId);
+    await this.ctx.storage.put("followed", Object.fromEntries(this.followed));
     await this.saveSubscriptions();
   }
 
@@ -193,6 +245,8 @@ export class McpSession extends DurableObject<SessionEnv> {
     this.streams.clear();
     for (const projectId of [...this.rooms.keys()]) this.unwatch(projectId);
     this.subscriptions.clear();
+    this.followed.clear();
+    this.questions.clear();
     this.owner = null;
     await this.ctx.storage.deleteAll();
     await this.ctx.storage.deleteAlarm();

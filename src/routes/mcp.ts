@@ -31,7 +31,9 @@ import {
   type BearerHandler,
   type HubTokenCheck,
 } from "../mcp/oauth";
+import { allResponses, takeAnswers } from "../mcp/elicitation-answers";
 import { listen } from "../mcp/listen";
+import { answersForms } from "../mcp/tasks";
 import { answerLegacy, answerModern, isLegacyRequest, listenRequest } from "../mcp/serving";
 import type { SessionOwner } from "../mcp/session";
 import { sessionPort, sessionStub } from "../mcp/session-client";
@@ -88,7 +90,8 @@ function parsedJson(text: string): unknown {
 }
 
 /** Whether a message opens a session (the transport checks its shape; this only decides whether to name one). */
-const isInitialize = (m: unknown) => typeof m === "object" && m !== null && (m as { method?: unknown }).method === "initialize";
+const isInitialize = (m: unknown): m is { params?: { capabilities?: { elicitation?: unknown } } } =>
+  typeof m === "object" && m !== null && (m as { method?: unknown }).method === "initialize";
 
 export function mcpRoutes(app: Hono<HubEnv>) {
   const r = new Hono<HubEnv>();
@@ -119,10 +122,15 @@ export function mcpRoutes(app: Hono<HubEnv>) {
       return answerModern(app, { c, caller }, c.req.raw, parsed);
     }
     const messages = Array.isArray(parsed) ? parsed : [parsed];
-    const opening = messages.some(isInitialize) ? crypto.randomUUID() : undefined;
-    if (opening) await sessionStub(c.env, opening).claim(owner);
+    const initialize = messages.find(isInitialize);
+    const opening = initialize ? crypto.randomUUID() : undefined;
+    if (opening) await sessionStub(c.env, opening).claim(owner, answersForms(initialize?.params?.capabilities ?? {}));
     else if (sessionId && !(await sessionStub(c.env, sessionId).inUse(owner.key)))
       throw new Problem(404, "NOT_FOUND", "Unknown or ended MCP session: initialize again");
+    if (sessionId && !opening && allResponses(messages)) {
+      await takeAnswers(app, { c, caller }, sessionId, owner.key, messages);
+      return new Response(null, { status: 202 });
+    }
     const current = opening ?? sessionId;
     const session = current ? sessionPort(c.env, current, owner.key) : undefined;
     const res = await answerLegacy(app, { c, caller, session }, c.req.raw, parsed);
