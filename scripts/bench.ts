@@ -920,26 +920,36 @@ if (wanted("files")) {
 // built for the request, and the inner request's pass through the app. CPU per call (all of wrangler dev's processes,
 // from /proc) beside the same request over REST, each in blocks taking turns; target ≤ 1.2×.
 if (wanted("mcp")) {
-  console.log("\n(3g) MCP: a tool call's CPU beside the same REST request's");
+  console.log("\n(3g) MCP: a tool call's CPU beside the same REST request's, on each revision's wire");
   const project = await newProject("mcp");
   const agent = await newAgent("mcp-agent");
   const task = await createTask(agent, { title: "read over MCP", project_id: project });
   const BLOCKS = 5;
   const PER_BLOCK = 100;
-  const toolCall = (name: string, args: Record<string, unknown>) => async () => {
+  const MODERN = "2026-07-28";
+  /** One JSON-RPC request as each revision's clients send it: 2026-07-28 with its envelope in _meta and the headers it requires. */
+  const mcpRequest = (revision: string, method: string, params: Record<string, unknown>, name: string) => async () => {
+    const modern = revision === MODERN;
+    const envelope = {
+      "io.modelcontextprotocol/protocolVersion": MODERN,
+      "io.modelcontextprotocol/clientInfo": { name: "bench", version: "1" },
+      "io.modelcontextprotocol/clientCapabilities": { extensions: { "io.modelcontextprotocol/tasks": {} } },
+    };
     const res = await fetch(`${hub}/mcp`, {
       method: "POST",
       headers: {
         "Content-Type": "application/json",
         Accept: "application/json, text/event-stream",
         "X-API-Key": agent.apiKey,
-        "MCP-Protocol-Version": "2025-11-25",
+        "MCP-Protocol-Version": revision,
+        ...(modern ? { "Mcp-Method": method, "Mcp-Name": name } : {}),
       },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: modern ? { ...params, _meta: envelope } : params }),
     });
     const body = (await res.json()) as { result?: { isError?: boolean } };
-    if (!res.ok || !body.result || body.result.isError) throw new Error(`tools/call ${name}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+    if (!res.ok || !body.result || body.result.isError) throw new Error(`${method} ${name}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
   };
+  const toolCall = (revision: string, name: string, args: Record<string, unknown>) => mcpRequest(revision, "tools/call", { name, arguments: args }, name);
   const rest = (method: string, path: string, body?: unknown) => async () => {
     const res = await fetch(`${hub}${path}`, {
       method,
@@ -949,14 +959,19 @@ if (wanted("mcp")) {
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status}`);
     await res.arrayBuffer();
   };
-  const pairs = [
-    { what: "read a task (get_task)", mcp: toolCall("get_task", { id: task }), rest: rest("GET", `/api/v1/server/tasks/${task}`) },
+  const pairs = ["2025-11-25", MODERN].flatMap((revision) => [
+    { what: `${revision}: read a task (get_task)`, mcp: toolCall(revision, "get_task", { id: task }), rest: rest("GET", `/api/v1/server/tasks/${task}`) },
     {
-      what: "add a note (add_note)",
-      mcp: toolCall("add_note", { id: task, content: "from MCP" }),
+      what: `${revision}: add a note (add_note)`,
+      mcp: toolCall(revision, "add_note", { id: task, content: "from MCP" }),
       rest: rest("POST", `/api/v1/server/tasks/${task}/notes`, { content: "from REST" }),
     },
-  ];
+  ]);
+  pairs.push({
+    what: `${MODERN}: follow a task (tasks/get)`,
+    mcp: mcpRequest(MODERN, "tasks/get", { taskId: task }, task),
+    rest: rest("GET", `/api/v1/server/tasks/${task}`),
+  });
   /** CPU ms per call of `call`, made `n` times one after another. */
   const cpuPerCall = async (call: () => Promise<void>, n: number) => {
     const before = cpuMs(hubProcess);
