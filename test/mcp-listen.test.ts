@@ -103,10 +103,12 @@ describe("subscriptions/listen", () => {
     await expectOk(cli(w.orchestrator.apiKey, "POST", `${T}/${id}/assign`, { session_name: "worker" }));
     await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/start`));
     await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/help`, { question: "Which region?", intervention_type: "question" }));
+    const tasks = () => stream.messages.filter((m) => m.method === "notifications/tasks").map((m) => m.params);
+    // Each notification tells the task as it is when read: the question is answered once the client has heard it.
+    await until(tasks, (t) => t.at(-1)?.status === "input_required", "the question's notification");
     const help = (await expectOk(call(`/api/v1/interventions?task_id=${id}`, { token: w.admin }))).json[0];
     await expectOk(call(`/api/v1/interventions/${help.id}/respond`, { token: w.admin, body: { response: "eu-west" } }));
     await expectOk(cli(w.worker.apiKey, "POST", `${T}/${id}/complete`, { result: { $schema: "orchestratia/task-result/v1", summary: "Shipped" } }));
-    const tasks = () => stream.messages.filter((m) => m.method === "notifications/tasks").map((m) => m.params);
     await until(tasks, (t) => t.at(-1)?.status === "completed", "the completed notification");
     const told = tasks();
     expect(told.every((t) => t.taskId === id && t._meta["io.modelcontextprotocol/subscriptionId"] === "listen-1")).toBe(true);
@@ -158,6 +160,44 @@ describe("subscriptions/listen", () => {
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "subscriptions/listen", params: { notifications: {}, _meta: envelope() } }),
     });
     expect(res.status).toBe(400);
-    expect(((await res.json()) as { error: { code: number } }).error.code).toBeLessThan(-32000);
+    expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32020);
+  });
+
+  it("a listen naming a revision the hub does not serve is refused naming the one it does, and a bad filter names its field", async () => {
+    const res = await workerFetch(MCP_URL, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2099-01-01",
+        "Mcp-Method": "subscriptions/listen",
+        "X-API-Key": w.worker.apiKey,
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "subscriptions/listen",
+        params: { notifications: {}, _meta: { ...envelope(), "io.modelcontextprotocol/protocolVersion": "2099-01-01" } },
+      }),
+    });
+    expect(((await res.json()) as { error: { code: number; data: { supported: string[] } } }).error).toMatchObject({
+      code: -32022,
+      data: { supported: [MODERN] },
+    });
+    const bad = await workerFetch(MCP_URL, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "subscriptions/listen",
+        "X-API-Key": w.worker.apiKey,
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "subscriptions/listen", params: { notifications: { taskIds: "all" }, _meta: envelope() } }),
+    });
+    expect(((await bad.json()) as { error: { code: number; message: string } }).error).toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(/^notifications\.taskIds: /),
+    });
   });
 });

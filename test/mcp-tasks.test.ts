@@ -110,6 +110,19 @@ describe("questions and plans", () => {
     const answered = (await expectOk(call(`/api/v1/interventions?task_id=${id}`, { token: w.admin }))).json[0];
     expect(answered).toMatchObject({ id: help.intervention_id, status: "responded", response: "Postgres" });
     expect((await task.snapshot()).status).toBe("working");
+    // Keys naming nothing this task waits on (another task's question, anything at all) are ignored, whatever they hold.
+    const other = await createdThroughMcp(session, w, "Another task");
+    await takenUp(other);
+    const elsewhere = (await expectOk(cli(w.worker.apiKey, "POST", `${T}/${other}/help`, { question: "Elsewhere?", intervention_type: "question" }))).json;
+    await task.update({ [elsewhere.intervention_id]: { action: "accept", content: { answer: "not yours" } } });
+    const odd = await modernPost(
+      person(),
+      "tasks/update",
+      { taskId: id, inputResponses: { "unknown-key": { ignored: true } } },
+      { name: id, capabilities: { extensions: { [TASKS]: {} } } },
+    );
+    expect(((await odd.json()) as { result: { resultType: string } }).result.resultType).toBe("complete");
+    expect(await hubStatus(other)).toBe("needs_human");
     // The same answer again finds nothing open and changes nothing.
     await task.update({ [help.intervention_id]: { action: "accept", content: { answer: "MySQL" } } });
     expect((await expectOk(call(`/api/v1/interventions?task_id=${id}`, { token: w.admin }))).json[0].response).toBe("Postgres");

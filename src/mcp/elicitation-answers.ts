@@ -8,6 +8,7 @@ import type { HubEnv } from "../http/context";
 import { log } from "../runtime/log";
 import { requestAs, type McpRequest } from "./dispatch";
 import { sessionStub } from "./session-client";
+import { hubTasks } from "./tasks";
 import { answerIn, interventionOf } from "./session-questions";
 
 type Message = { id?: unknown; method?: unknown; result?: unknown; error?: unknown };
@@ -19,7 +20,7 @@ export const allResponses = (messages: unknown[]) =>
 /** Takes each answer to the hub's questions to the question; responses to anything else change nothing. */
 export async function takeAnswers(app: Hono<HubEnv>, request: McpRequest, sessionId: string, ownerKey: string, messages: Message[]) {
   const { c, caller } = request;
-  const interventions = caller.audience === "agent" ? "/api/v1/server/interventions" : "/api/v1/interventions";
+  const { interventions } = hubTasks(app, request);
   for (const message of messages) {
     const interventionId = interventionOf(message.id);
     if (!interventionId) continue;

@@ -39,7 +39,10 @@ const rpcError = (id: JSONRPCRequest["id"], code: number, message: string) => Re
 
 export async function listen(app: Hono<HubEnv>, request: McpRequest, listener: Listener, message: JSONRPCRequest): Promise<Response> {
   const parsed = FILTER.safeParse(message.params);
-  if (!parsed.success) return rpcError(message.id, ProtocolErrorCode.InvalidParams, `notifications: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return rpcError(message.id, ProtocolErrorCode.InvalidParams, `${issue?.path.join(".") || "params"}: ${issue?.message ?? "invalid"}`);
+  }
   const capabilities = capabilitiesIn((message.params?._meta ?? {}) as Record<string, unknown>);
   const { resourceSubscriptions = [], taskIds = [] } = parsed.data.notifications;
   const hub = hubTasks(app, request);
@@ -74,13 +77,15 @@ export async function listen(app: Hono<HubEnv>, request: McpRequest, listener: L
   const meta = { [SUBSCRIPTION_ID_META_KEY]: message.id };
   const frame = (body: Record<string, unknown>) => `event: message\ndata: ${JSON.stringify({ jsonrpc: "2.0", ...body })}\n\n`;
   const gone = new AbortController();
+  // Set when the client went or the subscription ended: nothing more is written, and the stream is not closed twice.
+  let done = false;
   const encoder = new TextEncoder();
   let keepAlive: ReturnType<typeof setInterval> | undefined;
 
   const body = new ReadableStream<Uint8Array>({
     async start(controller) {
       const write = (text: string) => {
-        if (!gone.signal.aborted) controller.enqueue(encoder.encode(text));
+        if (!done) controller.enqueue(encoder.encode(text));
       };
       const notify = (method: string, params: Record<string, unknown>) => write(frame({ method, params: { ...params, _meta: meta } }));
       write(frame({ method: "notifications/subscriptions/acknowledged", params: { notifications: honoured, _meta: meta } }));
@@ -90,7 +95,9 @@ export async function listen(app: Hono<HubEnv>, request: McpRequest, listener: L
       const told = new Map<string, string>();
       async function tellTask(taskId: string) {
         const read = await hub.read(taskId).catch(() => undefined);
-        if (!read) return;
+        // The caller may no longer read it (its credentials lapsed or were revoked, the task is gone): the subscription
+        // ends, and listening again checks everything anew.
+        if (!read) return gone.abort();
         const detail = detailedTaskOf(read.task, read.questions, answersForms(capabilities));
         const key = JSON.stringify(detail);
         if (told.get(taskId) === key) return;
@@ -103,7 +110,7 @@ export async function listen(app: Hono<HubEnv>, request: McpRequest, listener: L
         for await (const event of eventsAfter(request.c.env, projectId, since, listener, gone.signal)) {
           // A resync names no task: everything followed in the project may have changed.
           const touched = event.resynced ? [...new Set([...followed.uris.keys(), ...followed.tasks])] : event.task_id ? [event.task_id] : [];
-          if (followed.board && touched.length) notify("notifications/resources/updated", { uri: followed.board });
+          if (followed.board && (event.resynced || event.task_id)) notify("notifications/resources/updated", { uri: followed.board });
           for (const taskId of touched) {
             for (const uri of followed.uris.get(taskId) ?? []) notify("notifications/resources/updated", { uri });
             if (followed.tasks.has(taskId)) await tellTask(taskId);
@@ -115,15 +122,20 @@ export async function listen(app: Hono<HubEnv>, request: McpRequest, listener: L
         // A subscription that follows none of the hub's things (list changes only, which never happen here) stays open
         // until its client goes or its time is up, as a followed room's would.
         const idle = heads.length ? [] : [untilGoneOr(listener.expiresAt, gone.signal)];
-        await Promise.all([...heads.map(([projectId, since]) => follow(projectId, since)), ...idle]);
+        // One room ending (access lost, the room refusing) ends the subscription: the others let go of theirs at once.
+        await Promise.race([...heads.map(([projectId, since]) => follow(projectId, since)), ...idle]).catch(() => undefined);
       } finally {
         clearInterval(keepAlive);
-        // The rooms closed (the caller's access ended or lapsed): the subscription ends gracefully; the client may listen again.
+        // The subscription ends gracefully (the caller's access ended or lapsed, or a room closed); the client may listen again.
+        const open = !done;
         write(frame({ id: message.id, result: { _meta: meta } }));
-        if (!gone.signal.aborted) controller.close();
+        done = true;
+        gone.abort();
+        if (open) controller.close();
       }
     },
     cancel() {
+      done = true;
       clearInterval(keepAlive);
       gone.abort();
     },

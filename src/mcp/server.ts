@@ -1,8 +1,8 @@
 /**
  * The hub's MCP server for one HTTP request: tools, resources and prompts for the caller's audience, each answered by
  * the REST route it stands for. Built per request (stateless: any isolate answers any request), for either era of the
- * protocol (endpoint.ts); the session a 2025-era client is given at initialisation only carries its resource
- * subscriptions (session.ts).
+ * protocol (serving.ts); the session a 2025-era client is given at initialisation carries only its subscriptions and
+ * the questions of the tasks it made (session.ts).
  */
 import type { Hono } from "hono";
 import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type Tool } from "@modelcontextprotocol/server";

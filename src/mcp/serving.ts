@@ -7,16 +7,17 @@ import type { Hono } from "hono";
 import {
   classifyInboundRequest,
   createMcpHandler,
+  isJsonContentType,
   isLegacyRequest,
+  ProtocolErrorCode,
   WebStandardStreamableHTTPServerTransport,
   type JSONRPCRequest,
   type McpHttpHandler,
 } from "@modelcontextprotocol/server";
-import type { HubContext } from "../http/context";
-import type { HubEnv } from "../http/context";
+import type { HubContext, HubEnv } from "../http/context";
 import { log } from "../runtime/log";
 import type { McpRequest } from "./dispatch";
-import { mcpServer } from "./server";
+import { mcpServer, MODERN_PROTOCOL_VERSION } from "./server";
 
 export { isLegacyRequest };
 
@@ -70,16 +71,17 @@ export function listenRequest(c: HubContext, parsedBody: unknown): JSONRPCReques
   const id = (parsedBody as { id?: unknown }).id ?? null;
   if (outcome.kind === "reject")
     return Response.json({ jsonrpc: "2.0", id, error: { code: outcome.code, message: outcome.message, data: outcome.data } }, { status: outcome.httpStatus });
-  // The SDK's transport checks the headers it requires after classifying; a listen never reaches it, so they are checked here.
+  // The SDK's transport checks these after classifying every other request; a listen never reaches it.
+  const refuse = (status: number, code: number, message: string, data?: unknown) =>
+    Response.json({ jsonrpc: "2.0", id, error: { code, message, data } }, { status });
+  if (!isJsonContentType(c.req.header("Content-Type"))) return refuse(415, ProtocolErrorCode.InvalidRequest, "Unsupported Media Type: send application/json");
   for (const header of ["MCP-Protocol-Version", "Mcp-Method"])
     if (!c.req.header(header))
-      return Response.json(
-        {
-          jsonrpc: "2.0",
-          id,
-          error: { code: HEADER_MISMATCH, message: `Bad Request: the required ${header} header is absent`, data: { mismatch: { header: "(missing)" } } },
-        },
-        { status: 400 },
-      );
+      return refuse(400, HEADER_MISMATCH, `Bad Request: the required ${header} header is absent`, { mismatch: { header: "(missing)" } });
+  if (outcome.kind === "modern" && outcome.classification.revision !== MODERN_PROTOCOL_VERSION)
+    return refuse(200, ProtocolErrorCode.UnsupportedProtocolVersion, `Unsupported protocol version ${outcome.classification.revision}`, {
+      supported: [MODERN_PROTOCOL_VERSION],
+      requested: outcome.classification.revision,
+    });
   return outcome.kind === "modern" && outcome.messageKind === "request" ? outcome.message : undefined;
 }

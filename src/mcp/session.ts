@@ -1,8 +1,10 @@
 /**
- * McpSession: one per MCP session (named by its Mcp-Session-Id), holding what a stateless request cannot: the
- * client's resource subscriptions and its open GET stream. It hears the projects it watches as a dashboard does (the
- * room's dashboard socket, as the session's owner) and tells the stream `notifications/resources/updated` for each
- * subscribed resource an event touches. Tool calls and reads never come here.
+ * McpSession: one per 2025-era MCP session (named by its Mcp-Session-Id), holding what a stateless request cannot:
+ * the client's resource subscriptions, the tasks it made, and its open GET stream. It hears the projects it watches as
+ * a dashboard does (the room's dashboard socket, as the session's owner) and tells the stream
+ * `notifications/resources/updated` for each subscribed resource an event touches, and `elicitation/create` for each
+ * question an agent puts to people about a task the client made (when it answers forms). Requests only ask it whether
+ * the session is still the caller's; tool calls and reads never come here.
  */
 import { DurableObject } from "cloudflare:workers";
 import { logError } from "../runtime/log";
@@ -116,7 +118,10 @@ export class McpSession extends DurableObject<SessionEnv> {
     const gone = this.subscriptions.get(uri);
     this.subscriptions.delete(uri);
     await this.saveSubscriptions();
-    if (gone && ![...this.subscriptions.values()].some((s) => s.projectId === gone.projectId)) this.unwatch(gone.projectId);
+    // The project's room is let go once nothing of it is followed: no subscription, and no task whose questions are put to the client.
+    const stillHeard = (projectId: string) =>
+      [...this.subscriptions.values()].some((s) => s.projectId === projectId) || [...this.followed.values()].includes(projectId);
+    if (gone && !stillHeard(gone.projectId)) this.unwatch(gone.projectId);
     return true;
   }
 
@@ -137,7 +142,7 @@ export class McpSession extends DurableObject<SessionEnv> {
     void writer.closed.finally(() => clearInterval(keepAlive)).catch(() => {});
     for (const s of this.subscriptions.values()) await this.watch(s.projectId);
     for (const projectId of new Set(this.followed.values())) await this.watch(projectId);
-    // Questions asked while no stream was open are put to the first one that opens.
+    // Questions asked while no stream was open are put to the next one that opens (each stream is asked every open one).
     for (const q of this.questions.values()) void this.write(writer, sseMessage(elicitationRequest(q)));
     await this.touched();
     return new Response(readable, { headers: { "Content-Type": "text/event-stream", "Cache-Control": "no-cache" } });

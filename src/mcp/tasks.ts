@@ -37,11 +37,14 @@ export function answersForms(capabilities: Capabilities) {
 
 const TASK_ID = { params: z.looseObject({ taskId: z.string().min(1) }) };
 
-/** A REST refusal as the protocol error for it: an unknown (or unseen) task is invalid params, as the extension says. */
+/**
+ * A REST refusal as the protocol error for it: an unknown (or unseen) task is invalid params, as the extension says,
+ * and so is any other refusal of the caller's request; the hub failing is an internal error.
+ */
 function refused(taskId: string, answer: RouteAnswer) {
   const problem = (answer.body ?? {}) as { code?: string; detail?: string };
   const message = answer.status === 404 ? `Unknown task ${taskId}` : `${problem.code ?? `HTTP_${answer.status}`}: ${problem.detail ?? "refused"}`;
-  return new ProtocolError(ProtocolErrorCode.InvalidParams, message, { taskId, ...problem });
+  return new ProtocolError(answer.status >= 500 ? ProtocolErrorCode.InternalError : ProtocolErrorCode.InvalidParams, message, { taskId, ...problem });
 }
 
 /** The caller's view of hub tasks, through the REST routes of its audience. */
@@ -87,22 +90,20 @@ export function taskMethods(app: Hono<HubEnv>, server: Server, request: McpReque
   server.setRequestHandler("tasks/update", TASK_ID, async ({ taskId }, ctx) => {
     gate(ctx);
     const { task, questions } = await read(taskId);
+    const planKeyOf = task.status === "plan_review" ? planKey(task.id) : undefined;
     const open = new Set(questions.filter((q) => q.status === "pending" && !q.target_session_id).map((q) => q.id));
-    for (const [key, raw] of Object.entries(ctx.mcpReq.inputResponses ?? {})) {
-      const response = ELICIT_RESULT.safeParse(raw);
-      if (!response.success) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `inputResponses.${key}: not an elicitation result`, { key });
+    // Only answers to what the task waits on now count: any other key names a question already answered (here or by a
+    // person) or never asked, and is ignored. Those are all checked before any is sent, so a bad one sends none.
+    const answers = Object.entries(ctx.mcpReq.inputResponses ?? {})
+      .filter(([key]) => key === planKeyOf || open.has(key))
+      .map(([key, raw]) => ({ key, response: checkedAnswer(key, raw, key === planKeyOf) }))
       // Declined or dismissed: the question stays open, for this client or a person elsewhere.
-      if (response.data.action !== "accept") continue;
-      const content = response.data.content ?? {};
-      if (key === planKey(task.id) && task.status === "plan_review") {
-        if (content.approve === true) await send(taskId, "POST", `${tasks}/${task.id}/approve-plan`, {});
-        else await send(taskId, "POST", `${tasks}/${task.id}/revise-plan`, { feedback: String(content.feedback ?? "") });
-      } else if (open.has(key)) {
-        if (typeof content.answer !== "string")
-          throw new ProtocolError(ProtocolErrorCode.InvalidParams, `inputResponses.${key}.content.answer: a string`, { key });
-        await send(taskId, "POST", `${interventions}/${encodeURIComponent(key)}/respond`, { response: content.answer });
-      }
-      // Any other key names a question already answered (here or by a person) or never asked: nothing is left to do.
+      .filter((a) => a.response.action === "accept");
+    for (const { key, response } of answers) {
+      const content = response.content ?? {};
+      if (key !== planKeyOf) await send(taskId, "POST", `${interventions}/${encodeURIComponent(key)}/respond`, { response: content.answer });
+      else if (content.approve === true) await send(taskId, "POST", `${tasks}/${task.id}/approve-plan`, {});
+      else await send(taskId, "POST", `${tasks}/${task.id}/revise-plan`, { feedback: String(content.feedback ?? "") });
     }
     return {};
   });
@@ -110,7 +111,11 @@ export function taskMethods(app: Hono<HubEnv>, server: Server, request: McpReque
   server.setRequestHandler("tasks/cancel", TASK_ID, async ({ taskId }, ctx) => {
     gate(ctx);
     const { task } = await read(taskId);
-    if (!FINISHED.includes(task.status)) await send(taskId, "DELETE", `${tasks}/${task.id}`, undefined);
+    if (FINISHED.includes(task.status)) return {};
+    await send(taskId, "DELETE", `${tasks}/${task.id}`, undefined).catch(async (e: unknown) => {
+      // It finished between the read and the cancel: the same acknowledgement as for any finished task.
+      if (!FINISHED.includes((await read(taskId)).task.status)) throw e;
+    });
     return {};
   });
 }
@@ -119,3 +124,14 @@ const ELICIT_RESULT = z.looseObject({
   action: z.enum(["accept", "decline", "cancel"]),
   content: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())])).optional(),
 });
+
+/** An answer to one of the task's forms, held to the form's shape; -32602 naming the field otherwise. */
+function checkedAnswer(key: string, raw: unknown, isPlan: boolean) {
+  const bad = (field: string, rule: string) => new ProtocolError(ProtocolErrorCode.InvalidParams, `inputResponses.${key}${field}: ${rule}`, { key });
+  const parsed = ELICIT_RESULT.safeParse(raw);
+  if (!parsed.success) throw bad("", "an elicitation result ({action, content})");
+  const content = parsed.data.content ?? {};
+  if (parsed.data.action === "accept" && !isPlan && typeof content.answer !== "string") throw bad(".content.answer", "a string");
+  if (parsed.data.action === "accept" && isPlan && typeof content.approve !== "boolean") throw bad(".content.approve", "a boolean");
+  return parsed.data;
+}

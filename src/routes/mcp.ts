@@ -96,8 +96,8 @@ const isInitialize = (m: unknown): m is { params?: { capabilities?: { elicitatio
 export function mcpRoutes(app: Hono<HubEnv>) {
   const r = new Hono<HubEnv>();
 
-  /** One request to /mcp from an authenticated caller. */
-  async function answer(c: HubContext, caller: McpCaller, owner: SessionOwner): Promise<Response> {
+  /** One request to /mcp from an authenticated caller; `until` is when its credentials lapse (ms), when they do. */
+  async function answer(c: HubContext, caller: McpCaller, owner: SessionOwner, until = Infinity): Promise<Response> {
     const sessionId = c.req.header(SESSION_HEADER);
     if (c.req.method === "GET") {
       if (!sessionId)
@@ -118,7 +118,7 @@ export function mcpRoutes(app: Hono<HubEnv>) {
     if (!(await isLegacyRequest(c.req.raw, parsed))) {
       const listening = listenRequest(c, parsed);
       if (listening instanceof Response) return listening;
-      if (listening) return listen(app, { c, caller }, { roomUserId: owner.roomUserId, expiresAt: Date.now() + LISTEN_MS }, listening);
+      if (listening) return listen(app, { c, caller }, { roomUserId: owner.roomUserId, expiresAt: Math.min(Date.now() + LISTEN_MS, until) }, listening);
       return answerModern(app, { c, caller }, c.req.raw, parsed);
     }
     const messages = Array.isArray(parsed) ? parsed : [parsed];
@@ -140,12 +140,15 @@ export function mcpRoutes(app: Hono<HubEnv>) {
     return new Response(res.body, { status: res.status, headers });
   }
 
-  /** A person, by the protected resource's word: tools act with a short access token of theirs (or the one they sent). */
+  /**
+   * A person, by the protected resource's word: tools act with an access token of theirs (the one they sent, or one
+   * made for this request, which never leaves the Worker and lasts as long as a listen stream may).
+   */
   const asPerson: BearerHandler = async (c, props, auth) => {
-    const token = props.via === "jwt" ? auth.token : await issueAccessToken(c.env, props.userId, props.role, "300s");
+    const token = props.via === "jwt" ? auth.token : await issueAccessToken(c.env, props.userId, props.role, `${LISTEN_MS / 1000}s`);
     const headers: CallerHeaders = { Authorization: `Bearer ${token}` };
     const owner = { key: `user:${props.userId}`, roomUserId: props.userId };
-    return answer(c, { audience: "person", headers }, owner);
+    return answer(c, { audience: "person", headers }, owner, auth.expiresAt ? auth.expiresAt * 1000 : Infinity);
   };
 
   /**
@@ -161,7 +164,7 @@ export function mcpRoutes(app: Hono<HubEnv>) {
       throw e;
     }
     const owner = { key: `token:${signedIn.token?.id}`, roomUserId: signedIn.user.id };
-    return answer(c, { audience: "person", headers: { Authorization: `Bearer ${token}` } }, owner);
+    return answer(c, { audience: "person", headers: { Authorization: `Bearer ${token}` } }, owner, signedIn.expiresAt ? signedIn.expiresAt * 1000 : Infinity);
   }
 
   async function endpoint(c: HubContext) {
@@ -212,7 +215,7 @@ export function mcpRoutes(app: Hono<HubEnv>) {
       "mcpStream",
       "GET",
       "Open an MCP session's stream",
-      "The session's server-sent events: `notifications/resources/updated` for subscribed resources.",
+      "The session's server-sent events (2025 revisions): `notifications/resources/updated` for subscribed resources, and `elicitation/create` for the questions agents ask about the tasks the client made (when it declared `elicitation`).",
       {
         200: { description: "Server-sent events", contentType: "text/event-stream" },
       },
