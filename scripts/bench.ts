@@ -928,7 +928,7 @@ if (wanted("mcp")) {
   const PER_BLOCK = 100;
   const MODERN = "2026-07-28";
   /** One JSON-RPC request as each revision's clients send it: 2026-07-28 with its envelope in _meta and the headers it requires. */
-  const mcpRequest = (revision: string, method: string, params: Record<string, unknown>, name: string) => async () => {
+  const mcpRequest = (revision: string, method: string, params: Record<string, unknown>, name: string, session?: string) => async () => {
     const modern = revision === MODERN;
     const envelope = {
       "io.modelcontextprotocol/protocolVersion": MODERN,
@@ -943,6 +943,7 @@ if (wanted("mcp")) {
         "X-API-Key": agent.apiKey,
         "MCP-Protocol-Version": revision,
         ...(modern ? { "Mcp-Method": method, "Mcp-Name": name } : {}),
+        ...(session ? { "Mcp-Session-Id": session } : {}),
       },
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: modern ? { ...params, _meta: envelope } : params }),
     });
@@ -967,6 +968,19 @@ if (wanted("mcp")) {
       rest: rest("POST", `/api/v1/server/tasks/${task}/notes`, { content: "from REST" }),
     },
   ]);
+  // Today's 2025 clients name their session on every request, which the hub checks is still theirs.
+  const opened = await fetch(`${hub}/mcp`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", "X-API-Key": agent.apiKey },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "bench", version: "1" } } }),
+  });
+  const session = opened.headers.get("Mcp-Session-Id") ?? undefined;
+  await opened.arrayBuffer();
+  pairs.push({
+    what: "2025-11-25 in a session: read a task (get_task)",
+    mcp: mcpRequest("2025-11-25", "tools/call", { name: "get_task", arguments: { id: task } }, "get_task", session),
+    rest: rest("GET", `/api/v1/server/tasks/${task}`),
+  });
   pairs.push({
     what: `${MODERN}: follow a task (tasks/get)`,
     mcp: mcpRequest(MODERN, "tasks/get", { taskId: task }, task),

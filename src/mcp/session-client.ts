@@ -4,6 +4,31 @@ import type { WorkerEnv } from "../runtime/worker-env";
 
 export const sessionStub = (env: WorkerEnv, sessionId: string) => env.MCP_SESSION.get(env.MCP_SESSION.idFromName(sessionId));
 
+/**
+ * Sessions this isolate saw in use lately, by session and owner, until when (ms). A request naming one is answered
+ * without asking its object again for a minute: the session holds only subscriptions and questions, each of which its
+ * object checks anew, so a session ended on another isolate is told so there at once and here within that minute.
+ */
+const inUseHere = new Map<string, number>();
+const IN_USE_FOR_MS = 60_000;
+const MAX_REMEMBERED = 10_000;
+
+/** Whether the session is still `ownerKey`'s to use (unknown, ended or another caller's: not). */
+export async function sessionInUse(env: WorkerEnv, sessionId: string, ownerKey: string) {
+  const key = `${sessionId}\n${ownerKey}`;
+  if ((inUseHere.get(key) ?? 0) > Date.now()) return true;
+  if (!(await sessionStub(env, sessionId).inUse(ownerKey))) return false;
+  if (inUseHere.size >= MAX_REMEMBERED) inUseHere.clear();
+  inUseHere.set(key, Date.now() + IN_USE_FOR_MS);
+  return true;
+}
+
+/** Ends the session for its owner; this isolate forgets it was in use. */
+export async function endSession(env: WorkerEnv, sessionId: string, ownerKey: string) {
+  inUseHere.delete(`${sessionId}\n${ownerKey}`);
+  return sessionStub(env, sessionId).end(ownerKey);
+}
+
 /** What the MCP server of one request may do with the caller's session. */
 export interface SessionPort {
   subscribe(uri: string, projectId: string, taskId: string | null): Promise<void>;

@@ -36,7 +36,7 @@ import { listen } from "../mcp/listen";
 import { answersForms } from "../mcp/tasks";
 import { answerLegacy, answerModern, isLegacyRequest, listenRequest } from "../mcp/serving";
 import type { SessionOwner } from "../mcp/session";
-import { sessionPort, sessionStub } from "../mcp/session-client";
+import { endSession, sessionInUse, sessionPort, sessionStub } from "../mcp/session-client";
 import { documented } from "../openapi/operation";
 import { signInWithPassword } from "./auth";
 
@@ -108,7 +108,7 @@ export function mcpRoutes(app: Hono<HubEnv>) {
     }
     if (c.req.method === "DELETE") {
       if (!sessionId) throw new Problem(400, "MALFORMED_REQUEST", `Name the session to end in ${SESSION_HEADER}`);
-      if (!(await sessionStub(c.env, sessionId).end(owner.key))) throw new Problem(404, "NOT_FOUND", "Unknown or ended MCP session");
+      if (!(await endSession(c.env, sessionId, owner.key))) throw new Problem(404, "NOT_FOUND", "Unknown or ended MCP session");
       return new Response(null, { status: 204 });
     }
     const text = await c.req.text();
@@ -125,7 +125,7 @@ export function mcpRoutes(app: Hono<HubEnv>) {
     const initialize = messages.find(isInitialize);
     const opening = initialize ? crypto.randomUUID() : undefined;
     if (opening) await sessionStub(c.env, opening).claim(owner, answersForms(initialize?.params?.capabilities ?? {}));
-    else if (sessionId && !(await sessionStub(c.env, sessionId).inUse(owner.key)))
+    else if (sessionId && !(await sessionInUse(c.env, sessionId, owner.key)))
       throw new Problem(404, "NOT_FOUND", "Unknown or ended MCP session: initialize again");
     if (sessionId && !opening && allResponses(messages)) {
       await takeAnswers(app, { c, caller }, sessionId, owner.key, messages);
