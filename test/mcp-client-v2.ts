@@ -24,25 +24,31 @@ export const envelope = (clientCapabilities: Record<string, unknown> = {}) => ({
   "io.modelcontextprotocol/clientCapabilities": clientCapabilities,
 });
 
+/** How a hand-made 2026-07-28 request differs from the usual: its name header, capabilities, headers (undefined: left out), id, envelope. */
+interface ModernOptions {
+  name?: string;
+  capabilities?: Record<string, unknown>;
+  headers?: Record<string, string | undefined>;
+  id?: string | number;
+  meta?: Record<string, unknown>;
+}
+
 /** One 2026-07-28 request POSTed by hand, with the headers the revision requires (`Mcp-Name` when the method names something). */
-export function modernPost(
-  credentials: Record<string, string>,
-  method: string,
-  params: Record<string, unknown> = {},
-  { name, capabilities, headers = {} }: { name?: string; capabilities?: Record<string, unknown>; headers?: Record<string, string> } = {},
-) {
+export function modernPost(credentials: Record<string, string>, method: string, params: Record<string, unknown> = {}, options: ModernOptions = {}) {
+  const { name, capabilities, headers = {}, id = 1, meta = {} } = options;
+  const sent: Record<string, string | undefined> = {
+    "Content-Type": "application/json",
+    Accept: "application/json, text/event-stream",
+    "MCP-Protocol-Version": MODERN,
+    "Mcp-Method": method,
+    ...(name ? { "Mcp-Name": name } : {}),
+    ...credentials,
+    ...headers,
+  };
   return workerFetch(MCP_URL, {
     method: "POST",
-    headers: {
-      "Content-Type": "application/json",
-      Accept: "application/json, text/event-stream",
-      "MCP-Protocol-Version": MODERN,
-      "Mcp-Method": method,
-      ...(name ? { "Mcp-Name": name } : {}),
-      ...credentials,
-      ...headers,
-    },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: { ...params, _meta: envelope(capabilities) } }),
+    headers: Object.fromEntries(Object.entries(sent).filter((h): h is [string, string] => h[1] !== undefined)),
+    body: JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: { ...envelope(capabilities), ...meta } } }),
   });
 }
 
@@ -56,21 +62,10 @@ export async function taskSession(credentials: Record<string, string>, { answers
   const client = new Client(clientInfo, { versionNegotiation: { mode: { pin: MODERN } }, capabilities: clientCapabilities });
   await client.connect(new StreamableHTTPClientTransport(MCP_URL, { requestInit: { headers: credentials }, fetch: workerFetch }));
   let id = 0;
+  // The package frames the request's envelope itself: it is sent as framed, with the headers the revision requires.
   const rawDispatch = async (request: unknown) => {
-    const { method, params } = request as { method: string; params?: { name?: string; taskId?: string } };
-    const name = params?.name ?? params?.taskId;
-    const res = await workerFetch(MCP_URL, {
-      method: "POST",
-      headers: {
-        "Content-Type": "application/json",
-        Accept: "application/json, text/event-stream",
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": method,
-        ...(name ? { "Mcp-Name": name } : {}),
-        ...credentials,
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: `task-${++id}`, ...(request as object) }),
-    });
+    const { method, params = {} } = request as { method: string; params?: { name?: string; taskId?: string; _meta?: Record<string, unknown> } };
+    const res = await modernPost(credentials, method, params, { name: params.name ?? params.taskId, id: `task-${++id}`, meta: params._meta });
     return (await res.json()) as never;
   };
   const session = createTaskSessionFromClient(client, {

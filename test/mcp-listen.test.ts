@@ -5,8 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { addMember, call, createUser, until } from "./helpers";
-import { MCP_URL, workerFetch } from "./mcp-client";
-import { envelope, modernClient, MODERN, TASKS } from "./mcp-client-v2";
+import { modernClient, modernPost, MODERN, TASKS } from "./mcp-client-v2";
 import { cli, createWorld, expectOk, newTask, T, type World } from "./task-world";
 
 let w: World;
@@ -16,17 +15,7 @@ beforeAll(async () => {
 
 /** A raw listen stream: the JSON-RPC messages it carries, as they arrive, and whether it has ended. */
 async function listening(credentials: Record<string, string>, notifications: Record<string, unknown>, capabilities: Record<string, unknown> = {}) {
-  const res = await workerFetch(MCP_URL, {
-    method: "POST",
-    headers: {
-      "Content-Type": "application/json",
-      Accept: "application/json, text/event-stream",
-      "MCP-Protocol-Version": MODERN,
-      "Mcp-Method": "subscriptions/listen",
-      ...credentials,
-    },
-    body: JSON.stringify({ jsonrpc: "2.0", id: "listen-1", method: "subscriptions/listen", params: { notifications, _meta: envelope(capabilities) } }),
-  });
+  const res = await modernPost(credentials, "subscriptions/listen", { notifications }, { capabilities, id: "listen-1" });
   expect(res.headers.get("Content-Type")).toContain("text/event-stream");
   const messages: any[] = [];
   let ended = false;
@@ -149,52 +138,28 @@ describe("subscriptions/listen", () => {
   });
 
   it("a listen without its headers is refused as any 2026-07-28 request is", async () => {
-    const res = await workerFetch(MCP_URL, {
-      method: "POST",
-      headers: {
-        "Content-Type": "application/json",
-        Accept: "application/json, text/event-stream",
-        "MCP-Protocol-Version": MODERN,
-        "X-API-Key": w.worker.apiKey,
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "subscriptions/listen", params: { notifications: {}, _meta: envelope() } }),
-    });
+    const res = await modernPost({ "X-API-Key": w.worker.apiKey }, "subscriptions/listen", { notifications: {} }, { headers: { "Mcp-Method": undefined } });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32020);
   });
 
   it("a listen naming a revision the hub does not serve is refused naming the one it does, and a bad filter names its field", async () => {
-    const res = await workerFetch(MCP_URL, {
-      method: "POST",
-      headers: {
-        "Content-Type": "application/json",
-        Accept: "application/json, text/event-stream",
-        "MCP-Protocol-Version": "2099-01-01",
-        "Mcp-Method": "subscriptions/listen",
-        "X-API-Key": w.worker.apiKey,
+    const credentials = { "X-API-Key": w.worker.apiKey };
+    const future = "2099-01-01";
+    const res = await modernPost(
+      credentials,
+      "subscriptions/listen",
+      { notifications: {} },
+      {
+        headers: { "MCP-Protocol-Version": future },
+        meta: { "io.modelcontextprotocol/protocolVersion": future },
       },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "subscriptions/listen",
-        params: { notifications: {}, _meta: { ...envelope(), "io.modelcontextprotocol/protocolVersion": "2099-01-01" } },
-      }),
-    });
+    );
     expect(((await res.json()) as { error: { code: number; data: { supported: string[] } } }).error).toMatchObject({
       code: -32022,
       data: { supported: [MODERN] },
     });
-    const bad = await workerFetch(MCP_URL, {
-      method: "POST",
-      headers: {
-        "Content-Type": "application/json",
-        Accept: "application/json, text/event-stream",
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": "subscriptions/listen",
-        "X-API-Key": w.worker.apiKey,
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "subscriptions/listen", params: { notifications: { taskIds: "all" }, _meta: envelope() } }),
-    });
+    const bad = await modernPost(credentials, "subscriptions/listen", { notifications: { taskIds: "all" } });
     expect(((await bad.json()) as { error: { code: number; message: string } }).error).toMatchObject({
       code: -32602,
       message: expect.stringMatching(/^notifications\.taskIds: /),

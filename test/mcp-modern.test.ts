@@ -3,8 +3,7 @@
  * their own envelope and headers, and the same credentials and refusals as 2025's.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { MCP_URL, workerFetch } from "./mcp-client";
-import { asModernAgent, envelope, MODERN, modernPost } from "./mcp-client-v2";
+import { asModernAgent, MODERN, modernPost } from "./mcp-client-v2";
 import { createWorld, newTask, type World } from "./task-world";
 
 let w: World;
@@ -66,22 +65,13 @@ describe("what a 2026-07-28 request must carry", () => {
   });
 
   it("a revision the hub does not serve is refused naming the ones it does", async () => {
-    const res = await workerFetch(MCP_URL, {
-      method: "POST",
-      headers: {
-        "Content-Type": "application/json",
-        Accept: "application/json, text/event-stream",
-        "MCP-Protocol-Version": "2099-01-01",
-        "Mcp-Method": "tools/list",
-        ...agentKey(),
-      },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "tools/list",
-        params: { _meta: { ...envelope(), "io.modelcontextprotocol/protocolVersion": "2099-01-01" } },
-      }),
-    });
+    const future = "2099-01-01";
+    const res = await modernPost(
+      agentKey(),
+      "tools/list",
+      {},
+      { headers: { "MCP-Protocol-Version": future }, meta: { "io.modelcontextprotocol/protocolVersion": future } },
+    );
     const body = (await res.json()) as { error: { code: number; data: { supported: string[] } } };
     expect(body.error.code).toBe(-32022);
     expect(body.error.data.supported).toEqual([MODERN]);
