@@ -25,7 +25,7 @@ import { countTasks, listTasks } from "../views/task-queries";
 import type { ProjectRow } from "../db/client";
 import { InvalidCursor } from "../domain/errors";
 import type { HubContext, HubEnv } from "../http/context";
-import { requestAs, type CallerHeaders } from "../mcp/dispatch";
+import { requestAs, type CallerHeaders } from "../http/internal-request";
 import { agentCardOf } from "./card";
 import { a2aErrorOf, problemText } from "./errors";
 import { a2aTaskOf, checkMessage, contextIdOf, openQuestion, textOf } from "./messages";

@@ -6,7 +6,8 @@
 import type { Hono } from "hono";
 import type { HubEnv } from "../http/context";
 import { log } from "../runtime/log";
-import { requestAs, type McpRequest } from "./dispatch";
+import { requestAs } from "../http/internal-request";
+import type { McpRequest } from "./dispatch";
 import { sessionStub } from "./session-client";
 import { hubTasks } from "./tasks";
 import { answerIn, interventionOf } from "./session-questions";

@@ -6,7 +6,8 @@ import type { Hono } from "hono";
 import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, type ResourceTemplateType, type TextResourceContents } from "@modelcontextprotocol/server";
 import { TASK_STATUSES } from "../domain/lifecycle";
 import type { HubContext, HubEnv } from "../http/context";
-import { requestAs, type McpCaller, type RouteAnswer } from "./dispatch";
+import { requestAs, type RouteAnswer } from "../http/internal-request";
+import type { McpCaller } from "./dispatch";
 
 const BOARD_TASKS = 200;
 

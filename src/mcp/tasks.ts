@@ -15,7 +15,8 @@ import {
 } from "@modelcontextprotocol/server";
 import { FINISHED } from "../domain/lifecycle";
 import type { HubEnv } from "../http/context";
-import { requestAs, type McpRequest, type RouteAnswer } from "./dispatch";
+import { requestAs, type RouteAnswer } from "../http/internal-request";
+import type { McpRequest } from "./dispatch";
 import { detailedTaskOf, planKey, TASKS_EXTENSION, type HubQuestion, type HubTask } from "./task-view";
 
 type Capabilities = { extensions?: Record<string, unknown>; elicitation?: unknown };

@@ -17,7 +17,8 @@ import { allowedOrigins } from "../http/cors";
 import { Problem } from "../http/problem";
 import type { ProblemCode } from "../http/problem-codes";
 import { authorizePage, PAGE_HEADERS } from "../mcp/authorize-page";
-import type { CallerHeaders, McpCaller } from "../mcp/dispatch";
+import type { CallerHeaders } from "../http/internal-request";
+import type { McpCaller } from "../mcp/dispatch";
 import { recordClientGrant } from "../mcp/client-grants";
 import { grantIdOf, unknownScopes } from "../mcp/grant-tokens";
 import {
