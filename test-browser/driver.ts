@@ -55,17 +55,25 @@ export async function call<T = any>(pathname: string, opts: CallOptions = {}, st
   return (text ? JSON.parse(text) : undefined) as T;
 }
 
-/** Runs SQL on the hub's local D1 (to make history a test needs, such as a long backlog of events). */
+/**
+ * Runs SQL on the hub's local D1 (to make history a test needs, such as a long backlog of events). The running hub
+ * holds the same SQLite file, so a write of its (other test files run beside this one) can hold the lock for a moment:
+ * the command is tried again, and its own words are in the error when it never succeeds.
+ */
 export function executeSql(sql: string) {
-  execFileSync(
-    path.resolve(import.meta.dirname, "../node_modules/.bin/wrangler"),
-    ["d1", "execute", "DB", "--local", "--persist-to", hub().state, "--command", sql],
-    {
-      cwd: path.resolve(import.meta.dirname, ".."),
-      stdio: "ignore",
-      env: { ...process.env, CI: "true" },
-    },
-  );
+  for (let attempt = 1; ; attempt++) {
+    try {
+      execFileSync(
+        path.resolve(import.meta.dirname, "../node_modules/.bin/wrangler"),
+        ["d1", "execute", "DB", "--local", "--persist-to", hub().state, "--command", sql],
+        { cwd: path.resolve(import.meta.dirname, ".."), stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, CI: "true" } },
+      );
+      return;
+    } catch (e) {
+      if (attempt === 5) throw new Error(`wrangler d1 execute failed 5 times: ${String((e as { stderr?: unknown }).stderr ?? e).slice(-600)}`);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500 * attempt);
+    }
+  }
 }
 
 /** Sign-ins are limited to 10 a minute from one address: past that, a run waits for the next minute. */
