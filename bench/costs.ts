@@ -61,6 +61,8 @@ export const FLOOR: readonly (readonly [what: string, rows: number])[] = [
 export const floorRows = FLOOR.reduce((n, [, rows]) => n + rows, 0);
 /** What no shape of the log removes: the floor's rows that are the task's own and its indexes'. */
 const rowsButTheLog = floorRows - LOG_ROWS;
+/** The task's key is an index of its own (a text primary key keeps a rowid beside it); a table without rowid keeps it in the row. */
+const KEY_ROWS = 1;
 
 /** A Durable Object is billed for 128 MB while active. */
 const DO_GB = 128 / 1024;
@@ -335,7 +337,15 @@ export function reportCosts(live: CostFigures, recorded: RecordedCosts | undefin
       ` day and type, whatever figures move; 4 a task), and a completion that unblocks its parent writes the parent and its task_unblocked event.` +
       ` A task's timeline is read from the log by its key, in the blocks of 4,096 seqs that hold its events (a row per task and later block), so an event is one row,` +
       ` and a request's events share one log row. Fewer than ${floorRows} needs several requests committed together, sharing a log row and a roll-up row;` +
-      ` even with every log and roll-up row shared by many tasks, the task's own rows and indexes (${rowsButTheLog} of the floor) remain.`,
+      ` even with every log and roll-up row shared by many tasks, the task's own rows and indexes (${rowsButTheLog} of the floor) remain,` +
+      ` or ${rowsButTheLog - KEY_ROWS} with its key kept in its row (a table without rowid: D1 bills an insert with one index 2 rows rather than 3).`,
+  );
+  // The rows each dollar target leaves once this run's other lines are paid.
+  const otherDollars = dollars - rowsWritten * PRICES.d1RowWrittenPerMillion;
+  const rowsFor = (target: number) => fmt((target - otherDollars) / PRICES.d1RowWrittenPerMillion, 1);
+  report(
+    `    what the dollar targets leave for rows written: this run's other lines come to $${fmt(otherDollars)} per million tasks, so` +
+      ` ≤ $${LOG_TARGETS.dollars} leaves ${rowsFor(LOG_TARGETS.dollars)} rows a task and ≤ $${TARGETS.dollars} leaves ${rowsFor(TARGETS.dollars)}`,
   );
   if (rowsRead > TARGETS.rowsRead)
     report(
