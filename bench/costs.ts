@@ -78,6 +78,8 @@ export interface Billed {
   roomRowsWritten: number;
   roomDo: number;
   roomMs: number;
+  /** This request's share of the room's batches: 1 over how many operations its batch committed together. */
+  roomBatches: number;
   /** D1 calls whose rows D1 did not report (a query's first raw() in an isolate): the rows above leave them out. */
   uncounted: number;
 }
@@ -92,6 +94,7 @@ const none = (): Billed => ({
   roomRowsWritten: 0,
   roomDo: 0,
   roomMs: 0,
+  roomBatches: 0,
   uncounted: 0,
 });
 
@@ -114,6 +117,7 @@ export function billedBy(timing: string | null): Billed {
     roomRowsWritten: roomPart(/room-d1;desc="rows read=\d+, rows written=(\d+)/),
     roomDo: roomPart(/room-do;desc="requests=(\d+)/),
     roomMs: roomPart(/room;dur=([\d.]+)/),
+    roomBatches: room ? 1 / shared : 0,
     uncounted: n(/worker-d1;desc="[^"]*calls uncounted=(\d+)/) + roomPart(/room-d1;desc="[^"]*calls uncounted=(\d+)/),
   };
 }
@@ -138,11 +142,20 @@ export interface PerTask {
 export const STEPS = ["create", "assign", "start", "complete"] as const;
 export type Step = (typeof STEPS)[number];
 
+export interface StepFigures {
+  rowsRead: number;
+  rowsWritten: number;
+  operationsPerBatch?: number;
+}
+
 export interface CostFigures {
   tasks: number;
   perTask: PerTask;
-  /** Rows read and written per task by each of its requests (absent from figures recorded before it was kept). */
-  bySteps?: Record<Step, { rowsRead: number; rowsWritten: number }>;
+  /**
+   * Rows read and written per task by each of its requests, and how many operations the room committed in each of its
+   * batches on average (absent from figures recorded before they were kept).
+   */
+  bySteps?: Record<Step, StepFigures>;
   /** What one poll for work (GET /server/tasks/check, with work waiting) costs, priced apart. */
   perPoll: PerTask;
   /** The Worker's and the room's shares, per task, for the record. */
@@ -285,9 +298,14 @@ export async function measureCosts({ hub, admin, cpuMs, pool }: Drive): Promise<
     bySteps: Object.fromEntries(
       STEPS.map((s) => {
         const b = driveSteps[s];
-        return [s, { rowsRead: (b.workerRowsRead + b.roomRowsRead) / tasks, rowsWritten: (b.workerRowsWritten + b.roomRowsWritten) / tasks }];
+        const figures: StepFigures = {
+          rowsRead: (b.workerRowsRead + b.roomRowsRead) / tasks,
+          rowsWritten: (b.workerRowsWritten + b.roomRowsWritten) / tasks,
+          operationsPerBatch: tasks / b.roomBatches,
+        };
+        return [s, figures];
       }),
-    ) as Record<Step, { rowsRead: number; rowsWritten: number }>,
+    ) as Record<Step, StepFigures>,
     perPoll: perTask(polls, POLLS, POLLS, cpu(pollCpuBefore, pollCpuAfter)),
     split: Object.fromEntries(Object.entries(driveTotal).map(([k, v]) => [k, v / tasks])) as unknown as Billed,
   };
@@ -312,7 +330,13 @@ export function reportCosts(live: CostFigures, recorded: RecordedCosts | undefin
   );
   if (recorded) report(`    recorded at ${recorded.commit.slice(0, 7)} (${recorded.date}): ${units(recorded.figures.perTask)}`);
   const steps = (s: CostFigures) =>
-    s.bySteps ? STEPS.map((k) => `${k} ${fmt(s.bySteps![k].rowsRead, 1)} read / ${fmt(s.bySteps![k].rowsWritten, 1)} written`).join(", ") : "not recorded";
+    s.bySteps
+      ? STEPS.map((k) => {
+          const { rowsRead, rowsWritten, operationsPerBatch } = s.bySteps![k];
+          const grouped = operationsPerBatch === undefined ? "" : ` (${fmt(operationsPerBatch, 1)} a batch)`;
+          return `${k} ${fmt(rowsRead, 1)} read / ${fmt(rowsWritten, 1)} written${grouped}`;
+        }).join(", ")
+      : "not recorded";
   report(`    rows per task by request: ${steps(live)}` + (recorded ? `   | at ${recorded.commit.slice(0, 7)}: ${steps(recorded.figures)}` : ""));
   const { rowsWritten, rowsRead } = live.perTask;
   const dollars = dollarsPerMillion(live.perTask);
@@ -336,7 +360,9 @@ export function reportCosts(live: CostFigures, recorded: RecordedCosts | undefin
     `    what bounds rows written: above the floor, each change of a task's status writes its roll-up row (triggers of migration 0038: one row per project,` +
       ` day and type, whatever figures move; 4 a task), and a completion that unblocks its parent writes the parent and its task_unblocked event.` +
       ` A task's timeline is read from the log by its key, in the blocks of 4,096 seqs that hold its events (a row per task and later block), so an event is one row,` +
-      ` and a request's events share one log row. Fewer than ${floorRows} needs several requests committed together, sharing a log row and a roll-up row;` +
+      ` one for each of the drive's requests. Fewer than ${floorRows} needs several requests committed together sharing a log row and a roll-up row: the room` +
+      ` already commits starts and completions in groups (a batch's operations above), but each operation in a group appends its own event row and moves` +
+      ` its roll-up row again;` +
       ` even with every log and roll-up row shared by many tasks, the task's own rows and indexes (${rowsButTheLog} of the floor) remain,` +
       ` or ${rowsButTheLog - KEY_ROWS} with its key kept in its row (a table without rowid: D1 bills an insert with one index 2 rows rather than 3).`,
   );
